@@ -1,0 +1,105 @@
+"""The `companion` command: serve, replay, read. Each subcommand imports its part lazily,
+so `companion replay` needs neither the web stack nor the vision stack."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from companion.rules.session import RecordError, replay_record
+
+    path = Path(args.record)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        print(f"companion replay: {path}: no such file", file=sys.stderr)
+        return 2
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        print(f"companion replay: {path}: not a JSON game record ({exc})", file=sys.stderr)
+        return 2
+    try:
+        session = replay_record(record)
+    except RecordError as exc:
+        print(f"companion replay: {path}: {exc}", file=sys.stderr)
+        return 2
+    outcome = session.outcome()
+    result = {
+        "game": session.game.name,
+        "actions": len(session.actions),
+        "finished": outcome is not None,
+        "end_reason": outcome.reason if outcome else None,
+        "end_message": outcome.message if outcome else None,
+        "winners": [session.players[i] for i in outcome.winners] if outcome else [],
+        "players": [
+            {
+                "seat": s.player,
+                "name": session.players[s.player],
+                "total": s.total,
+                "breakdown": {label: points for label, points in s.breakdown},
+            }
+            for s in session.scores()
+        ],
+    }
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def _cmd_read(args: argparse.Namespace) -> int:
+    from companion.vision.cli import run_read
+
+    return run_read(args)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from companion.web.serve import run_serve
+
+    return run_serve(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="companion", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    replay = sub.add_parser("replay", help="replay a game record and print the final scores")
+    replay.add_argument("record", help="path of a game record (JSON)")
+    replay.set_defaults(func=_cmd_replay)
+
+    read = sub.add_parser("read", help="find and read the dice in images")
+    read.add_argument("images", nargs="+", help="image files")
+    read.add_argument("--json", action="store_true", help="one line of JSON per image")
+    read.add_argument(
+        "--dice-set", default=None,
+        help="assign dice to a set: qwixx, sixto or a calibration file",
+    )
+    read.add_argument("--annotate", default=None, metavar="DIR",
+                      help="write an annotated picture per image into DIR")
+    read.set_defaults(func=_cmd_read)
+
+    serve = sub.add_parser("serve", help="start the companion's web server")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--lan", action="store_true",
+                       help="listen on every network interface so tablets can join")
+    serve.add_argument("--data-dir", default=None,
+                       help="where games are stored (default: ./companion-data)")
+    source = serve.add_mutually_exclusive_group()
+    source.add_argument("--camera", type=int, default=None, metavar="N", help="webcam index")
+    source.add_argument("--video", default=None, metavar="FILE", help="a video file")
+    source.add_argument("--images", default=None, metavar="DIR", help="a folder of images")
+    source.add_argument("--no-camera", action="store_true", help="manual dice entry only")
+    serve.set_defaults(func=_cmd_serve)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

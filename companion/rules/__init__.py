@@ -1,0 +1,1 @@
+"""The rules engine: one module per game behind one registry (`registry.GAMES`)."""

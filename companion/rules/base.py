@@ -1,0 +1,334 @@
+"""The shared vocabulary of every game: dice, turns, rejections, scores, outcomes, and the
+`Game` interface each game module implements.
+
+Principles (see ../shared/STYLE.md): a game is data plus pure functions; the camera is the
+chance player (a roll is a move, `Roll`, that the state asks for through `Turn.chance` and
+`Turn.dice`); turn structure is declared (`Turn`); every refusal is a `Rejection` with a
+reason from one vocabulary plus a rule name and a sentence a player understands.
+
+Nothing in this package does I/O, reads a clock or draws a random number.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, ClassVar, Generic, TypeVar
+
+SCHEMA_VERSION = 1
+
+COLOURS = (
+    "white", "black", "grey", "red", "orange", "yellow", "green",
+    "blue", "teal", "purple", "pink", "brown",
+)
+
+
+class Reason(StrEnum):
+    """Why an action was refused. The web layer maps these to HTTP codes and error frames."""
+
+    ILLEGAL_MOVE = "illegal_move"    # the move breaks a rule of the game
+    NOT_YOUR_TURN = "not_your_turn"  # this player may not act in this step
+    GAME_OVER = "game_over"          # the game has ended
+    WRONG_DICE = "wrong_dice"        # a roll that is not the roll the state expects
+    STALE_STATE = "stale_state"      # the action was made on an old view
+    BAD_OPTIONS = "bad_options"      # setup options out of range
+    MALFORMED = "malformed"          # JSON that does not describe a move/state/record
+    NOTHING_TO_UNDO = "nothing_to_undo"
+    NOT_ALLOWED = "not_allowed"      # e.g. undo of another player's action without host rights
+
+
+class Rejection(Exception):
+    """A refused action: `reason` (vocabulary above), `rule` (a short stable name of the rule
+    that was broken, e.g. ``"left_to_right"``) and `message` (a sentence for the player)."""
+
+    def __init__(self, reason: Reason, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.rule = rule
+        self.message = message
+
+    def to_json(self) -> dict[str, str]:
+        return {"reason": str(self.reason), "rule": self.rule, "message": self.message}
+
+    def __repr__(self) -> str:
+        return f"Rejection({self.reason.value!r}, {self.rule!r}, {self.message!r})"
+
+
+def illegal(rule: str, message: str) -> Rejection:
+    return Rejection(Reason.ILLEGAL_MOVE, rule, message)
+
+
+@dataclass(frozen=True, slots=True)
+class Die:
+    """One die of a roll: its colour name and the value on top (1-6)."""
+
+    colour: str
+    value: int
+
+    def __repr__(self) -> str:
+        return f"Die({self.colour!r}, {self.value})"
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Base of every move. `player` is the seat (0-based); the chance player's roll uses -1."""
+
+    kind: ClassVar[str] = "move"
+    player: int
+
+
+CHANCE = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Roll(Move):
+    """The chance player's move: the dice as they lie on the table (the camera or a tap)."""
+
+    kind: ClassVar[str] = "roll"
+    player: int = CHANCE
+    dice: tuple[Die, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DiceSpec:
+    """Which dice the next roll must contain: one colour name per die to be rolled (repeats
+    allowed, e.g. two whites). `kept` are dice that stay on the table with a known value and
+    are not part of the roll (Sixis saved dice); a camera sees them too."""
+
+    colours: tuple[str, ...]
+    kept: tuple[Die, ...] = ()
+
+    def check(self, roll: Roll) -> None:
+        """Raise `Rejection(WRONG_DICE)` unless `roll` matches this spec exactly."""
+        got = sorted(d.colour for d in roll.dice)
+        want = sorted(self.colours)
+        if got != want:
+            raise Rejection(
+                Reason.WRONG_DICE,
+                "dice_expected",
+                f"this roll needs {describe_colours(self.colours)}, got {describe_colours(tuple(got))}",
+            )
+        for d in roll.dice:
+            if not (isinstance(d.value, int) and 1 <= d.value <= 6):
+                raise Rejection(
+                    Reason.WRONG_DICE, "die_value", f"a die shows 1 to 6, not {d.value!r}"
+                )
+
+
+def describe_colours(colours: Sequence[str]) -> str:
+    if not colours:
+        return "no dice"
+    counts: dict[str, int] = {}
+    for c in colours:
+        counts[c] = counts.get(c, 0) + 1
+    parts = [f"{n} {c}" if n > 1 else c for c, n in counts.items()]
+    return f"{len(colours)} dice ({', '.join(parts)})"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Who may act now. `step` names the game's turn step ("white_sum", "roll", ...).
+    `chance`: the next action may be a roll matching `dice`. `players`: the seats that may
+    act now; in a step where several players act each once, it lists those still to act.
+    `active` is the seat whose turn it is (the roller/active player), or None."""
+
+    step: str
+    active: int | None
+    players: tuple[int, ...] = ()
+    chance: bool = False
+    dice: DiceSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A player's score: `total` equals the sum of the `breakdown` points."""
+
+    player: int
+    total: int
+    breakdown: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The end of a game: a stable `reason` name, a sentence, and the winning seats."""
+
+    reason: str
+    message: str
+    winners: tuple[int, ...]
+
+
+O = TypeVar("O")
+S = TypeVar("S")
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerCount:
+    low: int
+    high: int | None  # None: no upper bound (Sixes)
+
+
+class Game(ABC, Generic[O, S]):
+    """One game's rules. Subclasses are stateless; every method is a pure function of its
+    arguments. `apply` trusts its input (call `check` first, or use `play`)."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    players: ClassVar[PlayerCount]
+    options_type: ClassVar[type]
+    state_type: ClassVar[type]
+    move_types: ClassVar[tuple[type[Move], ...]]
+
+    # -- setup -------------------------------------------------------------------------
+    @abstractmethod
+    def setup(self, options: O) -> S:
+        """The state after setup. Raises Rejection(BAD_OPTIONS) for options out of range."""
+
+    @abstractmethod
+    def options_for(self, players: int) -> O:
+        """Default options for `players` players (used by the start page, tests and
+        benchmarks)."""
+
+    def invariants(self, state: S) -> None:
+        """Assert what must hold in every reachable state (e.g. Sixes: no coin is created or
+        lost). Raises AssertionError; the conformance test calls it after every action."""
+
+    # -- whose turn ---------------------------------------------------------------------
+    @abstractmethod
+    def turn(self, state: S) -> Turn:
+        """Who may act now, and which dice the next roll must contain."""
+
+    # -- moves --------------------------------------------------------------------------
+    @abstractmethod
+    def legal_moves(self, state: S, player: int) -> list[Move]:
+        """Every legal move of `player` now (a pass/decline counts as a move where the rules
+        let a player decline). Empty when the player may not act. Never contains rolls."""
+
+    @abstractmethod
+    def check(self, state: S, move: Move) -> None:
+        """Raise a Rejection naming the first broken rule, in the order: game over,
+        may this player act now, is the move legal."""
+
+    @abstractmethod
+    def apply(self, state: S, move: Move) -> S:
+        """The state after a move that `check` accepted."""
+
+    def play(self, state: S, move: Move) -> S:
+        self.check(state, move)
+        return self.apply(state, move)
+
+    # -- scoring and end ----------------------------------------------------------------
+    @abstractmethod
+    def scores(self, state: S) -> tuple[Score, ...]:
+        """Every player's score now, with its breakdown."""
+
+    @abstractmethod
+    def outcome(self, state: S) -> Outcome | None:
+        """None while the game goes on."""
+
+    # -- options ------------------------------------------------------------------------
+    def parse_options(self, data: Mapping[str, Any]) -> O:
+        """Options from JSON-like data; raises Rejection(BAD_OPTIONS) naming the field."""
+        from companion.rules.codec import decode
+
+        try:
+            options: O = decode(self.options_type, dict(data))
+        except (TypeError, ValueError, KeyError) as exc:
+            raise Rejection(Reason.BAD_OPTIONS, "options", f"bad options: {exc}") from exc
+        self.setup(options)  # validates ranges
+        return options
+
+    def options_schema(self) -> dict[str, Any]:
+        """The options' fields and defaults, for the start page."""
+        from companion.rules.codec import encode
+
+        try:
+            default = self.options_type()
+        except TypeError:
+            return {}
+        encoded = encode(default)
+        assert isinstance(encoded, dict)
+        return encoded
+
+    # -- JSON ---------------------------------------------------------------------------
+    def move_to_json(self, move: Move) -> dict[str, Any]:
+        from companion.rules.codec import encode
+
+        data = encode(move)
+        assert isinstance(data, dict)
+        return {"kind": move.kind, **data}
+
+    def move_from_json(self, data: Mapping[str, Any]) -> Move:
+        from companion.rules.codec import decode
+
+        if not isinstance(data, Mapping) or "kind" not in data:
+            raise Rejection(Reason.MALFORMED, "move", "a move needs a 'kind'")
+        kinds = {t.kind: t for t in (Roll, *self.move_types)}
+        kind = data["kind"]
+        if kind not in kinds:
+            raise Rejection(
+                Reason.MALFORMED, "move_kind",
+                f"unknown move kind {kind!r} for {self.name}; known: {', '.join(sorted(kinds))}",
+            )
+        fields = {k: v for k, v in data.items() if k != "kind"}
+        try:
+            move: Move = decode(kinds[kind], fields)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise Rejection(Reason.MALFORMED, "move", f"bad {kind} move: {exc}") from exc
+        return move
+
+    def state_to_json(self, state: S) -> dict[str, Any]:
+        from companion.rules.codec import encode
+
+        data = encode(state)
+        assert isinstance(data, dict)
+        return {"schema": SCHEMA_VERSION, "game": self.name, "state": data}
+
+    def state_from_json(self, data: Mapping[str, Any]) -> S:
+        from companion.rules.codec import decode
+
+        if data.get("schema") != SCHEMA_VERSION or data.get("game") != self.name:
+            raise Rejection(
+                Reason.MALFORMED, "schema",
+                f"expected a {self.name} state of schema {SCHEMA_VERSION}",
+            )
+        try:
+            state: S = decode(self.state_type, data["state"])
+        except (TypeError, ValueError, KeyError) as exc:
+            raise Rejection(Reason.MALFORMED, "state", f"bad {self.name} state: {exc}") from exc
+        return state
+
+
+def next_seat(seat: int, count: int) -> int:
+    return (seat + 1) % count
+
+
+def require(condition: bool, rule: str, message: str, reason: Reason = Reason.ILLEGAL_MOVE) -> None:
+    """Raise a Rejection unless `condition` holds."""
+    if not condition:
+        raise Rejection(reason, rule, message)
+
+
+def check_actor(game_over: bool, turn: Turn, move: Move) -> None:
+    """The first checks every game makes, in boardgame.io's order: game over? may this player
+    act now? For a roll: is a roll expected, and are these the expected dice?"""
+    if game_over:
+        raise Rejection(Reason.GAME_OVER, "game_over", "the game is over")
+    if isinstance(move, Roll):
+        if not turn.chance or turn.dice is None:
+            raise Rejection(
+                Reason.NOT_YOUR_TURN, "no_roll_expected",
+                f"no roll is expected now (step: {turn.step.replace('_', ' ')})",
+            )
+        turn.dice.check(move)
+        return
+    if move.player not in turn.players:
+        if turn.chance and not turn.players:
+            raise Rejection(
+                Reason.NOT_YOUR_TURN, "waiting_for_roll", "the dice have to be rolled first"
+            )
+        raise Rejection(
+            Reason.NOT_YOUR_TURN, "not_your_turn",
+            f"player {move.player + 1} may not act now (step: {turn.step.replace('_', ' ')})",
+        )

@@ -1,0 +1,79 @@
+"""The typed values that flow through the vision stages:
+source -> locate (DieBox) -> classify (value) -> colour -> settle.
+Each stage takes and returns these types; nothing here imports rules or web."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+UNREADABLE = "unreadable"  # flag: the classifier saw no readable top face
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One picture from a source: BGR uint8 pixels (H x W x 3)."""
+
+    image: np.ndarray
+    index: int
+    timestamp: float
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DieBox:
+    """Where a die lies: centre, side lengths of its (rotated) square and rotation in
+    degrees, in pixels of the original image, plus the finder's confidence."""
+
+    cx: float
+    cy: float
+    w: float
+    h: float
+    angle: float = 0.0
+    score: float = 1.0
+
+    @property
+    def box(self) -> tuple[int, int, int, int]:
+        """Axis-aligned box [x0, y0, x1, y1] around the die."""
+        return (
+            int(round(self.cx - self.w / 2)), int(round(self.cy - self.h / 2)),
+            int(round(self.cx + self.w / 2)), int(round(self.cy + self.h / 2)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DieReading:
+    """One die read: value 1-6 or None when unreadable, colour name, confidences, flags
+    (e.g. "unreadable", "low_confidence", "edge"), and its index in the dice set when a
+    set was given."""
+
+    where: DieBox
+    value: int | None
+    confidence: float
+    colour: str | None = None
+    colour_confidence: float = 0.0
+    flags: tuple[str, ...] = ()
+    set_index: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "value": self.value,
+            "colour": self.colour,
+            "confidence": round(float(self.confidence), 4),
+            "box": list(self.where.box),
+            "angle": round(float(self.where.angle), 1),
+            "flags": list(self.flags),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FrameReading:
+    """Everything read from one frame."""
+
+    width: int
+    height: int
+    dice: tuple[DieReading, ...]
+    ms: float = 0.0
+    frame_index: int = 0
+    problems: tuple[str, ...] = field(default=())

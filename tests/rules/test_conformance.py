@@ -1,0 +1,63 @@
+"""One conformance test over every registered game (after OpenSpiel's games_sim_test):
+seeded random games with random legal moves and random rolls; JSON round-trip of state and
+move at every step; the game ends within a bound; nobody may act after the end; totals equal
+their breakdown; each game's own invariants hold after every action."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from companion.rules.base import Move, Roll
+from companion.rules.registry import GAME_NAMES, find_game
+from companion.simulate import play_random_game
+
+GAMES_PER_RULESET = 200
+MAX_ACTIONS = 5000
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+def test_random_games_conform(name: str) -> None:
+    game = find_game(name)
+    low = game.players.low
+    high = game.players.high or low + 3
+    lengths = []
+    for seed in range(GAMES_PER_RULESET):
+        rng = random.Random(seed)
+        players = low + seed % (high - low + 1)
+        options = game.options_for(players)
+
+        def after_each(before: object, move: Move, after: object) -> None:
+            assert game.move_from_json(game.move_to_json(move)) == move
+            assert game.state_from_json(game.state_to_json(after)) == after
+            game.invariants(after)
+            for score in game.scores(after):
+                assert score.total == sum(points for _, points in score.breakdown)
+
+        final, count = play_random_game(game, options, rng, MAX_ACTIONS, after_each)
+        lengths.append(count)
+        outcome = game.outcome(final)
+        assert outcome is not None
+        assert outcome.winners, f"{name} seed {seed}: a finished game names its winner(s)"
+        scores = game.scores(final)
+        assert len(scores) == players
+        for seat in range(players):
+            assert game.legal_moves(final, seat) == [], f"{name}: seat {seat} may act after the end"
+        turn = game.turn(final)
+        assert not turn.players
+        assert not turn.chance
+    assert max(lengths) < MAX_ACTIONS
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+def test_roll_is_refused_when_not_expected_or_wrong(name: str) -> None:
+    game = find_game(name)
+    state = game.setup(game.options_for(game.players.low))
+    turn = game.turn(state)
+    if turn.chance:
+        assert turn.dice is not None
+        wrong = Roll(dice=())
+        with pytest.raises(Exception) as info:
+            game.check(state, wrong)
+        assert getattr(info.value, "reason", None) is not None
