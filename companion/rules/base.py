@@ -264,7 +264,8 @@ class Game(ABC, Generic[O, S]):
 
         if not isinstance(data, Mapping) or "kind" not in data:
             raise Rejection(Reason.MALFORMED, "move", "a move needs a 'kind'")
-        kinds = {t.kind: t for t in (Roll, *self.move_types)}
+        move_types: tuple[type[Move], ...] = (Roll, *self.move_types)
+        kinds = {t.kind: t for t in move_types}
         kind = data["kind"]
         if kind not in kinds:
             raise Rejection(

@@ -77,3 +77,19 @@ class FrameReading:
     ms: float = 0.0
     frame_index: int = 0
     problems: tuple[str, ...] = field(default=())
+
+
+# The basic colour names the vision stages use for die bodies and pips (the names of the
+# colour labels in shared/data/byler-d6-train/colours.csv).
+BASIC_COLOURS: tuple[str, ...] = (
+    "white", "black", "grey", "red", "orange", "yellow",
+    "green", "blue", "teal", "purple", "pink", "brown",
+)
+
+# Body colours of the standard dice sets. Qwixx: two white dice plus red, yellow, green,
+# blue (rules/qwixx.txt, first paragraph); Sixto: six differently coloured dice
+# (rules/sixto.txt).
+STANDARD_DICE_SETS: dict[str, tuple[str, ...]] = {
+    "qwixx": ("white", "white", "red", "yellow", "green", "blue"),
+    "sixto": ("red", "orange", "yellow", "green", "blue", "purple"),
+}

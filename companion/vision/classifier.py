@@ -1,0 +1,116 @@
+"""Classify stage: read the top face of every found die with the pip-classifier ONNX model.
+
+Each die is cropped as a square of ``crop_margin`` x its side around its centre, turned by
+the box angle so its edges are upright, resized to the manifest's input size and
+normalised as the manifest says; all crops of a frame go through the model as one batch.
+Labels are "1".."6" and "unreadable" (cocked, tilted, half-hidden, shadowed or no die):
+an unreadable die gets value None and the flag "unreadable" instead of a guess, and a
+reading below the manifest's confidence threshold gets the flag "low_confidence"."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.finder import as_bgr_uint8
+from companion.vision.model import ModelError, OnnxModel, default_models_dir
+from companion.vision.types import UNREADABLE, DieBox
+
+logger = logging.getLogger(__name__)
+
+CLASSIFIER_FILE = "pip_classifier.onnx"
+LOW_CONFIDENCE = "low_confidence"
+EXPECTED_LABELS = ("1", "2", "3", "4", "5", "6", UNREADABLE)
+
+Reading = tuple[int | None, float, tuple[str, ...]]
+
+
+def crop_square(
+    image: np.ndarray, cx: float, cy: float, side: float, size: int, angle: float = 0.0
+) -> np.ndarray:
+    """A ``size`` x ``size`` crop of the square of ``side`` pixels centred on (cx, cy),
+    turned by ``angle`` degrees (DieBox convention) so that a die at that angle comes out
+    with upright edges; pixels outside the image repeat the border. Training crops are
+    made with this same function, so training and runtime frame dice alike."""
+    scale = size / max(side, 1e-3)
+    matrix = cv2.getRotationMatrix2D((cx, cy), angle, scale)
+    matrix[0, 2] += size / 2 - cx
+    matrix[1, 2] += size / 2 - cy
+    return cv2.warpAffine(
+        image,
+        matrix,
+        (size, size),
+        flags=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
+
+
+def crop_die(image_bgr: np.ndarray, box: DieBox, margin: float, size: int) -> np.ndarray:
+    """The die's square (``margin`` x its side) turned upright, as size x size BGR."""
+    return crop_square(image_bgr, box.cx, box.cy, max(box.w, box.h, 1.0) * margin, size, box.angle)
+
+
+class PipClassifier:
+    """Reads dice values from found boxes; see the module docstring."""
+
+    def __init__(self, model: OnnxModel) -> None:
+        manifest = model.manifest
+        if manifest.labels != EXPECTED_LABELS:
+            raise ModelError(
+                f"{model.path}: labels {manifest.labels} are not the expected {EXPECTED_LABELS}"
+            )
+        self.model = model
+        self.size = manifest.input.size
+        self.margin = float(manifest.option("crop_margin", 1.3))
+        self.min_confidence = float(manifest.option("min_confidence", 0.7))
+
+    @classmethod
+    def load(
+        cls, models_dir: Path | None = None, *, intra_op_num_threads: int = 1
+    ) -> PipClassifier:
+        """Load and check models_dir/pip_classifier.onnx (default: the repo's models/)."""
+        directory = models_dir if models_dir is not None else default_models_dir()
+        model = OnnxModel.load(
+            directory / CLASSIFIER_FILE, intra_op_num_threads=intra_op_num_threads
+        )
+        return cls(model)
+
+    def crops(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> np.ndarray:
+        """N x H x W x 3 uint8 crops in the model's colour order."""
+        height, width = self.size
+        crops = np.stack([crop_die(image_bgr, box, self.margin, width) for box in boxes])
+        if height != width:
+            crops = np.stack([cv2.resize(c, (width, height)) for c in crops])
+        if self.model.manifest.input.colour_order == "RGB":
+            crops = crops[..., ::-1]
+        return crops
+
+    def probabilities(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> np.ndarray:
+        """N x 7 class probabilities ("1".."6", "unreadable") in one batch."""
+        batch = self.model.normalise(self.crops(image_bgr, boxes))
+        return self.model.run(batch)[0]
+
+    def read(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> list[Reading]:
+        """Per box: (value 1-6 or None, confidence 0..1, flags)."""
+        if not boxes:
+            return []
+        image = as_bgr_uint8(image_bgr)
+        if image is None:
+            return [(None, 0.0, (UNREADABLE,)) for _ in boxes]
+        readings: list[Reading] = []
+        for probs in self.probabilities(image, boxes):
+            best = int(np.argmax(probs))
+            confidence = float(probs[best])
+            flags: list[str] = []
+            value: int | None = best + 1
+            if EXPECTED_LABELS[best] == UNREADABLE:
+                value = None
+                flags.append(UNREADABLE)
+            if confidence < self.min_confidence:
+                flags.append(LOW_CONFIDENCE)
+            readings.append((value, confidence, tuple(flags)))
+        return readings

@@ -1,0 +1,152 @@
+"""The app factory: `create_app(settings)` wires the store, the tables, the templates, the
+limiter and the routers. Nothing is built at import time (STYLE.md principle 10)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from companion.rules.base import Rejection
+from companion.web.auth import AttemptLimiter
+from companion.web.deps import NoAccess
+from companion.web.errors import status_for
+from companion.web.routes import api, pages, ws
+from companion.web.settings import Settings
+from companion.web.store import Store
+from companion.web.tables import Tables
+from companion.web.views import colour_class
+
+logger = logging.getLogger(__name__)
+
+
+class BodyLimit:
+    """Refuse request bodies over `limit` bytes with 413, before they are read whole."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            await _too_large(send, self.limit)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _BodyTooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _BodyTooLarge:
+            await _too_large(send, self.limit)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body = (
+        f'{{"reason":"malformed","rule":"too_large","message":"request bodies are at most '
+        f'{limit} bytes"}}'
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _timestamp(value: float | None) -> str:
+    if value is None:
+        return ""
+    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The companion's web app for `settings`."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = Store.open(settings.database_path, settings.sqlite_synchronous)
+        app.state.store = store
+        app.state.tables = Tables(store)
+        app.state.tables.attach_loop(asyncio.get_running_loop())
+        try:
+            yield
+        finally:
+            store.close()
+
+    app = FastAPI(title="Table Companion", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.settings = settings
+    app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)
+    app.state.public_url = None
+    templates = Jinja2Templates(directory=settings.web_dir / "templates")
+    templates.env.globals["colour_class"] = colour_class
+    templates.env.filters["timestamp"] = _timestamp
+    app.state.templates = templates
+    app.mount("/static", StaticFiles(directory=settings.web_dir / "static"), name="static")
+    app.include_router(pages.router)
+    app.include_router(api.router)
+    app.include_router(ws.router)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+
+    @app.exception_handler(Rejection)
+    async def rejection_answer(request: Request, exc: Rejection) -> Response:
+        return JSONResponse(exc.to_json(), status_code=status_for(exc))
+
+    @app.exception_handler(NoAccess)
+    async def no_access_answer(request: Request, exc: NoAccess) -> Response:
+        if exc.page:
+            return RedirectResponse("/join", status_code=303)
+        return JSONResponse(exc.detail, status_code=401)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_answer(request: Request, exc: StarletteHTTPException) -> Response:
+        detail: Any = exc.detail
+        if not isinstance(detail, dict):
+            detail = {"reason": "error", "rule": "http", "message": str(detail)}
+        return JSONResponse(detail, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_answer(request: Request, exc: RequestValidationError) -> Response:
+        problems = [
+            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
+        ]
+        return JSONResponse(
+            {
+                "reason": "malformed",
+                "rule": "request",
+                "message": "; ".join(problems[:5]),
+                "problems": problems[:20],
+            },
+            status_code=422,
+        )
+
+    return app

@@ -1,0 +1,132 @@
+"""Who may do what at a table.
+
+- A browser gets access to a table only through its join code (or by creating the table):
+  the server then sets a random device token in a cookie named after the table, and keeps
+  only the token's SHA-256 hash.
+- The host's device (the one that created or imported the table) carries the host flag;
+  a player's device is bound to one seat and marks only that seat's sheet (the session is
+  told `by=str(seat)`; Session.act refuses anything else).
+- Guessing join codes is slowed by a per-client attempt limiter.
+- WebSocket and state-changing requests from a foreign page are refused (Origin vs Host).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from collections import deque
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from companion.rules.base import Move, Reason, Rejection, Roll, Turn
+from companion.rules.session import HOST
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud, typed on phones
+CODE_LENGTH = 6
+COOKIE_PREFIX = "tc_"
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_join_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normalise_code(text: str) -> str:
+    """The code as typed, upper-cased, without spaces or dashes."""
+    return "".join(ch for ch in text.upper() if ch not in " -")
+
+
+def cookie_name(table_id: str) -> str:
+    return f"{COOKIE_PREFIX}{table_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """The device looking at a table: its seat (None for a table view) and host rights."""
+
+    seat: int | None
+    host: bool
+
+    @property
+    def by(self) -> str:
+        """What Session calls this device when it acts for its own seat or as host."""
+        if self.seat is not None:
+            return str(self.seat)
+        return HOST if self.host else "viewer"
+
+    def may_mark(self, seat: int) -> bool:
+        """Whether this device may tap boxes on `seat`'s sheet."""
+        return self.seat == seat or (self.host and self.seat is None)
+
+    def may_roll(self, turn: Turn) -> bool:
+        """Rolls are entered on the active player's device or by the host."""
+        return self.host or (self.seat is not None and self.seat == turn.active)
+
+
+def actor_for(viewer: Viewer, move: Move, turn: Turn) -> str:
+    """The `by` the session is told for `move` from this device; raises NOT_ALLOWED when the
+    device may not send it. Session.act still checks seat against `by`."""
+    if isinstance(move, Roll):
+        if not viewer.may_roll(turn):
+            raise Rejection(
+                Reason.NOT_ALLOWED,
+                "roll_by_active_or_host",
+                "only the active player's device or the host's table view enters the dice",
+            )
+        return viewer.by if viewer.seat is not None else HOST
+    if viewer.seat is not None and move.player == viewer.seat:
+        return str(viewer.seat)
+    if viewer.host:
+        return HOST
+    if viewer.seat is None:
+        raise Rejection(Reason.NOT_ALLOWED, "viewer_only", "this screen only watches the game")
+    return str(viewer.seat)  # Session refuses: "you may only mark your own sheet"
+
+
+class AttemptLimiter:
+    """At most `limit` failed attempts per client within `window_s` seconds; `retry_after`
+    says how long a blocked client has to wait."""
+
+    def __init__(self, limit: int, window_s: float) -> None:
+        self._limit = limit
+        self._window = window_s
+        self._failures: dict[str, deque[float]] = {}
+
+    def _recent(self, client: str, now: float) -> deque[float]:
+        failures = self._failures.setdefault(client, deque())
+        while failures and failures[0] <= now - self._window:
+            failures.popleft()
+        return failures
+
+    def retry_after(self, client: str) -> float:
+        """0 when the client may try now, else seconds to wait."""
+        now = time.monotonic()
+        failures = self._recent(client, now)
+        if len(failures) < self._limit:
+            return 0.0
+        return max(0.0, failures[0] + self._window - now)
+
+    def failed(self, client: str) -> None:
+        now = time.monotonic()
+        self._recent(client, now).append(now)
+        if len(self._failures) > 10_000:  # forget idle clients so memory stays bounded
+            for key in [k for k, v in self._failures.items() if not v]:
+                del self._failures[key]
+
+
+def is_same_origin(origin: str | None, host: str | None) -> bool:
+    """True when the Origin header is absent (not a browser page) or names the Host."""
+    if origin is None:
+        return True
+    if not host:
+        return False
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()

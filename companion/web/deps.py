@@ -1,0 +1,118 @@
+"""FastAPI dependencies: the app's settings, tables, templates and limiter (all created by
+`create_app` and kept on `app.state`), and the device looking at a table. Handlers take
+them through the Annotated aliases below."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.templating import Jinja2Templates
+
+from companion.rules.base import Reason
+from companion.web.auth import AttemptLimiter, Viewer, cookie_name, is_same_origin
+from companion.web.settings import Settings
+from companion.web.tables import Table, Tables
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_tables(request: Request) -> Tables:
+    tables: Tables = request.app.state.tables
+    return tables
+
+
+def get_templates(request: Request) -> Jinja2Templates:
+    templates: Jinja2Templates = request.app.state.templates
+    return templates
+
+
+def get_limiter(request: Request) -> AttemptLimiter:
+    limiter: AttemptLimiter = request.app.state.limiter
+    return limiter
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+TablesDep = Annotated[Tables, Depends(get_tables)]
+TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
+LimiterDep = Annotated[AttemptLimiter, Depends(get_limiter)]
+
+
+class NoAccess(HTTPException):
+    """No (valid) device cookie for this table: pages redirect to the join page, the API
+    answers 401."""
+
+    def __init__(self, table_id: str, page: bool) -> None:
+        super().__init__(
+            status_code=401,
+            detail={
+                "reason": str(Reason.NOT_ALLOWED),
+                "rule": "join_first",
+                "message": "enter this table's join code first",
+            },
+        )
+        self.table_id = table_id
+        self.page = page
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """A table and the device looking at it (with its token, for seat changes)."""
+
+    table: Table
+    viewer: Viewer
+    token: str
+
+
+async def _access(request: Request, table_id: str, tables: Tables, page: bool) -> Access:
+    if len(table_id) > 64:
+        raise HTTPException(status_code=404, detail="no such table")
+    table = await tables.get(table_id)
+    if table is None:
+        raise HTTPException(status_code=404, detail="no such table")
+    token = request.cookies.get(cookie_name(table_id), "")
+    viewer = table.viewer(token)
+    if viewer is None:
+        raise NoAccess(table_id, page)
+    return Access(table, viewer, token)
+
+
+async def page_access(request: Request, table_id: str, tables: TablesDep) -> Access:
+    return await _access(request, table_id, tables, page=True)
+
+
+async def api_access(request: Request, table_id: str, tables: TablesDep) -> Access:
+    return await _access(request, table_id, tables, page=False)
+
+
+PageAccess = Annotated[Access, Depends(page_access)]
+ApiAccess = Annotated[Access, Depends(api_access)]
+
+
+def same_origin(request: Request) -> None:
+    """Refuse state-changing requests sent by another site's page."""
+    if not is_same_origin(request.headers.get("origin"), request.headers.get("host")):
+        raise HTTPException(
+            status_code=403,
+            detail={
+                "reason": str(Reason.NOT_ALLOWED),
+                "rule": "foreign_origin",
+                "message": "requests from other sites are refused",
+            },
+        )
+
+
+SameOrigin = Depends(same_origin)
+
+
+def client_key(request: Request) -> str:
+    """The limiter's key: the client's address."""
+    return request.client.host if request.client else "unknown"
+
+
+def json_error(reason: str, rule: str, message: str) -> dict[str, Any]:
+    return {"reason": reason, "rule": rule, "message": message}

@@ -1,0 +1,29 @@
+"""How a refusal reaches a screen: each base.Reason maps to one HTTP status (and the same
+status travels in WebSocket error frames), with the Rejection's rule and plain-words
+message as the body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from companion.rules.base import Reason, Rejection
+
+STATUS_FOR_REASON: dict[Reason, int] = {
+    Reason.ILLEGAL_MOVE: 409,  # well-formed, but the rules forbid it in this position
+    Reason.NOT_YOUR_TURN: 409,
+    Reason.GAME_OVER: 409,
+    Reason.STALE_STATE: 409,
+    Reason.NOTHING_TO_UNDO: 409,
+    Reason.WRONG_DICE: 422,  # the roll does not describe the dice the state expects
+    Reason.BAD_OPTIONS: 422,
+    Reason.MALFORMED: 422,
+    Reason.NOT_ALLOWED: 403,
+}
+
+
+def status_for(rejection: Rejection) -> int:
+    return STATUS_FOR_REASON.get(rejection.reason, 400)
+
+
+def rejection_body(rejection: Rejection) -> dict[str, Any]:
+    return rejection.to_json()

@@ -1,0 +1,317 @@
+"""The JSON API: create/import/join tables, read a table's state, send actions and undos,
+seats, ending a game and exporting its record. Thin handlers: validate (pydantic), call the
+table, translate a Rejection into an HTTP answer (app.py maps reasons to codes)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, HTTPException, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from companion.rules.base import Reason, Rejection
+from companion.rules.codec import encode
+from companion.rules.registry import GAME_NAMES, find_game
+from companion.rules.session import RecordError
+from companion.web.auth import actor_for, cookie_name, normalise_code
+from companion.web.deps import (
+    ApiAccess,
+    LimiterDep,
+    SameOrigin,
+    SettingsDep,
+    TablesDep,
+    client_key,
+)
+from companion.web.settings import Settings
+from companion.web.tables import Snapshot, Table
+from companion.web.views import move_attr
+
+router = APIRouter(prefix="/api", dependencies=[SameOrigin])
+
+ACTION_ID = r"^[A-Za-z0-9_-]{8,64}$"
+MAX_MOVE_JSON = 4096
+COOKIE_MAX_AGE = 60 * 60 * 24 * 60
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateTable(Strict):
+    game: str = Field(max_length=20, description="one of the registered games")
+    options: dict[str, Any] = Field(default_factory=dict, description="the game's Options")
+    players: list[Annotated[str, Field(min_length=1, max_length=40)]] = Field(
+        default_factory=list, max_length=64, description="a name per seat (default Player N)"
+    )
+
+    @field_validator("options")
+    @classmethod
+    def _small(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if len(json.dumps(value)) > MAX_MOVE_JSON:
+            raise ValueError(f"options larger than {MAX_MOVE_JSON} bytes")
+        return value
+
+
+class JoinRequest(Strict):
+    code: str = Field(min_length=1, max_length=16, description="the table's join code")
+
+
+class ActionRequest(Strict):
+    action_id: str = Field(pattern=ACTION_ID, description="client-chosen id; retries reuse it")
+    expected_state_id: int | None = Field(
+        default=None, ge=0, le=10_000_000, description="the state id the screen showed"
+    )
+    move: dict[str, Any] = Field(description="the move JSON a box or button carries")
+
+    @field_validator("move")
+    @classmethod
+    def _small(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if len(json.dumps(value)) > MAX_MOVE_JSON:
+            raise ValueError(f"a move is at most {MAX_MOVE_JSON} bytes of JSON")
+        return value
+
+
+class UndoRequest(Strict):
+    action_id: str = Field(pattern=ACTION_ID)
+    expected_state_id: int | None = Field(default=None, ge=0, le=10_000_000)
+
+
+class SeatRequest(Strict):
+    seat: int | None = Field(ge=0, le=99, description="0-based seat; null: table view")
+
+
+def set_device_cookie(response: Response, settings: Settings, table_id: str, token: str) -> None:
+    response.set_cookie(
+        cookie_name(table_id),
+        token,
+        max_age=COOKIE_MAX_AGE,
+        httponly=True,
+        samesite="lax",
+        secure=settings.secure_cookies,
+    )
+
+
+def games_catalogue() -> list[dict[str, Any]]:
+    """Every game, its player range, and default options per player count (for the start
+    page's form)."""
+    games = []
+    for name in GAME_NAMES:
+        try:
+            game = find_game(name)
+        except ModuleNotFoundError:  # a game still being written
+            continue
+        high = game.players.high if game.players.high is not None else max(game.players.low, 8)
+        defaults = {}
+        for count in range(game.players.low, min(high, 12) + 1):
+            try:
+                defaults[str(count)] = encode(game.options_for(count))
+            except (Rejection, TypeError, ValueError):
+                continue
+        games.append(
+            {
+                "name": game.name,
+                "title": game.title,
+                "low": game.players.low,
+                "high": game.players.high,
+                "defaults": defaults,
+                "schema": game.options_schema(),
+            }
+        )
+    return games
+
+
+def state_payload(snapshot: Snapshot, seat: int | None) -> dict[str, Any]:
+    """A table's state as JSON, with the legal moves of `seat`."""
+    game = snapshot.game
+    turn = snapshot.turn
+    legal = game.legal_moves(snapshot.state, seat) if seat is not None else []
+    return {
+        "state_id": snapshot.state_id,
+        "game": game.name,
+        "players": list(snapshot.players),
+        "turn": {
+            "step": turn.step,
+            "active": turn.active,
+            "players": list(turn.players),
+            "chance": turn.chance,
+            "dice": list(turn.dice.colours) if turn.dice else None,
+        },
+        "scores": [
+            {"seat": s.player, "total": s.total, "breakdown": [list(b) for b in s.breakdown]}
+            for s in snapshot.scores
+        ],
+        "outcome": (
+            {
+                "reason": snapshot.outcome.reason,
+                "message": snapshot.outcome.message,
+                "winners": list(snapshot.outcome.winners),
+            }
+            if snapshot.outcome
+            else None
+        ),
+        "finished": snapshot.finished,
+        "state": game.state_to_json(snapshot.state),
+        "legal_moves": [json.loads(move_attr(game, m)) for m in legal],
+    }
+
+
+def _created(table: Table, token: str, settings: Settings) -> Response:
+    body = {"table_id": table.table_id, "code": table.code, "url": f"/t/{table.table_id}"}
+    response = Response(json.dumps(body), status_code=201, media_type="application/json")
+    set_device_cookie(response, settings, table.table_id, token)
+    return response
+
+
+@router.get("/games")
+async def list_games() -> list[dict[str, Any]]:
+    return games_catalogue()
+
+
+@router.post("/tables", status_code=201)
+async def create_table(body: CreateTable, tables: TablesDep, settings: SettingsDep) -> Response:
+    table = await tables.create(body.game, body.options, body.players)
+    token = await table.add_device(host=True)
+    return _created(table, token, settings)
+
+
+@router.post("/import", status_code=201)
+async def import_record(
+    record: Annotated[dict[str, Any], Body()], tables: TablesDep, settings: SettingsDep
+) -> Response:
+    try:
+        table = await tables.import_record(record)
+    except RecordError as exc:
+        raise HTTPException(
+            status_code=422,
+            detail={
+                "reason": str(exc.rejection.reason),
+                "rule": exc.rejection.rule,
+                "message": str(exc),
+                "index": exc.index,
+            },
+        ) from exc
+    token = await table.add_device(host=True)
+    return _created(table, token, settings)
+
+
+async def join_table(
+    code_text: str, request: Request, tables: TablesDep, limiter: LimiterDep
+) -> tuple[Table, str | None]:
+    """The table of a join code and the device token this browser already holds for it;
+    counts wrong codes per client and answers 429 when they come too fast."""
+    client = client_key(request)
+    wait = limiter.retry_after(client)
+    if wait > 0:
+        raise HTTPException(
+            status_code=429,
+            detail={
+                "reason": "too_many_attempts",
+                "rule": "join_limit",
+                "message": f"too many wrong codes; try again in {int(wait) + 1} s",
+            },
+            headers={"Retry-After": str(int(wait) + 1)},
+        )
+    code = normalise_code(code_text)
+    table_id = await tables.table_id_for_code(code) if code.isalnum() else None
+    table = await tables.get(table_id) if table_id else None
+    if table is None:
+        limiter.failed(client)
+        raise HTTPException(
+            status_code=404,
+            detail={
+                "reason": "unknown_code",
+                "rule": "join_code",
+                "message": f"no table has the code {code_text.strip()[:16]!r}",
+            },
+        )
+    existing = request.cookies.get(cookie_name(table.table_id))
+    return table, existing if table.viewer(existing) is not None else None
+
+
+@router.post("/join")
+async def join(
+    body: JoinRequest,
+    request: Request,
+    tables: TablesDep,
+    limiter: LimiterDep,
+    settings: SettingsDep,
+) -> Response:
+    table, token = await join_table(body.code, request, tables, limiter)
+    if token is None:
+        token = await table.add_device(host=False)
+    viewer = table.viewer(token)
+    assert viewer is not None
+    response = Response(
+        json.dumps({"table_id": table.table_id, "seat": viewer.seat, "host": viewer.host}),
+        media_type="application/json",
+    )
+    set_device_cookie(response, settings, table.table_id, token)
+    return response
+
+
+@router.get("/tables/{table_id}/state")
+async def table_state(access: ApiAccess) -> dict[str, Any]:
+    payload = state_payload(access.table.snapshot, access.viewer.seat)
+    payload["viewer"] = {"seat": access.viewer.seat, "host": access.viewer.host}
+    return payload
+
+
+async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, Any]:
+    """Shared by the HTTP route and the WebSocket: decode, check who acts, act."""
+    table = access.table
+    move = table.game.move_from_json(body.move)
+    by = actor_for(access.viewer, move, table.snapshot.turn)
+    result = await table.act(move, by, body.action_id, body.expected_state_id)
+    return {"state_id": result.state_id, "duplicate": result.duplicate}
+
+
+async def perform_undo(access: ApiAccess, body: UndoRequest) -> dict[str, Any]:
+    result = await access.table.undo(access.viewer.by, body.action_id, body.expected_state_id)
+    return {"state_id": result.state_id, "duplicate": result.duplicate}
+
+
+@router.post("/tables/{table_id}/actions")
+async def act(body: ActionRequest, access: ApiAccess) -> dict[str, Any]:
+    return await perform_action(access, body)
+
+
+@router.post("/tables/{table_id}/undo")
+async def undo(body: UndoRequest, access: ApiAccess) -> dict[str, Any]:
+    return await perform_undo(access, body)
+
+
+@router.post("/tables/{table_id}/seat")
+async def take_seat(body: SeatRequest, access: ApiAccess) -> dict[str, Any]:
+    await access.table.take_seat(access.token, body.seat)
+    return {"seat": body.seat}
+
+
+def require_host(access: ApiAccess) -> None:
+    if not access.viewer.host:
+        raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may do this")
+
+
+@router.post("/tables/{table_id}/seats/{seat}/free")
+async def free_seat(seat: int, access: ApiAccess) -> dict[str, Any]:
+    require_host(access)
+    await access.table.free_seat(seat)
+    return {"freed": seat}
+
+
+@router.post("/tables/{table_id}/end")
+async def end_game(access: ApiAccess) -> dict[str, Any]:
+    require_host(access)
+    await access.table.end_by_host()
+    return {"finished": True}
+
+
+@router.get("/tables/{table_id}/record")
+async def export_record(access: ApiAccess) -> Response:
+    table = access.table
+    name = f"{table.game.name}-{table.code}-{table.snapshot.state_id}.json"
+    return Response(
+        json.dumps(table.record(), indent=1),
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

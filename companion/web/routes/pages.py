@@ -1,0 +1,212 @@
+"""The HTML pages: start (pick a game), join (enter a code), seat choice, the table view
+(every sheet), a player's own sheet, the live fragment, and the history. Pages render the
+same live fragment the WebSocket pushes (render.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Annotated, Any
+
+import qrcode
+import qrcode.image.svg
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from markupsafe import Markup
+
+from companion.web.auth import cookie_name
+from companion.web.deps import (
+    LimiterDep,
+    PageAccess,
+    SameOrigin,
+    SettingsDep,
+    TablesDep,
+    TemplatesDep,
+)
+from companion.web.render import live_html
+from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
+
+router = APIRouter()
+
+
+def public_url(request: Request) -> str:
+    """The address players open: the LAN address when serving with --lan, else the one
+    this browser used."""
+    configured: str | None = getattr(request.app.state, "public_url", None)
+    return configured or str(request.base_url).rstrip("/")
+
+
+def qr_svg(text: str) -> Markup:
+    """A QR code of `text` as inline SVG (pure-python qrcode; nothing from the internet)."""
+    image = qrcode.make(text, image_factory=qrcode.image.svg.SvgPathImage, border=2)
+    buffer = io.BytesIO()
+    image.save(buffer)
+    svg = buffer.getvalue().decode("utf-8")
+    svg = re.sub(r"^<\?xml[^>]*>\s*", "", svg)
+    svg = re.sub(r'width="[^"]*" height="[^"]*" ', "", svg, count=1)
+    return Markup(svg.replace("<svg ", '<svg class="qr" role="img" aria-label="join QR code" ', 1))
+
+
+@router.get("/", response_class=HTMLResponse)
+async def start_page(request: Request, templates: TemplatesDep) -> Response:
+    return templates.TemplateResponse(
+        request, "start.html", {"games_json": json.dumps(games_catalogue())}
+    )
+
+
+@router.get("/join", response_class=HTMLResponse)
+async def join_page(request: Request, templates: TemplatesDep, code: str = "") -> Response:
+    return templates.TemplateResponse(request, "join.html", {"code": code[:16], "error": None})
+
+
+@router.post("/join", dependencies=[SameOrigin])
+async def join_form(
+    request: Request,
+    code: Annotated[str, Form(max_length=16)],
+    tables: TablesDep,
+    limiter: LimiterDep,
+    settings: SettingsDep,
+    templates: TemplatesDep,
+) -> Response:
+    try:
+        table, token = await join_table(code, request, tables, limiter)
+    except HTTPException as exc:
+        message = exc.detail["message"] if isinstance(exc.detail, dict) else str(exc.detail)
+        return templates.TemplateResponse(
+            request,
+            "join.html",
+            {"code": code, "error": message},
+            status_code=exc.status_code,
+            headers=exc.headers,
+        )
+    if token is None:
+        token = await table.add_device(host=False)
+    response = RedirectResponse(f"/t/{table.table_id}/seat", status_code=303)
+    set_device_cookie(response, settings, table.table_id, token)
+    return response
+
+
+def _page_context(request: Request, access: Any) -> dict[str, Any]:
+    table = access.table
+    return {
+        "table_id": table.table_id,
+        "code": table.code,
+        "game": table.game,
+        "players": table.snapshot.players,
+        "viewer": access.viewer,
+        "address": public_url(request),
+    }
+
+
+@router.get("/t/{table_id}/seat", response_class=HTMLResponse)
+async def seat_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
+    taken = access.table.seats_taken()
+    seats = [
+        {
+            "seat": i,
+            "name": name,
+            "taken": i in taken and i != access.viewer.seat,
+            "mine": i == access.viewer.seat,
+        }
+        for i, name in enumerate(access.table.snapshot.players)
+    ]
+    context = _page_context(request, access) | {"seats": seats, "error": None}
+    return templates.TemplateResponse(request, "seat.html", context)
+
+
+@router.post("/t/{table_id}/seat", dependencies=[SameOrigin])
+async def seat_form(
+    request: Request,
+    access: PageAccess,
+    seat: Annotated[str, Form(max_length=8)],
+    templates: TemplatesDep,
+) -> Response:
+    from companion.rules.base import Rejection
+
+    chosen = None if seat == "table" else int(seat) if seat.isdigit() else -1
+    try:
+        if chosen == -1:
+            raise HTTPException(status_code=422, detail=f"no seat {seat!r}")
+        await access.table.take_seat(access.token, chosen)
+    except Rejection as exc:
+        taken = access.table.seats_taken()
+        seats = [
+            {"seat": i, "name": n, "taken": i in taken, "mine": i == access.viewer.seat}
+            for i, n in enumerate(access.table.snapshot.players)
+        ]
+        context = _page_context(request, access) | {"seats": seats, "error": exc.message}
+        return templates.TemplateResponse(request, "seat.html", context, status_code=409)
+    target = f"/t/{access.table.table_id}" + ("/sheet" if chosen is not None else "")
+    return RedirectResponse(target, status_code=303)
+
+
+@router.get("/t/{table_id}", response_class=HTMLResponse)
+async def table_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
+    _, live = live_html(templates, access.table, access.viewer, "table")
+    join_url = f"{public_url(request)}/join?code={access.table.code}"
+    context = _page_context(request, access) | {
+        "live": Markup(live),
+        "mode": "table",
+        "join_url": join_url,
+        "qr": qr_svg(join_url) if access.viewer.host else None,
+        "seats_taken": access.table.seats_taken(),
+    }
+    return templates.TemplateResponse(request, "table.html", context)
+
+
+@router.get("/t/{table_id}/sheet", response_class=HTMLResponse)
+async def sheet_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
+    if access.viewer.seat is None:
+        return RedirectResponse(f"/t/{access.table.table_id}/seat", status_code=303)
+    _, live = live_html(templates, access.table, access.viewer, "sheet")
+    context = _page_context(request, access) | {"live": Markup(live), "mode": "sheet"}
+    return templates.TemplateResponse(request, "sheet.html", context)
+
+
+@router.get("/t/{table_id}/live", response_class=HTMLResponse)
+async def live_fragment(
+    access: PageAccess, templates: TemplatesDep, view: str = "table"
+) -> Response:
+    if view not in ("table", "sheet"):
+        raise HTTPException(status_code=422, detail="view is 'table' or 'sheet'")
+    state_id, html = live_html(templates, access.table, access.viewer, view)
+    return HTMLResponse(html, headers={"X-State-Id": str(state_id)})
+
+
+@router.get("/history", response_class=HTMLResponse)
+async def history_page(request: Request, tables: TablesDep, templates: TemplatesDep) -> Response:
+    """Finished games. The machine running the server sees all of them; another device
+    sees the games it has a cookie for (no join code, no access)."""
+    rows = tables.store.tables(finished=True)
+    local = request.client is not None and request.client.host in ("127.0.0.1", "::1")
+    if not local:
+        rows = [r for r in rows if request.cookies.get(cookie_name(r.table_id))]
+        rows = [
+            r
+            for r in rows
+            if (t := await tables.get(r.table_id)) is not None
+            and t.viewer(request.cookies.get(cookie_name(r.table_id))) is not None
+        ]
+    games = []
+    for row in rows:
+        summary = row.summary or {}
+        players = summary.get("players", row.players)
+        scores = sorted(summary.get("scores", []), key=lambda s: -s["total"])
+        games.append(
+            {
+                "table_id": row.table_id,
+                "title": summary.get("title", row.game),
+                "finished_at": row.finished_at,
+                "message": summary.get("end_message", ""),
+                "scores": [
+                    {
+                        "name": players[s["seat"]],
+                        "total": s["total"],
+                        "winner": s["seat"] in summary.get("winners", []),
+                    }
+                    for s in scores
+                ],
+            }
+        )
+    return templates.TemplateResponse(request, "history.html", {"games": games})

@@ -1,0 +1,173 @@
+"""The live channel of a screen: `/t/{table_id}/ws?view=table|sheet`. On connect (and on
+every reconnect) the server sends the full live fragment; after every accepted change it
+pushes the new one. A screen may also send actions and undos here (the same checks as the
+HTTP API). Connections from a foreign Origin, or without the table's device cookie, are
+refused before the handshake completes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from companion.rules.base import Rejection
+from companion.web.auth import cookie_name, is_same_origin
+from companion.web.deps import Access
+from companion.web.errors import status_for
+from companion.web.render import MODES, live_html
+from companion.web.routes.api import ActionRequest, UndoRequest, perform_action, perform_undo
+
+logger = logging.getLogger(__name__)
+router = APIRouter()
+
+
+class ActMessage(ActionRequest):
+    type: Literal["act"]
+
+
+class UndoMessage(UndoRequest):
+    type: Literal["undo"]
+
+
+class SyncMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["sync"]
+
+
+ClientMessage = TypeAdapter(
+    Annotated[ActMessage | UndoMessage | SyncMessage, Field(discriminator="type")]
+)
+
+
+@router.websocket("/t/{table_id}/ws")
+async def table_socket(websocket: WebSocket, table_id: str, view: str = "table") -> None:
+    app = websocket.app
+    if not is_same_origin(websocket.headers.get("origin"), websocket.headers.get("host")):
+        await websocket.close(code=1008, reason="foreign origin")
+        return
+    table = await app.state.tables.get(table_id) if len(table_id) <= 64 else None
+    token = websocket.cookies.get(cookie_name(table_id), "")
+    viewer = table.viewer(token) if table is not None else None
+    if table is None or viewer is None or view not in MODES:
+        await websocket.close(code=1008, reason="join this table first")
+        return
+    await websocket.accept()
+    send_lock = asyncio.Lock()
+    subscription = table.subscribe()
+    templates = app.state.templates
+    limit = app.state.settings.max_ws_message_bytes
+
+    async def send(message: dict[str, Any]) -> None:
+        async with send_lock:
+            await websocket.send_text(json.dumps(message))
+
+    async def push_states() -> None:
+        sent = -1
+        while True:
+            current = table.viewer(token)  # a seat change takes effect on the next push
+            if current is None:
+                return
+            state_id, html = live_html(templates, table, current, view)
+            if state_id != sent:
+                await send({"type": "state", "state_id": state_id, "html": html})
+                sent = state_id
+            if await subscription.queue.get() < 0:  # a sync request: send even if unchanged
+                sent = -1
+
+    async def receive_actions() -> None:
+        while True:
+            text = await websocket.receive_text()
+            current = table.viewer(token)
+            if current is None:
+                return
+            if len(text) > limit:
+                await send(
+                    {
+                        "type": "error",
+                        "status": 413,
+                        "reason": "malformed",
+                        "rule": "too_large",
+                        "message": f"messages are at most {limit} bytes",
+                    }
+                )
+                continue
+            try:
+                message = ClientMessage.validate_json(text)
+            except ValidationError as exc:
+                problem = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]
+                )
+                await send(
+                    {
+                        "type": "error",
+                        "status": 422,
+                        "reason": "malformed",
+                        "rule": "message",
+                        "message": problem,
+                    }
+                )
+                continue
+            if isinstance(message, SyncMessage):
+                subscription.notify(-1)
+                continue
+            access = Access(table, current, token)
+            action_id = message.action_id
+            try:
+                if isinstance(message, ActMessage):
+                    body = ActionRequest(
+                        action_id=action_id,
+                        expected_state_id=message.expected_state_id,
+                        move=message.move,
+                    )
+                    result = await perform_action(access, body)
+                else:
+                    undo = UndoRequest(
+                        action_id=action_id, expected_state_id=message.expected_state_id
+                    )
+                    result = await perform_undo(access, undo)
+            except Rejection as exc:
+                await send(
+                    {
+                        "type": "error",
+                        "action_id": action_id,
+                        "status": status_for(exc),
+                        **exc.to_json(),
+                    }
+                )
+                if exc.reason == "stale_state":
+                    subscription.notify(-1)
+                continue
+            except HTTPException as exc:
+                await send(
+                    {
+                        "type": "error",
+                        "action_id": action_id,
+                        "status": exc.status_code,
+                        "reason": "error",
+                        "rule": "http",
+                        "message": str(exc.detail),
+                    }
+                )
+                continue
+            await send({"type": "ack", "action_id": action_id, **result})
+
+    pusher = asyncio.create_task(push_states())
+    receiver = asyncio.create_task(receive_actions())
+    try:
+        done, _ = await asyncio.wait({pusher, receiver}, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            exc = task.exception()
+            if exc is not None and not isinstance(exc, WebSocketDisconnect):
+                logger.warning("table %s socket ended: %r", table_id, exc)
+    finally:
+        table.unsubscribe(subscription)
+        for task in (pusher, receiver):
+            task.cancel()
+        if websocket.client_state.name == "CONNECTED":
+            with contextlib.suppress(RuntimeError):
+                await websocket.close()

@@ -1,0 +1,120 @@
+"""The web server's configuration: one validated pydantic model, built once by the CLI (or a
+test) and injected into `create_app`. Nothing here is read at import time (STYLE.md
+principle 10)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_WEB_DIR = REPO_ROOT / "web"
+
+
+class CameraSettings(BaseModel):
+    """Where rolls come from besides manual entry. At most one source; none set means the
+    camera issue's demo source (manual dice entry is always available)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int | None = Field(
+        default=None, ge=0, le=63, description="webcam index (0 = first camera), or none"
+    )
+    video: Path | None = Field(default=None, description="a video file to read dice from")
+    images: Path | None = Field(default=None, description="a folder of still images")
+    disabled: bool = Field(default=False, description="manual dice entry only, no camera")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CameraSettings:
+        chosen = [
+            name
+            for name, value in (
+                ("index", self.index),
+                ("video", self.video),
+                ("images", self.images),
+            )
+            if value is not None
+        ]
+        if self.disabled:
+            chosen.append("disabled")
+        if len(chosen) > 1:
+            raise ValueError(f"choose one camera source, not {' and '.join(chosen)}")
+        return self
+
+    @property
+    def source(self) -> Literal["demo", "webcam", "video", "images", "none"]:
+        """The kind of source the camera issue should start."""
+        if self.disabled:
+            return "none"
+        if self.index is not None:
+            return "webcam"
+        if self.video is not None:
+            return "video"
+        if self.images is not None:
+            return "images"
+        return "demo"
+
+
+class Settings(BaseModel):
+    """Everything `companion serve` needs. Every field has a description and bounds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = Field(
+        default="127.0.0.1",
+        min_length=1,
+        max_length=255,
+        description="address to listen on when --lan is off",
+    )
+    port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on")
+    lan: bool = Field(
+        default=False,
+        description="listen on every interface (0.0.0.0) so tablets on the network can join",
+    )
+    data_dir: Path = Field(
+        default=Path("companion-data"),
+        description="folder for the SQLite game store (created if missing)",
+    )
+    web_dir: Path = Field(
+        default=DEFAULT_WEB_DIR,
+        description="folder holding templates/ and static/ (the repository's web/)",
+    )
+    camera: CameraSettings = Field(
+        default_factory=CameraSettings, description="roll source for the camera issue"
+    )
+    join_attempts: int = Field(
+        default=10,
+        ge=1,
+        le=1000,
+        description="wrong join codes a client may try per join_window_s before being slowed",
+    )
+    join_window_s: float = Field(
+        default=60.0, gt=0, le=3600, description="window of the join-code attempt limiter"
+    )
+    max_body_bytes: int = Field(
+        default=2_000_000,
+        ge=1024,
+        le=50_000_000,
+        description="largest request body accepted (game record imports are the big ones)",
+    )
+    max_ws_message_bytes: int = Field(
+        default=16_384, ge=256, le=1_000_000, description="largest WebSocket message accepted"
+    )
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
+        default="FULL",
+        description="SQLite synchronous mode; FULL also survives a power cut, NORMAL a crash",
+    )
+    secure_cookies: bool = Field(
+        default=False, description="mark cookies Secure (only when served over HTTPS)"
+    )
+
+    @property
+    def bind_host(self) -> str:
+        """The address uvicorn listens on."""
+        return "0.0.0.0" if self.lan else self.host
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "companion.sqlite3"

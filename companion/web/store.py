@@ -1,0 +1,293 @@
+"""Durable games: one SQLite file (WAL) holding every table, its devices, and an append-only
+log of accepted actions per table. An action is committed here BEFORE it is acknowledged;
+restarting the server replays each log through the engine (`Session`), so every acknowledged
+action survives a crash and none is applied twice (each log entry carries the client's
+action id, unique per table).
+
+The store is synchronous and thread-safe (one connection behind a lock); the table layer
+calls it from a worker thread so the event loop never waits on the disk.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+logger = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS tables (
+    table_id     TEXT PRIMARY KEY,
+    code         TEXT NOT NULL UNIQUE,
+    game         TEXT NOT NULL,
+    options_json TEXT NOT NULL,
+    players_json TEXT NOT NULL,
+    created_at   REAL NOT NULL,
+    finished_at  REAL,
+    summary_json TEXT
+);
+CREATE TABLE IF NOT EXISTS actions (
+    table_id   TEXT NOT NULL REFERENCES tables(table_id),
+    seq        INTEGER NOT NULL,
+    action_id  TEXT NOT NULL,
+    kind       TEXT NOT NULL CHECK (kind IN ('move', 'undo')),
+    by         TEXT NOT NULL,
+    move_json  TEXT,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (table_id, seq),
+    UNIQUE (table_id, action_id)
+);
+CREATE TABLE IF NOT EXISTS devices (
+    token_hash TEXT PRIMARY KEY,
+    table_id   TEXT NOT NULL REFERENCES tables(table_id),
+    host       INTEGER NOT NULL,
+    seat       INTEGER,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS devices_by_table ON devices(table_id);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    """A table's header as stored."""
+
+    table_id: str
+    code: str
+    game: str
+    options: dict[str, Any]
+    players: list[str]
+    created_at: float
+    finished_at: float | None
+    summary: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One accepted action: a move (`move` is its JSON) or an undo. `seq` starts at 1 and
+    equals the session's state id after the entry is applied."""
+
+    seq: int
+    action_id: str
+    kind: Literal["move", "undo"]
+    by: str
+    move: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """A browser that holds a token for a table: the host's, and/or one bound to a seat."""
+
+    table_id: str
+    host: bool
+    seat: int | None
+
+
+class Store:
+    """The SQLite game store. Open with `Store.open(path)`; close with `close()`."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: Path, synchronous: str = "FULL") -> Store:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        # FULL: a commit is on disk before we acknowledge; NORMAL: still crash-safe in WAL
+        db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
+        db.execute("PRAGMA foreign_keys=ON")
+        db.execute("PRAGMA busy_timeout=5000")
+        db.executescript(SCHEMA)
+        logger.info("game store at %s", path)
+        return cls(db)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- tables -------------------------------------------------------------------------
+    def create_table(
+        self,
+        table_id: str,
+        code: str,
+        game: str,
+        options: dict[str, Any],
+        players: list[str],
+        seed_log: list[LogEntry] | None = None,
+    ) -> None:
+        """Insert a table and (for an imported record) its first log entries, atomically."""
+        now = time.time()
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO tables (table_id, code, game, options_json, players_json, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (table_id, code, game, json.dumps(options), json.dumps(players), now),
+            )
+            for entry in seed_log or []:
+                self._insert_entry(db, table_id, entry, now)
+
+    def code_in_use(self, code: str) -> bool:
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM tables WHERE code = ?", (code,)).fetchone()
+        return row is not None
+
+    def table_by_code(self, code: str) -> TableRow | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM tables WHERE code = ?", (code,)).fetchone()
+        return _table_row(row)
+
+    def table(self, table_id: str) -> TableRow | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT * FROM tables WHERE table_id = ?", (table_id,)
+            ).fetchone()
+        return _table_row(row)
+
+    def tables(self, finished: bool | None = None) -> list[TableRow]:
+        """Every table, newest first; only finished (or only running) ones when asked."""
+        query = "SELECT * FROM tables"
+        if finished is True:
+            query += " WHERE finished_at IS NOT NULL"
+        elif finished is False:
+            query += " WHERE finished_at IS NULL"
+        query += " ORDER BY created_at DESC"
+        with self._lock:
+            rows = self._db.execute(query).fetchall()
+        return [r for r in (_table_row(row) for row in rows) if r is not None]
+
+    def set_finished(self, table_id: str, summary: dict[str, Any] | None) -> None:
+        """Mark a table finished with its final `summary` (scores, winners), or running
+        again (None: an undo reopened it)."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE tables SET finished_at = ?, summary_json = ? WHERE table_id = ?",
+                (
+                    time.time() if summary is not None else None,
+                    json.dumps(summary) if summary is not None else None,
+                    table_id,
+                ),
+            )
+
+    # -- the action log -----------------------------------------------------------------
+    def append(self, table_id: str, entry: LogEntry) -> None:
+        """Commit one accepted action. Raises sqlite3.IntegrityError when its seq or action
+        id is already taken (the caller checks first, under the table's lock)."""
+        with self._transaction() as db:
+            self._insert_entry(db, table_id, entry, time.time())
+
+    @staticmethod
+    def _insert_entry(db: sqlite3.Connection, table_id: str, entry: LogEntry, now: float) -> None:
+        db.execute(
+            "INSERT INTO actions (table_id, seq, action_id, kind, by, move_json, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                table_id,
+                entry.seq,
+                entry.action_id,
+                entry.kind,
+                entry.by,
+                json.dumps(entry.move) if entry.move is not None else None,
+                now,
+            ),
+        )
+
+    def log(self, table_id: str) -> list[LogEntry]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, action_id, kind, by, move_json FROM actions"
+                " WHERE table_id = ? ORDER BY seq",
+                (table_id,),
+            ).fetchall()
+        return [
+            LogEntry(seq, action_id, kind, by, json.loads(move) if move is not None else None)
+            for seq, action_id, kind, by, move in rows
+        ]
+
+    # -- devices ------------------------------------------------------------------------
+    def add_device(self, token_hash: str, table_id: str, host: bool, seat: int | None) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO devices (token_hash, table_id, host, seat, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (token_hash, table_id, int(host), seat, time.time()),
+            )
+
+    def device(self, token_hash: str) -> Device | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT table_id, host, seat FROM devices WHERE token_hash = ?", (token_hash,)
+            ).fetchone()
+        if row is None:
+            return None
+        return Device(table_id=row[0], host=bool(row[1]), seat=row[2])
+
+    def devices(self, table_id: str) -> dict[str, Device]:
+        """Every device of a table, by token hash."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT token_hash, host, seat FROM devices WHERE table_id = ?", (table_id,)
+            ).fetchall()
+        return {h: Device(table_id, bool(host), seat) for h, host, seat in rows}
+
+    def seat_holder(self, table_id: str, seat: int) -> str | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT token_hash FROM devices WHERE table_id = ? AND seat = ?", (table_id, seat)
+            ).fetchone()
+        return row[0] if row else None
+
+    def bind_seat(self, token_hash: str, seat: int | None) -> None:
+        """Bind a device to a seat (None frees it); one device per seat is the caller's
+        check, made under the table's lock."""
+        with self._transaction() as db:
+            db.execute("UPDATE devices SET seat = ? WHERE token_hash = ?", (seat, token_hash))
+
+    def free_seat(self, table_id: str, seat: int) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE devices SET seat = NULL WHERE table_id = ? AND seat = ?", (table_id, seat)
+            )
+
+    def taken_seats(self, table_id: str) -> set[int]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seat FROM devices WHERE table_id = ? AND seat IS NOT NULL", (table_id,)
+            ).fetchall()
+        return {r[0] for r in rows}
+
+
+def _table_row(row: tuple[Any, ...] | None) -> TableRow | None:
+    if row is None:
+        return None
+    table_id, code, game, options, players, created_at, finished_at, summary = row
+    return TableRow(
+        table_id=table_id,
+        code=code,
+        game=game,
+        options=json.loads(options),
+        players=json.loads(players),
+        created_at=created_at,
+        finished_at=finished_at,
+        summary=json.loads(summary) if summary else None,
+    )

@@ -1,0 +1,260 @@
+"""View models: turn a table's snapshot into the context a template draws. Presentation only:
+what is legal comes from the engine's `legal_moves`, never from here (STYLE.md principle 11).
+
+Each game has a module `companion/web/views/<game>.py` exposing
+
+- ``TEMPLATE``: the template that defines the Jinja macro ``sheet(s)`` drawing one sheet,
+  e.g. ``"games/qwixx.html"``;
+- ``sheet(inp: SheetInput) -> dict``: the context of one player's sheet. Every box a player
+  could tap carries ``move`` (the move JSON it sends, from `move_attr`) when the viewer may
+  mark this sheet, and ``legal`` when that move is in `inp.legal`;
+- optionally ``current_dice(state) -> tuple[Die, ...]`` (default: ``state.dice``) and
+  ``describe(move) -> str`` for button labels.
+
+A game without a module falls back to `generic` (its legal moves as buttons). The recipe
+for adding a game page is docs/web-views.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Score, Turn
+from companion.web.auth import Viewer
+from companion.web.tables import Snapshot
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SheetInput:
+    """What a game's `sheet()` gets for one seat.
+
+    `legal`: that seat's legal moves now, empty unless the viewer may mark the sheet;
+    `markable`: the viewer may tap this sheet (own seat, or the host's table view)."""
+
+    game: Game[Any, Any]
+    state: Any
+    seat: int
+    name: str
+    turn: Turn
+    score: Score
+    legal: tuple[Move, ...]
+    markable: bool
+    outcome: Outcome | None
+
+    def move_attr(self, move: Move) -> str | None:
+        """The JSON a box sends for `move`, or None when the viewer may not mark it."""
+        return move_attr(self.game, move) if self.markable else None
+
+    def is_legal(self, move: Move) -> bool:
+        return move in self.legal
+
+    @property
+    def may_act(self) -> bool:
+        """This seat is among those who may act now."""
+        return self.seat in self.turn.players
+
+
+def move_attr(game: Game[Any, Any], move: Move) -> str:
+    """A move as compact JSON for a ``data-move`` attribute (Jinja escapes it)."""
+    return json.dumps(game.move_to_json(move), separators=(",", ":"))
+
+
+@cache
+def view_for(game_name: str) -> ModuleType:
+    """The view module of a game, or the generic fallback."""
+    try:
+        return importlib.import_module(f"companion.web.views.{game_name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"companion.web.views.{game_name}":
+            raise
+        return importlib.import_module("companion.web.views.generic")
+
+
+def describe_move(game: Game[Any, Any], move: Move) -> str:
+    """A button label: the view's `describe`, else the move's kind and fields."""
+    view = view_for(game.name)
+    describe = getattr(view, "describe", None)
+    if describe is not None:
+        text = describe(move)
+        if text:
+            return str(text)
+    fields = {k: v for k, v in game.move_to_json(move).items() if k not in ("kind", "player")}
+    details = ", ".join(f"{k.replace('_', ' ')} {_plain(v)}" for k, v in fields.items())
+    return f"{move.kind.replace('_', ' ')}{': ' + details if details else ''}"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return " ".join(_plain(v) for v in value.values())
+    return str(value)
+
+
+def current_dice(game: Game[Any, Any], state: Any) -> tuple[Die, ...]:
+    view = view_for(game.name)
+    reader = getattr(view, "current_dice", None)
+    if reader is not None:
+        return tuple(reader(state))
+    dice = getattr(state, "dice", ())
+    return tuple(d for d in dice if isinstance(d, Die)) if isinstance(dice, tuple) else ()
+
+
+def colour_class(colour: str) -> str:
+    """CSS class of a die or row colour (unknown names get a neutral look)."""
+    return f"c-{colour}" if colour in COLOURS else "c-other"
+
+
+def names_of(players: tuple[str, ...], seats: tuple[int, ...] | list[int]) -> str:
+    names = [players[s] for s in seats if 0 <= s < len(players)]
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def turn_context(snapshot: Snapshot) -> dict[str, Any]:
+    """Whose turn it is, in words, for the banner every screen shows."""
+    turn = snapshot.turn
+    players = snapshot.players
+    step = turn.step.replace("_", " ")
+    active = players[turn.active] if turn.active is not None else None
+    if snapshot.outcome is not None:
+        text = "Game over"
+    elif snapshot.ended_by_host:
+        text = "The host ended this game"
+    elif turn.chance and not turn.players:
+        text = f"{active} rolls the dice" if active else "Roll the dice"
+    elif turn.players:
+        text = f"{step.capitalize()}: waiting for {names_of(players, turn.players)}"
+        if turn.chance:
+            text += " (or roll)"
+    else:
+        text = step.capitalize()
+    return {
+        "step": turn.step,
+        "step_label": step,
+        "active": turn.active,
+        "active_name": active,
+        "waiting": list(turn.players),
+        "chance": turn.chance,
+        "text": text,
+    }
+
+
+def sheet_context(snapshot: Snapshot, seat: int, viewer: Viewer) -> dict[str, Any]:
+    """One seat's sheet: the game view's context plus the generic parts (name, score,
+    buttons for legal moves the view does not draw as boxes)."""
+    game = snapshot.game
+    view = view_for(game.name)
+    markable = viewer.may_mark(seat) and not snapshot.finished
+    legal = tuple(game.legal_moves(snapshot.state, seat)) if markable else ()
+    inp = SheetInput(
+        game=game,
+        state=snapshot.state,
+        seat=seat,
+        name=snapshot.players[seat],
+        turn=snapshot.turn,
+        score=snapshot.scores[seat],
+        legal=legal,
+        markable=markable,
+        outcome=snapshot.outcome,
+    )
+    context: dict[str, Any] = dict(view.sheet(inp))
+    drawn = set(context.pop("drawn_moves", ()))
+    buttons = context.setdefault("buttons", [])
+    for move in legal:
+        attr = move_attr(game, move)
+        if attr not in drawn and not any(b.get("move") == attr for b in buttons):
+            buttons.append({"label": describe_move(game, move), "move": attr, "legal": True})
+    score = snapshot.scores[seat]
+    context.update(
+        seat=seat,
+        name=snapshot.players[seat],
+        total=score.total,
+        breakdown=[{"label": label, "points": points} for label, points in score.breakdown],
+        is_active=snapshot.turn.active == seat,
+        may_act=seat in snapshot.turn.players and not snapshot.finished,
+        markable=markable,
+        is_winner=snapshot.outcome is not None and seat in snapshot.outcome.winners,
+        is_mine=viewer.seat == seat,
+    )
+    return context
+
+
+def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any]:
+    """Everything the live part of a page shows: banner, dice, roll entry, sheets, undo,
+    the end. `mode` is "table" (every sheet) or "sheet" (the viewer's own sheet)."""
+    game = snapshot.game
+    view = view_for(game.name)
+    turn = snapshot.turn
+    if mode == "sheet" and viewer.seat is not None:
+        seats = [viewer.seat]
+    else:
+        seats = list(range(len(snapshot.players)))
+    roll_entry = None
+    if turn.chance and turn.dice is not None and not snapshot.finished and viewer.may_roll(turn):
+        roll_entry = {
+            "dice": [{"colour": c, "css": colour_class(c)} for c in turn.dice.colours],
+            "kept": [
+                {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
+                for d in turn.dice.kept
+            ],
+            "key": f"{snapshot.state_id}",
+        }
+    undo_allowed = (
+        snapshot.last_by is not None
+        and not snapshot.ended_by_host
+        and (viewer.host or snapshot.last_by == viewer.by)
+    )
+    outcome = None
+    if snapshot.finished:
+        ranking = sorted(snapshot.scores, key=lambda s: -s.total)
+        outcome = {
+            "message": snapshot.outcome.message if snapshot.outcome else "The host ended this game",
+            "winners": names_of(snapshot.players, snapshot.outcome.winners)
+            if snapshot.outcome
+            else "",
+            "ranking": [
+                {
+                    "name": snapshot.players[s.player],
+                    "total": s.total,
+                    "breakdown": [{"label": label, "points": p} for label, p in s.breakdown],
+                    "winner": snapshot.outcome is not None and s.player in snapshot.outcome.winners,
+                }
+                for s in ranking
+            ],
+        }
+    return {
+        "mode": mode,
+        "state_id": snapshot.state_id,
+        "game": {"name": game.name, "title": game.title},
+        "template": getattr(view, "TEMPLATE", "games/generic.html"),
+        "players": list(snapshot.players),
+        "turn": turn_context(snapshot),
+        "dice": [
+            {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
+            for d in current_dice(game, snapshot.state)
+        ],
+        "roll_entry": roll_entry,
+        "sheets": [sheet_context(snapshot, seat, viewer) for seat in seats],
+        "scores": [
+            {
+                "name": snapshot.players[s.player],
+                "total": s.total,
+                "seat": s.player,
+                "active": turn.active == s.player,
+            }
+            for s in snapshot.scores
+        ],
+        "undo": undo_allowed,
+        "outcome": outcome,
+        "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},
+    }

@@ -1,0 +1,102 @@
+"""The Qwixx score sheet (rulebook shared/rules/qwixx.txt): four coloured rows of eleven
+numbers (red and yellow 2..12, green and blue 12..2), each ending in a lock box, four penalty
+boxes and the crosses-to-points table. Presentation only: which box is legal comes from the
+engine's `legal_moves`; every open box carries the Cross it would send, so an illegal tap is
+answered by the engine's Rejection."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from companion.rules.base import Move
+from companion.rules.qwixx import (
+    MAX_PENALTIES,
+    ROW_COLOURS,
+    ROW_NUMBERS,
+    ROW_POINTS,
+    Cross,
+    Pass,
+    State,
+)
+from companion.web.views import SheetInput, move_attr
+
+TEMPLATE = "games/qwixx.html"
+
+# A pattern per row so colour-blind players can tell rows apart (besides the name).
+ROW_PATTERN = {"red": "stripes", "yellow": "dots", "green": "grid", "blue": "waves"}
+
+
+def sheet(inp: SheetInput) -> dict[str, Any]:
+    state: State = inp.state
+    own = state.sheets[inp.seat]
+    closed = set(state.locked) | set(state.locking)
+    points = dict(inp.score.breakdown)
+    rows = []
+    drawn: list[str] = []
+    for index, colour in enumerate(ROW_COLOURS):
+        crossed = own.rows()[index]
+        last_position = ROW_NUMBERS[index].index(crossed[-1]) if crossed else -1
+        boxes = []
+        for position, number in enumerate(ROW_NUMBERS[index]):
+            move = Cross(player=inp.seat, colour=colour, number=number)
+            is_crossed = number in crossed
+            legal = inp.is_legal(move)
+            attr = inp.move_attr(move) if not is_crossed else None
+            if legal and attr:
+                drawn.append(attr)
+            boxes.append(
+                {
+                    "number": number,
+                    "crossed": is_crossed,
+                    "lost": not is_crossed and (position < last_position or colour in closed),
+                    "legal": legal,
+                    "move": attr,
+                    "last": position == len(ROW_NUMBERS[index]) - 1,
+                }
+            )
+        last_move = Cross(player=inp.seat, colour=colour, number=ROW_NUMBERS[index][-1])
+        rows.append(
+            {
+                "colour": colour,
+                "label": colour.capitalize(),
+                "pattern": ROW_PATTERN[colour],
+                "boxes": boxes,
+                "lock": {
+                    "crossed": own.is_locked_by_me(colour),
+                    "closed": colour in closed,
+                    "legal": inp.is_legal(last_move),
+                    "move": inp.move_attr(last_move) if not own.is_locked_by_me(colour) else None,
+                },
+                "crosses": own.crosses(colour),
+                "points": points.get(colour, 0),
+                "descending": ROW_NUMBERS[index][0] > ROW_NUMBERS[index][-1],
+            }
+        )
+    pass_move = Pass(player=inp.seat)
+    buttons = []
+    if inp.markable and inp.may_act:
+        buttons.append(
+            {
+                "label": "Pass (no cross)",
+                "move": move_attr(inp.game, pass_move),
+                "legal": inp.is_legal(pass_move),
+            }
+        )
+    return {
+        "rows": rows,
+        "penalties": [i < own.penalties for i in range(MAX_PENALTIES)],
+        "penalty_points": points.get("penalties", 0),
+        "points_table": [
+            {"crosses": n, "points": ROW_POINTS[n]} for n in range(1, len(ROW_POINTS))
+        ],
+        "buttons": buttons,
+        "drawn_moves": drawn,
+    }
+
+
+def describe(move: Move) -> str:
+    if isinstance(move, Cross):
+        return f"Cross {move.colour} {move.number}"
+    if isinstance(move, Pass):
+        return "Pass (no cross)"
+    return ""

@@ -1,0 +1,1 @@
+"""Training recipe helpers for models/train.py (needs the optional ``train`` extra: torch)."""

@@ -1,0 +1,248 @@
+"""Training samples for both models, made with numpy/OpenCV from the real training part
+(companion.vision.datasets, never the validation part) and synthetic scenes from
+companion.vision.render."""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from companion.vision.classifier import crop_square
+from companion.vision.datasets import LabelledImage
+
+from .augment import photometric
+
+logger = logging.getLogger(__name__)
+
+# Classifier context crops are stored at CONTEXT x the die's side so that rotation, scale
+# and shift augmentation never runs out of pixels.
+CONTEXT = 2.2
+BANK_SIZE = 88
+UNREADABLE = 6  # class index of "unreadable"
+
+
+@dataclass
+class Scene:
+    """One training picture for the finder: encoded image bytes plus dice as rows of
+    (cx, cy, side, angle_degrees, has_angle)."""
+
+    encoded: np.ndarray
+    dice: np.ndarray
+    source: str
+
+    def image(self) -> np.ndarray:
+        image = cv2.imdecode(self.encoded, cv2.IMREAD_COLOR)
+        assert image is not None
+        return image
+
+
+def scene_from_labelled(labelled: LabelledImage) -> Scene:
+    encoded = np.fromfile(str(labelled.path), dtype=np.uint8)
+    rows = [(d.cx, d.cy, d.side, 0.0, 0.0) for d in labelled.dice]
+    return Scene(encoded, np.asarray(rows, np.float32), labelled.folder)
+
+
+def render_scenes(count: int, seed: int, width: int = 512, height: int = 384) -> list[Scene]:
+    """Synthetic scenes (top-face centre, side and angle are exact, so has_angle = 1)."""
+    from companion.vision.render import render_scene
+
+    rng = np.random.default_rng(seed)
+    scenes = []
+    for _ in range(count):
+        image, dice = render_scene(rng, width, height)
+        rows = [(d.cx, d.cy, d.side, d.angle, 1.0) for d in dice]
+        ok, encoded = cv2.imencode(".png", image)
+        assert ok
+        scene = Scene(encoded, np.asarray(rows, np.float32).reshape(-1, 5), "synthetic")
+        scene.values = [d.value for d in dice]  # type: ignore[attr-defined]
+        scenes.append(scene)
+    return scenes
+
+
+# ----------------------------------------------------------------------------------------
+# Classifier bank: upright context crops with labels 0..5 (value - 1) or 6 (unreadable)
+
+
+@dataclass
+class CropBank:
+    crops: np.ndarray  # N x BANK_SIZE x BANK_SIZE x 3 uint8, die centred, side = BANK/CONTEXT
+    labels: np.ndarray  # N int64
+    free_rotation: np.ndarray  # N bool: angle unknown (real axis-aligned box) -> any rotation
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def _background_patches(
+    image: np.ndarray, dice: np.ndarray, rng: np.random.Generator, count: int
+) -> list[np.ndarray]:
+    """Context crops of places with no die: the "unreadable" class must include table,
+    clutter and board print, at die-like sizes."""
+    h, w = image.shape[:2]
+    sides = dice[:, 2] if len(dice) else np.array([40.0])
+    patches = []
+    for _ in range(count * 4):
+        side = float(np.median(sides) * rng.uniform(0.7, 1.4))
+        cx, cy = rng.uniform(side / 2, w - side / 2), rng.uniform(side / 2, h - side / 2)
+        if len(dice) and np.any(
+            np.hypot(dice[:, 0] - cx, dice[:, 1] - cy) < 0.8 * (dice[:, 2] + side)
+        ):
+            continue
+        patches.append(crop_square(image, cx, cy, side * CONTEXT, BANK_SIZE, 0.0))
+        if len(patches) >= count:
+            break
+    return patches
+
+
+def build_crop_bank(real: list[LabelledImage], synthetic: list[Scene], seed: int) -> CropBank:
+    rng = np.random.default_rng(seed)
+    crops: list[np.ndarray] = []
+    labels: list[int] = []
+    free: list[bool] = []
+    for labelled in real:
+        image = labelled.load()
+        for die in labelled.dice:
+            crops.append(crop_square(image, die.cx, die.cy, die.side * CONTEXT, BANK_SIZE))
+            labels.append(die.value - 1)
+            free.append(True)
+        rows = np.asarray([(d.cx, d.cy, d.side) for d in labelled.dice], np.float32)
+        for patch in _background_patches(image, rows, rng, 1):
+            crops.append(patch)
+            labels.append(UNREADABLE)
+            free.append(True)
+    for scene in synthetic:
+        image = scene.image()
+        values = scene.values  # type: ignore[attr-defined]
+        for row, value in zip(scene.dice, values, strict=True):
+            cx, cy, side, angle, _ = (float(v) for v in row)
+            crops.append(crop_square(image, cx, cy, side * CONTEXT, BANK_SIZE, angle))
+            labels.append(UNREADABLE if value is None else value - 1)
+            free.append(False)
+        for patch in _background_patches(image, scene.dice, rng, 2):
+            crops.append(patch)
+            labels.append(UNREADABLE)
+            free.append(True)
+    bank = CropBank(np.stack(crops), np.asarray(labels, np.int64), np.asarray(free, bool))
+    counts = np.bincount(bank.labels, minlength=7)
+    logger.info("crop bank: %d crops, per class %s", len(bank), counts.tolist())
+    return bank
+
+
+def classifier_sample(
+    bank: CropBank, index: int, size: int, margin: float, rng: np.random.Generator
+) -> tuple[np.ndarray, int]:
+    """One augmented size x size crop framed like the runtime frames a found die
+    (square of ``margin`` x side around the box centre, turned by the box angle), with
+    the finder's typical errors (centre, side, angle) and photometric changes; some
+    positives are shifted far off centre and relabelled unreadable (a partial die)."""
+    source = bank.crops[index]
+    label = int(bank.labels[index])
+    die_px = BANK_SIZE / CONTEXT
+    angle = (
+        rng.uniform(0, 360)
+        if bank.free_rotation[index]
+        else rng.normal(0, 8) + 90 * int(rng.integers(0, 4))
+    )
+    side = die_px * margin * math.exp(rng.normal(0, 0.12))
+    shift = rng.normal(0, 0.06, size=2) * die_px
+    if label != UNREADABLE and rng.random() < 0.06:
+        direction = rng.uniform(0, 2 * math.pi)
+        shift = (
+            np.array([math.cos(direction), math.sin(direction)]) * die_px * rng.uniform(0.65, 0.9)
+        )
+        label = UNREADABLE
+    centre = BANK_SIZE / 2
+    crop = crop_square(source, centre + shift[0], centre + shift[1], side, size, angle)
+    if rng.random() < 0.5:
+        crop = crop[:, ::-1]
+    if rng.random() < 0.1:
+        crop = 255 - crop  # light pips on dark bodies and the reverse
+    crop = photometric(np.ascontiguousarray(crop), rng, strength=0.8)
+    return crop, label
+
+
+# ----------------------------------------------------------------------------------------
+# Finder samples: a square window of the picture at a random scale with heat/size/offset/
+# rotation targets at stride 4
+
+
+def finder_sample(
+    scene: Scene, size: int, stride: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(BGR window, targets [6, size/stride, size/stride], mask [3, ...]).
+
+    The scale is drawn so the dice are 6-110 px in the network's input, which covers
+    20-150 px dice in 640-1920 px frames once the runtime shrinks the long side to 512."""
+    image = scene.image()
+    dice = scene.dice.copy()
+    median_side = float(np.median(dice[:, 2])) if len(dice) else 40.0
+    target_side = math.exp(rng.uniform(math.log(6), math.log(110)))
+    scale = float(np.clip(target_side / median_side, 0.08, 4.0))
+    h, w = image.shape[:2]
+    new_w, new_h = max(8, int(round(w * scale))), max(8, int(round(h * scale)))
+    scale_x, scale_y = new_w / w, new_h / h
+    image = cv2.resize(
+        image, (new_w, new_h), interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
+    )
+    dice[:, 0] *= scale_x
+    dice[:, 1] *= scale_y
+    dice[:, 2] *= math.sqrt(scale_x * scale_y)
+
+    # window origin: usually around a die, sometimes anywhere
+    if len(dice) and rng.random() < 0.8:
+        pick = dice[int(rng.integers(len(dice)))]
+        ox = pick[0] - rng.uniform(0.15, 0.85) * size
+        oy = pick[1] - rng.uniform(0.15, 0.85) * size
+    else:
+        ox = rng.uniform(min(0, new_w - size), max(0, new_w - size))
+        oy = rng.uniform(min(0, new_h - size), max(0, new_h - size))
+    ox, oy = int(round(ox)), int(round(oy))
+    fill = tuple(int(v) for v in image.reshape(-1, 3).mean(axis=0) + rng.normal(0, 20, 3))
+    window = np.empty((size, size, 3), np.uint8)
+    window[:] = np.clip(fill, 0, 255)
+    x0, y0 = max(ox, 0), max(oy, 0)
+    x1, y1 = min(ox + size, new_w), min(oy + size, new_h)
+    if x1 > x0 and y1 > y0:
+        window[y0 - oy : y1 - oy, x0 - ox : x1 - ox] = image[y0:y1, x0:x1]
+    dice[:, 0] -= ox
+    dice[:, 1] -= oy
+
+    # flips and quarter turns: a square die is unchanged, its angle (mod 90) mirrors
+    if rng.random() < 0.5:
+        window = window[:, ::-1]
+        dice[:, 0] = size - dice[:, 0]
+        dice[:, 3] = -dice[:, 3]
+    if rng.random() < 0.5:
+        window = window[::-1]
+        dice[:, 1] = size - dice[:, 1]
+        dice[:, 3] = -dice[:, 3]
+    window = photometric(np.ascontiguousarray(window), rng)
+
+    cells = size // stride
+    targets = np.zeros((6, cells, cells), np.float32)
+    mask = np.zeros((3, cells, cells), np.float32)  # size+offset, rotation, (unused)
+    ys, xs = np.mgrid[0:cells, 0:cells].astype(np.float32)
+    for cx, cy, side, angle, has_angle in dice:
+        # a die whose centre is outside the window is not a target; one cut by the window
+        # edge but centred inside still is (the runtime sees dice at the frame edge)
+        if not (0 <= cx < size and 0 <= cy < size) or side < 2:
+            continue
+        gx, gy = cx / stride, cy / stride
+        sigma = max(0.6, side / stride / 6)
+        blob = np.exp(-((xs - gx) ** 2 + (ys - gy) ** 2) / (2 * sigma**2))
+        np.maximum(targets[0], blob, out=targets[0])
+        ix, iy = min(int(gx), cells - 1), min(int(gy), cells - 1)
+        targets[0, iy, ix] = 1.0
+        targets[1, iy, ix] = math.log(side)
+        targets[2, iy, ix] = gx - ix
+        targets[3, iy, ix] = gy - iy
+        mask[0, iy, ix] = 1.0
+        if has_angle:
+            targets[4, iy, ix] = math.cos(math.radians(4 * angle))
+            targets[5, iy, ix] = math.sin(math.radians(4 * angle))
+            mask[1, iy, ix] = 1.0
+    return window, targets, mask

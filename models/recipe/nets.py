@@ -1,0 +1,104 @@
+"""The two small networks: a CenterNet-style dice finder and a pip classifier."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+FINDER_STRIDE = 4
+# Finder output channels: centre heat (sigmoid), log side (input px), centre offset
+# (x, y in cells), rotation as (cos 4θ, sin 4θ) because a square repeats every 90°.
+FINDER_HEADS = ("heat", "log_side", "offset_x", "offset_y", "cos4", "sin4")
+
+
+def conv_bn(cin: int, cout: int, stride: int = 1, groups: int = 1, k: int = 3) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    )
+
+
+def separable(cin: int, cout: int, stride: int = 1) -> nn.Sequential:
+    """Depthwise 3x3 + pointwise 1x1: most of the receptive field for little compute."""
+    return nn.Sequential(conv_bn(cin, cin, stride, groups=cin), conv_bn(cin, cout, k=1))
+
+
+class FinderNet(nn.Module):
+    """Fully convolutional; any input size that is a multiple of 32; output at stride 4."""
+
+    def __init__(self, width: int = 16) -> None:
+        super().__init__()
+        w = width
+        self.stem = nn.Sequential(conv_bn(3, w, 2), separable(w, w))  # /2
+        self.s4 = nn.Sequential(separable(w, 2 * w, 2), separable(2 * w, 2 * w))  # /4
+        self.s8 = nn.Sequential(separable(2 * w, 3 * w, 2), separable(3 * w, 3 * w))  # /8
+        self.s16 = nn.Sequential(
+            separable(3 * w, 4 * w, 2), separable(4 * w, 4 * w), separable(4 * w, 4 * w)
+        )  # /16
+        self.s32 = nn.Sequential(separable(4 * w, 6 * w, 2), separable(6 * w, 6 * w))  # /32
+        self.lat16 = conv_bn(6 * w, 4 * w, k=1)
+        self.fuse16 = separable(4 * w, 3 * w)
+        self.fuse8 = separable(3 * w, 2 * w)
+        self.fuse4 = separable(2 * w, 2 * w)
+        self.head = nn.Sequential(conv_bn(2 * w, 2 * w, k=1), nn.Conv2d(2 * w, 6, 1))
+        nn.init.constant_(self.head[-1].bias, 0.0)
+        with torch.no_grad():
+            self.head[-1].bias[0] = -4.0  # start with "no die anywhere" (CenterNet prior)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x4 = self.s4(self.stem(x))
+        x8 = self.s8(x4)
+        x16 = self.s16(x8)
+        x32 = self.s32(x16)
+        y = self.fuse16(x16 + F.interpolate(self.lat16(x32), scale_factor=2.0, mode="nearest"))
+        y = self.fuse8(x8 + F.interpolate(y, scale_factor=2.0, mode="nearest"))
+        y = self.fuse4(x4 + F.interpolate(y, scale_factor=2.0, mode="nearest"))
+        return self.head(y)
+
+
+class FinderExport(nn.Module):
+    """The exported graph: sigmoid on the heat channel, raw values elsewhere."""
+
+    def __init__(self, net: FinderNet) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.net(x)
+        return torch.cat([torch.sigmoid(out[:, :1]), out[:, 1:]], dim=1)
+
+
+class ClassifierNet(nn.Module):
+    """A small CNN for 48x48 crops -> 7 logits ("1".."6", "unreadable")."""
+
+    def __init__(self, classes: int = 7, width: int = 24) -> None:
+        super().__init__()
+        w = width
+        self.features = nn.Sequential(
+            conv_bn(3, w, 2),  # 24
+            conv_bn(w, w),
+            conv_bn(w, 2 * w, 2),  # 12
+            conv_bn(2 * w, 2 * w),
+            conv_bn(2 * w, 4 * w, 2),  # 6
+            conv_bn(4 * w, 4 * w),
+        )
+        self.dropout = nn.Dropout(0.2)
+        self.fc = nn.Linear(4 * w, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.features(x)
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.fc(self.dropout(x))
+
+
+class ClassifierExport(nn.Module):
+    """The exported graph: softmax probabilities."""
+
+    def __init__(self, net: ClassifierNet) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.net(x), dim=1)
