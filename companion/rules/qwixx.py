@@ -453,7 +453,7 @@ class Qwixx(Game[Options, State]):
                     f"{_player_name(move.player)} has already used this white sum",
                 )
         check_actor(False, self.turn(state), move)
-        if isinstance(move, Roll | Pass):
+        if isinstance(move, (Roll, Pass)):
             return
         if not isinstance(move, Cross):
             raise illegal("unknown_move", f"Qwixx has no {type(move).__name__} move")
@@ -516,7 +516,9 @@ class Qwixx(Game[Options, State]):
             locking = state.locking
             if lock is not None and lock not in locking:
                 locking = (*locking, lock)
-            waiting = tuple(seat for seat in state.waiting if seat != player)
+            waiting = state.waiting
+            at = waiting.index(player)
+            waiting = waiting[:at] + waiting[at + 1 :]
             active_crossed = state.active_crossed or (crossed and player == state.active)
             if waiting:
                 return State(

@@ -72,7 +72,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from companion.rules.base import (
     COLOURS,
@@ -101,6 +101,7 @@ MAX_DEAL_SEED = 2**32  # fits a JSON number in every browser
 # The advanced start: how many dice the k-th seat after the start player may save (k = 1..3).
 ADVANCED_START_SAVES = (2, 3, 4)
 
+T = TypeVar("T")
 Counts = tuple[int, ...]  # counts[v] = how many dice show v (index 0 unused)
 
 
@@ -448,21 +449,14 @@ class Step(StrEnum):
     OVER = "over"
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
-    """A card place of the layout: the card dealt there, its face-up side, who took it."""
-
-    card: str
-    red: bool = False
-    taken_by: int | None = None
+NOT_TAKEN = -1  # `State.taken_by` of a card still on the table
 
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A card a player took: the round, the card id and the side that was up."""
+    """A card a player took: the card id and whether its red side was up."""
 
     seat: int
-    round: int
     card: str
     red: bool
 
@@ -472,30 +466,47 @@ class Claim:
 
 
 @dataclass(frozen=True, slots=True)
+class RoundResult:
+    """A finished round: why it ended ("cards_gone", "sixis_taken", "ended_by_player") and
+    the cards taken in it."""
+
+    round: int
+    ending: str
+    claims: tuple[Claim, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class State:
-    """`saved[s]`: the dice seat s set aside (for the active player during a roll: the dice
-    kept for it). `dice`: the active player's six dice after the roll (or the advanced
-    start's roll). `turn_action`: what the active player did with the cards this turn
-    ("took", "flipped", "declined", "no_match" or ""), `turn_card` the card.
-    `round_endings`: why each finished round ended ("cards_gone", "sixis_taken",
-    "ended_by_player")."""
+    """The table. The current round's layout is three tuples by slot (see `TABLE_LAYOUTS`
+    for which arm a slot lies in): `cards` the card ids dealt, `red` the face-up side,
+    `taken_by` the seat that took it (-1: still on the table). `saved[s]`: the dice seat s
+    set aside (for the active player during a roll: the dice kept for it). `dice`: the active
+    player's six dice after the roll (or the advanced start's roll). `turn_action`: what the
+    active player did with the cards this turn ("took", "flipped", "declined", "no_match"
+    or ""), `turn_card` which card. `history`: the finished rounds. Kept flat on purpose:
+    every state is serialised after each action."""
 
     options: Options
-    colours: tuple[str, ...]
     round: int
     starter: int
-    slots: tuple[Slot, ...]
+    cards: tuple[str, ...]
+    red: tuple[bool, ...]
+    taken_by: tuple[int, ...]
     step: Step
     active: int  # -1 once the game is over
     saved: tuple[tuple[int, ...], ...]
     dice: tuple[int, ...] = ()
     turn_action: str = ""
     turn_card: str = ""
-    claims: tuple[Claim, ...] = ()
-    round_endings: tuple[str, ...] = ()
+    history: tuple[RoundResult, ...] = ()
 
 
 # -- the game -------------------------------------------------------------------------------
+
+
+def seat_colours(options: Options) -> tuple[str, ...]:
+    """The dice colour of each seat: `Options.colours`, or the default colours."""
+    return options.colours or DEFAULT_COLOURS[: options.players]
 
 
 def _bad_options(rule: str, message: str) -> Rejection:
@@ -520,6 +531,10 @@ def _save_choices(dice: tuple[int, ...], limit: int) -> tuple[tuple[int, ...], .
     return tuple(_sub_multisets(dice, limit))
 
 
+def _replaced(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
+    return values[:index] + (value,) + values[index + 1 :]
+
+
 class SixisGame(Game[Options, State]):
     name = "sixis"
     title = "Sixis"
@@ -533,23 +548,18 @@ class SixisGame(Game[Options, State]):
         return Options(players=players)
 
     def setup(self, options: Options) -> State:
-        colours = self._validate(options)
+        self._validate(options)
         blank = State(
-            options=options,
-            colours=colours,
-            round=0,
-            starter=options.first_player,
-            slots=(),
-            step=Step.START,
-            active=options.first_player,
+            options=options, round=0, starter=options.first_player, cards=(), red=(),
+            taken_by=(), step=Step.START, active=options.first_player,
             saved=((),) * options.players,
-        )
+        )  # fmt: skip
         return self._begin_round(blank, 1)
 
-    def _validate(self, o: Options) -> tuple[str, ...]:
+    def _validate(self, o: Options) -> None:
         if not 2 <= o.players <= 4:
             raise _bad_options("players", f"Sixis is for 2 to 4 players, not {o.players}")
-        colours = o.colours or DEFAULT_COLOURS[: o.players]
+        colours = seat_colours(o)
         if len(colours) != o.players:
             raise _bad_options(
                 "colours", f"give one dice colour per player ({o.players}), not {len(colours)}"
@@ -593,10 +603,10 @@ class SixisGame(Game[Options, State]):
                     )
             if len(set(layout)) != len(layout):
                 raise _bad_options("layouts", f"{where}: a card is dealt twice")
-        return tuple(colours)
 
     # -- round and turn flow ------------------------------------------------------------------
-    def _layout_of_round(self, options: Options, round_no: int) -> tuple[str, ...]:
+    def layout_of_round(self, options: Options, round_no: int) -> tuple[str, ...]:
+        """The cards dealt in round `round_no`: `Options.layouts` or the seeded deal."""
         if round_no <= len(options.layouts):
             return options.layouts[round_no - 1]
         count = TABLE_LAYOUTS[options.players].card_count
@@ -605,23 +615,20 @@ class SixisGame(Game[Options, State]):
     def _begin_round(self, state: State, round_no: int) -> State:
         o = state.options
         starter = (o.first_player + round_no - 1) % o.players
+        cards = self.layout_of_round(o, round_no)
         state = replace(
-            state,
-            round=round_no,
-            starter=starter,
-            slots=tuple(Slot(card) for card in self._layout_of_round(o, round_no)),
-            saved=((),) * o.players,
-            dice=(),
-            turn_action="",
-            turn_card="",
-        )
+            state, round=round_no, starter=starter, cards=cards, red=(False,) * len(cards),
+            taken_by=(NOT_TAKEN,) * len(cards), saved=((),) * o.players, dice=(),
+            turn_action="", turn_card="",
+        )  # fmt: skip
         if o.advanced_start:
             return replace(state, step=Step.START_ROLL, active=(starter + 1) % o.players)
         return self._begin_turn(state, starter)
 
     def _begin_turn(self, state: State, seat: int) -> State:
         """Step 1 of a turn: round over? Then ask keep-or-roll-all only when it is a choice."""
-        if all(state.slots[s].taken_by is not None for s in _REACH[state.options.players][seat]):
+        taken_by = state.taken_by
+        if all(taken_by[s] != NOT_TAKEN for s in _REACH[state.options.players][seat]):
             return self._end_round(state, "cards_gone")
         state = replace(state, active=seat, dice=(), turn_action="", turn_card="")
         if state.saved[seat] or self._may_end_round(state):
@@ -632,18 +639,19 @@ class SixisGame(Game[Options, State]):
         """2 players only: every card left is red, or one line is empty."""
         if state.options.players != 2:
             return False
-        left = [slot for slot in state.slots if slot.taken_by is None]
-        if left and all(slot.red for slot in left):
+        left = [i for i, seat in enumerate(state.taken_by) if seat == NOT_TAKEN]
+        if left and all(state.red[i] for i in left):
             return True
         arms = TABLE_LAYOUTS[2].arms
-        return any(all(state.slots[s].taken_by is not None for s in arm) for arm in arms)
+        return any(all(state.taken_by[s] != NOT_TAKEN for s in arm) for arm in arms)
 
-    def _end_round(self, state: State, reason: str) -> State:
-        state = replace(state, round_endings=state.round_endings + (reason,))
+    def _end_round(self, state: State, reason: str, sixis: Claim | None = None) -> State:
+        claims = self._round_claims(state) + ((sixis,) if sixis else ())
+        result = RoundResult(state.round, reason, claims)
+        state = replace(state, history=state.history + (result,))
         o = state.options
         reached = o.target > 0 and max(self._totals(state)) >= o.target
-        over = reached or (o.target == 0 and state.round >= o.rounds)
-        if over:
+        if reached or (o.target == 0 and state.round >= o.rounds):
             return replace(state, step=Step.OVER, active=-1, dice=(), turn_action="", turn_card="")
         return self._begin_round(state, state.round + 1)
 
@@ -662,7 +670,7 @@ class SixisGame(Game[Options, State]):
     def turn(self, state: State) -> Turn:
         if state.step is Step.OVER:
             return Turn(step=Step.OVER.value, active=None)
-        colour = state.colours[state.active]
+        colour = seat_colours(state.options)[state.active]
         if state.step is Step.START_ROLL:
             spec = DiceSpec(colours=(colour,) * DICE_PER_PLAYER)
             return Turn(step=state.step.value, active=state.active, chance=True, dice=spec)
@@ -679,17 +687,17 @@ class SixisGame(Game[Options, State]):
     def _card_moves(self, state: State, seat: int) -> list[Move]:
         """The takes and flips these dice allow (the act step's moves, less Decline)."""
         sides = satisfied_sides(state.dice)
-        moves: list[Move] = []
-        for index in _REACH[state.options.players][seat]:
-            slot = state.slots[index]
-            if slot.taken_by is None and (slot.card, slot.red) in sides:
-                moves.append(TakeCard(seat, slot.card))
+        reach = [i for i in _REACH[state.options.players][seat] if state.taken_by[i] == NOT_TAKEN]
+        moves: list[Move] = [
+            TakeCard(seat, state.cards[i]) for i in reach if (state.cards[i], state.red[i]) in sides
+        ]
         if (SIXIS, True) in sides:
             moves.append(TakeCard(seat, SIXIS))
-        for index in _REACH[state.options.players][seat]:
-            slot = state.slots[index]
-            if slot.taken_by is None and not slot.red and (slot.card, False) in sides:
-                moves.append(FlipCard(seat, slot.card))
+        moves.extend(
+            FlipCard(seat, state.cards[i])
+            for i in reach
+            if not state.red[i] and (state.cards[i], False) in sides
+        )
         return moves
 
     def legal_moves(self, state: State, player: int) -> list[Move]:
@@ -804,30 +812,27 @@ class SixisGame(Game[Options, State]):
         if move.card not in CARDS:
             raise illegal(
                 "unknown_card",
-                f"there is no card {move.card!r}; cards: {', '.join(CARD_IDS)}, sixis",
+                f"there is no card {move.card!r}; cards: {', '.join(CARD_IDS)}, {SIXIS}",
             )
-        index = next((i for i, s in enumerate(state.slots) if s.card == move.card), None)
-        if index is None:
+        if move.card not in state.cards:
             card = CARDS[move.card]
             raise illegal(
                 "card_not_dealt",
                 f"{card.blue.name} / {card.red.name} is not on the table this round",
             )
-        slot = state.slots[index]
-        name = side_of(slot.card, slot.red).name
-        if slot.taken_by is not None:
-            raise illegal("card_taken", f"{name} was already taken by player {slot.taken_by + 1}")
+        index = state.cards.index(move.card)
+        name = side_of(move.card, state.red[index]).name
+        if state.taken_by[index] != NOT_TAKEN:
+            raise illegal(
+                "card_taken", f"{name} was already taken by player {state.taken_by[index] + 1}"
+            )
         if index not in _REACH[state.options.players][move.player]:
             raise illegal("out_of_reach", f"that card ({name}) is out of your reach")
         return index
 
     def _check_take(self, state: State, move: TakeCard) -> None:
         index = self._check_card(state, move)
-        if index is None:
-            side = SIXIS_SIDE
-        else:
-            slot = state.slots[index]
-            side = side_of(slot.card, slot.red)
+        side = SIXIS_SIDE if index is None else side_of(move.card, state.red[index])
         if not side.test(_counts(state.dice)):
             raise illegal("card_needs", f"{side.name} needs {side.needs}")
 
@@ -835,9 +840,8 @@ class SixisGame(Game[Options, State]):
         index = self._check_card(state, move)
         if index is None:
             raise illegal("flip_sixis", "the Sixis card has no blue side to flip")
-        slot = state.slots[index]
-        card = CARDS[slot.card]
-        if slot.red:
+        card = CARDS[move.card]
+        if state.red[index]:
             raise illegal("already_red", f"{card.red.name} is already red side up")
         if not card.blue.test(_counts(state.dice)):
             raise illegal(
@@ -868,7 +872,6 @@ class SixisGame(Game[Options, State]):
             )
 
     def apply(self, state: State, move: Move) -> State:
-        n = state.options.players
         seat = state.active
         if isinstance(move, Roll):
             rolled = tuple(die.value for die in move.dice)
@@ -881,39 +884,28 @@ class SixisGame(Game[Options, State]):
                 return self._after_dice(replace(state, dice=state.saved[seat]))
             return replace(state, step=Step.ROLL)
         if isinstance(move, RollAll):
-            return replace(state, step=Step.ROLL, saved=self._with_saved(state, seat, ()))
+            return replace(state, step=Step.ROLL, saved=_replaced(state.saved, seat, ()))
         if isinstance(move, EndRound):
             return self._end_round(state, "ended_by_player")
         if isinstance(move, TakeCard):
             if move.card == SIXIS:
-                claim = Claim(seat, state.round, SIXIS, True)
-                return self._end_round(
-                    replace(state, claims=state.claims + (claim,)), "sixis_taken"
-                )
-            index = self._slot_index(state, move.card)
-            slot = state.slots[index]
+                return self._end_round(state, "sixis_taken", Claim(seat, SIXIS, True))
+            index = state.cards.index(move.card)
             return replace(
-                state,
-                step=Step.SAVE,
-                turn_action="took",
-                turn_card=move.card,
-                slots=self._with_slot(state, index, replace(slot, taken_by=seat)),
-                claims=state.claims + (Claim(seat, state.round, slot.card, slot.red),),
-            )
+                state, step=Step.SAVE, turn_action="took", turn_card=move.card,
+                taken_by=_replaced(state.taken_by, index, seat),
+            )  # fmt: skip
         if isinstance(move, FlipCard):
-            index = self._slot_index(state, move.card)
+            index = state.cards.index(move.card)
             return replace(
-                state,
-                step=Step.SAVE,
-                turn_action="flipped",
-                turn_card=move.card,
-                slots=self._with_slot(state, index, replace(state.slots[index], red=True)),
-            )
+                state, step=Step.SAVE, turn_action="flipped", turn_card=move.card,
+                red=_replaced(state.red, index, True),
+            )  # fmt: skip
         if isinstance(move, Decline):
             return replace(state, step=Step.SAVE, turn_action="declined")
         if isinstance(move, SaveDice):
-            state = replace(state, saved=self._with_saved(state, seat, move.values))
-            following = (seat + 1) % n
+            state = replace(state, saved=_replaced(state.saved, seat, move.values))
+            following = (seat + 1) % state.options.players
             if state.step is Step.START_SAVE:
                 if following == state.starter:
                     return self._begin_turn(replace(state, dice=()), state.starter)
@@ -921,45 +913,49 @@ class SixisGame(Game[Options, State]):
             return self._begin_turn(state, following)
         raise TypeError(f"not a Sixis move: {move!r}")
 
-    @staticmethod
-    def _slot_index(state: State, card: str) -> int:
-        return next(i for i, slot in enumerate(state.slots) if slot.card == card)
-
-    @staticmethod
-    def _with_slot(state: State, index: int, slot: Slot) -> tuple[Slot, ...]:
-        return state.slots[:index] + (slot,) + state.slots[index + 1 :]
-
-    @staticmethod
-    def _with_saved(
-        state: State, seat: int, values: tuple[int, ...]
-    ) -> tuple[tuple[int, ...], ...]:
-        return state.saved[:seat] + (values,) + state.saved[seat + 1 :]
-
     # -- scoring and end ------------------------------------------------------------------------
-    def _scoring_seats(self, state: State, seat: int) -> tuple[int, ...]:
-        """The seats whose cards count for `seat`: itself, or the team (seats s and s + 2)."""
+    @staticmethod
+    def _round_claims(state: State) -> tuple[Claim, ...]:
+        """The cards taken so far in the current round, in slot order."""
+        return tuple(
+            Claim(seat, card, red)
+            for card, red, seat in zip(state.cards, state.red, state.taken_by, strict=True)
+            if seat != NOT_TAKEN
+        )
+
+    def _all_claims(self, state: State) -> list[tuple[int, Claim]]:
+        """(round, claim) for every card taken in the game, the current round included."""
+        claims = [(result.round, claim) for result in state.history for claim in result.claims]
+        if state.step is not Step.OVER:
+            claims.extend((state.round, claim) for claim in self._round_claims(state))
+        return claims
+
+    @staticmethod
+    def _counted_seats(state: State, seat: int) -> tuple[int, ...]:
+        """The seats whose cards count for `seat`: itself, or its team (seats s and s + 2)."""
         if state.options.team_play:
             return (seat % 2, seat % 2 + 2)
         return (seat,)
 
     def _totals(self, state: State) -> list[int]:
         own = [0] * state.options.players
-        for claim in state.claims:
+        for _, claim in self._all_claims(state):
             own[claim.seat] += claim.side.points
         return [
-            sum(own[s] for s in self._scoring_seats(state, seat))
+            sum(own[s] for s in self._counted_seats(state, seat))
             for seat in range(state.options.players)
         ]
 
     def scores(self, state: State) -> tuple[Score, ...]:
+        claims = self._all_claims(state)
         result = []
         for seat in range(state.options.players):
-            counted = self._scoring_seats(state, seat)
+            counted = self._counted_seats(state, seat)
             breakdown = []
-            for claim in state.claims:
+            for round_no, claim in claims:
                 if claim.seat not in counted:
                     continue
-                label = f"round {claim.round}: {claim.side.name}"
+                label = f"round {round_no}: {claim.side.name}"
                 if state.options.team_play:
                     label += f" (player {claim.seat + 1})"
                 breakdown.append((label, claim.side.points))
@@ -985,21 +981,22 @@ class SixisGame(Game[Options, State]):
 
     def invariants(self, state: State) -> None:
         n = state.options.players
-        assert len(state.saved) == n and len(state.colours) == n
-        assert len(state.slots) == TABLE_LAYOUTS[n].card_count
-        assert len({slot.card for slot in state.slots}) == len(state.slots)
+        count = TABLE_LAYOUTS[n].card_count
+        assert len(state.saved) == n
+        assert len(state.cards) == len(state.red) == len(state.taken_by) == count
+        assert len(set(state.cards)) == count and all(c in CARDS for c in state.cards)
+        assert all(NOT_TAKEN <= seat < n for seat in state.taken_by)
         for saved in state.saved:
             assert len(saved) <= DICE_PER_PLAYER and list(saved) == sorted(saved)
         if state.step in (Step.ACT, Step.SAVE, Step.START_SAVE):
             assert len(state.dice) == DICE_PER_PLAYER
-        this_round = [c for c in state.claims if c.round == state.round and c.card != SIXIS]
-        taken = [s for s in state.slots if s.taken_by is not None]
-        assert sorted((c.card, c.seat) for c in this_round) == sorted(
-            (s.card, s.taken_by) for s in taken if s.taken_by is not None
+        assert [r.round for r in state.history] == list(
+            range(1, state.round + (state.step is Step.OVER))
         )
-        assert len(state.round_endings) == state.round - (state.step is not Step.OVER)
-        for claim in state.claims:
-            assert 1 <= claim.round <= state.round and 0 <= claim.seat < n
+        for result in state.history:
+            assert sum(claim.card == SIXIS for claim in result.claims) == (
+                result.ending == "sixis_taken"
+            )
 
 
 GAME = SixisGame()

@@ -30,7 +30,8 @@ House decisions where the rulebook is silent (each is tested):
   rulebook speaks of "her dice", not of a colour).
 - With 2 players every row competes on its own: highest and second highest are ranked over
   the four rows, triplets count per row, and all points of a row go to its owner (so one
-  player may take 2 + 1 with her two rows). The next starter is the owner of the lowest row.
+  player may take 2 + 1 with her two rows; two of her rows tied for the top earn 3 + 3, two
+  tied for second 1 + 1). The next starter is the owner of the lowest row.
 - First round: the rulebook's start roll (highest sum starts) happens at the table; the
   companion takes the result as ``Options.first_player``.
 - Tie for the lowest row (the rulebook says the youngest starts; the companion knows no
@@ -46,6 +47,11 @@ House decisions where the rulebook is silent (each is tested):
   colours[1], seat 1 colours[2] and colours[3]. Colours must be names the camera knows
   (``base.COLOURS``).
 - Score breakdown: the chips won in each finished round, ``("round 1", 3), ...``.
+- Everyone has the same number of dice and places one per turn, so nobody runs out early;
+  should a seat have no dice left, the turn passes over it.
+- The board is stored as text per space ("red 5", "" when free) rather than Die objects:
+  every state goes through JSON to every tablet on every action, and the text form is about
+  three times cheaper to decode; ``die_at`` reads a space as a Die.
 """
 
 from __future__ import annotations
@@ -130,7 +136,8 @@ class Place(Move):
 @dataclass(frozen=True, slots=True)
 class RoundResult:
     """A scored round, per row in board order: its value, its highest/second points and its
-    triplet points (each row's points go to its owner)."""
+    triplet points (each row's points go to its owner). Not kept in the state (which holds
+    the row values only, see `last_round`): a view for the tablets and tests."""
 
     number: int
     row_values: tuple[int, ...]
@@ -141,13 +148,12 @@ class RoundResult:
 @dataclass(frozen=True, slots=True)
 class State:
     """`colours`: the rows in play, board order (row i belongs to seat
-    i // rows_per_seat(players)). `board[row][space]`: the die there as text, "red 5", or
-    "" for a free space (text keeps the state's JSON small: it goes to every tablet on every
-    action; `die_at` reads a space as a Die). `roll`: the
-    active player's rolled dice, empty while her roll is awaited. `points`: chips so far;
-    `round_points[i][seat]`: chips won in round i + 1. `last_round`: the latest scored round
-    (for the tablets and the tie-break). After the final round `over` is set and the final
-    board stays on the table."""
+    i // rows_per_seat(players)). `board[row][space]`: the die there as text, "red 5", or ""
+    for a free space (`die_at` reads it as a Die). `roll`: the active player's rolled dice,
+    empty while her roll is awaited. `points`: chips so far; `round_points[i][seat]`: chips
+    won in round i + 1. `last_values`: the row values of the latest scored round, empty
+    before the first (see `last_round`; the end tie-break reads them). After the final round
+    `over` is set and the final board stays on the table."""
 
     players: int
     colours: tuple[str, ...]
@@ -159,7 +165,7 @@ class State:
     points: tuple[int, ...]
     roll: tuple[Die, ...] = ()
     round_points: tuple[tuple[int, ...], ...] = ()
-    last_round: RoundResult | None = None
+    last_values: tuple[int, ...] = ()
     over: bool = False
 
 
@@ -198,6 +204,23 @@ def triplet_points(digits: tuple[int, ...]) -> int:
     """One point per three equal values in a row, any colours, not necessarily adjacent
     (4 or 5 equal still 1, 6 equal 2)."""
     return sum(count // TRIPLET for count in Counter(digits).values())
+
+
+def digits_of(value: int) -> tuple[int, ...]:
+    """The dice of a full row from its value (faces 1-6 make the digits unique)."""
+    return tuple((value // place) % 10 for place in SPACE_VALUES)
+
+
+def last_round(state: State) -> RoundResult | None:
+    """The latest scored round with its points per row, or None before the first."""
+    if not state.last_values:
+        return None
+    return RoundResult(
+        number=len(state.round_points),
+        row_values=state.last_values,
+        rank_points=rank_points(state.last_values),
+        triplet_points=tuple(triplet_points(digits_of(v)) for v in state.last_values),
+    )
 
 
 def seat_name(state: State, seat: int) -> str:
@@ -247,10 +270,6 @@ def _colours_on_board(state: State) -> Counter[str]:
 
 def _empty_board(rows: int) -> tuple[tuple[str, ...], ...]:
     return tuple((FREE,) * SPACES for _ in range(rows))
-
-
-def _describe(die: Die) -> str:
-    return f"{die.colour} {die.value}"
 
 
 # -- the game ----------------------------------------------------------------------------
@@ -334,8 +353,8 @@ class Sixmix(Game[Options, State]):
             sum(won[seat] for won in state.round_points) for seat in range(state.players)
         )
         assert len(state.round_points) == state.round - (0 if state.over else 1)
-        if state.last_round is not None:
-            assert state.last_round.number == len(state.round_points)
+        assert bool(state.last_values) == bool(state.round_points)
+        assert len(state.last_values) in (0, rows)
         full = all(cell != FREE for row in state.board for cell in row)
         assert full == state.over
         assert (max(state.points) >= state.target) == state.over
@@ -388,9 +407,9 @@ class Sixmix(Game[Options, State]):
 
     def _check_place(self, state: State, move: Place) -> None:
         if move.die not in state.roll:
-            rolled = ", ".join(_describe(d) for d in state.roll)
+            rolled = ", ".join(cell_text(d) for d in state.roll)
             raise illegal(
-                "die_not_rolled", f"your roll has no {_describe(move.die)} (you rolled {rolled})"
+                "die_not_rolled", f"your roll has no {cell_text(move.die)} (you rolled {rolled})"
             )
         if move.row not in state.colours:
             raise illegal("row_not_in_play", f"{move.row}'s row is not in play")
@@ -459,7 +478,7 @@ class Sixmix(Game[Options, State]):
             state,
             points=points,
             round_points=(*state.round_points, per_seat),
-            last_round=RoundResult(state.round, values, ranks, triplets),
+            last_values=values,
         )
         if max(points) >= state.target:
             return replace(scored, over=True)
@@ -509,8 +528,7 @@ class Sixmix(Game[Options, State]):
                 f"{_capital(seat_name(state, winner))} wins with {best} points",
                 (winner,),
             )
-        assert state.last_round is not None
-        final = state.last_round.row_values
+        final = state.last_values
 
         def board_value(seat: int) -> tuple[int, ...]:
             return (sum(final[r] for r in seat_rows(state.players, seat)),)

@@ -703,11 +703,15 @@ class Sixto(Game[Options, State]):
                     "first keep these dice or re-roll all of them",
                 )
         check_actor(step is Step.OVER, self.turn(state), move)
-        if isinstance(move, Roll | Keep | Done):
+        if isinstance(move, Roll | Done):
             return
-        if isinstance(move, Reroll):
-            if state.rerolled:  # unreachable through turn(); kept as a guard
-                raise illegal("one_reroll", "the dice may be re-rolled only once per turn")
+        if isinstance(move, Keep | Reroll):
+            if step is not Step.REROLL:
+                raise illegal(
+                    "decision_made",
+                    "keeping or re-rolling is decided by the active player right after the "
+                    "first roll of a turn, and only once",
+                )
             return
         if not isinstance(move, Cross):
             raise illegal("unknown_move", f"Sixto has no {type(move).__name__} move")

@@ -24,13 +24,13 @@ import json
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, DieBox
+from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, DieBox, DieReading
 
 logger = logging.getLogger(__name__)
 
@@ -76,13 +76,20 @@ def sample_die(image: np.ndarray, box: DieBox, samples: int = 24) -> np.ndarray:
         [[scale, 0, samples / 2 - box.cx * scale], [0, scale, samples / 2 - box.cy * scale]]
     )
     interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
-    patch = cv2.warpAffine(image, matrix, (samples, samples), flags=interp,
-                           borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0))
+    patch = cv2.warpAffine(
+        image,
+        matrix,
+        (samples, samples),
+        flags=interp,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(0, 0, 0),
+    )
     inside = np.zeros((samples, samples), np.uint8)
     cv2.circle(inside, (samples // 2, samples // 2), samples // 2, 1, -1)
     # pixels warped from outside the image are not the die
-    valid = cv2.warpAffine(np.ones(image.shape[:2], np.uint8), matrix, (samples, samples),
-                           flags=cv2.INTER_NEAREST)
+    valid = cv2.warpAffine(
+        np.ones(image.shape[:2], np.uint8), matrix, (samples, samples), flags=cv2.INTER_NEAREST
+    )
     keep = (inside & valid).astype(bool)
     return patch[keep]
 
@@ -125,3 +132,447 @@ def measure_die(image: np.ndarray, box: DieBox) -> BodyColour | None:
     """The body colour of the die in `box` of a BGR image (None if it cannot be
     measured)."""
     return measure_body(sample_die(image, box))
+
+
+# ----------------------------------------------------------------------------------------
+# Naming a colour
+
+# Lightness counts half as much as a and b when comparing colours: the light over a table
+# changes brightness far more than hue.
+LIGHTNESS_WEIGHT = 0.5
+
+# Colour prototypes (CIE Lab) per basic name: k-means centres (4 per source) of body
+# colours measured with `measure_die` on (1) the training part of
+# shared/data/byler-d6-train (colours.csv labels; the validation fifth, images 4, 9, 14 ...
+# by sorted name, never used) and (2) dice rendered by companion.vision.render under
+# random light. Names absent from the real photos (grey, orange, pink) come from (2) only.
+# A centre nearer another name's median than its own is left out (white dice under the
+# dimmest light look grey).
+# Regenerate with `bench/vision_colour.py --prototypes`.
+_PROTOTYPES: dict[str, tuple[tuple[float, float, float], ...]] = {
+    "white": (
+        (77.8, 0.5, -0.3),
+        (74.1, -0.9, 11.0),
+        (85.9, -1.6, 7.6),
+        (74.8, -1.1, 8.4),
+        (95.0, 2.2, -0.8),
+        (71.3, 3.3, 0.9),
+        (77.7, -5.0, 5.6),
+    ),
+    "black": (
+        (18.9, 4.6, 4.0),
+        (12.4, 1.8, 0.9),
+        (13.2, -0.0, 2.9),
+        (12.3, 2.2, 0.4),
+        (8.1, 0.5, 0.4),
+        (15.5, 1.6, 12.7),
+    ),
+    "grey": (
+        (58.7, 0.8, -0.7),
+        (33.5, 0.9, 0.1),
+        (46.2, -1.3, 3.3),
+        (41.9, 2.7, -5.0),
+    ),
+    "red": (
+        (29.8, 39.6, 25.4),
+        (26.6, 27.0, 9.6),
+        (34.0, 48.3, 34.0),
+        (37.6, 47.8, 19.0),
+        (30.2, 40.4, 26.3),
+        (39.0, 52.3, 35.3),
+        (24.0, 26.1, 13.3),
+    ),
+    "orange": (
+        (47.4, 22.9, 43.7),
+        (70.2, 26.4, 66.4),
+        (53.5, 44.1, 55.4),
+    ),
+    "yellow": (
+        (64.7, -6.9, 59.2),
+        (72.2, -14.3, 64.5),
+        (63.7, 6.0, 62.3),
+        (74.9, -21.1, 68.1),
+        (68.0, -10.1, 55.1),
+        (83.5, -15.0, 72.2),
+        (69.2, 3.5, 62.2),
+    ),
+    "green": (
+        (40.9, -42.7, 30.0),
+        (41.0, -40.2, 25.5),
+        (40.3, -37.9, 22.8),
+        (43.9, -43.5, 27.6),
+        (48.0, -43.4, 30.8),
+        (38.2, -35.4, 23.2),
+        (48.8, -49.8, 41.9),
+    ),
+    "blue": (
+        (30.3, -0.3, -27.5),
+        (12.0, 26.3, -42.5),
+        (19.9, 3.2, -17.3),
+        (24.0, -1.7, -21.7),
+        (23.5, 14.3, -40.7),
+        (18.2, 7.5, -29.8),
+        (33.7, 2.2, -33.6),
+    ),
+    "teal": (
+        (30.3, -17.8, 9.8),
+        (36.8, -23.3, 5.2),
+        (37.2, -23.3, 14.5),
+        (30.3, -14.0, 2.7),
+        (28.3, -17.8, -2.6),
+        (48.7, -33.3, 6.2),
+        (39.5, -25.2, 1.4),
+        (41.0, -19.6, -9.4),
+    ),
+    "purple": (
+        (10.1, 12.0, -9.4),
+        (19.2, 34.7, -22.9),
+        (20.6, 27.8, -21.3),
+        (13.1, 17.0, -14.0),
+        (21.7, 31.4, -27.3),
+        (14.8, 22.3, -19.4),
+    ),
+    "pink": (
+        (37.2, 25.3, -4.5),
+        (60.5, 41.9, -2.7),
+        (54.9, 37.4, -12.0),
+        (65.5, 59.4, -20.1),
+    ),
+    "brown": (
+        (45.8, 6.7, 38.2),
+        (31.6, 6.6, 21.8),
+        (22.8, 5.4, 12.8),
+        (38.6, 8.1, 29.7),
+        (20.7, 5.3, 12.9),
+        (33.4, 17.5, 26.5),
+        (29.0, 8.9, 21.3),
+        (22.3, 13.6, 14.5),
+    ),
+}
+
+_PROTO_NAMES: tuple[str, ...] = tuple(n for n, ps in _PROTOTYPES.items() for _ in ps)
+_PROTO_LAB = np.float32([p for ps in _PROTOTYPES.values() for p in ps])
+_WEIGHTS = np.float32([LIGHTNESS_WEIGHT, 1.0, 1.0])
+
+
+def colour_distance(
+    lab1: Sequence[float] | np.ndarray, lab2: Sequence[float] | np.ndarray
+) -> float:
+    """Distance between two Lab colours with lightness down-weighted (see
+    LIGHTNESS_WEIGHT)."""
+    diff = (np.float32(lab1) - np.float32(lab2)) * _WEIGHTS
+    return float(np.linalg.norm(diff))
+
+
+@dataclass(frozen=True, slots=True)
+class ColourName:
+    """A basic colour name with a confidence 0..1 and the runner-up name."""
+
+    name: str
+    confidence: float
+    runner_up: str
+
+
+def name_colour(lab: Sequence[float]) -> ColourName:
+    """The basic colour name of a Lab body colour: the name of the nearest prototype.
+    Confidence compares the nearest prototype of the best name (d1) with that of the
+    next-best name (d2): (d2 - d1) / d2, reduced when even d1 is far."""
+    distances = np.linalg.norm((_PROTO_LAB - np.float32(lab)) * _WEIGHTS, axis=1)
+    best_by_name: dict[str, float] = {}
+    for name, distance in zip(_PROTO_NAMES, distances, strict=True):
+        if distance < best_by_name.get(name, math.inf):
+            best_by_name[name] = float(distance)
+    ranked = sorted(best_by_name.items(), key=lambda item: item[1])
+    (name, d1), (runner_up, d2) = ranked[0], ranked[1]
+    confidence = (d2 - d1) / max(d2, 1e-6)
+    confidence *= math.exp(-max(0.0, d1 - 15.0) / 25.0)
+    return ColourName(name, float(np.clip(confidence, 0.0, 1.0)), runner_up)
+
+
+# ----------------------------------------------------------------------------------------
+# Dice sets and calibration files
+
+
+class CalibrationError(ValueError):
+    """A dice-set calibration file that is missing or does not follow the format."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetDie:
+    """One die of a set: its colour name and its Lab colour under the table's light."""
+
+    colour: str
+    lab: tuple[float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class DiceSet:
+    """A named set of dice, e.g. Qwixx: white, white, red, yellow, green, blue."""
+
+    name: str
+    dice: tuple[SetDie, ...]
+    source: str = ""
+
+    @property
+    def colours(self) -> tuple[str, ...]:
+        return tuple(d.colour for d in self.dice)
+
+
+def parse_dice_set(data: object, source: str = "<data>") -> DiceSet:
+    """Validate a calibration document and build its DiceSet; raises CalibrationError
+    naming the problem and where it is.
+
+    Format (JSON object)::
+
+        {
+          "format": "companion-dice-set/1",
+          "name": "qwixx",                      # set name, non-empty text
+          "light": "how and under which light the colours were measured",  # optional
+          "dice": [                             # 1-12 dice, in the set's order
+            {"colour": "white", "lab": [L, a, b]},   # basic colour name; CIE Lab,
+            ...                                      # L 0-100, a and b -128..127
+          ]
+        }
+
+    Two dice may share a colour (Qwixx has two white dice). Unknown keys are refused so a
+    misspelt key does not pass silently."""
+    if not isinstance(data, dict):
+        raise CalibrationError(f"{source}: a dice-set file must hold a JSON object")
+    unknown = set(data) - {"format", "name", "light", "description", "dice"}
+    if unknown:
+        raise CalibrationError(f"{source}: unknown key(s) {sorted(unknown)}")
+    if data.get("format") != CALIBRATION_FORMAT:
+        raise CalibrationError(
+            f"{source}: 'format' must be {CALIBRATION_FORMAT!r}, got {data.get('format')!r}"
+        )
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise CalibrationError(f"{source}: 'name' must be a non-empty string")
+    dice = data.get("dice")
+    if not isinstance(dice, list) or not 1 <= len(dice) <= 12:
+        raise CalibrationError(f"{source}: 'dice' must be a list of 1 to 12 dice")
+    parsed: list[SetDie] = []
+    for i, die in enumerate(dice):
+        where = f"{source}: dice[{i}]"
+        if not isinstance(die, dict) or set(die) != {"colour", "lab"}:
+            raise CalibrationError(f"{where}: must be an object with exactly 'colour' and 'lab'")
+        colour = die["colour"]
+        if colour not in BASIC_COLOURS:
+            raise CalibrationError(
+                f"{where}: colour {colour!r} is not one of {', '.join(BASIC_COLOURS)}"
+            )
+        lab = die["lab"]
+        if (
+            not isinstance(lab, list)
+            or len(lab) != 3
+            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in lab)
+        ):
+            raise CalibrationError(f"{where}: 'lab' must be three numbers [L, a, b]")
+        if not 0 <= lab[0] <= 100 or not all(-128 <= v <= 128 for v in lab[1:]):
+            raise CalibrationError(f"{where}: lab {lab} outside L 0..100, a/b -128..128")
+        parsed.append(SetDie(colour, (float(lab[0]), float(lab[1]), float(lab[2]))))
+    return DiceSet(name.strip(), tuple(parsed), source)
+
+
+def load_dice_set(path: Path) -> DiceSet:
+    """Read and validate a calibration file (see parse_dice_set)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise CalibrationError(f"{path}: no such calibration file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CalibrationError(f"{path}: cannot read ({exc})") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CalibrationError(f"{path}: not JSON ({exc})") from exc
+    return parse_dice_set(data, str(path))
+
+
+def dice_set_to_json(dice_set: DiceSet, light: str) -> dict[str, object]:
+    """The calibration document of a set (what `parse_dice_set` reads)."""
+    return {
+        "format": CALIBRATION_FORMAT,
+        "name": dice_set.name,
+        "light": light,
+        "dice": [{"colour": d.colour, "lab": [round(v, 1) for v in d.lab]} for d in dice_set.dice],
+    }
+
+
+def builtin_dice_set(name: str) -> DiceSet:
+    """The standard set `name` ("qwixx" or "sixto"): its calibration file under
+    calibration/ when present, else each colour's typical Lab (the mean of its name's
+    prototypes)."""
+    if name not in STANDARD_DICE_SETS:
+        raise CalibrationError(
+            f"unknown dice set {name!r}; built in: {', '.join(STANDARD_DICE_SETS)}"
+        )
+    path = DEFAULT_CALIBRATION_DIR / f"{name}-default.json"
+    if path.is_file():
+        return load_dice_set(path)
+    dice = tuple(SetDie(c, typical_lab(c)) for c in STANDARD_DICE_SETS[name])
+    return DiceSet(name, dice, "built-in prototypes")
+
+
+def typical_lab(colour: str) -> tuple[float, float, float]:
+    """A representative Lab of a basic colour name (mean of its prototypes)."""
+    mean = np.mean(np.float32(_PROTOTYPES[colour]), axis=0)
+    return (float(mean[0]), float(mean[1]), float(mean[2]))
+
+
+def resolve_dice_set(spec: str | Path | DiceSet | None) -> DiceSet | None:
+    """A dice set from a built-in name, a calibration file path or a DiceSet."""
+    if spec is None or isinstance(spec, DiceSet):
+        return spec
+    text = str(spec)
+    if text in STANDARD_DICE_SETS:
+        return builtin_dice_set(text)
+    return load_dice_set(Path(text))
+
+
+# ----------------------------------------------------------------------------------------
+# Assignment to a set
+
+
+@dataclass(frozen=True, slots=True)
+class SetAssignment:
+    """Which set die each found die is: `set_index[i]` for found die i (None = extra
+    die), the distance of each pairing, and the set dice nobody was assigned to."""
+
+    set_index: tuple[int | None, ...]
+    distance: tuple[float | None, ...]
+    missing: tuple[int, ...]
+
+
+def assign_to_set(labs: Sequence[Sequence[float] | None], dice_set: DiceSet) -> SetAssignment:
+    """Assign measured dice to the set's dice at once: the assignment that minimises the
+    summed colour distance (each set die used at most once). Dice without a measurement
+    cost the same against every set die, so they take what the others leave."""
+    n, m = len(labs), len(dice_set.dice)
+    if n == 0:
+        return SetAssignment((), (), tuple(range(m)))
+    cost = np.full((n, m), 200.0)
+    for i, lab in enumerate(labs):
+        if lab is None:
+            continue
+        for j, die in enumerate(dice_set.dice):
+            cost[i, j] = colour_distance(lab, die.lab)
+    pairs = hungarian(cost)
+    set_index: list[int | None] = [None] * n
+    distance: list[float | None] = [None] * n
+    for i, j in pairs:
+        set_index[i] = j
+        distance[i] = None if labs[i] is None else float(cost[i, j])
+    used = {j for _, j in pairs}
+    return SetAssignment(
+        tuple(set_index), tuple(distance), tuple(j for j in range(m) if j not in used)
+    )
+
+
+def hungarian(cost: np.ndarray) -> list[tuple[int, int]]:
+    """Minimum-cost assignment of rows to columns of a rectangular cost matrix (each row
+    and column used at most once, min(rows, cols) pairs); the Hungarian method with
+    potentials (Kuhn 1955, Munkres 1957), O(n^2 m)."""
+    rows, cols = cost.shape
+    transposed = rows > cols
+    c = cost.T if transposed else cost
+    n, m = c.shape  # n <= m
+    inf = math.inf
+    u = [0.0] * (n + 1)
+    v = [0.0] * (m + 1)
+    match = [0] * (m + 1)  # match[j] = row (1-based) assigned to column j
+    way = [0] * (m + 1)
+    for i in range(1, n + 1):
+        match[0] = i
+        j0 = 0
+        min_v = [inf] * (m + 1)
+        used = [False] * (m + 1)
+        while True:
+            used[j0] = True
+            i0, delta, j1 = match[j0], inf, 0
+            for j in range(1, m + 1):
+                if used[j]:
+                    continue
+                cur = float(c[i0 - 1, j - 1]) - u[i0] - v[j]
+                if cur < min_v[j]:
+                    min_v[j], way[j] = cur, j0
+                if min_v[j] < delta:
+                    delta, j1 = min_v[j], j
+            for j in range(m + 1):
+                if used[j]:
+                    u[match[j]] += delta
+                    v[j] -= delta
+                else:
+                    min_v[j] -= delta
+            j0 = j1
+            if match[j0] == 0:
+                break
+        while j0:
+            j1 = way[j0]
+            match[j0] = match[j1]
+            j0 = j1
+    pairs = [(match[j] - 1, j - 1) for j in range(1, m + 1) if match[j]]
+    if transposed:
+        pairs = [(j, i) for i, j in pairs]
+    return sorted(pairs)
+
+
+# ----------------------------------------------------------------------------------------
+# The colour stage
+
+
+def colour_readings(
+    image: np.ndarray, readings: Sequence[DieReading], dice_set: DiceSet | None = None
+) -> tuple[tuple[DieReading, ...], tuple[int, ...]]:
+    """The colour stage: each reading gets its body colour name and confidence; with a
+    dice set, its set die (set_index), the set die's colour, and the flag "extra" when the
+    set has no die left for it ("colour_mismatch" when its colour is far from the set
+    die's). Returns the readings and the indices of set dice not found."""
+    measured = [measure_die(image, r.where) for r in readings]
+    named = [None if m is None else name_colour(m.lab) for m in measured]
+    if dice_set is None:
+        out = tuple(
+            replace(r, colour=n.name if n else None, colour_confidence=n.confidence if n else 0.0)
+            for r, n in zip(readings, named, strict=True)
+        )
+        return out, ()
+    labs = [None if m is None else m.lab for m in measured]
+    assignment = assign_to_set(labs, dice_set)
+    out_list: list[DieReading] = []
+    for i, reading in enumerate(readings):
+        j = assignment.set_index[i]
+        if j is None:
+            n = named[i]
+            out_list.append(
+                replace(
+                    reading,
+                    colour=n.name if n else None,
+                    colour_confidence=n.confidence if n else 0.0,
+                    flags=(*reading.flags, "extra"),
+                )
+            )
+            continue
+        set_die = dice_set.dice[j]
+        flags = reading.flags
+        distance = assignment.distance[i]
+        confidence = 0.0
+        if distance is not None:
+            others = [
+                colour_distance(labs[i], d.lab)  # type: ignore[arg-type]
+                for d in dice_set.dice
+                if d.colour != set_die.colour
+            ]
+            nearest_other = min(others) if others else distance + 50.0
+            confidence = float(np.clip((nearest_other - distance) / max(nearest_other, 1e-6), 0, 1))
+            if distance > SET_MISMATCH_DISTANCE:
+                flags = (*flags, "colour_mismatch")
+        out_list.append(
+            replace(
+                reading,
+                colour=set_die.colour,
+                colour_confidence=confidence,
+                set_index=j,
+                flags=flags,
+            )
+        )
+    return tuple(out_list), assignment.missing

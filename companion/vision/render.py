@@ -304,9 +304,9 @@ def _surface(rng: np.random.Generator, kind: str, h: int, w: int) -> np.ndarray:
         u = xx * math.cos(angle) + yy * math.sin(angle)
         # long, gently waving grain lines: the warp varies slowly across the grain
         warp = _smooth_noise(rng, h, w, 160) * rng.uniform(4, 14)
-        freq = rng.uniform(0.06, 0.2)
+        freq = rng.uniform(0.08, 0.3)
         grain = np.sin((u + warp) * freq) * 0.5 + 0.5
-        grain = grain ** rng.uniform(2, 6)
+        grain = grain ** rng.uniform(4, 12)  # thin dark late-wood lines
         streak = _smooth_noise(rng, h, w, 25) * 0.04
         img[:] = base
         img *= (1 - 0.18 * grain - streak)[..., None]
@@ -714,8 +714,9 @@ def _place_dice(
     flush against the previous one (same rotation, sides in contact)."""
     placed: list[_Placed] = []
     for spec in specs:
-        for _attempt in range(60):
-            side = base_size * rng.uniform(0.88, 1.12)
+        for attempt in range(80):
+            # a crowded table: after many misses the die comes out smaller
+            side = base_size * rng.uniform(0.88, 1.12) * 0.97 ** max(0, attempt - 30)
             margin = side * 1.2
             if width <= 2 * margin or height <= 2 * margin:
                 side = min(width, height) / 3.2

@@ -77,6 +77,20 @@ class FrameReading:
     ms: float = 0.0
     frame_index: int = 0
     problems: tuple[str, ...] = field(default=())
+    # with a dice set: its name and the colours of its dice that were not found
+    dice_set: str | None = None
+    missing: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "width": self.width,
+            "height": self.height,
+            "ms": round(float(self.ms), 1),
+            "dice": [d.to_json() for d in self.dice],
+            "problems": list(self.problems),
+            "dice_set": self.dice_set,
+            "missing": list(self.missing),
+        }
 
 
 # The basic colour names the vision stages use for die bodies and pips (the names of the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import mimetypes
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -103,6 +104,7 @@ def create_app(settings: Settings) -> FastAPI:
         finally:
             store.close()
 
+    mimetypes.add_type("application/manifest+json", ".webmanifest")
     app = FastAPI(title="Table Companion", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)

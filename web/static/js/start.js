@@ -48,11 +48,15 @@
       label.append(el("input", {name: "name", maxlength: "40", value: kept[i] || `Player ${i + 1}`}));
       names.append(label);
     }
-    options.querySelectorAll("label").forEach((l) => l.remove());
+    options.querySelectorAll("label, .record-list").forEach((l) => l.remove());
     for (const [field, value] of Object.entries(defaults())) {
       if (field === "players") continue;
       const label = el("label", {class: "field"}, field.replace(/_/g, " "));
       let input;
+      if (Array.isArray(value) && value.length && value.every(isRecord)) {
+        options.append(recordList(field, value));
+        continue;
+      }
       if (typeof value === "boolean") {
         input = el("input", {type: "checkbox", "data-type": "bool"});
         input.checked = value;
@@ -60,8 +64,11 @@
         input = el("input", {type: "number", value: String(value), "data-type": "number", step: "any"});
       } else if (typeof value === "string") {
         input = el("input", {value, "data-type": "string"});
+      } else if (Array.isArray(value) && value.every((v) => typeof v !== "object")) {
+        // a list of plain values (e.g. die colours): comma separated
+        const kind = value.length && typeof value[0] === "number" ? "numbers" : "strings";
+        input = el("input", {value: value.join(", "), "data-type": kind});
       } else {
-        // lists and objects: edited as JSON (e.g. Sixto's sheet letters ["A","B"])
         input = el("input", {value: JSON.stringify(value), "data-type": "json", class: "json"});
       }
       input.name = field;
@@ -70,13 +77,49 @@
     }
   }
 
+  function isRecord(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
+
+  // A list of records (e.g. Sixto's sheet choice per seat): one line per item, an input
+  // per plain field; other fields keep their default values.
+  function recordList(field, items) {
+    const box = el("div", {class: "record-list", "data-field": field});
+    box.append(el("p", {class: "record-title"}, field.replace(/_/g, " ")));
+    items.forEach((item, index) => {
+      const line = el("div", {class: "record", "data-default": JSON.stringify(item)});
+      line.append(el("span", {class: "record-index"}, `Seat ${index + 1}`));
+      for (const [key, v] of Object.entries(item)) {
+        if (typeof v !== "string" && typeof v !== "number") continue;
+        const label = el("label", {class: "field inline"}, key.replace(/_/g, " "));
+        label.append(el("input", {"data-key": key, "data-kind": typeof v, value: String(v), maxlength: "40"}));
+        line.append(label);
+      }
+      box.append(line);
+    });
+    return box;
+  }
+
+  function readRecords(result) {
+    for (const box of options.querySelectorAll(".record-list")) {
+      result[box.dataset.field] = Array.from(box.querySelectorAll(".record"), (line) => {
+        const item = JSON.parse(line.dataset.default);
+        for (const input of line.querySelectorAll("input")) {
+          item[input.dataset.key] = input.dataset.kind === "number" ? Number(input.value) : input.value.trim();
+        }
+        return item;
+      });
+    }
+  }
+
   function readOptions() {
     const result = {players: Number(count.value)};
-    for (const input of options.querySelectorAll("input")) {
+    readRecords(result);
+    for (const input of options.querySelectorAll("input[data-type]")) {
       const type = input.dataset.type;
       if (type === "bool") result[input.name] = input.checked;
       else if (type === "number") result[input.name] = Number(input.value);
       else if (type === "string") result[input.name] = input.value;
+      else if (type === "strings") result[input.name] = input.value.split(",").map((v) => v.trim()).filter(Boolean);
+      else if (type === "numbers") result[input.name] = input.value.split(",").map((v) => Number(v.trim()));
       else result[input.name] = JSON.parse(input.value);
     }
     if (!("players" in defaults())) delete result.players;
@@ -92,7 +135,7 @@
       body = {
         game: game.name,
         options: readOptions(),
-        players: Array.from(names.querySelectorAll("input"), (i) => i.value.trim() || i.placeholder),
+        players: Array.from(names.querySelectorAll("input"), (i, k) => i.value.trim() || `Player ${k + 1}`),
       };
     } catch (e) {
       error.textContent = `An option is not valid JSON: ${e.message}`;

@@ -1,0 +1,277 @@
+"""Colour figures for the vision pipeline.
+
+Modes:
+  (default)        rendered Qwixx and Sixto scenes (random light, surfaces, clutter) with
+                   the dice set given: percentage of dice given the right colour.
+                   --finder uses the real dice finder (models/) instead of the true boxes.
+  --real           colour naming on the validation part of byler-d6-train (every 5th image
+                   by sorted name, never used for the prototypes), strict and lenient
+                   (colour-alternatives.csv).
+  --calibrate DIR  write qwixx-default.json and sixto-default.json measured under the
+                   renderer's default light.
+  --prototypes     print the prototype table of companion/vision/colour.py.
+
+Examples:
+  .venv/bin/python bench/vision_colour.py --scenes 300
+  .venv/bin/python bench/vision_colour.py --real
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.colour import (
+    LIGHTNESS_WEIGHT,
+    DiceSet,
+    SetDie,
+    builtin_dice_set,
+    colour_readings,
+    dice_set_to_json,
+    measure_die,
+    name_colour,
+)
+from companion.vision.render import RenderedDie, render_scene
+from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, DieBox, DieReading
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+BYLER = DATA / "byler-d6-train"
+
+
+def truth_box(die: RenderedDie) -> DieBox:
+    x0, y0, x1, y1 = die.box
+    return DieBox((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0)
+
+
+def bench_sets(scenes: int, use_finder: bool, seed: int) -> int:
+    reader = None
+    if use_finder:
+        from companion.vision.pipeline import DiceReader
+
+        reader = {name: DiceReader.load(dice_set=name) for name in STANDARD_DICE_SETS}
+    right = total = found = 0
+    wrong: Counter[tuple[str, str]] = Counter()
+    for k in range(scenes):
+        set_name = list(STANDARD_DICE_SETS)[k % 2]
+        rng = np.random.default_rng(seed + k)
+        values = [int(v) for v in rng.integers(1, 7, 6)]
+        image, dice = render_scene(rng, 640, 480, dice_set=set_name, values=values)
+        if reader is not None:
+            reading = reader[set_name].read(image)
+            readings = reading.dice
+        else:
+            boxes = [DieReading(truth_box(d), d.value, 1.0) for d in dice]
+            readings, _ = colour_readings(image, boxes, builtin_dice_set(set_name))
+        for die in dice:
+            total += 1
+            match = [
+                r
+                for r in readings
+                if math.hypot(
+                    r.where.cx - (die.box[0] + die.box[2]) / 2,
+                    r.where.cy - (die.box[1] + die.box[3]) / 2,
+                )
+                < 0.6 * die.side
+            ]
+            if not match:
+                continue
+            found += 1
+            if match[0].colour == die.body:
+                right += 1
+            else:
+                wrong[(die.body, str(match[0].colour))] += 1
+        if (k + 1) % 50 == 0:
+            print(f"  {k + 1}/{scenes} scenes, {right}/{found} right so far", flush=True)
+    boxes = "finder boxes" if use_finder else "true boxes"
+    print(f"rendered qwixx+sixto scenes: {scenes}, dice: {total}, found: {found} ({boxes})")
+    print(f"wrong (true, given): {dict(wrong.most_common(8))}")
+    print(f"set_colour_right_percent: {100.0 * right / max(found, 1):.2f}")
+    return 0
+
+
+def byler_rows() -> list[dict[str, str]]:
+    with open(BYLER / "colours.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def byler_validation_names() -> set[str]:
+    names = sorted(p.name for p in (BYLER / "images").iterdir())
+    return {n for i, n in enumerate(names) if i % 5 == 4}
+
+
+def bench_real() -> int:
+    valid = byler_validation_names()
+    alternatives: dict[tuple[str, int], set[str]] = defaultdict(set)
+    with open(BYLER / "colour-alternatives.csv", newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            alternatives[(row["image"], int(row["die_index"]))].add(row["alt_body_colour"])
+    images: dict[str, np.ndarray] = {}
+    strict = lenient = total = 0
+    confusion: Counter[tuple[str, str]] = Counter()
+    for row in byler_rows():
+        if row["image"] not in valid:
+            continue
+        image = images.get(row["image"])
+        if image is None:
+            image = images[row["image"]] = cv2.imread(str(BYLER / "images" / row["image"]))
+        x0, y0, x1, y1 = (float(row[k]) for k in ("x0", "y0", "x1", "y1"))
+        measured = measure_die(image, DieBox((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0))
+        total += 1
+        if measured is None:
+            continue
+        name = name_colour(measured.lab).name
+        truth = row["body_colour"]
+        strict += name == truth
+        ok = name == truth or name in alternatives[(row["image"], int(row["die_index"]))]
+        lenient += ok
+        if not ok:
+            confusion[(truth, name)] += 1
+    print(f"byler-d6-train validation dice (labelled boxes): {total}")
+    print(f"wrong (true, named): {dict(confusion.most_common(10))}")
+    print(f"byler_colour_strict_percent: {100.0 * strict / total:.2f}")
+    print(f"byler_colour_lenient_percent: {100.0 * lenient / total:.2f}")
+    return 0
+
+
+def calibrate(out_dir: Path, scenes: int, seed: int) -> int:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for set_name, colours in STANDARD_DICE_SETS.items():
+        samples: list[list[tuple[float, float, float]]] = [[] for _ in colours]
+        for k in range(scenes):
+            rng = np.random.default_rng(seed + k)
+            values = [int(v) for v in rng.integers(1, 7, len(colours))]
+            image, dice = render_scene(
+                rng,
+                640,
+                480,
+                dice_set=set_name,
+                values=values,
+                light="default",
+                surface=str(rng.choice(["white", "wood", "felt", "cardboard"])),
+                clutter=0.0,
+                touching=0.0,
+            )
+            for die in dice:
+                index = [i for i, c in enumerate(colours) if c == die.body]
+                measured = measure_die(image, truth_box(die))
+                if measured is not None:
+                    for i in index:
+                        samples[i].append(measured.lab)
+        dice_set = DiceSet(
+            set_name,
+            tuple(
+                SetDie(c, tuple(float(v) for v in np.median(np.float32(s), axis=0)))  # type: ignore[arg-type]
+                for c, s in zip(colours, samples, strict=True)
+            ),
+        )
+        light = (
+            "default light of companion.vision.render (render_scene(light='default')): neutral, "
+            f"even, no colour cast; median of {scenes} rendered scenes per die "
+            "(bench/vision_colour.py --calibrate). Re-measure under your own table's light."
+        )
+        path = out_dir / f"{set_name}-default.json"
+        document = dice_set_to_json(dice_set, light)
+        dice_lines = ",\n".join(f"    {json.dumps(d)}" for d in document.pop("dice"))  # type: ignore[attr-defined]
+        head = json.dumps(document, indent=2)[:-2]
+        path.write_text(f'{head},\n  "dice": [\n{dice_lines}\n  ]\n}}\n')
+        print(f"wrote {path}")
+    return 0
+
+
+def prototypes(seed: int) -> int:
+    """Print the prototype table: 4 k-means centres per name from the byler training part
+    and 4 from rendered dice under random light."""
+    weights = np.float32([LIGHTNESS_WEIGHT, 1, 1])
+    by_source: dict[str, dict[str, list[tuple[float, float, float]]]] = {
+        "real": defaultdict(list),
+        "rendered": defaultdict(list),
+    }
+    valid = byler_validation_names()
+    images: dict[str, np.ndarray] = {}
+    for row in byler_rows():
+        if row["image"] in valid:
+            continue
+        image = images.get(row["image"])
+        if image is None:
+            image = images[row["image"]] = cv2.imread(str(BYLER / "images" / row["image"]))
+        x0, y0, x1, y1 = (float(row[k]) for k in ("x0", "y0", "x1", "y1"))
+        m = measure_die(image, DieBox((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0))
+        if m is not None:
+            by_source["real"][row["body_colour"]].append(m.lab)
+    for k in range(150):
+        rng = np.random.default_rng(seed + k)
+        image, dice = render_scene(rng, 640, 480, unreadable=0.0)
+        for die in dice:
+            m = measure_die(image, truth_box(die))
+            if m is not None:
+                by_source["rendered"][die.body].append(m.lab)
+    pooled = {
+        name: by_source["real"].get(name, []) + by_source["rendered"].get(name, [])
+        for name in BASIC_COLOURS
+    }
+    medians = {n: np.median(np.float32(v), axis=0) * weights for n, v in pooled.items() if v}
+    print("_PROTOTYPES: dict[str, tuple[tuple[float, float, float], ...]] = {")
+    for name in BASIC_COLOURS:
+        print(f'    "{name}": (')
+        for source in ("real", "rendered"):
+            samples = by_source[source].get(name, [])
+            if not samples:
+                continue
+            labs = np.float32(samples) * weights
+            cv2.setRNGSeed(1)
+            _, _, centres = cv2.kmeans(
+                labs,
+                min(4, len(labs)),
+                None,
+                (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 50, 0.1),
+                5,
+                cv2.KMEANS_PP_CENTERS,
+            )
+            for c in centres:
+                # a centre nearer another name's median than its own (e.g. white dice under
+                # the dimmest light, which look grey) would take that name's dice
+                own = np.linalg.norm(c - medians[name])
+                if any(np.linalg.norm(c - m) < own for n, m in medians.items() if n != name):
+                    continue
+                lab = c / weights
+                print(f"        ({lab[0]:.1f}, {lab[1]:.1f}, {lab[2]:.1f}),")
+        print("    ),")
+    print("}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scenes", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=50_000)
+    parser.add_argument("--finder", action="store_true", help="use the real dice finder")
+    parser.add_argument("--real", action="store_true")
+    parser.add_argument("--calibrate", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--prototypes", action="store_true")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    if args.real:
+        rc = bench_real()
+    elif args.calibrate is not None:
+        rc = calibrate(args.calibrate, min(args.scenes, 40), args.seed)
+    elif args.prototypes:
+        rc = prototypes(1000)
+    else:
+        rc = bench_sets(args.scenes, args.finder, args.seed)
+    print(f"seconds: {time.perf_counter() - started:.1f}", file=sys.stderr)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""`companion read IMAGE... [--json] [--dice-set qwixx|sixto|FILE] [--annotate DIR]`.
+
+Reads the dice in each image with the whole pipeline. With --json, one line of JSON per
+image::
+
+    {"image": PATH, "width": W, "height": H, "ms": T,
+     "dice": [{"value": 1-6 or null, "colour": NAME, "confidence": 0..1,
+               "box": [x0, y0, x1, y1], "flags": [...], ...}], ...}
+
+boxes in pixels of the original image; a file that cannot be read gives
+{"image": PATH, "error": "..."} instead. Without --json, one readable line per image.
+--annotate DIR writes DIR/<image name>.annotated.png per image.
+
+Exit status: 0 when every file could be read (an image with no dice is fine), 1 when a
+file could not be read, 2 when the models or the dice set cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+import cv2
+
+from companion.vision.types import DieReading, FrameReading
+
+logger = logging.getLogger(__name__)
+
+
+def reading_to_json(path: str, reading: FrameReading) -> dict[str, object]:
+    """The JSON line of one image (see the module docstring)."""
+    dice = []
+    for die in reading.dice:
+        entry = die.to_json()
+        entry["colour_confidence"] = round(float(die.colour_confidence), 4)
+        entry["set_index"] = die.set_index
+        dice.append(entry)
+    out: dict[str, object] = {
+        "image": path,
+        "width": reading.width,
+        "height": reading.height,
+        "ms": round(float(reading.ms), 1),
+        "dice": dice,
+    }
+    if reading.problems:
+        out["problems"] = list(reading.problems)
+    if reading.dice_set is not None:
+        out["dice_set"] = reading.dice_set
+        out["missing"] = list(reading.missing)
+    return out
+
+
+def describe_die(die: DieReading) -> str:
+    value = "?" if die.value is None else str(die.value)
+    colour = die.colour or "?"
+    flags = f" [{', '.join(die.flags)}]" if die.flags else ""
+    return f"{colour} {value} ({die.confidence:.2f}){flags}"
+
+
+def reading_to_text(path: str, reading: FrameReading) -> str:
+    """One readable line per image."""
+    head = f"{path}: {reading.width}x{reading.height}, {reading.ms:.0f} ms, "
+    if not reading.dice:
+        body = "no dice found"
+    else:
+        body = f"{len(reading.dice)} dice: " + "; ".join(describe_die(d) for d in reading.dice)
+    if reading.missing:
+        body += f"; missing from {reading.dice_set}: {', '.join(reading.missing)}"
+    if reading.problems:
+        body += f" ({'; '.join(reading.problems)})"
+    return head + body
+
+
+def run_read(args: argparse.Namespace) -> int:
+    """The `companion read` command (arguments from companion/cli.py)."""
+    from companion.vision.colour import CalibrationError
+    from companion.vision.model import ModelError
+    from companion.vision.pipeline import DiceReader
+    from companion.vision.sources import read_image
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        reader = DiceReader.load(dice_set=args.dice_set)
+    except (ModelError, CalibrationError, OSError) as exc:
+        print(f"companion read: {exc}", file=sys.stderr)
+        return 2
+    annotate_dir = Path(args.annotate) if args.annotate else None
+    if annotate_dir is not None:
+        try:
+            annotate_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"companion read: cannot create {annotate_dir}: {exc}", file=sys.stderr)
+            return 2
+    failed = 0
+    for index, name in enumerate(args.images):
+        path = Path(name)
+        error = _unreadable_reason(path)
+        image = None if error else read_image(path)
+        if error is None and image is None:
+            error = "not a readable image (corrupt or unsupported format)"
+        if error is not None:
+            failed += 1
+            if args.json:
+                print(json.dumps({"image": name, "error": error}), flush=True)
+            else:
+                print(f"companion read: {name}: {error}", file=sys.stderr, flush=True)
+            continue
+        reading = reader.read(image, frame_index=index)
+        if args.json:
+            print(json.dumps(reading_to_json(name, reading)), flush=True)
+        else:
+            print(reading_to_text(name, reading), flush=True)
+        if annotate_dir is not None:
+            _write_annotation(annotate_dir, path, image, reading)
+    return 1 if failed else 0
+
+
+def _unreadable_reason(path: Path) -> str | None:
+    if not path.exists():
+        return "no such file"
+    if path.is_dir():
+        return "is a folder, not an image"
+    try:
+        if path.stat().st_size == 0:
+            return "empty file"
+    except OSError as exc:
+        return f"cannot read ({exc.strerror})"
+    return None
+
+
+def _write_annotation(folder: Path, path: Path, image: object, reading: FrameReading) -> None:
+    from companion.vision.annotate import annotate
+
+    target = folder / f"{path.stem}.annotated.png"
+    picture = annotate(image, reading)  # type: ignore[arg-type]
+    if not cv2.imwrite(str(target), picture):
+        print(f"companion read: could not write {target}", file=sys.stderr)

@@ -1,0 +1,140 @@
+"""The vision pipeline for one frame: check -> locate -> classify -> colour.
+
+Each stage is a small function over the typed values of companion.vision.types, so the
+pipeline reads top to bottom and each stage can be tested on stored images:
+
+- `check_image`: any array -> BGR uint8 picture, or None with a problem note;
+- `locate`: picture -> DieBoxes (the dice finder model);
+- `classify`: picture + boxes -> DieReadings with values (the pip classifier model);
+- `colour_readings` (companion.vision.colour): readings -> colour names, and with a dice set
+  the set die of each reading, extra dice and missing set dice.
+
+`DiceReader.read` never raises on a bad picture: it returns an empty FrameReading whose
+`problems` say what was wrong. Settling readings over several frames happens later, in the
+caller (the camera loop), not here.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from companion.vision.classifier import PipClassifier
+from companion.vision.colour import DiceSet, colour_readings, resolve_dice_set
+from companion.vision.finder import DiceFinder, as_bgr_uint8
+from companion.vision.types import DieBox, DieReading, FrameReading
+
+logger = logging.getLogger(__name__)
+
+# Pictures smaller than this on a side cannot show a die of the supported sizes (>= 20 px).
+MIN_SIDE = 16
+
+
+def check_image(image: object) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """The picture as BGR uint8 (grey and BGRA converted), or None and why not."""
+    if image is None:
+        return None, ("no image",)
+    if not isinstance(image, np.ndarray):
+        return None, (f"not an image array ({type(image).__name__})",)
+    if image.size == 0:
+        return None, (f"empty image (shape {image.shape})",)
+    picture = as_bgr_uint8(image)
+    if picture is None:
+        return None, (f"not a picture (shape {image.shape}, dtype {image.dtype})",)
+    if min(picture.shape[:2]) < MIN_SIDE:
+        h, w = picture.shape[:2]
+        return None, (f"image too small to hold a die ({w}x{h})",)
+    return picture, ()
+
+
+def locate(finder: DiceFinder, picture: np.ndarray) -> list[DieBox]:
+    """The finder stage: every die's box, strongest first."""
+    return finder.find(picture)
+
+
+def classify(
+    classifier: PipClassifier, picture: np.ndarray, boxes: Sequence[DieBox]
+) -> tuple[DieReading, ...]:
+    """The classify stage: a value (or None), a confidence and flags per box."""
+    results = classifier.read(picture, list(boxes))
+    return tuple(
+        DieReading(where=box, value=value, confidence=confidence, flags=tuple(flags))
+        for box, (value, confidence, flags) in zip(boxes, results, strict=True)
+    )
+
+
+class DiceReader:
+    """Finder -> classifier -> colour (-> set assignment) for single frames."""
+
+    def __init__(
+        self, finder: DiceFinder, classifier: PipClassifier, dice_set: DiceSet | None = None
+    ) -> None:
+        self.finder = finder
+        self.classifier = classifier
+        self.dice_set = dice_set
+
+    @classmethod
+    def load(
+        cls,
+        models_dir: Path | None = None,
+        dice_set: str | Path | DiceSet | None = None,
+        threads: int = 1,
+    ) -> DiceReader:
+        """Load both models (checked against their manifests) and the dice set: a built-in
+        name ("qwixx", "sixto"), a calibration file or a DiceSet. Raises ModelError or
+        CalibrationError with a clear message when either is wrong."""
+        finder = DiceFinder.load(models_dir, intra_op_num_threads=threads)
+        classifier = PipClassifier.load(models_dir, intra_op_num_threads=threads)
+        return cls(finder, classifier, resolve_dice_set(dice_set))
+
+    def read(self, image: object, frame_index: int = 0) -> FrameReading:
+        """Read one frame; never raises for a bad picture (empty reading + problem)."""
+        started = time.perf_counter()
+        picture, problems = check_image(image)
+        height, width = _size_of(image)
+        if picture is None:
+            logger.info("frame %d not read: %s", frame_index, "; ".join(problems))
+            return FrameReading(
+                width,
+                height,
+                (),
+                _ms(started),
+                frame_index,
+                problems,
+                dice_set=self.dice_set.name if self.dice_set else None,
+                missing=self.dice_set.colours if self.dice_set else (),
+            )
+        try:
+            boxes = locate(self.finder, picture)
+            readings = classify(self.classifier, picture, boxes) if boxes else ()
+            readings, missing = colour_readings(picture, readings, self.dice_set)
+        except Exception as exc:  # a model failure must not take the camera loop down
+            logger.exception("frame %d: reading failed", frame_index)
+            return FrameReading(
+                width, height, (), _ms(started), frame_index, (f"reading failed: {exc}",)
+            )
+        return FrameReading(
+            width=width,
+            height=height,
+            dice=readings,
+            ms=_ms(started),
+            frame_index=frame_index,
+            problems=problems,
+            dice_set=self.dice_set.name if self.dice_set else None,
+            missing=tuple(self.dice_set.dice[j].colour for j in missing) if self.dice_set else (),
+        )
+
+
+def _size_of(image: object) -> tuple[int, int]:
+    shape = getattr(image, "shape", None)
+    if isinstance(shape, tuple) and len(shape) >= 2:
+        return int(shape[0]), int(shape[1])
+    return 0, 0
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0

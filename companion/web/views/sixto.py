@@ -1,0 +1,108 @@
+"""The Sixto score sheet (rulebook shared/rules/sixto.txt, NOTES.md): six coloured rows of
+twelve numbered boxes, boxes 10-12 being the target area, with the points of every row at
+the right and of every main column (1-9) below. Presentation only: every open box carries
+the Cross it would send; which one is legal comes from the engine's `legal_moves`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from companion.rules.base import Move
+from companion.rules.sixto import (
+    BOXES,
+    CROSSED,
+    MAIN_BOXES,
+    POINTS,
+    TARGET_FIRST,
+    Cross,
+    Done,
+    Keep,
+    Reroll,
+    State,
+    crossed_columns,
+)
+from companion.web.views import SheetInput, colour_class
+
+TEMPLATE = "games/sixto.html"
+
+PATTERNS = ("stripes", "dots", "grid", "waves", "checks", "zigzag")
+
+
+def sheet(inp: SheetInput) -> dict[str, Any]:
+    state: State = inp.state
+    own = state.sheets[inp.seat]
+    points = dict(inp.score.breakdown)
+    closed = set(state.closed)
+    closing = set(state.closing)
+    used = set(state.used[inp.seat]) if inp.seat < len(state.used) else set()
+    rows = []
+    drawn: list[str] = []
+    for index, colour in enumerate(state.colours):
+        numbers = own.numbers[index]
+        marks = own.marks[index]
+        crossed = crossed_columns(marks)
+        last = crossed[-1] if crossed else 0
+        boxes = []
+        for column in range(1, BOXES + 1):
+            is_crossed = marks[column - 1] == CROSSED
+            move = Cross(player=inp.seat, colour=colour, column=column)
+            legal = inp.is_legal(move)
+            attr = None if is_crossed else inp.move_attr(move)
+            if legal and attr:
+                drawn.append(attr)
+            boxes.append(
+                {
+                    "column": column,
+                    "number": numbers[column - 1],
+                    "crossed": is_crossed,
+                    "lost": not is_crossed and (column < last or colour in closed),
+                    "legal": legal,
+                    "move": attr,
+                    "target": column >= TARGET_FIRST,
+                }
+            )
+        rows.append(
+            {
+                "colour": colour,
+                "css": colour_class(colour),
+                "label": colour.capitalize(),
+                "pattern": PATTERNS[index % len(PATTERNS)],
+                "boxes": boxes,
+                "crosses": len(crossed),
+                "points": points.get(f"{colour} row", 0),
+                "closed": colour in closed,
+                "closing": colour in closing,
+                "die_used": colour in used,
+            }
+        )
+    columns = [
+        {
+            "column": column,
+            "crosses": sum(1 for marks in own.marks if marks[column - 1] == CROSSED),
+            "points": points.get(f"column {column}", 0),
+        }
+        for column in range(1, MAIN_BOXES + 1)
+    ]
+    return {
+        "sheet_name": own.name,
+        "rows": rows,
+        "columns": columns,
+        "row_total": sum(r["points"] for r in rows),
+        "column_total": sum(c["points"] for c in columns),
+        "target_first": TARGET_FIRST,
+        "points_table": [{"crosses": n, "points": p} for n, p in enumerate(POINTS) if n],
+        "buttons": [],
+        "drawn_moves": drawn,
+    }
+
+
+def describe(move: Move) -> str:
+    if isinstance(move, Keep):
+        return "Keep this roll"
+    if isinstance(move, Reroll):
+        return "Re-roll all dice"
+    if isinstance(move, Done):
+        return "Done crossing"
+    if isinstance(move, Cross):
+        return f"Cross {move.colour} box {move.column}"
+    return ""

@@ -1,0 +1,140 @@
+"""The synthetic scene renderer: determinism, labels that match the pixels, pip layouts,
+dice sets, touching, unreadable and tumbling dice."""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.render import (
+    SURFACES,
+    DieSpec,
+    pip_layout,
+    render_die_crop,
+    render_scene,
+)
+from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS
+
+
+def test_same_seed_same_scene_and_labels() -> None:
+    a_img, a_dice = render_scene(np.random.default_rng(42), 320, 240)
+    b_img, b_dice = render_scene(np.random.default_rng(42), 320, 240)
+    assert np.array_equal(a_img, b_img)
+    assert a_dice == b_dice
+    c_img, _ = render_scene(np.random.default_rng(43), 320, 240)
+    assert not np.array_equal(a_img, c_img)
+
+
+@pytest.mark.parametrize("surface", SURFACES)
+def test_every_surface_renders_dice_inside_the_frame(surface: str) -> None:
+    rng = np.random.default_rng(hash(surface) % 1000)
+    image, dice = render_scene(rng, 400, 300, surface=surface, n_dice=4, size=40)
+    assert image.shape == (300, 400, 3) and image.dtype == np.uint8
+    assert len(dice) == 4
+    for die in dice:
+        x0, y0, x1, y1 = die.box
+        assert 0 <= x0 < die.cx < x1 <= 400 and 0 <= y0 < die.cy < y1 <= 300
+        assert 20 <= die.side <= 70
+        assert die.value is None or 1 <= die.value <= 6
+        assert die.body in BASIC_COLOURS
+
+
+@pytest.mark.parametrize("value", range(1, 7))
+def test_pip_layouts_have_value_pips_and_quarter_turn_orientations(value: int) -> None:
+    first, second = pip_layout(value, 0), pip_layout(value, 1)
+    assert len(first) == len(second) == value
+    assert len(set(first)) == value
+    turned = {(-row, col) for col, row in first}  # a quarter turn of the face
+    assert turned == set(second)
+    if value in (2, 3, 6):
+        assert set(first) != set(second)  # these faces have two orientations
+
+
+@pytest.mark.parametrize("value", range(1, 7))
+def test_rendered_top_face_shows_value_pips(value: int) -> None:
+    """Count the dark blobs on a white die seen straight from above."""
+    rng = np.random.default_rng(value)
+    image, dice = render_scene(
+        rng,
+        300,
+        300,
+        dice=[DieSpec(value, "white", "black")],
+        size=120,
+        light="default",
+        surface="felt",
+        camera_tilt=0.0,
+        clutter=0.0,
+    )
+    die = dice[0]
+    assert die.value == value
+    mask = np.zeros(image.shape[:2], np.uint8)
+    corners = cv2.boxPoints(((die.cx, die.cy), (die.side * 0.8, die.side * 0.8), die.angle))
+    cv2.fillPoly(mask, [np.int32(corners)], 1)
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    dark = ((grey < 100) & (mask > 0)).astype(np.uint8)
+    count, _, stats, _ = cv2.connectedComponentsWithStats(dark)
+    blobs = [s for s in stats[1:] if s[cv2.CC_STAT_AREA] > 30]
+    assert len(blobs) == value
+
+
+@pytest.mark.parametrize("set_name", sorted(STANDARD_DICE_SETS))
+def test_dice_set_is_rendered_in_order_with_given_values(set_name: str) -> None:
+    values = [6, 1, 5, 2, 4, 3]
+    _, dice = render_scene(np.random.default_rng(7), 640, 480, dice_set=set_name, values=values)
+    assert [d.body for d in dice] == list(STANDARD_DICE_SETS[set_name])
+    assert [d.value for d in dice] == values  # given dice are never made unreadable
+
+
+def test_touching_dice_lie_flush() -> None:
+    _, dice = render_scene(
+        np.random.default_rng(3),
+        640,
+        480,
+        n_dice=6,
+        size=50,
+        touching=1.0,
+        unreadable=0.0,
+        camera_tilt=0.0,
+    )
+    gaps = [
+        math.hypot(a.cx - b.cx, a.cy - b.cy) / ((a.side + b.side) / 2)
+        for a, b in zip(dice, dice[1:], strict=False)
+    ]
+    assert len(dice) >= 4
+    assert sum(1 for g in gaps if g < 1.25) >= len(gaps) - 1
+
+
+def test_unreadable_dice_are_labelled_none_with_a_reason() -> None:
+    _, dice = render_scene(np.random.default_rng(5), 640, 480, n_dice=8, size=40, unreadable=1.0)
+    assert dice and all(d.value is None for d in dice)
+    assert {d.reason for d in dice} <= {"cocked", "hidden"}
+
+
+def test_tumbling_dice_are_unreadable() -> None:
+    _, dice = render_scene(np.random.default_rng(6), 320, 240, dice_set="qwixx", tumbling=True)
+    assert len(dice) == 6 and all(d.value is None and d.reason == "tumbling" for d in dice)
+
+
+def test_bad_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="values for a set of 6"):
+        render_scene(np.random.default_rng(0), dice_set="qwixx", values=[1, 2])
+    with pytest.raises(ValueError, match="unknown body colour"):
+        render_scene(np.random.default_rng(0), dice=[(1, "mauve", None)])
+    with pytest.raises(ValueError, match="unknown surface"):
+        render_scene(np.random.default_rng(0), surface="marble")
+
+
+@pytest.mark.parametrize("value", [1, 4, 6, None])
+def test_die_crop_is_square_and_deterministic(value: int | None) -> None:
+    a = render_die_crop(np.random.default_rng(9), value, "red", "white", 48)
+    b = render_die_crop(np.random.default_rng(9), value, "red", "white", 48)
+    assert a.shape == (48, 48, 3) and a.dtype == np.uint8
+    assert np.array_equal(a, b)
+    # the die's body colour dominates the middle of the crop
+    middle = a[16:32, 16:32].reshape(-1, 3).astype(int)
+    reddish = (middle[:, 2] > middle[:, 1] + 30) & (middle[:, 2] > middle[:, 0] + 30)
+    if value is not None:
+        assert reddish.mean() > 0.3

@@ -1,0 +1,369 @@
+"""The JSON API and the WebSocket through the app factory (FastAPI TestClient): access by
+join code, who may mark what, refusals mapped to HTTP codes, stale views, idempotent
+actions, undo rights, export/import, history, limits."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from companion.web.app import create_app
+from companion.web.settings import Settings
+from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Any:
+    return create_app(Settings(data_dir=tmp_path, join_attempts=3, max_body_bytes=20_000))
+
+
+@pytest.fixture
+def host(app: Any) -> Iterator[TestClient]:
+    with TestClient(app) as client:
+        yield client
+
+
+@pytest.fixture
+def qwixx(app: Any, host: TestClient) -> dict[str, Any]:
+    """A 2-player Qwixx table: host client, Ann's device (seat 0), Bob's device (seat 1)."""
+    table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+    ann, bob = TestClient(app), TestClient(app)
+    seat_player(ann, table["code"], table["table_id"], 0)
+    seat_player(bob, table["code"], table["table_id"], 1)
+    return {**table, "ann": ann, "bob": bob, "host": host}
+
+
+def state(client: TestClient, table_id: str) -> dict[str, Any]:
+    response = client.get(f"/api/tables/{table_id}/state")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_a_qwixx_turn_through_the_api(qwixx: dict[str, Any]) -> None:
+    tid, ann, bob, host = qwixx["table_id"], qwixx["ann"], qwixx["bob"], qwixx["host"]
+    assert act(host, tid, QWIXX_ROLL_7, "roll-0001").json() == {"state_id": 1, "duplicate": False}
+    seen = state(bob, tid)
+    assert seen["turn"]["step"] == "white_sum" and seen["turn"]["players"] == [0, 1]
+    assert {"kind": "cross", "player": 1, "colour": "red", "number": 7} in seen["legal_moves"]
+    # white sum for everyone: Bob (not active) crosses red 7, Ann yellow 7
+    assert act(bob, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 7},
+               "bob-white-1").status_code == 200
+    assert act(ann, tid, {"kind": "cross", "player": 0, "colour": "yellow", "number": 7},
+               "ann-white-1").status_code == 200
+    # colour step: only the active player (Ann): white 4 + yellow 5 = 9 in yellow
+    after = state(ann, tid)
+    assert after["turn"]["step"] == "colour" and after["turn"]["players"] == [0]
+    assert act(ann, tid, {"kind": "cross", "player": 0, "colour": "yellow", "number": 9},
+               "ann-colour-1").status_code == 200
+    final = state(host, tid)
+    assert final["turn"]["step"] == "roll" and final["turn"]["active"] == 1
+    sheets = final["state"]["state"]["sheets"]
+    assert sheets[0]["yellow"] == [7, 9] and sheets[1]["red"] == [7]
+
+
+def test_the_active_player_who_crosses_nothing_gets_a_penalty(qwixx: dict[str, Any]) -> None:
+    tid, ann, bob, host = qwixx["table_id"], qwixx["ann"], qwixx["bob"], qwixx["host"]
+    act(host, tid, QWIXX_ROLL_7, "roll-0001")
+    act(bob, tid, {"kind": "pass", "player": 1}, "bob-pass-01")
+    act(ann, tid, {"kind": "pass", "player": 0}, "ann-pass-01")
+    act(ann, tid, {"kind": "pass", "player": 0}, "ann-pass-02")
+    sheets = state(host, tid)["state"]["state"]["sheets"]
+    assert [s["penalties"] for s in sheets] == [1, 0]
+    assert state(host, tid)["scores"][0]["total"] == -5
+
+
+@pytest.mark.parametrize(
+    ("who", "move", "status", "reason", "rule"),
+    [
+        ("bob", {"kind": "cross", "player": 1, "colour": "red", "number": 8}, 409,
+         "illegal_move", "white_sum"),
+        ("ann", {"kind": "cross", "player": 1, "colour": "red", "number": 7}, 403,
+         "not_allowed", "own_sheet_only"),
+        ("bob", {"kind": "cross", "player": 1, "colour": "pink", "number": 7}, 409,
+         "illegal_move", None),
+        ("bob", {"kind": "fly", "player": 1}, 422, "malformed", "move_kind"),
+        ("bob", {"kind": "cross", "player": 1, "colour": "red"}, 422, "malformed", "move"),
+        ("bob", QWIXX_ROLL_7, 403, "not_allowed", "roll_by_active_or_host"),
+        ("host", QWIXX_ROLL_7, 409, "not_your_turn", "no_roll_expected"),
+    ],
+)
+def test_refusals_carry_reason_rule_and_status(
+    qwixx: dict[str, Any], who: str, move: dict[str, Any], status: int, reason: str,
+    rule: str | None,
+) -> None:
+    tid = qwixx["table_id"]
+    act(qwixx["host"], tid, QWIXX_ROLL_7, "roll-0001")
+    response = act(qwixx[who], tid, move, "try-00001")
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["reason"] == reason
+    if rule is not None:
+        assert body["rule"] == rule
+    assert body["message"]
+    assert state(qwixx["host"], tid)["state_id"] == 1  # nothing applied
+
+
+def test_the_wrong_dice_are_refused_by_name(qwixx: dict[str, Any]) -> None:
+    bad = {**QWIXX_ROLL_7, "dice": QWIXX_ROLL_7["dice"][:5]}
+    response = act(qwixx["host"], qwixx["table_id"], bad, "roll-0001")
+    assert response.status_code == 422
+    assert response.json()["reason"] == "wrong_dice"
+    assert "6 dice" in response.json()["message"]
+
+
+def test_a_stale_view_is_refused_and_an_action_id_applies_once(qwixx: dict[str, Any]) -> None:
+    tid, bob, host = qwixx["table_id"], qwixx["bob"], qwixx["host"]
+    act(host, tid, QWIXX_ROLL_7, "roll-0001", expected_state_id=0)
+    stale = act(host, tid, QWIXX_ROLL_7, "roll-0002", expected_state_id=0)
+    assert stale.status_code == 409 and stale.json()["reason"] == "stale_state"
+    cross = {"kind": "cross", "player": 1, "colour": "red", "number": 7}
+    first = act(bob, tid, cross, "bob-cross-1", expected_state_id=1)
+    again = act(bob, tid, cross, "bob-cross-1", expected_state_id=1)  # a retry after a lost ack
+    assert first.json() == {"state_id": 2, "duplicate": False}
+    assert again.status_code == 200 and again.json() == {"state_id": 2, "duplicate": True}
+    assert state(host, tid)["state"]["state"]["sheets"][1]["red"] == [7]
+
+
+def test_undo_by_the_player_who_acted_or_by_the_host(qwixx: dict[str, Any]) -> None:
+    tid, ann, bob, host = qwixx["table_id"], qwixx["ann"], qwixx["bob"], qwixx["host"]
+    act(host, tid, QWIXX_ROLL_7, "roll-0001")
+    act(bob, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 7}, "bob-cross-1")
+    refused = ann.post(f"/api/tables/{tid}/undo", json={"action_id": "ann-undo-1"})
+    assert refused.status_code == 403 and refused.json()["rule"] == "undo_own_only"
+    assert bob.post(f"/api/tables/{tid}/undo", json={"action_id": "bob-undo-1"}).status_code == 200
+    assert state(host, tid)["state"]["state"]["sheets"][1]["red"] == []
+    # the roll was entered by the host: only the host may take it back now
+    assert bob.post(f"/api/tables/{tid}/undo", json={"action_id": "bob-undo-2"}).status_code == 403
+    assert host.post(f"/api/tables/{tid}/undo", json={"action_id": "host-undo-1"}).json() == {
+        "state_id": 4, "duplicate": False,
+    }
+    empty = host.post(f"/api/tables/{tid}/undo", json={"action_id": "host-undo-2"})
+    assert empty.status_code == 409 and empty.json()["reason"] == "nothing_to_undo"
+
+
+def test_no_join_code_no_access(app: Any, qwixx: dict[str, Any]) -> None:
+    tid = qwixx["table_id"]
+    stranger = TestClient(app)
+    assert stranger.get(f"/api/tables/{tid}/state").status_code == 401
+    assert act(stranger, tid, QWIXX_ROLL_7, "roll-0001").status_code == 401
+    page = stranger.get(f"/t/{tid}", follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"] == "/join"
+    assert stranger.get(f"/api/tables/{tid}/record").status_code == 401
+    with pytest.raises(WebSocketDisconnect), stranger.websocket_connect(f"/t/{tid}/ws"):
+        pass
+    stranger.cookies.set(f"tc_{tid}", "forged-token")
+    assert stranger.get(f"/api/tables/{tid}/state").status_code == 401
+
+
+def test_wrong_codes_are_slowed_down(app: Any, qwixx: dict[str, Any]) -> None:
+    guesser = TestClient(app)
+    for attempt in range(3):
+        response = guesser.post("/api/join", json={"code": f"ZZZZZ{attempt + 2}"})
+        assert response.status_code == 404 and response.json()["reason"] == "unknown_code"
+    blocked = guesser.post("/api/join", json={"code": qwixx["code"]})  # even the right one
+    assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) >= 1
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "problem"),
+    [
+        ("/api/tables", {"game": "qwixx", "options": {}, "players": [], "extra": 1}, "extra"),
+        ("/api/tables", {"game": "qwixx", "players": ["x" * 41]}, "players.0"),
+        ("/api/join", {"code": ""}, "code"),
+    ],
+)
+def test_malformed_requests_name_the_problem(
+    host: TestClient, path: str, body: dict[str, Any], problem: str
+) -> None:
+    response = host.post(path, json=body)
+    assert response.status_code == 422
+    assert response.json()["reason"] == "malformed" and problem in response.json()["message"]
+
+
+def test_bad_options_and_unknown_games_are_422(host: TestClient) -> None:
+    too_many = host.post("/api/tables", json={"game": "qwixx", "options": {"players": 9}})
+    assert too_many.status_code == 422 and too_many.json()["rule"] == "players"
+    unknown = host.post("/api/tables", json={"game": "chess"})
+    assert unknown.status_code == 422 and unknown.json()["rule"] == "unknown_game"
+
+
+def test_action_requests_are_validated(qwixx: dict[str, Any]) -> None:
+    tid, bob = qwixx["table_id"], qwixx["bob"]
+    url = f"/api/tables/{tid}/actions"
+    short_id = bob.post(url, json={"action_id": "x", "move": {"kind": "pass", "player": 1}})
+    assert short_id.status_code == 422 and "action_id" in short_id.json()["message"]
+    huge = bob.post(url, json={"action_id": "a" * 10, "move": {"kind": "x" * 30_000}})
+    assert huge.status_code == 413 and huge.json()["rule"] == "too_large"
+    big_move = bob.post(url, json={"action_id": "a" * 10, "move": {"kind": "x" * 5000}})
+    assert big_move.status_code == 422 and "move" in big_move.json()["message"]
+    not_json = bob.post(url, content=b"{nope", headers={"content-type": "application/json"})
+    assert not_json.status_code == 422
+
+
+def test_requests_from_a_foreign_page_are_refused(qwixx: dict[str, Any]) -> None:
+    tid, bob = qwixx["table_id"], qwixx["bob"]
+    response = bob.post(
+        f"/api/tables/{tid}/actions",
+        json={"action_id": "a" * 10, "move": {"kind": "pass", "player": 1}},
+        headers={"origin": "http://evil.example"},
+    )
+    assert response.status_code == 403 and response.json()["rule"] == "foreign_origin"
+
+
+def test_a_seat_has_one_device_until_the_host_frees_it(app: Any, qwixx: dict[str, Any]) -> None:
+    tid, code, host = qwixx["table_id"], qwixx["code"], qwixx["host"]
+    newcomer = TestClient(app)
+    assert newcomer.post("/api/join", json={"code": code.lower()}).status_code == 200
+    taken = newcomer.post(f"/api/tables/{tid}/seat", json={"seat": 1})
+    assert taken.status_code == 403 and taken.json()["rule"] == "seat_taken"
+    assert newcomer.post(f"/api/tables/{tid}/seats/1/free").status_code == 403  # not the host
+    assert host.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
+    assert newcomer.post(f"/api/tables/{tid}/seat", json={"seat": 1}).status_code == 200
+    assert state(newcomer, tid)["viewer"] == {"seat": 1, "host": False}
+
+
+def test_export_import_continues_the_game(app: Any, qwixx: dict[str, Any]) -> None:
+    tid, bob, host = qwixx["table_id"], qwixx["bob"], qwixx["host"]
+    act(host, tid, QWIXX_ROLL_7, "roll-0001")
+    act(bob, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 7}, "bob-cross-1")
+    exported = host.get(f"/api/tables/{tid}/record")
+    assert exported.status_code == 200 and "attachment" in exported.headers["content-disposition"]
+    record = exported.json()
+    assert record["game"] == "qwixx" and record["players"] == ["Ann", "Bob"]
+    assert len(record["actions"]) == 2
+    other_host = TestClient(app)
+    imported = other_host.post("/api/import", json=record)
+    assert imported.status_code == 201
+    new_id = imported.json()["table_id"]
+    assert new_id != tid
+    copy = state(other_host, new_id)
+    assert copy["state"] == state(host, tid)["state"] and copy["state_id"] == 2
+    assert act(other_host, new_id, {"kind": "pass", "player": 0}, "host-pass-1").status_code == 200
+
+
+def test_a_bad_record_names_the_action(host: TestClient) -> None:
+    record = {
+        "schema": 1, "game": "qwixx", "options": {"players": 2}, "players": ["A", "B"],
+        "actions": [{"by": "camera", "move": QWIXX_ROLL_7},
+                    {"by": "1", "move": {"kind": "cross", "player": 1, "colour": "red",
+                                         "number": 12}}],
+    }
+    response = host.post("/api/import", json=record)
+    assert response.status_code == 422
+    assert response.json()["index"] == 1 and "action 1" in response.json()["message"]
+
+
+def test_a_finished_game_shows_in_the_history(app: Any, host: TestClient) -> None:
+    table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+    tid = table["table_id"]
+    # Ann (active every other turn) passes everything: four penalties end the game
+    n = 0
+    while not state(host, tid)["finished"]:
+        turn = state(host, tid)["turn"]
+        if turn["chance"]:
+            act(host, tid, QWIXX_ROLL_7, f"roll-{n:05d}")
+        else:
+            seat = turn["players"][0]
+            act(host, tid, {"kind": "pass", "player": seat}, f"pass-{n:05d}")
+        n += 1
+        assert n < 200
+    final = state(host, tid)
+    assert final["outcome"]["reason"] == "fourth_penalty"
+    page = host.get("/history")
+    assert page.status_code == 200 and "Qwixx" in page.text and "-20" in page.text
+    assert act(host, tid, QWIXX_ROLL_7, "roll-late-1").json()["reason"] == "game_over"
+    table_page = host.get(f"/t/{tid}")
+    assert "Game over" in table_page.text and "Winner" in table_page.text
+
+
+def test_the_host_can_end_a_running_game(qwixx: dict[str, Any]) -> None:
+    tid, bob, host = qwixx["table_id"], qwixx["bob"], qwixx["host"]
+    assert bob.post(f"/api/tables/{tid}/end").status_code == 403
+    assert host.post(f"/api/tables/{tid}/end").status_code == 200
+    assert state(host, tid)["finished"] is True
+    late = act(host, tid, QWIXX_ROLL_7, "roll-0001")
+    assert late.status_code == 409 and late.json()["rule"] == "ended_by_host"
+    assert "Qwixx" in host.get("/history").text
+
+
+def test_games_catalogue_drives_the_start_form(host: TestClient) -> None:
+    games = {g["name"]: g for g in host.get("/api/games").json()}
+    assert games["qwixx"]["defaults"]["3"]["players"] == 3
+    assert set(games["qwixx"]["defaults"]) == {"2", "3", "4", "5"}
+    page = host.get("/")
+    assert page.status_code == 200 and '"name": "qwixx"' in page.text
+
+
+def test_pages_and_manifest_are_served_locally(qwixx: dict[str, Any]) -> None:
+    tid, ann, host = qwixx["table_id"], qwixx["ann"], qwixx["host"]
+    table_page = host.get(f"/t/{tid}")
+    assert table_page.status_code == 200
+    assert qwixx["code"] in table_page.text and "<svg" in table_page.text  # code and QR
+    assert "http://" not in table_page.text.split("<main>")[0].replace("http://www.w3", "")
+    sheet = ann.get(f"/t/{tid}/sheet")
+    assert sheet.status_code == 200 and 'aria-label="Ann\'s sheet"' in sheet.text
+    assert 'aria-label="Bob\'s sheet"' not in sheet.text  # a device shows its own sheet
+    manifest = host.get("/static/manifest.webmanifest")
+    assert manifest.status_code == 200
+    icons = json.loads(manifest.text)["icons"]
+    assert all(host.get(icon["src"]).status_code == 200 for icon in icons)
+
+
+def test_websocket_pushes_every_change_to_every_device(qwixx: dict[str, Any]) -> None:
+    tid, ann, bob = qwixx["table_id"], qwixx["ann"], qwixx["bob"]
+    with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ann_ws, \
+            bob.websocket_connect(f"/t/{tid}/ws?view=sheet") as bob_ws:
+        assert ann_ws.receive_json()["state_id"] == 0
+        assert bob_ws.receive_json()["state_id"] == 0
+        ann_ws.send_json({"type": "act", "action_id": "ann-roll-1", "move": QWIXX_ROLL_7,
+                          "expected_state_id": 0})
+        assert ann_ws.receive_json() == {"type": "ack", "action_id": "ann-roll-1",
+                                         "state_id": 1, "duplicate": False}
+        pushed = bob_ws.receive_json()
+        assert pushed["type"] == "state" and pushed["state_id"] == 1
+        assert 'data-move="{&#34;kind&#34;:&#34;cross&#34;,&#34;player&#34;:1' in pushed["html"]
+        assert "legal" in pushed["html"]
+        assert ann_ws.receive_json()["state_id"] == 1
+        # a refused tap: the engine's message comes back on that socket only
+        bob_ws.send_json({"type": "act", "action_id": "bob-bad-01", "expected_state_id": 1,
+                          "move": {"kind": "cross", "player": 1, "colour": "red", "number": 9}})
+        error = bob_ws.receive_json()
+        assert error["type"] == "error" and error["status"] == 409
+        assert error["message"] == "the white dice show 7, not 9"
+        # a stale view: refused, and the device gets the current state again
+        bob_ws.send_json({"type": "act", "action_id": "bob-old-01", "expected_state_id": 0,
+                          "move": {"kind": "pass", "player": 1}})
+        assert bob_ws.receive_json()["reason"] == "stale_state"
+        assert bob_ws.receive_json() == {"type": "state", "state_id": 1,
+                                         "html": pushed["html"]}
+        bob_ws.send_json({"type": "dance"})
+        assert bob_ws.receive_json()["status"] == 422
+
+
+def test_websocket_from_a_foreign_origin_is_refused(qwixx: dict[str, Any]) -> None:
+    tid, ann = qwixx["table_id"], qwixx["ann"]
+    with pytest.raises(WebSocketDisconnect), ann.websocket_connect(
+        f"/t/{tid}/ws", headers={"origin": "http://evil.example"}
+    ):
+        pass
+    with ann.websocket_connect(
+        f"/t/{tid}/ws", headers={"origin": "http://testserver"}
+    ) as ws:
+        assert ws.receive_json()["type"] == "state"
+
+
+def test_a_reconnecting_device_gets_the_full_state(qwixx: dict[str, Any]) -> None:
+    tid, ann, host = qwixx["table_id"], qwixx["ann"], qwixx["host"]
+    with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ws:
+        assert ws.receive_json()["state_id"] == 0
+    act(host, tid, QWIXX_ROLL_7, "roll-0001")  # while Ann's device was away
+    with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ws:
+        message = ws.receive_json()
+        assert message["state_id"] == 1 and "White sum" in message["html"]

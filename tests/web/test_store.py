@@ -1,0 +1,49 @@
+"""The SQLite store: WAL, append-only log with unique action ids, devices."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from companion.web.store import LogEntry, Store
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    opened = Store.open(tmp_path / "db" / "games.sqlite3")
+    opened.create_table("t1", "ABC234", "qwixx", {"players": 2}, ["Ann", "Bob"])
+    return opened
+
+
+def test_the_store_uses_wal(tmp_path: Path, store: Store) -> None:
+    mode = sqlite3.connect(tmp_path / "db" / "games.sqlite3").execute(
+        "PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+
+
+def test_the_log_is_append_only_and_action_ids_are_unique(store: Store) -> None:
+    store.append("t1", LogEntry(1, "a1", "move", "camera", {"kind": "roll"}))
+    store.append("t1", LogEntry(2, "a2", "undo", "host", None))
+    with pytest.raises(sqlite3.IntegrityError):
+        store.append("t1", LogEntry(3, "a1", "move", "0", {"kind": "pass"}))
+    with pytest.raises(sqlite3.IntegrityError):
+        store.append("t1", LogEntry(2, "a3", "move", "0", {"kind": "pass"}))
+    assert [(e.seq, e.action_id, e.kind) for e in store.log("t1")] == [
+        (1, "a1", "move"), (2, "a2", "undo"),
+    ]
+
+
+def test_tables_devices_and_history(store: Store) -> None:
+    row = store.table_by_code("ABC234")
+    assert row is not None and row.players == ["Ann", "Bob"] and row.finished_at is None
+    store.add_device("hash1", "t1", host=True, seat=None)
+    store.bind_seat("hash1", 1)
+    device = store.device("hash1")
+    assert device is not None and device.host and device.seat == 1
+    assert store.taken_seats("t1") == {1}
+    store.set_finished("t1", {"winners": [1]})
+    assert [r.table_id for r in store.tables(finished=True)] == ["t1"]
+    store.set_finished("t1", None)  # an undo reopened it
+    assert store.tables(finished=True) == []

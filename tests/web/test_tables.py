@@ -1,0 +1,104 @@
+"""The table object: restoring every game exactly from the store, the camera's thread-safe
+roll entry, and the snapshot being published only after the commit."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from companion.rules.base import Rejection
+from companion.web.app import create_app
+from companion.web.settings import Settings
+from tests.web.helpers import QWIXX_ROLL_7, act, create_table
+
+
+def test_a_new_app_on_the_same_data_restores_every_game(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    with TestClient(create_app(settings)) as host:
+        first = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        second = create_table(host, "sixto", ["Cy", "Di"], {"players": 2})
+        act(host, first["table_id"], QWIXX_ROLL_7, "roll-0001")
+        act(host, first["table_id"], {"kind": "cross", "player": 1, "colour": "red",
+                                      "number": 7}, "cross-001")
+        host.post(f"/api/tables/{first['table_id']}/undo", json={"action_id": "undo-0001"})
+        act(host, first["table_id"], {"kind": "pass", "player": 1}, "pass-0001")
+        before = [host.get(f"/api/tables/{t['table_id']}/state").json() for t in (first, second)]
+        cookies = dict(host.cookies)
+    with TestClient(create_app(settings)) as again:
+        again.cookies.update(cookies)
+        after = [again.get(f"/api/tables/{t['table_id']}/state").json() for t in (first, second)]
+        assert after == before
+        assert after[0]["state_id"] == 4  # roll, cross, undo, pass
+        # the retried action id is still known after the restart: applied once
+        retry = act(again, first["table_id"], {"kind": "pass", "player": 1}, "pass-0001")
+        assert retry.json() == {"state_id": 4, "duplicate": True}
+
+
+def test_the_camera_thread_enters_rolls_without_blocking_the_loop(tmp_path: Path) -> None:
+    app = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app) as host:
+        table_id = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        table = host.portal.call(app.state.tables.get, table_id)  # type: ignore[union-attr]
+        results: dict[str, Any] = {}
+
+        def camera() -> None:
+            dice = [(d["colour"], d["value"]) for d in QWIXX_ROLL_7["dice"]]
+            results["ok"] = table.roll_from_thread(dice).result(timeout=10)
+            try:  # a second roll is not expected now: the engine's refusal comes back
+                table.roll_from_thread(dice).result(timeout=10)
+            except Rejection as exc:
+                results["refused"] = exc
+
+        thread = threading.Thread(target=camera)
+        thread.start()
+        thread.join(timeout=20)
+        assert results["ok"].state_id == 1
+        assert results["refused"].rule == "no_roll_expected"
+        state = host.get(f"/api/tables/{table_id}/state").json()
+        assert state["turn"]["step"] == "white_sum"
+        assert state["state_id"] == 1
+
+
+def test_a_failed_commit_applies_nothing(tmp_path: Path) -> None:
+    app = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app) as host:
+        table_id = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        table = host.portal.call(app.state.tables.get, table_id)  # type: ignore[union-attr]
+        store = app.state.store
+
+        def broken_append(*args: Any) -> None:
+            raise OSError("disk full")
+
+        original = store.append
+        store.append = broken_append
+        try:
+            with pytest.raises(OSError):
+                host.portal.call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0001"))
+        finally:
+            store.append = original
+        assert table.snapshot.state_id == 0 and table.session.state_id == 0
+        assert len(table.session.states) == 1
+        # and the table still works afterwards
+        assert host.portal.call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0002")).state_id == 1
+
+
+def test_the_snapshot_is_published_after_the_commit(tmp_path: Path) -> None:
+    app = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app) as host:
+        table_id = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        table = host.portal.call(app.state.tables.get, table_id)  # type: ignore[union-attr]
+        store = app.state.store
+        seen: list[int] = []
+        original = store.append
+
+        def watching_append(*args: Any) -> None:
+            seen.append(table.snapshot.state_id)  # what screens could read during the write
+            original(*args)
+
+        store.append = watching_append
+        host.portal.call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0001"))
+        assert seen == [0] and table.snapshot.state_id == 1

@@ -1,0 +1,114 @@
+"""The view models hold no rules: every legal move of a seat appears exactly once as a
+legal box or button, nothing else is marked legal, used boxes send nothing, and a device
+that may not mark a sheet gets no moves at all."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from companion.rules.registry import find_game
+from companion.simulate import random_action
+from companion.web.auth import Viewer
+from companion.web.views import live_context, move_attr, sheet_context
+from tests.web.helpers import roll, snapshot_of
+
+QWIXX_TURN = [roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6),
+                   ("blue", 1))]
+
+
+def legal_attrs(context: dict[str, Any]) -> list[str]:
+    """Every move the sheet offers as legal (boxes, lock boxes and buttons)."""
+    found = []
+    for row in context.get("rows", []):
+        found += [b["move"] for b in row["boxes"] if b["legal"]]
+        lock = row.get("lock")
+        if lock and lock["legal"]:
+            found.append(lock["move"])
+    found += [b["move"] for b in context["buttons"] if b["legal"]]
+    return found
+
+
+def offered_moves(context: dict[str, Any]) -> set[str]:
+    moves = {b["move"] for row in context.get("rows", []) for b in row["boxes"] if b["move"]}
+    return moves | {b["move"] for b in context["buttons"] if b["move"]}
+
+
+def positions(game_name: str, players: int, seed: int, count: int) -> list[Any]:
+    """Snapshots along one random game (moves from the engine's legal_moves)."""
+    game = find_game(game_name)
+    rng = random.Random(seed)
+    moves = []
+    state = game.setup(game.options_for(players))
+    for _ in range(count):
+        if game.outcome(state) is not None:
+            break
+        move = random_action(game, state, rng)
+        moves.append(move)
+        state = game.play(state, move)
+    names = [f"P{i}" for i in range(players)]
+    return [snapshot_of(game_name, names, moves[:n]) for n in range(0, len(moves), 7)]
+
+
+@pytest.mark.parametrize("game_name", ["qwixx", "sixto"])
+def test_every_legal_move_is_offered_once_and_nothing_else_is_legal(game_name: str) -> None:
+    for snapshot in positions(game_name, 3, seed=5, count=120):
+        for seat in range(3):
+            context = sheet_context(snapshot, seat, Viewer(seat=seat, host=False))
+            engine = sorted(move_attr(snapshot.game, m)
+                            for m in snapshot.game.legal_moves(snapshot.state, seat))
+            offered = legal_attrs(context)
+            # the lock box repeats the last number's move; count each move once
+            assert sorted(set(offered)) == engine, (game_name, snapshot.state_id, seat)
+
+
+@pytest.mark.parametrize("game_name", ["qwixx", "sixto"])
+def test_used_boxes_send_nothing_and_other_sheets_are_read_only(game_name: str) -> None:
+    for snapshot in positions(game_name, 2, seed=9, count=80):
+        own = sheet_context(snapshot, 0, Viewer(seat=0, host=False))
+        for row in own["rows"]:
+            for box in row["boxes"]:
+                assert (box["move"] is None) == box["crossed"]
+        other = sheet_context(snapshot, 1, Viewer(seat=0, host=False))
+        assert offered_moves(other) == set() and not other["markable"]
+        watcher = sheet_context(snapshot, 1, Viewer(seat=None, host=False))
+        assert offered_moves(watcher) == set()
+
+
+def test_a_qwixx_box_carries_the_cross_it_would_send() -> None:
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], QWIXX_TURN)
+    context = sheet_context(snapshot, 1, Viewer(seat=1, host=False))
+    red = context["rows"][0]
+    box_for_9 = next(b for b in red["boxes"] if b["number"] == 9)
+    assert json.loads(box_for_9["move"]) == {"kind": "cross", "player": 1, "colour": "red",
+                                             "number": 9}
+    assert not box_for_9["legal"]  # offered (to hear the engine's reason) but not legal
+    assert next(b for b in red["boxes"] if b["number"] == 7)["legal"]
+    assert [r["label"] for r in context["rows"]] == ["Red", "Yellow", "Green", "Blue"]
+    assert len({r["pattern"] for r in context["rows"]}) == 4  # not only colour tells rows apart
+
+
+def test_the_live_context_offers_roll_entry_to_the_active_device_and_the_host() -> None:
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], [])
+    for viewer, expected in [
+        (Viewer(seat=0, host=False), True),  # Ann rolls first
+        (Viewer(seat=1, host=False), False),
+        (Viewer(seat=None, host=True), True),
+        (Viewer(seat=None, host=False), False),
+    ]:
+        entry = live_context(snapshot, viewer, "sheet")["roll_entry"]
+        assert (entry is not None) == expected, viewer
+    entry = live_context(snapshot, Viewer(seat=0, host=False), "sheet")["roll_entry"]
+    assert [d["colour"] for d in entry["dice"]] == ["white", "white", "red", "yellow", "green",
+                                                    "blue"]
+
+
+def test_sixto_buttons_for_keep_reroll_and_done() -> None:
+    six = [("red", 1), ("orange", 2), ("yellow", 3), ("green", 4), ("blue", 5), ("purple", 6)]
+    snapshot = snapshot_of("sixto", ["Ann", "Bob"], [roll(*six)])
+    labels = [b["label"] for b in sheet_context(snapshot, 0, Viewer(0, False))["buttons"]]
+    assert labels == ["Keep this roll", "Re-roll all dice"]
+    assert sheet_context(snapshot, 1, Viewer(1, False))["buttons"] == []
