@@ -34,7 +34,6 @@ sys.path.insert(0, str(REPO))  # `companion` and `models.recipe` without install
 from companion.vision.classifier import EXPECTED_LABELS, PipClassifier  # noqa: E402
 from companion.vision.datasets import (  # noqa: E402
     LabelledImage,
-    default_data_root,
     load_split,
 )
 from companion.vision.finder import DiceFinder  # noqa: E402

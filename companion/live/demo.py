@@ -4,8 +4,9 @@
 - `render_throws(...)` draws the clip frame by frame with its ground truth: per throw the
   dice tumble in (moving, spinning, motion-blurred, a random face each frame), come to rest,
   lie still, then a hand comes over the table and picks them up, and the table is empty for
-  a moment. scripts/make_demo_clip.py writes it to companion/live/data/ (fixed seed);
-  tests use it directly.
+  a moment. scripts/make_demo_clip.py writes it to companion/live/data/demo_qwixx/ as JPEG
+  frames (fixed seed; a folder of JPEGs is about four times smaller than OpenCV's own
+  Motion-JPEG writer makes the same frames); tests use it directly.
 - `open_demo_source()` opens the bundled clip as a source that loops for ever;
   `find_camera_or_demo(index)` tries the webcam briefly and falls back to the demo.
 
@@ -26,19 +27,19 @@ import cv2
 import numpy as np
 
 from companion.vision.render import DieSpec, render_scene
-from companion.vision.sources import CameraSource, FrameSource, VideoSource
+from companion.vision.sources import CameraSource, FolderSource, FrameSource
 from companion.vision.types import STANDARD_DICE_SETS, Frame
 
 logger = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
-DEMO_CLIP = DATA_DIR / "demo_qwixx.avi"
+DEMO_CLIP = DATA_DIR / "demo_qwixx"  # a folder of JPEG frames, frame_0000.jpg ...
 DEMO_FPS = 10.0
 DEMO_SEED = 2026
 
 # Phase lengths of one throw, in frames at DEMO_FPS.
 TUMBLE_FRAMES = 8
-REST_FRAMES = 14
+REST_FRAMES = 12
 HAND_FRAMES = 8
 EMPTY_FRAMES = 3
 
@@ -96,12 +97,18 @@ class _SpriteBook:
         pips = "black" if colour in ("white", "yellow") else "white"
         seed = self.seed * 1000 + hash_key(colour, value)
         options: dict[str, object] = {
-            "size": self.side, "surface": self.surface, "light": "default",
-            "clutter": 0.0, "camera_tilt": 0.0,
+            "size": self.side,
+            "surface": self.surface,
+            "light": "default",
+            "clutter": 0.0,
+            "camera_tilt": 0.0,
         }
         with_die, dice = render_scene(
-            np.random.default_rng(seed), extent, extent,
-            dice=[DieSpec(value, colour, pips)], **options,  # type: ignore[arg-type]
+            np.random.default_rng(seed),
+            extent,
+            extent,
+            dice=[DieSpec(value, colour, pips)],
+            **options,  # type: ignore[arg-type]
         )
         without, _ = render_scene(np.random.default_rng(seed), extent, extent, dice=[], **options)  # type: ignore[arg-type]
         diff = np.abs(with_die.astype(np.int16) - without.astype(np.int16)).max(axis=2)
@@ -209,7 +216,7 @@ def render_throws(
     height: int = 480,
     side: float = 44.0,
     colours: Sequence[str] = STANDARD_DICE_SETS["qwixx"],
-    surface: str = "cardboard",
+    surface: str = "wood",
     noise_sd: float = 1.5,
 ) -> Iterator[ClipFrame]:
     """The demo clip frame by frame (see the module docstring); the same seed gives the
@@ -217,8 +224,14 @@ def render_throws(
     rng = np.random.default_rng(seed)
     book = _SpriteBook(seed, side, surface)
     table, _ = render_scene(
-        np.random.default_rng(seed), width, height, dice=[], surface=surface,
-        light="default", clutter=0.0, camera_tilt=0.0,
+        np.random.default_rng(seed),
+        width,
+        height,
+        dice=[],
+        surface=surface,
+        light="default",
+        clutter=0.0,
+        camera_tilt=0.0,
     )
     # soft, even light from one side so the table is not flat
     yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
@@ -251,11 +264,18 @@ def render_throws(
                 value = int(rng.integers(1, 7)) if moving else values[k]
                 turn = angle + spins[k] * left * stops[k]
                 sprite = book.get(colour, value)
-                _paste(canvas, sprite, px, py, turn - sprite.angle,
-                       _motion_kernel(dx, dy) if moving else None)
+                _paste(
+                    canvas,
+                    sprite,
+                    px,
+                    py,
+                    turn - sprite.angle,
+                    _motion_kernel(dx, dy) if moving else None,
+                )
                 if -side < px < width + side and -side < py < height + side:
-                    truth.append(TruthDie(colour, None if moving else value, px, py, side,
-                                          turn % 90))
+                    truth.append(
+                        TruthDie(colour, None if moving else value, px, py, side, turn % 90)
+                    )
             yield ClipFrame(noise.finish(rng, canvas), "tumble", throw, tuple(truth))
         still = table_f.copy()
         dice = []
@@ -317,7 +337,9 @@ class _Noise:
         self.sd = sd
 
     def finish(self, rng: np.random.Generator, canvas: np.ndarray) -> np.ndarray:
-        """Noise added, clipped to 8-bit pixels (JPEG compression comes on writing)."""
+        """A webcam's slight defocus and noise, clipped to 8-bit pixels (JPEG compression
+        comes on writing)."""
+        canvas = cv2.GaussianBlur(canvas, (0, 0), 0.8)
         if self.sd <= 0:
             return np.clip(canvas, 0, 255).astype(np.uint8)
         field = self.fields[int(rng.integers(0, len(self.fields)))]
@@ -357,24 +379,15 @@ class LoopingSource(FrameSource):
                 return
 
 
-def open_demo_source(path: Path = DEMO_CLIP) -> LoopingSource:
-    """The bundled demo clip as a source that loops for ever. Raises FileNotFoundError
-    naming the file when it is not there (a broken install)."""
-    if not path.is_file():
+def open_demo_source(folder: Path = DEMO_CLIP) -> LoopingSource:
+    """The bundled demo clip as a source that loops for ever (play it at DEMO_FPS).
+    Raises FileNotFoundError naming the folder when it holds no frames (a broken
+    install)."""
+    if not folder.is_dir() or not any(folder.glob("*.jpg")):
         raise FileNotFoundError(
-            f"{path}: the demo clip is missing; run scripts/make_demo_clip.py to create it"
+            f"{folder}: the demo clip is missing; run scripts/make_demo_clip.py to create it"
         )
-    return LoopingSource(VideoSource(path))
-
-
-def video_fps(path: Path, default: float = DEMO_FPS) -> float:
-    """The frame rate a video file declares, or `default` when it declares none."""
-    capture = cv2.VideoCapture(str(path))
-    try:
-        fps = float(capture.get(cv2.CAP_PROP_FPS)) if capture.isOpened() else 0.0
-    finally:
-        capture.release()
-    return fps if 0 < fps < 1000 else default
+    return LoopingSource(FolderSource(folder))
 
 
 def camera_is_available(index: int = 0) -> bool:

@@ -94,19 +94,26 @@ def match_roll(dice: Sequence[DieReading], spec: DiceSpec) -> Roll | Mismatch:
     for die in dice:
         if not is_readable(die):
             what = f"the {die.colour} die" if _known_colour(die) else "a die"
-            problems.append(Problem(
-                ProblemKind.UNREADABLE, _known_colour(die),
-                f"{what} cannot be read (cocked or covered): lay it flat or roll it again",
-                (die.where,),
-            ))
+            problems.append(
+                Problem(
+                    ProblemKind.UNREADABLE,
+                    _known_colour(die),
+                    f"{what} cannot be read (cocked or covered): lay it flat or roll it again",
+                    (die.where,),
+                )
+            )
     unnamed = [d for d in dice if _known_colour(d) is None]
     if unnamed:
-        problems.append(Problem(
-            ProblemKind.UNKNOWN_COLOUR, None,
-            f"{len(unnamed)} dice of a colour that cannot be told" if len(unnamed) > 1
-            else "a die of a colour that cannot be told",
-            tuple(d.where for d in unnamed),
-        ))
+        problems.append(
+            Problem(
+                ProblemKind.UNKNOWN_COLOUR,
+                None,
+                f"{len(unnamed)} dice of a colour that cannot be told"
+                if len(unnamed) > 1
+                else "a die of a colour that cannot be told",
+                tuple(d.where for d in unnamed),
+            )
+        )
 
     wanted = Counter(spec.colours) + Counter(d.colour for d in spec.kept)
     by_colour: dict[str, list[DieReading]] = {}
@@ -118,25 +125,31 @@ def match_roll(dice: Sequence[DieReading], spec: DiceSpec) -> Roll | Mismatch:
         want = wanted.get(colour, 0)
         boxes = tuple(d.where for d in seen)
         if want == 0:
-            problems.append(Problem(
-                ProblemKind.EXTRA, colour,
-                f"{_dice_word(len(seen), colour)} not part of this roll: take "
-                f"{'it' if len(seen) == 1 else 'them'} off the table",
-                boxes,
-            ))
+            problems.append(
+                Problem(
+                    ProblemKind.EXTRA,
+                    colour,
+                    f"{_dice_word(len(seen), colour)} not part of this roll: take "
+                    f"{'it' if len(seen) == 1 else 'them'} off the table",
+                    boxes,
+                )
+            )
         elif len(seen) > want:
-            problems.append(Problem(
-                ProblemKind.COLOUR_TWICE, colour,
-                f"{len(seen)} {colour} dice on the table, this roll has {want}",
-                boxes,
-            ))
+            problems.append(
+                Problem(
+                    ProblemKind.COLOUR_TWICE,
+                    colour,
+                    f"{len(seen)} {colour} dice on the table, this roll has {want}",
+                    boxes,
+                )
+            )
     for colour, want in wanted.items():
         short = want - len(by_colour.get(colour, ()))
         if short > 0:
             verb = "is" if short == 1 else "are"
-            problems.append(Problem(
-                ProblemKind.MISSING, colour, f"{_dice_word(short, colour)} {verb} missing"
-            ))
+            problems.append(
+                Problem(ProblemKind.MISSING, colour, f"{_dice_word(short, colour)} {verb} missing")
+            )
     if problems:
         return Mismatch(tuple(problems))
 
@@ -144,11 +157,14 @@ def match_roll(dice: Sequence[DieReading], spec: DiceSpec) -> Roll | Mismatch:
     for colour, seen in by_colour.items():
         rest, moved = _take_kept(seen, [d.value for d in spec.kept if d.colour == colour])
         for value in moved:
-            problems.append(Problem(
-                ProblemKind.KEPT_MOVED, colour,
-                f"the kept {colour} {value} is not on the table: put it back as it was",
-                tuple(d.where for d in rest),
-            ))
+            problems.append(
+                Problem(
+                    ProblemKind.KEPT_MOVED,
+                    colour,
+                    f"the kept {colour} {value} is not on the table: put it back as it was",
+                    tuple(d.where for d in rest),
+                )
+            )
         rolled[colour] = sorted(rest, key=lambda d: (d.where.cx, d.where.cy))
     if problems:
         return Mismatch(tuple(problems))

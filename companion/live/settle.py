@@ -47,24 +47,34 @@ class SettleConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     stable_frames: int = Field(
-        8, ge=1, le=300,
+        8,
+        ge=1,
+        le=300,
         description="consecutive still frames with the same reading before a roll is reported",
     )
     pixel_threshold: int = Field(
-        18, ge=1, le=255,
+        18,
+        ge=1,
+        le=255,
         description="grey-level change (0-255, after a light blur) that counts a pixel as moved;"
         " above sensor noise and JPEG artefacts",
     )
     die_motion_max: float = Field(
-        0.04, ge=0.0, le=1.0,
+        0.04,
+        ge=0.0,
+        le=1.0,
         description="largest fraction of moved pixels around any one die on a still frame",
     )
     scene_motion_max: float = Field(
-        0.08, ge=0.0, le=1.0,
+        0.08,
+        ge=0.0,
+        le=1.0,
         description="largest fraction of moved pixels over the play area on a still frame",
     )
     position_tolerance: float = Field(
-        0.35, gt=0.0, le=5.0,
+        0.35,
+        gt=0.0,
+        le=5.0,
         description="how far (in die sides) a die may lie from its earlier place and count as"
         " the same die",
     )
@@ -202,16 +212,20 @@ class MotionMeter:
         moved = (current > upper) | (current < lower)
         h, w = moved.shape
         x0, y0, x1, y1 = self.config.play_area
-        area = moved[int(y0 * h) : max(int(y1 * h), int(y0 * h) + 1),
-                     int(x0 * w) : max(int(x1 * w), int(x0 * w) + 1)]
+        area = moved[
+            int(y0 * h) : max(int(y1 * h), int(y0 * h) + 1),
+            int(x0 * w) : max(int(x1 * w), int(x0 * w) + 1),
+        ]
         scene = float(area.mean()) if area.size else 0.0
         die = 0.0
         for d in (*dice, *previous_dice):
             # a square twice the die's side: the die, its shadow and where it came from
             half = max(d.where.w, d.where.h, 4.0) * scale
             cx, cy = d.where.cx * scale, d.where.cy * scale
-            region = moved[max(int(cy - half), 0) : max(int(cy + half), 0),
-                           max(int(cx - half), 0) : max(int(cx + half), 0)]
+            region = moved[
+                max(int(cy - half), 0) : max(int(cy + half), 0),
+                max(int(cx - half), 0) : max(int(cx + half), 0),
+            ]
             if region.size:
                 die = max(die, float(region.mean()))
         return Motion(die, scene)
@@ -221,8 +235,11 @@ class MotionMeter:
         h, w = grey.shape[:2]
         scale = min(1.0, MOTION_WIDTH / max(w, 1))
         if scale < 1.0:
-            grey = cv2.resize(grey, (max(1, round(w * scale)), max(1, round(h * scale))),
-                              interpolation=cv2.INTER_AREA)
+            grey = cv2.resize(
+                grey,
+                (max(1, round(w * scale)), max(1, round(h * scale))),
+                interpolation=cv2.INTER_AREA,
+            )
         # the blur keeps noise and a pixel of camera shake below the threshold
         return cv2.GaussianBlur(grey, (5, 5), 1.2), scale
 
@@ -316,6 +333,6 @@ class Settler:
             return False  # some dice picked up (or hidden by a still hand), none moved
         if not same_places(before, now, tol):
             return True  # a die appeared, vanished or moved
-        if self._moved_since_event and not same_layout(before, now, tol):
-            return True  # touched in place: e.g. a cocked die set flat
-        return False
+        # touched in place (e.g. a cocked die set flat): motion near the dice, then a
+        # different reading; without motion a changed value is the classifier flickering
+        return self._moved_since_event and not same_layout(before, now, tol)

@@ -527,8 +527,9 @@ def _sub_multisets(dice: tuple[int, ...], limit: int) -> list[tuple[int, ...]]:
 
 
 @cache
-def _save_choices(dice: tuple[int, ...], limit: int) -> tuple[tuple[int, ...], ...]:
-    return tuple(_sub_multisets(dice, limit))
+def _save_moves(player: int, dice: tuple[int, ...], limit: int) -> tuple[SaveDice, ...]:
+    """The save step's moves; cached, since moves are immutable and throws repeat often."""
+    return tuple(SaveDice(player, values) for values in _sub_multisets(dice, limit))
 
 
 def _replaced(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
@@ -630,10 +631,11 @@ class SixisGame(Game[Options, State]):
         taken_by = state.taken_by
         if all(taken_by[s] != NOT_TAKEN for s in _REACH[state.options.players][seat]):
             return self._end_round(state, "cards_gone")
-        state = replace(state, active=seat, dice=(), turn_action="", turn_card="")
-        if state.saved[seat] or self._may_end_round(state):
-            return replace(state, step=Step.START)
-        return replace(state, step=Step.ROLL)
+        ask = bool(state.saved[seat]) or self._may_end_round(state)
+        return replace(
+            state, step=Step.START if ask else Step.ROLL, active=seat, dice=(),
+            turn_action="", turn_card="",
+        )  # fmt: skip
 
     def _may_end_round(self, state: State) -> bool:
         """2 players only: every card left is red, or one line is empty."""
@@ -715,8 +717,7 @@ class SixisGame(Game[Options, State]):
         if step is Step.ACT:
             return [*self._card_moves(state, player), Decline(player)]
         if step in (Step.SAVE, Step.START_SAVE):
-            limit = self._save_limit(state)
-            return [SaveDice(player, values) for values in _save_choices(state.dice, limit)]
+            return list(_save_moves(player, state.dice, self._save_limit(state)))
         return []  # a roll is due
 
     def check(self, state: State, move: Move) -> None:

@@ -238,11 +238,10 @@ def seat_colours(state: State, seat: int) -> tuple[str, ...]:
 
 def unplaced_colours(state: State, seat: int) -> tuple[str, ...]:
     """One colour name per die of `seat` not yet on the board."""
-    on_board = _colours_on_board(state)
+    text = _board_text(state.board)
     colours: list[str] = []
-    for r in seat_rows(state.players, seat):
-        colour = state.colours[r]
-        colours.extend([colour] * (DICE_PER_COLOUR - on_board[colour]))
+    for colour in seat_colours(state, seat):
+        colours.extend([colour] * (DICE_PER_COLOUR - _placed(text, colour)))
     return tuple(colours)
 
 
@@ -264,8 +263,15 @@ def die_at(state: State, row: int, space: int) -> Die | None:
     return Die(colour, int(value))
 
 
-def _colours_on_board(state: State) -> Counter[str]:
-    return Counter(cell.split(" ")[0] for row in state.board for cell in row if cell != FREE)
+def _board_text(board: tuple[tuple[str, ...], ...]) -> str:
+    """Every space between bars, "|green 5||red 3|...", so that counting a colour's dice
+    runs in C (the dice counts are asked for on every turn and every check)."""
+    return "|" + "|".join(["|".join(row) for row in board]) + "|"
+
+
+def _placed(board_text: str, colour: str) -> int:
+    """How many dice of `colour` lie on the board (`board_text` from `_board_text`)."""
+    return board_text.count(f"|{colour} ")
 
 
 def _empty_board(rows: int) -> tuple[tuple[str, ...], ...]:
@@ -355,7 +361,7 @@ class Sixmix(Game[Options, State]):
         assert len(state.round_points) == state.round - (0 if state.over else 1)
         assert bool(state.last_values) == bool(state.round_points)
         assert len(state.last_values) in (0, rows)
-        full = all(cell != FREE for row in state.board for cell in row)
+        full = all(FREE not in row for row in state.board)
         assert full == state.over
         assert (max(state.points) >= state.target) == state.over
         if state.roll:
@@ -449,17 +455,17 @@ class Sixmix(Game[Options, State]):
             else cells
             for r, cells in enumerate(state.board)
         )
-        placed = replace(state, board=board, roll=())
-        if all(cell != FREE for cells in board for cell in cells):
-            return self._end_round(placed)
-        return replace(placed, active=self._next_active(placed))
+        if all(FREE not in cells for cells in board):
+            return self._end_round(replace(state, board=board, roll=()))
+        return replace(state, board=board, roll=(), active=self._next_active(state, board))
 
-    def _next_active(self, state: State) -> int:
-        """The next seat clockwise that still has dice to place."""
+    def _next_active(self, state: State, board: tuple[tuple[str, ...], ...]) -> int:
+        """The next seat clockwise that still has dice to place on `board`."""
+        text = _board_text(board)
         seat = state.active
         for _ in range(state.players):
             seat = (seat + 1) % state.players
-            if unplaced_colours(state, seat):
+            if any(_placed(text, c) < DICE_PER_COLOUR for c in seat_colours(state, seat)):
                 return seat
         raise AssertionError("a round with free spaces has a player with dice")
 

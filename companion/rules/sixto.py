@@ -88,7 +88,6 @@ MAIN_BOXES = 9  # boxes 1-9: the main area, scored by column too
 TARGET_FIRST = 10  # boxes 10-12: the target area
 TARGET_NEEDS = 4  # crosses a row needs before its target area opens
 TARGET_CROSSES_TO_CLOSE = 2
-MAX_ROW_CROSSES = MAIN_BOXES + TARGET_CROSSES_TO_CLOSE  # 11
 DICE_OUT_TO_END = 3
 SOLO_UNUSED_TO_END = 2
 DIGITS = "123456"
@@ -560,6 +559,7 @@ def _cross_turn(active: int, waiting: tuple[int, ...]) -> Turn:
 
 
 _OVER_TURN = Turn(step=Step.OVER.value, active=None)
+_COLUMN_LABELS = tuple(f"column {column}" for column in range(1, MAIN_BOXES + 1))
 _END_MESSAGES: dict[EndReason, str] = {
     EndReason.THREE_DICE_OUT: "three dice have left the game",
     EndReason.NO_BOX_LEFT: "a player can cross no more boxes",
@@ -615,15 +615,15 @@ class Sixto(Game[Options, State]):
             for colour, numbers, marks in zip(
                 state.colours, sheet.numbers, sheet.marks, strict=True
             ):
-                assert len(numbers) == BOXES and set(numbers) <= set(DIGITS)
-                assert len(marks) == BOXES and set(marks) <= {CROSSED, EMPTY}
-                assert marks.count(CROSSED) <= MAX_ROW_CROSSES
+                assert len(numbers) == BOXES and not numbers.strip(DIGITS), numbers
+                assert len(marks) == BOXES and not marks.strip(CROSSED + EMPTY), marks
                 targets = _target_crosses(marks)
-                assert targets <= TARGET_CROSSES_TO_CLOSE
                 if targets:
+                    # at most 2 target crosses, so a row holds at most 9 + 2 = 11 crosses
+                    assert targets <= TARGET_CROSSES_TO_CLOSE, marks
                     assert marks.count(CROSSED, 0, MAIN_BOXES) >= TARGET_NEEDS, marks
-                if targets == TARGET_CROSSES_TO_CLOSE:
-                    completed.add(colour)
+                    if targets == TARGET_CROSSES_TO_CLOSE:
+                        completed.add(colour)
         assert completed == set(state.closed) | set(state.closing)
         assert not set(state.closed) & set(state.closing)
         assert len(set(state.closed)) == len(state.closed)
@@ -851,12 +851,11 @@ class Sixto(Game[Options, State]):
                 (f"{colour} row", POINTS[marks.count(CROSSED)])
                 for colour, marks in zip(state.colours, sheet.marks, strict=True)
             )
+            # zip(*marks) reads the sheet column by column; only the main columns score.
             columns = tuple(
-                (
-                    f"column {column}",
-                    POINTS[sum(1 for marks in sheet.marks if marks[column - 1] == CROSSED)],
-                )
-                for column in range(1, MAIN_BOXES + 1)
+                (_COLUMN_LABELS[index], POINTS[boxes.count(CROSSED)])
+                for index, boxes in enumerate(zip(*sheet.marks, strict=True))
+                if index < MAIN_BOXES
             )
             breakdown = rows + columns
             result.append(Score(seat, sum(points for _, points in breakdown), breakdown))

@@ -84,13 +84,17 @@ def sample_die(image: np.ndarray, box: DieBox, samples: int = 24) -> np.ndarray:
         borderMode=cv2.BORDER_CONSTANT,
         borderValue=(0, 0, 0),
     )
-    inside = np.zeros((samples, samples), np.uint8)
-    cv2.circle(inside, (samples // 2, samples // 2), samples // 2, 1, -1)
-    # pixels warped from outside the image are not the die
-    valid = cv2.warpAffine(
-        np.ones(image.shape[:2], np.uint8), matrix, (samples, samples), flags=cv2.INTER_NEAREST
+    # keep the disc, and only pixels that came from inside the image
+    grid = (np.arange(samples, dtype=np.float32) + 0.5 - samples / 2) / scale
+    xs, ys = np.meshgrid(grid + box.cx, grid + box.cy)
+    h, w = image.shape[:2]
+    keep = (
+        ((xs - box.cx) ** 2 + (ys - box.cy) ** 2 <= radius**2)
+        & (xs >= 0)
+        & (xs <= w - 1)
+        & (ys >= 0)
+        & (ys <= h - 1)
     )
-    keep = (inside & valid).astype(bool)
     return patch[keep]
 
 
@@ -427,7 +431,13 @@ def resolve_dice_set(spec: str | Path | DiceSet | None) -> DiceSet | None:
     text = str(spec)
     if text in STANDARD_DICE_SETS:
         return builtin_dice_set(text)
-    return load_dice_set(Path(text))
+    path = Path(text)
+    if not path.exists() and path.suffix == "" and len(path.parts) == 1:
+        raise CalibrationError(
+            f"unknown dice set {text!r}: give {' or '.join(STANDARD_DICE_SETS)}, "
+            "or a calibration file (calibration/*.json)"
+        )
+    return load_dice_set(path)
 
 
 # ----------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.vision.classifier import PipClassifier
-from companion.vision.colour import DiceSet, colour_readings, resolve_dice_set
+from companion.vision.colour import DiceSet, colour_readings, resolve_dice_set, to_lab
 from companion.vision.finder import DiceFinder, as_bgr_uint8
 from companion.vision.types import DieBox, DieReading, FrameReading
 
@@ -89,6 +89,9 @@ class DiceReader:
         CalibrationError with a clear message when either is wrong."""
         finder = DiceFinder.load(models_dir, intra_op_num_threads=threads)
         classifier = PipClassifier.load(models_dir, intra_op_num_threads=threads)
+        # OpenCV builds its Lab tables on the first conversion (about half a second):
+        # pay that at start-up, not on the first frame
+        to_lab(np.zeros((1, 1, 3), np.uint8))
         return cls(finder, classifier, resolve_dice_set(dice_set))
 
     def read(self, image: object, frame_index: int = 0) -> FrameReading:

@@ -531,7 +531,8 @@ def render_scene(
     touching: float = 0.3,
     unreadable: float = 0.08,
     clutter: float = 0.5,
-    tumbling: bool = False,
+    tumbling: float = 0.0,
+    tumble_seed: int = 0,
     motion_blur: float | None = None,
     blur: float | None = None,
     noise: float | None = None,
@@ -547,8 +548,10 @@ def render_scene(
     calibration files were measured under (no cast, no gradient, no glare, no noise);
     "random" varies everything. `touching` is the chance a die is placed against the
     previous one, `unreadable` the chance a random die is cocked or half hidden (never
-    applied to explicitly given dice), `clutter` the chance of clutter. `tumbling` renders
-    every die smeared by its own motion (value None) for a rolling-dice clip.
+    applied to explicitly given dice), `clutter` the chance of clutter. `tumbling` (> 0)
+    renders every die smeared by its own motion, about `tumbling` x its side long (value
+    None); the smear comes from `tumble_seed`, not from `rng`, so the same rng state gives
+    the same scene still or tumbling (see `render_roll_clip`).
     """
     if width < 16 or height < 16:
         raise ValueError(f"scene too small: {width}x{height}")
@@ -628,15 +631,16 @@ def render_scene(
     rendered: dict[int, RenderedDie] = {}
     for i in order:
         p, shape, hull = placed[i], shapes[i], hulls[i]
-        if tumbling:
+        if tumbling > 0:
             layer = img.copy()
             _draw_die(rng, layer, p, shape, hull, default_light, glare)
-            _smear(rng, img, layer, hull, p.side)
+            motion = np.random.default_rng([tumble_seed, i])
+            _smear(motion, img, layer, hull, p.side * float(tumbling))
         else:
             _draw_die(rng, img, p, shape, hull, default_light, glare)
         x0, y0 = hull.min(axis=0)
         x1, y1 = hull.max(axis=0)
-        reason = "tumbling" if tumbling else p.reason
+        reason = "tumbling" if tumbling > 0 else p.reason
         rendered[i] = RenderedDie(
             cx=float(shape["cx"]),
             cy=float(shape["cy"]),
@@ -856,10 +860,15 @@ def _draw_die(
 
 
 def _smear(
-    rng: np.random.Generator, img: np.ndarray, layer: np.ndarray, hull: np.ndarray, side: float
+    rng: np.random.Generator,
+    img: np.ndarray,
+    layer: np.ndarray,
+    hull: np.ndarray,
+    length_px: float,
 ) -> None:
-    """Blend a die drawn on `layer` into `img` smeared along a random motion."""
-    length = int(side * rng.uniform(0.4, 1.2)) | 1
+    """Blend a die drawn on `layer` into `img` smeared along a random motion about
+    `length_px` long."""
+    length = max(3, int(length_px * rng.uniform(0.5, 1.2)) | 1)
     kernel = np.zeros((length, length), np.float32)
     kernel[length // 2, :] = 1.0 / length
     rot = cv2.getRotationMatrix2D((length / 2 - 0.5, length / 2 - 0.5), rng.uniform(0, 180), 1)
@@ -969,6 +978,37 @@ def _finish(
         if ok:
             out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return out
+
+
+def render_roll_clip(
+    rng: np.random.Generator,
+    width: int = 640,
+    height: int = 480,
+    *,
+    frames_rolling: int = 8,
+    frames_still: int = 12,
+    **options: object,
+) -> list[tuple[np.ndarray, list[RenderedDie]]]:
+    """Frames of a roll for a demo clip: the dice tumbling (smear shrinking frame by frame,
+    values None), then lying still (values readable), on one unchanging table. Options go
+    to `render_scene` (e.g. dice_set="qwixx", values=[...])."""
+    seed = int(rng.integers(0, 2**62))
+    frames = []
+    total = frames_rolling + frames_still
+    for k in range(total):
+        strength = 1.6 * (1 - k / max(frames_rolling, 1)) + 0.3 if k < frames_rolling else 0.0
+        image, dice = render_scene(
+            np.random.default_rng(seed),
+            width,
+            height,
+            tumbling=strength,
+            tumble_seed=k,
+            **options,  # type: ignore[arg-type]
+        )
+        # a little sensor noise differs from frame to frame, as in a real clip
+        grain = np.random.default_rng([seed % 2**32, k]).normal(0, 1.5, image.shape)
+        frames.append((np.clip(image + grain, 0, 255).astype(np.uint8), dice))
+    return frames
 
 
 # ----------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from companion.rules.codec import encode
 from companion.rules.registry import find_game
 from companion.rules.session import CAMERA, Session, replay_record
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
+from companion.web.render import SheetCache
 from companion.web.store import Device, LogEntry, Store, TableRow
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ class Table:
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self.render_cache: dict[tuple[Any, ...], str] = {}
+        self.sheet_cache = SheetCache()
         self.snapshot = self._take_snapshot()
 
     @property

@@ -28,15 +28,32 @@ QWIXX_TABLE = row(("white", 3), ("red", 5), ("white", 1), ("yellow", 2), ("green
 
 GOOD = [
     pytest.param(
-        QWIXX_TABLE, QWIXX,
-        Roll(dice=(Die("white", 3), Die("white", 1), Die("red", 5), Die("yellow", 2),
-                   Die("green", 6), Die("blue", 4))),
+        QWIXX_TABLE,
+        QWIXX,
+        Roll(
+            dice=(
+                Die("white", 3),
+                Die("white", 1),
+                Die("red", 5),
+                Die("yellow", 2),
+                Die("green", 6),
+                Die("blue", 4),
+            )
+        ),
         id="qwixx-whites-left-to-right",
     ),
     pytest.param(
-        [d for d in QWIXX_TABLE if d.colour != "red"], QWIXX_RED_LOCKED,
-        Roll(dice=(Die("white", 3), Die("white", 1), Die("yellow", 2), Die("green", 6),
-                   Die("blue", 4))),
+        [d for d in QWIXX_TABLE if d.colour != "red"],
+        QWIXX_RED_LOCKED,
+        Roll(
+            dice=(
+                Die("white", 3),
+                Die("white", 1),
+                Die("yellow", 2),
+                Die("green", 6),
+                Die("blue", 4),
+            )
+        ),
         id="qwixx-after-red-locked",
     ),
     pytest.param(
@@ -58,54 +75,81 @@ def test_good_rolls(dice: list[DieReading], spec: DiceSpec, expected: Roll) -> N
 
 BAD = [
     pytest.param(
-        QWIXX_TABLE[:-1], QWIXX, [(ProblemKind.MISSING, "blue", 0)], "the blue die is missing",
+        QWIXX_TABLE[:-1],
+        QWIXX,
+        [(ProblemKind.MISSING, "blue", 0)],
+        "the blue die is missing",
         id="die-missing",
     ),
     pytest.param(
-        [d for d in QWIXX_TABLE if d.colour != "white"], QWIXX, [(ProblemKind.MISSING, "white", 0)],
-        "2 white dice are missing", id="two-whites-missing",
+        [d for d in QWIXX_TABLE if d.colour != "white"],
+        QWIXX,
+        [(ProblemKind.MISSING, "white", 0)],
+        "2 white dice are missing",
+        id="two-whites-missing",
     ),
     pytest.param(
-        [*QWIXX_TABLE, die("purple", 2, 400)], QWIXX, [(ProblemKind.EXTRA, "purple", 1)],
-        "the purple die not part of this roll", id="extra-die",
+        [*QWIXX_TABLE, die("purple", 2, 400)],
+        QWIXX,
+        [(ProblemKind.EXTRA, "purple", 1)],
+        "the purple die not part of this roll",
+        id="extra-die",
     ),
     pytest.param(
-        QWIXX_TABLE, QWIXX_RED_LOCKED, [(ProblemKind.EXTRA, "red", 1)],
-        "take it off the table", id="locked-colour-still-on-table",
+        QWIXX_TABLE,
+        QWIXX_RED_LOCKED,
+        [(ProblemKind.EXTRA, "red", 1)],
+        "take it off the table",
+        id="locked-colour-still-on-table",
     ),
     pytest.param(
-        [*QWIXX_TABLE[:5], die("green", 2, 400)], QWIXX,
+        [*QWIXX_TABLE[:5], die("green", 2, 400)],
+        QWIXX,
         [(ProblemKind.COLOUR_TWICE, "green", 2), (ProblemKind.MISSING, "blue", 0)],
-        "2 green dice on the table, this roll has 1", id="colour-twice-and-missing",
+        "2 green dice on the table, this roll has 1",
+        id="colour-twice-and-missing",
     ),
     pytest.param(
-        [*QWIXX_TABLE[:5], die("blue", None, 400)], QWIXX, [(ProblemKind.UNREADABLE, "blue", 1)],
-        "the blue die cannot be read", id="cocked-die",
+        [*QWIXX_TABLE[:5], die("blue", None, 400)],
+        QWIXX,
+        [(ProblemKind.UNREADABLE, "blue", 1)],
+        "the blue die cannot be read",
+        id="cocked-die",
     ),
     pytest.param(
-        [*QWIXX_TABLE[:5], die(None, 4, 400)], QWIXX,
+        [*QWIXX_TABLE[:5], die(None, 4, 400)],
+        QWIXX,
         [(ProblemKind.UNKNOWN_COLOUR, None, 1), (ProblemKind.MISSING, "blue", 0)],
-        "a die of a colour that cannot be told", id="unknown-colour",
+        "a die of a colour that cannot be told",
+        id="unknown-colour",
     ),
     pytest.param(
-        [*QWIXX_TABLE[:5], die("mauve", 4, 400)], QWIXX,
+        [*QWIXX_TABLE[:5], die("mauve", 4, 400)],
+        QWIXX,
         [(ProblemKind.UNKNOWN_COLOUR, None, 1), (ProblemKind.MISSING, "blue", 0)],
-        "cannot be told", id="colour-outside-vocabulary",
+        "cannot be told",
+        id="colour-outside-vocabulary",
     ),
     pytest.param(
         row(("red", 5), ("red", 2), ("red", 6), ("red", 6), ("red", 1), ("red", 3)),
         DiceSpec(("red",) * 3, kept=(Die("red", 6), Die("red", 6), Die("red", 4))),
-        [(ProblemKind.KEPT_MOVED, "red", 4)], "the kept red 4 is not on the table",
+        [(ProblemKind.KEPT_MOVED, "red", 4)],
+        "the kept red 4 is not on the table",
         id="sixis-kept-die-turned",
     ),
     pytest.param(
-        row(("red", 6), ("red", 2), ("red", 6), ("red", 1), ("red", 3)), SIXIS_TWO_KEPT,
-        [(ProblemKind.MISSING, "red", 0)], "the red die is missing",
+        row(("red", 6), ("red", 2), ("red", 6), ("red", 1), ("red", 3)),
+        SIXIS_TWO_KEPT,
+        [(ProblemKind.MISSING, "red", 0)],
+        "the red die is missing",
         id="sixis-kept-counted-as-on-table",
     ),
     pytest.param(
-        [], QWIXX, [(ProblemKind.MISSING, c, 0) for c in ("white", "red", "yellow", "green", "blue")],
-        "2 white dice are missing", id="empty-table",
+        [],
+        QWIXX,
+        [(ProblemKind.MISSING, c, 0) for c in ("white", "red", "yellow", "green", "blue")],
+        "2 white dice are missing",
+        id="empty-table",
     ),
 ]
 

@@ -156,9 +156,7 @@ def test_flickering_value_on_still_dice_is_not_a_new_roll(clip: list[ClipFrame])
     settler = Settler(SettleConfig(stable_frames=4))
     assert len(run(settler, (oracle(rest, i) for i in range(6)))) == 1
     wrong = tuple(die_reading(d, value=(d.value or 1) % 6 + 1) for d in rest.dice)
-    flicker = [
-        (Frame(rest.image, 6 + k, 0.0), FrameReading(320, 240, wrong)) for k in range(12)
-    ]
+    flicker = [(Frame(rest.image, 6 + k, 0.0), FrameReading(320, 240, wrong)) for k in range(12)]
     assert run(settler, flicker) == []
 
 

@@ -9,8 +9,9 @@ import copy
 import json
 import random
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -70,7 +71,6 @@ def literal(
     players: int | None = None,
     before: tuple[int, ...] | None = None,
     starter: int = 0,
-    roll: tuple[Die, ...] = (),
 ) -> State:
     """A position from row strings ("36523." : a digit per die, "." for a free space). Each
     die has its row's colour. `before`: the points of one earlier round. The active player is
@@ -92,7 +92,6 @@ def literal(
         active=free_row // per_seat,
         board=board,
         points=before or (0,) * seats,
-        roll=roll,
         round_points=() if before is None else (before,),
     )
 
@@ -544,9 +543,10 @@ def test_two_players_rank_each_row_and_the_owner_collects() -> None:
     # green-and-blue owns the two highest rows: 2 + 1; red's triplet of 2s goes to red's owner.
     state, move = last_placement(["6.1111", "512345", "222413", "123456"], 1, players=2)
     after = GAME.play(state, move)
-    assert last_round(after) is not None
-    assert last_round(after).rank_points == (2, 1, 0, 0)
-    assert last_round(after).triplet_points == (1, 0, 1, 0)  # green: five 1s
+    result = last_round(after)
+    assert result is not None
+    assert result.rank_points == (2, 1, 0, 0)
+    assert result.triplet_points == (1, 0, 1, 0)  # green: five 1s
     assert after.points == (2 + 1 + 1, 1)
     assert after.starter == 1  # 123,456 is the lowest row, red-and-orange's
 
@@ -555,11 +555,15 @@ def test_two_players_collect_every_tied_row() -> None:
     state, move = last_placement(["12345.", "123456", "654321", "111222"], 6, players=2)
     after = GAME.play(state, move)
     # green and blue tie for second: one point each, both to green-and-blue
-    assert last_round(after) is not None and last_round(after).rank_points == (1, 1, 2, 0)
+    assert last_round(after) == RoundResult(
+        1, (123456, 123456, 654321, 111222), (1, 1, 2, 0), (0, 0, 0, 2)
+    )
     assert after.points == (2, 2 + 2)
     state, move = last_placement(["65432.", "654321", "123456", "111222"], 1, players=2)
     after = GAME.play(state, move)
-    assert last_round(after) is not None and last_round(after).rank_points == (3, 3, 0, 0)
+    assert last_round(after) == RoundResult(
+        1, (654321, 654321, 123456, 111222), (3, 3, 0, 0), (0, 0, 0, 2)
+    )
     assert after.points == (6, 2)
 
 
@@ -683,6 +687,18 @@ def test_malformed_moves_are_refused() -> None:
     with pytest.raises(Rejection) as info:
         GAME.move_from_json({"kind": "cross", "player": 0})
     assert info.value.reason is Reason.MALFORMED
+
+
+@dataclass(frozen=True, slots=True)
+class Shout(Move):
+    """A move kind Sixmix does not know."""
+
+    kind: ClassVar[str] = "shout"
+
+
+def test_a_move_of_another_kind_is_refused() -> None:
+    rejection = refusal(green_rolled(), Shout(0))
+    assert (rejection.reason, rejection.rule) == (Reason.MALFORMED, "move_kind")
 
 
 def test_invariants_catch_a_foreign_die_in_a_100000_space() -> None:

@@ -240,6 +240,10 @@ def test_calibration_file_errors(tmp_path: Path) -> None:
     assert load_dice_set(good).name == "mine"
     with pytest.raises(CalibrationError, match="unknown dice set"):
         builtin_dice_set("yahtzee")
+    with pytest.raises(CalibrationError, match="unknown dice set 'yahtzee'"):
+        resolve_dice_set("yahtzee")
+    with pytest.raises(CalibrationError, match="no such calibration file"):
+        resolve_dice_set(tmp_path / "mine.json")
 
 
 def test_measuring_outside_or_tiny_boxes_gives_none() -> None:

@@ -14,6 +14,7 @@ from companion.vision.render import (
     DieSpec,
     pip_layout,
     render_die_crop,
+    render_roll_clip,
     render_scene,
 )
 from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS
@@ -138,3 +139,22 @@ def test_die_crop_is_square_and_deterministic(value: int | None) -> None:
     reddish = (middle[:, 2] > middle[:, 1] + 30) & (middle[:, 2] > middle[:, 0] + 30)
     if value is not None:
         assert reddish.mean() > 0.3
+
+
+def test_roll_clip_tumbles_then_settles_on_one_table() -> None:
+    frames = render_roll_clip(
+        np.random.default_rng(2),
+        160,
+        120,
+        frames_rolling=3,
+        frames_still=2,
+        dice_set="sixto",
+        values=[1, 2, 3, 4, 5, 6],
+    )
+    assert len(frames) == 5
+    assert all(d.value is None for _, dice in frames[:3] for d in dice)
+    assert [d.value for d in frames[3][1]] == [1, 2, 3, 4, 5, 6]
+    # the table does not move: the still frames differ only by a little sensor noise
+    still_a, still_b = (f[0].astype(int) for f in frames[3:])
+    assert np.abs(still_a - still_b).mean() < 3
+    assert np.abs(frames[0][0].astype(int) - still_a).mean() > np.abs(still_a - still_b).mean()

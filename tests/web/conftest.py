@@ -49,12 +49,22 @@ class ServerProcess:
 
     def start(self) -> None:
         command = [
-            sys.executable, "-m", "companion.cli", "serve",
-            "--port", str(self.port), "--data-dir", str(self.data_dir), "--no-camera",
+            sys.executable,
+            "-m",
+            "companion.cli",
+            "serve",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.data_dir),
+            "--no-camera",
         ]
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(
-            command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+            command,
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         deadline = time.monotonic() + 20

@@ -53,15 +53,30 @@ def test_a_qwixx_turn_through_the_api(qwixx: dict[str, Any]) -> None:
     assert seen["turn"]["step"] == "white_sum" and seen["turn"]["players"] == [0, 1]
     assert {"kind": "cross", "player": 1, "colour": "red", "number": 7} in seen["legal_moves"]
     # white sum for everyone: Bob (not active) crosses red 7, Ann yellow 7
-    assert act(bob, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 7},
-               "bob-white-1").status_code == 200
-    assert act(ann, tid, {"kind": "cross", "player": 0, "colour": "yellow", "number": 7},
-               "ann-white-1").status_code == 200
+    assert (
+        act(
+            bob, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 7}, "bob-white-1"
+        ).status_code
+        == 200
+    )
+    assert (
+        act(
+            ann, tid, {"kind": "cross", "player": 0, "colour": "yellow", "number": 7}, "ann-white-1"
+        ).status_code
+        == 200
+    )
     # colour step: only the active player (Ann): white 4 + yellow 5 = 9 in yellow
     after = state(ann, tid)
     assert after["turn"]["step"] == "colour" and after["turn"]["players"] == [0]
-    assert act(ann, tid, {"kind": "cross", "player": 0, "colour": "yellow", "number": 9},
-               "ann-colour-1").status_code == 200
+    assert (
+        act(
+            ann,
+            tid,
+            {"kind": "cross", "player": 0, "colour": "yellow", "number": 9},
+            "ann-colour-1",
+        ).status_code
+        == 200
+    )
     final = state(host, tid)
     assert final["turn"]["step"] == "roll" and final["turn"]["active"] == 1
     sheets = final["state"]["state"]["sheets"]
@@ -82,12 +97,27 @@ def test_the_active_player_who_crosses_nothing_gets_a_penalty(qwixx: dict[str, A
 @pytest.mark.parametrize(
     ("who", "move", "status", "reason", "rule"),
     [
-        ("bob", {"kind": "cross", "player": 1, "colour": "red", "number": 8}, 409,
-         "illegal_move", "white_sum"),
-        ("ann", {"kind": "cross", "player": 1, "colour": "red", "number": 7}, 403,
-         "not_allowed", "own_sheet_only"),
-        ("bob", {"kind": "cross", "player": 1, "colour": "pink", "number": 7}, 409,
-         "illegal_move", None),
+        (
+            "bob",
+            {"kind": "cross", "player": 1, "colour": "red", "number": 8},
+            409,
+            "illegal_move",
+            "white_sum",
+        ),
+        (
+            "ann",
+            {"kind": "cross", "player": 1, "colour": "red", "number": 7},
+            403,
+            "not_allowed",
+            "own_sheet_only",
+        ),
+        (
+            "bob",
+            {"kind": "cross", "player": 1, "colour": "pink", "number": 7},
+            409,
+            "illegal_move",
+            None,
+        ),
         ("bob", {"kind": "fly", "player": 1}, 422, "malformed", "move_kind"),
         ("bob", {"kind": "cross", "player": 1, "colour": "red"}, 422, "malformed", "move"),
         ("bob", QWIXX_ROLL_7, 403, "not_allowed", "roll_by_active_or_host"),
@@ -95,7 +125,11 @@ def test_the_active_player_who_crosses_nothing_gets_a_penalty(qwixx: dict[str, A
     ],
 )
 def test_refusals_carry_reason_rule_and_status(
-    qwixx: dict[str, Any], who: str, move: dict[str, Any], status: int, reason: str,
+    qwixx: dict[str, Any],
+    who: str,
+    move: dict[str, Any],
+    status: int,
+    reason: str,
     rule: str | None,
 ) -> None:
     tid = qwixx["table_id"]
@@ -142,7 +176,8 @@ def test_undo_by_the_player_who_acted_or_by_the_host(qwixx: dict[str, Any]) -> N
     # the roll was entered by the host: only the host may take it back now
     assert bob.post(f"/api/tables/{tid}/undo", json={"action_id": "bob-undo-2"}).status_code == 403
     assert host.post(f"/api/tables/{tid}/undo", json={"action_id": "host-undo-1"}).json() == {
-        "state_id": 4, "duplicate": False,
+        "state_id": 4,
+        "duplicate": False,
     }
     empty = host.post(f"/api/tables/{tid}/undo", json={"action_id": "host-undo-2"})
     assert empty.status_code == 409 and empty.json()["reason"] == "nothing_to_undo"
@@ -250,10 +285,14 @@ def test_export_import_continues_the_game(app: Any, qwixx: dict[str, Any]) -> No
 
 def test_a_bad_record_names_the_action(host: TestClient) -> None:
     record = {
-        "schema": 1, "game": "qwixx", "options": {"players": 2}, "players": ["A", "B"],
-        "actions": [{"by": "camera", "move": QWIXX_ROLL_7},
-                    {"by": "1", "move": {"kind": "cross", "player": 1, "colour": "red",
-                                         "number": 12}}],
+        "schema": 1,
+        "game": "qwixx",
+        "options": {"players": 2},
+        "players": ["A", "B"],
+        "actions": [
+            {"by": "camera", "move": QWIXX_ROLL_7},
+            {"by": "1", "move": {"kind": "cross", "player": 1, "colour": "red", "number": 12}},
+        ],
     }
     response = host.post("/api/import", json=record)
     assert response.status_code == 422
@@ -318,44 +357,61 @@ def test_pages_and_manifest_are_served_locally(qwixx: dict[str, Any]) -> None:
 
 def test_websocket_pushes_every_change_to_every_device(qwixx: dict[str, Any]) -> None:
     tid, ann, bob = qwixx["table_id"], qwixx["ann"], qwixx["bob"]
-    with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ann_ws, \
-            bob.websocket_connect(f"/t/{tid}/ws?view=sheet") as bob_ws:
+    with (
+        ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ann_ws,
+        bob.websocket_connect(f"/t/{tid}/ws?view=sheet") as bob_ws,
+    ):
         assert ann_ws.receive_json()["state_id"] == 0
         assert bob_ws.receive_json()["state_id"] == 0
-        ann_ws.send_json({"type": "act", "action_id": "ann-roll-1", "move": QWIXX_ROLL_7,
-                          "expected_state_id": 0})
-        assert ann_ws.receive_json() == {"type": "ack", "action_id": "ann-roll-1",
-                                         "state_id": 1, "duplicate": False}
+        ann_ws.send_json(
+            {"type": "act", "action_id": "ann-roll-1", "move": QWIXX_ROLL_7, "expected_state_id": 0}
+        )
+        assert ann_ws.receive_json() == {
+            "type": "ack",
+            "action_id": "ann-roll-1",
+            "state_id": 1,
+            "duplicate": False,
+        }
         pushed = bob_ws.receive_json()
         assert pushed["type"] == "state" and pushed["state_id"] == 1
         assert 'data-move="{&#34;kind&#34;:&#34;cross&#34;,&#34;player&#34;:1' in pushed["html"]
         assert "legal" in pushed["html"]
         assert ann_ws.receive_json()["state_id"] == 1
         # a refused tap: the engine's message comes back on that socket only
-        bob_ws.send_json({"type": "act", "action_id": "bob-bad-01", "expected_state_id": 1,
-                          "move": {"kind": "cross", "player": 1, "colour": "red", "number": 9}})
+        bob_ws.send_json(
+            {
+                "type": "act",
+                "action_id": "bob-bad-01",
+                "expected_state_id": 1,
+                "move": {"kind": "cross", "player": 1, "colour": "red", "number": 9},
+            }
+        )
         error = bob_ws.receive_json()
         assert error["type"] == "error" and error["status"] == 409
         assert error["message"] == "the white dice show 7, not 9"
         # a stale view: refused, and the device gets the current state again
-        bob_ws.send_json({"type": "act", "action_id": "bob-old-01", "expected_state_id": 0,
-                          "move": {"kind": "pass", "player": 1}})
+        bob_ws.send_json(
+            {
+                "type": "act",
+                "action_id": "bob-old-01",
+                "expected_state_id": 0,
+                "move": {"kind": "pass", "player": 1},
+            }
+        )
         assert bob_ws.receive_json()["reason"] == "stale_state"
-        assert bob_ws.receive_json() == {"type": "state", "state_id": 1,
-                                         "html": pushed["html"]}
+        assert bob_ws.receive_json() == {"type": "state", "state_id": 1, "html": pushed["html"]}
         bob_ws.send_json({"type": "dance"})
         assert bob_ws.receive_json()["status"] == 422
 
 
 def test_websocket_from_a_foreign_origin_is_refused(qwixx: dict[str, Any]) -> None:
     tid, ann = qwixx["table_id"], qwixx["ann"]
-    with pytest.raises(WebSocketDisconnect), ann.websocket_connect(
-        f"/t/{tid}/ws", headers={"origin": "http://evil.example"}
+    with (
+        pytest.raises(WebSocketDisconnect),
+        ann.websocket_connect(f"/t/{tid}/ws", headers={"origin": "http://evil.example"}),
     ):
         pass
-    with ann.websocket_connect(
-        f"/t/{tid}/ws", headers={"origin": "http://testserver"}
-    ) as ws:
+    with ann.websocket_connect(f"/t/{tid}/ws", headers={"origin": "http://testserver"}) as ws:
         assert ws.receive_json()["type"] == "state"
 
 

@@ -20,8 +20,12 @@ from tests.web.conftest import ServerProcess, shot
 pytestmark = pytest.mark.browser
 
 TABLET = {"viewport": {"width": 1024, "height": 768}, "has_touch": True}
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
-         "device_scale_factor": 2}
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "is_mobile": True,
+    "has_touch": True,
+    "device_scale_factor": 2,
+}
 LAPTOP = {"viewport": {"width": 1280, "height": 900}}
 
 
@@ -63,6 +67,8 @@ def test_a_qwixx_turn_on_three_devices(browser: Any, server: ServerProcess) -> N
     host.wait_for_selector("#conn[data-conn=live]")
     code = host.inner_text("#join-code")
     assert host.locator(".host-panel svg.qr").count() == 1
+    assert host.locator("section[data-seat='0'] .player-name").inner_text().startswith("Ann")
+    assert host.locator("section[data-seat='1'] .player-name").inner_text().startswith("Bob")
     ann = join(browser, server, code, 0, TABLET)
     bob = join(browser, server, code, 1, PHONE)
 
@@ -123,23 +129,25 @@ def sixto_table(server: ServerProcess) -> tuple[dict[str, Any], httpx.Client]:
     """A 2-player Sixto table where Ann (seat 0) already has 4 red crosses (boxes 1-4),
     played through the API by the host."""
     client = httpx.Client(base_url=server.base_url, timeout=5)
-    table = client.post("/api/tables", json={"game": "sixto", "options": {"players": 2},
-                                              "players": ["Ann", "Bob"]}).json()
+    table = client.post(
+        "/api/tables", json={"game": "sixto", "options": {"players": 2}, "players": ["Ann", "Bob"]}
+    ).json()
     red = PROJECT_SHEETS["A"][0]
     n = 0
 
     def send(move: dict[str, Any]) -> None:
         nonlocal n
         n += 1
-        response = client.post(f"/api/tables/{table['table_id']}/actions",
-                               json={"action_id": f"setup-{n:04d}", "move": move})
+        response = client.post(
+            f"/api/tables/{table['table_id']}/actions",
+            json={"action_id": f"setup-{n:04d}", "move": move},
+        )
         assert response.status_code == 200, response.text
 
     colours = ["red", "orange", "yellow", "green", "blue", "purple"]
     for column in range(1, 5):
         active = (column - 1) % 2
-        dice = [{"colour": c, "value": int(red[column - 1]) if c == "red" else 1}
-                for c in colours]
+        dice = [{"colour": c, "value": int(red[column - 1]) if c == "red" else 1} for c in colours]
         send({"kind": "roll", "player": -1, "dice": dice})
         send({"kind": "keep", "player": active})
         send({"kind": "cross", "player": 0, "colour": "red", "column": column})
@@ -168,8 +176,10 @@ def test_a_sixto_turn_with_a_reroll_and_the_target_area(
     enter_roll(ann, second)
     for page in (ann, bob):
         live(page, 23)
-    assert [int(v) for v in ann.locator(".banner .die").evaluate_all(
-        "els => els.map(e => e.dataset.value)")] == second
+    assert [
+        int(v)
+        for v in ann.locator(".banner .die").evaluate_all("els => els.map(e => e.dataset.value)")
+    ] == second
 
     # Bob has no red cross: his target area is still closed, the engine says why
     bob.click(".sx-row[data-row='red'] button[data-column='10']")

@@ -26,8 +26,9 @@ def next_move(payload: dict[str, Any], rng: random.Random) -> dict[str, Any]:
 
 def test_sigkill_mid_game_loses_nothing_acknowledged(server: ServerProcess) -> None:
     client = httpx.Client(base_url=server.base_url, timeout=5)
-    created = client.post("/api/tables", json={"game": "qwixx", "options": {"players": 3},
-                                               "players": ["A", "B", "C"]})
+    created = client.post(
+        "/api/tables", json={"game": "qwixx", "options": {"players": 3}, "players": ["A", "B", "C"]}
+    )
     table_id = created.json()["table_id"]
     cookies = dict(client.cookies)
     acked: dict[str, int] = {}
@@ -49,10 +50,14 @@ def test_sigkill_mid_game_loses_nothing_acknowledged(server: ServerProcess) -> N
                 n += 1
                 with lock:
                     sent.append((action_id, move))
-                response = own.post(f"/api/tables/{table_id}/actions", json={
-                    "action_id": action_id, "move": move,
-                    "expected_state_id": payload["state_id"],
-                })
+                response = own.post(
+                    f"/api/tables/{table_id}/actions",
+                    json={
+                        "action_id": action_id,
+                        "move": move,
+                        "expected_state_id": payload["state_id"],
+                    },
+                )
                 if response.status_code == 200:
                     with lock:
                         acked[action_id] = response.json()["state_id"]
@@ -80,8 +85,9 @@ def test_sigkill_mid_game_loses_nothing_acknowledged(server: ServerProcess) -> N
     # nothing applied twice: every acknowledged action id is known and is not applied again
     for action_id, state_id in acked.items():
         move = dict(sent)[action_id]
-        retry = again.post(f"/api/tables/{table_id}/actions",
-                           json={"action_id": action_id, "move": move})
+        retry = again.post(
+            f"/api/tables/{table_id}/actions", json={"action_id": action_id, "move": move}
+        )
         assert retry.json() == {"state_id": state_id, "duplicate": True}
     # the restored state is exactly the replay of the game's record through the engine
     record = again.get(f"/api/tables/{table_id}/record").json()

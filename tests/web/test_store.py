@@ -18,8 +18,11 @@ def store(tmp_path: Path) -> Store:
 
 
 def test_the_store_uses_wal(tmp_path: Path, store: Store) -> None:
-    mode = sqlite3.connect(tmp_path / "db" / "games.sqlite3").execute(
-        "PRAGMA journal_mode").fetchone()[0]
+    mode = (
+        sqlite3.connect(tmp_path / "db" / "games.sqlite3")
+        .execute("PRAGMA journal_mode")
+        .fetchone()[0]
+    )
     assert mode == "wal"
 
 
@@ -31,7 +34,8 @@ def test_the_log_is_append_only_and_action_ids_are_unique(store: Store) -> None:
     with pytest.raises(sqlite3.IntegrityError):
         store.append("t1", LogEntry(2, "a3", "move", "0", {"kind": "pass"}))
     assert [(e.seq, e.action_id, e.kind) for e in store.log("t1")] == [
-        (1, "a1", "move"), (2, "a2", "undo"),
+        (1, "a1", "move"),
+        (2, "a2", "undo"),
     ]
 
 

@@ -22,8 +22,12 @@ def test_a_new_app_on_the_same_data_restores_every_game(tmp_path: Path) -> None:
         first = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
         second = create_table(host, "sixto", ["Cy", "Di"], {"players": 2})
         act(host, first["table_id"], QWIXX_ROLL_7, "roll-0001")
-        act(host, first["table_id"], {"kind": "cross", "player": 1, "colour": "red",
-                                      "number": 7}, "cross-001")
+        act(
+            host,
+            first["table_id"],
+            {"kind": "cross", "player": 1, "colour": "red", "number": 7},
+            "cross-001",
+        )
         host.post(f"/api/tables/{first['table_id']}/undo", json={"action_id": "undo-0001"})
         act(host, first["table_id"], {"kind": "pass", "player": 1}, "pass-0001")
         before = [host.get(f"/api/tables/{t['table_id']}/state").json() for t in (first, second)]

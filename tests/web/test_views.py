@@ -16,8 +16,9 @@ from companion.web.auth import Viewer
 from companion.web.views import live_context, move_attr, sheet_context
 from tests.web.helpers import roll, snapshot_of
 
-QWIXX_TURN = [roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6),
-                   ("blue", 1))]
+QWIXX_TURN = [
+    roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1))
+]
 
 
 def legal_attrs(context: dict[str, Any]) -> list[str]:
@@ -58,8 +59,9 @@ def test_every_legal_move_is_offered_once_and_nothing_else_is_legal(game_name: s
     for snapshot in positions(game_name, 3, seed=5, count=120):
         for seat in range(3):
             context = sheet_context(snapshot, seat, Viewer(seat=seat, host=False))
-            engine = sorted(move_attr(snapshot.game, m)
-                            for m in snapshot.game.legal_moves(snapshot.state, seat))
+            engine = sorted(
+                move_attr(snapshot.game, m) for m in snapshot.game.legal_moves(snapshot.state, seat)
+            )
             offered = legal_attrs(context)
             # the lock box repeats the last number's move; count each move once
             assert sorted(set(offered)) == engine, (game_name, snapshot.state_id, seat)
@@ -83,8 +85,12 @@ def test_a_qwixx_box_carries_the_cross_it_would_send() -> None:
     context = sheet_context(snapshot, 1, Viewer(seat=1, host=False))
     red = context["rows"][0]
     box_for_9 = next(b for b in red["boxes"] if b["number"] == 9)
-    assert json.loads(box_for_9["move"]) == {"kind": "cross", "player": 1, "colour": "red",
-                                             "number": 9}
+    assert json.loads(box_for_9["move"]) == {
+        "kind": "cross",
+        "player": 1,
+        "colour": "red",
+        "number": 9,
+    }
     assert not box_for_9["legal"]  # offered (to hear the engine's reason) but not legal
     assert next(b for b in red["boxes"] if b["number"] == 7)["legal"]
     assert [r["label"] for r in context["rows"]] == ["Red", "Yellow", "Green", "Blue"]
@@ -102,8 +108,14 @@ def test_the_live_context_offers_roll_entry_to_the_active_device_and_the_host() 
         entry = live_context(snapshot, viewer, "sheet")["roll_entry"]
         assert (entry is not None) == expected, viewer
     entry = live_context(snapshot, Viewer(seat=0, host=False), "sheet")["roll_entry"]
-    assert [d["colour"] for d in entry["dice"]] == ["white", "white", "red", "yellow", "green",
-                                                    "blue"]
+    assert [d["colour"] for d in entry["dice"]] == [
+        "white",
+        "white",
+        "red",
+        "yellow",
+        "green",
+        "blue",
+    ]
 
 
 def test_sixto_buttons_for_keep_reroll_and_done() -> None:

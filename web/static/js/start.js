@@ -41,13 +41,16 @@
 
   function render() {
     const n = Number(count.value);
-    const kept = Array.from(names.querySelectorAll("input"), (i) => i.value);
-    names.querySelectorAll("label").forEach((l) => l.remove());
-    for (let i = 0; i < n; i++) {
+    // grow or shrink the name fields in place, so a field being typed in is never replaced
+    const fields = names.querySelectorAll("label");
+    for (let i = fields.length; i < n; i++) {
       const label = el("label", {class: "field"}, `Seat ${i + 1}`);
-      label.append(el("input", {name: "name", maxlength: "40", value: kept[i] || `Player ${i + 1}`}));
+      label.append(el("input", {name: "name", maxlength: "40", value: `Player ${i + 1}`}));
       names.append(label);
     }
+    for (let i = fields.length - 1; i >= n; i--) fields[i].remove();
+    if (options.dataset.shown === `${game.name}:${n}`) return; // keep the host's edits
+    options.dataset.shown = `${game.name}:${n}`;
     options.querySelectorAll("label, .record-list").forEach((l) => l.remove());
     for (const [field, value] of Object.entries(defaults())) {
       if (field === "players") continue;

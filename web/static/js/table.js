@@ -57,7 +57,13 @@
       socket = null;
       // actions sent but not acknowledged go again over HTTP: the action id makes a
       // retry harmless (the server applies each id once)
-      for (const [actionId, item] of pending) resendOverHttp(actionId, item);
+      // A race move is not sent again: without a state id, a late copy could win a later
+      // race; the player sees the outcome on the refreshed screen and may tap again.
+      for (const [actionId, item] of pending) {
+        if (!item.race) { resendOverHttp(actionId, item); continue; }
+        settle(actionId);
+        showToast("connection lost: tap again if your tap does not show", "info");
+      }
       setTimeout(connect, retryMs);
       retryMs = Math.min(retryMs * 2, 5000);
     };
@@ -104,8 +110,11 @@
   // -- sending --------------------------------------------------------------------------
   function send(kind, fields, element) {
     const actionId = newActionId();
-    const body = {action_id: actionId, expected_state_id: stateId(), ...fields};
-    const item = {kind, body, element};
+    // data-race (e.g. Sixes' pound): several devices race for one move, so it goes without
+    // expected_state_id and the engine, not the stale-view check, tells the losers why
+    const race = Boolean(element && element.hasAttribute("data-race"));
+    const body = {action_id: actionId, ...(race ? {} : {expected_state_id: stateId()}), ...fields};
+    const item = {kind, body, element, race};
     pending.set(actionId, item);
     if (element) element.classList.add("pending");
     if (socket && socket.readyState === WebSocket.OPEN) {

@@ -1,0 +1,228 @@
+"""The Sixes page (rulebook shared/rules/sixes.txt, decisions in companion/rules/sixes.py):
+the pot, every purse, the number up, the roller, who is in the betting, the last roll and
+how the last turn ended; a big POUND button on every other player's device while the
+table-pound is open, and the roller's Pass / Go on / End game from the engine's legal
+moves.
+
+Presentation only. The engine's `legal_moves` says what is legal; the page never judges a
+pound race: the button sends `Pound` (marked `data-race`, so table.js sends it without the
+stale-view check) and the engine accepts the first pound and refuses the rest ("someone else
+pounded first ..."). After the first pound the button stays until the dice are rolled, so a
+late pound still reaches the engine and the player reads why it lost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from companion.rules.base import Die, Move
+from companion.rules.sixes import (
+    LAST_NUMBER,
+    EndGame,
+    GoOn,
+    Pass,
+    Pound,
+    State,
+    Step,
+    TurnEnd,
+    TurnResult,
+    bets_to_six,
+)
+from companion.web.views import SheetInput, colour_class
+
+TEMPLATE = "games/sixes.html"
+
+
+def sheet(inp: SheetInput) -> dict[str, Any]:
+    """One seat's view of the Sixes table: its actions first (POUND, or the roller's
+    buttons), then the shared table (pot, number up, purses, last roll, last turn)."""
+    state: State = inp.state
+    names = player_names(inp)
+    seat = inp.seat
+    over = state.step is Step.OVER
+    is_roller = not over and seat == state.roller
+    drawn: list[str] = []
+
+    pound = None
+    # The pound window: open in step POUND; in step ROLL it has been won, and the button
+    # stays so that a late pound reaches the engine and hears why it lost.
+    if not over and not is_roller and state.step in (Step.POUND, Step.ROLL):
+        move = Pound(player=seat)
+        attr = inp.move_attr(move)
+        legal = inp.is_legal(move)
+        if legal and attr:
+            drawn.append(attr)
+        if attr is not None:
+            pound = {
+                "move": attr,
+                "legal": legal,
+                "open": state.step is Step.POUND,
+                "hint": _pound_hint(state, seat, names),
+            }
+
+    # The roller's choices, straight from the engine's legal moves (state-aware labels).
+    actions = []
+    for move in inp.legal:
+        if isinstance(move, Pound):
+            continue
+        attr = inp.move_attr(move)
+        if attr is None:
+            continue
+        actions.append({"kind": move.kind, "label": _label(move, state), "move": attr})
+        drawn.append(attr)
+
+    return {
+        "step": state.step.value,
+        "is_roller": is_roller,
+        "pound": pound,
+        "actions": actions,
+        "note": _note(state, seat, names, is_roller, inp.markable),
+        "status": _status(state, seat),
+        "table": _table(state, names, seat),
+        "drawn_moves": drawn,
+        "buttons": [],
+    }
+
+
+def describe(move: Move) -> str:
+    """Button label of a Sixes move where no state is at hand (generic buttons, history)."""
+    if isinstance(move, Pound):
+        return "POUND"
+    if isinstance(move, Pass):
+        return "Pass (share the pot)"
+    if isinstance(move, GoOn):
+        return "Go on (call the next number)"
+    if isinstance(move, EndGame):
+        return "End the game"
+    return ""
+
+
+def current_dice(state: State) -> tuple[Die, ...]:
+    """The banner shows the last roll (it stays until the next roll)."""
+    return state.last_roll
+
+
+def player_names(inp: SheetInput) -> list[str]:
+    """A name per seat. `SheetInput` names only this sheet's seat; the other seats use
+    `inp.players` when the web layer provides it, else the engine's own wording ("Player 2",
+    as in its messages)."""
+    count = len(inp.state.purses)
+    given = tuple(getattr(inp, "players", ()) or ())
+    if len(given) == count:
+        return [str(n) for n in given]
+    names = [f"Player {s + 1}" for s in range(count)]
+    names[inp.seat] = inp.name
+    return names
+
+
+# -- pieces of the page ------------------------------------------------------------------
+
+
+def _label(move: Move, state: State) -> str:
+    if isinstance(move, GoOn):
+        return f"Go on: call {state.number_up + 1}"
+    if isinstance(move, Pass):
+        return f"Pass: share the pot ({state.pot})"
+    if isinstance(move, EndGame):
+        return "End the game now (starter pot back)"
+    return describe(move)
+
+
+def _pound_hint(state: State, seat: int, names: list[str]) -> str:
+    if state.step is Step.ROLL and state.pounded_by is not None:
+        if state.pounded_by == seat:
+            return "You won this table-pound"
+        return f"{names[state.pounded_by]} won this table-pound"
+    if seat in state.betting:
+        return f"Shut out newcomers on {state.number_up}"
+    return f"First to pound joins the betting on {state.number_up}"
+
+
+def _note(state: State, seat: int, names: list[str], is_roller: bool, markable: bool) -> str:
+    """A line for this seat about what happens now (plain words, no rule checks)."""
+    roller = names[state.roller]
+    if state.step is Step.OVER:
+        return ""
+    if state.step is Step.POUND:
+        if is_roller:
+            return f"You called {state.number_up}. Roll when the table-pound is over."
+        return "" if markable else f"{roller} called {state.number_up}: the table-pound is open"
+    if state.step is Step.ROLL:
+        return "Roll the dice." if is_roller else f"{roller} rolls the dice."
+    if is_roller:
+        return f"Safe roll: {state.number_up} did not show. Pass or go on?"
+    return f"Safe roll: {roller} passes or goes on."
+
+
+def _status(state: State, seat: int) -> list[dict[str, str]]:
+    """Text tags for this seat (names, not colours alone, tell them apart)."""
+    tags = []  # "rolling" is in the sheet's header already (generic)
+    if seat in state.betting:
+        tags.append({"kind": "betting", "text": "in the betting"})
+    if state.pounded_by == seat:
+        tags.append({"kind": "pounded", "text": "won the pound"})
+    if seat in state.skipped:
+        tags.append({"kind": "skipped", "text": "skipped (no starter pot)"})
+    return tags
+
+
+def _table(state: State, names: list[str], viewer_seat: int) -> dict[str, Any]:
+    """The shared part: number up, pot, roller, betting, purses, last roll, last turn."""
+    over = state.step is Step.OVER
+    purses = []
+    for seat, purse in enumerate(state.purses):
+        purses.append(
+            {
+                "seat": seat,
+                "name": names[seat],
+                "purse": purse,
+                "change": purse - state.start_purses[seat],
+                "roller": not over and seat == state.roller,
+                "betting": seat in state.betting,
+                "pounded": state.pounded_by == seat,
+                "skipped": seat in state.skipped,
+                "me": seat == viewer_seat,
+            }
+        )
+    return {
+        "over": over,
+        "number_up": state.number_up,
+        "last_number": LAST_NUMBER,
+        "bet": state.number_up * state.multiplier,
+        "newcomer_cost": bets_to_six(state.number_up, state.multiplier),
+        "pot": state.pot,
+        "roller": names[state.roller],
+        "betting": [names[s] for s in state.betting],
+        "pounded_by": names[state.pounded_by] if state.pounded_by is not None else None,
+        "multiplier": state.multiplier,
+        "starter_pot": state.starter_pot,
+        "turn_number": min(state.rollers_done + 1, state.rollers),
+        "rollers": state.rollers,
+        "purses": purses,
+        "last_roll": [
+            {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
+            for d in state.last_roll
+        ],
+        "last_turn": _last_turn(state.last_turn, names),
+        "skipped": [names[s] for s in state.skipped],
+    }
+
+
+def _last_turn(end: TurnEnd | None, names: list[str]) -> dict[str, Any] | None:
+    """How the last roller's turn ended, in words, and who got what of the pot."""
+    if end is None:
+        return None
+    roller = names[end.roller]
+    shares = [{"name": names[s], "coins": c} for s, c in zip(end.sharers, end.shares, strict=True)]
+    if end.result is TurnResult.WIN:
+        text = f"{roller} won on {end.number_up} and took the pot of {end.pot}"
+    elif end.result is TurnResult.LOSS:
+        if tuple(end.sharers) == (end.roller,):
+            text = f"{roller} lost on {end.number_up}; nobody was betting: the pot went back"
+        else:
+            text = f"{roller} lost on {end.number_up}; the pot of {end.pot} went to the betters"
+    elif end.result is TurnResult.PASS:
+        text = f"{roller} passed after {end.number_up}; the pot of {end.pot} was shared"
+    else:
+        text = f"{roller} ended the game; the starter pot went back"
+    return {"result": end.result.value, "text": text, "shares": shares}

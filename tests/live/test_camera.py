@@ -1,0 +1,262 @@
+"""CameraWorker with real sources: a folder with corrupt files mixed in, a folder that
+disappears and comes back, a source that fails mid-way, stop() during play and back-off;
+plus the demo clip as a looping source."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.live.camera import BackOff, CameraStatus, CameraWorker
+from companion.live.demo import (
+    DEMO_CLIP,
+    ClipFrame,
+    LoopingSource,
+    find_camera_or_demo,
+    open_demo_source,
+    render_throws,
+)
+from companion.live.settle import RollEvent, SettleConfig
+from companion.vision.sources import FolderSource, FrameSource
+from companion.vision.types import UNREADABLE, DieBox, DieReading, Frame, FrameReading
+
+FAST = BackOff(first=0.02, longest=0.1)
+
+
+class ClipReader:
+    """Reads a rendered clip by frame index from its ground truth: the pipeline's place
+    taken by a perfect reader, so these tests check the worker, not the models (the real
+    DiceReader runs in test_settle.py when the models exist)."""
+
+    def __init__(self, clip: list[ClipFrame]) -> None:
+        self.clip = clip
+
+    def read(self, image: object, frame_index: int = 0) -> FrameReading:
+        shown = self.clip[frame_index % len(self.clip)]
+        dice = tuple(
+            DieReading(
+                DieBox(d.cx, d.cy, d.side, d.side, d.angle),
+                d.value,
+                0.99,
+                d.colour,
+                flags=() if d.value else (UNREADABLE,),
+            )
+            for d in shown.dice
+        )
+        h, w = shown.image.shape[:2]
+        return FrameReading(w, h, dice, frame_index=frame_index)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.01)
+
+
+@pytest.fixture(scope="module")
+def clip() -> list[ClipFrame]:
+    return list(render_throws(seed=5, throws=1, width=320, height=240, side=24.0))
+
+
+def write_clip(folder: Path, clip: list[ClipFrame]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for k, c in enumerate(clip):
+        cv2.imwrite(str(folder / f"frame_{k:03d}.jpg"), c.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+
+
+def test_folder_with_corrupt_files_plays_through(tmp_path: Path, clip: list[ClipFrame]) -> None:
+    folder = tmp_path / "frames"
+    write_clip(folder, clip)
+    (folder / "frame_005b.jpg").write_bytes(b"\xff\xd8 not really a jpeg")
+    (folder / "frame_010b.png").write_bytes(b"")
+    (folder / "frame_020b.jpg").write_text("hello", encoding="utf-8")
+    events: list[RollEvent] = []
+    worker = CameraWorker(
+        lambda: FolderSource(folder),
+        ClipReader(clip),
+        events.append,
+        settle=SettleConfig(stable_frames=4),
+    )
+    worker.start()
+    assert worker.wait(30.0)
+    status = worker.status()
+    assert status.frames_read == len(clip)
+    assert status.corrupt_frames == 3
+    assert status.ended and not status.running and status.reconnect_attempts == 0
+    assert status.events == 1 and len(events) == 1
+    assert clip[events[0].frame_index].phase == "rest"
+    assert sorted(d.value for d in events[0].dice) == sorted(
+        d.value for d in clip[events[0].frame_index].dice
+    )
+    preview = worker.preview_jpeg()
+    assert preview is not None
+    image = cv2.imdecode(np.frombuffer(preview, np.uint8), cv2.IMREAD_COLOR)
+    assert image.shape == (240, 320, 3)
+    assert status.ms_per_frame > 0 and status.fps > 0
+    assert set(status.to_json()) >= {"source", "fps", "frames_read", "corrupt_frames"}
+
+
+def test_folder_that_disappears_is_reopened_with_back_off(
+    tmp_path: Path, clip: list[ClipFrame]
+) -> None:
+    folder = tmp_path / "frames"
+    write_clip(folder, clip[:6])
+    worker = CameraWorker(
+        lambda: FolderSource(folder), None, pace_fps=200.0, back_off=FAST, reopen_at_end=True
+    )
+    worker.start()
+    try:
+        wait_for(lambda: worker.status().frames_read >= 8)  # looped once at least
+        folder.rename(tmp_path / "away")
+        wait_for(lambda: worker.status().reconnect_attempts >= 3)
+        gone = worker.status()
+        assert not gone.connected and gone.running
+        assert "no such folder" in (gone.last_error or "")
+        (tmp_path / "away").rename(folder)
+        before = worker.status().frames_read
+        wait_for(lambda: worker.status().frames_read >= before + 6)
+        assert worker.status().connected
+    finally:
+        assert worker.stop()
+
+
+class FlakySource(FrameSource):
+    """A camera that is unplugged after three frames, will not open once, then works:
+    what a USB webcam does when its cable is pulled and pushed back."""
+
+    def __init__(self, opened: list[int], image: np.ndarray) -> None:
+        super().__init__()
+        self.opened = opened
+        self.image = image
+
+    def describe(self) -> str:
+        return "flaky camera"
+
+    def __iter__(self) -> Iterator[Frame]:
+        self.opened.append(len(self.opened) + 1)
+        attempt = len(self.opened)
+        if attempt == 2:
+            self.status.fail("flaky camera: cannot be opened")
+            return
+        for k in range(1000):
+            if attempt == 1 and k == 3:
+                raise OSError("USB camera unplugged")
+            yield self._frame(self.image, k, "flaky camera")
+
+
+def test_source_failing_mid_way_comes_back(clip: list[ClipFrame]) -> None:
+    opened: list[int] = []
+    statuses: list[CameraStatus] = []
+    worker = CameraWorker(
+        lambda: FlakySource(opened, clip[0].image), None, pace_fps=200.0, back_off=FAST
+    )
+    worker.start()
+    try:
+        wait_for(lambda: len(opened) >= 2)
+        statuses.append(worker.status())
+        wait_for(lambda: len(opened) >= 3 and worker.status().frames_read >= 20)
+        statuses.append(worker.status())
+    finally:
+        assert worker.stop()
+    assert statuses[0].last_error is not None
+    assert "USB camera unplugged" in statuses[0].last_error or "cannot be opened" in (
+        statuses[0].last_error
+    )
+    assert statuses[1].connected and statuses[1].reconnect_attempts == 2
+    assert statuses[1].last_error == "flaky camera: cannot be opened"
+    assert not worker.is_alive and not worker.status().running
+
+
+def test_event_callback_errors_do_not_stop_the_worker(
+    tmp_path: Path, clip: list[ClipFrame]
+) -> None:
+    folder = tmp_path / "frames"
+    write_clip(folder, clip)
+
+    def broken(event: RollEvent) -> None:
+        raise RuntimeError("the web layer is gone")
+
+    worker = CameraWorker(
+        lambda: FolderSource(folder),
+        ClipReader(clip),
+        broken,
+        settle=SettleConfig(stable_frames=4),
+    )
+    worker.start()
+    assert worker.wait(30.0)
+    status = worker.status()
+    assert status.events == 1 and status.frames_read == len(clip) and status.ended
+    assert "the web layer is gone" in (status.last_error or "")
+
+
+def test_stop_joins_while_playing_and_while_backing_off(clip: list[ClipFrame]) -> None:
+    playing = CameraWorker(open_demo_source, None, pace_fps=10.0)
+    playing.start()
+    wait_for(lambda: playing.status().frames_read >= 1)
+    assert playing.stop(timeout=2.0)
+
+    def missing() -> FrameSource:
+        return FolderSource(Path("/nonexistent/frames"))
+
+    waiting = CameraWorker(missing, None, back_off=BackOff(first=60.0, longest=60.0))
+    waiting.start()
+    wait_for(lambda: waiting.status().last_error is not None)
+    assert waiting.stop(timeout=2.0)  # the 60 s back-off wait ends at once
+    assert waiting.status().reconnect_attempts == 0
+
+
+def test_replay_paces_at_the_given_rate(tmp_path: Path, clip: list[ClipFrame]) -> None:
+    folder = tmp_path / "frames"
+    write_clip(folder, clip[:10])
+    worker = CameraWorker(lambda: FolderSource(folder), None, pace_fps=50.0)
+    started = time.monotonic()
+    worker.start()
+    assert worker.wait(10.0)
+    # ten frames at 50 fps cannot be done in less than 10 / 50 s
+    assert time.monotonic() - started >= 0.19
+    assert worker.status().frames_read == 10
+
+
+def test_back_off_doubles_and_is_bounded() -> None:
+    back_off = BackOff(first=0.5, longest=10.0)
+    assert [back_off.delay(n) for n in range(1, 8)] == [0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 10.0]
+
+
+def test_start_twice_is_refused(clip: list[ClipFrame]) -> None:
+    worker = CameraWorker(open_demo_source, None, pace_fps=10.0)
+    worker.start()
+    try:
+        with pytest.raises(RuntimeError):
+            worker.start()
+    finally:
+        assert worker.stop()
+
+
+def test_demo_clip_loops_and_is_the_fallback() -> None:
+    frames = sorted(DEMO_CLIP.glob("*.jpg"))
+    assert 60 <= len(frames) <= 200
+    assert sum(f.stat().st_size for f in frames) < 2_000_000
+    source = open_demo_source()
+    indices = []
+    for frame in source:
+        assert frame.image.shape == (480, 640, 3)
+        indices.append(frame.index)
+        if len(indices) == len(frames) + 5:
+            break
+    assert indices == list(range(len(frames) + 5))  # numbered on across the loop
+    assert isinstance(find_camera_or_demo(index=97), LoopingSource)  # no webcam here
+    with pytest.raises(FileNotFoundError, match="make_demo_clip"):
+        open_demo_source(Path("/nonexistent/clip"))
+
+
+def test_looping_source_of_an_empty_folder_ends_with_its_problem(tmp_path: Path) -> None:
+    source = LoopingSource(FolderSource(tmp_path / "none"))
+    assert list(source) == []
+    assert "no such folder" in (source.status.problem or "")

@@ -1,0 +1,184 @@
+"""The whole pipeline (real models from models/): dice found and read on rendered scenes
+with touching dice and on real photos, dice-set colours, bad pictures, annotation."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.annotate import annotate, die_outline
+from companion.vision.datasets import read_yolo_folder
+from companion.vision.pipeline import DiceReader, check_image
+from companion.vision.render import DieSpec, RenderedDie, render_scene
+from companion.vision.types import DieBox, DieReading, FrameReading
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="module")
+def reader() -> DiceReader:
+    return DiceReader.load()
+
+
+@pytest.fixture(scope="module")
+def qwixx_reader() -> DiceReader:
+    return DiceReader.load(dice_set="qwixx")
+
+
+def matches(die_cx: float, die_cy: float, side: float, reading: FrameReading) -> list[DieReading]:
+    return [
+        r
+        for r in reading.dice
+        if math.hypot(r.where.cx - die_cx, r.where.cy - die_cy) <= 0.6 * side
+    ]
+
+
+def centre(die: RenderedDie) -> tuple[float, float]:
+    return (die.box[0] + die.box[2]) / 2, (die.box[1] + die.box[3]) / 2
+
+
+def test_touching_dice_are_found_separately(reader: DiceReader) -> None:
+    found = total = right = false = 0
+    for seed in range(6):
+        rng = np.random.default_rng(300 + seed)
+        image, dice = render_scene(
+            rng, 640, 480, n_dice=6, size=float(rng.uniform(35, 70)), touching=1.0, unreadable=0.0
+        )
+        reading = reader.read(image)
+        claimed = set()
+        for die in dice:
+            total += 1
+            near = matches(*centre(die), die.side, reading)
+            if near:
+                found += 1
+                right += near[0].value == die.value
+                claimed.update(id(r) for r in near[:1])
+        false += sum(1 for r in reading.dice if id(r) not in claimed)
+    assert found / total >= 0.9
+    assert right / max(found, 1) >= 0.85
+    assert false <= 3
+
+
+def test_real_photos_are_read(reader: DiceReader) -> None:
+    """epanemu-dice3/valid: photos the models never trained on (datasets.py split)."""
+    folder = DATA / "epanemu-dice3" / "valid"
+    images = read_yolo_folder(folder / "images", folder / "labels", "epanemu-dice3")[:12]
+    found = total = right = 0
+    for labelled in images:
+        reading = reader.read(labelled.load())
+        for die in labelled.dice:
+            total += 1
+            near = matches(die.cx, die.cy, die.side, reading)
+            found += bool(near)
+            right += bool(near) and near[0].value == die.value
+    assert total >= 12
+    assert found / total >= 0.8
+    assert right / total >= 0.7
+
+
+def test_qwixx_set_colours_through_the_pipeline(qwixx_reader: DiceReader) -> None:
+    right = total = 0
+    for seed in range(8):
+        rng = np.random.default_rng(400 + seed)
+        values = [int(v) for v in rng.integers(1, 7, 6)]
+        image, dice = render_scene(rng, 640, 480, dice_set="qwixx", values=values, size=55)
+        reading = qwixx_reader.read(image)
+        assert reading.dice_set == "qwixx"
+        for die in dice:
+            near = matches(*centre(die), die.side, reading)
+            total += 1
+            right += bool(near) and near[0].colour == die.body
+    assert right / total >= 0.9
+
+
+def test_sixto_missing_die_is_reported() -> None:
+    reader = DiceReader.load(dice_set="sixto")
+    image, _ = render_scene(
+        np.random.default_rng(5),
+        640,
+        480,
+        size=60,
+        light="default",
+        clutter=0.0,
+        dice=[
+            DieSpec(v, c, "white")
+            for v, c in [(1, "red"), (2, "orange"), (3, "yellow"), (4, "green"), (5, "blue")]
+        ],
+    )
+    reading = reader.read(image)
+    assert reading.missing == ("purple",)
+
+
+BAD_PICTURES = [
+    ("none", None, "no image"),
+    ("string", "picture.png", "not an image array"),
+    ("zero rows", np.zeros((0, 10, 3), np.uint8), "empty image"),
+    ("one pixel", np.zeros((1, 1, 3), np.uint8), "too small"),
+    ("five channels", np.zeros((40, 40, 5), np.uint8), "not a picture"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "picture", "problem"), BAD_PICTURES, ids=[b[0] for b in BAD_PICTURES]
+)
+def test_bad_pictures_give_an_empty_reading_with_a_problem(
+    reader: DiceReader, name: str, picture: object, problem: str
+) -> None:
+    reading = reader.read(picture)
+    assert reading.dice == ()
+    assert any(problem in p for p in reading.problems)
+
+
+@pytest.mark.parametrize(
+    "picture",
+    [
+        np.full((480, 640, 3), 128, np.uint8),  # uniform grey
+        np.full((480, 640), 90, np.uint8),  # single-channel grey
+        np.zeros((64, 64, 4), np.uint8),  # BGRA
+        np.random.default_rng(0).random((120, 160, 3)),  # float noise
+    ],
+    ids=["grey", "mono", "bgra", "float-noise"],
+)
+def test_pictures_without_dice_give_no_dice(reader: DiceReader, picture: np.ndarray) -> None:
+    reading = reader.read(picture)
+    assert reading.dice == ()
+    assert reading.problems == ()
+    assert (reading.height, reading.width) == picture.shape[:2]
+
+
+def test_clutter_without_dice_gives_few_false_dice(reader: DiceReader) -> None:
+    false = 0
+    for seed in range(4):
+        image, dice = render_scene(
+            np.random.default_rng(500 + seed), 640, 480, n_dice=0, clutter=1.0, size=50
+        )
+        assert dice == []
+        false += len(reader.read(image).dice)
+    assert false <= 2
+
+
+def test_check_image_converts_grey_and_bgra() -> None:
+    grey, problems = check_image(np.full((20, 30), 7, np.uint8))
+    assert problems == () and grey is not None and grey.shape == (20, 30, 3)
+    bgra, _ = check_image(np.zeros((20, 30, 4), np.uint8))
+    assert bgra is not None and bgra.shape == (20, 30, 3)
+
+
+def test_annotation_marks_read_and_unreadable_dice() -> None:
+    image = np.full((200, 300, 3), 200, np.uint8)
+    read = DieReading(DieBox(80, 100, 50, 50, 20.0), 4, 0.95, colour="red")
+    unreadable = DieReading(DieBox(220, 100, 50, 50), None, 0.6, flags=("unreadable",))
+    reading = FrameReading(300, 200, (read, unreadable))
+    out = annotate(image, reading)
+    assert out.shape == image.shape and np.array_equal(image, np.full_like(image, 200))
+    for die, channel_order in ((read, (60, 200, 60)), (unreadable, (0, 140, 255))):
+        mask = np.zeros(image.shape[:2], np.uint8)
+        cv2.polylines(mask, [np.round(die_outline(die)).astype(np.int32)], True, 1, 1)
+        outline_pixels = out[mask > 0]
+        # most of the outline is drawn in the die's colour (green read, orange warning)
+        close = np.abs(outline_pixels.astype(int) - channel_order).sum(axis=1) < 60
+        assert close.mean() > 0.6
