@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +27,7 @@ import cv2
 import numpy as np
 
 from companion.vision.render import DieSpec, render_scene
-from companion.vision.sources import CameraSource, FolderSource, FrameSource
+from companion.vision.sources import CameraSource, FolderSource, FrameSource, VideoSource
 from companion.vision.types import STANDARD_DICE_SETS, Frame
 
 logger = logging.getLogger(__name__)
@@ -388,6 +388,51 @@ def open_demo_source(folder: Path = DEMO_CLIP) -> LoopingSource:
             f"{folder}: the demo clip is missing; run scripts/make_demo_clip.py to create it"
         )
     return LoopingSource(FolderSource(folder))
+
+
+def video_fps(path: Path, default: float = DEMO_FPS) -> float:
+    """The frame rate a video file declares, or `default` when it declares none."""
+    capture = cv2.VideoCapture(str(path))
+    try:
+        fps = float(capture.get(cv2.CAP_PROP_FPS)) if capture.isOpened() else 0.0
+    finally:
+        capture.release()
+    return fps if 0 < fps < 1000 else default
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePlan:
+    """How the camera worker gets its frames: `open` makes a fresh source (called again on
+    every reopening), `pace_fps` replays a file at its rate (None: a live camera paces
+    itself), `reopen_at_end` plays it again when it ends."""
+
+    name: str
+    open: Callable[[], FrameSource]
+    pace_fps: float | None
+    reopen_at_end: bool
+
+
+def plan_source(
+    camera: int | None = None,
+    video: str | Path | None = None,
+    images: str | Path | None = None,
+    images_fps: float = DEMO_FPS,
+) -> SourcePlan:
+    """The plan for `companion serve`'s source options: a webcam by index, a video file
+    (at its own frame rate, once), a folder of images (at `images_fps`, once), or with none
+    given the webcam 0 when one answers, else the demo clip in a loop."""
+    if camera is not None:
+        index = camera
+        return SourcePlan(f"camera {index}", lambda: CameraSource(index), None, True)
+    if video is not None:
+        path = Path(video)
+        return SourcePlan(f"video {path}", lambda: VideoSource(path), video_fps(path), False)
+    if images is not None:
+        folder = Path(images)
+        return SourcePlan(f"folder {folder}", lambda: FolderSource(folder), images_fps, False)
+    if camera_is_available(0):
+        return SourcePlan("camera 0", lambda: CameraSource(0), None, True)
+    return SourcePlan("demo clip", open_demo_source, DEMO_FPS, False)
 
 
 def camera_is_available(index: int = 0) -> bool:

@@ -15,10 +15,13 @@ import pytest
 from companion.live.camera import BackOff, CameraStatus, CameraWorker
 from companion.live.demo import (
     DEMO_CLIP,
+    DEMO_FPS,
+    DEMO_SEED,
     ClipFrame,
     LoopingSource,
     find_camera_or_demo,
     open_demo_source,
+    plan_source,
     render_throws,
 )
 from companion.live.settle import RollEvent, SettleConfig
@@ -260,3 +263,39 @@ def test_looping_source_of_an_empty_folder_ends_with_its_problem(tmp_path: Path)
     source = LoopingSource(FolderSource(tmp_path / "none"))
     assert list(source) == []
     assert "no such folder" in (source.status.problem or "")
+
+
+def test_source_plans(tmp_path: Path, clip: list[ClipFrame]) -> None:
+    video = tmp_path / "throw.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 25.0, (320, 240))
+    for c in clip[:5]:
+        writer.write(c.image)
+    writer.release()
+    plan = plan_source(video=video)
+    assert plan.pace_fps == pytest.approx(25.0) and not plan.reopen_at_end
+    assert len(list(plan.open())) == 5
+    assert plan_source(images=tmp_path).pace_fps == DEMO_FPS
+    camera = plan_source(camera=3)
+    assert camera.pace_fps is None and camera.reopen_at_end and camera.name == "camera 3"
+    demo = plan_source()  # no webcam on this machine
+    assert demo.name == "demo clip" and demo.pace_fps == DEMO_FPS
+    assert isinstance(demo.open(), LoopingSource)
+
+
+def test_worker_on_the_bundled_demo_clip_reports_each_throw() -> None:
+    """The bundled clip played through the worker: three throws, three events, each while
+    the dice rest (readings from the clip's ground truth, rendered again from its seed)."""
+    truth = list(render_throws(seed=DEMO_SEED, throws=3))
+    events: list[RollEvent] = []
+    worker = CameraWorker(
+        open_demo_source, ClipReader(truth), events.append, settle=SettleConfig(stable_frames=3)
+    )
+    worker.start()
+    try:
+        wait_for(lambda: worker.status().frames_read >= len(truth), timeout=30.0)
+    finally:
+        assert worker.stop()
+    first_loop = [e for e in events if e.frame_index < len(truth)]
+    assert [truth[e.frame_index].throw for e in first_loop] == [0, 1, 2]
+    assert all(truth[e.frame_index].phase == "rest" for e in first_loop)
+    assert all(e.frame_index - e.rest_index == 2 for e in first_loop)

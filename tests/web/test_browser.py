@@ -50,6 +50,23 @@ def enter_roll(page: Any, values: list[int]) -> None:
     page.click("[data-roll-submit]")
 
 
+SMALL_TARGETS = """() => Array.from(document.querySelectorAll('button, a, input'))
+  .filter((e) => e.offsetParent !== null && !e.closest('.host-tools:not([open])'))
+  .map((e) => [e.getAttribute('aria-label') || e.textContent.trim(),
+               e.getBoundingClientRect().width, e.getBoundingClientRect().height])
+  .filter(([, w, h]) => w < 44 || h < 44)"""
+
+
+def assert_finger_sized(page: Any) -> None:
+    """Every visible button, link and field is at least 44 x 44 px, in portrait and in
+    landscape."""
+    portrait = page.viewport_size
+    for size in (portrait, {"width": portrait["height"], "height": portrait["width"]}):
+        page.set_viewport_size(size)
+        assert page.evaluate(SMALL_TARGETS) == [], size
+    page.set_viewport_size(portrait)
+
+
 def toast(page: Any) -> str:
     page.wait_for_selector("#toast:not([hidden])", timeout=5000)
     return str(page.inner_text("#toast"))
@@ -80,6 +97,8 @@ def test_a_qwixx_turn_on_three_devices(browser: Any, server: ServerProcess) -> N
     assert "White sum" in bob.inner_text(".turn-text")
     assert bob.locator(".box.legal").count() == 4  # a 7 in each row
     shot(bob, "qwixx-bob-white-sum-phone")
+    assert_finger_sized(bob)
+    assert_finger_sized(ann)
 
     # an illegal tap is refused with the rule in plain words, nothing changes
     bob.click("button[aria-label='Red 9']")
@@ -204,3 +223,4 @@ def test_a_sixto_turn_with_a_reroll_and_the_target_area(
         live(page, 26)
     assert bob.locator(".roll-entry").count() == 1
     shot(bob, "sixto-bob-phone")
+    assert_finger_sized(bob)

@@ -1,0 +1,56 @@
+"""`companion replay` as a user runs it: a real subprocess on real record files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def companion(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "companion.cli", *args],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+
+
+def test_replay_prints_final_scores() -> None:
+    done = companion("replay", "docs/records/qwixx.json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["finished"] is True and result["end_reason"]
+    for player in result["players"]:
+        assert player["total"] == sum(player["breakdown"].values())
+    best = max(p["total"] for p in result["players"])
+    assert result["winners"] == [p["name"] for p in result["players"] if p["total"] == best]
+
+
+def test_replay_names_the_first_refused_action(tmp_path: Path) -> None:
+    record = json.loads((ROOT / "docs/records/qwixx.json").read_text())
+    # a second roll straight after the first: the engine expects crosses, not dice
+    record["actions"].insert(1, record["actions"][0])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(record))
+    done = companion("replay", str(bad))
+    assert done.returncode == 2
+    assert "action 1" in done.stderr and "no_roll_expected" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("content", ["", "{not json", "[]", '{"schema": 1, "game": "qwixx"}'])
+def test_replay_of_a_broken_file_is_a_clear_error(tmp_path: Path, content: str) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text(content)
+    done = companion("replay", str(bad))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and str(bad) in done.stderr
+
+
+def test_replay_of_a_missing_file() -> None:
+    done = companion("replay", "no/such/record.json")
+    assert done.returncode == 2 and "no such file" in done.stderr
