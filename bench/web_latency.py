@@ -55,7 +55,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(data_dir: Path, port: int, synchronous: str) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -67,6 +67,8 @@ def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
             "--data-dir",
             str(data_dir),
             "--no-camera",
+            "--sqlite-synchronous",
+            synchronous,
         ],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
@@ -229,11 +231,12 @@ def main() -> int:
     parser.add_argument("--crosses", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sqlite-synchronous", choices=("FULL", "NORMAL"), default="NORMAL")
     parser.add_argument("--write", action="store_true", help="append to docs/benchmarks-web.md")
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="companion-bench-"))
     port = free_port()
-    server = start_server(data_dir, port)
+    server = start_server(data_dir, port, args.sqlite_synchronous)
     try:
         figures = asyncio.run(
             run(f"http://127.0.0.1:{port}", args.crosses, args.seconds, args.seed)
@@ -241,6 +244,7 @@ def main() -> int:
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=10)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     command = "bench/web_latency.py " + " ".join(sys.argv[1:]).replace("--write", "").strip()
     lines = [
         f"cross to all {PLAYERS} devices: p50 {figures['p50_ms']:.1f} ms, "
@@ -250,6 +254,7 @@ def main() -> int:
         f"pushed to {PLAYERS} sockets): {figures['actions_per_s']:.0f} "
         f"({figures['actions']} actions)",
     ]
+    lines.append(f"load average during the run (1/5/15 min): {load}")
     print("\n".join(lines))
     if args.write:
         doc = REPO / "docs" / "benchmarks-web.md"
@@ -257,7 +262,7 @@ def main() -> int:
         entry = (
             f"\n## {today}\n\nCommand: `.venv/bin/python {command.strip()}`  \n"
             f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared), SQLite "
-            f"synchronous=FULL, WAL, real uvicorn process on loopback.\n\n"
+            f"synchronous={args.sqlite_synchronous}, WAL, real uvicorn process on loopback.\n\n"
             + "\n".join(f"- {line}" for line in lines)
             + "\n"
         )

@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="listen on every network interface so tablets can join")
     serve.add_argument("--data-dir", default=None,
                        help="where games are stored (default: ./companion-data)")
+    serve.add_argument(
+        "--sqlite-synchronous", choices=("FULL", "NORMAL"), default="NORMAL",
+        help="NORMAL (default): every acknowledged action survives the server being killed "
+             "(SQLite WAL); FULL: also fsynced before it is acknowledged, so it survives a "
+             "power cut, several ms slower per action",
+    )
     source = serve.add_mutually_exclusive_group()
     source.add_argument("--camera", type=int, default=None, metavar="N", help="webcam index")
     source.add_argument("--video", default=None, metavar="FILE", help="a video file")

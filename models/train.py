@@ -56,7 +56,7 @@ MEAN, STD, SCALE = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25), 1 / 255
 CLASSIFIER_SIZE = 48
 CROP_MARGIN = 1.3
 FINDER_LONG_SIDE = 512
-FINDER_WINDOW = 256
+FINDER_WINDOW = 192
 VERSION = "1.0.0"
 
 
@@ -119,7 +119,7 @@ def train_classifier(
             loss.backward()
             optimiser.step()
             schedule.step()
-            total_loss += float(loss)
+            total_loss += float(loss.detach())
         net.eval()
         with torch.no_grad():
             predicted = net(val_x).argmax(1)
@@ -180,11 +180,11 @@ def finder_loss(out: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) ->
 def train_finder(scenes: list[recipe_data.Scene], steps: int, seed: int) -> FinderNet:
     net = FinderNet()
     loader = torch.utils.data.DataLoader(
-        FinderStream(scenes, seed + 2), batch_size=16, num_workers=1, persistent_workers=True
+        FinderStream(scenes, seed + 2), batch_size=24, num_workers=1, persistent_workers=True
     )
-    optimiser = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
+    optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimiser, max_lr=2e-3, total_steps=steps, pct_start=0.1
+        optimiser, max_lr=3e-3, total_steps=steps, pct_start=0.1
     )
     net.train()
     started, running = time.time(), 0.0
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
 
     split = load_split(args.data)
     train_images = list(split.train)
-    synthetic_count = 60 if args.quick else 900
+    synthetic_count = 30 if args.quick else 700
     logger.info("rendering %d synthetic scenes", synthetic_count)
     synthetic = recipe_data.render_scenes(synthetic_count, args.seed)
     synthetic_dice = sum(len(s.dice) for s in synthetic)
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "classifier"):
         bank = recipe_data.build_crop_bank(train_images, synthetic, args.seed)
         val = validation_crops(list(split.all_validation()))
-        net = train_classifier(bank, val, epochs=2 if args.quick else 14, seed=args.seed)
+        net = train_classifier(bank, val, epochs=2 if args.quick else 10, seed=args.seed)
         export_onnx(
             ClassifierExport(net),
             torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE),
@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.only in (None, "finder"):
         scenes = [recipe_data.scene_from_labelled(im) for im in train_images] + synthetic
-        net = train_finder(scenes, steps=120 if args.quick else 2400, seed=args.seed)
+        net = train_finder(scenes, steps=60 if args.quick else 1200, seed=args.seed)
         export_onnx(
             FinderExport(net),
             torch.zeros(1, 3, 288, FINDER_LONG_SIDE),
@@ -382,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
                 "threshold": 0.3,
                 "max_dice": 64,
             },
-            "trained_on": {**trained_on, "finder_windows": "256x256, dice 6-110 px"},
+            "trained_on": {**trained_on, "finder_windows": "192x192, dice 6-110 px"},
             "seed": args.seed,
             "training_command": command,
             "validation": {},

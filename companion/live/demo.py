@@ -118,7 +118,9 @@ class _SpriteBook:
         alpha = cv2.GaussianBlur(mask.astype(np.float32), (3, 3), 0.7)
         die = dice[0]
         # centre the die in the sprite so rotating the sprite turns the die about itself
-        shift = np.float32([[1, 0, extent / 2 - die.cx], [0, 1, extent / 2 - die.cy]])
+        shift = np.array(
+            [[1, 0, extent / 2 - die.cx], [0, 1, extent / 2 - die.cy]], dtype=np.float32
+        )
         image = cv2.warpAffine(with_die.astype(np.float32), shift, (extent, extent))
         alpha = cv2.warpAffine(alpha, shift, (extent, extent))
         return _Sprite(image, alpha, die.angle)
@@ -170,8 +172,8 @@ def _motion_kernel(dx: float, dy: float) -> np.ndarray | None:
     rot = cv2.getRotationMatrix2D(
         (length / 2 - 0.5, length / 2 - 0.5), math.degrees(math.atan2(dy, dx)), 1.0
     )
-    kernel = cv2.warpAffine(kernel, rot, (length, length))
-    return kernel / max(float(kernel.sum()), 1e-6)
+    turned = np.asarray(cv2.warpAffine(kernel, rot, (length, length)), dtype=np.float32)
+    return turned / max(float(turned.sum()), 1e-6)
 
 
 def _hand_mask(h: int, w: int, cx: float, cy: float, scale: float, tilt: float) -> np.ndarray:
@@ -323,7 +325,7 @@ def _pick_up(
             _paste(canvas, sprite, d.cx, d.cy, d.angle - sprite.angle, None)
             if mask[int(d.cy), int(d.cx)] < 0.5:
                 visible.append(d)
-        shade = np.float32(SKIN_BGR) * (0.9 + 0.15 * (1 - mask[..., None]))
+        shade = np.array(SKIN_BGR, dtype=np.float32) * (0.9 + 0.15 * (1 - mask[..., None]))
         canvas = canvas * (1 - mask[..., None]) + shade * mask[..., None]
         yield ClipFrame(noise.finish(rng, canvas), "hand", throw, tuple(visible))
 

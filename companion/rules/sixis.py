@@ -546,7 +546,7 @@ class SixisGame(Game[Options, State]):
 
     # -- setup --------------------------------------------------------------------------
     def options_for(self, players: int) -> Options:
-        return Options(players=players)
+        return Options(players=players, colours=DEFAULT_COLOURS[:players])
 
     def setup(self, options: Options) -> State:
         self._validate(options)

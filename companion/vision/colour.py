@@ -447,27 +447,33 @@ def resolve_dice_set(spec: str | Path | DiceSet | None) -> DiceSet | None:
 @dataclass(frozen=True, slots=True)
 class SetAssignment:
     """Which set die each found die is: `set_index[i]` for found die i (None = extra
-    die), the distance of each pairing, and the set dice nobody was assigned to."""
+    die), the distance of each pairing (after the light shift), the set dice nobody was
+    assigned to, and the Lab shift of the light that was taken out."""
 
     set_index: tuple[int | None, ...]
     distance: tuple[float | None, ...]
     missing: tuple[int, ...]
+    light_shift: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 def assign_to_set(labs: Sequence[Sequence[float] | None], dice_set: DiceSet) -> SetAssignment:
     """Assign measured dice to the set's dice at once: the assignment that minimises the
     summed colour distance (each set die used at most once). Dice without a measurement
-    cost the same against every set die, so they take what the others leave."""
+    cost the same against every set die, so they take what the others leave.
+
+    The light over the table shifts every die's colour alike (a warm lamp, a dim room),
+    so after a first assignment the median shift between measured and set colours is
+    taken out and the dice are assigned again (with three or more measured dice)."""
     n, m = len(labs), len(dice_set.dice)
     if n == 0:
         return SetAssignment((), (), tuple(range(m)))
-    cost = np.full((n, m), 200.0)
-    for i, lab in enumerate(labs):
-        if lab is None:
-            continue
-        for j, die in enumerate(dice_set.dice):
-            cost[i, j] = colour_distance(lab, die.lab)
-    pairs = hungarian(cost)
+    shift = np.zeros(3, np.float32)
+    cost, pairs = _assign(labs, dice_set, shift)
+    measured = [(i, j) for i, j in pairs if labs[i] is not None]
+    if len(measured) >= 3:
+        diffs = [np.float32(labs[i]) - np.float32(dice_set.dice[j].lab) for i, j in measured]
+        shift = np.median(np.stack(diffs), axis=0)
+        cost, pairs = _assign(labs, dice_set, shift)
     set_index: list[int | None] = [None] * n
     distance: list[float | None] = [None] * n
     for i, j in pairs:
@@ -475,8 +481,24 @@ def assign_to_set(labs: Sequence[Sequence[float] | None], dice_set: DiceSet) -> 
         distance[i] = None if labs[i] is None else float(cost[i, j])
     used = {j for _, j in pairs}
     return SetAssignment(
-        tuple(set_index), tuple(distance), tuple(j for j in range(m) if j not in used)
+        tuple(set_index),
+        tuple(distance),
+        tuple(j for j in range(m) if j not in used),
+        (float(shift[0]), float(shift[1]), float(shift[2])),
     )
+
+
+def _assign(
+    labs: Sequence[Sequence[float] | None], dice_set: DiceSet, shift: np.ndarray
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    cost = np.full((len(labs), len(dice_set.dice)), 200.0)
+    for i, lab in enumerate(labs):
+        if lab is None:
+            continue
+        corrected = np.float32(lab) - shift
+        for j, die in enumerate(dice_set.dice):
+            cost[i, j] = colour_distance(corrected, die.lab)
+    return cost, hungarian(cost)
 
 
 def hungarian(cost: np.ndarray) -> list[tuple[int, int]]:
@@ -548,6 +570,7 @@ def colour_readings(
         return out, ()
     labs = [None if m is None else m.lab for m in measured]
     assignment = assign_to_set(labs, dice_set)
+    shift = np.float32(assignment.light_shift)
     out_list: list[DieReading] = []
     for i, reading in enumerate(readings):
         j = assignment.set_index[i]
@@ -568,7 +591,7 @@ def colour_readings(
         confidence = 0.0
         if distance is not None:
             others = [
-                colour_distance(labs[i], d.lab)  # type: ignore[arg-type]
+                colour_distance(np.float32(labs[i]) - shift, d.lab)
                 for d in dice_set.dice
                 if d.colour != set_die.colour
             ]

@@ -628,16 +628,19 @@ def render_scene(
         shadow = cv2.GaussianBlur(shadow, (0, 0), max(1.0, base_size * 0.08))
         img *= (1 - rng.uniform(0.2, 0.45) * np.clip(shadow, 0, 1))[..., None]
 
+    # the dice of one set are made alike: their colours stray far less from the set's
+    # colours than random dice of the same colour names do from each other
+    spread = 0.3 if dice_set is not None else 1.0
     rendered: dict[int, RenderedDie] = {}
     for i in order:
         p, shape, hull = placed[i], shapes[i], hulls[i]
         if tumbling > 0:
             layer = img.copy()
-            _draw_die(rng, layer, p, shape, hull, default_light, glare)
+            _draw_die(rng, layer, p, shape, hull, default_light, glare, spread)
             motion = np.random.default_rng([tumble_seed, i])
             _smear(motion, img, layer, hull, p.side * float(tumbling))
         else:
-            _draw_die(rng, img, p, shape, hull, default_light, glare)
+            _draw_die(rng, img, p, shape, hull, default_light, glare, spread)
         x0, y0 = hull.min(axis=0)
         x1, y1 = hull.max(axis=0)
         reason = "tumbling" if tumbling > 0 else p.reason
@@ -830,12 +833,14 @@ def _draw_die(
     hull: np.ndarray,
     default_light: bool,
     glare_chance: float,
+    colour_spread: float = 1.0,
 ) -> None:
-    """Draw one die (silhouette, side faces with pips, top face) onto float `img`."""
+    """Draw one die (silhouette, side faces with pips, top face) onto float `img`;
+    `colour_spread` scales how far its colour strays from the name's typical colour."""
     body = (
         np.float32(BODY_BGR[p.body])
         if default_light
-        else _jitter_colour(rng, BODY_BGR[p.body], 1.0)
+        else _jitter_colour(rng, BODY_BGR[p.body], colour_spread)
     )
     pips = (
         np.float32(PIP_BGR[p.pips]) if default_light else _jitter_colour(rng, PIP_BGR[p.pips], 0.6)
@@ -885,7 +890,8 @@ def _smear(
 
 
 def _occlude(rng: np.random.Generator, img: np.ndarray, die: RenderedDie) -> np.ndarray:
-    """Lay a card or a sheet of paper over about half of a die; returns its outline."""
+    """Lay a card, a sheet of paper or a hand over about half of a die; returns its
+    outline."""
     a = rng.uniform(0, 2 * math.pi)
     d = np.array([math.cos(a), math.sin(a)])
     n = np.array([-d[1], d[0]])
@@ -899,7 +905,13 @@ def _occlude(rng: np.random.Generator, img: np.ndarray, die: RenderedDie) -> np.
             edge + n * half_width + d * depth,
         ]
     )
-    colour = rng.uniform(200, 250, 3) if rng.random() < 0.7 else rng.uniform(30, 200, 3)
+    kind = rng.random()
+    if kind < 0.5:  # paper or a card
+        colour = rng.uniform(200, 250, 3)
+    elif kind < 0.8:  # a hand reaching for the dice: skin tones
+        colour = np.array([120, 150, 200]) * rng.uniform(0.45, 1.15) + rng.normal(0, 8, 3)
+    else:  # a box lid, a rule book
+        colour = rng.uniform(30, 200, 3)
     cv2.fillPoly(img, [np.int32(sheet * 4)], tuple(float(x) for x in colour), cv2.LINE_AA, 2)
     cv2.polylines(
         img, [np.int32(sheet * 4)], True, tuple(float(x) * 0.8 for x in colour), 1, cv2.LINE_AA, 2

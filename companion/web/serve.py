@@ -32,6 +32,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "port": args.port,
         "lan": args.lan,
         "camera": camera,
+        "sqlite_synchronous": getattr(args, "sqlite_synchronous", "NORMAL"),
     }
     if args.data_dir:
         values["data_dir"] = Path(args.data_dir)
@@ -62,11 +63,17 @@ def public_url(settings: Settings) -> str:
 def startup_message(settings: Settings) -> str:
     """What the terminal shows: where to open the companion, and the open tables' codes."""
     url = public_url(settings)
-    lines = [f"Table Companion: open {url}/ on this machine"]
     if settings.lan:
-        lines.append(f"Players join at {url}/join")
+        lines = [
+            f"Table Companion: open {url}/ (on this machine also "
+            f"http://127.0.0.1:{settings.port}/)",
+            f"Players join at {url}/join",
+        ]
     else:
-        lines.append("Only this machine can connect; start with --lan so tablets can join.")
+        lines = [
+            f"Table Companion: open {url}/ on this machine",
+            "Only this machine can connect; start with --lan so tablets can join.",
+        ]
     store = Store.open(settings.database_path, settings.sqlite_synchronous)
     try:
         for row in store.tables(finished=False):

@@ -99,11 +99,12 @@ class Store:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: Path, synchronous: str = "FULL") -> Store:
+    def open(cls, path: Path, synchronous: str = "NORMAL") -> Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
-        # FULL: a commit is on disk before we acknowledge; NORMAL: still crash-safe in WAL
+        # WAL + NORMAL: a committed action survives the process being killed (the WAL is
+        # written before COMMIT returns); FULL also fsyncs it, surviving a power cut
         db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
         db.execute("PRAGMA foreign_keys=ON")
         db.execute("PRAGMA busy_timeout=5000")

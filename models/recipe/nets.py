@@ -20,29 +20,24 @@ def conv_bn(cin: int, cout: int, stride: int = 1, groups: int = 1, k: int = 3) -
     )
 
 
-def separable(cin: int, cout: int, stride: int = 1) -> nn.Sequential:
-    """Depthwise 3x3 + pointwise 1x1: most of the receptive field for little compute."""
-    return nn.Sequential(conv_bn(cin, cin, stride, groups=cin), conv_bn(cin, cout, k=1))
-
-
 class FinderNet(nn.Module):
-    """Fully convolutional; any input size that is a multiple of 32; output at stride 4."""
+    """Fully convolutional; any input size that is a multiple of 32; output at stride 4.
+    Plain 3x3 convolutions (not depthwise): they train several times faster on a CPU
+    and cost about the same at inference for these few channels."""
 
-    def __init__(self, width: int = 16) -> None:
+    def __init__(self, widths: tuple[int, int, int, int, int] = (16, 24, 32, 48, 64)) -> None:
         super().__init__()
-        w = width
-        self.stem = nn.Sequential(conv_bn(3, w, 2), separable(w, w))  # /2
-        self.s4 = nn.Sequential(separable(w, 2 * w, 2), separable(2 * w, 2 * w))  # /4
-        self.s8 = nn.Sequential(separable(2 * w, 3 * w, 2), separable(3 * w, 3 * w))  # /8
-        self.s16 = nn.Sequential(
-            separable(3 * w, 4 * w, 2), separable(4 * w, 4 * w), separable(4 * w, 4 * w)
-        )  # /16
-        self.s32 = nn.Sequential(separable(4 * w, 6 * w, 2), separable(6 * w, 6 * w))  # /32
-        self.lat16 = conv_bn(6 * w, 4 * w, k=1)
-        self.fuse16 = separable(4 * w, 3 * w)
-        self.fuse8 = separable(3 * w, 2 * w)
-        self.fuse4 = separable(2 * w, 2 * w)
-        self.head = nn.Sequential(conv_bn(2 * w, 2 * w, k=1), nn.Conv2d(2 * w, 6, 1))
+        c2, c4, c8, c16, c32 = widths
+        self.stem = conv_bn(3, c2, 2)  # /2
+        self.s4 = nn.Sequential(conv_bn(c2, c4, 2), conv_bn(c4, c4))  # /4
+        self.s8 = nn.Sequential(conv_bn(c4, c8, 2), conv_bn(c8, c8))  # /8
+        self.s16 = nn.Sequential(conv_bn(c8, c16, 2), conv_bn(c16, c16))  # /16
+        self.s32 = nn.Sequential(conv_bn(c16, c32, 2), conv_bn(c32, c32))  # /32
+        self.lat16 = conv_bn(c32, c16, k=1)
+        self.fuse16 = conv_bn(c16, c8)
+        self.fuse8 = conv_bn(c8, c4)
+        self.fuse4 = conv_bn(c4, c4)
+        self.head = nn.Sequential(conv_bn(c4, c4, k=1), nn.Conv2d(c4, len(FINDER_HEADS), 1))
         nn.init.constant_(self.head[-1].bias, 0.0)
         with torch.no_grad():
             self.head[-1].bias[0] = -4.0  # start with "no die anywhere" (CenterNet prior)
@@ -73,7 +68,7 @@ class FinderExport(nn.Module):
 class ClassifierNet(nn.Module):
     """A small CNN for 48x48 crops -> 7 logits ("1".."6", "unreadable")."""
 
-    def __init__(self, classes: int = 7, width: int = 24) -> None:
+    def __init__(self, classes: int = 7, width: int = 20) -> None:
         super().__init__()
         w = width
         self.features = nn.Sequential(

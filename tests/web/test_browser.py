@@ -9,6 +9,7 @@ Screenshots of every sheet go to test-artifacts/."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -224,3 +225,80 @@ def test_a_sixto_turn_with_a_reroll_and_the_target_area(
     assert bob.locator(".roll-entry").count() == 1
     shot(bob, "sixto-bob-phone")
     assert_finger_sized(bob)
+
+
+def test_a_game_record_is_imported_on_the_start_page(
+    browser: Any, server: ServerProcess, tmp_path: Any
+) -> None:
+    white_7 = [("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1)]
+    record = {
+        "schema": 1,
+        "game": "qwixx",
+        "options": {"players": 2},
+        "players": ["Ann", "Bob"],
+        "actions": [
+            {
+                "by": "camera",
+                "move": {
+                    "kind": "roll",
+                    "player": -1,
+                    "dice": [{"colour": c, "value": v} for c, v in white_7],
+                },
+            },
+            {"by": "1", "move": {"kind": "cross", "player": 1, "colour": "blue", "number": 7}},
+        ],
+    }
+    path = tmp_path / "qwixx-record.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    host = browser.new_context(**LAPTOP).new_page()
+    host.goto(server.base_url + "/")
+    host.set_input_files("#record-file", str(path))
+    host.click("#import-form button[type=submit]")
+    host.wait_for_url("**/t/*")
+    live(host, 2)
+    assert host.locator("section[data-seat='1'] button[aria-label='Blue 7 crossed']").count() == 1
+    # a broken record is refused with the action's index, on the page
+    record["actions"][1]["move"]["number"] = 12
+    path.write_text(json.dumps(record), encoding="utf-8")
+    host.goto(server.base_url + "/")
+    host.set_input_files("#record-file", str(path))
+    host.click("#import-form button[type=submit]")
+    host.wait_for_selector("#import-error:not([hidden])")
+    assert "action 1" in host.inner_text("#import-error")
+
+
+def test_the_end_shows_final_sheets_breakdown_and_winner(
+    browser: Any, server: ServerProcess
+) -> None:
+    import random
+
+    from companion.rules.registry import find_game
+    from companion.simulate import random_action
+
+    client = httpx.Client(base_url=server.base_url, timeout=5)
+    table = client.post(
+        "/api/tables",
+        json={"game": "qwixx", "options": {"players": 3}, "players": ["Ann", "Bob", "Cy"]},
+    ).json()
+    game, rng, n = find_game("qwixx"), random.Random(3), 0
+    while True:
+        payload = client.get(f"/api/tables/{table['table_id']}/state").json()
+        if payload["finished"]:
+            break
+        move = game.move_to_json(random_action(game, game.state_from_json(payload["state"]), rng))
+        n += 1
+        client.post(
+            f"/api/tables/{table['table_id']}/actions",
+            json={"action_id": f"game-{n:05d}", "move": move},
+        )
+    watcher = browser.new_context(**LAPTOP).new_page()
+    watcher.goto(f"{server.base_url}/join?code={table['code']}")
+    watcher.click("button.primary")
+    watcher.click("button[name=seat][value='table']")
+    watcher.wait_for_selector(".live.finished")
+    outcome = watcher.inner_text(".outcome")
+    assert "Game over" in outcome and "Winner" in outcome
+    assert watcher.locator(".outcome .breakdown tbody tr").count() == 3
+    assert watcher.locator(".sheet").count() == 3 and watcher.locator(".sheet.winner").count() >= 1
+    assert watcher.locator(".sheet [data-move]").count() == 0  # nothing to tap any more
+    shot(watcher, "qwixx-game-over-laptop")

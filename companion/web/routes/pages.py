@@ -9,8 +9,8 @@ import json
 import re
 from typing import Annotated, Any
 
-import qrcode
-import qrcode.image.svg
+import qrcode  # type: ignore[import-untyped]
+import qrcode.image.svg  # type: ignore[import-untyped]
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup

@@ -20,8 +20,8 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from types import ModuleType
 from typing import Any
 
@@ -48,13 +48,18 @@ class SheetInput:
     legal: tuple[Move, ...]
     markable: bool
     outcome: Outcome | None
+    legal_set: frozenset[Move] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # membership tests per box: a set, built once per sheet
+        object.__setattr__(self, "legal_set", frozenset(self.legal))
 
     def move_attr(self, move: Move) -> str | None:
         """The JSON a box sends for `move`, or None when the viewer may not mark it."""
         return move_attr(self.game, move) if self.markable else None
 
     def is_legal(self, move: Move) -> bool:
-        return move in self.legal
+        return move in self.legal_set
 
     @property
     def may_act(self) -> bool:
@@ -64,7 +69,16 @@ class SheetInput:
 
 def move_attr(game: Game[Any, Any], move: Move) -> str:
     """A move as compact JSON for a ``data-move`` attribute (Jinja escapes it)."""
-    return json.dumps(game.move_to_json(move), separators=(",", ":"))
+    return _move_attr(game.name, move)
+
+
+@lru_cache(maxsize=1 << 16)
+def _move_attr(game_name: str, move: Move) -> str:
+    # moves are frozen (hashable) values and a sheet draws the same ones after every
+    # change, so each is encoded once
+    from companion.rules.registry import find_game
+
+    return json.dumps(find_game(game_name).move_to_json(move), separators=(",", ":"))
 
 
 @cache

@@ -43,13 +43,13 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
     is_roller = not over and seat == state.roller
     drawn: list[str] = []
 
-    pound = None
+    pound: dict[str, Any] | None = None
     # The pound window: open in step POUND; in step ROLL it has been won, and the button
     # stays so that a late pound reaches the engine and hears why it lost.
     if not over and not is_roller and state.step in (Step.POUND, Step.ROLL):
-        move = Pound(player=seat)
-        attr = inp.move_attr(move)
-        legal = inp.is_legal(move)
+        pound_move = Pound(player=seat)
+        attr = inp.move_attr(pound_move)
+        legal = inp.is_legal(pound_move)
         if legal and attr:
             drawn.append(attr)
         if attr is not None:
@@ -61,7 +61,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
             }
 
     # The roller's choices, straight from the engine's legal moves (state-aware labels).
-    actions = []
+    actions: list[dict[str, str]] = []
     for move in inp.legal:
         if isinstance(move, Pound):
             continue
@@ -124,7 +124,7 @@ def _label(move: Move, state: State) -> str:
     if isinstance(move, Pass):
         return f"Pass: share the pot ({state.pot})"
     if isinstance(move, EndGame):
-        return "End the game now (starter pot back)"
+        return "End the game here"
     return describe(move)
 
 
@@ -134,8 +134,9 @@ def _pound_hint(state: State, seat: int, names: list[str]) -> str:
             return "You won this table-pound"
         return f"{names[state.pounded_by]} won this table-pound"
     if seat in state.betting:
-        return f"Shut out newcomers on {state.number_up}"
-    return f"First to pound joins the betting on {state.number_up}"
+        return f"Pound to shut newcomers out on\u00a0{state.number_up}"
+    # a no-break space keeps the number with its words on a narrow button
+    return f"First pound after the call of\u00a0{state.number_up} wins"
 
 
 def _note(state: State, seat: int, names: list[str], is_roller: bool, markable: bool) -> str:

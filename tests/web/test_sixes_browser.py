@@ -1,0 +1,155 @@
+"""Sixes in real browsers against a real server (Debian's Chromium through Playwright, one
+browser context per device): three players on a tablet, a phone in portrait and a phone on
+its side. A call, two players pound (the first wins, the other reads the engine's refusal),
+the roller enters the dice by hand, passes on to the next number, loses, and every screen
+follows. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.web.conftest import ServerProcess, shot
+
+pytestmark = pytest.mark.browser
+
+TABLET = {"viewport": {"width": 1024, "height": 768}, "has_touch": True}
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+PHONE_SIDEWAYS = {"viewport": {"width": 844, "height": 390}, "is_mobile": True, "has_touch": True}
+LAPTOP = {"viewport": {"width": 1280, "height": 900}}
+
+# every visible button smaller than a finger (44 x 44 CSS px)
+SMALL_TARGETS = """() => Array.from(document.querySelectorAll('.live button'))
+  .filter((e) => e.offsetParent !== null)
+  .map((e) => [e.textContent.trim().slice(0, 30), e.getBoundingClientRect().width,
+               e.getBoundingClientRect().height])
+  .filter(([, w, h]) => w < 44 || h < 44)"""
+
+
+def on_state(page: Any, state_id: int) -> None:
+    """Wait until the page shows the state after `state_id` actions."""
+    page.wait_for_selector(f".live[data-state-id='{state_id}']", timeout=5000)
+
+
+def take_seat(
+    browser: Any, server: ServerProcess, code: str, seat: int, device: dict[str, Any]
+) -> Any:
+    page = browser.new_context(**device).new_page()
+    page.goto(f"{server.base_url}/join?code={code}")
+    page.click("button.primary")
+    page.click(f"button[name=seat][value='{seat}']")
+    page.wait_for_url("**/sheet")
+    page.wait_for_selector("#conn[data-conn=live]")
+    return page
+
+
+def toast_text(page: Any) -> str:
+    page.wait_for_selector("#toast:not([hidden])", timeout=5000)
+    return str(page.inner_text("#toast"))
+
+
+def test_a_call_a_pound_race_a_manual_roll_and_every_screen_follows(
+    browser: Any, server: ServerProcess
+) -> None:
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = api.post(
+        "/api/tables",
+        json={"game": "sixes", "options": {"players": 3}, "players": ["Ann", "Bob", "Cy"]},
+    ).json()
+    tid = table["table_id"]
+    ann = take_seat(browser, server, table["code"], 0, TABLET)
+    bob = take_seat(browser, server, table["code"], 1, PHONE)
+    cy = take_seat(browser, server, table["code"], 2, PHONE_SIDEWAYS)
+    host_context = browser.new_context(**LAPTOP)  # the table view, with the host's cookie
+    host_context.add_cookies(
+        [{"name": k, "value": v, "url": server.base_url} for k, v in api.cookies.items()]
+    )
+    host = host_context.new_page()
+    host.goto(f"{server.base_url}/t/{tid}")
+    host.wait_for_selector("#conn[data-conn=live]")
+
+    # Ann rolls first and has called 1: Bob and Cy each get a big POUND, Ann the dice entry
+    for page in (bob, cy):
+        assert page.locator(".sixes-pound.legal").count() == 1
+    assert ann.locator(".sixes-pound").count() == 0 and ann.locator(".roll-entry").count() == 1
+    assert bob.locator(".roll-entry").count() == 0
+    assert ann.inner_text("[data-number-up]") == "1" and ann.inner_text("[data-pot]") == "50"
+    pound_box = bob.locator(".sixes-pound").bounding_box()
+    assert pound_box["width"] >= 300 and pound_box["height"] >= 120  # a thumb cannot miss it
+    shot(bob, "sixes-bob-call-phone")
+    for page in (bob, cy):
+        assert page.evaluate(SMALL_TARGETS) == []
+
+    # the race: both pound on a screen that still shows the call; the engine takes the first
+    bob.click(".sixes-pound")
+    cy.click(".sixes-pound")
+    for page in (ann, bob, cy, host):
+        on_state(page, 1)
+    state = api.get(f"/api/tables/{tid}/state").json()
+    winner = state["state"]["state"]["pounded_by"]
+    assert winner in (1, 2)
+    winner_page, loser_page = (bob, cy) if winner == 1 else (cy, bob)
+    assert toast_text(loser_page).startswith("someone else pounded first")
+    shot(loser_page, "sixes-pound-refused")
+    assert winner_page.locator("#toast:not([hidden])").count() == 0
+    assert state["state_id"] == 1  # the refused pound changed nothing
+    # every screen shows the winner in the betting and the bet in the pot
+    winner_name = ["Ann", "Bob", "Cy"][winner]
+    # the table view shows the shared table once (in the first sheet), each seat's POUND
+    assert host.locator(".sixes-common:visible").count() == 1
+    assert host.locator(f".sixes-purses:visible tr[data-seat='{winner}'] .t-betting").count() == 1
+    assert winner_page.inner_text(".sixes-pound-hint") == "You won this table-pound"
+    assert ann.inner_text("[data-pot]") == "60"  # starter pot 50 + the bet on 1 (10)
+    assert host.inner_text("[data-pot]") == "60"
+
+    # Ann enters the roll by hand: 3 and 4, safe on 1; she chooses from her buttons
+    ann.click(".die-picker[data-die-index='0'] .face[data-face='3']")
+    ann.click(".die-picker[data-die-index='1'] .face[data-face='4']")
+    ann.click("[data-roll-submit]")
+    for page in (ann, bob, cy, host):
+        on_state(page, 2)
+    assert [
+        int(v)
+        for v in bob.locator(".sixes-last .die").evaluate_all(
+            "els => els.map(e => e.dataset.value)"
+        )
+    ] == [3, 4]
+    assert bob.locator(".sixes-pound").count() == 0  # no call, nothing to pound
+    assert ann.locator(".sixes-actions button").all_inner_texts() == [
+        "Pass: share the pot (60)",
+        "Go on: call 2",
+    ]
+    shot(ann, "sixes-ann-safe-roll-tablet")
+    ann.click(".sixes-actions button:has-text('Go on')")
+    for page in (ann, bob, cy, host):
+        on_state(page, 3)
+    assert cy.inner_text("[data-number-up]") == "2"
+    assert cy.locator(".sixes-pound.legal").count() == 1  # a new call, a new table-pound
+    shot(host, "sixes-table-view-laptop")
+
+    # nobody pounds this time; Ann rolls a 2: she loses, the pot (60 + the bet on 2: 80)
+    # goes to the one better, and the dice move on to Bob
+    ann.click(".die-picker[data-die-index='0'] .face[data-face='2']")
+    ann.click(".die-picker[data-die-index='1'] .face[data-face='6']")
+    ann.click("[data-roll-submit]")
+    for page in (ann, bob, cy, host):
+        on_state(page, 4)
+    assert cy.get_attribute(".sixes-last-turn", "data-result") == "loss"
+    assert "lost on 2" in host.inner_text(".sixes-last-turn")
+    purses = [
+        int(host.get_attribute(f".sixes-purses tr[data-seat='{s}']", "data-purse"))
+        for s in range(3)
+    ]
+    expected = [450, 450, 500]  # Ann paid the starter pot; Bob rolls next and paid his
+    expected[winner] += 80 - 30  # the winner bet 10 + 20 and took the pot of 80
+    assert purses == expected, winner_name
+    assert bob.locator(".roll-entry").count() == 1 and ann.locator(".roll-entry").count() == 0
+    assert (
+        cy.locator(".sixes-pound.legal").count() == 1 and bob.locator(".sixes-pound").count() == 0
+    )
+    shot(bob, "sixes-bob-rolls-next-phone")
+    shot(cy, "sixes-cy-sideways-phone")
+    for page in (bob, cy):
+        assert page.evaluate(SMALL_TARGETS) == []
