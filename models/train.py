@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "classifier"):
         bank = recipe_data.build_crop_bank(train_images, synthetic, args.seed)
         val = validation_crops(list(split.all_validation()))
-        net = train_classifier(bank, val, epochs=2 if args.quick else 10, seed=args.seed)
+        net = train_classifier(bank, val, epochs=2 if args.quick else 12, seed=args.seed)
         export_onnx(
             ClassifierExport(net),
             torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE),
@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.only in (None, "finder"):
         scenes = [recipe_data.scene_from_labelled(im) for im in train_images] + synthetic
-        net = train_finder(scenes, steps=60 if args.quick else 1200, seed=args.seed)
+        net = train_finder(scenes, steps=60 if args.quick else 1500, seed=args.seed)
         export_onnx(
             FinderExport(net),
             torch.zeros(1, 3, 288, FINDER_LONG_SIDE),

@@ -924,12 +924,17 @@ class SixisGame(Game[Options, State]):
             if seat != NOT_TAKEN
         )
 
-    def _all_claims(self, state: State) -> list[tuple[int, Claim]]:
-        """(round, claim) for every card taken in the game, the current round included."""
-        claims = [(result.round, claim) for result in state.history for claim in result.claims]
+    @staticmethod
+    def _taken(state: State) -> list[tuple[int, int, str, bool]]:
+        """(round, seat, card, red) for every card taken in the game, this round's included."""
+        taken = [(r.round, c.seat, c.card, c.red) for r in state.history for c in r.claims]
         if state.step is not Step.OVER:
-            claims.extend((state.round, claim) for claim in self._round_claims(state))
-        return claims
+            taken.extend(
+                (state.round, seat, card, red)
+                for card, red, seat in zip(state.cards, state.red, state.taken_by, strict=True)
+                if seat != NOT_TAKEN
+            )
+        return taken
 
     @staticmethod
     def _counted_seats(state: State, seat: int) -> tuple[int, ...]:
@@ -940,27 +945,27 @@ class SixisGame(Game[Options, State]):
 
     def _totals(self, state: State) -> list[int]:
         own = [0] * state.options.players
-        for _, claim in self._all_claims(state):
-            own[claim.seat] += claim.side.points
+        for _, seat, card, red in self._taken(state):
+            own[seat] += side_of(card, red).points
         return [
             sum(own[s] for s in self._counted_seats(state, seat))
             for seat in range(state.options.players)
         ]
 
     def scores(self, state: State) -> tuple[Score, ...]:
-        claims = self._all_claims(state)
+        team = state.options.team_play
+        entries = []
+        for round_no, seat, card, red in self._taken(state):
+            side = side_of(card, red)
+            label = f"round {round_no}: {side.name}"
+            if team:
+                label += f" (player {seat + 1})"
+            entries.append((seat, (label, side.points)))
         result = []
         for seat in range(state.options.players):
             counted = self._counted_seats(state, seat)
-            breakdown = []
-            for round_no, claim in claims:
-                if claim.seat not in counted:
-                    continue
-                label = f"round {round_no}: {claim.side.name}"
-                if state.options.team_play:
-                    label += f" (player {claim.seat + 1})"
-                breakdown.append((label, claim.side.points))
-            result.append(Score(seat, sum(points for _, points in breakdown), tuple(breakdown)))
+            breakdown = tuple(entry for owner, entry in entries if owner in counted)
+            result.append(Score(seat, sum(points for _, points in breakdown), breakdown))
         return tuple(result)
 
     def outcome(self, state: State) -> Outcome | None:

@@ -30,7 +30,7 @@ def photometric(image: np.ndarray, rng: np.random.Generator, strength: float = 1
     elif roll < 0.35:
         out = motion_blur(out, rng, max_length=int(2 + 7 * strength))
     if rng.random() < 0.35:
-        noise = rng.normal(0, rng.uniform(2, 10) * strength, size=out.shape)
+        noise = rng.standard_normal(out.shape, dtype=np.float32) * (rng.uniform(2, 10) * strength)
         out = np.clip(out.astype(np.float32) + noise, 0, 255).astype(np.uint8)
     if rng.random() < 0.3:
         quality = int(rng.uniform(25, 90))

@@ -183,11 +183,13 @@ def finder_sample(
     target_side = math.exp(rng.uniform(math.log(6), math.log(110)))
     scale = float(np.clip(target_side / median_side, 0.08, 4.0))
     h, w = image.shape[:2]
-    new_w, new_h = max(8, int(round(w * scale))), max(8, int(round(h * scale)))
-    scale_x, scale_y = new_w / w, new_h / h
-    image = cv2.resize(
-        image, (new_w, new_h), interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
-    )
+    if scale < 1:  # shrink the whole picture properly (area averaging, no aliasing)
+        new_w, new_h = max(8, int(round(w * scale))), max(8, int(round(h * scale)))
+        image = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_AREA)
+        scale_x, scale_y, zoom = new_w / w, new_h / h, 1.0
+    else:  # enlarge only the window's pixels, inside warpAffine below
+        new_w, new_h = int(round(w * scale)), int(round(h * scale))
+        scale_x = scale_y = zoom = scale
     dice[:, 0] *= scale_x
     dice[:, 1] *= scale_y
     dice[:, 2] *= math.sqrt(scale_x * scale_y)
@@ -201,13 +203,16 @@ def finder_sample(
         ox = rng.uniform(min(0, new_w - size), max(0, new_w - size))
         oy = rng.uniform(min(0, new_h - size), max(0, new_h - size))
     ox, oy = int(round(ox)), int(round(oy))
-    fill = tuple(int(v) for v in image.reshape(-1, 3).mean(axis=0) + rng.normal(0, 20, 3))
-    window = np.empty((size, size, 3), np.uint8)
-    window[:] = np.clip(fill, 0, 255)
-    x0, y0 = max(ox, 0), max(oy, 0)
-    x1, y1 = min(ox + size, new_w), min(oy + size, new_h)
-    if x1 > x0 and y1 > y0:
-        window[y0 - oy : y1 - oy, x0 - ox : x1 - ox] = image[y0:y1, x0:x1]
+    fill = image[::16, ::16].reshape(-1, 3).mean(axis=0) + rng.normal(0, 20, 3)
+    matrix = np.float32([[zoom, 0, -ox], [0, zoom, -oy]])
+    window = cv2.warpAffine(
+        image,
+        matrix,
+        (size, size),
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=tuple(float(v) for v in np.clip(fill, 0, 255)),
+    )
     dice[:, 0] -= ox
     dice[:, 1] -= oy
 
@@ -225,7 +230,6 @@ def finder_sample(
     cells = size // stride
     targets = np.zeros((6, cells, cells), np.float32)
     mask = np.zeros((3, cells, cells), np.float32)  # size+offset, rotation, (unused)
-    ys, xs = np.mgrid[0:cells, 0:cells].astype(np.float32)
     for cx, cy, side, angle, has_angle in dice:
         # a die whose centre is outside the window is not a target; one cut by the window
         # edge but centred inside still is (the runtime sees dice at the frame edge)
@@ -233,8 +237,13 @@ def finder_sample(
             continue
         gx, gy = cx / stride, cy / stride
         sigma = max(0.6, side / stride / 6)
+        reach = int(math.ceil(3 * sigma))
+        x0, x1 = max(0, int(gx) - reach), min(cells, int(gx) + reach + 1)
+        y0, y1 = max(0, int(gy) - reach), min(cells, int(gy) + reach + 1)
+        xs = np.arange(x0, x1, dtype=np.float32)[None, :]
+        ys = np.arange(y0, y1, dtype=np.float32)[:, None]
         blob = np.exp(-((xs - gx) ** 2 + (ys - gy) ** 2) / (2 * sigma**2))
-        np.maximum(targets[0], blob, out=targets[0])
+        np.maximum(targets[0, y0:y1, x0:x1], blob, out=targets[0, y0:y1, x0:x1])
         ix, iy = min(int(gx), cells - 1), min(int(gy), cells - 1)
         targets[0, iy, ix] = 1.0
         targets[1, iy, ix] = math.log(side)

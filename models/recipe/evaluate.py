@@ -91,7 +91,9 @@ def evaluate(
         found = finder.find(image)
         tally.found += len(found)
         assignment = match([(d.cx, d.cy, d.side) for d in labelled.dice], found)
-        matched = [(die, found[j]) for die, j in zip(labelled.dice, assignment, strict=True) if j >= 0]
+        matched = [
+            (die, found[j]) for die, j in zip(labelled.dice, assignment, strict=True) if j >= 0
+        ]
         tally.matched += len(matched)
         tally.false_dice += len(found) - len(matched)
         readings = classifier.read(image, [box for _, box in matched])

@@ -423,3 +423,10 @@ def test_a_reconnecting_device_gets_the_full_state(qwixx: dict[str, Any]) -> Non
     with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ws:
         message = ws.receive_json()
         assert message["state_id"] == 1 and "White sum" in message["html"]
+
+
+def test_player_names_are_escaped_on_every_page(app: Any, host: TestClient) -> None:
+    table = create_table(host, "qwixx", ["<script>alert(1)</script>", "Bob"], {"players": 2})
+    page = host.get(f"/t/{table['table_id']}")
+    assert "<script>alert(1)</script>" not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text

@@ -2,7 +2,8 @@
 two-player table (Ann green + blue on a tablet, Bob red + orange on a phone, the host's
 laptop showing the table). Ann enters her roll, picks a die and places it; Bob's screen
 updates; Bob taps a 100,000 space that is not his and reads the engine's reason, then
-places legally and Ann's screen updates. Screenshots go to test-artifacts/."""
+places legally and Ann's screen updates. And the round end on a phone: points per row
+(highest, second, triplets) and chips per round. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from tests.web.test_browser import (
     live,
     toast,
 )
+from tests.web.test_sixmix_view import THREE, full_round
 
 pytestmark = pytest.mark.browser
 
@@ -119,3 +121,32 @@ def test_a_sixmix_placement_a_refusal_and_the_other_screen(
     shot(ann, "sixmix-ann-next-roll-tablet")
     shot(bob, "sixmix-bob-after-phone")
     shot(host, "sixmix-table-view-laptop")
+
+
+def test_the_round_end_on_a_phone(browser: Any, server: ServerProcess) -> None:
+    with httpx.Client(base_url=server.base_url, timeout=5) as client:
+        table = client.post(
+            "/api/tables",
+            json={"game": "sixmix", "options": {"players": 3}, "players": THREE},
+        ).json()
+        moves = full_round()
+        for n, move in enumerate(moves):
+            response = client.post(
+                f"/api/tables/{table['table_id']}/actions",
+                json={"action_id": f"setup-{n:04d}", "move": GAME.move_to_json(move)},
+            )
+            assert response.status_code == 200, response.text
+    kari = join(browser, server, table["code"], 0, PHONE)
+    live(kari, len(moves))
+    rows = kari.locator(".smx-result tr").evaluate_all(
+        "trs => trs.map(tr => Array.from(tr.children, c => c.innerText.trim()))"
+    )
+    assert rows == [
+        ["Green Kari", "654,321", "second +1", "+1"],
+        ["Blue Player 2", "333,222", "triplets +2", "+2"],
+        ["Red Player 3", "654,322", "highest +2", "+2"],
+    ]
+    assert kari.locator(".smx-chips tr.total td").all_inner_texts() == ["1", "2", "2"]
+    assert "Player 2 rolls" in kari.inner_text(".smx-hint")  # blue, the lowest row, starts
+    shot(kari, "sixmix-round-end-phone")
+    assert_finger_sized(kari)

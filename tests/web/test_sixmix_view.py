@@ -170,11 +170,11 @@ def test_the_board_shows_dice_running_totals_and_a_single_die_is_picked_at_once(
     assert (green["total"], green["total_text"], green["filled"]) == (501_000, "501,000", 2)
     assert context["board"][1]["total_text"] == "0"
     # Mia's roll of one value: one pick, already chosen
-    last = snapshot_of(
-        "sixmix", THREE, [*moves, roll(*[("red", 6)] * 6)], Options(players=3)
-    )
+    last = snapshot_of("sixmix", THREE, [*moves, roll(*[("red", 6)] * 6)], Options(players=3))
     mia = sheet_context(last, 2, Viewer(seat=2, host=False))
-    assert [p["label"] for p in mia["picks"]] == ["red 6"] and mia["picked"] == mia["picks"][0]["id"]
+    assert [p["label"] for p in mia["picks"]] == ["red 6"] and mia["picked"] == mia["picks"][0][
+        "id"
+    ]
 
 
 def full_round() -> list[Move]:
@@ -267,3 +267,24 @@ def test_a_roll_a_placement_and_a_refusal_through_the_api(table: dict[str, Any])
     assert other.status_code == 403 and other.json()["reason"] == "not_allowed"
     state = table["host"].get(f"/api/tables/{tid}/state").json()
     assert state["state_id"] == 3 and state["state"]["state"]["board"][2] == [""] * 6
+
+
+def test_a_finished_game_keeps_its_final_board_with_the_last_round(
+    table: dict[str, Any],
+) -> None:
+    """docs/records/sixmix.json (six rounds, Kari wins the tie on her final row) imported
+    through the API: the final board stays, the points of round 6 and the chips show."""
+    host = table["host"]
+    record = json.loads((Path(__file__).parents[2] / "docs/records/sixmix.json").read_text())
+    imported = host.post("/api/import", json=record)
+    assert imported.status_code == 201, imported.text
+    tid = imported.json()["table_id"]
+    state = host.get(f"/api/tables/{tid}/state").json()["state"]["state"]
+    html = host.get(f"/t/{tid}/live?view=table").text
+    assert "Round 6: points per row" in html
+    assert data_moves(html) == []  # nothing to place after the end
+    for row, colour in zip(state["board"], state["colours"], strict=True):
+        for space, cell in zip(("100,000", "10,000", "1,000", "100", "10", "1"), row, strict=True):
+            assert f'aria-label="{colour.capitalize()} {space}: {cell}"' in html
+    totals = re.findall(r'class="smx-total"[^>]*>([\d,]+)<', html)
+    assert totals[: len(state["colours"])] == [f"{v:,}" for v in state["last_values"]]

@@ -177,7 +177,7 @@ def _cells_for(
     cells: list[list[dict[str, Any]]] = []
     legal_attrs: list[str] = []
     for row, colour in enumerate(state.colours):
-        row_cells = []
+        row_cells: list[dict[str, Any]] = []
         for space in range(len(SPACE_NAMES)):
             if die_at(state, row, space) is not None:
                 row_cells.append({"move": None, "legal": False})
