@@ -336,6 +336,8 @@ class Sixes(Game[Options, State]):
 
     # -- moves -------------------------------------------------------------------------
     def legal_moves(self, state: State, player: int) -> list[Move]:
+        if not 0 <= player < state.players:
+            return []  # no seat at this table (check: no_such_seat)
         if state.step is Step.POUND:
             if self._can_pound(state, player):
                 return [Pound(player)]

@@ -20,12 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 
 from companion.vision.types import DieReading, FrameReading
+
+if TYPE_CHECKING:
+    from companion.vision.pipeline import DiceReader
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +84,6 @@ def run_read(args: argparse.Namespace) -> int:
     from companion.vision.colour import CalibrationError
     from companion.vision.model import ModelError
     from companion.vision.pipeline import DiceReader
-    from companion.vision.sources import read_image
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -94,7 +98,20 @@ def run_read(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"companion read: cannot create {annotate_dir}: {exc}", file=sys.stderr)
             return 2
+    try:
+        return _read_all(args, reader, annotate_dir)
+    except BrokenPipeError:
+        # the reader of our output went away (e.g. `| head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _read_all(args: argparse.Namespace, reader: DiceReader, annotate_dir: Path | None) -> int:
+    from companion.vision.sources import read_image
+
     failed = 0
+    written: set[str] = set()
     for index, name in enumerate(args.images):
         path = Path(name)
         error = _unreadable_reason(path)
@@ -114,8 +131,19 @@ def run_read(args: argparse.Namespace) -> int:
         else:
             print(reading_to_text(name, reading), flush=True)
         if annotate_dir is not None:
-            _write_annotation(annotate_dir, path, image, reading)
+            _write_annotation(annotate_dir, _annotation_name(path, written), image, reading)
     return 1 if failed else 0
+
+
+def _annotation_name(path: Path, written: set[str]) -> str:
+    """<stem>.annotated.png, with -2, -3 ... when two images share a stem."""
+    name = f"{path.stem}.annotated.png"
+    count = 1
+    while name in written:
+        count += 1
+        name = f"{path.stem}-{count}.annotated.png"
+    written.add(name)
+    return name
 
 
 def _unreadable_reason(path: Path) -> str | None:
@@ -131,10 +159,10 @@ def _unreadable_reason(path: Path) -> str | None:
     return None
 
 
-def _write_annotation(folder: Path, path: Path, image: object, reading: FrameReading) -> None:
+def _write_annotation(folder: Path, name: str, image: object, reading: FrameReading) -> None:
     from companion.vision.annotate import annotate
 
-    target = folder / f"{path.stem}.annotated.png"
+    target = folder / name
     picture = annotate(image, reading)  # type: ignore[arg-type]
     if not cv2.imwrite(str(target), picture):
         print(f"companion read: could not write {target}", file=sys.stderr)

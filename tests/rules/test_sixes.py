@@ -669,6 +669,21 @@ def test_legal_moves_agree_with_check_in_play(players: int, purse: int, choices:
     assert GAME.outcome(state) is not None
 
 
+@pytest.mark.parametrize("seat", [-1, 4, 9])
+@pytest.mark.parametrize(
+    "state",
+    [
+        position(),  # the table-pound is open; seat -1 would index the last purse
+        position(step=Step.ROLL, betting=(1,), pounded_by=1, purses=(450, 490, 500, 500), pot=60),
+        position(step=Step.DECIDE),
+    ],
+)
+def test_seats_outside_the_table_have_no_legal_moves(state: State, seat: int) -> None:
+    """legal_moves agrees with check (rule no_such_seat) for seats that are not at the table."""
+    assert GAME.legal_moves(state, seat) == []
+    assert refusal(state, Pound(seat)).rule == "no_such_seat"
+
+
 def test_json_round_trip_of_moves_and_a_finished_state() -> None:
     for move in (Pound(2), Pass(0), GoOn(1), EndGame(3), roll(6, 6)):
         data = json.loads(json.dumps(GAME.move_to_json(move)))

@@ -131,6 +131,7 @@ def _row(state: State, row: int, names: list[str], seat: int) -> dict[str, Any]:
         die = die_at(state, row, space)
         if die is not None:
             running += die.value * SPACE_VALUES[space]
+        css = "box smx-space" + (" first" if space == FIRST_SPACE else "")
         spaces.append(
             {
                 "space": space,
@@ -139,6 +140,10 @@ def _row(state: State, row: int, names: list[str], seat: int) -> dict[str, Any]:
                 "die": None
                 if die is None
                 else {"colour": die.colour, "value": die.value, "css": colour_class(die.colour)},
+                # ready-made class and label: the template draws each space up to 13 times
+                "css": css if die is None else f"{css} filled",
+                "aria": f"{colour.capitalize()} {name}"
+                + ("" if die is None else f": {die.colour} {die.value}"),
             }
         )
     return {
@@ -146,6 +151,7 @@ def _row(state: State, row: int, names: list[str], seat: int) -> dict[str, Any]:
         "colour": colour,
         "label": colour.capitalize(),
         "css": colour_class(colour),
+        "style": f"--row: var(--{colour}, #777); --row-bg: var(--{colour}-bg, #eee)",
         "pattern": PATTERNS[row % len(PATTERNS)],
         "owner": owner,
         "owner_name": names[owner],

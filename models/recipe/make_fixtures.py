@@ -1,0 +1,62 @@
+"""Write the small real crop fixtures of tests/fixtures/crops: 10 dice per value taken only
+from the VALIDATION part of ../shared/data (never trained on), each a PNG named
+``<value>_<folder>_<n>.png`` with the die centred, upright as photographed and
+``FIXTURE_DIE_SIDE`` pixels wide; SOURCES.txt names the photo and box of every crop.
+
+    .venv/bin/python -m models.recipe.make_fixtures
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import cv2
+
+from companion.vision.classifier import crop_square
+from companion.vision.datasets import LabelledDie, LabelledImage, load_split
+
+REPO = Path(__file__).resolve().parents[2]
+OUT = REPO / "tests" / "fixtures" / "crops"
+CROP_SIZE = 40
+FIXTURE_DIE_SIDE = 26.0  # the die's side inside the crop, in pixels
+PER_VALUE = 10
+SHORT = {"byler-d6-train": "byler", "epanemu-dice3": "epanemu", "matteop65-d6": "matteop65"}
+LICENCES = (
+    "byler-d6-train: BSD-3-Clause, Copyright (c) 2019 Nell Byler; "
+    "epanemu-dice3: CC BY 4.0 (Roboflow 'Dice', github.com/Epanemu/GameDiceRecognition); "
+    "matteop65-d6: MIT, Copyright (c) 2021 Matteo Anthony Penlington"
+)
+
+
+def main() -> int:
+    split = load_split()
+    candidates: dict[int, list[tuple[str, LabelledImage, LabelledDie]]] = {
+        v: [] for v in range(1, 7)
+    }
+    for folder, images in split.validation.items():
+        for labelled in images:
+            for die in labelled.dice:
+                if die.side >= 16:  # too small a die makes a meaningless fixture
+                    candidates[die.value].append((folder, labelled, die))
+    OUT.mkdir(parents=True, exist_ok=True)
+    for old in OUT.glob("*.png"):
+        old.unlink()
+    sources = [f"# crops of validation photos only; licences: {LICENCES}"]
+    for value, items in candidates.items():
+        # spread the picks evenly over the folders and photos
+        step = max(1, len(items) // PER_VALUE)
+        for n, (folder, labelled, die) in enumerate(items[::step][:PER_VALUE]):
+            image = labelled.load()
+            side = die.side * CROP_SIZE / FIXTURE_DIE_SIDE
+            crop = crop_square(image, die.cx, die.cy, side, CROP_SIZE)
+            name = f"{value}_{SHORT[folder]}_{n:02d}.png"
+            cv2.imwrite(str(OUT / name), crop, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+            box = f"cx={die.cx:.1f} cy={die.cy:.1f} side={die.side:.1f}"
+            sources.append(f"{name}\t{folder}/{labelled.path.name}\t{box}")
+    (OUT / "SOURCES.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
