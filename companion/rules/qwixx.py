@@ -450,7 +450,7 @@ class Qwixx(Game[Options, State]):
                 raise Rejection(
                     Reason.NOT_YOUR_TURN,
                     "already_acted",
-                    f"{_player_name(move.player)} has already used this white sum",
+                    f"{_player_name(move.player)} has already crossed or passed on this white sum",
                 )
         check_actor(False, self.turn(state), move)
         if isinstance(move, (Roll, Pass)):

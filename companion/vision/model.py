@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import onnxruntime as ort
 
@@ -216,10 +217,21 @@ class OnnxModel:
         """All outputs, in manifest order, for one NCHW float32 batch."""
         return list(self.session.run(None, {self.manifest.input.name: batch}))
 
-    def normalise(self, images_rgb_or_bgr: np.ndarray) -> np.ndarray:
-        """NHWC uint8 images already in the manifest's colour order -> NCHW float32 input."""
+    def normalise(self, images: np.ndarray) -> np.ndarray:
+        """N x H x W x 3 uint8 images already in the manifest's colour order -> the NCHW
+        float32 input: (pixel * scale - mean) / std per channel."""
         spec = self.manifest.input
-        batch = images_rgb_or_bgr.astype(np.float32) * spec.scale
+        if len(set(spec.std)) == 1:
+            # one fused OpenCV pass: (pixel - mean / scale) * (scale / std)
+            return cv2.dnn.blobFromImages(
+                list(images),
+                scalefactor=spec.scale / spec.std[0],
+                size=(0, 0),
+                mean=tuple(m / spec.scale for m in spec.mean),
+                swapRB=False,
+                crop=False,
+            )
+        batch = images.astype(np.float32) * spec.scale
         batch -= np.asarray(spec.mean, dtype=np.float32)
         batch /= np.asarray(spec.std, dtype=np.float32)
         return np.ascontiguousarray(batch.transpose(0, 3, 1, 2))

@@ -347,7 +347,13 @@ REFUSALS = [
         "each player uses the white sum once",
         position(step=Step.WHITE_SUM, dice=WHITE_7, waiting=(0, 2)),
         Cross(1, "red", 7),
-        Reason.NOT_YOUR_TURN, "already_acted", "player 2 has already used this white sum",
+        Reason.NOT_YOUR_TURN, "already_acted", "player 2 has already crossed or passed on this white sum",
+    ),
+    (
+        "a player who passed on the white sum is not told they used it",
+        position(step=Step.WHITE_SUM, dice=WHITE_7, waiting=(1, 2)),
+        Pass(0),
+        Reason.NOT_YOUR_TURN, "already_acted", "player 1 has already crossed or passed on this white sum",
     ),
     (
         "no such seat",

@@ -138,8 +138,8 @@ def test_a_space_sends_the_picked_die_and_a_foreign_first_space_reaches_the_engi
     assert five["cells"][rows.index("green")][0]["legal"]
     assert [(r["label"], r["owner_name"], r["mine"]) for r in context["board"]] == [
         ("Green", "Kari", True),
-        ("Blue", "Player 2", False),
-        ("Red", "Player 3", False),
+        ("Blue", "Ola", False),  # every seat's name reaches each device's sheet
+        ("Red", "Mia", False),
     ]
     assert len({r["pattern"] for r in context["board"]}) == 3  # not only colour tells rows apart
     assert live_context(snapshot, Viewer(0, False), "sheet")["dice"][0] == {

@@ -48,6 +48,7 @@ class SheetInput:
     legal: tuple[Move, ...]
     markable: bool
     outcome: Outcome | None
+    players: tuple[str, ...] = ()  # every seat's name, for sheets that show the others
     legal_set: frozenset[Move] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -180,6 +181,7 @@ def sheet_context(snapshot: Snapshot, seat: int, viewer: Viewer) -> dict[str, An
         legal=legal,
         markable=markable,
         outcome=snapshot.outcome,
+        players=tuple(snapshot.players),
     )
     context: dict[str, Any] = dict(view.sheet(inp))
     drawn = set(context.pop("drawn_moves", ()))

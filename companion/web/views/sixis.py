@@ -1,0 +1,426 @@
+"""The Sixis table (rulebook shared/rules/sixis.txt; house decisions and the card list in
+companion/rules/sixis.py): the goal cards laid out around the Sixis card as on the table
+(2 players: a line of four above and below it; 3 players: three arms; 4 players: an X), each
+card with its face-up side in words (name, points, "blue - easy" / "red - hard") besides its
+colour and pattern; the seats between the arms with their dice colour, saved dice and the
+cards they took this round; the active player's dice, their choices and the dice to save;
+points per round and totals (team totals with team play).
+
+Presentation only. Every card on the table carries the move a tap sends (take; a blue card
+also a flip control) while this seat may act, whether or not it is legal, so an illegal tap
+is answered with the engine's reason ("Full House needs three of one value and two of
+another"). `legal` comes only from the engine's `legal_moves`.
+
+Saving dice is one move with a list of values. Rather than a button per subset (up to 64),
+the six dice are toggles (`data-toggle-value`) and one Save button (`data-move-collect=
+"values"`) sends `SaveDice` with the values of the pressed toggles (a generic table.js hook,
+docs/web-views.md section 3); every legal save is one choice of toggles away.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from companion.rules.base import Die, Move
+from companion.rules.sixis import (
+    CARDS,
+    DICE_PER_PLAYER,
+    NOT_TAKEN,
+    SIXIS,
+    SIXIS_SIDE,
+    TABLE_LAYOUTS,
+    CardSide,
+    Decline,
+    EndRound,
+    FlipCard,
+    KeepSaved,
+    RollAll,
+    SaveDice,
+    State,
+    Step,
+    TakeCard,
+    seat_colours,
+    side_of,
+)
+from companion.web.views import SheetInput, colour_class
+
+TEMPLATE = "games/sixis.html"
+
+# Bearings (degrees clockwise from the top of the table, TABLE_LAYOUTS) to the eight cells
+# around the Sixis card in the page's 3 x 3 grid.
+COMPASS = ("n", "ne", "e", "se", "s", "sw", "w", "nw")
+# A pattern per side so that colour-blind players tell them apart besides the tag's words.
+SIDE_PATTERN = {False: "waves", True: "stripes"}
+SIDE_TAG = {False: "blue · easy", True: "red · hard"}
+ROUND_ENDINGS = {
+    "cards_gone": "no cards left",
+    "sixis_taken": "Sixis card taken",
+    "ended_by_player": "ended by a player",
+}
+
+
+def sheet(inp: SheetInput) -> dict[str, Any]:
+    """The table seen from `inp.seat`: the layout with the cards this seat reaches marked,
+    and, while this seat may act on a device that may mark it, every card's move, the
+    turn's choices and the dice to save."""
+    state: State = inp.state
+    names = player_names(inp)
+    over = state.step is Step.OVER
+    acting = inp.markable and inp.may_act and not over
+    layout = TABLE_LAYOUTS[state.options.players]
+    reach = set(layout.reachable_slots(inp.seat))
+    drawn: list[str] = []
+
+    arms = []
+    for arm, slots in enumerate(layout.arms):
+        cards = [
+            _card(inp, state, slot, step, slot in reach, acting, names, drawn)
+            for step, slot in enumerate(slots)
+        ]
+        arms.append({"arm": arm, "area": _area(layout.arm_bearings[arm]), "cards": cards})
+    sixis = _sixis_card(inp, acting, drawn)
+
+    actions: list[dict[str, Any]] = []
+    ending: list[dict[str, Any]] = []
+    save: dict[str, Any] | None = None
+    if acting:
+        for move in inp.legal:
+            if isinstance(move, KeepSaved | RollAll | Decline | EndRound):
+                attr = inp.move_attr(move)
+                if attr is None:
+                    continue
+                item = {"kind": move.kind, "label": _label(move, state), "move": attr}
+                (ending if isinstance(move, EndRound) else actions).append(item)
+                drawn.append(attr)
+        if state.step in (Step.SAVE, Step.START_SAVE):
+            save = _save_panel(inp, state, drawn)
+
+    return {
+        "shape": layout.shape,
+        "players": state.options.players,
+        "step": state.step.value,
+        "over": over,
+        "acting": acting,
+        "round": state.round,
+        "round_text": _round_text(state),
+        "arms": arms,
+        "sixis": sixis,
+        "seats": _seats(state, names, inp.seat, layout.seat_bearings),
+        "dice": _dice(state),
+        "note": _note(state, inp.seat, names, acting),
+        "actions": actions,
+        "ending": ending,
+        "save": save,
+        "scores": _scores(state, names),
+        "buttons": [],
+        "drawn_moves": drawn,
+    }
+
+
+def describe(move: Move) -> str:
+    """Button label of a Sixis move where no state is at hand (generic buttons, history)."""
+    if isinstance(move, TakeCard):
+        if move.card == SIXIS:
+            return "Take the Sixis card"
+        card = CARDS.get(move.card)
+        return f"Take {card.blue.name} / {card.red.name}" if card else f"Take {move.card}"
+    if isinstance(move, FlipCard):
+        card = CARDS.get(move.card)
+        return f"Flip {card.blue.name} to {card.red.name}" if card else f"Flip {move.card}"
+    if isinstance(move, SaveDice):
+        return "Save " + " ".join(map(str, move.values)) if move.values else "Save no dice"
+    if isinstance(move, KeepSaved):
+        return "Keep the saved dice"
+    if isinstance(move, RollAll):
+        return "Roll all six"
+    if isinstance(move, EndRound):
+        return "End the round"
+    if isinstance(move, Decline):
+        return "Take no card"
+    return ""
+
+
+def current_dice(state: State) -> tuple[Die, ...]:
+    """The banner shows the active player's six dice once they are rolled."""
+    return tuple(_dice_of(state))
+
+
+def player_names(inp: SheetInput) -> list[str]:
+    """A name per seat. `SheetInput` names only this sheet's seat; the others come from
+    `inp.players` when the web layer provides it, else the engine's wording ("Player 2")."""
+    count = inp.state.options.players
+    given = tuple(getattr(inp, "players", ()) or ())
+    if len(given) == count:
+        return [str(name) for name in given]
+    names = [f"Player {seat + 1}" for seat in range(count)]
+    names[inp.seat] = inp.name
+    return names
+
+
+# -- pieces of the page ------------------------------------------------------------------
+
+
+def _area(bearing: int) -> str:
+    """The grid cell for a bearing: the nearest of the eight compass points."""
+    return COMPASS[round(bearing / 45) % 8]
+
+
+def _side(side: CardSide, red: bool) -> dict[str, Any]:
+    return {
+        "name": side.name,
+        "points": side.points,
+        "needs": side.needs,
+        "red": red,
+        "colour": "red" if red else "blue",
+        "tag": SIDE_TAG[red],
+        "pattern": SIDE_PATTERN[red],
+    }
+
+
+def _control(inp: SheetInput, move: Move, acting: bool, drawn: list[str]) -> dict[str, Any] | None:
+    """A tappable control for `move` (None when this viewer may not act now)."""
+    attr = inp.move_attr(move) if acting else None
+    if attr is None:
+        return None
+    legal = inp.is_legal(move)
+    if legal:
+        drawn.append(attr)
+    return {"move": attr, "legal": legal}
+
+
+def _card(
+    inp: SheetInput,
+    state: State,
+    slot: int,
+    step: int,
+    in_reach: bool,
+    acting: bool,
+    names: list[str],
+    drawn: list[str],
+) -> dict[str, Any]:
+    card_id, red, taker = state.cards[slot], state.red[slot], state.taken_by[slot]
+    card = CARDS[card_id]
+    face = _side(card.side(red), red)
+    taken = taker != NOT_TAKEN
+    take = flip = None
+    if not taken:
+        take = _control(inp, TakeCard(inp.seat, card_id), acting, drawn)
+        if not red:
+            flip = _control(inp, FlipCard(inp.seat, card_id), acting, drawn)
+    reach_words = "" if in_reach else ", out of your reach"
+    if taken:
+        aria = f"{face['name']}, taken by {names[taker]}"
+    else:
+        aria = f"{face['name']}, {face['tag']}, {face['points']} points{reach_words}"
+    return {
+        "slot": slot,
+        "step": step,
+        "card": card_id,
+        "face": face,
+        "other": None if red else _side(card.red, True),
+        "taken": taken,
+        "taken_by": names[taker] if taken else None,
+        "reach": in_reach,
+        "take": take,
+        "flip": flip,
+        "aria": aria,
+    }
+
+
+def _sixis_card(inp: SheetInput, acting: bool, drawn: list[str]) -> dict[str, Any]:
+    face = _side(SIXIS_SIDE, True)
+    face["tag"] = "red · Sixis"
+    return {
+        "card": SIXIS,
+        "face": face,
+        "take": _control(inp, TakeCard(inp.seat, SIXIS), acting, drawn),
+        "aria": f"Sixis card, {SIXIS_SIDE.points} points, needs {SIXIS_SIDE.needs}",
+    }
+
+
+def _die(colour: str, value: int) -> dict[str, Any]:
+    return {"colour": colour, "value": value, "css": colour_class(colour)}
+
+
+def _dice_of(state: State) -> list[Die]:
+    if state.active < 0 or not state.dice:
+        return []
+    colour = seat_colours(state.options)[state.active]
+    return [Die(colour, value) for value in state.dice]
+
+
+def _dice(state: State) -> list[dict[str, Any]]:
+    return [_die(d.colour, d.value) for d in _dice_of(state)]
+
+
+def _seats(
+    state: State, names: list[str], viewer_seat: int, bearings: tuple[int, ...]
+) -> list[dict[str, Any]]:
+    """Each seat at its place at the table: dice colour, saved dice, cards taken this round."""
+    colours = seat_colours(state.options)
+    over = state.step is Step.OVER
+    seats = []
+    for seat, bearing in enumerate(bearings):
+        taken = [
+            _side(side_of(card, red), red)
+            for card, red, taker in zip(state.cards, state.red, state.taken_by, strict=True)
+            if taker == seat and not over
+        ]
+        seats.append(
+            {
+                "seat": seat,
+                "name": names[seat],
+                "area": _area(bearing),
+                "colour": colours[seat],
+                "css": colour_class(colours[seat]),
+                "me": seat == viewer_seat,
+                "active": not over and seat == state.active,
+                "saved": [_die(colours[seat], v) for v in ([] if over else state.saved[seat])],
+                "taken": taken,
+            }
+        )
+    return seats
+
+
+def _label(move: Move, state: State) -> str:
+    """State-aware labels of the turn's buttons."""
+    saved = state.saved[state.active]
+    if isinstance(move, KeepSaved):
+        kept = " ".join(map(str, saved))
+        left = DICE_PER_PLAYER - len(saved)
+        if left == 0:
+            return f"Keep all six saved dice ({kept})"
+        return f"Keep {kept}, roll {left}"
+    if isinstance(move, RollAll):
+        return "Roll all six" if saved else "Play on: roll all six"
+    if isinstance(move, Decline):
+        return "Take no card"
+    return describe(move)
+
+
+def _save_panel(inp: SheetInput, state: State, drawn: list[str]) -> dict[str, Any] | None:
+    """The die toggles and the Save button (which sends the pressed values)."""
+    base = SaveDice(inp.seat, ())
+    attr = inp.move_attr(base)
+    if attr is None:
+        return None
+    saves = [m for m in inp.legal if isinstance(m, SaveDice)]
+    drawn.extend(a for a in (inp.move_attr(m) for m in saves) if a)
+    limit = max((len(m.values) for m in saves), default=0)
+    colour = seat_colours(state.options)[state.active]
+    return {
+        "move": attr,
+        "field": "values",
+        "dice": [_die(colour, v) for v in state.dice],
+        # the advanced start's limit, as the engine's own list of saves shows it
+        "limit": limit if limit < len(state.dice) else None,
+        "legal": bool(saves),
+    }
+
+
+def _round_text(state: State) -> str:
+    o = state.options
+    if state.step is Step.OVER:
+        played = len(state.history)
+        return f"{played} round{'s' if played != 1 else ''} played"
+    if o.target > 0:
+        return f"Round {state.round} · play to {o.target} points"
+    return f"Round {state.round} of {o.rounds}"
+
+
+def _card_name(state: State, card: str) -> str:
+    if card == SIXIS:
+        return SIXIS_SIDE.name
+    slot = state.cards.index(card)
+    return side_of(card, state.red[slot]).name
+
+
+def _note(state: State, seat: int, names: list[str], acting: bool) -> str:
+    """A line about what happens now, for this seat (plain words, no rule checks)."""
+    step = state.step
+    if step is Step.OVER:
+        return "The game is over."
+    active = state.active
+    who = "You" if active == seat else names[active]
+    if step is Step.START_ROLL:
+        return f"Advanced start: {names[active]} rolls six dice."
+    if step is Step.START_SAVE:
+        if acting:
+            return "Advanced start: tap the dice to keep for your first turn, then Save."
+        return f"Advanced start: {names[active]} saves dice for the first turn."
+    if step is Step.START:
+        if acting:
+            return "Your turn: keep your saved dice or roll all six."
+        return f"{names[active]}'s turn: keeping the saved dice or rolling all six."
+    if step is Step.ROLL:
+        count = DICE_PER_PLAYER - len(state.saved[active])
+        return f"{who} roll{'' if who == 'You' else 's'} {count} dice."
+    if step is Step.ACT:
+        if acting:
+            return "Take a card your dice match, flip a blue card to red, or take no card."
+        return f"{names[active]} takes a card, flips one, or takes none."
+    done = state.turn_action
+    if done == "took":
+        did = f"took {_card_name(state, state.turn_card)}"
+    elif done == "flipped":
+        card = CARDS[state.turn_card]
+        did = f"flipped {card.blue.name} to {card.red.name}"
+    elif done == "declined":
+        did = "took no card"
+    else:
+        did = "matched no card in reach"
+    if acting:
+        return f"You {did}. Tap the dice to keep for your next turn, then Save."
+    return f"{who} {did}; now saving dice."
+
+
+def _scores(state: State, names: list[str]) -> dict[str, Any]:
+    """Points per player per round (the face-up sides' points of the cards taken) and the
+    totals; with team play also per team. The engine's `scores` stays the reference: the
+    sheet's total is the engine's."""
+    over = state.step is Step.OVER
+    rounds = [r.round for r in state.history]
+    claims = [(r.round, c.seat, c.card, c.red) for r in state.history for c in r.claims]
+    if not over:
+        rounds.append(state.round)
+        claims += [
+            (state.round, taker, card, red)
+            for card, red, taker in zip(state.cards, state.red, state.taken_by, strict=True)
+            if taker != NOT_TAKEN
+        ]
+    players = state.options.players
+    points = {(r, s): 0 for r in rounds for s in range(players)}
+    for round_no, seat, card, red in claims:
+        points[(round_no, seat)] += side_of(card, red).points
+    rows = [
+        {
+            "seat": seat,
+            "name": names[seat],
+            "points": [points[(r, seat)] for r in rounds],
+            "total": sum(points[(r, seat)] for r in rounds),
+        }
+        for seat in range(players)
+    ]
+    teams = []
+    if state.options.team_play:
+        for first in (0, 1):
+            members = (first, first + 2)
+            teams.append(
+                {
+                    "name": f"{names[members[0]]} + {names[members[1]]}",
+                    "points": [sum(points[(r, s)] for s in members) for r in rounds],
+                    "total": sum(rows[s]["total"] for s in members),
+                }
+            )
+    return {
+        "rounds": [
+            {
+                "round": r.round,
+                "ending": ROUND_ENDINGS.get(r.ending, r.ending.replace("_", " ")),
+            }
+            for r in state.history
+        ]
+        + ([] if over else [{"round": state.round, "ending": "playing"}]),
+        "rows": rows,
+        "teams": teams,
+    }
