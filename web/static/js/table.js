@@ -176,13 +176,26 @@
     send("act", {move: {kind: "roll", player: -1, dice}}, button);
   }
 
+  // data-move-collect="FIELD" (e.g. Sixis' dice to save): the move's FIELD becomes the list
+  // of the pressed toggles' values ([data-toggle-value] in the same [data-toggles] group)
+  function collect(move, element) {
+    const field = element.dataset.moveCollect;
+    if (!field) return move;
+    const group = element.closest("[data-toggles]") || page;
+    const pressed = group.querySelectorAll("[data-toggle-value][aria-pressed='true']");
+    return {...move, [field]: Array.from(pressed, (t) => JSON.parse(t.dataset.toggleValue))};
+  }
+
   // -- taps -----------------------------------------------------------------------------
   document.addEventListener("click", (event) => {
     const target = event.target.closest("button, [data-move]");
     if (!target || !page.contains(target)) return;
     if (target.dataset.move) {
       event.preventDefault();
-      send("act", {move: JSON.parse(target.dataset.move)}, target);
+      send("act", {move: collect(JSON.parse(target.dataset.move), target)}, target);
+    } else if (target.hasAttribute("data-toggle-value")) {
+      const pressed = target.getAttribute("aria-pressed") === "true";
+      target.setAttribute("aria-pressed", pressed ? "false" : "true");
     } else if (target.classList.contains("face")) {
       const row = target.closest(".die-picker");
       picks.values[Number(row.dataset.dieIndex)] = Number(target.dataset.face);
