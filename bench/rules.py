@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from companion.rules.registry import GAME_NAMES, find_game  # noqa: E402
 from companion.simulate import play_random_game  # noqa: E402
 
-
 AVOID = {"sixes": frozenset({"end_game"})}
 
 

@@ -37,7 +37,9 @@ def random_action(
         return random_roll(turn, rng)
     candidates = candidates or avoided
     if not candidates:
-        raise RuntimeError(f"{game.name}: nobody can act in step {turn.step!r} and no roll expected")
+        raise RuntimeError(
+            f"{game.name}: nobody can act in step {turn.step!r} and no roll expected"
+        )
     return rng.choice(candidates)
 
 

@@ -20,23 +20,33 @@ from typing import Any, ClassVar, Generic, TypeVar
 SCHEMA_VERSION = 1
 
 COLOURS = (
-    "white", "black", "grey", "red", "orange", "yellow", "green",
-    "blue", "teal", "purple", "pink", "brown",
+    "white",
+    "black",
+    "grey",
+    "red",
+    "orange",
+    "yellow",
+    "green",
+    "blue",
+    "teal",
+    "purple",
+    "pink",
+    "brown",
 )
 
 
 class Reason(StrEnum):
     """Why an action was refused. The web layer maps these to HTTP codes and error frames."""
 
-    ILLEGAL_MOVE = "illegal_move"    # the move breaks a rule of the game
+    ILLEGAL_MOVE = "illegal_move"  # the move breaks a rule of the game
     NOT_YOUR_TURN = "not_your_turn"  # this player may not act in this step
-    GAME_OVER = "game_over"          # the game has ended
-    WRONG_DICE = "wrong_dice"        # a roll that is not the roll the state expects
-    STALE_STATE = "stale_state"      # the action was made on an old view
-    BAD_OPTIONS = "bad_options"      # setup options out of range
-    MALFORMED = "malformed"          # JSON that does not describe a move/state/record
+    GAME_OVER = "game_over"  # the game has ended
+    WRONG_DICE = "wrong_dice"  # a roll that is not the roll the state expects
+    STALE_STATE = "stale_state"  # the action was made on an old view
+    BAD_OPTIONS = "bad_options"  # setup options out of range
+    MALFORMED = "malformed"  # JSON that does not describe a move/state/record
     NOTHING_TO_UNDO = "nothing_to_undo"
-    NOT_ALLOWED = "not_allowed"      # e.g. undo of another player's action without host rights
+    NOT_ALLOWED = "not_allowed"  # e.g. undo of another player's action without host rights
 
 
 class Rejection(Exception):
@@ -159,8 +169,8 @@ class Outcome:
     winners: tuple[int, ...]
 
 
-O = TypeVar("O")
-S = TypeVar("S")
+OptionsT = TypeVar("OptionsT")
+StateT = TypeVar("StateT")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +179,7 @@ class PlayerCount:
     high: int | None  # None: no upper bound (Sixes)
 
 
-class Game(ABC, Generic[O, S]):
+class Game(ABC, Generic[OptionsT, StateT]):
     """One game's rules. Subclasses are stateless; every method is a pure function of its
     arguments. `apply` trusts its input (call `check` first, or use `play`)."""
 
@@ -182,58 +192,58 @@ class Game(ABC, Generic[O, S]):
 
     # -- setup -------------------------------------------------------------------------
     @abstractmethod
-    def setup(self, options: O) -> S:
+    def setup(self, options: OptionsT) -> StateT:
         """The state after setup. Raises Rejection(BAD_OPTIONS) for options out of range."""
 
     @abstractmethod
-    def options_for(self, players: int) -> O:
+    def options_for(self, players: int) -> OptionsT:
         """Default options for `players` players (used by the start page, tests and
         benchmarks)."""
 
-    def invariants(self, state: S) -> None:
+    def invariants(self, state: StateT) -> None:
         """Assert what must hold in every reachable state (e.g. Sixes: no coin is created or
         lost). Raises AssertionError; the conformance test calls it after every action."""
 
     # -- whose turn ---------------------------------------------------------------------
     @abstractmethod
-    def turn(self, state: S) -> Turn:
+    def turn(self, state: StateT) -> Turn:
         """Who may act now, and which dice the next roll must contain."""
 
     # -- moves --------------------------------------------------------------------------
     @abstractmethod
-    def legal_moves(self, state: S, player: int) -> list[Move]:
+    def legal_moves(self, state: StateT, player: int) -> list[Move]:
         """Every legal move of `player` now (a pass/decline counts as a move where the rules
         let a player decline). Empty when the player may not act. Never contains rolls."""
 
     @abstractmethod
-    def check(self, state: S, move: Move) -> None:
+    def check(self, state: StateT, move: Move) -> None:
         """Raise a Rejection naming the first broken rule, in the order: game over,
         may this player act now, is the move legal."""
 
     @abstractmethod
-    def apply(self, state: S, move: Move) -> S:
+    def apply(self, state: StateT, move: Move) -> StateT:
         """The state after a move that `check` accepted."""
 
-    def play(self, state: S, move: Move) -> S:
+    def play(self, state: StateT, move: Move) -> StateT:
         self.check(state, move)
         return self.apply(state, move)
 
     # -- scoring and end ----------------------------------------------------------------
     @abstractmethod
-    def scores(self, state: S) -> tuple[Score, ...]:
+    def scores(self, state: StateT) -> tuple[Score, ...]:
         """Every player's score now, with its breakdown."""
 
     @abstractmethod
-    def outcome(self, state: S) -> Outcome | None:
+    def outcome(self, state: StateT) -> Outcome | None:
         """None while the game goes on."""
 
     # -- options ------------------------------------------------------------------------
-    def parse_options(self, data: Mapping[str, Any]) -> O:
+    def parse_options(self, data: Mapping[str, Any]) -> OptionsT:
         """Options from JSON-like data; raises Rejection(BAD_OPTIONS) naming the field."""
         from companion.rules.codec import decode
 
         try:
-            options: O = decode(self.options_type, dict(data))
+            options: OptionsT = decode(self.options_type, dict(data))
         except (TypeError, ValueError, KeyError) as exc:
             raise Rejection(Reason.BAD_OPTIONS, "options", f"bad options: {exc}") from exc
         self.setup(options)  # validates ranges
@@ -269,7 +279,8 @@ class Game(ABC, Generic[O, S]):
         kind = data["kind"]
         if kind not in kinds:
             raise Rejection(
-                Reason.MALFORMED, "move_kind",
+                Reason.MALFORMED,
+                "move_kind",
                 f"unknown move kind {kind!r} for {self.name}; known: {', '.join(sorted(kinds))}",
             )
         fields = {k: v for k, v in data.items() if k != "kind"}
@@ -279,23 +290,24 @@ class Game(ABC, Generic[O, S]):
             raise Rejection(Reason.MALFORMED, "move", f"bad {kind} move: {exc}") from exc
         return move
 
-    def state_to_json(self, state: S) -> dict[str, Any]:
+    def state_to_json(self, state: StateT) -> dict[str, Any]:
         from companion.rules.codec import encode
 
         data = encode(state)
         assert isinstance(data, dict)
         return {"schema": SCHEMA_VERSION, "game": self.name, "state": data}
 
-    def state_from_json(self, data: Mapping[str, Any]) -> S:
+    def state_from_json(self, data: Mapping[str, Any]) -> StateT:
         from companion.rules.codec import decode
 
         if data.get("schema") != SCHEMA_VERSION or data.get("game") != self.name:
             raise Rejection(
-                Reason.MALFORMED, "schema",
+                Reason.MALFORMED,
+                "schema",
                 f"expected a {self.name} state of schema {SCHEMA_VERSION}",
             )
         try:
-            state: S = decode(self.state_type, data["state"])
+            state: StateT = decode(self.state_type, data["state"])
         except (TypeError, ValueError, KeyError) as exc:
             raise Rejection(Reason.MALFORMED, "state", f"bad {self.name} state: {exc}") from exc
         return state
@@ -319,7 +331,8 @@ def check_actor(game_over: bool, turn: Turn, move: Move) -> None:
     if isinstance(move, Roll):
         if not turn.chance or turn.dice is None:
             raise Rejection(
-                Reason.NOT_YOUR_TURN, "no_roll_expected",
+                Reason.NOT_YOUR_TURN,
+                "no_roll_expected",
                 f"no roll is expected now (step: {turn.step.replace('_', ' ')})",
             )
         turn.dice.check(move)
@@ -330,6 +343,7 @@ def check_actor(game_over: bool, turn: Turn, move: Move) -> None:
                 Reason.NOT_YOUR_TURN, "waiting_for_roll", "the dice have to be rolled first"
             )
         raise Rejection(
-            Reason.NOT_YOUR_TURN, "not_your_turn",
+            Reason.NOT_YOUR_TURN,
+            "not_your_turn",
             f"player {move.player + 1} may not act now (step: {turn.step.replace('_', ' ')})",
         )

@@ -72,7 +72,8 @@ def _dataclass_decoder(cls: type) -> Decoder:
     fields = [f for f in dataclasses.fields(cls) if f.init]
     # decoders are looked up lazily: a dataclass may refer to itself or to a later class
     required = {
-        f.name for f in fields
+        f.name
+        for f in fields
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     }
     names = [f.name for f in fields]
@@ -191,5 +192,10 @@ def _any(data: Any, here: str) -> Any:
 
 
 _SCALARS: dict[Any, Decoder] = {
-    bool: _bool, int: _int, float: _float, str: _str, type(None): _none, Any: _any,
+    bool: _bool,
+    int: _int,
+    float: _float,
+    str: _str,
+    type(None): _none,
+    Any: _any,
 }

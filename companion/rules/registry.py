@@ -17,7 +17,8 @@ def find_game(name: str) -> Game[Any, Any]:
     """The game called `name`; raises Rejection(BAD_OPTIONS) for an unknown name."""
     if name not in GAME_NAMES:
         raise Rejection(
-            Reason.BAD_OPTIONS, "unknown_game",
+            Reason.BAD_OPTIONS,
+            "unknown_game",
             f"unknown game {name!r}; known games: {', '.join(GAME_NAMES)}",
         )
     module = importlib.import_module(f"companion.rules.{name}")

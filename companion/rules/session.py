@@ -70,13 +70,16 @@ class Session:
         roll). Raises Rejection (STALE_STATE when `expected_state_id` is not current)."""
         if expected_state_id is not None and expected_state_id != self.state_id:
             raise Rejection(
-                Reason.STALE_STATE, "stale_state",
+                Reason.STALE_STATE,
+                "stale_state",
                 "the game has moved on since this screen was drawn; it has been refreshed",
             )
         if by is None:
             by = CAMERA if isinstance(move, Roll) else str(move.player)
         if not isinstance(move, Roll) and by not in (str(move.player), HOST):
-            raise Rejection(Reason.NOT_ALLOWED, "own_sheet_only", "you may only mark your own sheet")
+            raise Rejection(
+                Reason.NOT_ALLOWED, "own_sheet_only", "you may only mark your own sheet"
+            )
         new_state = self.game.play(self.state, move)
         self.states.append(new_state)
         self.actions.append(Action(move, by))
@@ -90,7 +93,8 @@ class Session:
         last = self.actions[-1]
         if by != HOST and by != last.by:
             raise Rejection(
-                Reason.NOT_ALLOWED, "undo_own_only",
+                Reason.NOT_ALLOWED,
+                "undo_own_only",
                 "only the player who made the last action, or the host, may undo it",
             )
         self.actions.pop()
@@ -107,9 +111,7 @@ class Session:
             "game": self.game.name,
             "options": encode(self.options),
             "players": list(self.players),
-            "actions": [
-                {"by": a.by, "move": self.game.move_to_json(a.move)} for a in self.actions
-            ],
+            "actions": [{"by": a.by, "move": self.game.move_to_json(a.move)} for a in self.actions],
         }
 
     @classmethod
@@ -124,7 +126,9 @@ class RecordError(Exception):
 
     def __init__(self, index: int | None, rejection: Rejection, session: Session | None = None):
         where = "record" if index is None else f"action {index}"
-        super().__init__(f"{where}: {rejection.reason.value} ({rejection.rule}): {rejection.message}")
+        super().__init__(
+            f"{where}: {rejection.reason.value} ({rejection.rule}): {rejection.message}"
+        )
         self.index = index
         self.rejection = rejection
         self.session = session
@@ -158,7 +162,9 @@ def replay_record(record: Any) -> Session:
     for index, item in enumerate(actions):
         try:
             if not isinstance(item, dict) or "move" not in item:
-                raise Rejection(Reason.MALFORMED, "action", "an action is {\"by\": ..., \"move\": {...}}")
+                raise Rejection(
+                    Reason.MALFORMED, "action", 'an action is {"by": ..., "move": {...}}'
+                )
             move = game.move_from_json(item["move"])
             by = item.get("by")
             session.act(move, by=str(by) if by is not None else None)

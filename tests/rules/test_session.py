@@ -17,10 +17,16 @@ from companion.rules.session import HOST, RecordError, Session, replay_record
 
 RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"
 
-KARI_ROLL = Roll(dice=(
-    Die("white", 4), Die("white", 1), Die("red", 3),
-    Die("yellow", 6), Die("green", 5), Die("blue", 6),
-))
+KARI_ROLL = Roll(
+    dice=(
+        Die("white", 4),
+        Die("white", 1),
+        Die("red", 3),
+        Die("yellow", 6),
+        Die("green", 5),
+        Die("blue", 6),
+    )
+)
 
 
 def new_session() -> Session:
