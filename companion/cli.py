@@ -60,6 +60,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return run_serve(args)
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from companion.vision.calibrate_cli import run_calibrate
+
+    return run_calibrate(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="companion", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -72,32 +78,55 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument("images", nargs="+", help="image files")
     read.add_argument("--json", action="store_true", help="one line of JSON per image")
     read.add_argument(
-        "--dice-set", default=None,
+        "--dice-set",
+        default=None,
         help="assign dice to a set: qwixx, sixto or a calibration file",
     )
-    read.add_argument("--annotate", default=None, metavar="DIR",
-                      help="write an annotated picture per image into DIR")
+    read.add_argument(
+        "--annotate",
+        default=None,
+        metavar="DIR",
+        help="write an annotated picture per image into DIR",
+    )
     read.set_defaults(func=_cmd_read)
 
     serve = sub.add_parser("serve", help="start the companion's web server")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--lan", action="store_true",
-                       help="listen on every network interface so tablets can join")
-    serve.add_argument("--data-dir", default=None,
-                       help="where games are stored (default: ./companion-data)")
     serve.add_argument(
-        "--sqlite-synchronous", choices=("FULL", "NORMAL"), default="NORMAL",
+        "--lan", action="store_true", help="listen on every network interface so tablets can join"
+    )
+    serve.add_argument(
+        "--data-dir", default=None, help="where games are stored (default: ./companion-data)"
+    )
+    serve.add_argument(
+        "--sqlite-synchronous",
+        choices=("FULL", "NORMAL"),
+        default="NORMAL",
         help="NORMAL (default): every acknowledged action survives the server being killed "
-             "(SQLite WAL); FULL: also fsynced before it is acknowledged, so it survives a "
-             "power cut, several ms slower per action",
+        "(SQLite WAL); FULL: also fsynced before it is acknowledged, so it survives a "
+        "power cut, several ms slower per action",
     )
     source = serve.add_mutually_exclusive_group()
     source.add_argument("--camera", type=int, default=None, metavar="N", help="webcam index")
     source.add_argument("--video", default=None, metavar="FILE", help="a video file")
     source.add_argument("--images", default=None, metavar="DIR", help="a folder of images")
     source.add_argument("--no-camera", action="store_true", help="manual dice entry only")
+    serve.add_argument(
+        "--calibration",
+        default=None,
+        metavar="FILE",
+        help="a table calibration (calibration/*.json) for the camera",
+    )
     serve.set_defaults(func=_cmd_serve)
+
+    from companion.vision.calibrate_cli import add_arguments
+
+    calibrate = sub.add_parser(
+        "calibrate", help="measure the dice set, play area and die size under this light"
+    )
+    add_arguments(calibrate)
+    calibrate.set_defaults(func=_cmd_calibrate)
     return parser
 
 

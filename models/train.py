@@ -99,7 +99,7 @@ def train_classifier(
     steps_per_epoch = math.ceil(len(bank) / batch)
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimiser, max_lr=3e-3, total_steps=epochs * steps_per_epoch, pct_start=0.15
+        optimiser, max_lr=4e-3, total_steps=epochs * steps_per_epoch, pct_start=0.1
     )
     val_x, val_y = to_tensor(val[0]), torch.from_numpy(val[1])
     for epoch in range(epochs):
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "classifier"):
         bank = recipe_data.build_crop_bank(train_images, synthetic, args.seed)
         val = validation_crops(list(split.all_validation()))
-        net = train_classifier(bank, val, epochs=2 if args.quick else 12, seed=args.seed)
+        net = train_classifier(bank, val, epochs=2 if args.quick else 16, seed=args.seed)
         export_onnx(
             ClassifierExport(net),
             torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE),

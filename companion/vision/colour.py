@@ -342,7 +342,17 @@ def parse_dice_set(data: object, source: str = "<data>") -> DiceSet:
     misspelt key does not pass silently."""
     if not isinstance(data, dict):
         raise CalibrationError(f"{source}: a dice-set file must hold a JSON object")
-    unknown = set(data) - {"format", "name", "light", "description", "dice"}
+    # play_area and die_size belong to a table calibration (companion.vision.calibration
+    # validates them); a dice set alone ignores them
+    unknown = set(data) - {
+        "format",
+        "name",
+        "light",
+        "description",
+        "dice",
+        "play_area",
+        "die_size",
+    }
     if unknown:
         raise CalibrationError(f"{source}: unknown key(s) {sorted(unknown)}")
     if data.get("format") != CALIBRATION_FORMAT:

@@ -20,12 +20,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from companion.rules.base import Rejection
-from companion.web.auth import AttemptLimiter
+from companion.vision.calibration import load_calibration
+from companion.web.auth import AttemptLimiter, DeviceRateLimiter
+from companion.web.camera import CameraHub, ReaderFactory
 from companion.web.deps import NoAccess
 from companion.web.errors import status_for
-from companion.web.routes import api, pages, ws
+from companion.web.routes import api, live, pages, ws
 from companion.web.settings import Settings
-from companion.web.store import Store
+from companion.web.store import StorageError, Store
 from companion.web.tables import Tables
 from companion.web.views import colour_class
 
@@ -90,8 +92,9 @@ def _timestamp(value: float | None) -> str:
     return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def create_app(settings: Settings) -> FastAPI:
-    """The companion's web app for `settings`."""
+def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) -> FastAPI:
+    """The companion's web app for `settings`. `reader_factory` builds the camera's dice
+    reader (default: the real ONNX pipeline, companion.web.camera)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -99,15 +102,23 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.store = store
         app.state.tables = Tables(store)
         app.state.tables.attach_loop(asyncio.get_running_loop())
+        # the camera runs on its own threads, started and stopped with the server
+        camera = CameraHub(settings.camera, app.state.tables, reader_factory)
+        app.state.camera = camera
+        if settings.camera.calibration is not None:
+            camera.set_calibration(load_calibration(settings.camera.calibration))
+        camera.start(asyncio.get_running_loop())
         try:
             yield
         finally:
+            camera.stop()
             store.close()
 
     mimetypes.add_type("application/manifest+json", ".webmanifest")
     app = FastAPI(title="Table Companion", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)
+    app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
     app.state.public_url = None
     templates = Jinja2Templates(directory=settings.web_dir / "templates")
     templates.env.globals["colour_class"] = colour_class
@@ -117,11 +128,21 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(api.router)
     app.include_router(ws.router)
+    app.include_router(live.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     @app.exception_handler(Rejection)
     async def rejection_answer(request: Request, exc: Rejection) -> Response:
         return JSONResponse(exc.to_json(), status_code=status_for(exc))
+
+    @app.exception_handler(StorageError)
+    async def storage_answer(request: Request, exc: StorageError) -> Response:
+        # 503: the request was fine, the server cannot keep it now; nothing was applied
+        return JSONResponse(
+            {"reason": "storage", "rule": exc.problem, "message": exc.message},
+            status_code=503,
+            headers={"Retry-After": "30"},
+        )
 
     @app.exception_handler(NoAccess)
     async def no_access_answer(request: Request, exc: NoAccess) -> Response:

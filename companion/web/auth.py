@@ -122,6 +122,32 @@ class AttemptLimiter:
                 del self._failures[key]
 
 
+class DeviceRateLimiter:
+    """A token bucket per device (keyed by its token hash): on average `rate` actions or
+    WebSocket messages per second, bursts of up to `burst`. A flooding device is refused
+    (429) without slowing the other devices."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self._rate = rate
+        self._burst = float(burst)
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last time)
+
+    def take(self, key: str) -> float:
+        """Spend one token: 0 when allowed, else the seconds until one is available."""
+        now = time.monotonic()
+        tokens, last = self._buckets.get(key, (self._burst, now))
+        tokens = min(self._burst, tokens + (now - last) * self._rate)
+        if tokens < 1.0:
+            self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / self._rate
+        self._buckets[key] = (tokens - 1.0, now)
+        if len(self._buckets) > 10_000:  # forget idle devices so memory stays bounded
+            idle = [k for k, (_, at) in self._buckets.items() if now - at > 60]
+            for k in idle:
+                del self._buckets[k]
+        return 0.0
+
+
 def is_same_origin(origin: str | None, host: str | None) -> bool:
     """True when the Origin header is absent (not a browser page) or names the Host."""
     if origin is None:

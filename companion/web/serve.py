@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from companion.web.app import create_app
 from companion.web.settings import CameraSettings, Settings
-from companion.web.store import Store
+from companion.web.store import StorageError, Store
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +26,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         video=getattr(args, "video", None),
         images=getattr(args, "images", None),
         disabled=bool(getattr(args, "no_camera", False)),
+        calibration=getattr(args, "calibration", None),
     )
     values: dict[str, object] = {
         "host": args.host,
@@ -90,10 +91,26 @@ def run_serve(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         print(f"companion serve: {exc}", file=sys.stderr)
         return 2
+    if settings.camera.calibration is not None:
+        from companion.vision.calibration import load_calibration
+        from companion.vision.colour import CalibrationError
+
+        try:  # a broken file is refused here, with its problem, not deep in the start-up
+            load_calibration(settings.camera.calibration)
+        except CalibrationError as exc:
+            print(f"companion serve: {exc}", file=sys.stderr)
+            return 2
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     app = create_app(settings)
     app.state.public_url = public_url(settings)
-    print(startup_message(settings), flush=True)
+    try:
+        message = startup_message(settings)
+    except StorageError as exc:
+        # refuse to start rather than serve a store that cannot keep actions; the file is
+        # left untouched for the owner to restore or move away
+        print(f"companion serve: cannot start: {exc.message}", file=sys.stderr)
+        return 3
+    print(message, flush=True)
     config = uvicorn.Config(
         app,
         host=settings.bind_host,

@@ -25,6 +25,11 @@ class CameraSettings(BaseModel):
     video: Path | None = Field(default=None, description="a video file to read dice from")
     images: Path | None = Field(default=None, description="a folder of still images")
     disabled: bool = Field(default=False, description="manual dice entry only, no camera")
+    calibration: Path | None = Field(
+        default=None,
+        description="a table calibration file (calibration/*.json: dice colours under this "
+        "light, play area, die size) to use from the start",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> CameraSettings:
@@ -101,6 +106,15 @@ class Settings(BaseModel):
     )
     max_ws_message_bytes: int = Field(
         default=16_384, ge=256, le=1_000_000, description="largest WebSocket message accepted"
+    )
+    device_rate_per_s: float = Field(
+        default=20.0,
+        gt=0,
+        le=10_000,
+        description="actions and WebSocket messages one device may send per second on average",
+    )
+    device_burst: int = Field(
+        default=60, ge=1, le=100_000, description="how many of them it may send at once"
     )
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
         default="NORMAL",

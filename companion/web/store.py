@@ -10,6 +10,7 @@ calls it from a worker thread so the event loop never waits on the disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -53,7 +54,51 @@ CREATE TABLE IF NOT EXISTS devices (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS devices_by_table ON devices(table_id);
+-- the live table (companion/web/camera.py): a camera roll's photo beside its action (by
+-- the action id, which an undo never reuses), and small per-table settings
+CREATE TABLE IF NOT EXISTS action_photos (
+    table_id   TEXT NOT NULL REFERENCES tables(table_id),
+    action_id  TEXT NOT NULL,
+    jpeg       BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (table_id, action_id)
+);
+CREATE TABLE IF NOT EXISTS table_settings (
+    table_id TEXT NOT NULL REFERENCES tables(table_id),
+    key      TEXT NOT NULL,
+    value    TEXT NOT NULL,
+    PRIMARY KEY (table_id, key)
+);
 """
+
+
+class StorageError(Exception):
+    """The game store cannot be written (or read): `problem` is one of read_only,
+    disk_full, corrupt, io. The web layer answers 503 with this message and refuses new
+    actions; what was committed before stays in the file."""
+
+    def __init__(self, problem: str, message: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+        self.message = message
+
+
+def storage_error(exc: sqlite3.Error, path: Path | str) -> StorageError:
+    """Name the trouble behind an SQLite error in plain words."""
+    text = str(exc).lower()
+    if "readonly" in text or "read-only" in text or "read only" in text:
+        problem, words = "read_only", "is read-only"
+    elif "full" in text:
+        problem, words = "disk_full", "cannot grow: the disk is full"
+    elif "not a database" in text or "malformed" in text or "corrupt" in text:
+        problem, words = "corrupt", "is damaged (corrupt)"
+    else:
+        problem, words = "io", "cannot be written or read"
+    return StorageError(
+        problem,
+        f"the game store {path} {words} ({exc}); new actions are refused until it is "
+        "fixed, and everything stored so far is kept",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,38 +139,62 @@ class Device:
 class Store:
     """The SQLite game store. Open with `Store.open(path)`; close with `close()`."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, path: Path | str = "") -> None:
         self._db = connection
         self._lock = threading.Lock()
+        self.path = path
 
     @classmethod
     def open(cls, path: Path, synchronous: str = "NORMAL") -> Store:
+        """Open (or create) the store; raises StorageError naming the trouble when the
+        file is read-only, damaged or on a full disk (the file is left as it was)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        # WAL + NORMAL: a committed action survives the process being killed (the WAL is
-        # written before COMMIT returns); FULL also fsyncs it, surviving a power cut
-        db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
-        db.execute("PRAGMA foreign_keys=ON")
-        db.execute("PRAGMA busy_timeout=5000")
-        db.executescript(SCHEMA)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a committed action survives the process being killed (the WAL
+            # is written before COMMIT returns); FULL also fsyncs it, surviving a power cut
+            db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA busy_timeout=5000")
+            db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise storage_error(exc, path) from exc
         logger.info("game store at %s", path)
-        return cls(db)
+        return cls(db, path)
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _guarded(self) -> Iterator[sqlite3.Connection]:
+        """The connection under the lock; SQLite trouble (other than a broken constraint,
+        which callers handle) comes out as StorageError."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
+            except sqlite3.IntegrityError:
                 raise
-            self._db.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                logger.error("game store trouble: %s", exc)
+                raise storage_error(exc, self.path) from exc
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._guarded() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                # a failed COMMIT (disk full, read-only) may leave the transaction open;
+                # close it so the next action does not meet "transaction within transaction"
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                raise
 
     # -- tables -------------------------------------------------------------------------
     def create_table(
@@ -149,17 +218,17 @@ class Store:
                 self._insert_entry(db, table_id, entry, now)
 
     def code_in_use(self, code: str) -> bool:
-        with self._lock:
+        with self._guarded():
             row = self._db.execute("SELECT 1 FROM tables WHERE code = ?", (code,)).fetchone()
         return row is not None
 
     def table_by_code(self, code: str) -> TableRow | None:
-        with self._lock:
+        with self._guarded():
             row = self._db.execute("SELECT * FROM tables WHERE code = ?", (code,)).fetchone()
         return _table_row(row)
 
     def table(self, table_id: str) -> TableRow | None:
-        with self._lock:
+        with self._guarded():
             row = self._db.execute(
                 "SELECT * FROM tables WHERE table_id = ?", (table_id,)
             ).fetchone()
@@ -173,7 +242,7 @@ class Store:
         elif finished is False:
             query += " WHERE finished_at IS NULL"
         query += " ORDER BY created_at DESC"
-        with self._lock:
+        with self._guarded():
             rows = self._db.execute(query).fetchall()
         return [r for r in (_table_row(row) for row in rows) if r is not None]
 
@@ -214,7 +283,7 @@ class Store:
         )
 
     def log(self, table_id: str) -> list[LogEntry]:
-        with self._lock:
+        with self._guarded():
             rows = self._db.execute(
                 "SELECT seq, action_id, kind, by, move_json FROM actions"
                 " WHERE table_id = ? ORDER BY seq",
@@ -235,7 +304,7 @@ class Store:
             )
 
     def device(self, token_hash: str) -> Device | None:
-        with self._lock:
+        with self._guarded():
             row = self._db.execute(
                 "SELECT table_id, host, seat FROM devices WHERE token_hash = ?", (token_hash,)
             ).fetchone()
@@ -245,14 +314,14 @@ class Store:
 
     def devices(self, table_id: str) -> dict[str, Device]:
         """Every device of a table, by token hash."""
-        with self._lock:
+        with self._guarded():
             rows = self._db.execute(
                 "SELECT token_hash, host, seat FROM devices WHERE table_id = ?", (table_id,)
             ).fetchall()
         return {h: Device(table_id, bool(host), seat) for h, host, seat in rows}
 
     def seat_holder(self, table_id: str, seat: int) -> str | None:
-        with self._lock:
+        with self._guarded():
             row = self._db.execute(
                 "SELECT token_hash FROM devices WHERE table_id = ? AND seat = ?", (table_id, seat)
             ).fetchone()
@@ -271,11 +340,66 @@ class Store:
             )
 
     def taken_seats(self, table_id: str) -> set[int]:
-        with self._lock:
+        with self._guarded():
             rows = self._db.execute(
                 "SELECT seat FROM devices WHERE table_id = ? AND seat IS NOT NULL", (table_id,)
             ).fetchall()
         return {r[0] for r in rows}
+
+    # -- the live table: roll photos and per-table settings ------------------------------
+    def add_photo(self, table_id: str, action_id: str, jpeg: bytes) -> None:
+        """Keep the photo of the table behind the camera roll `action_id`."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO action_photos (table_id, action_id, jpeg, created_at)"
+                " VALUES (?, ?, ?, ?)",
+                (table_id, action_id, sqlite3.Binary(jpeg), time.time()),
+            )
+
+    def photo(self, table_id: str, action_id: str) -> bytes | None:
+        with self._guarded():
+            row = self._db.execute(
+                "SELECT jpeg FROM action_photos WHERE table_id = ? AND action_id = ?",
+                (table_id, action_id),
+            ).fetchone()
+        return bytes(row[0]) if row else None
+
+    def photo_ids(self, table_id: str) -> set[str]:
+        """The action ids of a table that have a photo."""
+        with self._guarded():
+            rows = self._db.execute(
+                "SELECT action_id FROM action_photos WHERE table_id = ?", (table_id,)
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def table_setting(self, table_id: str, key: str) -> str | None:
+        with self._guarded():
+            row = self._db.execute(
+                "SELECT value FROM table_settings WHERE table_id = ? AND key = ?",
+                (table_id, key),
+            ).fetchone()
+        return str(row[0]) if row else None
+
+    def set_table_setting(self, table_id: str, key: str, value: str) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO table_settings (table_id, key, value) VALUES (?, ?, ?)",
+                (table_id, key, value),
+            )
+
+    def all_logs(self) -> dict[str, list[LogEntry]]:
+        """Every table's log (the dice statistics read all recorded games)."""
+        with self._guarded():
+            rows = self._db.execute(
+                "SELECT table_id, seq, action_id, kind, by, move_json FROM actions"
+                " ORDER BY table_id, seq"
+            ).fetchall()
+        logs: dict[str, list[LogEntry]] = {}
+        for table_id, seq, action_id, kind, by, move in rows:
+            logs.setdefault(table_id, []).append(
+                LogEntry(seq, action_id, kind, by, json.loads(move) if move else None)
+            )
+        return logs
 
 
 def _table_row(row: tuple[Any, ...] | None) -> TableRow | None:

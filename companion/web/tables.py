@@ -32,6 +32,9 @@ from companion.web.store import Device, LogEntry, Store, TableRow
 logger = logging.getLogger(__name__)
 
 
+_Mark = tuple[list[Any], list[Any], int]
+
+
 class TableLoadError(Exception):
     """A stored table whose log no longer replays (e.g. the engine changed)."""
 
@@ -260,11 +263,13 @@ class Table:
             self._ended_by_host = True
             self._publish()
 
-    def _mark(self) -> tuple[int, int, int]:
+    def _mark(self) -> _Mark:
+        """What `_rollback` needs to put the session back if the commit fails: copies of
+        the lists (their items are immutable, so this is cheap) and the state id."""
         s = self.session
-        return (len(s.states), len(s.actions), s.state_id)
+        return (list(s.states), list(s.actions), s.state_id)
 
-    async def _commit(self, entry: LogEntry, mark: tuple[int, int, int]) -> None:
+    async def _commit(self, entry: LogEntry, mark: _Mark) -> None:
         was_finished = self.snapshot.outcome is not None
         try:
             await asyncio.to_thread(self._store.append, self.table_id, entry)
@@ -282,17 +287,13 @@ class Table:
                 logger.exception("could not update the history of table %s", self.table_id)
         self._publish()
 
-    def _rollback(self, mark: tuple[int, int, int]) -> None:
-        """Replay the stored log again: the only way back that needs no private undo data."""
-        state_id = mark[2]
-        fresh = _replay(
-            self.game,
-            self.session.options,
-            list(self.session.players),
-            self._store.log(self.table_id),
-        )
-        self.session = fresh
-        assert self.session.state_id == state_id, "store and session disagree"
+    def _rollback(self, mark: _Mark) -> None:
+        """Put the session back as it was before the action whose commit failed. It must not
+        read the store: the store may be the thing that broke (corrupt, unreadable)."""
+        states, actions, state_id = mark
+        self.session.states[:] = states
+        self.session.actions[:] = actions
+        self.session.state_id = state_id
 
     def _publish(self) -> None:
         self.snapshot = self._take_snapshot()

@@ -8,7 +8,9 @@ import cv2
 import numpy as np
 
 
-def photometric(image: np.ndarray, rng: np.random.Generator, strength: float = 1.0) -> np.ndarray:
+def photometric(
+    image: np.ndarray, rng: np.random.Generator, strength: float = 1.0, blur_chance: float = 1.0
+) -> np.ndarray:
     """A colour/brightness/blur/noise/JPEG-jittered copy of a BGR uint8 image."""
     out = image.astype(np.float32)
     gains = rng.uniform(1 - 0.25 * strength, 1 + 0.25 * strength, size=3)
@@ -23,7 +25,7 @@ def photometric(image: np.ndarray, rng: np.random.Generator, strength: float = 1
         gamma = rng.uniform(0.6, 1.6)
         out = 255.0 * (np.clip(out, 0, 255) / 255.0) ** gamma
     out = np.clip(out, 0, 255).astype(np.uint8)
-    roll = rng.random()
+    roll = rng.random() / blur_chance
     if roll < 0.25:
         sigma = rng.uniform(0.3, 1.6) * strength
         out = cv2.GaussianBlur(out, (0, 0), sigma)

@@ -161,7 +161,7 @@ def classifier_sample(
         crop = crop[:, ::-1]
     if rng.random() < 0.1:
         crop = 255 - crop  # light pips on dark bodies and the reverse
-    crop = photometric(np.ascontiguousarray(crop), rng, strength=0.5)
+    crop = photometric(np.ascontiguousarray(crop), rng, strength=0.5, blur_chance=0.5)
     return crop, label
 
 

@@ -66,21 +66,25 @@ class FinderExport(nn.Module):
 
 
 class ClassifierNet(nn.Module):
-    """A small CNN for 48x48 crops -> 7 logits ("1".."6", "unreadable")."""
+    """A small CNN for 48x48 crops -> 7 logits ("1".."6", "unreadable"). The first layer
+    keeps full resolution: pips of a small die are only a few pixels wide."""
 
-    def __init__(self, classes: int = 7, width: int = 20) -> None:
+    def __init__(
+        self, classes: int = 7, widths: tuple[int, int, int, int] = (16, 24, 48, 96)
+    ) -> None:
         super().__init__()
-        w = width
+        c1, c2, c3, c4 = widths
         self.features = nn.Sequential(
-            conv_bn(3, w, 2),  # 24
-            conv_bn(w, w),
-            conv_bn(w, 2 * w, 2),  # 12
-            conv_bn(2 * w, 2 * w),
-            conv_bn(2 * w, 4 * w, 2),  # 6
-            conv_bn(4 * w, 4 * w),
+            conv_bn(3, c1),  # 48
+            conv_bn(c1, c2, 2),  # 24
+            conv_bn(c2, c2),
+            conv_bn(c2, c3, 2),  # 12
+            conv_bn(c3, c3),
+            conv_bn(c3, c4, 2),  # 6
+            conv_bn(c4, c4),
         )
         self.dropout = nn.Dropout(0.2)
-        self.fc = nn.Linear(4 * w, classes)
+        self.fc = nn.Linear(c4, classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.features(x)

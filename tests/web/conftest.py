@@ -39,7 +39,8 @@ class ServerProcess:
     """`companion serve` in a child process; `kill()` sends SIGKILL (a crash), `start()`
     starts it again on the same port and data directory."""
 
-    def __init__(self, data_dir: Path, port: int) -> None:
+    def __init__(self, data_dir: Path, port: int, camera_args: list[str] | None = None) -> None:
+        self.camera_args = camera_args or ["--no-camera"]  # e.g. ["--images", DIR]
         self.data_dir = data_dir
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
@@ -57,7 +58,7 @@ class ServerProcess:
             str(self.port),
             "--data-dir",
             str(self.data_dir),
-            "--no-camera",
+            *self.camera_args,
         ]
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(

@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, HTTPException, Request, Response
+from fastapi import APIRouter, Body, Depends, HTTPException, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from companion.rules.base import Reason, Rejection
 from companion.rules.codec import encode
 from companion.rules.registry import GAME_NAMES, find_game
 from companion.rules.session import RecordError
-from companion.web.auth import actor_for, cookie_name, normalise_code
+from companion.web.auth import DeviceRateLimiter, actor_for, cookie_name, hash_token, normalise_code
 from companion.web.deps import (
     ApiAccess,
     LimiterDep,
@@ -271,12 +271,32 @@ async def perform_undo(access: ApiAccess, body: UndoRequest) -> dict[str, Any]:
     return {"state_id": result.state_id, "duplicate": result.duplicate}
 
 
-@router.post("/tables/{table_id}/actions")
+def too_fast(limiter: DeviceRateLimiter, token: str) -> dict[str, Any] | None:
+    """The refusal for a device over its rate (see DeviceRateLimiter), or None."""
+    wait = limiter.take(hash_token(token))
+    if wait <= 0:
+        return None
+    return {
+        "reason": "too_many_requests",
+        "rule": "device_rate",
+        "message": f"this device sends too fast; wait {wait:.1f} s",
+        "retry_after": round(wait, 2),
+    }
+
+
+def check_rate(request: Request, access: ApiAccess) -> None:
+    refusal = too_fast(request.app.state.device_limiter, access.token)
+    if refusal is not None:
+        retry = str(int(refusal["retry_after"]) + 1)
+        raise HTTPException(status_code=429, detail=refusal, headers={"Retry-After": retry})
+
+
+@router.post("/tables/{table_id}/actions", dependencies=[Depends(check_rate)])
 async def act(body: ActionRequest, access: ApiAccess) -> dict[str, Any]:
     return await perform_action(access, body)
 
 
-@router.post("/tables/{table_id}/undo")
+@router.post("/tables/{table_id}/undo", dependencies=[Depends(check_rate)])
 async def undo(body: UndoRequest, access: ApiAccess) -> dict[str, Any]:
     return await perform_undo(access, body)
 

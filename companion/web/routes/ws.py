@@ -20,7 +20,14 @@ from companion.web.auth import cookie_name, is_same_origin
 from companion.web.deps import Access
 from companion.web.errors import status_for
 from companion.web.render import MODES, live_html
-from companion.web.routes.api import ActionRequest, UndoRequest, perform_action, perform_undo
+from companion.web.routes.api import (
+    ActionRequest,
+    UndoRequest,
+    perform_action,
+    perform_undo,
+    too_fast,
+)
+from companion.web.store import StorageError
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
@@ -85,6 +92,10 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
             current = table.viewer(token)
             if current is None:
                 return
+            refusal = too_fast(app.state.device_limiter, token)
+            if refusal is not None:  # a flooding device: refuse, do not read further
+                await send({"type": "error", "status": 429, **refusal})
+                continue
             if len(text) > limit:
                 await send(
                     {
@@ -141,6 +152,18 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
                 )
                 if exc.reason == "stale_state":
                     subscription.notify(-1)
+                continue
+            except StorageError as exc:
+                await send(
+                    {
+                        "type": "error",
+                        "action_id": action_id,
+                        "status": 503,
+                        "reason": "storage",
+                        "rule": exc.problem,
+                        "message": exc.message,
+                    }
+                )
                 continue
             except HTTPException as exc:
                 await send(

@@ -107,7 +107,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "sixis": sixis,
         "seats": _seats(state, names, inp.seat, layout.seat_bearings),
         "dice": _dice(state),
-        "note": _note(state, inp.seat, names, acting),
+        "note": _note(state, names, acting),
         "actions": actions,
         "ending": ending,
         "save": save,
@@ -146,13 +146,11 @@ def current_dice(state: State) -> tuple[Die, ...]:
 
 
 def player_names(inp: SheetInput) -> list[str]:
-    """A name per seat. `SheetInput` names only this sheet's seat; the others come from
-    `inp.players` when the web layer provides it, else the engine's wording ("Player 2")."""
+    """A name per seat: `inp.players`, or "Player 2" (the engine's wording) for a seat the
+    web layer did not name."""
     count = inp.state.options.players
-    given = tuple(getattr(inp, "players", ()) or ())
-    if len(given) == count:
-        return [str(name) for name in given]
     names = [f"Player {seat + 1}" for seat in range(count)]
+    names[: len(inp.players)] = [str(name) for name in inp.players[:count]]
     names[inp.seat] = inp.name
     return names
 
@@ -335,13 +333,12 @@ def _card_name(state: State, card: str) -> str:
     return side_of(card, state.red[slot]).name
 
 
-def _note(state: State, seat: int, names: list[str], acting: bool) -> str:
+def _note(state: State, names: list[str], acting: bool) -> str:
     """A line about what happens now, for this seat (plain words, no rule checks)."""
     step = state.step
     if step is Step.OVER:
         return "The game is over."
     active = state.active
-    who = "You" if active == seat else names[active]
     if step is Step.START_ROLL:
         return f"Advanced start: {names[active]} rolls six dice."
     if step is Step.START_SAVE:
@@ -354,7 +351,7 @@ def _note(state: State, seat: int, names: list[str], acting: bool) -> str:
         return f"{names[active]}'s turn: keeping the saved dice or rolling all six."
     if step is Step.ROLL:
         count = DICE_PER_PLAYER - len(state.saved[active])
-        return f"{who} roll{'' if who == 'You' else 's'} {count} dice."
+        return f"{names[active]}: roll {count} dice."
     if step is Step.ACT:
         if acting:
             return "Take a card your dice match, flip a blue card to red, or take no card."
@@ -371,7 +368,7 @@ def _note(state: State, seat: int, names: list[str], acting: bool) -> str:
         did = "matched no card in reach"
     if acting:
         return f"You {did}. Tap the dice to keep for your next turn, then Save."
-    return f"{who} {did}; now saving dice."
+    return f"{names[active]} {did}; now saving dice."
 
 
 def _scores(state: State, names: list[str]) -> dict[str, Any]:
@@ -401,7 +398,7 @@ def _scores(state: State, names: list[str]) -> dict[str, Any]:
         }
         for seat in range(players)
     ]
-    teams = []
+    teams: list[dict[str, Any]] = []
     if state.options.team_play:
         for first in (0, 1):
             members = (first, first + 2)
@@ -409,7 +406,7 @@ def _scores(state: State, names: list[str]) -> dict[str, Any]:
                 {
                     "name": f"{names[members[0]]} + {names[members[1]]}",
                     "points": [sum(points[(r, s)] for s in members) for r in rounds],
-                    "total": sum(rows[s]["total"] for s in members),
+                    "total": sum(points[(r, s)] for r in rounds for s in members),
                 }
             )
     return {

@@ -1,0 +1,410 @@
+"""The live table's pages and API: the camera picture and status of a table, the host's
+camera controls (attach, mode, fix a die, re-throw, restart), the active player's
+confirmation, roll photos, the game log with its photos, dice statistics and calibration.
+
+Thin handlers: the work is in companion.web.camera.CameraHub (app.state.camera); every
+table route sits behind the table's access check (its device cookie)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from companion.live.stats import Fairness, dice_report
+from companion.rules.base import COLOURS, Die, Reason, Rejection, Roll
+from companion.web.camera import CameraHub
+from companion.web.deps import ApiAccess, PageAccess, SameOrigin, TablesDep, TemplatesDep
+from companion.web.store import LogEntry
+from companion.web.views import colour_class, describe_move
+
+logger = logging.getLogger(__name__)
+router = APIRouter()
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def get_hub(request: Request) -> CameraHub:
+    hub: CameraHub = request.app.state.camera
+    return hub
+
+
+HubDep = Annotated[CameraHub, Depends(get_hub)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModeRequest(Strict):
+    mode: Literal["auto", "confirm"] = Field(
+        description="auto: apply a matching roll at once; confirm: the active player confirms"
+    )
+
+
+class HeldRequest(Strict):
+    id: str = Field(min_length=1, max_length=32, description="the held reading's id")
+
+
+class FixRequest(HeldRequest):
+    index: int = Field(ge=0, le=63, description="which die of the held reading")
+    value: int | None = Field(default=None, ge=1, le=6, description="its value")
+    colour: str | None = Field(default=None, max_length=20, description="its colour")
+    remove: bool = Field(default=False, description="not a die: drop it")
+
+
+class CalibrationRequest(Strict):
+    name: str = Field(min_length=1, max_length=48, description="file name in calibration/")
+    dice_set: str = Field(max_length=20, description="the set shown: qwixx or sixto")
+    play_area: tuple[float, float, float, float] | None = Field(
+        default=None, description="fractions x0, y0, x1, y1; none: detect from the dice"
+    )
+    frames: int = Field(default=5, ge=1, le=30, description="recent frames to measure")
+
+
+class UseCalibration(Strict):
+    name: str = Field(min_length=1, max_length=48)
+
+
+def require_host(access: ApiAccess) -> None:
+    if not access.viewer.host:
+        raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may do this")
+
+
+def require_local(request: Request) -> None:
+    """Calibration writes files on the server: only from the machine that runs it."""
+    if request.client is None or request.client.host not in ("127.0.0.1", "::1"):
+        raise HTTPException(
+            status_code=403,
+            detail={
+                "reason": "not_allowed",
+                "rule": "local_only",
+                "message": "calibrate on the machine the camera is connected to",
+            },
+        )
+
+
+# -- the camera of a table ---------------------------------------------------------------
+@router.get("/t/{table_id}/camera.jpg")
+async def camera_picture(access: ApiAccess, hub: HubDep) -> Response:
+    """The latest camera frame with every die outlined, value and colour (JPEG)."""
+    jpeg = hub.preview_jpeg()
+    if jpeg is None:
+        raise HTTPException(status_code=404, detail="no camera picture yet")
+    return Response(jpeg, media_type="image/jpeg", headers=NO_STORE)
+
+
+@router.get("/t/{table_id}/camera/held.jpg")
+async def held_picture(access: ApiAccess, hub: HubDep) -> Response:
+    """The picture of the reading held for a person, its problem dice marked."""
+    jpeg = hub.pending_picture(access.table.table_id)
+    if jpeg is None:
+        raise HTTPException(status_code=404, detail="no camera reading is held")
+    return Response(jpeg, media_type="image/jpeg", headers=NO_STORE)
+
+
+@router.get("/t/{table_id}/photos/{action_id}.jpg")
+async def roll_photo(action_id: str, access: ApiAccess, tables: TablesDep) -> Response:
+    if len(action_id) > 80:
+        raise HTTPException(status_code=404, detail="no such photo")
+    jpeg = await asyncio.to_thread(tables.store.photo, access.table.table_id, action_id)
+    if jpeg is None:
+        raise HTTPException(status_code=404, detail="no photo of that action")
+    return Response(jpeg, media_type="image/jpeg", headers={"Cache-Control": "max-age=86400"})
+
+
+@router.get("/api/tables/{table_id}/camera")
+async def camera_status(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+    body = await hub.status_json(access.table)
+    turn = access.table.snapshot.turn
+    viewer = access.viewer
+    body["viewer"] = {
+        "host": viewer.host,
+        "seat": viewer.seat,
+        "may_confirm": viewer.host or (viewer.seat is not None and viewer.seat == turn.active),
+    }
+    body["state_id"] = access.table.snapshot.state_id
+    return body
+
+
+@router.post("/api/tables/{table_id}/camera/attach", dependencies=[SameOrigin])
+async def attach_camera(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+    require_host(access)
+    await hub.attach(access.table.table_id)
+    return {"attached": True}
+
+
+@router.post("/api/tables/{table_id}/camera/mode", dependencies=[SameOrigin])
+async def camera_mode(body: ModeRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+    require_host(access)
+    await hub.set_mode(access.table.table_id, body.mode)
+    return {"mode": body.mode}
+
+
+@router.post("/api/tables/{table_id}/camera/restart", dependencies=[SameOrigin])
+async def camera_restart(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+    require_host(access)
+    await asyncio.to_thread(hub.restart)
+    return {"restarted": hub.enabled}
+
+
+@router.post("/api/tables/{table_id}/camera/confirm", dependencies=[SameOrigin])
+async def camera_confirm(body: HeldRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+    viewer = access.viewer
+    turn = access.table.snapshot.turn
+    if not (viewer.host or (viewer.seat is not None and viewer.seat == turn.active)):
+        raise Rejection(
+            Reason.NOT_ALLOWED,
+            "confirm_by_active_or_host",
+            "the active player (or the host) confirms the camera's roll",
+        )
+    seq = await hub.confirm(access.table, body.id, viewer.by)
+    return {"applied": seq is not None, "state_id": seq}
+
+
+@router.post("/api/tables/{table_id}/camera/fix", dependencies=[SameOrigin])
+async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+    require_host(access)
+    if body.colour is not None and body.colour not in COLOURS:
+        raise Rejection(Reason.MALFORMED, "colour", f"{body.colour!r} is not a die colour")
+    return await hub.fix(access.table, body.id, body.index, body.value, body.colour, body.remove)
+
+
+@router.post("/api/tables/{table_id}/camera/dismiss", dependencies=[SameOrigin])
+async def camera_dismiss(body: HeldRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+    require_host(access)
+    hub.dismiss(access.table, body.id)
+    return {"dismissed": True}
+
+
+# -- the game's log with photos ----------------------------------------------------------
+def effective_entries(log: list[LogEntry]) -> list[LogEntry]:
+    """The moves that stand: every undo takes back the action before it (Session.undo)."""
+    stack: list[LogEntry] = []
+    for entry in log:
+        if entry.kind == "undo":
+            if stack:
+                stack.pop()
+        else:
+            stack.append(entry)
+    return stack
+
+
+def roll_of(entry: LogEntry) -> Roll | None:
+    move = entry.move
+    if not move or move.get("kind") != "roll":
+        return None
+    try:
+        return Roll(dice=tuple(Die(str(d["colour"]), int(d["value"])) for d in move["dice"]))
+    except (KeyError, TypeError, ValueError):
+        logger.warning("log entry %s holds a malformed roll", entry.seq)
+        return None
+
+
+@router.get("/t/{table_id}/log", response_class=HTMLResponse)
+async def game_log(
+    request: Request, access: PageAccess, tables: TablesDep, templates: TemplatesDep
+) -> Response:
+    """Every action of the game in order, each camera roll with its photo."""
+    table = access.table
+    log = await asyncio.to_thread(tables.store.log, table.table_id)
+    photos = await asyncio.to_thread(tables.store.photo_ids, table.table_id)
+    standing = {e.action_id for e in effective_entries(log)}
+    players = table.snapshot.players
+    rows = []
+    for entry in log:
+        if entry.kind == "undo":
+            text = "undo"
+        else:
+            try:
+                move = table.game.move_from_json(entry.move or {})
+                text = describe_move(table.game, move)
+            except Rejection:
+                text = str(entry.move)
+        roll = roll_of(entry)
+        by = entry.by
+        who = players[int(by)] if by.isdigit() and int(by) < len(players) else by
+        rows.append(
+            {
+                "seq": entry.seq,
+                "by": who,
+                "text": text,
+                "dice": [
+                    {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
+                    for d in (roll.dice if roll else ())
+                ],
+                "photo": entry.action_id if entry.action_id in photos else None,
+                "undone": entry.kind == "move" and entry.action_id not in standing,
+            }
+        )
+    context = {
+        "table_id": table.table_id,
+        "game": table.game,
+        "code": table.code,
+        "rows": rows,
+    }
+    return templates.TemplateResponse(request, "log.html", context)
+
+
+# -- dice statistics ---------------------------------------------------------------------
+def report_json(report: list[Fairness]) -> list[dict[str, Any]]:
+    out = []
+    for item in report:
+        most = max(item.counts) or 1
+        out.append(
+            item.to_json()
+            | {
+                "css": colour_class(item.colour),
+                "bars": [round(100 * c / most) for c in item.counts],
+            }
+        )
+    return out
+
+
+def rolls_in(log: list[LogEntry], camera_only: bool) -> list[Roll]:
+    rolls = []
+    for entry in effective_entries(log):
+        roll = roll_of(entry)
+        if roll is not None and (not camera_only or entry.by == "camera"):
+            rolls.append(roll)
+    return rolls
+
+
+@router.get("/t/{table_id}/dice", response_class=HTMLResponse)
+async def dice_page(
+    request: Request,
+    access: PageAccess,
+    tables: TablesDep,
+    templates: TemplatesDep,
+    rolls: Literal["all", "camera"] = "all",
+) -> Response:
+    """How often each face came up per die colour, in this game and over every recorded
+    game, with the chi-square verdict (companion.live.stats)."""
+    logs = await asyncio.to_thread(tables.store.all_logs)
+    camera_only = rolls == "camera"
+    this_game = rolls_in(logs.get(access.table.table_id, []), camera_only)
+    every_game = [r for log in logs.values() for r in rolls_in(log, camera_only)]
+    context = {
+        "table_id": access.table.table_id,
+        "game": access.table.game,
+        "which": rolls,
+        "sections": [
+            {
+                "title": "This game",
+                "rolls": len(this_game),
+                "report": report_json(dice_report(this_game)),
+            },
+            {
+                "title": f"All recorded games ({len(logs)})",
+                "rolls": len(every_game),
+                "report": report_json(dice_report(every_game)),
+            },
+        ],
+    }
+    return templates.TemplateResponse(request, "dice.html", context)
+
+
+# -- calibration -------------------------------------------------------------------------
+@router.get("/calibrate", response_class=HTMLResponse)
+async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep) -> Response:
+    require_local(request)
+    from companion.vision.calibration import list_calibrations
+    from companion.vision.types import STANDARD_DICE_SETS
+
+    context = {
+        "sets": list(STANDARD_DICE_SETS),
+        "files": list_calibrations(),
+        "active": getattr(hub.calibration, "name", None),
+        "enabled": hub.enabled,
+    }
+    return templates.TemplateResponse(request, "calibrate.html", context)
+
+
+@router.get("/calibrate/camera.jpg")
+async def calibrate_picture(request: Request, hub: HubDep) -> Response:
+    require_local(request)
+    jpeg = hub.preview_jpeg()
+    if jpeg is None:
+        raise HTTPException(status_code=404, detail="no camera picture yet")
+    return Response(jpeg, media_type="image/jpeg", headers=NO_STORE)
+
+
+@router.get("/api/calibration")
+async def calibration_reading(request: Request, hub: HubDep) -> dict[str, Any]:
+    """What the camera reads now (for the calibration page)."""
+    require_local(request)
+    image, reading = hub.latest()
+    worker_status = hub._worker.status().to_json() if hub._worker is not None else None
+    return {
+        "reading": reading.to_json() if reading is not None else None,
+        "frame": [int(image.shape[1]), int(image.shape[0])] if image is not None else None,
+        "status": worker_status,
+        "active": getattr(hub.calibration, "name", None),
+        "calibration": hub.calibration.to_json("active") if hub.calibration else None,
+    }
+
+
+@router.post("/api/calibration", dependencies=[SameOrigin])
+async def save_calibration_from_camera(
+    request: Request, body: CalibrationRequest, hub: HubDep
+) -> dict[str, Any]:
+    """Measure the dice in view over the next frames, save calibration/<name>.json and use
+    it from now on."""
+    require_local(request)
+    from companion.vision.calibration import calibration_path, measure, save_calibration
+    from companion.vision.colour import CalibrationError, builtin_dice_set
+
+    try:
+        path = calibration_path(body.name)
+        reference = builtin_dice_set(body.dice_set)
+    except CalibrationError as exc:
+        raise Rejection(Reason.MALFORMED, "calibration", str(exc)) from exc
+    reader = hub._keeper.reader
+    if reader is None:
+        raise Rejection(Reason.NOT_ALLOWED, "no_reader", "the dice reader is not loaded")
+    frames: list[np.ndarray] = []
+    last_id = None
+    for _ in range(body.frames * 20):
+        image, _reading = hub.latest()
+        if image is not None and id(image) != last_id:
+            frames.append(image)
+            last_id = id(image)
+            if len(frames) >= body.frames:
+                break
+        await asyncio.sleep(0.05)
+    if not frames:
+        raise Rejection(Reason.NOT_ALLOWED, "no_picture", "the camera delivers no picture")
+
+    def work() -> tuple[Any, list[str]]:
+        # a reader without a set: colours are measured here, not assigned
+        from companion.vision.pipeline import DiceReader
+
+        plain = DiceReader(reader.finder, reader.classifier, None)
+        calibration, notes = measure(frames, plain, reference, body.name, body.play_area)
+        save_calibration(calibration, path)
+        return calibration, notes
+
+    try:
+        calibration, notes = await asyncio.to_thread(work)
+    except CalibrationError as exc:
+        raise Rejection(Reason.ILLEGAL_MOVE, "calibration", str(exc)) from exc
+    hub.set_calibration(calibration)
+    return {"saved": str(path), "notes": notes[:10], "calibration": calibration.to_json("")}
+
+
+@router.post("/api/calibration/use", dependencies=[SameOrigin])
+async def use_calibration(request: Request, body: UseCalibration, hub: HubDep) -> dict[str, Any]:
+    require_local(request)
+    from companion.vision.calibration import calibration_path, load_calibration
+    from companion.vision.colour import CalibrationError
+
+    try:
+        calibration = load_calibration(calibration_path(body.name))
+    except CalibrationError as exc:
+        raise Rejection(Reason.MALFORMED, "calibration", str(exc)) from exc
+    hub.set_calibration(calibration)
+    return {"active": calibration.name}

@@ -1,0 +1,172 @@
+"""Concurrency: a thousand Qwixx white-sum steps in which every player taps at the same
+instant, each tap sent twice at once (a double tap / a retry with the same action id), over
+real loopback HTTP to the real server.
+
+Each tap is either accepted exactly once (a second copy answers `duplicate`) or refused
+with a named reason (stale_state when another player's tap got in first: the page then
+refreshes and the player taps again, as table.js does). Every player is accepted exactly
+once per white-sum step, and the server's state equals the engine's replay of exactly the
+accepted taps, in the order of their acknowledged state ids."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from companion.rules.registry import find_game
+from companion.rules.session import Session
+from tests.reliability.conftest import PLAYERS, ThreadServer, random_roll, thread_settings
+
+WHITE_SUM_STEPS = 1000
+REFUSAL_REASONS = {"stale_state", "not_your_turn", "illegal_move", "game_over"}
+
+
+class Game:
+    """One Qwixx table: the host and five seated devices, and what was accepted."""
+
+    def __init__(self, table_id: str, host: httpx.AsyncClient, seats: list[httpx.AsyncClient]):
+        self.table_id = table_id
+        self.host = host
+        self.seats = seats
+        self.accepted: dict[int, tuple[str, dict[str, Any]]] = {}  # state id -> (by, move)
+        self.seq = 0
+
+    async def state(self, client: httpx.AsyncClient) -> dict[str, Any]:
+        answer = await client.get(f"/api/tables/{self.table_id}/state")
+        assert answer.status_code == 200, answer.text
+        return answer.json()  # type: ignore[no-any-return]
+
+    async def send(
+        self, client: httpx.AsyncClient, by: str, move: dict[str, Any], expected: int
+    ) -> list[httpx.Response]:
+        """Send `move` twice at the same instant with one action id."""
+        self.seq += 1
+        body = {"action_id": f"{self.table_id}-{self.seq:07d}", "move": move}
+        body["expected_state_id"] = expected  # type: ignore[assignment]
+        url = f"/api/tables/{self.table_id}/actions"
+        answers = list(
+            await asyncio.gather(client.post(url, json=body), client.post(url, json=body))
+        )
+        fresh = [a for a in answers if a.status_code == 200 and not a.json()["duplicate"]]
+        for answer in answers:
+            assert answer.status_code < 500, answer.text
+            if answer.status_code != 200:
+                assert answer.json()["reason"] in REFUSAL_REASONS, answer.text
+        assert len(fresh) <= 1, "one action id accepted twice"
+        if fresh:
+            state_id = fresh[0].json()["state_id"]
+            assert all(a.json()["state_id"] == state_id for a in answers if a.status_code == 200)
+            self.accepted[state_id] = (by, move)
+        return answers
+
+
+async def new_game(
+    client_for: Any, host: httpx.AsyncClient, seats: list[httpx.AsyncClient]
+) -> Game:
+    created = await host.post(
+        "/api/tables", json={"game": "qwixx", "options": {"players": 5}, "players": PLAYERS}
+    )
+    body = created.json()
+    for seat, client in enumerate(seats):
+        assert (await client.post("/api/join", json={"code": body["code"]})).status_code == 200
+        taken = await client.post(f"/api/tables/{body['table_id']}/seat", json={"seat": seat})
+        assert taken.status_code == 200
+    return Game(body["table_id"], host, seats)
+
+
+async def white_sum_step(game: Game, rng: random.Random, refusals: Counter[str]) -> None:
+    """Every waiting player taps at once; the refused tap again on the fresh state."""
+    accepted_now: Counter[int] = Counter()
+    while True:
+        views = await asyncio.gather(*(game.state(c) for c in game.seats))
+        waiting = [
+            seat
+            for seat, view in enumerate(views)
+            if view["turn"]["step"] == "white_sum" and seat in view["turn"]["players"]
+        ]
+        if not waiting:
+            break
+        taps = [
+            game.send(
+                game.seats[seat],
+                str(seat),
+                rng.choice(views[seat]["legal_moves"]),
+                views[seat]["state_id"],
+            )
+            for seat in waiting
+        ]
+        for seat, answers in zip(waiting, await asyncio.gather(*taps), strict=True):
+            for answer in answers:
+                if answer.status_code == 200:
+                    accepted_now[seat] += not answer.json()["duplicate"]
+                else:
+                    refusals[answer.json()["reason"]] += 1
+    assert all(n <= 1 for n in accepted_now.values()), accepted_now
+
+
+async def play(base_url: str) -> tuple[int, Counter[str], list[Game]]:
+    rng = random.Random(7)
+    refusals: Counter[str] = Counter()
+    games: list[Game] = []
+    limits = httpx.Limits(max_connections=20)
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=10, limits=limits) as host,
+        httpx.AsyncClient(base_url=base_url, timeout=10, limits=limits) as s0,
+        httpx.AsyncClient(base_url=base_url, timeout=10, limits=limits) as s1,
+        httpx.AsyncClient(base_url=base_url, timeout=10, limits=limits) as s2,
+        httpx.AsyncClient(base_url=base_url, timeout=10, limits=limits) as s3,
+        httpx.AsyncClient(base_url=base_url, timeout=10, limits=limits) as s4,
+    ):
+        seats = [s0, s1, s2, s3, s4]
+        steps = 0
+        game = await new_game(None, host, seats)
+        games.append(game)
+        while steps < WHITE_SUM_STEPS:
+            view = await game.state(host)
+            turn = view["turn"]
+            if view["finished"]:
+                game = await new_game(None, host, seats)
+                games.append(game)
+            elif turn["chance"]:
+                answers = await game.send(
+                    host, "host", random_roll(turn["dice"], rng), view["state_id"]
+                )
+                assert any(a.status_code == 200 for a in answers), answers[0].text
+            elif turn["step"] == "white_sum":
+                await white_sum_step(game, rng, refusals)
+                steps += 1
+            else:  # the colour step: the active player alone
+                seat = turn["active"]
+                mine = await game.state(seats[seat])
+                await game.send(
+                    seats[seat], str(seat), rng.choice(mine["legal_moves"]), mine["state_id"]
+                )
+    return steps, refusals, games
+
+
+def test_thousand_white_sum_steps_with_simultaneous_taps(tmp_path: Path) -> None:
+    settings = thread_settings(tmp_path, device_rate_per_s=10_000, device_burst=10_000)
+    with ThreadServer(settings) as server:
+        steps, refusals, games = asyncio.run(play(server.base_url))
+        qwixx = find_game("qwixx")
+        with httpx.Client(base_url=server.base_url, timeout=10) as check:
+            check.cookies = games[0].host.cookies
+            for game in games:
+                payload = check.get(f"/api/tables/{game.table_id}/state").json()
+                # the state is the one the accepted taps produce, in their acknowledged order
+                assert sorted(game.accepted) == list(range(1, payload["state_id"] + 1))
+                session = Session(qwixx, qwixx.options_for(5), PLAYERS)
+                for state_id in sorted(game.accepted):
+                    by, move = game.accepted[state_id]
+                    session.act(qwixx.move_from_json(move), by=by)
+                assert payload["state"] == qwixx.state_to_json(session.state)
+    assert steps == WHITE_SUM_STEPS
+    # the race really happened: simultaneous taps met the stale-view check
+    assert refusals["stale_state"] > WHITE_SUM_STEPS
+    assert set(refusals) <= {"stale_state", "not_your_turn", "illegal_move"}
+    print(f"steps={steps} games={len(games)} refusals={dict(refusals)}")

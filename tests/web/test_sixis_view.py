@@ -1,0 +1,476 @@
+"""The Sixis page: the view holds no rules (every legal move of a seat is offered exactly
+once: takes and flips on the cards, the turn's buttons, every legal save one choice of die
+toggles away; nothing the engine does not list is marked legal; a device that may not act
+gets no moves), the layout per player count, reach, taken cards under the taker's name, the
+points per round and team totals. Then the same through the app: a Sixis table, a roll, a
+flip, a save built as the Save button builds it, a refused take with the engine's rule."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+from html import unescape
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from companion.rules.base import Move
+from companion.rules.registry import find_game
+from companion.rules.sixis import (
+    TABLE_LAYOUTS,
+    Decline,
+    EndRound,
+    FlipCard,
+    Options,
+    SaveDice,
+    Step,
+    TakeCard,
+)
+from companion.simulate import random_action
+from companion.web.app import create_app
+from companion.web.auth import Viewer
+from companion.web.render import SheetCache
+from companion.web.settings import Settings
+from companion.web.tables import Snapshot
+from companion.web.views import live_context, move_attr, sheet_context
+from companion.web.views.sixis import TEMPLATE
+from tests.web.helpers import act, create_table, roll, roll_json, seat_player, snapshot_of
+
+GAME = find_game("sixis")
+NAMES = ["Ann", "Bob", "Cy", "Di"]
+# a 2-player deal in slot order: the line above the Sixis card (0-3), the line below (4-7)
+TWO_LAYOUT = ("three_kind", "pairs", "low", "high", "odd", "even", "run_low", "run_high")
+TWO = Options(players=2, colours=("red", "blue"), layouts=(TWO_LAYOUT,))
+
+
+def red(*values: int) -> Any:
+    return roll(*(("red", v) for v in values))
+
+
+def blue(*values: int) -> Any:
+    return roll(*(("blue", v) for v in values))
+
+
+def cards_of(context: dict[str, Any]) -> list[dict[str, Any]]:
+    return [card for arm in context["arms"] for card in arm["cards"]] + [context["sixis"]]
+
+
+def card(context: dict[str, Any], card_id: str) -> dict[str, Any]:
+    return next(c for c in cards_of(context) if c["card"] == card_id)
+
+
+def controls(context: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every tappable card control (take, flip) of the sheet."""
+    found = []
+    for c in cards_of(context):
+        found += [c[k] for k in ("take", "flip") if c.get(k)]
+    return found
+
+
+def offered_legal(context: dict[str, Any]) -> list[str]:
+    """Every move offered as legal except saves: card controls, turn buttons, generic ones."""
+    moves = [c["move"] for c in controls(context) if c["legal"]]
+    moves += [a["move"] for a in context["actions"] + context["ending"]]
+    moves += [b["move"] for b in context["buttons"] if b["legal"]]
+    return moves
+
+
+def sendable(context: dict[str, Any]) -> set[str]:
+    """Every move a tap on this sheet could send, legal or not."""
+    moves = {c["move"] for c in controls(context)}
+    moves |= {a["move"] for a in context["actions"] + context["ending"] + context["buttons"]}
+    if context["save"]:
+        moves.add(context["save"]["move"])
+    return moves
+
+
+def composable(context: dict[str, Any], seat: int) -> set[Move]:
+    """Every SaveDice the die toggles and the Save button can send (any choice of dice)."""
+    save = context["save"]
+    if save is None:
+        return set()
+    base = json.loads(save["move"])
+    assert base == {"kind": "save", "player": seat, "values": []}
+    assert save["field"] == "values"
+    values = [d["value"] for d in save["dice"]]
+    return {
+        SaveDice(seat, tuple(chosen))
+        for size in range(len(values) + 1)
+        for chosen in combinations(values, size)
+    }
+
+
+def random_moves(options: Options, seed: int, limit: int) -> list[Move]:
+    """The moves of one random game (from the engine's legal moves), at most `limit`."""
+    rng = random.Random(seed)
+    state = GAME.setup(options)
+    moves = []
+    while GAME.outcome(state) is None and len(moves) < limit:
+        move = random_action(GAME, state, rng)
+        moves.append(move)
+        state = GAME.play(state, move)
+    return moves
+
+
+def random_snapshots(options: Options, seed: int, limit: int = 90) -> Iterator[Snapshot]:
+    """A snapshot after every action of one random game."""
+    moves = random_moves(options, seed, limit)
+    for count in range(len(moves) + 1):
+        yield snapshot_of("sixis", NAMES[: options.players], moves[:count], options)
+
+
+GAMES = [
+    (Options(players=2, deal_seed=7), 1),
+    (Options(players=3, deal_seed=11, advanced_start=True), 2),
+    (Options(players=4, deal_seed=5, team_play=True, rounds=2), 3),
+]
+
+
+@pytest.mark.parametrize(("options", "seed"), GAMES)
+def test_every_legal_move_is_offered_exactly_once_and_nothing_else(
+    options: Options, seed: int
+) -> None:
+    steps = set()
+    for snapshot in random_snapshots(options, seed):
+        steps.add(snapshot.state.step)
+        for seat in range(options.players):
+            for viewer in (Viewer(seat, False), Viewer(None, True)):
+                context = sheet_context(snapshot, seat, viewer)
+                legal = snapshot.game.legal_moves(snapshot.state, seat)
+                others = Counter(move_attr(GAME, m) for m in legal if not isinstance(m, SaveDice))
+                where = (snapshot.state_id, seat, viewer)
+                assert Counter(offered_legal(context)) == others, where
+                saves = {m for m in legal if isinstance(m, SaveDice)}
+                assert saves <= composable(context, seat), where
+                # no generic button duplicates a save the toggles already build
+                assert not any('"save"' in b["move"] for b in context["buttons"]), where
+                if context["save"]:
+                    assert context["save"]["legal"] == bool(saves)
+    assert {Step.START, Step.ROLL, Step.ACT, Step.SAVE} <= steps
+
+
+@pytest.mark.parametrize(("options", "seed"), GAMES)
+def test_a_device_that_may_not_act_now_gets_no_moves(options: Options, seed: int) -> None:
+    n = options.players
+    for snapshot in random_snapshots(options, seed, limit=40):
+        turn = snapshot.turn
+        for seat in range(n):
+            other = sheet_context(snapshot, seat, Viewer((seat + 1) % n, False))
+            watcher = sheet_context(snapshot, seat, Viewer(None, False))
+            for context in (other, watcher):
+                assert sendable(context) == set() and not context["markable"]
+            own = sheet_context(snapshot, seat, Viewer(seat, False))
+            if seat not in turn.players:  # someone else's turn, or the dice are due
+                assert sendable(own) == set(), (snapshot.state_id, seat)
+            else:
+                assert sendable(own), (snapshot.state_id, seat)
+
+
+def test_every_open_card_sends_its_move_and_only_blue_cards_flip() -> None:
+    # Ann rolls 2 2 3 5 5 5: Three of a Kind, Two Pair and Four Dice Odd match
+    snapshot = snapshot_of("sixis", NAMES[:2], [red(2, 2, 3, 5, 5, 5)], TWO)
+    ann = sheet_context(snapshot, 0, Viewer(0, False))
+    assert snapshot.state.step is Step.ACT
+    low = card(ann, "low")
+    # the illegal tap still reaches the engine, which says what Low needs
+    assert json.loads(low["take"]["move"]) == {"kind": "take", "player": 0, "card": "low"}
+    assert not low["take"]["legal"] and not low["flip"]["legal"]
+    assert json.loads(low["flip"]["move"]) == {"kind": "flip", "player": 0, "card": "low"}
+    assert low["face"]["tag"] == "blue · easy" and low["other"]["name"] == "Very Low"
+    assert {c["card"] for c in cards_of(ann) if c["take"]["legal"]} == {
+        "three_kind",
+        "pairs",
+        "odd",
+    }
+    assert json.loads(ann["sixis"]["take"]["move"])["card"] == "sixis"
+    assert [a["label"] for a in ann["actions"]] == ["Take no card"]
+    assert [d["value"] for d in ann["dice"]] == [2, 2, 3, 5, 5, 5]
+    # the banner shows the six red dice
+    assert [
+        (d["colour"], d["value"]) for d in live_context(snapshot, Viewer(1, False), "sheet")["dice"]
+    ] == [("red", v) for v in (2, 2, 3, 5, 5, 5)]
+
+    flipped = snapshot_of(
+        "sixis", NAMES[:2], [red(2, 2, 3, 5, 5, 5), FlipCard(0, "three_kind")], TWO
+    )
+    ann = sheet_context(flipped, 0, Viewer(0, False))
+    full_house = card(ann, "three_kind")
+    assert full_house["face"]["name"] == "Full House" and full_house["face"]["tag"] == "red · hard"
+    assert full_house["flip"] is None and full_house["other"] is None  # red: nothing to flip
+    assert full_house["take"]["move"] and not full_house["take"]["legal"]  # one card a turn
+    assert (
+        ann["note"]
+        == "You flipped Three of a Kind to Full House. Tap the dice to keep for your next turn, then Save."
+    )
+    assert [d["value"] for d in ann["save"]["dice"]] == [2, 2, 3, 5, 5, 5]
+    assert ann["save"]["limit"] is None
+
+
+def test_the_layout_follows_the_table_for_two_three_and_four_players() -> None:
+    expected = {
+        2: ("column", ["n", "s"], ["w", "e"]),
+        3: ("three_arms", ["n", "se", "sw"], ["ne", "s", "nw"]),
+        4: ("x", ["ne", "se", "sw", "nw"], ["e", "s", "w", "n"]),
+    }
+    for players, (shape, arm_areas, seat_areas) in expected.items():
+        snapshot = snapshot_of("sixis", NAMES[:players], [], Options(players=players))
+        context = sheet_context(snapshot, 0, Viewer(0, False))
+        assert context["shape"] == shape
+        assert [a["area"] for a in context["arms"]] == arm_areas
+        assert [s["area"] for s in context["seats"]] == seat_areas
+        slots = [[c["slot"] for c in a["cards"]] for a in context["arms"]]
+        assert slots == [list(arm) for arm in TABLE_LAYOUTS[players].arms]
+        # the step from the Sixis card outwards, for the diagonal stair
+        assert all(
+            [c["step"] for c in a["cards"]] == list(range(len(a["cards"]))) for a in context["arms"]
+        )
+        assert [c["card"] for a in context["arms"] for c in a["cards"]] == list(
+            snapshot.state.cards
+        )
+
+
+def test_cards_out_of_reach_are_marked_but_still_reach_the_engine() -> None:
+    snapshot = snapshot_of("sixis", NAMES[:3], [], Options(players=3, deal_seed=3))
+    for seat in range(3):
+        context = sheet_context(snapshot, seat, Viewer(seat, False))
+        reach = {c["slot"] for c in cards_of(context)[:-1] if c["reach"]}
+        assert reach == set(TABLE_LAYOUTS[3].reachable_slots(seat))
+        far = [c for c in cards_of(context)[:-1] if not c["reach"]]
+        assert len(far) == 3 and all(c["aria"].endswith("out of your reach") for c in far)
+    # the roll is due: no moves yet; after it the far cards carry their moves too
+    state = snapshot.state
+    dice = red(6, 6, 6, 6, 6, 6)
+    rolled = snapshot_of("sixis", NAMES[:3], [dice], Options(players=3, deal_seed=3))
+    ann = sheet_context(rolled, 0, Viewer(0, False))
+    far = [c for c in cards_of(ann)[:-1] if not c["reach"]]
+    assert all(c["take"]["move"] and not c["take"]["legal"] for c in far)
+    assert ann["sixis"]["take"]["legal"]  # six of a kind
+    assert state.cards == rolled.state.cards
+
+
+def test_taken_cards_show_under_the_takers_name_and_send_nothing() -> None:
+    moves = [
+        red(2, 2, 3, 5, 5, 5),
+        FlipCard(0, "three_kind"),
+        SaveDice(0, (5, 5)),
+        blue(1, 2, 3, 4, 6, 6),
+        TakeCard(1, "run_low"),
+        SaveDice(1, ()),
+    ]
+    snapshot = snapshot_of("sixis", NAMES[:2], moves, TWO)
+    assert snapshot.state.step is Step.START and snapshot.state.active == 0
+    ann = sheet_context(snapshot, 0, Viewer(0, False))
+    run = card(ann, "run_low")
+    assert run["taken"] and run["taken_by"] == NAMES[1] and run["take"] is None
+    assert run["flip"] is None
+    bob_seat = ann["seats"][1]
+    assert [t["name"] for t in bob_seat["taken"]] == ["Run 1-2-3"]
+    assert [d["value"] for d in ann["seats"][0]["saved"]] == [5, 5]
+    # Ann may keep her 5 5 or roll all six; no card is legal before the roll
+    assert [a["label"] for a in ann["actions"]] == ["Keep 5 5, roll 4", "Roll all six"]
+    assert not any(c["legal"] for c in controls(ann))
+    bob = sheet_context(snapshot, 1, Viewer(1, False))
+    assert bob["seats"][1]["taken"][0]["points"] == 25
+    assert bob["scores"]["rows"][1]["points"] == [25] and bob["scores"]["rows"][1]["total"] == 25
+    assert bob["note"] == f"{NAMES[0]}'s turn: keeping the saved dice or rolling all six."
+
+
+def test_two_players_may_end_the_round_once_a_line_is_empty() -> None:
+    # the line above the Sixis card goes: Three of a Kind, Two Pair, Low, High
+    moves = [
+        red(2, 2, 3, 5, 5, 5),
+        TakeCard(0, "three_kind"),
+        SaveDice(0, ()),
+        blue(1, 1, 2, 2, 3, 3),
+        TakeCard(1, "pairs"),
+        SaveDice(1, ()),
+        red(1, 1, 1, 2, 2, 2),
+        TakeCard(0, "low"),
+        SaveDice(0, ()),
+        blue(6, 6, 6, 6, 5, 5),
+        TakeCard(1, "high"),
+        SaveDice(1, ()),
+    ]
+    snapshot = snapshot_of("sixis", NAMES[:2], moves, TWO)
+    ann = sheet_context(snapshot, 0, Viewer(0, False))
+    assert [a["label"] for a in ann["actions"]] == ["Play on: roll all six"]
+    assert [a["label"] for a in ann["ending"]] == ["End the round"]
+    assert json.loads(ann["ending"][0]["move"]) == {"kind": "end_round", "player": 0}
+    assert [t["name"] for t in ann["seats"][0]["taken"]] == ["Three of a Kind", "Low"]
+    assert [r["total"] for r in ann["scores"]["rows"]] == [35, 40]
+
+    over = snapshot_of("sixis", NAMES[:2], [*moves, EndRound(0)], TWO)
+    assert over.outcome is not None
+    ann = sheet_context(over, 0, Viewer(0, False))
+    assert sendable(ann) == set() and ann["note"] == "The game is over."
+    assert ann["scores"]["rounds"] == [{"round": 1, "ending": "ended by a player"}]
+    assert [r["points"] for r in ann["scores"]["rows"]] == [[35], [40]]
+    assert ann["round_text"] == "1 round played"
+
+
+def test_points_per_round_and_team_totals_match_the_engine() -> None:
+    options = Options(players=4, deal_seed=5, team_play=True, rounds=2)
+    moves = random_moves(options, seed=3, limit=1000)
+    last = snapshot_of("sixis", NAMES, moves, options)
+    assert last.outcome is not None  # the game was played to its end
+    context = sheet_context(last, 0, Viewer(0, False))
+    scores = context["scores"]
+    assert [r["round"] for r in scores["rounds"]] == [1, 2]
+    assert all(r["ending"] != "playing" for r in scores["rounds"])
+    for row in scores["rows"]:
+        assert sum(row["points"]) == row["total"]
+    for first, team in enumerate(scores["teams"]):
+        assert team["total"] == last.scores[first].total == last.scores[first + 2].total
+        assert team["points"] == [
+            scores["rows"][first]["points"][r] + scores["rows"][first + 2]["points"][r]
+            for r in range(2)
+        ]
+    assert context["total"] == last.scores[0].total
+
+
+def test_the_advanced_start_save_shows_the_engines_limit() -> None:
+    options = Options(players=3, advanced_start=True, deal_seed=9)
+    # Ann starts; Bob (second) rolls six and may save up to 2
+    snapshot = snapshot_of("sixis", NAMES[:3], [blue(1, 1, 1, 2, 3, 6)], options)
+    bob = sheet_context(snapshot, 1, Viewer(1, False))
+    assert snapshot.state.step is Step.START_SAVE
+    assert bob["save"]["limit"] == 2
+    assert bob["note"].startswith("Advanced start")
+    assert all(c["take"]["move"] for c in cards_of(bob))  # a tap hears "save dice first"
+
+
+def test_the_template_draws_exactly_the_moves_of_the_view(tmp_path: Path) -> None:
+    """Positions of random games drawn by the real templates: the buttons carry exactly the
+    moves of the view's context, and the Save button collects the die toggles."""
+    templates = create_app(Settings(data_dir=tmp_path)).state.templates
+    for options, seed in GAMES[:2]:
+        for snapshot in random_snapshots(options, seed, limit=30):
+            for seat in range(options.players):
+                for viewer in (Viewer(seat, False), Viewer(None, True), Viewer(None, False)):
+                    context = sheet_context(snapshot, seat, viewer)
+                    html = str(SheetCache().html(templates, "sixis", TEMPLATE, context))
+                    buttons = re.findall(r"<button[^>]*>", html)
+                    moves = [
+                        unescape(m) for b in buttons for m in re.findall(r'data-move="([^"]*)"', b)
+                    ]
+                    expected = [c["move"] for c in controls(context)]
+                    expected += [a["move"] for a in context["actions"] + context["ending"]]
+                    expected += [b["move"] for b in context["buttons"]]
+                    toggles = [b for b in buttons if "data-toggle-value" in b]
+                    if context["save"]:
+                        expected.append(context["save"]["move"])
+                        assert len(toggles) == 6
+                        assert sum('data-move-collect="values"' in b for b in buttons) == 1
+                    else:
+                        assert toggles == []
+                    assert Counter(moves) == Counter(expected), (snapshot.state_id, seat, viewer)
+                    # every card on the table says its side in words, not by colour alone
+                    on_table = [c for c in cards_of(context) if not c.get("taken")]
+                    assert html.count('class="sxi-tag') == len(on_table)
+
+
+def test_describe_names_cards_and_saves() -> None:
+    from companion.web.views.sixis import describe
+
+    assert describe(TakeCard(0, "three_kind")) == "Take Three of a Kind / Full House"
+    assert describe(FlipCard(0, "odd")) == "Flip Four Dice Odd to All Dice Odd"
+    assert describe(SaveDice(0, (5, 5))) == "Save 5 5"
+    assert describe(SaveDice(0, ())) == "Save no dice"
+    assert describe(Decline(0)) == "Take no card"
+
+
+# -- through the app ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def sixis(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    """A 2-player Sixis table with a known deal: the host, Ann's device (seat 0, red dice,
+    starts) and Bob's (seat 1, blue dice)."""
+    app = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app) as host:
+        options = {"players": 2, "colours": ["red", "blue"], "layouts": [list(TWO_LAYOUT)]}
+        table = create_table(host, "sixis", NAMES[:2], options)
+        devices = {name: TestClient(app) for name in NAMES[:2]}
+        for seat, name in enumerate(NAMES[:2]):
+            seat_player(devices[name], table["code"], table["table_id"], seat)
+        yield {**table, "host": host, **devices}
+
+
+def live_html(client: TestClient, table_id: str) -> str:
+    response = client.get(f"/t/{table_id}/live?view=sheet")
+    assert response.status_code == 200, response.text
+    return response.text
+
+
+def data_move(page: str, card_id: str, kind: str) -> dict[str, Any]:
+    """The move JSON of a card's take or flip control as the page carries it."""
+    block = re.search(rf'data-card="{card_id}".*?</div>', page, re.S)
+    assert block is not None, card_id
+    for raw in re.findall(r'data-move="([^"]*)"', block.group(0)):
+        move: dict[str, Any] = json.loads(unescape(raw))
+        if move["kind"] == kind:
+            return move
+    raise AssertionError(f"no {kind} on {card_id}")
+
+
+def test_a_roll_a_flip_a_save_and_a_refused_take_through_the_api(
+    sixis: dict[str, Any],
+) -> None:
+    tid, ann, bob = sixis["table_id"], sixis["Ann"], sixis["Bob"]
+    # Ann's device enters her roll: 2 2 3 5 5 5
+    rolled = act(ann, tid, roll_json(*(("red", v) for v in (2, 2, 3, 5, 5, 5))), "ann-roll-1", 0)
+    assert rolled.status_code == 200, rolled.text
+    page = live_html(ann, tid)
+    # a tap on Low sends the take it carries; the engine refuses with its rule
+    low = data_move(page, "low", "take")
+    refused = act(ann, tid, low, "ann-low-01", 1)
+    assert refused.status_code == 409, refused.text
+    assert refused.json() == {
+        "reason": "illegal_move",
+        "rule": "card_needs",
+        "message": "Low needs a total of 18 or less",
+    }
+    # Ann flips Three of a Kind to Full House with the card's second control
+    flip = data_move(page, "three_kind", "flip")
+    assert flip == {"kind": "flip", "player": 0, "card": "three_kind"}
+    assert act(ann, tid, flip, "ann-flip-1", 1).status_code == 200
+    page = live_html(ann, tid)
+    assert "Full House" in page and 'data-toggle-value="5"' in page
+    # the Save button's move with the values the two pressed toggles give (table.js)
+    save = json.loads(unescape(re.search(r'data-move="([^"]*)" data-move-collect', page).group(1)))
+    assert act(ann, tid, {**save, "values": [5, 5]}, "ann-save-1", 2).status_code == 200
+    state = sixis["host"].get(f"/api/tables/{tid}/state").json()
+    assert state["state"]["state"]["saved"] == [[5, 5], []]
+    assert state["turn"]["step"] == "roll" and state["turn"]["active"] == 1
+
+    # Bob rolls 1 2 3 4 6 6; his tap on the (now red) Full House is refused
+    assert (
+        act(
+            bob, tid, roll_json(*(("blue", v) for v in (1, 2, 3, 4, 6, 6))), "bob-roll-1", 3
+        ).status_code
+        == 200
+    )
+    bob_page = live_html(bob, tid)
+    full_house = data_move(bob_page, "three_kind", "take")
+    refused = act(bob, tid, full_house, "bob-fh-001", 4)
+    assert refused.status_code == 409
+    assert refused.json()["rule"] == "card_needs"
+    assert refused.json()["message"] == "Full House needs three of one value and two of another"
+    # Ann's device may not tap for Bob
+    assert (
+        act(ann, tid, data_move(bob_page, "run_low", "take"), "ann-for-bob", 4).status_code == 403
+    )
+    # Bob takes Run 1-2-3; Ann's page shows it under his name and his points
+    taken = act(bob, tid, data_move(bob_page, "run_low", "take"), "bob-take-1", 4)
+    assert taken.status_code == 200, taken.text
+    ann_page = live_html(ann, tid)
+    bob_seat = re.search(r'<div class="sxi-seat[^"]*" data-seat="1">.*?</div>', ann_page, re.S)
+    assert bob_seat is not None and "Run 1-2-3 <b>25</b>" in bob_seat.group(0)
+    assert "taken by" in ann_page
+    assert "data-move" not in ann_page  # Bob's turn: nothing to tap on Ann's device

@@ -1,0 +1,59 @@
+// The calibration page: the live picture, what the camera reads, and saving a calibration.
+(() => {
+  "use strict";
+  const picture = document.getElementById("calibrate-picture");
+  const statusEl = document.getElementById("calibrate-status");
+  const diceEl = document.getElementById("calibrate-dice");
+  const result = document.getElementById("calibrate-result");
+  let n = 0;
+  function next() { n += 1; picture.src = `/calibrate/camera.jpg?n=${n}`; }
+  picture.addEventListener("load", () => setTimeout(next, 250));
+  picture.addEventListener("error", () => setTimeout(next, 1000));
+  next();
+
+  async function poll() {
+    try {
+      const r = await fetch("/api/calibration", {credentials: "same-origin"});
+      if (!r.ok) return;
+      const body = await r.json();
+      const reading = body.reading;
+      const frame = body.frame ? `${body.frame[0]}×${body.frame[1]}` : "no picture";
+      statusEl.textContent = reading ? `${reading.dice.length} dice in view · frame ${frame}` : "no reading yet";
+      diceEl.innerHTML = "";
+      (reading ? reading.dice : []).forEach((d) => {
+        const li = document.createElement("li");
+        const side = Math.max(d.box[2] - d.box[0], d.box[3] - d.box[1]);
+        li.textContent = `${d.colour || "?"} ${d.value ?? "?"} · ${side} px · ${d.flags.join(", ")}`;
+        diceEl.appendChild(li);
+      });
+    } catch (error) { /* try again */ }
+  }
+  setInterval(poll, 1000);
+  poll();
+
+  document.getElementById("calibrate-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = new FormData(event.target);
+    const area = String(form.get("play_area") || "").trim();
+    const body = {name: form.get("name"), dice_set: form.get("dice_set")};
+    if (area) body.play_area = area.split(",").map(Number);
+    result.textContent = "measuring…";
+    const r = await fetch("/api/calibration", {
+      method: "POST", credentials: "same-origin",
+      headers: {"Content-Type": "application/json"}, body: JSON.stringify(body),
+    });
+    const data = await r.json().catch(() => ({}));
+    result.textContent = r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
+  });
+  document.addEventListener("click", async (event) => {
+    const name = event.target.dataset && event.target.dataset.use;
+    if (!name) return;
+    const r = await fetch("/api/calibration/use", {
+      method: "POST", credentials: "same-origin",
+      headers: {"Content-Type": "application/json"}, body: JSON.stringify({name}),
+    });
+    const data = await r.json().catch(() => ({}));
+    result.textContent = r.ok ? `using ${data.active}` : (data.message || "refused");
+    if (r.ok) document.getElementById("calibrate-active").textContent = data.active;
+  });
+})();
