@@ -195,7 +195,8 @@ def train_finder(scenes: list[recipe_data.Scene], steps: int, seed: int) -> Find
         nn.utils.clip_grad_norm_(net.parameters(), 5.0)
         optimiser.step()
         schedule.step()
-        running = 0.98 * running + 0.02 * float(loss) if step > 1 else float(loss)
+        value = float(loss.detach())
+        running = 0.98 * running + 0.02 * value if step > 1 else value
         if step % 50 == 0 or step == steps:
             logger.info(
                 "finder step %d/%d loss %.4f  %.0fs", step, steps, running, time.time() - started
@@ -260,7 +261,11 @@ def input_block(shape: list[object], size: list[int]) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a few minutes: smoke-test run")
-    parser.add_argument("--only", choices=("finder", "classifier"), help="train one model")
+    parser.add_argument(
+        "--only",
+        choices=("finder", "classifier", "evaluate"),
+        help="train one model, or only measure the models in --out",
+    )
     parser.add_argument("--seed", type=int, default=20261129)
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--data", type=Path, default=None, help="default ../shared/data")
@@ -275,11 +280,11 @@ def main(argv: list[str] | None = None) -> int:
 
     split = load_split(args.data)
     train_images = list(split.train)
-    synthetic_count = 30 if args.quick else 700
+    synthetic_count = 0 if args.only == "evaluate" else 30 if args.quick else 700
     logger.info("rendering %d synthetic scenes", synthetic_count)
     synthetic = recipe_data.render_scenes(synthetic_count, args.seed)
     synthetic_dice = sum(len(s.dice) for s in synthetic)
-    synthetic_unreadable = sum(v is None for s in synthetic for v in s.values)  # type: ignore[attr-defined]
+    synthetic_unreadable = sum(v is None for s in synthetic for v in s.values)
     real_counts = {}
     for labelled in train_images:
         entry = real_counts.setdefault(labelled.folder, {"images": 0, "dice": 0})

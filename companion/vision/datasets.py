@@ -23,14 +23,11 @@ defect: they show dice nobody labelled).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
-
-from companion.vision.classifier import crop_square
 
 logger = logging.getLogger(__name__)
 
@@ -190,13 +187,3 @@ def load_split(data_root: Path | None = None) -> DatasetSplit:
             MATTEO: tuple(matteo_valid),
         },
     )
-
-
-def iter_crops(
-    images: tuple[LabelledImage, ...] | list[LabelledImage], size: int, margin: float
-) -> Iterator[tuple[np.ndarray, int, LabelledImage]]:
-    """(crop, value, image) for every labelled die: a square of ``margin`` x the die's side."""
-    for labelled in images:
-        image = labelled.load()
-        for die in labelled.dice:
-            yield crop_square(image, die.cx, die.cy, die.side * margin, size), die.value, labelled

@@ -51,24 +51,42 @@ class BodyLimit:
             await _too_large(send, self.limit)
             return
         seen = 0
+        refused = False
 
         async def limited() -> Message:
-            nonlocal seen
+            # answer 413 here, at once: an exception raised into the app would be turned
+            # into FastAPI's "400 error parsing the body" by its JSON body reader
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise _BodyTooLarge
+                    refused = True
+                    await _too_large(send, self.limit)
+                    return {"type": "http.disconnect"}
             return message
 
+        async def unless_refused(message: Message) -> None:
+            if not refused:
+                await send(message)
+
         try:
-            await self.app(scope, limited, send)
-        except _BodyTooLarge:
-            await _too_large(send, self.limit)
+            await self.app(scope, limited, unless_refused)
+        except Exception:
+            if not refused:  # the app's own failure; a refused body's aftermath is not
+                raise
 
 
-class _BodyTooLarge(Exception):
-    pass
+def _wants_page(request: Request) -> bool:
+    """A browser asking for a page (not the API, a static file or a script's fetch)."""
+    path = request.url.path
+    return (
+        request.method == "GET"
+        and "text/html" in request.headers.get("accept", "")
+        and not path.startswith(("/api/", "/static/"))
+    )
 
 
 async def _too_large(send: Send, limit: int) -> None:
@@ -155,6 +173,14 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
         detail: Any = exc.detail
         if not isinstance(detail, dict):
             detail = {"reason": "error", "rule": "http", "message": str(detail)}
+        if _wants_page(request):  # a person with a stale link reads a page, not JSON
+            return templates.TemplateResponse(
+                request,
+                "error.html",
+                {"status": exc.status_code, "message": str(detail.get("message", ""))},
+                status_code=exc.status_code,
+                headers=exc.headers,
+            )
         return JSONResponse(detail, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)

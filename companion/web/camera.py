@@ -63,6 +63,8 @@ MODES = ("auto", "confirm")
 MODE_KEY = "camera_mode"
 PROBLEM_BGR = (40, 40, 230)  # red outline of a die the mismatch names
 TARGET_REFRESH_S = 1.0
+SETTLE_SECONDS = 0.24
+MIN_STABLE_FRAMES = 3
 
 Mode = Literal["auto", "confirm"]
 
@@ -260,7 +262,7 @@ class CameraHub:
             self._keeper.reader = self._reader
             plan = self._plan()
             self._source_name = plan.name
-            settle = SettleConfig.for_fps(plan.pace_fps or 30.0, play_area=self._keeper.play_area)
+            settle = settle_config(plan.pace_fps or 30.0, self._keeper.play_area)
             worker = CameraWorker(
                 plan.open,
                 self._keeper,
@@ -319,6 +321,11 @@ class CameraHub:
             worker.stop()
         self._spawn_starter()
 
+    def worker_status(self) -> Any:
+        """The worker's CameraStatus, or None while no worker runs."""
+        worker = self._worker
+        return worker.status() if worker is not None else None
+
     def preview_jpeg(self) -> bytes | None:
         worker = self._worker
         return worker.preview_jpeg() if worker is not None else None
@@ -334,10 +341,11 @@ class CameraHub:
         self._apply_dice_set()
 
     # -- which table ----------------------------------------------------------------------
-    async def target_table(self) -> Table | None:
+    async def target_table(self, cached: bool = True) -> Table | None:
         """The table camera rolls go to: the one a host attached, else the newest open
-        table."""
-        table_id = self._explicit_table
+        table (`cached`: as the follower last found it, refreshed every second; a throw
+        does not wait for a query)."""
+        table_id = self._explicit_table or (self._target if cached else None)
         if table_id is not None:
             table = await self.tables.get(table_id)
             if table is not None and not table.snapshot.finished:
@@ -354,7 +362,7 @@ class CameraHub:
         await self._refresh_target()
 
     async def _refresh_target(self) -> None:
-        table = await self.target_table()
+        table = await self.target_table(cached=False)
         new = table.table_id if table else None
         if new != self._target:
             self._target = new
@@ -652,6 +660,18 @@ class CameraHub:
             "last_roll_seq": note.last_roll_seq,
             "calibration": getattr(self.calibration, "name", None),
         }
+
+
+def settle_config(
+    fps: float, play_area: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)
+) -> SettleConfig:
+    """The settle stage for the live table: a roll is reported after SETTLE_SECONDS of
+    still, unchanged dice, at least MIN_STABLE_FRAMES frames (7 at 30 fps, 233 ms: a
+    tumbling die never looks still and alike in that many frames in a row; 3 at the demo
+    clip's 10 fps), which keeps the rest-to-screen delay under 300 ms at 30 fps
+    (docs/benchmarks-live.md)."""
+    frames = max(MIN_STABLE_FRAMES, round(fps * SETTLE_SECONDS))
+    return SettleConfig(stable_frames=frames, play_area=play_area)
 
 
 def status_line(

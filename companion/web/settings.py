@@ -25,6 +25,10 @@ class CameraSettings(BaseModel):
     video: Path | None = Field(default=None, description="a video file to read dice from")
     images: Path | None = Field(default=None, description="a folder of still images")
     disabled: bool = Field(default=False, description="manual dice entry only, no camera")
+    calibration_dir: Path = Field(
+        default=REPO_ROOT / "calibration",
+        description="where the calibration page saves and lists calibration files",
+    )
     calibration: Path | None = Field(
         default=None,
         description="a table calibration file (calibration/*.json: dice colours under this "

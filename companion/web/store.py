@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -92,6 +93,8 @@ def storage_error(exc: sqlite3.Error, path: Path | str) -> StorageError:
         problem, words = "disk_full", "cannot grow: the disk is full"
     elif "not a database" in text or "malformed" in text or "corrupt" in text:
         problem, words = "corrupt", "is damaged (corrupt)"
+    elif not _is_writable(Path(path)):  # e.g. "unable to open database file" on a ro mount
+        problem, words = "read_only", "is read-only"
     else:
         problem, words = "io", "cannot be written or read"
     return StorageError(
@@ -99,6 +102,12 @@ def storage_error(exc: sqlite3.Error, path: Path | str) -> StorageError:
         f"the game store {path} {words} ({exc}); new actions are refused until it is "
         "fixed, and everything stored so far is kept",
     )
+
+
+def _is_writable(path: Path) -> bool:
+    """Whether the store file (or, before it exists, its folder) may be written."""
+    target = path if path.exists() else path.parent
+    return os.access(target, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,6 +104,9 @@ class Table:
         self.render_cache: dict[tuple[Any, ...], str] = {}
         self.sheet_cache = SheetCache()
         self.snapshot = self._take_snapshot()
+        # the state id at which the current "several players, each once" step began: a tap
+        # drawn at any state since then is not stale (see `_still_current`)
+        self._step_began = self.snapshot.state_id
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -195,6 +198,8 @@ class Table:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not isinstance(move, Move):
                 move = self.game.move_from_json(move)
+            if self._still_current(expected_state_id, move):
+                expected_state_id = None
             mark = self._mark()
             self.session.act(move, by=by, expected_state_id=expected_state_id)
             entry = LogEntry(
@@ -262,6 +267,21 @@ class Table:
             )
             self._ended_by_host = True
             self._publish()
+            # the state id did not change (no action), so screens that push only on a new
+            # state id would keep showing a live game: ask every one to send anyway
+            for subscriber in list(self._subscribers):
+                subscriber.notify(-1)
+
+    def _still_current(self, expected_state_id: int | None, move: Move) -> bool:
+        """Whether a tap drawn at an older state id is still current: since then only other
+        players acted in the same simultaneous step (Qwixx's white sum: everyone taps at
+        once; without this, all but the first tap were refused as stale views). The
+        engine still judges the tap against the state it reaches."""
+        return (
+            expected_state_id is not None
+            and not isinstance(move, Roll)
+            and self._step_began <= expected_state_id < self.session.state_id
+        )
 
     def _mark(self) -> _Mark:
         """What `_rollback` needs to put the session back if the commit fails: copies of
@@ -271,6 +291,7 @@ class Table:
 
     async def _commit(self, entry: LogEntry, mark: _Mark) -> None:
         was_finished = self.snapshot.outcome is not None
+        before = self.snapshot.turn
         try:
             await asyncio.to_thread(self._store.append, self.table_id, entry)
         except Exception:
@@ -285,6 +306,17 @@ class Table:
                 await asyncio.to_thread(self._store.set_finished, self.table_id, summary)
             except Exception:  # the log is the truth; the history entry is recomputed on load
                 logger.exception("could not update the history of table %s", self.table_id)
+        after = self.session.turn()
+        same_step = (
+            entry.kind == "move"
+            and len(before.players) > 1
+            and not before.chance
+            and after.step == before.step
+            and after.active == before.active
+            and set(after.players) < set(before.players)
+        )
+        if not same_step:
+            self._step_began = entry.seq
         self._publish()
 
     def _rollback(self, mark: _Mark) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -22,17 +22,23 @@ logger = logging.getLogger(__name__)
 # and shift augmentation never runs out of pixels.
 CONTEXT = 2.2
 BANK_SIZE = 88
+# Folders photographed obliquely: side faces show below the top face, so crops keep
+# "up" roughly up (the runtime turns a crop by at most 45 deg, the box angle mod 90).
+OBLIQUE_FOLDERS = ("epanemu-dice3",)
+OBLIQUE_ROTATION = 45.0
 UNREADABLE = 6  # class index of "unreadable"
 
 
 @dataclass
 class Scene:
-    """One training picture for the finder: encoded image bytes plus dice as rows of
-    (cx, cy, side, angle_degrees, has_angle)."""
+    """One training picture: encoded image bytes plus dice as rows of
+    (cx, cy, side, angle_degrees, has_angle), and for synthetic scenes each die's value
+    (None = unreadable)."""
 
     encoded: np.ndarray
     dice: np.ndarray
     source: str
+    values: list[int | None] = field(default_factory=list)
 
     def image(self) -> np.ndarray:
         image = cv2.imdecode(self.encoded, cv2.IMREAD_COLOR)
@@ -57,9 +63,8 @@ def render_scenes(count: int, seed: int, width: int = 512, height: int = 384) ->
         rows = [(d.cx, d.cy, d.side, d.angle, 1.0) for d in dice]
         ok, encoded = cv2.imencode(".png", image)
         assert ok
-        scene = Scene(encoded, np.asarray(rows, np.float32).reshape(-1, 5), "synthetic")
-        scene.values = [d.value for d in dice]  # type: ignore[attr-defined]
-        scenes.append(scene)
+        rows_array = np.asarray(rows, np.float32).reshape(-1, 5)
+        scenes.append(Scene(encoded, rows_array, "synthetic", [d.value for d in dice]))
     return scenes
 
 
@@ -71,7 +76,10 @@ def render_scenes(count: int, seed: int, width: int = 512, height: int = 384) ->
 class CropBank:
     crops: np.ndarray  # N x BANK_SIZE x BANK_SIZE x 3 uint8, die centred, side = BANK/CONTEXT
     labels: np.ndarray  # N int64
-    free_rotation: np.ndarray  # N bool: angle unknown (real axis-aligned box) -> any rotation
+    # N floats: how far a crop may be turned. Real top-down photos: any angle (180);
+    # real oblique photos: +-45 deg, since the top face is the upper one in the picture;
+    # synthetic crops are already upright: small errors plus quarter turns (-1).
+    max_rotation: np.ndarray
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -102,31 +110,31 @@ def build_crop_bank(real: list[LabelledImage], synthetic: list[Scene], seed: int
     rng = np.random.default_rng(seed)
     crops: list[np.ndarray] = []
     labels: list[int] = []
-    free: list[bool] = []
+    rotation: list[float] = []
     for labelled in real:
         image = labelled.load()
+        turn = OBLIQUE_ROTATION if labelled.folder in OBLIQUE_FOLDERS else 180.0
         for die in labelled.dice:
             crops.append(crop_square(image, die.cx, die.cy, die.side * CONTEXT, BANK_SIZE))
             labels.append(die.value - 1)
-            free.append(True)
+            rotation.append(turn)
         rows = np.asarray([(d.cx, d.cy, d.side) for d in labelled.dice], np.float32)
         for patch in _background_patches(image, rows, rng, 1):
             crops.append(patch)
             labels.append(UNREADABLE)
-            free.append(True)
+            rotation.append(180.0)
     for scene in synthetic:
         image = scene.image()
-        values = scene.values  # type: ignore[attr-defined]
-        for row, value in zip(scene.dice, values, strict=True):
+        for row, value in zip(scene.dice, scene.values, strict=True):
             cx, cy, side, angle, _ = (float(v) for v in row)
             crops.append(crop_square(image, cx, cy, side * CONTEXT, BANK_SIZE, angle))
             labels.append(UNREADABLE if value is None else value - 1)
-            free.append(False)
+            rotation.append(-1.0)
         for patch in _background_patches(image, scene.dice, rng, 2):
             crops.append(patch)
             labels.append(UNREADABLE)
-            free.append(True)
-    bank = CropBank(np.stack(crops), np.asarray(labels, np.int64), np.asarray(free, bool))
+            rotation.append(180.0)
+    bank = CropBank(np.stack(crops), np.asarray(labels, np.int64), np.asarray(rotation, np.float32))
     counts = np.bincount(bank.labels, minlength=7)
     logger.info("crop bank: %d crops, per class %s", len(bank), counts.tolist())
     return bank
@@ -142,11 +150,11 @@ def classifier_sample(
     source = bank.crops[index]
     label = int(bank.labels[index])
     die_px = BANK_SIZE / CONTEXT
-    angle = (
-        rng.uniform(0, 360)
-        if bank.free_rotation[index]
-        else rng.normal(0, 8) + 90 * int(rng.integers(0, 4))
-    )
+    turn = float(bank.max_rotation[index])
+    if turn < 0:
+        angle = rng.normal(0, 8) + 90 * int(rng.integers(0, 4))
+    else:
+        angle = rng.uniform(-turn, turn)
     side = die_px * margin * math.exp(rng.normal(0, 0.12))
     shift = rng.normal(0, 0.06, size=2) * die_px
     if label != UNREADABLE and rng.random() < 0.06:

@@ -106,7 +106,12 @@ class ThreadServer:
 
 def thread_settings(data_dir: Path, **changes: object) -> object:
     """Settings for a ThreadServer on a free port with data in `data_dir`."""
-    from companion.web.settings import Settings
+    from companion.web.settings import CameraSettings, Settings
 
-    values: dict[str, object] = {"port": free_port(), "data_dir": data_dir, **changes}
+    values: dict[str, object] = {
+        "port": free_port(),
+        "data_dir": data_dir,
+        "camera": CameraSettings(disabled=True),
+        **changes,
+    }
     return Settings.model_validate(values)

@@ -143,10 +143,10 @@ def test_the_round_end_on_a_phone(browser: Any, server: ServerProcess) -> None:
     )
     assert rows == [
         ["Green Kari", "654,321", "second +1", "+1"],
-        ["Blue Player 2", "333,222", "triplets +2", "+2"],
-        ["Red Player 3", "654,322", "highest +2", "+2"],
+        ["Blue Ola", "333,222", "triplets +2", "+2"],
+        ["Red Mia", "654,322", "highest +2", "+2"],
     ]
     assert kari.locator(".smx-chips tr.total td").all_inner_texts() == ["1", "2", "2"]
-    assert "Player 2 rolls" in kari.inner_text(".smx-hint")  # blue, the lowest row, starts
+    assert "Ola rolls" in kari.inner_text(".smx-hint")  # blue, the lowest row, starts
     shot(kari, "sixmix-round-end-phone")
     assert_finger_sized(kari)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Request, Response
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from companion.rules.base import Reason, Rejection
@@ -25,7 +25,7 @@ from companion.web.deps import (
 )
 from companion.web.settings import Settings
 from companion.web.tables import Snapshot, Table
-from companion.web.views import move_attr
+from companion.web.views import move_attr, with_names
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin])
 
@@ -262,7 +262,12 @@ async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, An
     table = access.table
     move = table.game.move_from_json(body.move)
     by = actor_for(access.viewer, move, table.snapshot.turn)
-    result = await table.act(move, by, body.action_id, body.expected_state_id)
+    try:
+        result = await table.act(move, by, body.action_id, body.expected_state_id)
+    except Rejection as exc:
+        # the engine says "player 3"; the player reads the name the table knows
+        named = Rejection(exc.reason, exc.rule, with_names(exc.message, table.snapshot.players))
+        raise named from exc
     return {"state_id": result.state_id, "duplicate": result.duplicate}
 
 
@@ -313,7 +318,9 @@ def require_host(access: ApiAccess) -> None:
 
 
 @router.post("/tables/{table_id}/seats/{seat}/free")
-async def free_seat(seat: int, access: ApiAccess) -> dict[str, Any]:
+async def free_seat(
+    seat: Annotated[int, Path(ge=0, le=99, description="0-based seat")], access: ApiAccess
+) -> dict[str, Any]:
     require_host(access)
     await access.table.free_seat(seat)
     return {"freed": seat}

@@ -8,6 +8,7 @@ table route sits behind the table's access check (its device cookie)."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 from typing import Annotated, Any, Literal
 
@@ -317,7 +318,7 @@ async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep)
 
     context = {
         "sets": list(STANDARD_DICE_SETS),
-        "files": list_calibrations(),
+        "files": list_calibrations(hub.settings.calibration_dir),
         "active": getattr(hub.calibration, "name", None),
         "enabled": hub.enabled,
     }
@@ -338,7 +339,8 @@ async def calibration_reading(request: Request, hub: HubDep) -> dict[str, Any]:
     """What the camera reads now (for the calibration page)."""
     require_local(request)
     image, reading = hub.latest()
-    worker_status = hub._worker.status().to_json() if hub._worker is not None else None
+    status = hub.worker_status()
+    worker_status = status.to_json() if status is not None else None
     return {
         "reading": reading.to_json() if reading is not None else None,
         "frame": [int(image.shape[1]), int(image.shape[0])] if image is not None else None,
@@ -355,11 +357,16 @@ async def save_calibration_from_camera(
     """Measure the dice in view over the next frames, save calibration/<name>.json and use
     it from now on."""
     require_local(request)
-    from companion.vision.calibration import calibration_path, measure, save_calibration
+    from companion.vision.calibration import (
+        calibration_path,
+        load_calibration,
+        measure,
+        save_calibration,
+    )
     from companion.vision.colour import CalibrationError, builtin_dice_set
 
     try:
-        path = calibration_path(body.name)
+        path = calibration_path(body.name, hub.settings.calibration_dir)
         reference = builtin_dice_set(body.dice_set)
     except CalibrationError as exc:
         raise Rejection(Reason.MALFORMED, "calibration", str(exc)) from exc
@@ -380,13 +387,13 @@ async def save_calibration_from_camera(
         raise Rejection(Reason.NOT_ALLOWED, "no_picture", "the camera delivers no picture")
 
     def work() -> tuple[Any, list[str]]:
-        # a reader without a set: colours are measured here, not assigned
-        from companion.vision.pipeline import DiceReader
-
-        plain = DiceReader(reader.finder, reader.classifier, None)
+        # the same models without a dice set: colours are measured here, not assigned
+        plain = copy.copy(reader)
+        plain.dice_set = None
         calibration, notes = measure(frames, plain, reference, body.name, body.play_area)
         save_calibration(calibration, path)
-        return calibration, notes
+        # use what the file says (rounded as stored), so a restart with it behaves the same
+        return load_calibration(path), notes
 
     try:
         calibration, notes = await asyncio.to_thread(work)
@@ -403,7 +410,7 @@ async def use_calibration(request: Request, body: UseCalibration, hub: HubDep) -
     from companion.vision.colour import CalibrationError
 
     try:
-        calibration = load_calibration(calibration_path(body.name))
+        calibration = load_calibration(calibration_path(body.name, hub.settings.calibration_dir))
     except CalibrationError as exc:
         raise Rejection(Reason.MALFORMED, "calibration", str(exc)) from exc
     hub.set_calibration(calibration)

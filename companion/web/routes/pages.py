@@ -26,6 +26,7 @@ from companion.web.deps import (
 )
 from companion.web.render import live_html
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
+from companion.web.views import with_names
 
 router = APIRouter()
 
@@ -124,7 +125,8 @@ async def seat_form(
 ) -> Response:
     from companion.rules.base import Rejection
 
-    chosen = None if seat == "table" else int(seat) if seat.isdigit() else -1
+    # isascii: str.isdigit() also accepts digits such as "¹" that int() refuses
+    chosen = None if seat == "table" else int(seat) if seat.isascii() and seat.isdigit() else -1
     try:
         if chosen == -1:
             raise HTTPException(status_code=422, detail=f"no seat {seat!r}")
@@ -198,7 +200,7 @@ async def history_page(request: Request, tables: TablesDep, templates: Templates
                 "table_id": row.table_id,
                 "title": summary.get("title", row.game),
                 "finished_at": row.finished_at,
-                "message": summary.get("end_message", ""),
+                "message": with_names(summary.get("end_message", ""), players),
                 "scores": [
                     {
                         "name": players[s["seat"]],

@@ -88,7 +88,21 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
 
     async def receive_actions() -> None:
         while True:
-            text = await websocket.receive_text()
+            incoming = await websocket.receive()
+            if incoming["type"] == "websocket.disconnect":
+                raise WebSocketDisconnect(incoming.get("code", 1000))
+            text = incoming.get("text")
+            if text is None:  # a binary frame: answer it, do not let it end the socket
+                await send(
+                    {
+                        "type": "error",
+                        "status": 422,
+                        "reason": "malformed",
+                        "rule": "message",
+                        "message": "messages are JSON text, not binary frames",
+                    }
+                )
+                continue
             current = table.viewer(token)
             if current is None:
                 return

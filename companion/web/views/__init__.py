@@ -20,6 +20,8 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from types import ModuleType
@@ -128,6 +130,39 @@ def colour_class(colour: str) -> str:
     return f"c-{colour}" if colour in COLOURS else "c-other"
 
 
+_SEAT_NUMBER = re.compile(r"\b([Pp])layer (\d+)\b")
+
+
+def with_names(text: str, players: Sequence[str]) -> str:
+    """`text` with the engine's "player N" (seat N - 1; the rules know no names) replaced by
+    that seat's name, so a refusal or an ending reads "Cid has already crossed ...". Numbers
+    outside the table are left alone."""
+
+    def name(match: re.Match[str]) -> str:
+        seat = int(match.group(2)) - 1
+        return players[seat] if 0 <= seat < len(players) else match.group(0)
+
+    return _SEAT_NUMBER.sub(name, text)
+
+
+def breakdown_table(scores: Sequence[Score], players: Sequence[str]) -> dict[str, Any]:
+    """The final breakdown as a table: one column per label any player has, in first-seen
+    order (players' breakdowns differ, e.g. Sixis lists the cards each one took), and per
+    player a cell for every column (None where that player has no such entry)."""
+    columns: list[str] = []
+    for score in scores:
+        for label, _ in score.breakdown:
+            if label not in columns:
+                columns.append(label)
+    rows = []
+    for score in scores:
+        points: dict[str, int] = {}
+        for label, value in score.breakdown:
+            points[label] = points.get(label, 0) + value
+        rows.append([points.get(label) for label in columns])
+    return {"columns": [with_names(c, players) for c in columns], "cells": rows}
+
+
 def names_of(players: tuple[str, ...], seats: tuple[int, ...] | list[int]) -> str:
     names = [players[s] for s in seats if 0 <= s < len(players)]
     if len(names) <= 1:
@@ -233,8 +268,12 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
     outcome = None
     if snapshot.finished:
         ranking = sorted(snapshot.scores, key=lambda s: -s.total)
+        table = breakdown_table(ranking, snapshot.players)
         outcome = {
-            "message": snapshot.outcome.message if snapshot.outcome else "The host ended this game",
+            "message": with_names(snapshot.outcome.message, snapshot.players)
+            if snapshot.outcome
+            else "The host ended this game",
+            "columns": table["columns"],
             "winners": names_of(snapshot.players, snapshot.outcome.winners)
             if snapshot.outcome
             else "",
@@ -243,9 +282,10 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
                     "name": snapshot.players[s.player],
                     "total": s.total,
                     "breakdown": [{"label": label, "points": p} for label, p in s.breakdown],
+                    "cells": cells,
                     "winner": snapshot.outcome is not None and s.player in snapshot.outcome.winners,
                 }
-                for s in ranking
+                for s, cells in zip(ranking, table["cells"], strict=True)
             ],
         }
     return {

@@ -49,6 +49,7 @@
       names.append(label);
     }
     for (let i = fields.length - 1; i >= n; i--) fields[i].remove();
+    options.querySelectorAll("[data-seat-choice]").forEach((select) => fillSeats(select, 0));
     if (options.dataset.shown === `${game.name}:${n}`) return; // keep the host's edits
     options.dataset.shown = `${game.name}:${n}`;
     options.querySelectorAll("label, .record-list").forEach((l) => l.remove());
@@ -63,6 +64,18 @@
       if (typeof value === "boolean") {
         input = el("input", {type: "checkbox", "data-type": "bool"});
         input.checked = value;
+      } else if (field === "first_player" && typeof value === "number") {
+        // a seat: chosen by name, not by a 0-based number
+        input = el("select", {"data-type": "number", "data-seat-choice": ""});
+        fillSeats(input, value);
+      } else if (field.endsWith("_seed") && typeof value === "number") {
+        // a seed (e.g. Sixis' deal): a fresh one per table, or the host types one to repeat a deal
+        const fresh = new Uint32Array(1);
+        crypto.getRandomValues(fresh);
+        input = el("input", {type: "number", value: String(fresh[0]), "data-type": "number", min: "0", step: "1"});
+      } else if (value === null) {
+        // an optional setting: empty means the game's default
+        input = el("input", {value: "", placeholder: "default", "data-type": "optional"});
       } else if (typeof value === "number") {
         input = el("input", {type: "number", value: String(value), "data-type": "number", step: "any"});
       } else if (typeof value === "string") {
@@ -78,6 +91,17 @@
       label.append(input);
       options.append(label);
     }
+  }
+
+  // the options of a seat choice: "Seat 2: Bob" from the names typed so far
+  function fillSeats(select, chosen) {
+    const picked = select.options.length ? Number(select.value) : chosen;
+    const inputs = names.querySelectorAll("input");
+    select.replaceChildren(...Array.from(inputs, (input, i) => {
+      const name = input.value.trim();
+      return el("option", {value: String(i)}, `Seat ${i + 1}${name ? ": " + name : ""}`);
+    }));
+    select.value = String(Math.min(picked, inputs.length - 1));
   }
 
   function isRecord(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
@@ -116,13 +140,14 @@
   function readOptions() {
     const result = {players: Number(count.value)};
     readRecords(result);
-    for (const input of options.querySelectorAll("input[data-type]")) {
+    for (const input of options.querySelectorAll("input[data-type], select[data-type]")) {
       const type = input.dataset.type;
       if (type === "bool") result[input.name] = input.checked;
       else if (type === "number") result[input.name] = Number(input.value);
       else if (type === "string") result[input.name] = input.value;
       else if (type === "strings") result[input.name] = input.value.split(",").map((v) => v.trim()).filter(Boolean);
       else if (type === "numbers") result[input.name] = input.value.split(",").map((v) => Number(v.trim()));
+      else if (type === "optional") result[input.name] = input.value.trim() === "" ? null : JSON.parse(input.value);
       else result[input.name] = JSON.parse(input.value);
     }
     if (!("players" in defaults())) delete result.players;
@@ -130,6 +155,9 @@
   }
 
   count.addEventListener("change", () => { fitCount(); render(); });
+  names.addEventListener("input", () => {
+    options.querySelectorAll("[data-seat-choice]").forEach((select) => fillSeats(select, 0));
+  });
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     error.hidden = true;
@@ -163,6 +191,13 @@
     const file = document.getElementById("record-file").files[0];
     if (!file) return;
     let text = await file.text();
+    try {
+      JSON.parse(text);
+    } catch (e) {
+      failure.textContent = `${file.name} is not a game record: it is not JSON.`;
+      failure.hidden = false;
+      return;
+    }
     const response = await fetch("/api/import", {
       method: "POST",
       credentials: "same-origin",

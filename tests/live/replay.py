@@ -1,0 +1,128 @@
+"""Replay clips for the live-table tests and the latency benchmark: one throw at a time
+rendered with companion.live.demo.render_throws (companion.vision.render's dice: tumbling,
+motion-blurred frames, then rest, a hand picking the dice up, an empty table) and written as
+JPEG frames into the folder the server's camera replays (`companion serve --images DIR`);
+and a real uvicorn server in this process, so a test can also hand the camera a reader."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import uvicorn
+
+from companion.live.demo import ClipFrame, render_throws
+from companion.vision.types import UNREADABLE, DieBox, DieReading, FrameReading
+from companion.web.app import create_app
+from companion.web.settings import Settings
+
+
+@dataclass(frozen=True)
+class Throw:
+    """A rendered throw: its frames and what came to rest (colour, value) in frame order."""
+
+    frames: list[ClipFrame]
+    rest: tuple[tuple[str, int], ...]
+
+    @property
+    def rest_index(self) -> int:
+        """The first frame in which every die lies still."""
+        return next(i for i, f in enumerate(self.frames) if f.phase == "rest")
+
+
+def render_throw(colours: Sequence[str], seed: int, side: float = 44.0) -> Throw:
+    frames = list(render_throws(seed=seed, throws=1, colours=tuple(colours), side=side))
+    rest = next(f for f in frames if f.phase == "rest")
+    return Throw(frames, tuple((d.colour, int(d.value or 0)) for d in rest.dice))
+
+
+def write_throw(folder: Path, throw: Throw, quality: int = 92) -> None:
+    """Replace the folder's frames with the throw's (frame_0000.jpg, ...)."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for i, frame in enumerate(throw.frames):
+        cv2.imwrite(
+            str(folder / f"frame_{i:04d}.jpg"), frame.image, [cv2.IMWRITE_JPEG_QUALITY, quality]
+        )
+
+
+class ClipReader:
+    """Reads the throw being replayed from its ground truth, by frame index: the vision
+    models' place taken by a perfect reader, so a test checks the live chain (settle, match,
+    server, game) and not the models (test_real_pipeline_* runs the models)."""
+
+    dice_set: Any = None
+
+    def __init__(self) -> None:
+        self.throw: Throw | None = None
+
+    def read(self, image: object, frame_index: int = 0) -> FrameReading:
+        shape = getattr(image, "shape", (480, 640))
+        h, w = int(shape[0]), int(shape[1])
+        if self.throw is None or frame_index >= len(self.throw.frames):
+            return FrameReading(w, h, (), frame_index=frame_index)
+        shown = self.throw.frames[frame_index]
+        dice = tuple(
+            DieReading(
+                DieBox(d.cx, d.cy, d.side, d.side, d.angle),
+                d.value,
+                0.99,
+                d.colour,
+                flags=() if d.value else (UNREADABLE,),
+            )
+            for d in shown.dice
+        )
+        return FrameReading(w, h, dice, frame_index=frame_index)
+
+
+class LiveServer:
+    """`create_app` under a real uvicorn on a free port, in a thread of this process."""
+
+    def __init__(self, settings: Settings, reader_factory: Callable[[], Any] | None) -> None:
+        self.app = create_app(settings, reader_factory)
+        self.port = settings.port
+        self.base_url = f"http://127.0.0.1:{settings.port}"
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=settings.port, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("server did not start")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=20)
+
+    @property
+    def hub(self) -> Any:
+        return self.app.state.camera
+
+    def table(self, table_id: str) -> Any:
+        """The live Table object (read its snapshot; never mutate it from here)."""
+        loop = self.hub._loop
+        return asyncio.run_coroutine_threadsafe(self.app.state.tables.get(table_id), loop).result(5)
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        time.sleep(0.05)

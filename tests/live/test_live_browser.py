@@ -1,0 +1,138 @@
+"""The live table in Debian's Chromium: a throw replayed as the camera lights up the legal
+boxes of the Qwixx sheets, and the camera panel shows the picture, its status and a held
+mismatch with the problem marked. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from companion.vision.calibration import load_calibration
+from companion.vision.types import STANDARD_DICE_SETS
+from companion.web.settings import CameraSettings, Settings
+from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, write_throw
+from tests.web.conftest import free_port, shot
+
+pytestmark = pytest.mark.browser
+
+QWIXX = STANDARD_DICE_SETS["qwixx"]
+LAPTOP = {"viewport": {"width": 1280, "height": 900}}
+
+
+def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "camera"
+    folder.mkdir()
+    reader = ClipReader()
+    settings = Settings(
+        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
+    )
+    with LiveServer(settings, lambda: reader) as server:
+        context = browser.new_context(**LAPTOP)
+        page = context.new_page()
+        created = context.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        )
+        assert created.status == 201
+        table_id = created.json()["table_id"]
+        page.goto(f"{server.base_url}/t/{table_id}")
+        page.wait_for_selector("#conn[data-conn=live]")
+        page.wait_for_selector(".live[data-state-id='0']")
+        assert page.locator(".box.legal").count() == 0  # nothing to cross before a roll
+
+        throw = render_throw(QWIXX, seed=1201)
+        reader.throw = throw
+        write_throw(folder, throw)
+        page.click("details.camera-tools summary")
+        page.click("[data-camera-restart]")
+        page.wait_for_selector(".live[data-state-id='1']", timeout=20000)
+        assert page.locator(".box.legal").count() > 0
+        shown = {
+            (el.get_attribute("data-colour"), int(el.get_attribute("data-value") or 0))
+            for el in page.locator(".banner .die").all()
+        }
+        assert shown == set(throw.rest)
+        page.wait_for_selector("#camera-status[data-camera-state=live]", timeout=5000)
+        page.wait_for_function(
+            "document.getElementById('camera-picture').naturalWidth > 0", timeout=5000
+        )
+        assert "roll applied" in page.inner_text("#camera-note")
+        shot(page, "live-camera-roll-laptop")
+
+        # a throw with a die missing: held, the picture with the problem, nothing applied
+        for step in range(6):  # every player passes until the next roll is due
+            snapshot = server.table(table_id).snapshot
+            if snapshot.turn.chance:
+                break
+            who = snapshot.turn.players[0]
+            move = next(
+                m for m in snapshot.game.legal_moves(snapshot.state, who) if m.kind == "pass"
+            )
+            answer = context.request.post(
+                f"{server.base_url}/api/tables/{table_id}/actions",
+                data={
+                    "action_id": f"pass-step-{step:04d}",
+                    "move": snapshot.game.move_to_json(move),
+                },
+            )
+            assert answer.status == 200, answer.text()
+        missing = render_throw(QWIXX[:-1], seed=1202)
+        reader.throw = missing
+        write_throw(folder, missing)
+        page.click("[data-camera-restart]")
+        page.wait_for_selector("#camera-held:not([hidden])", timeout=20000)
+        assert "blue die is missing" in page.inner_text("#held-message")
+        page.wait_for_function(
+            "document.getElementById('held-picture').naturalWidth > 0", timeout=5000
+        )
+        assert page.locator(".held-die").count() == 5
+        shot(page, "live-camera-mismatch-laptop")
+        context.close()
+
+
+def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> None:
+    """The dice lie still in view: the page shows the picture and what is read; Measure
+    and save writes a valid file into the calibration folder and puts it in use."""
+    folder = tmp_path / "camera"
+    throw = render_throw(QWIXX, seed=1301)
+    resting = Throw([throw.frames[throw.rest_index]] * 150, throw.rest)
+    write_throw(folder, resting)
+    reader = ClipReader()
+    reader.throw = resting
+    calibrations = tmp_path / "calibration"
+    settings = Settings(
+        port=free_port(),
+        data_dir=tmp_path / "data",
+        camera=CameraSettings(images=folder, calibration_dir=calibrations),
+    )
+    with LiveServer(settings, lambda: reader) as server:
+        page = browser.new_context(**LAPTOP).new_page()
+        page.goto(f"{server.base_url}/calibrate")
+        page.wait_for_function(
+            "document.getElementById('calibrate-dice').children.length === 6", timeout=15000
+        )
+        page.wait_for_function(
+            "document.getElementById('calibrate-picture').naturalWidth > 0", timeout=5000
+        )
+        page.fill("input[name=name]", "kitchen-lamp")
+        page.click("button[type=submit]")
+        page.wait_for_function(
+            "document.getElementById('calibrate-result').textContent.startsWith('saved')",
+            timeout=20000,
+        )
+        shot(page, "live-calibrate-laptop")
+        saved = load_calibration(calibrations / "kitchen-lamp.json")
+        assert saved.dice_set.colours == QWIXX
+        assert saved.die_side is not None and 38 <= saved.die_side <= 50
+        assert server.hub.calibration == saved
+        status = httpx.get(f"{server.base_url}/api/calibration").json()
+        assert status["active"] == "kitchen-lamp"
+        # a name that could leave the folder is refused with the reason
+        refused = httpx.post(
+            f"{server.base_url}/api/calibration",
+            json={"name": "../x", "dice_set": "qwixx"},
+        )
+        assert refused.status_code == 422 and "letters" in refused.json()["message"]

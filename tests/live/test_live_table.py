@@ -1,0 +1,319 @@
+"""The live table end to end: rendered throws replayed as the camera of a real server
+(uvicorn, SQLite, the settle stage, matching, the engines), one throw per replay.
+
+Most tests give the camera `ClipReader` (the clip's ground truth in place of the vision
+models) so they check the chain from the camera thread to the game; test_real_pipeline_*
+replays through the real ONNX pipeline in `companion serve --images DIR`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cv2
+import httpx
+import numpy as np
+import pytest
+
+from companion.vision.types import STANDARD_DICE_SETS
+from companion.web.settings import CameraSettings, Settings
+from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, wait_until, write_throw
+from tests.web.conftest import ServerProcess, free_port
+
+QWIXX = STANDARD_DICE_SETS["qwixx"]
+SIXTO = STANDARD_DICE_SETS["sixto"]
+
+
+@pytest.fixture
+def clip_folder(tmp_path: Path) -> Path:
+    return tmp_path / "camera"
+
+
+@pytest.fixture
+def live(tmp_path: Path, clip_folder: Path) -> Any:
+    clip_folder.mkdir()
+    reader = ClipReader()
+    settings = Settings(
+        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=clip_folder)
+    )
+    with LiveServer(settings, lambda: reader) as server:
+        server.reader = reader  # type: ignore[attr-defined]
+        yield server
+
+
+def host_client(server: Any) -> httpx.Client:
+    return httpx.Client(base_url=server.base_url, timeout=10)
+
+
+def new_table(client: httpx.Client, game: str, players: int = 2) -> str:
+    names = [f"P{i + 1}" for i in range(players)]
+    response = client.post(
+        "/api/tables", json={"game": game, "players": names, "options": {"players": players}}
+    )
+    assert response.status_code == 201, response.text
+    return str(response.json()["table_id"])
+
+
+def camera(client: httpx.Client, table_id: str) -> dict[str, Any]:
+    response = client.get(f"/api/tables/{table_id}/camera")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def replay(server: Any, client: httpx.Client, table_id: str, folder: Path, throw: Throw) -> None:
+    """Play `throw` once as the camera and wait until every frame was read."""
+    write_throw(folder, throw)
+    server.reader.throw = throw
+    assert client.post(f"/api/tables/{table_id}/camera/restart").status_code == 200
+
+    def played() -> bool:
+        status = camera(client, table_id)["status"]
+        return bool(status and status["ended"] and status["frames_read"] == len(throw.frames))
+
+    wait_until(played, 30, "the replay to end")
+
+
+def rolls_in_log(server: Any, table_id: str) -> list[tuple[str, list[tuple[str, int]]]]:
+    """(by, dice sorted) of every roll in the stored log."""
+    log = server.app.state.tables.store.log(table_id)
+    return [
+        (e.by, sorted((d["colour"], d["value"]) for d in e.move["dice"]))
+        for e in log
+        if e.move and e.move["kind"] == "roll"
+    ]
+
+
+def finish_step(server: Any, client: httpx.Client, table_id: str, kind: str) -> None:
+    """Every seat that may act sends its `kind` move (Qwixx pass, Sixto done), as host,
+    until the game expects the next roll."""
+    for _ in range(20):
+        snapshot = server.table(table_id).snapshot
+        if snapshot.turn.chance:
+            return
+        seat = snapshot.turn.players[0]
+        move = next(m for m in snapshot.game.legal_moves(snapshot.state, seat) if m.kind == kind)
+        body = {
+            "action_id": f"{kind}-{seat}-{snapshot.state_id:04d}",
+            "move": snapshot.game.move_to_json(move),
+        }
+        response = client.post(f"/api/tables/{table_id}/actions", json=body)
+        assert response.status_code == 200, response.text
+    raise AssertionError("the game never asked for the next roll")
+
+
+def test_qwixx_one_roll_per_throw_with_photo(live: Any, clip_folder: Path) -> None:
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    first = render_throw(QWIXX, seed=101)
+    replay(live, client, table_id, clip_folder, first)
+    assert rolls_in_log(live, table_id) == [("camera", sorted(first.rest))]
+    assert live.hub.events_seen == 1  # nothing while the dice tumbled or the hand passed
+    assert live.table(table_id).snapshot.turn.step == "white_sum"
+
+    # a throw while the players still cross is not applied
+    early = render_throw(QWIXX, seed=102)
+    replay(live, client, table_id, clip_folder, early)
+    assert len(rolls_in_log(live, table_id)) == 1
+    assert "expects no roll" in camera(client, table_id)["note"]
+
+    finish_step(live, client, table_id, "pass")
+    second = render_throw(QWIXX, seed=103)
+    replay(live, client, table_id, clip_folder, second)
+    rolls = rolls_in_log(live, table_id)
+    assert rolls[1] == ("camera", sorted(second.rest))
+    assert len(rolls) == 2
+
+    # each camera roll keeps a photo about 320 px wide, shown in the game's log
+    page = client.get(f"/t/{table_id}/log")
+    assert page.status_code == 200
+    photos = sorted(set(part.split('"')[0] for part in page.text.split("/photos/")[1:]))
+    assert len(photos) == 2
+    jpeg = client.get(f"/t/{table_id}/photos/{photos[0]}")
+    assert jpeg.headers["content-type"] == "image/jpeg"
+    picture = cv2.imdecode(np.frombuffer(jpeg.content, np.uint8), cv2.IMREAD_COLOR)
+    assert picture.shape[1] == 320
+    # the photos and the camera picture sit behind the table's access check
+    stranger = httpx.Client(base_url=live.base_url)
+    assert stranger.get(f"/t/{table_id}/photos/{photos[0]}").status_code == 401
+    assert stranger.get(f"/t/{table_id}/camera.jpg").status_code == 401
+    assert client.get(f"/t/{table_id}/camera.jpg").headers["content-type"] == "image/jpeg"
+
+
+def test_sixto_new_throw_in_the_keep_step_is_a_reroll(live: Any, clip_folder: Path) -> None:
+    client = host_client(live)
+    table_id = new_table(client, "sixto")
+    first = render_throw(SIXTO, seed=201)
+    replay(live, client, table_id, clip_folder, first)
+    assert live.table(table_id).snapshot.turn.step == "reroll"
+    second = render_throw(SIXTO, seed=202)
+    replay(live, client, table_id, clip_folder, second)
+    log = live.app.state.tables.store.log(table_id)
+    assert [(e.by, e.move["kind"]) for e in log if e.move] == [
+        ("camera", "roll"),
+        ("0", "reroll"),
+        ("camera", "roll"),
+    ]
+    rolled = {d["colour"]: d["value"] for d in log[-1].move["dice"]}
+    assert rolled == dict(second.rest)
+    assert live.table(table_id).snapshot.turn.step == "cross"
+
+
+def test_missing_die_is_held_not_applied(live: Any, clip_folder: Path) -> None:
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    no_blue = render_throw(QWIXX[:-1], seed=301)
+    replay(live, client, table_id, clip_folder, no_blue)
+    assert rolls_in_log(live, table_id) == []
+    body = camera(client, table_id)
+    assert body["pending"]["kind"] == "mismatch"
+    assert "blue die is missing" in body["pending"]["message"]
+    held = client.get(f"/t/{table_id}/camera/held.jpg")
+    assert held.headers["content-type"] == "image/jpeg"
+    # the host asks for a re-throw: nothing is applied, the held reading is gone
+    pending_id = body["pending"]["id"]
+    assert (
+        client.post(f"/api/tables/{table_id}/camera/dismiss", json={"id": pending_id}).status_code
+        == 200
+    )
+    assert camera(client, table_id)["pending"] is None
+    assert rolls_in_log(live, table_id) == []
+
+
+def test_host_fixes_a_die_by_tapping_it(live: Any, clip_folder: Path) -> None:
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    # a seventh die (a second red) lies on the table: colour twice
+    throw = render_throw((*QWIXX, "red"), seed=401)
+    replay(live, client, table_id, clip_folder, throw)
+    body = camera(client, table_id)
+    assert [p["kind"] for p in body["pending"]["problems"]] == ["colour_twice"]
+    reds = [d["index"] for d in body["pending"]["dice"] if d["colour"] == "red"]
+    fix = {"id": body["pending"]["id"], "index": reds[-1], "remove": True}
+    seat = httpx.Client(base_url=live.base_url)  # not the host: refused
+    assert seat.post(f"/api/tables/{table_id}/camera/fix", json=fix).status_code == 401
+    answer = client.post(f"/api/tables/{table_id}/camera/fix", json=fix)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["applied"] is True
+    [(by, dice)] = rolls_in_log(live, table_id)
+    assert by == "host" and len(dice) == 6
+
+
+def test_confirm_mode_waits_for_the_active_player(live: Any, clip_folder: Path) -> None:
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    assert client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": "confirm"}).json() == {
+        "mode": "confirm"
+    }
+    throw = render_throw(QWIXX, seed=501)
+    replay(live, client, table_id, clip_folder, throw)
+    body = camera(client, table_id)
+    assert body["mode"] == "confirm" and rolls_in_log(live, table_id) == []
+    assert body["pending"]["kind"] == "confirm"
+    answer = client.post(
+        f"/api/tables/{table_id}/camera/confirm", json={"id": body["pending"]["id"]}
+    )
+    assert answer.status_code == 200 and answer.json()["applied"] is True
+    assert rolls_in_log(live, table_id) == [("camera", sorted(throw.rest))]
+
+
+def test_camera_goes_to_the_attached_table(live: Any, clip_folder: Path) -> None:
+    client = host_client(live)
+    first = new_table(client, "qwixx")
+    second = new_table(client, "qwixx")
+    wait_until(lambda: camera(client, second)["attached"], 5, "the newest table to get the camera")
+    assert client.post(f"/api/tables/{first}/camera/attach").status_code == 200
+    assert camera(client, first)["attached"] and not camera(client, second)["attached"]
+    replay(live, client, first, clip_folder, render_throw(QWIXX, seed=601))
+    assert len(rolls_in_log(live, first)) == 1 and rolls_in_log(live, second) == []
+
+
+def test_a_failing_source_leaves_the_server_serving(tmp_path: Path) -> None:
+    """The camera folder is missing: the status says so and the worker retries with
+    back-off; manual entry works meanwhile; when the folder appears the rolls flow."""
+    folder = tmp_path / "not-yet"
+    reader = ClipReader()
+    settings = Settings(
+        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
+    )
+    with LiveServer(settings, lambda: reader) as server:
+        client = host_client(server)
+        table_id = new_table(client, "qwixx")
+        body = wait_until(
+            lambda: (
+                (b := camera(client, table_id))["status"]
+                and b["status"]["reconnect_attempts"] >= 2
+                and b
+            ),
+            20,
+            "reconnect attempts",
+        )
+        assert "no such folder" in body["line"] and "reconnecting" in body["line"]
+        manual = {
+            "action_id": "manual-roll-1",
+            "move": {
+                "kind": "roll",
+                "player": -1,
+                "dice": [{"colour": c, "value": 3} for c in QWIXX],
+            },
+        }
+        assert client.post(f"/api/tables/{table_id}/actions", json=manual).status_code == 200
+        finish_step(server, client, table_id, "pass")
+        throw = render_throw(QWIXX, seed=701)
+        reader.throw = throw
+        write_throw(folder, throw)  # the camera comes back: the worker's next attempt reads it
+        wait_until(lambda: len(rolls_in_log(server, table_id)) == 2, 30, "the camera roll")
+        assert rolls_in_log(server, table_id)[1] == ("camera", sorted(throw.rest))
+
+
+def test_corrupt_frames_are_counted_and_skipped(live: Any, clip_folder: Path) -> None:
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    throw = render_throw(QWIXX, seed=801)
+    write_throw(clip_folder, throw)
+    # two frames of the empty table at the end are damaged on disk
+    for name in ("frame_0029.jpg", "frame_0030.jpg"):
+        (clip_folder / name).write_bytes(b"\xff\xd8 not a jpeg")
+    live.reader.throw = throw
+    client.post(f"/api/tables/{table_id}/camera/restart")
+    body = wait_until(
+        lambda: (b := camera(client, table_id))["status"] and b["status"]["ended"] and b,
+        30,
+        "the replay to end",
+    )
+    assert body["status"]["corrupt_frames"] == 2
+    assert "2 unreadable frames skipped" in body["line"]
+    assert len(rolls_in_log(live, table_id)) == 1
+
+
+def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path) -> None:
+    """`companion serve --images DIR` with the shipped ONNX models: a rendered Qwixx throw
+    becomes the table's roll."""
+    folder = tmp_path / "camera"
+    folder.mkdir()
+    server = ServerProcess(tmp_path / "data", free_port(), ["--images", str(folder)])
+    server.start()
+    try:
+        client = host_client(server)
+        table_id = new_table(client, "qwixx")
+        throw = render_throw(QWIXX, seed=901, side=56)
+        write_throw(folder, throw)
+        wait_until(lambda: not camera(client, table_id)["starting"], 30, "the models to load")
+        assert client.post(f"/api/tables/{table_id}/camera/restart").status_code == 200
+
+        def state() -> dict[str, Any]:
+            return dict(client.get(f"/api/tables/{table_id}/state").json())
+
+        def played() -> bool:
+            status = camera(client, table_id)["status"]
+            return bool(status and status["ended"])
+
+        wait_until(played, 60, "the replay to end")
+        body = camera(client, table_id)
+        assert state()["state_id"] == 1, (
+            f"no roll applied; camera: {body['note']!r} {body['pending']}"
+        )
+        dice = state()["state"]["dice"]
+        assert sorted((d["colour"], d["value"]) for d in dice) == sorted(throw.rest)
+    finally:
+        server.stop()

@@ -1,0 +1,180 @@
+"""Intruders on the same network, against the real server process: a device without the
+table's code gets no page, no state, no WebSocket and no action; a player's device marks
+only its own sheet; host actions need the host's device; guessing join codes is slowed;
+the static files cannot reach outside their folder (encoded traversal attempts); a
+WebSocket or a state-changing request from another site's page is refused."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from tests.reliability.conftest import SeatedTable, seat_devices
+from tests.web.conftest import REPO, ServerProcess
+from tests.web.helpers import QWIXX_ROLL_7
+
+PASS_0 = {"kind": "pass", "player": 0}
+
+
+@pytest.fixture
+def table(server: ServerProcess) -> SeatedTable:
+    host = httpx.Client(base_url=server.base_url, timeout=5)
+    seats = [httpx.Client(base_url=server.base_url, timeout=5) for _ in range(3)]
+    return seat_devices(server.base_url, host, seats)
+
+
+def ws_url(server: ServerProcess, table_id: str) -> str:
+    return server.base_url.replace("http", "ws", 1) + f"/t/{table_id}/ws?view=table"
+
+
+def state_id(client: httpx.Client, table_id: str) -> int:
+    return int(client.get(f"/api/tables/{table_id}/state").json()["state_id"])
+
+
+def action(action_id: str, move: dict[str, Any]) -> dict[str, Any]:
+    return {"action_id": action_id, "move": move}
+
+
+def test_without_the_code_nothing(server: ServerProcess, table: SeatedTable) -> None:
+    tid = table.table_id
+    before = state_id(table.host, tid)
+    forged = "x" * 32
+    for cookies in ({}, {f"tc_{tid}": forged}):
+        stranger = httpx.Client(base_url=server.base_url, timeout=5, cookies=cookies)
+        for page in (f"/t/{tid}", f"/t/{tid}/sheet", f"/t/{tid}/seat"):
+            answer = stranger.get(page)
+            assert answer.status_code == 303 and answer.headers["location"] == "/join"
+        for path in (f"/api/tables/{tid}/state", f"/api/tables/{tid}/record", f"/t/{tid}/live"):
+            answer = stranger.get(path)
+            assert answer.status_code in (401, 303), (path, answer.status_code)
+            assert "state" not in answer.text or answer.status_code == 303
+        for path, body in (
+            (f"/api/tables/{tid}/actions", action("intruder-01", QWIXX_ROLL_7)),
+            (f"/api/tables/{tid}/undo", {"action_id": "intruder-02"}),
+            (f"/api/tables/{tid}/seat", {"seat": 0}),
+            (f"/api/tables/{tid}/end", None),
+            (f"/api/tables/{tid}/seats/0/free", None),
+        ):
+            answer = stranger.post(path, json=body)
+            assert answer.status_code == 401, (path, answer.text)
+            assert answer.json()["rule"] == "join_first"
+        header = "; ".join(f"{k}={v}" for k, v in cookies.items())
+        with (
+            pytest.raises(InvalidStatus),
+            connect(ws_url(server, tid), additional_headers={"Cookie": header}),
+        ):
+            pass
+    # another table's token under this table's cookie name is no key either
+    other = httpx.Client(base_url=server.base_url, timeout=5)
+    other_id = other.post("/api/tables", json={"game": "qwixx", "options": {}}).json()["table_id"]
+    borrowed = {f"tc_{tid}": other.cookies[f"tc_{other_id}"]}
+    assert (
+        httpx.get(f"{server.base_url}/api/tables/{tid}/state", cookies=borrowed).status_code == 401
+    )
+    assert state_id(table.host, tid) == before  # nothing changed
+
+
+def test_a_player_marks_only_their_own_sheet(table: SeatedTable) -> None:
+    tid, host, (ann, ben, _) = table.table_id, table.host, table.seats
+    assert (
+        host.post(f"/api/tables/{tid}/actions", json=action("roll-00001", QWIXX_ROLL_7)).status_code
+        == 200
+    )
+    own = ann.get(f"/api/tables/{tid}/state").json()
+    assert own["viewer"] == {"seat": 0, "host": False}
+    assert own["legal_moves"] and all(m["player"] == 0 for m in own["legal_moves"])
+    before = state_id(host, tid)
+    # Ann taps Ben's box: refused, nothing changes
+    answer = ann.post(
+        f"/api/tables/{tid}/actions", json=action("ann-bens-1", {"kind": "pass", "player": 1})
+    )
+    assert answer.status_code == 403 and answer.json()["rule"] == "own_sheet_only"
+    # Ann may not enter the dice when it is not her turn to roll (Ben is not active)
+    assert state_id(host, tid) == before
+    assert (
+        ben.post(f"/api/tables/{tid}/actions", json=action("ann-pass-1", PASS_0)).status_code == 403
+    )
+    # Ann's pass is hers; Ben may not take it back, only Ann or the host
+    assert (
+        ann.post(f"/api/tables/{tid}/actions", json=action("ann-pass-2", PASS_0)).status_code == 200
+    )
+    undo = ben.post(f"/api/tables/{tid}/undo", json={"action_id": "ben-undo-01"})
+    assert undo.status_code == 403 and undo.json()["rule"] == "undo_own_only"
+    # a player may not take another player's seat
+    taken = ben.post(f"/api/tables/{tid}/seat", json={"seat": 0})
+    assert taken.status_code == 403 and taken.json()["rule"] == "seat_taken"
+
+
+def test_host_actions_need_the_hosts_device(table: SeatedTable) -> None:
+    tid, host, ann = table.table_id, table.host, table.seats[0]
+    for path in (f"/api/tables/{tid}/end", f"/api/tables/{tid}/seats/1/free"):
+        answer = ann.post(path)
+        assert answer.status_code == 403 and answer.json()["rule"] == "host_only"
+    assert not ann.get(f"/api/tables/{tid}/state").json()["finished"]
+    assert host.post(f"/api/tables/{tid}/end").status_code == 200  # the host may
+
+
+def test_guessing_codes_is_slowed(server: ServerProcess, table: SeatedTable) -> None:
+    guesser = httpx.Client(base_url=server.base_url, timeout=5)
+    answers = [
+        guesser.post("/api/join", json={"code": f"ZZZZ{n:02d}"}).status_code for n in range(10)
+    ]
+    assert answers == [404] * 10
+    blocked = guesser.post("/api/join", json={"code": table.code})  # even the right code waits
+    assert blocked.status_code == 429 and int(blocked.headers["Retry-After"]) >= 1
+    form = guesser.post("/join", data={"code": "ZZZZ99"})  # the HTML form shares the limit
+    assert form.status_code == 429 or "try again" in form.text
+
+
+TRAVERSALS = [
+    "/static/../companion/web/store.py",
+    "/static/%2e%2e/companion/web/store.py",
+    "/static/%2e%2e/%2e%2e/pyproject.toml",
+    "/static/..%2f..%2fpyproject.toml",
+    "/static/..%2F..%2Fpyproject.toml",
+    "/static/%252e%252e/%252e%252e/pyproject.toml",
+    "/static/..%5c..%5cpyproject.toml",
+    "/static/%c0%ae%c0%ae/%c0%ae%c0%ae/pyproject.toml",
+    "/static//etc/passwd",
+    "/static/%2fetc%2fpasswd",
+    "/static/css/../../../pyproject.toml",
+    "/static/css/%2e%2e%2f%2e%2e%2f%2e%2e%2fpyproject.toml",
+]
+
+
+def test_static_files_stay_in_their_folder(server: ServerProcess) -> None:
+    secrets = [(REPO / "pyproject.toml").read_text()[:60], "root:x:0:0"]
+    with httpx.Client(base_url=server.base_url, timeout=5) as client:
+        assert client.get("/static/icon.svg").status_code == 200
+        for path in TRAVERSALS:
+            # send the path exactly as written (no client-side normalisation)
+            request = client.build_request("GET", server.base_url)
+            request.url = request.url.copy_with(raw_path=path.encode())
+            answer = client.send(request)
+            assert answer.status_code in (400, 404), (path, answer.status_code)
+            assert not any(s in answer.text for s in secrets), path
+
+
+def test_other_sites_are_refused(server: ServerProcess, table: SeatedTable) -> None:
+    tid, host = table.table_id, table.host
+    cookie = f"tc_{tid}={host.cookies[f'tc_{tid}']}"
+    with connect(ws_url(server, tid), additional_headers={"Cookie": cookie}) as own:
+        assert json.loads(own.recv(timeout=5))["type"] == "state"  # the same origin works
+    for origin in ("http://evil.example", f"http://127.0.0.1:{server.port + 1}", "null"):
+        with (
+            pytest.raises(InvalidStatus),
+            connect(ws_url(server, tid), additional_headers={"Cookie": cookie, "Origin": origin}),
+        ):
+            pass
+        answer = host.post(
+            f"/api/tables/{tid}/actions",
+            json=action("evil-roll-1", QWIXX_ROLL_7),
+            headers={"Origin": origin},
+        )
+        assert answer.status_code == 403 and answer.json()["rule"] == "foreign_origin"
+    assert state_id(host, tid) == 0

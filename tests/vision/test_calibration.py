@@ -1,0 +1,158 @@
+"""Table calibration files: the dice-set format plus play area and die size, validated on
+load with the file and key named; measuring a set from rendered frames; the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion.vision.calibration import (
+    FULL_FRAME,
+    calibration_path,
+    detect_play_area,
+    load_calibration,
+    measure,
+    parse_calibration,
+    save_calibration,
+)
+from companion.vision.colour import (
+    DEFAULT_CALIBRATION_DIR,
+    CalibrationError,
+    builtin_dice_set,
+    colour_distance,
+    load_dice_set,
+)
+from companion.vision.types import STANDARD_DICE_SETS
+from tests.live.replay import ClipReader, render_throw
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD: dict[str, Any] = {
+    "format": "companion-dice-set/1",
+    "name": "kitchen",
+    "dice": [{"colour": "red", "lab": [40, 50, 30]}, {"colour": "white", "lab": [90, 0, 3]}],
+}
+
+
+def test_shipped_files_still_load_without_the_new_keys() -> None:
+    for name in ("qwixx-default", "sixto-default"):
+        calibration = load_calibration(DEFAULT_CALIBRATION_DIR / f"{name}.json")
+        assert calibration.play_area == FULL_FRAME and calibration.die_side is None
+        assert calibration.dice_set.colours == STANDARD_DICE_SETS[name.split("-")[0]]
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ({"play_area": [0.1, 0.1, 0.9, 0.8]}, None),
+        ({"play_area": [0.5, 0.1, 0.4, 0.8]}, "x0 < x1"),
+        ({"play_area": [0, 0, 1]}, "four numbers"),
+        ({"play_area": [0, 0, 1.5, 1]}, "fractions 0..1"),
+        ({"die_size": {"side_px": 44.0, "frame": [640, 480]}}, None),
+        ({"die_size": {"side_px": 1}}, "4 to 2000 pixels"),
+        ({"die_size": {"side": 44}}, "'side_px'"),
+        ({"die_size": {"side_px": 44, "frame": [640]}}, "[width, height]"),
+        ({"playarea": [0, 0, 1, 1]}, "unknown key"),
+    ],
+)
+def test_new_keys_are_validated(extra: dict[str, Any], problem: str | None) -> None:
+    data = GOOD | extra
+    if problem is None:
+        calibration = parse_calibration(data, "kitchen.json")
+        assert calibration.name == "kitchen"
+        return
+    with pytest.raises(CalibrationError) as caught:
+        parse_calibration(data, "kitchen.json")
+    assert "kitchen.json" in str(caught.value) and problem in str(caught.value)
+
+
+def test_save_round_trips_and_the_dice_set_loader_accepts_it(tmp_path: Path) -> None:
+    calibration = parse_calibration(
+        GOOD | {"play_area": [0.1, 0.2, 0.9, 0.8], "die_size": {"side_px": 40, "frame": [640, 480]}}
+    )
+    path = save_calibration(calibration, tmp_path / "kitchen.json")
+    again = load_calibration(path)
+    assert again == parse_calibration(json.loads(path.read_text()), str(path))
+    assert again.play_area == (0.1, 0.2, 0.9, 0.8) and again.die_side == 40.0
+    assert load_dice_set(path).colours == ("red", "white")  # `companion read --dice-set`
+
+
+def test_broken_files_name_the_problem(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(CalibrationError, match="broken.json: not JSON"):
+        load_calibration(broken)
+    with pytest.raises(CalibrationError, match="no such calibration file"):
+        load_calibration(tmp_path / "missing.json")
+    with pytest.raises(CalibrationError, match="use 1-48 letters"):
+        calibration_path("../etc/passwd")
+
+
+def test_measuring_a_rendered_set_finds_its_colours_size_and_area() -> None:
+    """The real colour stage measures each die of a rendered Qwixx throw at rest (the boxes
+    come from the clip's ground truth); the colours land near the shipped calibration, the
+    side near the rendered 44 px, and the play area around the dice."""
+    throw = render_throw(STANDARD_DICE_SETS["qwixx"], seed=77)
+    reader = ClipReader()
+    reader.throw = throw
+    rest = [i for i, f in enumerate(throw.frames) if f.phase == "rest"][:4]
+
+    class Indexed:  # measure() numbers frames 0..n; the clip knows them by their own index
+        def read(self, image: object, frame_index: int = 0) -> Any:
+            return reader.read(image, rest[frame_index])
+
+    frames = [throw.frames[i].image for i in rest]
+    calibration, notes = measure(frames, Indexed(), builtin_dice_set("qwixx"), "test-table")
+    assert notes == []
+    shipped = builtin_dice_set("qwixx")
+    for measured, reference in zip(calibration.dice_set.dice, shipped.dice, strict=True):
+        assert measured.colour == reference.colour
+        assert colour_distance(measured.lab, reference.lab) < 25, measured
+    assert calibration.die_side is not None and 40 <= calibration.die_side <= 48
+    x0, y0, x1, y1 = calibration.play_area
+    for d in throw.frames[rest[0]].dice:
+        assert x0 * 640 < d.cx < x1 * 640 and y0 * 480 < d.cy < y1 * 480
+    assert (x0, y0, x1, y1) != FULL_FRAME
+
+
+def test_a_die_never_seen_is_an_error() -> None:
+    throw = render_throw(STANDARD_DICE_SETS["qwixx"][:-1], seed=78)
+    reader = ClipReader()
+    reader.throw = throw
+    index = throw.rest_index
+    frames = [throw.frames[index].image]
+
+    class Indexed:
+        def read(self, image: object, frame_index: int = 0) -> Any:
+            return reader.read(image, index)
+
+    with pytest.raises(CalibrationError, match="not seen by the camera: blue"):
+        measure(frames, Indexed(), builtin_dice_set("qwixx"), "x")
+
+
+def test_detected_area_is_the_full_frame_without_dice() -> None:
+    assert detect_play_area([]) == FULL_FRAME
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "companion.cli", "calibrate", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_cli_checks_a_file(tmp_path: Path) -> None:
+    good = run_cli("--check", str(DEFAULT_CALIBRATION_DIR / "sixto-default.json"))
+    assert good.returncode == 0 and json.loads(good.stdout)["name"] == "sixto"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(GOOD | {"play_area": [1, 1, 0, 0]}))
+    refused = run_cli("--check", str(bad))
+    assert refused.returncode == 2 and "play_area" in refused.stderr
+    assert run_cli().returncode == 2

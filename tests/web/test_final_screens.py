@@ -1,0 +1,136 @@
+"""What players read at a refusal and at the end of a game (found in a QA pass through every
+game in a browser): the engine's "player N" becomes the seat's name, and the final breakdown
+table has a column for every entry any player has, so each number sits under its heading."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from companion.rules.base import Score
+from companion.rules.session import replay_record
+from companion.web.app import create_app
+from companion.web.auth import Viewer
+from companion.web.settings import Settings
+from companion.web.tables import Snapshot
+from companion.web.views import breakdown_table, live_context, with_names
+from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player
+
+RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"
+
+
+def finished_snapshot(game_name: str) -> Snapshot:
+    """The last position of the documented example game (docs/records/<game>.json)."""
+    session = replay_record(json.loads((RECORDS / f"{game_name}.json").read_text()))
+    assert session.outcome() is not None
+    return Snapshot(
+        state_id=session.state_id,
+        game=session.game,
+        state=session.state,
+        players=tuple(session.players),
+        turn=session.turn(),
+        scores=session.scores(),
+        outcome=session.outcome(),
+        last_by=session.actions[-1].by,
+        ended_by_host=False,
+    )
+
+
+def test_with_names_puts_the_seat_name_for_the_engines_player_number() -> None:
+    players = ("Ann", "Bob", "Cid")
+    assert with_names("player 3 has already passed", players) == "Cid has already passed"
+    assert with_names("Player 1 wins; player 2 second", players) == "Ann wins; Bob second"
+    # no such seat, or not a seat number at all: unchanged
+    assert with_names("player 4 and 2 players", players) == "player 4 and 2 players"
+
+
+def test_the_breakdown_table_has_a_column_for_every_players_entries() -> None:
+    scores = [
+        Score(player=2, total=60, breakdown=(("round 1: Sixis", 60),)),
+        Score(player=0, total=35, breakdown=(("round 1: Low", 20), ("round 1: Odd", 15))),
+        Score(player=1, total=0, breakdown=()),
+    ]
+    table = breakdown_table(scores, ("Ann", "Bob", "Cid"))
+    assert table["columns"] == ["round 1: Sixis", "round 1: Low", "round 1: Odd"]
+    assert table["cells"] == [[60, None, None], [None, 20, 15], [None, None, None]]
+
+
+def test_every_final_number_sits_under_its_heading_in_every_game() -> None:
+    for game_name in ("qwixx", "sixto", "sixis", "sixmix", "sixes"):
+        snapshot = finished_snapshot(game_name)
+        outcome = live_context(snapshot, Viewer(seat=None, host=True), "table")["outcome"]
+        by_name = {snapshot.players[s.player]: s for s in snapshot.scores}
+        for row in outcome["ranking"]:
+            assert len(row["cells"]) == len(outcome["columns"]), game_name
+            score = by_name[row["name"]]
+            shown = dict(zip(outcome["columns"], row["cells"], strict=True))
+            expected: dict[str, int] = {}
+            for label, points in score.breakdown:
+                expected[with_names(label, snapshot.players)] = (
+                    expected.get(with_names(label, snapshot.players), 0) + points
+                )
+            assert {k: v for k, v in shown.items() if v is not None} == expected, game_name
+            assert sum(v for v in row["cells"] if v is not None) == row["total"], game_name
+
+
+def test_the_end_message_names_the_players() -> None:
+    snapshot = finished_snapshot("qwixx")  # Kari, Ola, Mia; Mia wins with 144
+    message = live_context(snapshot, Viewer(seat=0, host=False), "sheet")["outcome"]["message"]
+    assert "Mia wins with 144" in message and "player 3" not in message
+
+
+def test_a_refusal_names_the_player(tmp_path: Path) -> None:
+    app: Any = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app) as host:
+        table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        bob = TestClient(app)
+        seat_player(bob, table["code"], table["table_id"], 1)
+        tid = table["table_id"]
+        assert act(host, tid, QWIXX_ROLL_7, "roll-000001").status_code == 200
+        assert act(bob, tid, {"kind": "pass", "player": 1}, "bob-pass-01").status_code == 200
+        again = act(
+            bob, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 7}, "bob-x-01"
+        )
+        assert again.status_code == 409
+        assert again.json()["message"] == "Bob has already crossed or passed on this white sum"
+
+
+def test_the_history_names_the_players(tmp_path: Path) -> None:
+    app: Any = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app) as host:
+        record = json.loads((RECORDS / "qwixx.json").read_text())
+        assert host.post("/api/import", json=record).status_code == 201
+        history = host.get("/history").text
+        assert "Mia wins with 144" in history and "player 3" not in history
+
+
+def test_a_locked_qwixx_row_says_locked_on_every_sheet(tmp_path: Path) -> None:
+    app: Any = create_app(Settings(data_dir=tmp_path))
+    colours = ["white", "white", "red", "yellow", "green", "blue"]
+    with TestClient(app) as host:
+        table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        tid = table["table_id"]
+        moves: list[dict[str, Any]] = []
+        # Ann crosses red 2..6 on white sums (Bob crosses yellow), then red 12 and the lock
+        for turn, (w1, w2) in enumerate([(1, 1), (1, 2), (2, 2), (2, 3), (3, 3), (6, 6)]):
+            dice = [
+                {"colour": c, "value": v}
+                for c, v in zip(colours, [w1, w2, 5, 1, 1, 1], strict=True)
+            ]
+            moves.append({"kind": "roll", "player": -1, "dice": dice})
+            moves.append({"kind": "cross", "player": 0, "colour": "red", "number": w1 + w2})
+            if turn < 5:
+                moves.append({"kind": "cross", "player": 1, "colour": "yellow", "number": w1 + w2})
+                moves.append({"kind": "pass", "player": turn % 2})
+        for n, move in enumerate(moves):
+            assert act(host, tid, move, f"lock-{n:04d}").status_code == 200
+        page = host.get(f"/t/{tid}").text
+        for seat in ("0", "1"):
+            sheet = page.split(f'data-seat="{seat}"')[1]
+            red = sheet.split('data-row="red"')[1].split('data-row="yellow"')[0]
+            assert "<small>locked</small>" in red, seat
+            yellow = sheet.split('data-row="yellow"')[1].split('data-row="green"')[0]
+            assert "locked" not in yellow.split("</span>")[0], seat

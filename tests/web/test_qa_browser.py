@@ -1,0 +1,187 @@
+"""Problems a QA pass found as a player sees them, in Debian's Chromium against a real
+server: the host's "End the game now" reaches every open screen without a reload; the final
+breakdown of a wide sheet (Sixto: 6 rows + 9 columns) does not make a phone's page scroll
+sideways; history links are finger-sized; Sixto's column numbers fit their column on a phone
+held upright."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ServerProcess, shot
+
+pytestmark = pytest.mark.browser
+
+RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"
+TABLET = {"viewport": {"width": 1024, "height": 768}, "has_touch": True}
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "is_mobile": True,
+    "has_touch": True,
+    "device_scale_factor": 2,
+}
+
+
+def import_record(page: Any, server: ServerProcess, game: str) -> str:
+    """Import docs/records/<game>.json from this browser (it becomes the host) and open it."""
+    record = json.loads((RECORDS / f"{game}.json").read_text())
+    response = page.request.post(server.base_url + "/api/import", data=record)
+    assert response.status == 201, response.text()
+    url = server.base_url + response.json()["url"]
+    page.goto(url)
+    page.wait_for_selector("#conn[data-conn=live]")
+    return url
+
+
+def test_ending_the_game_reaches_every_open_screen(browser: Any, server: ServerProcess) -> None:
+    host = browser.new_context(**TABLET).new_page()
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    body = created.json()
+    host.goto(server.base_url + body["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    ann = browser.new_context(**PHONE).new_page()
+    ann.goto(f"{server.base_url}/join?code={body['code']}")
+    ann.click("button.primary")
+    ann.click("button[name=seat][value='0']")
+    ann.wait_for_url("**/sheet")
+    ann.wait_for_selector("#conn[data-conn=live]")
+    assert ann.locator(".roll-entry").count() == 1
+
+    host.click(".host-tools summary")
+    host.once("dialog", lambda dialog: dialog.accept())
+    host.click("[data-host-end]")
+    # no reload: the pushed fragment shows the end on both screens
+    for page in (host, ann):
+        page.wait_for_selector(".outcome", timeout=5000)
+        assert page.inner_text(".turn-text") == "The host ended this game"
+        assert page.locator(".roll-entry").count() == 0
+    shot(ann, "qa-ended-by-host-phone")
+
+
+def test_a_wide_final_breakdown_scrolls_in_its_box_not_the_page(
+    browser: Any, server: ServerProcess
+) -> None:
+    phone = browser.new_context(**PHONE).new_page()
+    import_record(phone, server, "sixto")
+    phone.wait_for_selector(".outcome .breakdown")
+    widths = phone.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+        " document.querySelector('.breakdown').scrollWidth]"
+    )
+    page_width, viewport_width, table_width = widths
+    assert table_width > viewport_width  # 15 score columns: wider than a phone
+    assert page_width <= viewport_width, widths
+    shot(phone, "qa-sixto-final-phone")
+
+
+def test_history_links_are_finger_sized(browser: Any, server: ServerProcess) -> None:
+    phone = browser.new_context(**PHONE).new_page()
+    import_record(phone, server, "qwixx")
+    phone.goto(server.base_url + "/history")
+    sizes = phone.evaluate(
+        "() => Array.from(document.querySelectorAll('.history a'),"
+        " (a) => [a.textContent, a.getBoundingClientRect().height])"
+    )
+    assert sizes and all(height >= 44 for _, height in sizes), sizes
+
+
+def test_sixto_column_numbers_fit_their_column_on_an_upright_phone(
+    browser: Any, server: ServerProcess
+) -> None:
+    phone = browser.new_context(**PHONE).new_page()
+    import_record(phone, server, "sixto")
+    # each label of the turned sheet's number column ends before the first colour column
+    # starts (they used to be box-wide and hide under it) and shows its whole text
+    clipped = phone.evaluate(
+        """() => {
+          const sheet = document.querySelector('.sheet.game-sixto');
+          const firstRow = sheet.querySelector('.sx-row').getBoundingClientRect();
+          const labels = sheet.querySelectorAll('.sx-head > *, .sx-foot .sx-rowpts.sum');
+          return Array.from(labels)
+            .filter((e) => e.textContent.trim())
+            .filter((e) => e.closest('.sx-foot') ? e.scrollWidth > e.clientWidth + 1
+                          : e.getBoundingClientRect().right > firstRow.left + 1)
+            .map((e) => e.textContent.trim());
+        }"""
+    )
+    assert clipped == []
+    shot(phone, "qa-sixto-final-sheet-phone")
+
+
+def test_the_start_form_speaks_in_seats_and_names(browser: Any, server: ServerProcess) -> None:
+    host = browser.new_context(**TABLET).new_page()
+    host.goto(server.base_url + "/")
+    host.check("input[name=game][value=sixis]")
+    host.fill("#player-count", "3")
+    host.dispatch_event("#player-count", "change")
+    for index, name in enumerate(["Ann", "Bob", "Cid"]):
+        host.fill(f"#names label:nth-of-type({index + 1}) input", name)
+    # the first player is chosen by name (it used to be a 0-based seat number)
+    assert host.locator("select[name=first_player] option").all_inner_texts() == [
+        "Seat 1: Ann",
+        "Seat 2: Bob",
+        "Seat 3: Cid",
+    ]
+    host.select_option("select[name=first_player]", "1")
+    # each table gets its own deal (every Sixis table used to get seed 0, the same cards)
+    seeds = {host.input_value("input[name=deal_seed]")}
+    host.reload()
+    host.check("input[name=game][value=sixis]")
+    seeds.add(host.input_value("input[name=deal_seed]"))
+    assert len(seeds) == 2 and "0" not in seeds
+    host.fill("#player-count", "3")
+    host.dispatch_event("#player-count", "change")
+    host.fill("#names label:nth-of-type(2) input", "Bob")
+    host.select_option("select[name=first_player]", "1")
+    host.click("button[type=submit].primary")
+    host.wait_for_url("**/t/*")
+    assert host.inner_text(".turn-text") == "Bob rolls the dice"
+
+    # an unset option (Sixes' rollers) is an empty field meaning "default", not "null"
+    host.goto(server.base_url + "/")
+    host.check("input[name=game][value=sixes]")
+    assert host.input_value("input[name=rollers]") == ""
+    host.click("button[type=submit].primary")
+    host.wait_for_url("**/t/*")
+    assert "turn 1 of 8" in host.inner_text(".sixes-common")  # default: 2 rounds of 4
+
+
+def test_importing_a_file_that_is_not_json_says_so(
+    browser: Any, server: ServerProcess, tmp_path: Path
+) -> None:
+    host = browser.new_context(**TABLET).new_page()
+    host.goto(server.base_url + "/")
+    not_json = tmp_path / "notes.json"
+    not_json.write_text("hello")
+    host.set_input_files("#record-file", str(not_json))
+    host.click("#import-form button[type=submit]")
+    host.wait_for_selector("#import-error:not([hidden])")
+    assert host.inner_text("#import-error") == "notes.json is not a game record: it is not JSON."
+
+
+def test_the_start_page_fits_an_upright_phone(browser: Any, server: ServerProcess) -> None:
+    phone = browser.new_context(**PHONE).new_page()
+    phone.goto(server.base_url + "/")
+    widths = phone.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert widths[0] <= widths[1], widths  # the file field of the import used to stick out
+
+
+def test_a_stale_table_link_shows_a_page_not_json(browser: Any, server: ServerProcess) -> None:
+    phone = browser.new_context(**PHONE).new_page()
+    response = phone.goto(server.base_url + "/t/nosuchtable1/sheet")
+    assert response is not None and response.status == 404
+    assert phone.inner_text("h1") == "Not found"
+    assert phone.locator("a[href='/join']").count() >= 1
+    # the API still answers JSON to scripts
+    api = phone.request.get(server.base_url + "/api/tables/nosuchtable1/state")
+    assert api.status == 404 and api.json()["message"] == "no such table"
