@@ -334,9 +334,10 @@ class CameraHub:
         return self._keeper.last_image, self._keeper.last_reading
 
     def set_calibration(self, calibration: Any) -> None:
-        """Use a table calibration (play area, die size, dice set) from now on."""
+        """Use a table calibration (play area, die size, dice set) from now on (the settle
+        stage's motion watch takes the new play area when the camera next (re)starts)."""
         self.calibration = calibration
-        self._keeper.play_area = tuple(calibration.play_area)  # type: ignore[assignment]
+        self._keeper.play_area = tuple(calibration.play_area)
         self._keeper.die_side = calibration.die_side
         self._apply_dice_set()
 
@@ -671,7 +672,7 @@ def settle_config(
     clip's 10 fps), which keeps the rest-to-screen delay under 300 ms at 30 fps
     (docs/benchmarks-live.md)."""
     frames = max(MIN_STABLE_FRAMES, round(fps * SETTLE_SECONDS))
-    return SettleConfig(stable_frames=frames, play_area=play_area)
+    return SettleConfig.model_validate({"stable_frames": frames, "play_area": play_area})
 
 
 def status_line(

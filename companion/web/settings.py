@@ -91,7 +91,11 @@ class Settings(BaseModel):
         description="folder holding templates/ and static/ (the repository's web/)",
     )
     camera: CameraSettings = Field(
-        default_factory=CameraSettings, description="roll source for the camera issue"
+        # `companion serve` always passes its CameraSettings (no option: the webcam or the
+        # demo clip); Settings built in code (tests, embedding) start with no camera, so
+        # nothing reads frames or rolls dice unless asked to
+        default_factory=lambda: CameraSettings(disabled=True),
+        description="roll source: a webcam, a video, a folder, the demo, or none",
     )
     join_attempts: int = Field(
         default=10,

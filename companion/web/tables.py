@@ -180,6 +180,7 @@ class Table:
             for token_hash, device in list(self._devices.items()):
                 if device.seat == seat:
                     self._devices[token_hash] = Device(self.table_id, device.host, None)
+            self._redraw_all()  # the freed device stops offering that seat's dice and boxes
 
     # -- actions ------------------------------------------------------------------------
     async def act(
@@ -267,10 +268,14 @@ class Table:
             )
             self._ended_by_host = True
             self._publish()
-            # the state id did not change (no action), so screens that push only on a new
-            # state id would keep showing a live game: ask every one to send anyway
-            for subscriber in list(self._subscribers):
-                subscriber.notify(-1)
+            self._redraw_all()
+
+    def _redraw_all(self) -> None:
+        """Ask every screen to send its fragment again although the state id did not change
+        (the host ended the game, a seat was freed): the sockets push only on a new state
+        id, so those screens would keep showing what no longer holds."""
+        for subscriber in list(self._subscribers):
+            subscriber.notify(-1)
 
     def _still_current(self, expected_state_id: int | None, move: Move) -> bool:
         """Whether a tap drawn at an older state id is still current: since then only other

@@ -55,11 +55,14 @@ def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -
             for el in page.locator(".banner .die").all()
         }
         assert shown == set(throw.rest)
-        page.wait_for_selector("#camera-status[data-camera-state=live]", timeout=5000)
         page.wait_for_function(
             "document.getElementById('camera-picture').naturalWidth > 0", timeout=5000
         )
-        assert "roll applied" in page.inner_text("#camera-note")
+        page.wait_for_function(
+            "document.getElementById('camera-note').textContent === 'roll applied'",
+            timeout=5000,
+        )
+        assert "camera" in page.inner_text("#camera-status")
         shot(page, "live-camera-roll-laptop")
 
         # a throw with a die missing: held, the picture with the problem, nothing applied

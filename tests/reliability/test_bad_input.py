@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -36,7 +37,7 @@ from tests.reliability.conftest import ThreadServer, thread_settings
 from tests.web.conftest import REPO, ServerProcess
 from tests.web.helpers import QWIXX_ROLL_7
 
-FUZZ_EXAMPLES = 25  # per API operation
+FUZZ_EXAMPLES = int(os.environ.get("RELIABILITY_FUZZ_EXAMPLES", "25"))  # per API operation
 
 
 @pytest.fixture(scope="module")

@@ -210,7 +210,7 @@ def test_sigkill_twenty_times_while_six_devices_play(server: ServerProcess) -> N
                 tally.answers.clear()
                 tally.acks.clear()
             running.set()
-            time.sleep(rng.uniform(0.4, 1.2))  # a random moment, requests in flight
+            time.sleep(rng.uniform(0.3, 1.0))  # a random moment, requests in flight
             server.kill()
             running.clear()
             with tally.lock:

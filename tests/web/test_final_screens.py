@@ -17,7 +17,7 @@ from companion.web.auth import Viewer
 from companion.web.settings import Settings
 from companion.web.tables import Snapshot
 from companion.web.views import breakdown_table, live_context, with_names
-from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player
+from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player, snapshot_of
 
 RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"
 
@@ -134,3 +134,11 @@ def test_a_locked_qwixx_row_says_locked_on_every_sheet(tmp_path: Path) -> None:
             assert "<small>locked</small>" in red, seat
             yellow = sheet.split('data-row="yellow"')[1].split('data-row="green"')[0]
             assert "locked" not in yellow.split("</span>")[0], seat
+
+
+def test_the_sixes_banner_does_not_ask_the_roller_to_pound() -> None:
+    snapshot = snapshot_of("sixes", ["Ann", "Bob", "Cid", "Dee"], [])
+    assert snapshot.turn.step == "pound" and snapshot.turn.active == 0
+    assert 0 in snapshot.turn.players  # the roller may end the game, but does not pound
+    text = live_context(snapshot, Viewer(seat=1, host=False), "sheet")["turn"]["text"]
+    assert text == "Pound: waiting for Bob, Cid and Dee, or Ann rolls"

@@ -185,3 +185,46 @@ def test_a_stale_table_link_shows_a_page_not_json(browser: Any, server: ServerPr
     # the API still answers JSON to scripts
     api = phone.request.get(server.base_url + "/api/tables/nosuchtable1/state")
     assert api.status == 404 and api.json()["message"] == "no such table"
+
+
+def test_a_players_links_on_the_table_view_are_finger_sized(
+    browser: Any, server: ServerProcess
+) -> None:
+    host = browser.new_context(**TABLET).new_page()
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    ).json()
+    ann = browser.new_context(**PHONE).new_page()
+    ann.goto(f"{server.base_url}/join?code={created['code']}")
+    ann.click("button.primary")
+    ann.click("button[name=seat][value='0']")
+    ann.wait_for_url("**/sheet")
+    ann.goto(server.base_url + created["url"])  # the table view, from her phone
+    sizes = ann.evaluate(
+        "() => Array.from(document.querySelectorAll('.viewer-links a'),"
+        " (a) => [a.textContent, a.getBoundingClientRect().height])"
+    )
+    assert [text for text, _ in sizes] == ["Take a seat", "My sheet"]
+    assert all(height >= 44 for _, height in sizes), sizes
+
+
+def test_a_freed_seat_stops_offering_its_dice_on_the_old_device(
+    browser: Any, server: ServerProcess
+) -> None:
+    host = browser.new_context(**TABLET).new_page()
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    ).json()
+    ann = browser.new_context(**PHONE).new_page()
+    ann.goto(f"{server.base_url}/join?code={created['code']}")
+    ann.click("button.primary")
+    ann.click("button[name=seat][value='0']")
+    ann.wait_for_url("**/sheet")
+    ann.wait_for_selector("#conn[data-conn=live]")
+    assert ann.locator(".roll-entry").count() == 1  # Ann rolls first
+    freed = host.request.post(f"{server.base_url}/api/tables/{created['table_id']}/seats/0/free")
+    assert freed.status == 200
+    # without a reload, her old phone no longer offers Ann's roll entry
+    ann.wait_for_selector(".roll-entry", state="detached", timeout=5000)

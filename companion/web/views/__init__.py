@@ -182,6 +182,11 @@ def turn_context(snapshot: Snapshot) -> dict[str, Any]:
         text = "The host ended this game"
     elif turn.chance and not turn.players:
         text = f"{active} rolls the dice" if active else "Roll the dice"
+    elif turn.players and turn.chance and active and set(turn.players) != {turn.active}:
+        # e.g. Sixes' pound: the others may act before the dice fall; the roller is not
+        # "waited for" (their roll closes the step), so name them as the one who rolls
+        others = tuple(seat for seat in turn.players if seat != turn.active)
+        text = f"{step.capitalize()}: waiting for {names_of(players, others)}, or {active} rolls"
     elif turn.players:
         text = f"{step.capitalize()}: waiting for {names_of(players, turn.players)}"
         if turn.chance:

@@ -23,7 +23,7 @@
       (reading ? reading.dice : []).forEach((d) => {
         const li = document.createElement("li");
         const side = Math.max(d.box[2] - d.box[0], d.box[3] - d.box[1]);
-        li.textContent = `${d.colour || "?"} ${d.value ?? "?"} · ${side} px · ${d.flags.join(", ")}`;
+        li.textContent = `${d.colour || "?"} ${d.value ?? "?"} · ${side} px` + (d.flags.length ? ` · ${d.flags.join(", ")}` : "");
         diceEl.appendChild(li);
       });
     } catch (error) { /* try again */ }
@@ -44,6 +44,7 @@
     });
     const data = await r.json().catch(() => ({}));
     result.textContent = r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
+    if (r.ok) document.getElementById("calibrate-active").textContent = data.calibration.name;
   });
   document.addEventListener("click", async (event) => {
     const name = event.target.dataset && event.target.dataset.use;
