@@ -185,3 +185,32 @@ def test_white_sum_steps_with_simultaneous_taps(tmp_path: Path) -> None:
     # (stale_state: the second box arrived after the last player closed the step)
     assert set(refusals) - {"rounds_1"} <= REFUSAL_REASONS - {"game_over"}, refusals
     print(f"steps={steps} games={len(games)} refusals={dict(refusals)}")
+
+
+def test_only_taps_of_the_same_simultaneous_step_skip_the_stale_check(tmp_path: Path) -> None:
+    """The boundaries of `_still_current`: a tap drawn earlier in the same white-sum step is
+    judged by the engine; one drawn before the roll, or in an earlier step, stays stale."""
+    from fastapi.testclient import TestClient
+
+    from companion.web.app import create_app
+    from companion.web.settings import Settings
+    from tests.web.helpers import QWIXX_ROLL_7, act, create_table
+
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as host:
+        tid = create_table(host, "qwixx", ["A", "B", "C"], {"players": 3})["table_id"]
+        assert act(host, tid, QWIXX_ROLL_7, "roll-000001", 0).json()["state_id"] == 1
+
+        def pass_(seat: int, action_id: str, drawn_at: int) -> Any:
+            return act(host, tid, {"kind": "pass", "player": seat}, action_id, drawn_at)
+
+        assert pass_(0, "pass-a-0001", 1).json()["state_id"] == 2
+        assert pass_(1, "pass-b-0001", 1).json()["state_id"] == 3  # drawn at 1, still current
+        stale = pass_(2, "pass-c-0001", 0)  # drawn before the roll
+        assert stale.status_code == 409 and stale.json()["reason"] == "stale_state"
+        again = pass_(0, "pass-a-0002", 2)  # same step, but A has acted: the engine refuses
+        assert again.status_code == 409 and again.json()["reason"] == "not_your_turn"
+        assert pass_(2, "pass-c-0002", 1).json()["state_id"] == 4  # closes the step
+        # the colour step is a new step: a view of the white-sum step is stale there
+        colour = pass_(0, "pass-a-0003", 3)
+        assert colour.status_code == 409 and colour.json()["reason"] == "stale_state"
+        assert pass_(0, "pass-a-0004", 4).json()["state_id"] == 5
