@@ -228,3 +228,14 @@ def test_a_freed_seat_stops_offering_its_dice_on_the_old_device(
     assert freed.status == 200
     # without a reload, her old phone no longer offers Ann's roll entry
     ann.wait_for_selector(".roll-entry", state="detached", timeout=5000)
+
+
+def test_a_qwixx_final_breakdown_fits_an_upright_phone(browser: Any, server: ServerProcess) -> None:
+    phone = browser.new_context(**PHONE).new_page()
+    import_record(phone, server, "qwixx")
+    widths = phone.evaluate(
+        "() => [document.querySelector('.breakdown').scrollWidth,"
+        " document.querySelector('.breakdown-scroll').clientWidth]"
+    )
+    assert widths[0] <= widths[1], widths  # player, 4 rows, penalties, total: no scrolling
+    shot(phone, "qa-qwixx-final-phone")
