@@ -313,6 +313,15 @@ class Game(ABC, Generic[OptionsT, StateT]):
         return state
 
 
+def describe_seats(seats: Sequence[int]) -> str:
+    """'player 1', 'player 1 and player 3', 'player 1, player 2 and player 4' (the web layer
+    puts names in place of 'player N')."""
+    names = [f"player {seat + 1}" for seat in seats]
+    if not names:
+        return "nobody"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def next_seat(seat: int, count: int) -> int:
     return (seat + 1) % count
 
@@ -333,7 +342,7 @@ def check_actor(game_over: bool, turn: Turn, move: Move) -> None:
             raise Rejection(
                 Reason.NOT_YOUR_TURN,
                 "no_roll_expected",
-                f"no roll is expected now (step: {turn.step.replace('_', ' ')})",
+                f"no roll is expected now; waiting for {describe_seats(turn.players)}",
             )
         turn.dice.check(move)
         return
@@ -342,8 +351,9 @@ def check_actor(game_over: bool, turn: Turn, move: Move) -> None:
             raise Rejection(
                 Reason.NOT_YOUR_TURN, "waiting_for_roll", "the dice have to be rolled first"
             )
+        waiting = describe_seats(turn.players)
         raise Rejection(
             Reason.NOT_YOUR_TURN,
             "not_your_turn",
-            f"player {move.player + 1} may not act now (step: {turn.step.replace('_', ' ')})",
+            f"player {move.player + 1} may not act now; waiting for {waiting}",
         )

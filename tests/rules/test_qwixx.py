@@ -359,7 +359,7 @@ REFUSALS = [
         "no such seat",
         position(step=Step.WHITE_SUM, dice=WHITE_7),
         Pass(5),
-        Reason.NOT_YOUR_TURN, "not_your_turn", "player 6 may not act now (step: white sum)",
+        Reason.NOT_YOUR_TURN, "not_your_turn", "player 6 may not act now; waiting for player 1, player 2 and player 3",
     ),
     (
         "no such row",
