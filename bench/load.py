@@ -9,10 +9,21 @@ Figures:
   received a state at least that new (p50, p95, max);
 - accepted actions per second held by the server over the run, and refusals by reason.
 
-Bounded: each table stops after --actions accepted actions, the whole run after --seconds;
-the server is stopped at the end.
+Two modes:
+- saturation (default): every table sends its next actions as soon as the previous ones are
+  acknowledged and every device of the table shows the new state (a player taps what their
+  screen shows), all waiting players at once: the most the server holds;
+- paced (`--rate R`): each table sends R actions per second (one at a time, spread across the
+  seats that may act, a roll by the host's device when the dice are due), as a real dice
+  table does (about 0.5-1 per table per second); the figures are the latency a player sees
+  at that load and whether the server keeps up with it.
 
-    .venv/bin/python bench/load.py [--tables 20] [--actions 120] [--seconds 120] [--write]
+Bounded: each table stops after --actions accepted actions, the whole run after --seconds;
+the server is stopped at the end. `--profile FILE` samples the server with py-spy (every
+thread, `.venv/bin/pip install py-spy`) and writes its collapsed stacks to FILE.
+
+    .venv/bin/python bench/load.py [--tables 20] [--actions 120] [--seconds 120] [--rate R]
+        [--profile FILE] [--write]
 
 --write appends the figures to docs/benchmarks-reliability.md.
 """
@@ -26,6 +37,7 @@ import json
 import os
 import platform
 import random
+import signal
 import socket
 import statistics
 import subprocess
@@ -151,6 +163,40 @@ class TableRun:
             results = [r for r in await asyncio.gather(*sends) if r is not None]
             for _, move, by in sorted(results, key=lambda r: r[0]):
                 self.mirror.act(move, by="camera" if isinstance(move, Roll) else by)
+            if results:  # the next taps are made on screens that show this state
+                await self.shown(max(r[0] for r in results), until)
+
+    async def shown(self, state_id: int, until: float) -> bool:
+        """Wait until every device holds `state_id` (False if `until` passes first)."""
+        while any(d.time_of(state_id) is None for d in self.devices):
+            if time.monotonic() >= until:
+                return False
+            await asyncio.sleep(0.005)
+        return True
+
+    async def play_paced(self, limit: int, until: float, rate: float) -> None:
+        """One action every 1/rate s (never a burst to catch up: a late action delays the
+        next), each after the previous one was acknowledged; a waiting player at random."""
+        interval = 1.0 / rate
+        next_at = time.monotonic() + self.rng.uniform(0, interval)  # tables out of phase
+        while len(self.accepted) < limit:
+            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+            if time.monotonic() >= until or self.mirror.outcome() is not None:
+                return
+            next_at = max(next_at + interval, time.monotonic())
+            turn = self.mirror.turn()
+            expected = self.mirror.state_id
+            if turn.chance and turn.dice is not None:
+                dice = tuple(Die(c, self.rng.randint(1, 6)) for c in turn.dice.colours)
+                result = await self.act(SEATS, Roll(dice=dice), expected)
+            else:
+                seat = self.rng.choice(turn.players)
+                result = await self.act(
+                    seat, self.rng.choice(self.mirror.legal_moves(seat)), expected
+                )
+            if result is not None:
+                _, move, by = result
+                self.mirror.act(move, by="camera" if isinstance(move, Roll) else by)
 
     def latencies(self) -> list[float]:
         out = []
@@ -189,14 +235,29 @@ async def open_table(base: str, index: int, seed: int) -> tuple[TableRun, list[a
     return TableRun(f"t{index:02d}", devices, mirror, random.Random(seed + index)), readers
 
 
-async def run(base: str, tables: int, actions: int, seconds: float, seed: int) -> dict[str, Any]:
+async def run(
+    base: str, tables: int, actions: int, seconds: float, seed: int, rate: float | None
+) -> dict[str, Any]:
     opened = [await open_table(base, i, seed) for i in range(tables)]
     runs = [r for r, _ in opened]
     started = time.perf_counter()
     until = time.monotonic() + seconds
-    await asyncio.gather(*(r.play(actions, until) for r in runs))
+    if rate is None:
+        await asyncio.gather(*(r.play(actions, until) for r in runs))
+    else:
+        await asyncio.gather(*(r.play_paced(actions, until, rate) for r in runs))
     elapsed = time.perf_counter() - started
-    await asyncio.sleep(0.5)  # the last pushes
+    # the last pushes: every device gets its table's last state (or 30 s pass)
+    settle = time.monotonic() + 30
+    for r in runs:
+        if r.accepted:
+            await r.shown(max(s for _, s in r.accepted), settle)
+    delivered_at = [
+        max(t for d in r.devices if (t := d.time_of(max(s for _, s in r.accepted))) is not None)
+        for r in runs
+        if r.accepted and all(d.time_of(max(s for _, s in r.accepted)) for d in r.devices)
+    ]
+    delivered_s = (max(delivered_at) - started) if delivered_at else float("nan")
     for table_run, readers in opened:
         for task in readers:
             task.cancel()
@@ -208,12 +269,15 @@ async def run(base: str, tables: int, actions: int, seconds: float, seed: int) -
     for r in runs:
         refused.update(r.refused)
     return {
+        "mode": "saturation" if rate is None else f"paced {rate:g}/s per table",
         "tables": tables,
         "devices": tables * (SEATS + 1),
         "accepted": accepted,
         "refused": dict(refused),
         "seconds": round(elapsed, 2),
         "actions_per_s": round(accepted / elapsed, 1),
+        # accepted actions over the time until the last one was on every device
+        "delivered_per_s": round(accepted / delivered_s, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 1),
         "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 1),
         "max_ms": round(latencies[-1] * 1000, 1),
@@ -230,42 +294,76 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=120.0, help="stop after this long")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
+        "--rate",
+        type=float,
+        default=None,
+        help="paced mode: actions per second per table (default: saturation)",
+    )
+    parser.add_argument(
+        "--profile", type=Path, default=None, help="sample the server with py-spy, stacks here"
+    )
+    parser.add_argument(
         "--write", action="store_true", help="append to docs/benchmarks-reliability.md"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
+        if args.rate is not None and not 0 < args.rate <= 50:
+            parser.error("--rate is actions per second per table, above 0 and at most 50")
         server = start_server(Path(tmp), port)
+        sampler = None
+        if args.profile is not None:  # py-spy writes its file when it gets SIGINT
+            spy = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(server.pid)]
+            spy += ["-o", str(args.profile), "-f", "raw", "--threads", "--nonblocking"]
+            sampler = subprocess.Popen(spy, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             figures = asyncio.run(
-                run(f"http://127.0.0.1:{port}", args.tables, args.actions, args.seconds, args.seed)
+                run(
+                    f"http://127.0.0.1:{port}",
+                    args.tables,
+                    args.actions,
+                    args.seconds,
+                    args.seed,
+                    args.rate,
+                )
             )
         finally:
+            if sampler is not None:
+                sampler.send_signal(signal.SIGINT)
+                sampler.wait(timeout=60)
             server.terminate()
-            server.wait(timeout=10)
+            server.wait(timeout=30)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     command = (
         f".venv/bin/python bench/load.py --tables {args.tables} --actions {args.actions} "
-        f"--seconds {args.seconds:g}"
+        f"--seconds {args.seconds:g}" + (f" --rate {args.rate:g}" if args.rate else "")
     )
     date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     machine = (
         f"{platform.machine()}, {os.cpu_count()} CPUs (shared), Python {platform.python_version()}"
     )
-    print(json.dumps(figures, indent=1))
+    mode = figures["mode"]
     lines = [
-        f"| fan-out p95 (action -> all 6 devices of its table) | {figures['p95_ms']} ms | {date} | `{command}` |",
-        f"| fan-out p50 / max | {figures['p50_ms']} / {figures['max_ms']} ms | {date} | `{command}` |",
-        f"| accepted actions per second held ({figures['tables']} tables, {figures['devices']} WebSockets) "
+        f"| {mode}: fan-out p95 (action -> all 6 devices of its table) | {figures['p95_ms']} ms "
+        f"| {date} | `{command}` | {load} |",
+        f"| {mode}: fan-out p50 / max | {figures['p50_ms']} / {figures['max_ms']} ms "
+        f"| {date} | `{command}` | {load} |",
+        f"| {mode}: accepted actions per second held ({figures['tables']} tables, "
+        f"{figures['devices']} WebSockets) "
         f"| {figures['actions_per_s']} /s ({figures['accepted']} in {figures['seconds']} s; "
-        f"refused {figures['refused'] or 'none'}) | {date} | `{command}` |",
+        f"refused {figures['refused'] or 'none'}); on every device: "
+        f"{figures['delivered_per_s']} /s | {date} | `{command}` | {load} |",
     ]
+    figures["load_average"] = load
+    print(json.dumps(figures, indent=1))
     print("\n".join(lines))
     if args.write:
         path = REPO / "docs" / "benchmarks-reliability.md"
         if not path.exists():
             path.write_text(
                 "# Reliability benchmarks\n\nFigures printed by bench scripts; machine noted per run.\n\n"
-                "| figure | value | date | command |\n|---|---|---|---|\n"
+                "| figure | value | date | command | load average (1/5/15 min) |\n"
+                "|---|---|---|---|---|\n"
             )
         with path.open("a") as out:
             out.write("\n".join(lines) + f"\n<!-- {machine} -->\n")

@@ -40,6 +40,7 @@ from companion.vision.finder import DiceFinder  # noqa: E402
 from companion.vision.model import LABELS_METADATA_KEY, sha256_of  # noqa: E402
 from models.recipe import data as recipe_data  # noqa: E402
 from models.recipe.evaluate import best_threshold, evaluate  # noqa: E402
+from models.recipe.from_onnx import freeze_batchnorm, load_folded_onnx  # noqa: E402
 from models.recipe.nets import (  # noqa: E402
     FINDER_HEADS,
     FINDER_STRIDE,
@@ -52,6 +53,7 @@ from models.recipe.nets import (  # noqa: E402
 logger = logging.getLogger("train")
 
 MODELS = REPO / "models"
+CHECKPOINTS = REPO / ".cache" / "models"
 MEAN, STD, SCALE = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25), 1 / 255
 CLASSIFIER_SIZE = 48
 CROP_MARGIN = 1.3
@@ -177,16 +179,27 @@ def finder_loss(out: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) ->
     return heat + size + offset + 0.5 * rotation
 
 
-def train_finder(scenes: list[recipe_data.Scene], steps: int, seed: int) -> FinderNet:
+def train_finder(
+    scenes: list[recipe_data.Scene],
+    steps: int,
+    seed: int,
+    init_onnx: Path | None = None,
+    max_lr: float = 3e-3,
+) -> FinderNet:
     net = FinderNet()
+    if init_onnx is not None:
+        load_folded_onnx(net, init_onnx)
+        logger.info("finder starts from %s (BatchNorm folded and frozen)", init_onnx)
     loader = torch.utils.data.DataLoader(
         FinderStream(scenes, seed + 2), batch_size=24, num_workers=1, persistent_workers=True
     )
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimiser, max_lr=3e-3, total_steps=steps, pct_start=0.1
+        optimiser, max_lr=max_lr, total_steps=steps, pct_start=0.1
     )
     net.train()
+    if init_onnx is not None:
+        freeze_batchnorm(net)
     started, running = time.time(), 0.0
     for step, (x, targets, mask) in enumerate(loader, start=1):
         loss = finder_loss(net(x), targets, mask)
@@ -238,6 +251,12 @@ def export_onnx(
     onnx.save(model, str(path))
 
 
+def save_weights(net: nn.Module, name: str) -> None:
+    """Keep the torch weights (git-ignored) so a later run can fine-tune from them."""
+    CHECKPOINTS.mkdir(parents=True, exist_ok=True)
+    torch.save(net.state_dict(), CHECKPOINTS / f"{name}.pt")
+
+
 def write_manifest(path: Path, body: dict[str, object]) -> None:
     onnx_path = path.with_suffix(".onnx")
     body = {**body, "sha256": sha256_of(onnx_path)}
@@ -267,6 +286,14 @@ def main(argv: list[str] | None = None) -> int:
         help="train one model, or only measure the models in --out",
     )
     parser.add_argument("--seed", type=int, default=20261129)
+    parser.add_argument("--finder-steps", type=int, default=1500)
+    parser.add_argument(
+        "--finder-from",
+        type=Path,
+        default=None,
+        help="continue training this exported dice_finder.onnx (fine-tune at --finder-lr)",
+    )
+    parser.add_argument("--finder-lr", type=float, default=3e-3)
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--data", type=Path, default=None, help="default ../shared/data")
     parser.add_argument("--out", type=Path, default=MODELS, help="where the models go")
@@ -311,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         bank = recipe_data.build_crop_bank(train_images, synthetic, args.seed)
         val = validation_crops(list(split.all_validation()))
         net = train_classifier(bank, val, epochs=2 if args.quick else 16, seed=args.seed)
+        save_weights(net, "pip_classifier")
         export_onnx(
             ClassifierExport(net),
             torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE),
@@ -353,7 +381,14 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.only in (None, "finder"):
         scenes = [recipe_data.scene_from_labelled(im) for im in train_images] + synthetic
-        net = train_finder(scenes, steps=60 if args.quick else 1500, seed=args.seed)
+        net = train_finder(
+            scenes,
+            steps=60 if args.quick else args.finder_steps,
+            seed=args.seed,
+            init_onnx=args.finder_from,
+            max_lr=args.finder_lr,
+        )
+        save_weights(net, "dice_finder")
         export_onnx(
             FinderExport(net),
             torch.zeros(1, 3, 288, FINDER_LONG_SIDE),
@@ -386,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
                 "stride": FINDER_STRIDE,
                 "threshold": 0.3,
                 "max_dice": 64,
+                "suppress_distance": 0.6,
             },
             "trained_on": {**trained_on, "finder_windows": "192x192, dice 6-110 px"},
             "seed": args.seed,
@@ -395,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         write_manifest(out / "dice_finder.json", manifest)
         finder = DiceFinder.load(out)
         tuning = train_images[:: max(1, len(train_images) // 150)]
-        threshold = best_threshold(tuning, finder, [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5])
+        threshold = best_threshold(tuning, finder, [round(0.2 + 0.05 * i, 2) for i in range(14)])
         manifest["options"]["threshold"] = threshold  # type: ignore[index]
         logger.info("finder threshold %.2f (chosen on %d training images)", threshold, len(tuning))
         write_manifest(out / "dice_finder.json", manifest)

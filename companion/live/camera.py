@@ -236,9 +236,13 @@ class CameraWorker:
             if problem:
                 self._set(connected=False, last_error=problem)
                 return DELIVERED if delivered else FAILED
-            self._set(connected=False)
-            # an empty pass of a source played in a loop is a failure (no busy loop)
-            return FAILED if delivered == 0 and self._reopen_at_end else ENDED
+            if delivered == 0 and self._reopen_at_end:
+                # an empty pass of a source played in a loop is a failure (no busy loop)
+                self._set(connected=False)
+                return FAILED
+            # a source that ran out normally stays "connected" while it is played again
+            # (the worker's end marks it disconnected otherwise)
+            return ENDED
         except Exception as exc:
             logger.warning("camera source failed: %s", exc, exc_info=True)
             self._set(connected=False, last_error=f"{type(exc).__name__}: {exc}")

@@ -473,14 +473,14 @@ def assign_to_set(labs: Sequence[Sequence[float] | None], dice_set: DiceSet) -> 
 
     The light over the table shifts every die's colour alike (a warm lamp, a dim room),
     so after a first assignment the median shift between measured and set colours is
-    taken out and the dice are assigned again (with three or more measured dice)."""
+    taken out and the dice are assigned again (with four or more measured dice)."""
     n, m = len(labs), len(dice_set.dice)
     if n == 0:
         return SetAssignment((), (), tuple(range(m)))
     shift = np.zeros(3, np.float32)
     cost, pairs = _assign(labs, dice_set, shift)
     measured = [(i, j) for i, j in pairs if labs[i] is not None]
-    if len(measured) >= 3:
+    if len(measured) >= 4:
         diffs = [np.float32(labs[i]) - np.float32(dice_set.dice[j].lab) for i, j in measured]
         shift = np.median(np.stack(diffs), axis=0)
         cost, pairs = _assign(labs, dice_set, shift)

@@ -73,6 +73,9 @@ class DiceFinder:
             threshold if threshold is not None else manifest.option("threshold", 0.35)
         )
         self.max_dice = int(manifest.option("max_dice", 64))
+        # Two peaks closer than this x the larger die's side are one die seen twice (a
+        # big die or a die with a visible side face); touching dice are >= 1 side apart.
+        self.suppress_distance = float(manifest.option("suppress_distance", 0.6))
 
     @classmethod
     def load(
@@ -121,7 +124,8 @@ class DiceFinder:
         return self.decode(output, factor, image.shape[1], image.shape[0])
 
     def decode(self, output: np.ndarray, factor: float, width: int, height: int) -> list[DieBox]:
-        """Peaks of the heat map -> DieBoxes (original pixels), strongest first."""
+        """Peaks of the heat map -> DieBoxes (original pixels), strongest first; a peak
+        within ``suppress_distance`` x side of a stronger one is dropped."""
         heat = output[0]
         peaks = (heat >= self.threshold) & local_maxima(heat)
         ys, xs = np.nonzero(peaks)
@@ -134,5 +138,10 @@ class DiceFinder:
                 continue  # a peak in the padding
             side = math.exp(float(np.clip(output[1, y, x], 0.0, 7.0))) / factor
             angle = math.degrees(math.atan2(float(output[5, y, x]), float(output[4, y, x]))) / 4
+            if any(
+                math.hypot(cx - kept.cx, cy - kept.cy) < self.suppress_distance * max(side, kept.w)
+                for kept in boxes
+            ):
+                continue  # a weaker second peak on a die already found
             boxes.append(DieBox(cx, cy, side, side, angle % 90.0, float(heat[y, x])))
         return boxes

@@ -5,6 +5,8 @@ pipeline reads top to bottom and each stage can be tested on stored images:
 
 - `check_image`: any array -> BGR uint8 picture, or None with a problem note;
 - `locate`: picture -> DieBoxes (the dice finder model);
+- `drop_nested`, `drop_undersized`: boxes -> boxes without pips, specks or doubles
+  taken for dice;
 - `classify`: picture + boxes -> DieReadings with values (the pip classifier model);
 - `colour_readings` (companion.vision.colour): readings -> colour names, and with a dice set
   the set die of each reading, extra dice and missing set dice.
@@ -17,6 +19,7 @@ caller (the camera loop), not here.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +57,38 @@ def check_image(image: object) -> tuple[np.ndarray | None, tuple[str, ...]]:
 def locate(finder: DiceFinder, picture: np.ndarray) -> list[DieBox]:
     """The finder stage: every die's box, strongest first."""
     return finder.find(picture)
+
+
+def drop_nested(boxes: Sequence[DieBox]) -> list[DieBox]:
+    """Two dice cannot overlap: a box whose centre lies inside a bigger box and that is
+    much smaller (a pip or a face detail taken for a die), or that nearly coincides with
+    a stronger box of similar size (the same die found twice), is dropped. Order kept."""
+    kept: list[DieBox] = []
+    by_size = sorted(boxes, key=lambda b: (-max(b.w, b.h), -b.score))
+    for box in by_size:
+        side = max(box.w, box.h)
+        if not any(_covers(big, box, side) for big in kept):
+            kept.append(box)
+    keep_ids = {id(b) for b in kept}
+    return [b for b in boxes if id(b) in keep_ids]
+
+
+def drop_undersized(boxes: Sequence[DieBox]) -> list[DieBox]:
+    """The dice on one table are of a size (one set, one camera distance): with three or
+    more boxes, one under 0.4 x the typical side (the 75th percentile of the frame's box
+    sides) is a pip or a speck taken for a die, and is dropped. Order kept."""
+    if len(boxes) < 3:
+        return list(boxes)
+    typical = float(np.percentile([max(b.w, b.h) for b in boxes], 75))
+    return [b for b in boxes if max(b.w, b.h) >= 0.4 * typical]
+
+
+def _covers(big: DieBox, small: DieBox, small_side: float) -> bool:
+    big_side = max(big.w, big.h)
+    distance = math.hypot(big.cx - small.cx, big.cy - small.cy)
+    if small_side < 0.6 * big_side:
+        return distance < 0.5 * big_side  # inside the bigger die
+    return distance < 0.35 * min(big_side, small_side)  # the same die twice
 
 
 def classify(
@@ -112,7 +147,7 @@ class DiceReader:
                 missing=self.dice_set.colours if self.dice_set else (),
             )
         try:
-            boxes = locate(self.finder, picture)
+            boxes = drop_undersized(drop_nested(locate(self.finder, picture)))
             readings = classify(self.classifier, picture, boxes) if boxes else ()
             readings, missing = colour_readings(picture, readings, self.dice_set)
         except Exception as exc:  # a model failure must not take the camera loop down

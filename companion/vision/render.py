@@ -848,7 +848,8 @@ def _draw_die(
     side_px = float(shape["side"])  # type: ignore[arg-type]
     tex_size = int(np.clip(side_px * 1.6, 40, 220))
     corner = 0.16 if default_light else rng.uniform(0.08, 0.24)
-    marbled = (not default_light) and rng.random() < 0.12
+    # marbled dice come in random collections, not in a game's set
+    marbled = (not default_light) and rng.random() < 0.12 and colour_spread >= 1.0
     side_shade = 0.62 if default_light else rng.uniform(0.45, 0.8)
     # silhouette under the faces fills the rounded edges between them
     cv2.fillPoly(

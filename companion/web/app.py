@@ -15,7 +15,6 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -25,6 +24,7 @@ from companion.web.auth import AttemptLimiter, DeviceRateLimiter
 from companion.web.camera import CameraHub, ReaderFactory
 from companion.web.deps import NoAccess
 from companion.web.errors import status_for
+from companion.web.render import page_templates
 from companion.web.routes import api, live, pages, ws
 from companion.web.settings import Settings
 from companion.web.store import StorageError, Store
@@ -130,6 +130,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
             yield
         finally:
             camera.stop()
+            app.state.tables.close()
             store.close()
 
     mimetypes.add_type("application/manifest+json", ".webmanifest")
@@ -138,7 +139,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)
     app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
     app.state.public_url = None
-    templates = Jinja2Templates(directory=settings.web_dir / "templates")
+    templates = page_templates(settings.web_dir / "templates")
     templates.env.globals["colour_class"] = colour_class
     templates.env.filters["timestamp"] = _timestamp
     app.state.templates = templates

@@ -2,23 +2,36 @@
 same fragment is served inside the first page and pushed over the WebSocket after every
 change.
 
-Two caches keep a change cheap for many screens: the whole fragment per state id and kind
-of viewer, and each sheet's HTML per sheet context (most sheets do not change when one
-player crosses a box, so a push re-renders one sheet, not six)."""
+A change reaches every screen of its table, so the work per change is kept to the distinct
+views it needs, and none of it runs on the event loop:
+
+- one fragment per state and kind of viewer (mode, seat, host): the screens that show the
+  same thing share one rendering (`Table.render_cache` holds the Future of it, so screens
+  asking while it is being drawn wait for the same one);
+- each sheet's HTML per sheet context (`SheetCache`): when one player crosses a box the
+  sheets whose context did not change are not drawn again;
+- the drawing runs on the table's render thread (`Tables.render_pool`, one thread): the
+  loop only awaits it, and renders are done in the order they were asked for, so a screen
+  never receives an older state after a newer one."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import jinja2
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
 from companion.web.auth import Viewer
 
 if TYPE_CHECKING:
-    from companion.web.tables import Table
+    from companion.web.tables import Snapshot, Table
 
 LIVE_TEMPLATE = "_live.html"
 SHEET_TEMPLATE = "_sheet.html"
@@ -26,47 +39,115 @@ MODES = ("table", "sheet")
 SHEET_CACHE_SIZE = 64
 
 
+class ViewEnvironment(jinja2.Environment):
+    """Jinja's environment with a quicker `{{ box.legal }}` on the plain dicts the views
+    build: Jinja tries the attribute first and reads the key after the AttributeError, and
+    raising that error for every box of every sheet was the largest cost of drawing one.
+    A key is read first only where the attribute lookup would fail anyway (a name that is
+    no `dict` attribute), so every template reads exactly what it read before."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute in obj and not hasattr(dict, attribute):
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+
+def page_templates(directory: Path) -> Jinja2Templates:
+    """The templates of the pages and fragments under `directory`."""
+    loader = jinja2.FileSystemLoader(directory)
+    return Jinja2Templates(env=ViewEnvironment(loader=loader, autoescape=True))
+
+
 class SheetCache:
-    """The HTML of recently drawn sheets, keyed by their full context."""
+    """The HTML of recently drawn sheets, keyed by their full context. Safe to use from
+    several threads (a page load may draw while the render thread draws a push)."""
 
     def __init__(self, size: int = SHEET_CACHE_SIZE) -> None:
         self._size = size
         self._items: OrderedDict[str, Markup] = OrderedDict()
+        self._lock = threading.Lock()
 
     def html(
         self, templates: Jinja2Templates, game: str, template: str, sheet: dict[str, Any]
     ) -> Markup:
         key = json.dumps(sheet, sort_keys=True, separators=(",", ":"), default=str)
-        found = self._items.get(key)
-        if found is not None:
-            self._items.move_to_end(key)
-            return found
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                return found
         html = Markup(
             templates.get_template(SHEET_TEMPLATE).render(s=sheet, game=game, template=template)
         )
-        self._items[key] = html
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
+        with self._lock:
+            self._items[key] = html
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
         return html
 
 
-def live_html(
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """One drawn view of one state: the HTML, and the WebSocket message that carries it
+    (encoded once: every screen of that view is sent the same text)."""
+
+    state_id: int
+    html: str
+    message: str
+
+
+def render_key(snapshot: Snapshot, viewer: Viewer, mode: str) -> tuple[Any, ...]:
+    """What a fragment depends on besides the snapshot's state id: screens with equal keys
+    get the same HTML. `ended_by_host` is in it because the host's end keeps the state id."""
+    return (snapshot.state_id, snapshot.ended_by_host, mode, viewer.seat, viewer.host)
+
+
+def render_live(
+    templates: Jinja2Templates, table: Table, snapshot: Snapshot, viewer: Viewer, mode: str
+) -> Fragment:
+    """The live fragment of `snapshot` for this viewer (pure CPU work: run it off the loop)."""
+    from companion.web.views import live_context  # views import tables, which import this
+
+    context: dict[str, Any] = live_context(snapshot, viewer, mode)
+    context["table_id"] = table.table_id
+    sheets = table.sheet_cache
+    context["sheet_html"] = [
+        sheets.html(templates, context["game"]["name"], context["template"], sheet)
+        for sheet in context["sheets"]
+    ]
+    html = templates.get_template(LIVE_TEMPLATE).render(live=context)
+    message = json.dumps({"type": "state", "state_id": snapshot.state_id, "html": html})
+    return Fragment(snapshot.state_id, html, message)
+
+
+async def live_html(
     templates: Jinja2Templates, table: Table, viewer: Viewer, mode: str
 ) -> tuple[int, str]:
     """(state id, HTML) of the live fragment for this viewer; `mode` "table" or "sheet"."""
-    from companion.web.views import live_context  # views import tables, which import this
+    fragment = await live_fragment(templates, table, viewer, mode)
+    return fragment.state_id, fragment.html
 
+
+async def live_fragment(
+    templates: Jinja2Templates, table: Table, viewer: Viewer, mode: str
+) -> Fragment:
+    """The live fragment of the table's current state for this viewer, drawn once per
+    distinct view of a state, on the table's render thread."""
     snapshot = table.snapshot
-    key = (snapshot.state_id, mode, viewer.seat, viewer.host)
-    cached = table.render_cache.get(key)
-    if cached is None:
-        context: dict[str, Any] = live_context(snapshot, viewer, mode)
-        context["table_id"] = table.table_id
-        sheets = table.sheet_cache
-        context["sheet_html"] = [
-            sheets.html(templates, context["game"]["name"], context["template"], sheet)
-            for sheet in context["sheets"]
-        ]
-        cached = templates.get_template(LIVE_TEMPLATE).render(live=context)
-        table.render_cache[key] = cached
-    return snapshot.state_id, cached
+    key = render_key(snapshot, viewer, mode)
+    job = table.render_cache.get(key)
+    if job is None:
+        loop = asyncio.get_running_loop()
+        job = loop.run_in_executor(
+            table.render_pool, render_live, templates, table, snapshot, viewer, mode
+        )
+        table.render_cache[key] = job
+        job.add_done_callback(lambda done: _forget_failed(table, key, done))
+    # shielded: a screen that goes away while waiting must not cancel the others' render
+    return await asyncio.shield(job)
+
+
+def _forget_failed(table: Table, key: tuple[Any, ...], job: asyncio.Future[Fragment]) -> None:
+    """A render that raised is not kept: the next screen asking draws it again."""
+    if (job.cancelled() or job.exception() is not None) and table.render_cache.get(key) is job:
+        del table.render_cache[key]

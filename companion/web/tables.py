@@ -26,7 +26,7 @@ from companion.rules.codec import encode
 from companion.rules.registry import find_game
 from companion.rules.session import CAMERA, Session, replay_record
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
-from companion.web.render import SheetCache
+from companion.web.render import Fragment, SheetCache
 from companion.web.store import Device, LogEntry, Store, TableRow
 
 logger = logging.getLogger(__name__)
@@ -89,6 +89,7 @@ class Table:
         store: Store,
         log: list[LogEntry],
         devices: dict[str, Device],
+        render_pool: concurrent.futures.Executor | None = None,
     ) -> None:
         self.table_id = row.table_id
         self.code = row.code
@@ -101,7 +102,10 @@ class Table:
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.render_cache: dict[tuple[Any, ...], str] = {}
+        # the fragments of the current state, one per kind of viewer (companion.web.render),
+        # drawn on `render_pool` (None: asyncio's default executor)
+        self.render_cache: dict[tuple[Any, ...], asyncio.Future[Fragment]] = {}
+        self.render_pool = render_pool
         self.sheet_cache = SheetCache()
         self.snapshot = self._take_snapshot()
         # the state id at which the current "several players, each once" step began: a tap
@@ -399,6 +403,16 @@ class Tables:
         self._tables: dict[str, Table] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._load_lock = asyncio.Lock()
+        # one thread draws every table's fragments: rendering is CPU work under the GIL (more
+        # threads would not draw faster), kept off the event loop so sockets, the camera and
+        # the store are never held up; one thread also keeps renders in the order asked
+        self.render_pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="render"
+        )
+
+    def close(self) -> None:
+        """Stop the render thread (after the server stopped serving)."""
+        self.render_pool.shutdown(wait=True, cancel_futures=True)
 
     def attach_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -428,7 +442,7 @@ class Tables:
         session = _replay(game, options, row.players, log)
         devices = self.store.devices(table_id)
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
-        return Table(row, session, self.store, log, devices)
+        return Table(row, session, self.store, log, devices, self.render_pool)
 
     async def table_id_for_code(self, code: str) -> str | None:
         row = await asyncio.to_thread(self.store.table_by_code, code)

@@ -103,7 +103,7 @@ def test_a_qwixx_turn_on_three_devices(browser: Any, server: ServerProcess) -> N
 
     # an illegal tap is refused with the rule in plain words, nothing changes
     bob.click("button[aria-label='Red 9']")
-    assert toast(bob) == "the white dice show 7, not 9"
+    assert toast(bob) == "The white dice show 7, not 9"  # shown capitalised
     assert bob.locator(".live").get_attribute("data-state-id") == "1"
 
     # Bob (not active) crosses the white sum; every screen shows it
@@ -203,7 +203,7 @@ def test_a_sixto_turn_with_a_reroll_and_the_target_area(
 
     # Bob has no red cross: his target area is still closed, the engine says why
     bob.click(".sx-row[data-row='red'] button[data-column='10']")
-    assert toast(bob) == "the target area opens after 4 crosses in this row (red has 0)"
+    assert toast(bob) == "The target area opens after 4 crosses in this row (red has 0)"
 
     # Ann has 4 red crosses: box 10 is open to her and highlighted
     target = ann.locator(".sx-row[data-row='red'] button[data-column='10']")

@@ -91,7 +91,7 @@ def test_a_call_a_pound_race_a_manual_roll_and_every_screen_follows(
     winner = state["state"]["state"]["pounded_by"]
     assert winner in (1, 2)
     winner_page, loser_page = (bob, cy) if winner == 1 else (cy, bob)
-    assert toast_text(loser_page).startswith("someone else pounded first")
+    assert toast_text(loser_page).startswith("Someone else pounded first")
     shot(loser_page, "sixes-pound-refused")
     assert winner_page.locator("#toast:not([hidden])").count() == 0
     assert state["state_id"] == 1  # the refused pound changed nothing

@@ -176,7 +176,7 @@ def test_four_players_in_an_x_reach_a_refused_far_card_and_the_table_view(
     shot(ann, "sixis-x-ann-phone")
     finger_sized(ann)
     ann.click("[data-card='odd'] .sxi-take")
-    assert toast_text(ann) == "that card (Four Dice Odd) is out of your reach"
+    assert toast_text(ann) == "That card (Four Dice Odd) is out of your reach"
 
     ann.click("[data-card='ones'] .sxi-take")
     for page in (ann, host):

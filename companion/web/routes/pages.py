@@ -26,7 +26,7 @@ from companion.web.deps import (
 )
 from companion.web.render import live_html
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
-from companion.web.views import with_names
+from companion.web.views import for_display
 
 router = APIRouter()
 
@@ -145,7 +145,7 @@ async def seat_form(
 
 @router.get("/t/{table_id}", response_class=HTMLResponse)
 async def table_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
-    _, live = live_html(templates, access.table, access.viewer, "table")
+    _, live = await live_html(templates, access.table, access.viewer, "table")
     join_url = f"{public_url(request)}/join?code={access.table.code}"
     context = _page_context(request, access) | {
         "live": Markup(live),
@@ -161,7 +161,7 @@ async def table_page(request: Request, access: PageAccess, templates: TemplatesD
 async def sheet_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
     if access.viewer.seat is None:
         return RedirectResponse(f"/t/{access.table.table_id}/seat", status_code=303)
-    _, live = live_html(templates, access.table, access.viewer, "sheet")
+    _, live = await live_html(templates, access.table, access.viewer, "sheet")
     context = _page_context(request, access) | {"live": Markup(live), "mode": "sheet"}
     return templates.TemplateResponse(request, "sheet.html", context)
 
@@ -172,7 +172,7 @@ async def live_fragment(
 ) -> Response:
     if view not in ("table", "sheet"):
         raise HTTPException(status_code=422, detail="view is 'table' or 'sheet'")
-    state_id, html = live_html(templates, access.table, access.viewer, view)
+    state_id, html = await live_html(templates, access.table, access.viewer, view)
     return HTMLResponse(html, headers={"X-State-Id": str(state_id)})
 
 
@@ -200,7 +200,7 @@ async def history_page(request: Request, tables: TablesDep, templates: Templates
                 "table_id": row.table_id,
                 "title": summary.get("title", row.game),
                 "finished_at": row.finished_at,
-                "message": with_names(summary.get("end_message", ""), players),
+                "message": for_display(summary.get("end_message", ""), players),
                 "scores": [
                     {
                         "name": players[s["seat"]],

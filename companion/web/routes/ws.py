@@ -19,7 +19,7 @@ from companion.rules.base import Rejection
 from companion.web.auth import cookie_name, is_same_origin
 from companion.web.deps import Access
 from companion.web.errors import status_for
-from companion.web.render import MODES, live_html
+from companion.web.render import MODES, live_fragment
 from companion.web.routes.api import (
     ActionRequest,
     UndoRequest,
@@ -70,8 +70,11 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
     limit = app.state.settings.max_ws_message_bytes
 
     async def send(message: dict[str, Any]) -> None:
+        await send_text(json.dumps(message))
+
+    async def send_text(text: str) -> None:
         async with send_lock:
-            await websocket.send_text(json.dumps(message))
+            await websocket.send_text(text)
 
     async def push_states() -> None:
         sent = -1
@@ -79,10 +82,11 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
             current = table.viewer(token)  # a seat change takes effect on the next push
             if current is None:
                 return
-            state_id, html = live_html(templates, table, current, view)
-            if state_id != sent:
-                await send({"type": "state", "state_id": state_id, "html": html})
-                sent = state_id
+            # drawn and encoded once for every screen of the same view (render.py)
+            fragment = await live_fragment(templates, table, current, view)
+            if fragment.state_id != sent:
+                await send_text(fragment.message)
+                sent = fragment.state_id
             if await subscription.queue.get() < 0:  # a sync request: send even if unchanged
                 sent = -1
 

@@ -8,8 +8,9 @@ Each game has a module `companion/web/views/<game>.py` exposing
 - ``sheet(inp: SheetInput) -> dict``: the context of one player's sheet. Every box a player
   could tap carries ``move`` (the move JSON it sends, from `move_attr`) when the viewer may
   mark this sheet, and ``legal`` when that move is in `inp.legal`;
-- optionally ``current_dice(state) -> tuple[Die, ...]`` (default: ``state.dice``) and
-  ``describe(move) -> str`` for button labels.
+- optionally ``current_dice(state) -> tuple[Die, ...]`` (default: ``state.dice``),
+  ``describe(move) -> str`` for button labels, and ``dice_out(state) -> set[str]``: the
+  colours whose die left the game (Qwixx's locked rows), dimmed in the roll banner.
 
 A game without a module falls back to `generic` (its legal moves as buttons). The recipe
 for adding a game page is docs/web-views.md.
@@ -125,6 +126,12 @@ def current_dice(game: Game[Any, Any], state: Any) -> tuple[Die, ...]:
     return tuple(d for d in dice if isinstance(d, Die)) if isinstance(dice, tuple) else ()
 
 
+def dice_out(game: Game[Any, Any], state: Any) -> set[str]:
+    """Colours whose die is out of the game (the view's `dice_out`; none by default)."""
+    reader = getattr(view_for(game.name), "dice_out", None)
+    return set(reader(state)) if reader is not None else set()
+
+
 def colour_class(colour: str) -> str:
     """CSS class of a die or row colour (unknown names get a neutral look)."""
     return f"c-{colour}" if colour in COLOURS else "c-other"
@@ -143,6 +150,14 @@ def with_names(text: str, players: Sequence[str]) -> str:
         return players[seat] if 0 <= seat < len(players) else match.group(0)
 
     return _SEAT_NUMBER.sub(name, text)
+
+
+def for_display(text: str, players: Sequence[str]) -> str:
+    """An engine sentence as a screen shows it: seat names put in (`with_names`) and the
+    first letter a capital (the rules write "player 2 has ..." or "the white dice ...", to
+    be read inside other text; a screen shows it as a sentence of its own)."""
+    named = with_names(text, players)
+    return named[:1].upper() + named[1:]
 
 
 def breakdown_table(scores: Sequence[Score], players: Sequence[str]) -> dict[str, Any]:
@@ -177,7 +192,7 @@ def turn_context(snapshot: Snapshot) -> dict[str, Any]:
     step = turn.step.replace("_", " ")
     active = players[turn.active] if turn.active is not None else None
     if snapshot.outcome is not None:
-        text = "Game over"
+        text = "Final scores"  # the end card below says "Game over" (once is enough)
     elif snapshot.ended_by_host:
         text = "The host ended this game"
     elif turn.chance and not turn.players:
@@ -255,6 +270,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         seats = [viewer.seat]
     else:
         seats = list(range(len(snapshot.players)))
+    out = dice_out(game, snapshot.state)
     roll_entry = None
     if turn.chance and turn.dice is not None and not snapshot.finished and viewer.may_roll(turn):
         roll_entry = {
@@ -275,7 +291,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         ranking = sorted(snapshot.scores, key=lambda s: -s.total)
         table = breakdown_table(ranking, snapshot.players)
         outcome = {
-            "message": with_names(snapshot.outcome.message, snapshot.players)
+            "message": for_display(snapshot.outcome.message, snapshot.players)
             if snapshot.outcome
             else "The host ended this game",
             "columns": table["columns"],
@@ -301,7 +317,12 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         "players": list(snapshot.players),
         "turn": turn_context(snapshot),
         "dice": [
-            {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
+            {
+                "colour": d.colour,
+                "value": d.value,
+                "css": colour_class(d.colour),
+                "out": d.colour in out,
+            }
             for d in current_dice(game, snapshot.state)
         ],
         "roll_entry": roll_entry,

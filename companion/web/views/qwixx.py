@@ -26,6 +26,13 @@ TEMPLATE = "games/qwixx.html"
 ROW_PATTERN = {"red": "stripes", "yellow": "dots", "green": "grid", "blue": "waves"}
 
 
+def dice_out(state: State) -> set[str]:
+    """The colours whose die is out of the game although it may still lie in the current
+    roll: every locked row, also one locked during this white-sum step (its die may no
+    longer be used, NOTES). The roll banner dims those dice."""
+    return set(state.locked) | set(state.locking)
+
+
 def sheet(inp: SheetInput) -> dict[str, Any]:
     state: State = inp.state
     own = state.sheets[inp.seat]

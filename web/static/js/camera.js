@@ -10,6 +10,8 @@
   const statusEl = document.getElementById("camera-status");
   const noteEl = document.getElementById("camera-note");
   const picture = document.getElementById("camera-picture");
+  const pictureView = document.getElementById("camera-view");
+  const offNote = document.getElementById("camera-off");
   const held = document.getElementById("camera-held");
   const heldMessage = document.getElementById("held-message");
   const heldPicture = document.getElementById("held-picture");
@@ -23,7 +25,7 @@
 
   function say(text) {
     if (!toast) return;
-    toast.textContent = text;
+    toast.textContent = text ? text.charAt(0).toUpperCase() + text.slice(1) : text;
     toast.className = "toast error";
     toast.hidden = false;
     setTimeout(() => { toast.hidden = true; }, 4000);
@@ -100,6 +102,9 @@
       line += " · expects " + body.expects.join(", ") + (body.reroll_step ? " (a new throw re-rolls)" : "");
     }
     statusEl.textContent = line;
+    // no camera: no picture box (it would stay empty), a note on how rolls get in instead
+    if (pictureView) pictureView.hidden = !body.enabled;
+    if (offNote) offNote.hidden = !!body.enabled;
     noteEl.textContent = body.note || "";
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);

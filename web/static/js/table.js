@@ -28,7 +28,9 @@
   }
 
   function showToast(text, kind) {
-    toast.textContent = text;
+    // engine sentences start lower-case (they read well inside other text); shown alone
+    // they begin with a capital
+    toast.textContent = text ? text.charAt(0).toUpperCase() + text.slice(1) : text;
     toast.className = "toast " + (kind || "error");
     toast.hidden = false;
     clearTimeout(toastTimer);

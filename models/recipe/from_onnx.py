@@ -1,0 +1,52 @@
+"""Warm-start a torch net from its own exported ONNX file, to continue training a shipped
+model. The exporter folds each BatchNorm into the convolution before it, so every ONNX
+Conv holds (weight, bias); they are loaded into the torch Conv2d modules in order, with
+each BatchNorm set to "add the bias" (mean 0, var 1 - eps, weight 1) and kept frozen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import torch
+from onnx import numpy_helper
+from torch import nn
+
+
+def load_folded_onnx(net: nn.Module, onnx_path: Path) -> None:
+    """Copy the folded Conv weights of ``onnx_path`` into ``net`` (same architecture)."""
+    graph = onnx.load(str(onnx_path)).graph
+    weights = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    onnx_convs = [node for node in graph.node if node.op_type == "Conv"]
+    modules = list(net.modules())
+    torch_convs = [m for m in modules if isinstance(m, nn.Conv2d)]
+    if len(onnx_convs) != len(torch_convs):
+        raise ValueError(f"{onnx_path}: {len(onnx_convs)} convs, net has {len(torch_convs)}")
+    following_bn = {}
+    for i, module in enumerate(modules):
+        if isinstance(module, nn.Conv2d):
+            after = next((m for m in modules[i + 1 :] if not isinstance(m, nn.Sequential)), None)
+            following_bn[id(module)] = after if isinstance(after, nn.BatchNorm2d) else None
+    with torch.no_grad():
+        for node, conv in zip(onnx_convs, torch_convs, strict=True):
+            weight = torch.from_numpy(weights[node.input[1]].copy())
+            bias = torch.from_numpy(weights[node.input[2]].copy()) if len(node.input) > 2 else None
+            if weight.shape != conv.weight.shape:
+                raise ValueError(f"{node.name}: shape {weight.shape} != {conv.weight.shape}")
+            conv.weight.copy_(weight)
+            bn = following_bn[id(conv)]
+            if bn is not None:
+                bn.weight.fill_(1.0)
+                bn.running_mean.zero_()
+                bn.running_var.fill_(1.0 - bn.eps)
+                bn.bias.copy_(bias if bias is not None else torch.zeros_like(bn.bias))
+            elif conv.bias is not None and bias is not None:
+                conv.bias.copy_(bias)
+
+
+def freeze_batchnorm(net: nn.Module) -> None:
+    """Keep BatchNorm in eval mode with fixed affine terms (they hold folded biases)."""
+    for module in net.modules():
+        if isinstance(module, nn.BatchNorm2d):
+            module.eval()
+            module.weight.requires_grad_(False)

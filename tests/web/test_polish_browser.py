@@ -1,0 +1,41 @@
+"""The camera panel of a server started with `--no-camera`, in Debian's Chromium: no empty
+picture box (it drew a 640x480 black box with a broken-image icon), a short note on how the
+rolls get in instead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ServerProcess, shot
+
+pytestmark = pytest.mark.browser
+
+LAPTOP = {"viewport": {"width": 1280, "height": 900}}
+
+
+def test_camera_off_shows_a_note_and_no_broken_picture(browser: Any, server: ServerProcess) -> None:
+    page = browser.new_context(**LAPTOP).new_page()
+    created = page.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    page.goto(server.base_url + created.json()["url"])
+    page.wait_for_selector("#camera-status[data-camera-state=off]", timeout=5000)
+    assert page.locator("#camera").is_visible()
+    note = page.locator("#camera-off")
+    assert note.is_visible()
+    assert note.inner_text().lower().startswith("camera off: rolls are entered by tapping the dice")
+    assert not page.locator("#camera-picture").is_visible()
+    # nothing in the panel is an image that failed to load
+    broken = page.evaluate(
+        "[...document.querySelectorAll('#camera img')]"
+        ".filter((img) => img.offsetParent !== null && !(img.complete && img.naturalWidth > 0))"
+        ".length"
+    )
+    assert broken == 0
+    box = page.locator("#camera").bounding_box()
+    assert box is not None and box["height"] < 300  # no 480 px tall empty box
+    shot(page, "camera-off-table")
