@@ -218,7 +218,7 @@ def render_throws(
     height: int = 480,
     side: float = 44.0,
     colours: Sequence[str] = STANDARD_DICE_SETS["qwixx"],
-    surface: str = "wood",
+    surface: str = "cardboard",
     noise_sd: float = 1.5,
 ) -> Iterator[ClipFrame]:
     """The demo clip frame by frame (see the module docstring); the same seed gives the

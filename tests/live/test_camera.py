@@ -301,3 +301,35 @@ def test_worker_on_the_bundled_demo_clip_reports_each_throw() -> None:
     assert [truth[e.frame_index].throw for e in first_loop] == [0, 1, 2]
     assert all(truth[e.frame_index].phase == "rest" for e in first_loop)
     assert all(e.frame_index - e.rest_index == 2 for e in first_loop)
+
+
+def test_real_dice_reader_reads_every_throw_of_the_bundled_clip() -> None:
+    """The shipped ONNX models through the worker on the bundled demo clip: one roll per
+    throw, each the roll that was drawn."""
+    from companion.live.match import match_roll
+    from companion.rules.base import DiceSpec, Roll
+    from companion.vision.pipeline import DiceReader
+
+    truth = list(render_throws(seed=DEMO_SEED, throws=3))
+    events: list[RollEvent] = []
+    worker = CameraWorker(
+        open_demo_source,
+        DiceReader.load(dice_set="qwixx"),
+        events.append,
+        settle=SettleConfig.for_fps(DEMO_FPS),
+    )
+    worker.start()
+    try:
+        wait_for(lambda: worker.status().frames_read >= len(truth), timeout=60.0)
+    finally:
+        assert worker.stop()
+    first_loop = [e for e in events if e.frame_index < len(truth)]
+    assert [truth[e.frame_index].throw for e in first_loop] == [0, 1, 2]
+    spec = DiceSpec(("white", "white", "red", "yellow", "green", "blue"))
+    for event in first_loop:
+        roll = match_roll(event.dice, spec)
+        assert isinstance(roll, Roll), roll
+        drawn = truth[event.frame_index].dice
+        assert sorted((d.colour, d.value) for d in roll.dice) == sorted(
+            (d.colour, d.value) for d in drawn
+        )

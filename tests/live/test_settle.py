@@ -12,8 +12,17 @@ import pytest
 from pydantic import ValidationError
 
 from companion.live.demo import ClipFrame, TruthDie, render_throws
+from companion.live.match import match_roll
 from companion.live.settle import RollEvent, SettleConfig, Settler, reading_signature
-from companion.vision.types import UNREADABLE, DieBox, DieReading, Frame, FrameReading
+from companion.rules.base import DiceSpec, Die, Roll
+from companion.vision.types import (
+    STANDARD_DICE_SETS,
+    UNREADABLE,
+    DieBox,
+    DieReading,
+    Frame,
+    FrameReading,
+)
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 SMALL = {"width": 320, "height": 240, "side": 24.0}
@@ -215,7 +224,8 @@ def test_config_for_frame_rate_and_bounds() -> None:
 
 
 def test_real_dice_reader_on_a_rendered_throw() -> None:
-    """The real finder and classifier on the demo clip's frames: one event per throw."""
+    """The real finder and classifier on rendered throws (demo clip style, another seed):
+    one event per throw, and it reads the roll on the table."""
     from companion.vision.pipeline import DiceReader
 
     onnx = sorted(MODELS.glob("*.onnx"))
@@ -231,3 +241,12 @@ def test_real_dice_reader_on_a_rendered_throw() -> None:
             events.append(event)
     assert [clip[e.frame_index].phase for e in events] == ["rest", "rest"]
     assert [clip[e.frame_index].throw for e in events] == [0, 1]
+    # and the settled reading is the roll on the table (the whole camera chain)
+    spec = DiceSpec(STANDARD_DICE_SETS["qwixx"])
+    for event in events:
+        roll = match_roll(event.dice, spec)
+        assert isinstance(roll, Roll), roll
+        shown = clip[event.frame_index].dice
+        assert sorted(roll.dice, key=repr) == sorted(
+            (Die(d.colour, d.value or 0) for d in shown), key=repr
+        )
