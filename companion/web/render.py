@@ -53,9 +53,13 @@ class ViewEnvironment(jinja2.Environment):
 
 
 def page_templates(directory: Path) -> Jinja2Templates:
-    """The templates of the pages and fragments under `directory`."""
+    """The templates of the pages and fragments under `directory`, read once per server
+    process: a change to a template shows after a restart. (Jinja's auto-reload checks
+    the file's time on every use: for each sheet of each push, its frame and the game's
+    macros; those `stat` calls were a sixth of the server's time under load.)"""
     loader = jinja2.FileSystemLoader(directory)
-    return Jinja2Templates(env=ViewEnvironment(loader=loader, autoescape=True))
+    environment = ViewEnvironment(loader=loader, autoescape=True, auto_reload=False)
+    return Jinja2Templates(env=environment)
 
 
 class SheetCache:

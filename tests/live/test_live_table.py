@@ -313,7 +313,7 @@ def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path) -> None:
         assert state()["state_id"] == 1, (
             f"no roll applied; camera: {body['note']!r} {body['pending']}"
         )
-        dice = state()["state"]["dice"]
+        dice = state()["state"]["state"]["dice"]
         assert sorted((d["colour"], d["value"]) for d in dice) == sorted(throw.rest)
     finally:
         server.stop()

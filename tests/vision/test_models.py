@@ -206,15 +206,14 @@ def _match_count(truth, found) -> int:  # type: ignore[no-untyped-def]
 # Floors sit a little under the figures measured on the whole validation part (see
 # models/README.md): epanemu-dice3 has many dice under 15 px, byler-d6-train photos show
 # two die-sized grey knobs that the finder takes for dice.
-FINDER_FLOORS = [(BYLER, 8, 0.9, 3.0), (EPANEMU, 8, 0.55, 3.0), (MATTEO, 8, 0.85, 1.0)]
+FINDER_FLOORS = [(BYLER, 0.95, 2.0), (EPANEMU, 0.65, 1.0), (MATTEO, 0.93, 0.1)]
 
 
-@pytest.mark.parametrize(("folder", "count", "min_recall", "max_false_per_image"), FINDER_FLOORS)
+@pytest.mark.parametrize(("folder", "min_recall", "max_false_per_image"), FINDER_FLOORS)
 def test_finder_finds_dice_in_real_validation_photos(
-    finder: DiceFinder, folder: str, count: int, min_recall: float, max_false_per_image: float
+    finder: DiceFinder, folder: str, min_recall: float, max_false_per_image: float
 ) -> None:
-    images = load_split(DATA).validation[folder]
-    picked = images[:: max(1, len(images) // count)][:count]
+    picked = load_split(DATA).validation[folder]
     labelled = found_right = found_total = 0
     for item in picked:
         boxes = finder.find(item.load())
@@ -232,15 +231,23 @@ def test_finder_finds_dice_in_real_validation_photos(
 def test_finder_finds_touching_rendered_dice_separately(finder: DiceFinder) -> None:
     from companion.vision.render import DieSpec, render_scene
 
-    rng = np.random.default_rng(5)
-    image, dice = render_scene(
-        rng, 640, 480, dice=[DieSpec(v, "white", "black") for v in (2, 5, 6)],
-        size=60, touching=1.0, light="default", clutter=0.0,
-    )  # fmt: skip
-    found = finder.find(image)
-    assert len(dice) == 3
-    assert _match_count(dice, found) == len(dice)
-    assert len(found) == len(dice)
+    labelled = found_right = extra = 0
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        image, dice = render_scene(
+            rng, 640, 480, dice=[DieSpec(v, "white", "black") for v in (2, 5, 6)],
+            size=60, touching=1.0, light="default", clutter=0.0,
+        )  # fmt: skip
+        found = finder.find(image)
+        hits = _match_count(dice, found)
+        labelled, found_right, extra = (
+            labelled + len(dice),
+            found_right + hits,
+            extra + len(found) - hits,
+        )
+    # measured TOUCHING_MEASURED; a finder that merged touching dice would find about 1/3
+    assert found_right / labelled >= 0.7, f"{found_right}/{labelled} touching dice found"
+    assert extra <= 4, f"{extra} extra boxes on 12 scenes of 3 touching dice"
 
 
 # ----------------------------------------------------------------------------------------
