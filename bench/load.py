@@ -70,6 +70,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "companion.cli", "serve", "--port", str(port)]
     command += ["--data-dir", str(data_dir), "--no-camera"]
@@ -316,6 +322,7 @@ def main() -> int:
             spy = [str(Path(sys.executable).parent / "py-spy"), "record", "--pid", str(server.pid)]
             spy += ["-o", str(args.profile), "-f", "raw", "--threads", "--nonblocking"]
             sampler = subprocess.Popen(spy, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cpu_before = cpu_seconds(server.pid)
         try:
             figures = asyncio.run(
                 run(
@@ -327,6 +334,11 @@ def main() -> int:
                     args.rate,
                 )
             )
+            # the server's own CPU time per accepted action: the cost of checking, storing
+            # and fanning out one change, whatever else shares the machine
+            server_cpu = cpu_seconds(server.pid) - cpu_before
+            figures["server_cpu_s"] = round(server_cpu, 1)
+            figures["server_cpu_ms_per_action"] = round(1000 * server_cpu / figures["accepted"], 2)
         finally:
             if sampler is not None:
                 sampler.send_signal(signal.SIGINT)
@@ -353,6 +365,8 @@ def main() -> int:
         f"| {figures['actions_per_s']} /s ({figures['accepted']} in {figures['seconds']} s; "
         f"refused {figures['refused'] or 'none'}); on every device: "
         f"{figures['delivered_per_s']} /s | {date} | `{command}` | {load} |",
+        f"| {mode}: server CPU per accepted action | {figures['server_cpu_ms_per_action']} ms "
+        f"({figures['server_cpu_s']} s in all) | {date} | `{command}` | {load} |",
     ]
     figures["load_average"] = load
     print(json.dumps(figures, indent=1))

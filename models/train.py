@@ -20,6 +20,7 @@ import math
 import random
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,15 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def budget_lr(max_lr: float, progress: float) -> float:
+    """Learning rate of a time-budgeted continuation: 5% warm-up, then cosine down to
+    max_lr / 100 as ``progress`` (the larger of step and wall-time fraction) reaches 1."""
+    if progress < 0.05:
+        return max_lr * (0.1 + 0.9 * progress / 0.05)
+    fraction = min(1.0, (progress - 0.05) / 0.95)
+    return max_lr * (0.01 + 0.99 * 0.5 * (1 + math.cos(math.pi * fraction)))
+
+
 def to_tensor(batch_bgr: np.ndarray) -> torch.Tensor:
     """N x H x W x 3 BGR uint8 -> normalised RGB NCHW, as the manifests declare."""
     rgb = batch_bgr[..., ::-1].astype(np.float32) * SCALE
@@ -93,22 +103,54 @@ def validation_crops(images: list[LabelledImage]) -> tuple[np.ndarray, np.ndarra
 
 
 def train_classifier(
-    bank: recipe_data.CropBank, val: tuple[np.ndarray, np.ndarray], epochs: int, seed: int
-) -> ClassifierNet:
+    bank: recipe_data.CropBank,
+    val: tuple[np.ndarray, np.ndarray],
+    epochs: int,
+    seed: int,
+    init_onnx: Path | None = None,
+    max_lr: float = 4e-3,
+    budget_minutes: float | None = None,
+    real_repeat: int = 1,
+) -> tuple[ClassifierNet, int]:
+    """Train (or continue from an exported ONNX) the classifier; returns the net and the
+    epochs done. ``real_repeat`` > 1 shows each real photo's die that many times per
+    epoch (real dice are the hard part); ``budget_minutes`` ends a continuation by wall
+    time with the learning rate annealed over it (see budget_lr)."""
     rng = np.random.default_rng(seed + 1)
     net = ClassifierNet(classes=len(EXPECTED_LABELS))
+    if init_onnx is not None:
+        load_folded_onnx(net, init_onnx)
+        logger.info("classifier starts from %s (BatchNorm folded and frozen)", init_onnx)
+    pool = np.arange(len(bank))
+    if real_repeat > 1 and bank.real_die is not None:
+        extra = np.flatnonzero(bank.real_die)
+        pool = np.concatenate([pool] + [extra] * (real_repeat - 1))
     batch = 128
-    steps_per_epoch = math.ceil(len(bank) / batch)
+    steps_per_epoch = math.ceil(len(pool) / batch)
+    total_steps = epochs * steps_per_epoch
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimiser, max_lr=4e-3, total_steps=epochs * steps_per_epoch, pct_start=0.1
+    schedule = (
+        None
+        if budget_minutes is not None
+        else torch.optim.lr_scheduler.OneCycleLR(
+            optimiser, max_lr=max_lr, total_steps=total_steps, pct_start=0.1
+        )
     )
     val_x, val_y = to_tensor(val[0]), torch.from_numpy(val[1])
+    began, done_steps, epochs_done = time.time(), 0, 0
     for epoch in range(epochs):
         net.train()
-        order = rng.permutation(len(bank))
+        if init_onnx is not None:
+            freeze_batchnorm(net)
+        order = rng.permutation(pool)
         started, total_loss = time.time(), 0.0
         for step in range(steps_per_epoch):
+            if schedule is None:
+                progress = max(
+                    done_steps / total_steps, (time.time() - began) / (60 * budget_minutes)
+                )
+                for group in optimiser.param_groups:
+                    group["lr"] = budget_lr(max_lr, progress)
             indices = order[step * batch : (step + 1) * batch]
             samples = [
                 recipe_data.classifier_sample(bank, int(i), CLASSIFIER_SIZE, CROP_MARGIN, rng)
@@ -120,8 +162,11 @@ def train_classifier(
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-            schedule.step()
+            if schedule is not None:
+                schedule.step()
+            done_steps += 1
             total_loss += float(loss.detach())
+        epochs_done += 1
         net.eval()
         with torch.no_grad():
             predicted = net(val_x).argmax(1)
@@ -130,8 +175,11 @@ def train_classifier(
             "classifier epoch %d/%d loss %.4f val accuracy (labelled boxes) %.4f  %.0fs",
             epoch + 1, epochs, total_loss / steps_per_epoch, accuracy, time.time() - started,
         )  # fmt: skip
+        if budget_minutes is not None and time.time() - began >= 60 * budget_minutes:
+            logger.info("classifier: time budget reached after %d epochs", epochs_done)
+            break
     net.eval()
-    return net
+    return net, epochs_done
 
 
 # ----------------------------------------------------------------------------------------
@@ -185,7 +233,10 @@ def train_finder(
     seed: int,
     init_onnx: Path | None = None,
     max_lr: float = 3e-3,
-) -> FinderNet:
+    budget_minutes: float | None = None,
+) -> tuple[FinderNet, int]:
+    """Train (or continue from an exported ONNX) the finder; returns the net and the
+    steps done (``budget_minutes`` ends a continuation by wall time, see budget_lr)."""
     net = FinderNet()
     if init_onnx is not None:
         load_folded_onnx(net, init_onnx)
@@ -194,20 +245,33 @@ def train_finder(
         FinderStream(scenes, seed + 2), batch_size=24, num_workers=1, persistent_workers=True
     )
     optimiser = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(
-        optimiser, max_lr=max_lr, total_steps=steps, pct_start=0.1
+    schedule = (
+        None
+        if budget_minutes is not None
+        else torch.optim.lr_scheduler.OneCycleLR(
+            optimiser, max_lr=max_lr, total_steps=steps, pct_start=0.1
+        )
     )
     net.train()
     if init_onnx is not None:
         freeze_batchnorm(net)
     started, running = time.time(), 0.0
     for step, (x, targets, mask) in enumerate(loader, start=1):
+        if schedule is None:
+            progress = max((step - 1) / steps, (time.time() - started) / (60 * budget_minutes))
+            if progress >= 1:
+                logger.info("finder: time budget reached after %d steps", step - 1)
+                step -= 1
+                break
+            for group in optimiser.param_groups:
+                group["lr"] = budget_lr(max_lr, progress)
         loss = finder_loss(net(x), targets, mask)
         optimiser.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(net.parameters(), 5.0)
         optimiser.step()
-        schedule.step()
+        if schedule is not None:
+            schedule.step()
         value = float(loss.detach())
         running = 0.98 * running + 0.02 * value if step > 1 else value
         if step % 50 == 0 or step == steps:
@@ -217,7 +281,7 @@ def train_finder(
         if step >= steps:
             break
     net.eval()
-    return net
+    return net, step
 
 
 # ----------------------------------------------------------------------------------------
@@ -277,6 +341,80 @@ def input_block(shape: list[object], size: list[int]) -> dict[str, object]:
     }
 
 
+@dataclass(frozen=True)
+class Stage:
+    """One training run of a chain: steps (finder) or epochs (classifier), peak learning
+    rate, seed (also seeds that stage's synthetic scenes) and options."""
+
+    count: int
+    lr: float
+    seed: int
+    hard: bool = False
+    real_repeat: int = 1
+    minutes: float | None = None
+
+
+def parse_stages(text: str) -> list[Stage]:
+    """``COUNT:LR:SEED[:hard][:real=N][:min=M]``, comma-separated."""
+    stages = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        fields = item.split(":")
+        if len(fields) < 3:
+            raise SystemExit(f"stage {item!r}: expected COUNT:LR:SEED[:options]")
+        options: dict[str, object] = {}
+        for option in fields[3:]:
+            if option == "hard":
+                options["hard"] = True
+            elif option.startswith("real="):
+                options["real_repeat"] = int(option[5:])
+            elif option.startswith("min="):
+                options["minutes"] = float(option[4:])
+            else:
+                raise SystemExit(f"stage {item!r}: unknown option {option!r}")
+        stages.append(Stage(int(fields[0]), float(fields[1]), int(fields[2]), **options))  # type: ignore[arg-type]
+    return stages
+
+
+def render_for(seed: int, args: argparse.Namespace) -> list[recipe_data.Scene]:
+    count = 30 if args.quick else args.synthetic
+    logger.info("rendering %d synthetic scenes (seed %d)", count, seed)
+    return recipe_data.render_scenes(count, seed)
+
+
+def mine_hard_negatives(
+    images: list[LabelledImage], finder_onnx: Path, threshold: float = 0.3
+) -> dict[Path, np.ndarray]:
+    """Boxes an exported finder reports on TRAINING images far from every labelled die:
+    (cx, cy, side) rows per image, used as hard negatives. epanemu-dice3 is left out: some
+    of its background dice are unlabelled, so its "false" boxes may be real dice."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        shutil.copy(finder_onnx, Path(folder) / "dice_finder.onnx")
+        manifest = json.loads((MODELS / "dice_finder.json").read_text(encoding="utf-8"))
+        manifest["sha256"] = sha256_of(Path(folder) / "dice_finder.onnx")
+        (Path(folder) / "dice_finder.json").write_text(json.dumps(manifest), encoding="utf-8")
+        finder = DiceFinder.load(Path(folder), threshold=threshold)
+    hard: dict[Path, np.ndarray] = {}
+    for labelled in images:
+        if labelled.folder == "epanemu-dice3":
+            continue
+        rows = [
+            (box.cx, box.cy, (box.w + box.h) / 2)
+            for box in finder.find(labelled.load())
+            if all(math.hypot(box.cx - d.cx, box.cy - d.cy) > 0.8 * d.side for d in labelled.dice)
+        ]
+        if rows:
+            hard[labelled.path] = np.asarray(rows, np.float32)
+    logger.info(
+        "hard negatives: %d boxes on %d training images",
+        sum(len(v) for v in hard.values()),
+        len(hard),
+    )
+    return hard
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a few minutes: smoke-test run")
@@ -294,6 +432,28 @@ def main(argv: list[str] | None = None) -> int:
         help="continue training this exported dice_finder.onnx (fine-tune at --finder-lr)",
     )
     parser.add_argument("--finder-lr", type=float, default=3e-3)
+    parser.add_argument(
+        "--finder-continue",
+        default="",
+        help="continuation stages after the first, comma-separated STEPS:LR:SEED[:hard]"
+        "[:min=M] (hard: mine the previous stage's false boxes on training images as "
+        "hard negatives; min=M: stop after M minutes, learning rate annealed over them)",
+    )
+    parser.add_argument("--classifier-epochs", type=int, default=16)
+    parser.add_argument("--classifier-lr", type=float, default=4e-3)
+    parser.add_argument(
+        "--classifier-from",
+        type=Path,
+        default=None,
+        help="continue training this exported pip_classifier.onnx (skips the first stage)",
+    )
+    parser.add_argument(
+        "--classifier-continue",
+        default="",
+        help="continuation stages, comma-separated EPOCHS:LR:SEED[:real=N][:min=M] "
+        "(real=N: each real photo's die N times per epoch)",
+    )
+    parser.add_argument("--synthetic", type=int, default=700, help="synthetic scenes per stage")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--data", type=Path, default=None, help="default ../shared/data")
     parser.add_argument("--out", type=Path, default=MODELS, help="where the models go")
@@ -307,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
 
     split = load_split(args.data)
     train_images = list(split.train)
-    synthetic_count = 0 if args.only == "evaluate" else 30 if args.quick else 700
+    synthetic_count = 0 if args.only == "evaluate" else 30 if args.quick else args.synthetic
     logger.info("rendering %d synthetic scenes", synthetic_count)
     synthetic = recipe_data.render_scenes(synthetic_count, args.seed)
     synthetic_dice = sum(len(s.dice) for s in synthetic)
@@ -335,18 +495,43 @@ def main(argv: list[str] | None = None) -> int:
     today = dt.date.today().isoformat()
 
     if args.only in (None, "classifier"):
-        bank = recipe_data.build_crop_bank(train_images, synthetic, args.seed)
+        stages = parse_stages(args.classifier_continue)
+        if args.classifier_from is None:
+            stages.insert(0, Stage(args.classifier_epochs, args.classifier_lr, args.seed))
+        elif not stages:
+            parser.error("--classifier-from needs --classifier-continue stages")
         val = validation_crops(list(split.all_validation()))
-        net = train_classifier(bank, val, epochs=2 if args.quick else 16, seed=args.seed)
+        previous, done_log = args.classifier_from, []
+        for number, stage in enumerate(stages):
+            set_seed(stage.seed)
+            scenes = synthetic if stage.seed == args.seed else render_for(stage.seed, args)
+            bank = recipe_data.build_crop_bank(train_images, scenes, stage.seed)
+            net, done = train_classifier(
+                bank,
+                val,
+                epochs=2 if args.quick else stage.count,
+                seed=stage.seed,
+                init_onnx=previous,
+                max_lr=stage.lr,
+                budget_minutes=stage.minutes,
+                real_repeat=stage.real_repeat,
+            )
+            done_log.append(f"{done} epochs lr {stage.lr:g} seed {stage.seed}"
+                            + (f" real x{stage.real_repeat}" if stage.real_repeat > 1 else ""))
+            export_onnx(
+                ClassifierExport(net),
+                torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE),
+                out / "pip_classifier.onnx",
+                "probabilities",
+                {0: "batch"},
+                EXPECTED_LABELS,
+            )
+            if number < len(stages) - 1:  # the next stage continues from this export
+                previous = CHECKPOINTS / f"pip_classifier.stage{number}.onnx"
+                CHECKPOINTS.mkdir(parents=True, exist_ok=True)
+                previous.write_bytes((out / "pip_classifier.onnx").read_bytes())
         save_weights(net, "pip_classifier")
-        export_onnx(
-            ClassifierExport(net),
-            torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE),
-            out / "pip_classifier.onnx",
-            "probabilities",
-            {0: "batch"},
-            EXPECTED_LABELS,
-        )
+        logger.info("classifier stages: %s", "; ".join(done_log))
         write_manifest(
             out / "pip_classifier.json",
             {
@@ -368,6 +553,7 @@ def main(argv: list[str] | None = None) -> int:
                 "trained_on": {
                     **trained_on,
                     "crops": {"total": len(bank), "per_class": np.bincount(bank.labels).tolist()},
+                    "classifier_stages": done_log,
                     "unreadable_class": "background patches of real and synthetic tables, "
                     "synthetic cocked/half-hidden/tumbling dice, real dice shifted 0.65-0.9 "
                     "side off centre (partial)",
@@ -380,15 +566,48 @@ def main(argv: list[str] | None = None) -> int:
         logger.info("wrote %s", out / "pip_classifier.onnx")
 
     if args.only in (None, "finder"):
-        scenes = [recipe_data.scene_from_labelled(im) for im in train_images] + synthetic
-        net = train_finder(
-            scenes,
-            steps=60 if args.quick else args.finder_steps,
-            seed=args.seed,
-            init_onnx=args.finder_from,
-            max_lr=args.finder_lr,
-        )
+        stages = parse_stages(args.finder_continue)
+        if args.finder_from is None:
+            stages.insert(0, Stage(args.finder_steps, args.finder_lr, args.seed))
+        elif not stages:
+            parser.error("--finder-from needs --finder-continue stages")
+        previous, finder_log = args.finder_from, []
+        for number, stage in enumerate(stages):
+            set_seed(stage.seed)
+            scenes_synthetic = (
+                synthetic if stage.seed == args.seed else render_for(stage.seed, args)
+            )
+            hard: dict[Path, np.ndarray] = {}
+            if stage.hard and previous is not None:
+                hard = mine_hard_negatives(train_images, previous)
+            scenes = [
+                recipe_data.scene_from_labelled(im, hard.get(im.path)) for im in train_images
+            ] + scenes_synthetic
+            net, done = train_finder(
+                scenes,
+                steps=60 if args.quick else stage.count,
+                seed=stage.seed,
+                init_onnx=previous,
+                max_lr=stage.lr,
+                budget_minutes=stage.minutes,
+            )
+            finder_log.append(
+                f"{done} steps lr {stage.lr:g} seed {stage.seed}"
+                + (f" hard negatives {sum(len(v) for v in hard.values())}" if hard else "")
+            )
+            if number < len(stages) - 1:
+                previous = CHECKPOINTS / f"dice_finder.stage{number}.onnx"
+                CHECKPOINTS.mkdir(parents=True, exist_ok=True)
+                export_onnx(
+                    FinderExport(net),
+                    torch.zeros(1, 3, 288, FINDER_LONG_SIDE),
+                    previous,
+                    "maps",
+                    {0: "batch", 2: "height", 3: "width"},
+                    ("die",),
+                )
         save_weights(net, "dice_finder")
+        logger.info("finder stages: %s", "; ".join(finder_log))
         export_onnx(
             FinderExport(net),
             torch.zeros(1, 3, 288, FINDER_LONG_SIDE),
@@ -423,7 +642,11 @@ def main(argv: list[str] | None = None) -> int:
                 "max_dice": 64,
                 "suppress_distance": 0.6,
             },
-            "trained_on": {**trained_on, "finder_windows": "192x192, dice 6-110 px"},
+            "trained_on": {
+                **trained_on,
+                "finder_windows": "192x192, dice 6-110 px",
+                "finder_stages": finder_log,
+            },
             "seed": args.seed,
             "training_command": command,
             "validation": {},

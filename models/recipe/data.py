@@ -27,6 +27,8 @@ BANK_SIZE = 88
 OBLIQUE_FOLDERS = ("epanemu-dice3",)
 OBLIQUE_ROTATION = 45.0
 UNREADABLE = 6  # class index of "unreadable"
+# share of finder windows placed around a mined hard negative (when the scene has any)
+HARD_NEGATIVE_CHANCE = 0.3
 
 
 @dataclass
@@ -39,6 +41,9 @@ class Scene:
     dice: np.ndarray
     source: str
     values: list[int | None] = field(default_factory=list)
+    # hard negatives: rows of (cx, cy, side) where a previous finder saw a die that is not
+    # there (e.g. byler's holder-bar knobs); windows are sometimes placed around them
+    hard: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.float32))
 
     def image(self) -> np.ndarray:
         image = cv2.imdecode(self.encoded, cv2.IMREAD_COLOR)
@@ -46,10 +51,13 @@ class Scene:
         return image
 
 
-def scene_from_labelled(labelled: LabelledImage) -> Scene:
+def scene_from_labelled(labelled: LabelledImage, hard: np.ndarray | None = None) -> Scene:
     encoded = np.fromfile(str(labelled.path), dtype=np.uint8)
     rows = [(d.cx, d.cy, d.side, 0.0, 0.0) for d in labelled.dice]
-    return Scene(encoded, np.asarray(rows, np.float32), labelled.folder)
+    scene = Scene(encoded, np.asarray(rows, np.float32), labelled.folder)
+    if hard is not None and len(hard):
+        scene.hard = np.asarray(hard, np.float32).reshape(-1, 3)
+    return scene
 
 
 def render_scenes(count: int, seed: int, width: int = 512, height: int = 384) -> list[Scene]:
@@ -80,6 +88,8 @@ class CropBank:
     # real oblique photos: +-45 deg, since the top face is the upper one in the picture;
     # synthetic crops are already upright: small errors plus quarter turns (-1).
     max_rotation: np.ndarray
+    # N bools: a real photo's die (not synthetic, not background), for oversampling
+    real_die: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -111,6 +121,7 @@ def build_crop_bank(real: list[LabelledImage], synthetic: list[Scene], seed: int
     crops: list[np.ndarray] = []
     labels: list[int] = []
     rotation: list[float] = []
+    real_die: list[bool] = []
     for labelled in real:
         image = labelled.load()
         turn = OBLIQUE_ROTATION if labelled.folder in OBLIQUE_FOLDERS else 180.0
@@ -118,11 +129,13 @@ def build_crop_bank(real: list[LabelledImage], synthetic: list[Scene], seed: int
             crops.append(crop_square(image, die.cx, die.cy, die.side * CONTEXT, BANK_SIZE))
             labels.append(die.value - 1)
             rotation.append(turn)
+            real_die.append(True)
         rows = np.asarray([(d.cx, d.cy, d.side) for d in labelled.dice], np.float32)
         for patch in _background_patches(image, rows, rng, 1):
             crops.append(patch)
             labels.append(UNREADABLE)
             rotation.append(180.0)
+            real_die.append(False)
     for scene in synthetic:
         image = scene.image()
         for row, value in zip(scene.dice, scene.values, strict=True):
@@ -134,7 +147,13 @@ def build_crop_bank(real: list[LabelledImage], synthetic: list[Scene], seed: int
             crops.append(patch)
             labels.append(UNREADABLE)
             rotation.append(180.0)
-    bank = CropBank(np.stack(crops), np.asarray(labels, np.int64), np.asarray(rotation, np.float32))
+    real_die += [False] * (len(labels) - len(real_die))  # the synthetic crops
+    bank = CropBank(
+        np.stack(crops),
+        np.asarray(labels, np.int64),
+        np.asarray(rotation, np.float32),
+        np.asarray(real_die, bool),
+    )
     counts = np.bincount(bank.labels, minlength=7)
     logger.info("crop bank: %d crops, per class %s", len(bank), counts.tolist())
     return bank
@@ -202,8 +221,14 @@ def finder_sample(
     dice[:, 1] *= scale_y
     dice[:, 2] *= math.sqrt(scale_x * scale_y)
 
-    # window origin: usually around a die, sometimes anywhere
-    if len(dice) and rng.random() < 0.8:
+    # window origin: sometimes around a hard negative, usually around a die, else anywhere
+    if len(scene.hard) and rng.random() < HARD_NEGATIVE_CHANCE:
+        pick = scene.hard[int(rng.integers(len(scene.hard)))] * np.float32(
+            [scale_x, scale_y, 1.0]
+        )
+        ox = pick[0] - rng.uniform(0.15, 0.85) * size
+        oy = pick[1] - rng.uniform(0.15, 0.85) * size
+    elif len(dice) and rng.random() < 0.8:
         pick = dice[int(rng.integers(len(dice)))]
         ox = pick[0] - rng.uniform(0.15, 0.85) * size
         oy = pick[1] - rng.uniform(0.15, 0.85) * size

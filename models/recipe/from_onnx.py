@@ -14,7 +14,8 @@ from torch import nn
 
 
 def load_folded_onnx(net: nn.Module, onnx_path: Path) -> None:
-    """Copy the folded Conv weights of ``onnx_path`` into ``net`` (same architecture)."""
+    """Copy the folded Conv (and Gemm = Linear) weights of ``onnx_path`` into ``net``
+    (same architecture)."""
     graph = onnx.load(str(onnx_path)).graph
     weights = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
     onnx_convs = [node for node in graph.node if node.op_type == "Conv"]
@@ -42,6 +43,21 @@ def load_folded_onnx(net: nn.Module, onnx_path: Path) -> None:
                 bn.bias.copy_(bias if bias is not None else torch.zeros_like(bn.bias))
             elif conv.bias is not None and bias is not None:
                 conv.bias.copy_(bias)
+        # the classifier's final Linear is exported as Gemm (weight stored out x in)
+        onnx_gemms = [node for node in graph.node if node.op_type == "Gemm"]
+        torch_linears = [m for m in modules if isinstance(m, nn.Linear)]
+        if len(onnx_gemms) != len(torch_linears):
+            raise ValueError(f"{onnx_path}: {len(onnx_gemms)} Gemm, net has {len(torch_linears)}")
+        for node, linear in zip(onnx_gemms, torch_linears, strict=True):
+            trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+            weight = torch.from_numpy(weights[node.input[1]].copy())
+            if not trans_b:
+                weight = weight.T.contiguous()
+            if weight.shape != linear.weight.shape:
+                raise ValueError(f"{node.name}: shape {weight.shape} != {linear.weight.shape}")
+            linear.weight.copy_(weight)
+            if linear.bias is not None and len(node.input) > 2:
+                linear.bias.copy_(torch.from_numpy(weights[node.input[2]].copy()))
 
 
 def freeze_batchnorm(net: nn.Module) -> None:

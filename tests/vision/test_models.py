@@ -206,7 +206,7 @@ def _match_count(truth, found) -> int:  # type: ignore[no-untyped-def]
 # Floors sit a little under the figures measured on the whole validation part (see
 # models/README.md): epanemu-dice3 has many dice under 15 px, byler-d6-train photos show
 # two die-sized grey knobs that the finder takes for dice.
-FINDER_FLOORS = [(BYLER, 0.95, 2.0), (EPANEMU, 0.65, 1.0), (MATTEO, 0.93, 0.1)]
+FINDER_FLOORS = [(BYLER, 0.95, 2.0), (EPANEMU, 0.6, 0.6), (MATTEO, 0.93, 0.1)]
 
 
 @pytest.mark.parametrize(("folder", "min_recall", "max_false_per_image"), FINDER_FLOORS)
@@ -245,7 +245,7 @@ def test_finder_finds_touching_rendered_dice_separately(finder: DiceFinder) -> N
             found_right + hits,
             extra + len(found) - hits,
         )
-    # measured TOUCHING_MEASURED; a finder that merged touching dice would find about 1/3
+    # measured 28/36 with no extra box; a finder that merged touching dice would find about 1/3
     assert found_right / labelled >= 0.7, f"{found_right}/{labelled} touching dice found"
     assert extra <= 4, f"{extra} extra boxes on 12 scenes of 3 touching dice"
 

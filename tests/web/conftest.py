@@ -105,18 +105,6 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
         process.stop()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 def shot(page: object, name: str) -> Path:
     """Save a full-page PNG of `page` as test-artifacts/<name>.png."""
     ARTIFACTS.mkdir(exist_ok=True)

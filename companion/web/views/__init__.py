@@ -317,12 +317,9 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         "players": list(snapshot.players),
         "turn": turn_context(snapshot),
         "dice": [
-            {
-                "colour": d.colour,
-                "value": d.value,
-                "css": colour_class(d.colour),
-                "out": d.colour in out,
-            }
+            {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
+            # "out": the die's colour left the game (marked only then)
+            | ({"out": True} if d.colour in out else {})
             for d in current_dice(game, snapshot.state)
         ],
         "roll_entry": roll_entry,
