@@ -17,7 +17,7 @@ once the dice stopped).
 
 --reader truth: the clip's ground truth stands in for the vision models (measures the live
 chain: settle, match, engine, SQLite, WebSocket); pipeline: the shipped ONNX models read
-every frame. --write appends the figures to docs/benchmarks-live.md.
+every frame. --write appends the figures to docs/benchmarks/live.md.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def main() -> int:
             f"{platform.processor() or platform.machine()} | "
             f"`.venv/bin/python bench/live_latency.py --throws {args.throws} --reader {args.reader}` |\n"
         )
-        with (REPO / "docs" / "benchmarks-live.md").open("a", encoding="utf-8") as out:
+        with (REPO / "docs" / "benchmarks" / "live.md").open("a", encoding="utf-8") as out:
             out.write(line)
     return 0
 

@@ -25,7 +25,7 @@ thread, `.venv/bin/pip install py-spy`) and writes its collapsed stacks to FILE.
     .venv/bin/python bench/load.py [--tables 20] [--actions 120] [--seconds 120] [--rate R]
         [--profile FILE] [--write]
 
---write appends the figures to docs/benchmarks-reliability.md.
+--write appends the figures to docs/benchmarks/reliability.md.
 """
 
 from __future__ import annotations
@@ -309,7 +309,7 @@ def main() -> int:
         "--profile", type=Path, default=None, help="sample the server with py-spy, stacks here"
     )
     parser.add_argument(
-        "--write", action="store_true", help="append to docs/benchmarks-reliability.md"
+        "--write", action="store_true", help="append to docs/benchmarks/reliability.md"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -372,7 +372,7 @@ def main() -> int:
     print(json.dumps(figures, indent=1))
     print("\n".join(lines))
     if args.write:
-        path = REPO / "docs" / "benchmarks-reliability.md"
+        path = REPO / "docs" / "benchmarks" / "reliability.md"
         if not path.exists():
             path.write_text(
                 "# Reliability benchmarks\n\nFigures printed by bench scripts; machine noted per run.\n\n"

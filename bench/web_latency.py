@@ -12,7 +12,7 @@ benchmark needs no extra requests between actions.
 
     .venv/bin/python bench/web_latency.py [--crosses 300] [--seconds 10] [--write]
 
---write appends the figures to docs/benchmarks-web.md.
+--write appends the figures to docs/benchmarks/web.md.
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sqlite-synchronous", choices=("FULL", "NORMAL"), default="NORMAL")
-    parser.add_argument("--write", action="store_true", help="append to docs/benchmarks-web.md")
+    parser.add_argument("--write", action="store_true", help="append to docs/benchmarks/web.md")
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="companion-bench-"))
     port = free_port()
@@ -257,7 +257,7 @@ def main() -> int:
     lines.append(f"load average during the run (1/5/15 min): {load}")
     print("\n".join(lines))
     if args.write:
-        doc = REPO / "docs" / "benchmarks-web.md"
+        doc = REPO / "docs" / "benchmarks" / "web.md"
         today = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         entry = (
             f"\n## {today}\n\nCommand: `.venv/bin/python {command.strip()}`  \n"

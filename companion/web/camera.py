@@ -670,7 +670,7 @@ def settle_config(
     still, unchanged dice, at least MIN_STABLE_FRAMES frames (7 at 30 fps, 233 ms: a
     tumbling die never looks still and alike in that many frames in a row; 3 at the demo
     clip's 10 fps), which keeps the rest-to-screen delay under 300 ms at 30 fps
-    (docs/benchmarks-live.md)."""
+    (docs/benchmarks/live.md)."""
     frames = max(MIN_STABLE_FRAMES, round(fps * SETTLE_SECONDS))
     return SettleConfig.model_validate({"stable_frames": frames, "play_area": play_area})
 

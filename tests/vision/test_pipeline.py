@@ -59,7 +59,7 @@ def test_touching_dice_are_found_separately(reader: DiceReader) -> None:
                 claimed.update(id(r) for r in near[:1])
         false += sum(1 for r in reading.dice if id(r) not in claimed)
     # finder 8f1eb1d3 (models/dice_finder.json): 19 of 36 found, 17 of them read right,
-    # 3 false dice; the target is 0.9 found (see docs/benchmarks-vision.md)
+    # 3 false dice; the target is 0.9 found (see docs/benchmarks/vision.md)
     assert found / total >= 0.45
     assert right / max(found, 1) >= 0.8
     assert false <= 5
