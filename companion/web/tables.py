@@ -111,6 +111,9 @@ class Table:
         # the state id at which the current "several players, each once" step began: a tap
         # drawn at any state since then is not stale (see `_still_current`)
         self._step_began = self.snapshot.state_id
+        # the state id after the latest applied roll or undo: a race move drawn before it
+        # belongs to an earlier call and is stale (see `act`); from the log after a restart
+        self._last_roll_or_undo = max((e.seq for e in log if _rolls_or_undoes(e)), default=0)
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -193,9 +196,13 @@ class Table:
         by: str,
         action_id: str,
         expected_state_id: int | None = None,
+        race: bool = False,
     ) -> ActResult:
         """Check, apply, commit, then publish one move. Raises Rejection (the engine's, or
-        STALE_STATE / GAME_OVER). Idempotent per `action_id`."""
+        STALE_STATE / GAME_OVER). Idempotent per `action_id`. A `race` move (several devices
+        race for it, e.g. Sixes' pound) drawn at `expected_state_id` is judged by the engine
+        while no roll or undo was applied since it was drawn, and is stale after one: the
+        later call it would otherwise land in is not the one the player pounded for."""
         async with self._lock:
             if action_id in self._action_seq:
                 return ActResult(self._action_seq[action_id], duplicate=True)
@@ -203,7 +210,10 @@ class Table:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not isinstance(move, Move):
                 move = self.game.move_from_json(move)
-            if self._still_current(expected_state_id, move):
+            if race:
+                if self._race_still_current(expected_state_id, move):
+                    expected_state_id = None
+            elif self._still_current(expected_state_id, move):
                 expected_state_id = None
             mark = self._mark()
             self.session.act(move, by=by, expected_state_id=expected_state_id)
@@ -292,6 +302,17 @@ class Table:
             and self._step_began <= expected_state_id < self.session.state_id
         )
 
+    def _race_still_current(self, expected_state_id: int | None, move: Move) -> bool:
+        """Whether a race move drawn at `expected_state_id` still races in the step it was
+        drawn for: no roll and no undo since (a pound drawn before the roll that closed
+        its call must not win the next call). Otherwise Session.act refuses it as stale
+        unless it was drawn at the current state."""
+        return (
+            expected_state_id is not None
+            and not isinstance(move, Roll)
+            and self._last_roll_or_undo <= expected_state_id <= self.session.state_id
+        )
+
     def _mark(self) -> _Mark:
         """What `_rollback` needs to put the session back if the commit fails: copies of
         the lists (their items are immutable, so this is cheap) and the state id."""
@@ -308,6 +329,8 @@ class Table:
             self._rollback(mark)
             raise
         self._action_seq[entry.action_id] = entry.seq
+        if _rolls_or_undoes(entry):
+            self._last_roll_or_undo = entry.seq
         outcome = self.session.outcome()
         if (outcome is not None) != was_finished:
             summary = self._summary() if outcome is not None else None
@@ -375,6 +398,12 @@ class Table:
     def record(self) -> dict[str, Any]:
         """The game record (Session.to_record format) for export."""
         return self.session.to_record()
+
+
+def _rolls_or_undoes(entry: LogEntry) -> bool:
+    """Whether a log entry is a roll or an undo: after one, race moves drawn earlier are
+    stale (Table.act)."""
+    return entry.kind == "undo" or (entry.move or {}).get("kind") == Roll.kind
 
 
 def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[LogEntry]) -> Session:

@@ -8,7 +8,7 @@ import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, Response
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from companion.rules.base import Reason, Rejection
 from companion.rules.codec import encode
@@ -63,6 +63,12 @@ class ActionRequest(Strict):
         default=None, ge=0, le=10_000_000, description="the state id the screen showed"
     )
     move: dict[str, Any] = Field(description="the move JSON a box or button carries")
+    race: bool = Field(
+        default=False,
+        strict=True,
+        description="several devices race for this move (Sixes' pound): the engine judges it "
+        "while no roll or undo came after expected_state_id; after one it is stale",
+    )
 
     @field_validator("move")
     @classmethod
@@ -70,6 +76,13 @@ class ActionRequest(Strict):
         if len(json.dumps(value)) > MAX_MOVE_JSON:
             raise ValueError(f"a move is at most {MAX_MOVE_JSON} bytes of JSON")
         return value
+
+    @model_validator(mode="after")
+    def _race_has_state(self) -> ActionRequest:
+        # without the state it was drawn at, a race move cannot be told from a late one
+        if self.race and self.expected_state_id is None:
+            raise ValueError("a race move needs the expected_state_id its screen showed")
+        return self
 
 
 class UndoRequest(Strict):
@@ -263,7 +276,7 @@ async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, An
     move = table.game.move_from_json(body.move)
     by = actor_for(access.viewer, move, table.snapshot.turn)
     try:
-        result = await table.act(move, by, body.action_id, body.expected_state_id)
+        result = await table.act(move, by, body.action_id, body.expected_state_id, race=body.race)
     except Rejection as exc:
         # the engine says "player 3"; the player reads the name the table knows
         named = Rejection(exc.reason, exc.rule, with_names(exc.message, table.snapshot.players))

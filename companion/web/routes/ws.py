@@ -152,6 +152,7 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
                         action_id=action_id,
                         expected_state_id=message.expected_state_id,
                         move=message.move,
+                        race=message.race,
                     )
                     result = await perform_action(access, body)
                 else:

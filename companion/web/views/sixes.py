@@ -5,8 +5,8 @@ table-pound is open, and the roller's Pass / Go on / End game from the engine's 
 moves.
 
 Presentation only. The engine's `legal_moves` says what is legal; the page never judges a
-pound race: the button sends `Pound` (marked `data-race`, so table.js sends it without the
-stale-view check) and the engine accepts the first pound and refuses the rest ("someone else
+pound race: the button sends `Pound` (marked `data-race`: a tap drawn since the last roll is
+judged by the engine rather than refused as a stale view) and the engine accepts the first pound and refuses the rest ("someone else
 pounded first ..."). After the first pound the button stays until the dice are rolled, so a
 late pound still reaches the engine and the player reads why it lost.
 """

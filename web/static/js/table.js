@@ -59,8 +59,9 @@
       socket = null;
       // actions sent but not acknowledged go again over HTTP: the action id makes a
       // retry harmless (the server applies each id once)
-      // A race move is not sent again: without a state id, a late copy could win a later
-      // race; the player sees the outcome on the refreshed screen and may tap again.
+      // A race move is not sent again: the server would refuse a late copy as stale once
+      // a roll came after it; the player sees the outcome on the refreshed screen and may
+      // tap again.
       for (const [actionId, item] of pending) {
         if (!item.race) { resendOverHttp(actionId, item); continue; }
         settle(actionId);
@@ -112,10 +113,11 @@
   // -- sending --------------------------------------------------------------------------
   function send(kind, fields, element) {
     const actionId = newActionId();
-    // data-race (e.g. Sixes' pound): several devices race for one move, so it goes without
-    // expected_state_id and the engine, not the stale-view check, tells the losers why
+    // data-race (e.g. Sixes' pound): several devices race for one move, so it goes with
+    // race: true; the engine, not the stale-view check, tells the losers why, while the
+    // state id still lets the server refuse a tap meant for a call a roll has closed
     const race = Boolean(element && element.hasAttribute("data-race"));
-    const body = {action_id: actionId, ...(race ? {} : {expected_state_id: stateId()}), ...fields};
+    const body = {action_id: actionId, expected_state_id: stateId(), ...(race ? {race} : {}), ...fields};
     const item = {kind, body, element, race};
     pending.set(actionId, item);
     if (element) element.classList.add("pending");
