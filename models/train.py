@@ -60,7 +60,7 @@ CLASSIFIER_SIZE = 48
 CROP_MARGIN = 1.3
 FINDER_LONG_SIDE = 512
 FINDER_WINDOW = 192
-VERSION = "1.0.0"
+VERSION = "1.1.0"
 
 
 def set_seed(seed: int) -> None:
@@ -516,8 +516,10 @@ def main(argv: list[str] | None = None) -> int:
                 budget_minutes=stage.minutes,
                 real_repeat=stage.real_repeat,
             )
-            done_log.append(f"{done} epochs lr {stage.lr:g} seed {stage.seed}"
-                            + (f" real x{stage.real_repeat}" if stage.real_repeat > 1 else ""))
+            done_log.append(
+                f"{done} epochs lr {stage.lr:g} seed {stage.seed}"
+                + (f" real x{stage.real_repeat}" if stage.real_repeat > 1 else "")
+            )
             export_onnx(
                 ClassifierExport(net),
                 torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE),

@@ -223,9 +223,7 @@ def finder_sample(
 
     # window origin: sometimes around a hard negative, usually around a die, else anywhere
     if len(scene.hard) and rng.random() < HARD_NEGATIVE_CHANCE:
-        pick = scene.hard[int(rng.integers(len(scene.hard)))] * np.float32(
-            [scale_x, scale_y, 1.0]
-        )
+        pick = scene.hard[int(rng.integers(len(scene.hard)))] * np.float32([scale_x, scale_y, 1.0])
         ox = pick[0] - rng.uniform(0.15, 0.85) * size
         oy = pick[1] - rng.uniform(0.15, 0.85) * size
     elif len(dice) and rng.random() < 0.8:
