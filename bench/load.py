@@ -56,6 +56,8 @@ import websockets
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from _server import start_server  # noqa: E402  (bench/_server.py, beside this script)
+
 from companion.rules.base import Die, Move, Roll  # noqa: E402
 from companion.rules.registry import find_game  # noqa: E402
 from companion.rules.session import Session  # noqa: E402
@@ -75,26 +77,6 @@ def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "companion.cli", "serve", "--port", str(port)]
-    command += ["--data-dir", str(data_dir), "--no-camera"]
-    process = subprocess.Popen(
-        command,
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/static/icon.svg", timeout=0.5)
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("server did not start")
 
 
 @dataclass

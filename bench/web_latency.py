@@ -26,7 +26,6 @@ import random
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +40,8 @@ import websockets
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from _server import start_server  # noqa: E402  (bench/_server.py, beside this script)
+
 from companion.rules.base import Die, Move, Roll  # noqa: E402
 from companion.rules.registry import find_game  # noqa: E402
 from companion.rules.session import Session  # noqa: E402
@@ -54,36 +55,6 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
-
-def start_server(data_dir: Path, port: int, synchronous: str) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "companion.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(data_dir),
-            "--no-camera",
-            "--sqlite-synchronous",
-            synchronous,
-        ],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/static/icon.svg", timeout=0.5)
-            return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("server did not start")
 
 
 @dataclass
@@ -236,7 +207,7 @@ def main() -> int:
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="companion-bench-"))
     port = free_port()
-    server = start_server(data_dir, port, args.sqlite_synchronous)
+    server = start_server(data_dir, port, "--sqlite-synchronous", args.sqlite_synchronous)
     try:
         figures = asyncio.run(
             run(f"http://127.0.0.1:{port}", args.crosses, args.seconds, args.seed)
