@@ -35,6 +35,7 @@ from companion.vision.colour import (
     dice_set_to_json,
     measure_die,
     parse_dice_set,
+    read_calibration_json,
 )
 from companion.vision.types import FrameReading
 
@@ -119,17 +120,7 @@ def parse_calibration(data: object, source: str = "<data>") -> TableCalibration:
 
 def load_calibration(path: Path) -> TableCalibration:
     """Read and validate a calibration file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise CalibrationError(f"{path}: no such calibration file") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationError(f"{path}: cannot read ({exc})") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CalibrationError(f"{path}: not JSON ({exc})") from exc
-    return parse_calibration(data, str(path))
+    return parse_calibration(read_calibration_json(path), str(path))
 
 
 def calibration_path(name: str, folder: Path = DEFAULT_CALIBRATION_DIR) -> Path:

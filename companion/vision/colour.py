@@ -388,8 +388,9 @@ def parse_dice_set(data: object, source: str = "<data>") -> DiceSet:
     return DiceSet(name.strip(), tuple(parsed), source)
 
 
-def load_dice_set(path: Path) -> DiceSet:
-    """Read and validate a calibration file (see parse_dice_set)."""
+def read_calibration_json(path: Path) -> object:
+    """The JSON of a calibration file; CalibrationError naming the file when it is missing,
+    unreadable or not JSON (the table calibration reads the same files)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
@@ -397,10 +398,14 @@ def load_dice_set(path: Path) -> DiceSet:
     except (OSError, UnicodeDecodeError) as exc:
         raise CalibrationError(f"{path}: cannot read ({exc})") from exc
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CalibrationError(f"{path}: not JSON ({exc})") from exc
-    return parse_dice_set(data, str(path))
+
+
+def load_dice_set(path: Path) -> DiceSet:
+    """Read and validate a calibration file (see parse_dice_set)."""
+    return parse_dice_set(read_calibration_json(path), str(path))
 
 
 def dice_set_to_json(dice_set: DiceSet, light: str) -> dict[str, object]:
