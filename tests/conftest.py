@@ -9,10 +9,11 @@ stayed open, so each browser module opens Chromium and closes it when it is done
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, ServerProcess, free_port
 
 
 @pytest.fixture(scope="module")
@@ -25,3 +26,14 @@ def browser() -> Iterator[object]:
             yield chromium
         finally:
             chromium.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A real `companion serve` process on a free loopback port with its own data folder."""
+    process = ServerProcess(tmp_path / "data", free_port())
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()

@@ -7,26 +7,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import pytest
 
-from tests.web.conftest import ServerProcess, free_port
+from tests.web.conftest import free_port
 
 PLAYERS = ["Ann", "Ben", "Cat", "Dan", "Eve"]
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "data", free_port())
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 @dataclass

@@ -10,11 +10,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
@@ -93,16 +91,6 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.kill()
         self.process = None
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[ServerProcess]:
-    process = ServerProcess(tmp_path / "data", free_port())
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def shot(page: object, name: str) -> Path:
