@@ -78,7 +78,6 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-
 @dataclass
 class Device:
     """A device's socket, the state ids it received with their times, and its replies."""

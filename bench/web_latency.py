@@ -56,7 +56,6 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-
 @dataclass
 class Device:
     """One player's device: its socket, the newest state id it has and when it got it."""

@@ -60,7 +60,7 @@ CLASSIFIER_SIZE = 48
 CROP_MARGIN = 1.3
 FINDER_LONG_SIDE = 512
 FINDER_WINDOW = 192
-VERSION = "1.1.0"
+VERSION = "1.2.0"
 
 
 def set_seed(seed: int) -> None:
@@ -582,9 +582,10 @@ def main(argv: list[str] | None = None) -> int:
             hard: dict[Path, np.ndarray] = {}
             if stage.hard and previous is not None:
                 hard = mine_hard_negatives(train_images, previous)
+            # real=N: every real photo N times in the scene pool (the synthetic scenes once)
             scenes = [
                 recipe_data.scene_from_labelled(im, hard.get(im.path)) for im in train_images
-            ] + scenes_synthetic
+            ] * stage.real_repeat + scenes_synthetic
             net, done = train_finder(
                 scenes,
                 steps=60 if args.quick else stage.count,
@@ -596,6 +597,7 @@ def main(argv: list[str] | None = None) -> int:
             finder_log.append(
                 f"{done} steps lr {stage.lr:g} seed {stage.seed}"
                 + (f" hard negatives {sum(len(v) for v in hard.values())}" if hard else "")
+                + (f" real x{stage.real_repeat}" if stage.real_repeat > 1 else "")
             )
             if number < len(stages) - 1:
                 previous = CHECKPOINTS / f"dice_finder.stage{number}.onnx"

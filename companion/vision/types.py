@@ -37,8 +37,10 @@ class DieBox:
     def box(self) -> tuple[int, int, int, int]:
         """Axis-aligned box [x0, y0, x1, y1] around the die."""
         return (
-            int(round(self.cx - self.w / 2)), int(round(self.cy - self.h / 2)),
-            int(round(self.cx + self.w / 2)), int(round(self.cy + self.h / 2)),
+            int(round(self.cx - self.w / 2)),
+            int(round(self.cy - self.h / 2)),
+            int(round(self.cx + self.w / 2)),
+            int(round(self.cy + self.h / 2)),
         )
 
 
@@ -96,8 +98,18 @@ class FrameReading:
 # The basic colour names the vision stages use for die bodies and pips (the names of the
 # colour labels in shared/data/byler-d6-train/colours.csv).
 BASIC_COLOURS: tuple[str, ...] = (
-    "white", "black", "grey", "red", "orange", "yellow",
-    "green", "blue", "teal", "purple", "pink", "brown",
+    "white",
+    "black",
+    "grey",
+    "red",
+    "orange",
+    "yellow",
+    "green",
+    "blue",
+    "teal",
+    "purple",
+    "pink",
+    "brown",
 )
 
 # Body colours of the standard dice sets. Qwixx: two white dice plus red, yellow, green,

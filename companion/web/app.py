@@ -125,6 +125,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
         app.state.camera = camera
         if settings.camera.calibration is not None:
             camera.set_calibration(load_calibration(settings.camera.calibration))
+        await camera.restore_attachment()  # before the first throw can be routed
         camera.start(asyncio.get_running_loop())
         try:
             yield

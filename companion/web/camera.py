@@ -10,14 +10,16 @@ lifespan) and turns each settled throw into a game action:
       -> companion.live.match.match_roll: a rules Roll, or a Mismatch naming the problems
       -> Roll: applied at once (mode "auto") or held for the active player's confirmation
          (mode "confirm"); Mismatch: held, shown on the table view with the problem dice
-         marked; the host corrects a die (value/colour, or "not a die") or asks for a
-         re-throw. A held reading is never applied by itself.
+         marked; the host corrects a die (value/colour, or "not a die"), adds a die the
+         finder missed where it lies, or asks for a re-throw. A held reading is never
+         applied by itself.
       -> every applied roll keeps a 320 px JPEG of the table beside the action in SQLite.
 
 Decisions (also in docs/live-table.md):
 - One camera, one table: the host attaches the camera on the table page; until a host
-  does, it follows the most recently created open table. The attachment lives in memory
-  (a restart goes back to the newest table).
+  does, it follows the most recently created open table. The attachment is stored in
+  SQLite (`server_settings`) and restored at start-up while that table is open; once it
+  is finished or gone, the newest open table gets the rolls again.
 - Sixto's keep/re-roll step: a new settled throw there is the active player re-rolling.
   The hub sends that player's `reroll` move (by the player's seat), then the roll, so the
   camera never needs a tap for the commonest case; "keep" stays a tap. In confirm mode the
@@ -35,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -61,6 +64,9 @@ PHOTO_QUALITY = 70
 PICTURE_QUALITY = 80
 MODES = ("auto", "confirm")
 MODE_KEY = "camera_mode"
+ATTACH_KEY = "camera_table"  # server_settings: the table a host attached the camera to
+ADDED = "added"  # flag of a die the host added to a held reading (the finder missed it)
+DEFAULT_SIDE_FRACTION = 0.09  # an added die's side with no other dice and no calibration
 PROBLEM_BGR = (40, 40, 230)  # red outline of a die the mismatch names
 TARGET_REFRESH_S = 1.0
 SETTLE_SECONDS = 0.24
@@ -359,8 +365,29 @@ class CameraHub:
         return None
 
     async def attach(self, table_id: str) -> None:
+        """Camera rolls go to `table_id` from now on, also after a restart (stored first:
+        what the host was told must survive)."""
+        await asyncio.to_thread(self.tables.store.set_server_setting, ATTACH_KEY, table_id)
         self._explicit_table = table_id
         await self._refresh_target()
+
+    async def restore_attachment(self) -> None:
+        """At start-up: attach the camera to the table a host attached it to before the
+        restart, while that table exists and is open; else leave the newest-table rule.
+        Never raises (a store in trouble only costs the attachment)."""
+        try:
+            table_id = await asyncio.to_thread(self.tables.store.server_setting, ATTACH_KEY)
+            if table_id is None:
+                return
+            table = await self.tables.get(table_id)
+        except Exception:
+            logger.warning("the camera's attachment was not restored", exc_info=True)
+            return
+        if table is None or table.snapshot.finished:
+            logger.info("camera was attached to table %s, now finished or gone", table_id)
+            return
+        self._explicit_table = table_id
+        logger.info("camera attached to table %s again", table_id)
 
     async def _refresh_target(self) -> None:
         table = await self.target_table(cached=False)
@@ -611,6 +638,36 @@ class CameraHub:
                 flags=flags,
             )
         held.dice = tuple(dice)
+        return await self._rematch(table, held)
+
+    async def add(
+        self, table: Table, pending_id: str, x: float, y: float, value: int, colour: str
+    ) -> dict[str, Any]:
+        """The host adds a die the finder missed: `value` and `colour`, centred on (x, y) in
+        pixels of the held frame, as big as the other dice (`added_die_side`). Then the dice
+        are matched again as after `fix`."""
+        held = self._take(table, pending_id)
+        for name, where, size in (("x", x, held.width), ("y", y, held.height)):
+            if not 0 <= where < size:
+                raise Rejection(
+                    Reason.MALFORMED,
+                    f"add.{name}",
+                    f"add.{name} {where:g} lies outside the picture (0 to {size})",
+                )
+        for i, die in enumerate(held.dice):
+            x0, y0, x1, y1 = die.where.box
+            if x0 <= x <= x1 and y0 <= y <= y1:
+                raise Rejection(
+                    Reason.ILLEGAL_MOVE, "on_a_die", f"die {i + 1} lies there: tap it to fix it"
+                )
+        side = added_die_side(held.dice, held.width, held.height, self.calibration)
+        added = DieReading(DieBox(x, y, side, side), value, 1.0, colour, 1.0, flags=(ADDED,))
+        held.dice = (*held.dice, added)
+        return await self._rematch(table, held)
+
+    async def _rematch(self, table: Table, held: Pending) -> dict[str, Any]:
+        """Match a corrected held reading again: apply it as the host's roll when it matches,
+        else keep holding it with the problems that remain."""
         spec, reroll = expected_dice(table)
         if spec is None:
             self._pending.pop(table.table_id, None)
@@ -618,6 +675,9 @@ class CameraHub:
         result = match_roll(held.dice, spec)
         if isinstance(result, Mismatch):
             boxes = [b for p in result.problems for b in p.boxes]
+            # a corrected roll that no longer matches is no roll to confirm
+            held.kind = "mismatch"
+            held.roll = None
             held.message = result.message
             held.problems = [p.to_json() for p in result.problems]
             held.picture = await asyncio.to_thread(self._picture, held.image, held.dice, boxes)
@@ -699,6 +759,21 @@ def status_line(
     if error:
         parts.append(error)
     return " · ".join(parts)
+
+
+def added_die_side(
+    dice: tuple[DieReading, ...], width: int, height: int, calibration: Any | None
+) -> float:
+    """The side of a die the host adds to a reading: the median side of the other dice in
+    it; without any, the calibrated side (scaled to this frame's width when the calibration
+    names its frame); else DEFAULT_SIDE_FRACTION of the frame's shorter side."""
+    if dice:
+        return float(statistics.median(max(d.where.w, d.where.h) for d in dice))
+    side = getattr(calibration, "die_side", None)
+    if side is not None:
+        frame = getattr(calibration, "frame", None)
+        return float(side * width / frame[0]) if frame and frame[0] else float(side)
+    return DEFAULT_SIDE_FRACTION * min(width, height)
 
 
 def _reroll_move(table: Table) -> Move | None:

@@ -70,6 +70,12 @@ CREATE TABLE IF NOT EXISTS table_settings (
     value    TEXT NOT NULL,
     PRIMARY KEY (table_id, key)
 );
+-- settings of the whole server, not of one table (e.g. which table the camera is attached
+-- to); created on first use, so an older store gains it when opened
+CREATE TABLE IF NOT EXISTS server_settings (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 
 
@@ -394,6 +400,19 @@ class Store:
             db.execute(
                 "INSERT OR REPLACE INTO table_settings (table_id, key, value) VALUES (?, ?, ?)",
                 (table_id, key, value),
+            )
+
+    def server_setting(self, key: str) -> str | None:
+        with self._guarded():
+            row = self._db.execute(
+                "SELECT value FROM server_settings WHERE key = ?", (key,)
+            ).fetchone()
+        return str(row[0]) if row else None
+
+    def set_server_setting(self, key: str, value: str) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO server_settings (key, value) VALUES (?, ?)", (key, value)
             )
 
     def all_logs(self) -> dict[str, list[LogEntry]]:

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.browser
 
 QWIXX = STANDARD_DICE_SETS["qwixx"]
 LAPTOP = {"viewport": {"width": 1280, "height": 900}}
+TABLET = {"viewport": {"width": 600, "height": 960}}  # a 7-inch tablet, upright
 
 
 def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -> None:
@@ -93,6 +94,73 @@ def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -
         )
         assert page.locator(".held-die").count() == 5
         shot(page, "live-camera-mismatch-laptop")
+        context.close()
+
+
+def test_host_adds_a_missed_die_on_the_held_picture(browser: Any, tmp_path: Path) -> None:
+    """The finder missed the blue die: the host taps its place on the held picture, picks
+    its value (its colour, the missing one, is chosen already) and adds it; the roll is
+    applied and lights up the legal boxes."""
+    folder = tmp_path / "camera"
+    folder.mkdir()
+    reader = ClipReader()
+    reader.hide = {"blue"}
+    settings = Settings(
+        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
+    )
+    with LiveServer(settings, lambda: reader) as server:
+        context = browser.new_context(**TABLET)
+        page = context.new_page()
+        created = context.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        )
+        table_id = created.json()["table_id"]
+        page.goto(f"{server.base_url}/t/{table_id}")
+        page.wait_for_selector(".live[data-state-id='0']")
+        throw = render_throw(QWIXX, seed=1221)
+        reader.throw = throw
+        write_throw(folder, throw)
+        page.click("details.camera-tools summary")
+        page.click("[data-camera-restart]")
+        page.wait_for_selector("#camera-held:not([hidden])", timeout=20000)
+        assert "blue die is missing" in page.inner_text("#held-message")
+        page.wait_for_function(
+            "document.getElementById('held-picture').naturalWidth > 0", timeout=5000
+        )
+        assert page.locator(".held-die").count() == 5
+
+        blue = next(d for d in throw.frames[throw.rest_index].dice if d.colour == "blue")
+        page.locator("#held-view").scroll_into_view_if_needed()
+        shown = page.locator("#held-picture").bounding_box()
+        assert shown is not None and shown["width"] < 600  # scaled: the tap is converted
+        page.mouse.click(
+            shown["x"] + blue.cx * shown["width"] / 640,
+            shown["y"] + blue.cy * shown["height"] / 480,
+        )
+        page.wait_for_selector("#held-fix[data-fix-mode=add]:not([hidden])")
+        offered = page.locator("#fix-colours [data-fix-colour]").all_inner_texts()
+        assert sorted(offered) == sorted(set(QWIXX))  # the colours this roll has
+        assert page.get_attribute("[data-fix-colour=blue]", "aria-pressed") == "true"
+        assert page.locator("[data-fix-add]").is_disabled()  # no value yet
+        page.click(f"#held-fix [data-fix-value='{blue.value}']")
+        shot(page, "live-camera-add-die-tablet")
+        with page.expect_request(lambda r: r.url.endswith("/camera/fix")) as sent:
+            page.click("[data-fix-add]")
+        add = sent.value.post_data_json["add"]
+        assert (add["value"], add["colour"]) == (blue.value, "blue")
+        assert abs(add["x"] - blue.cx) < 3 and abs(add["y"] - blue.cy) < 3  # frame pixels
+
+        page.wait_for_selector(".live[data-state-id='1']", timeout=10000)
+        assert page.locator(".box.legal").count() > 0
+        rolled = {
+            (el.get_attribute("data-colour"), int(el.get_attribute("data-value") or 0))
+            for el in page.locator(".banner .die").all()
+        }
+        assert rolled == set(throw.rest)
+        page.wait_for_selector("#camera-held", state="hidden", timeout=5000)
+        log = server.app.state.tables.store.log(table_id)
+        assert [(e.by, e.move["kind"]) for e in log] == [("host", "roll")]
         context.close()
 
 

@@ -7,6 +7,7 @@ replays through the real ONNX pipeline in `companion serve --images DIR`."""
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -317,3 +318,148 @@ def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path) -> None:
         assert sorted((d["colour"], d["value"]) for d in dice) == sorted(throw.rest)
     finally:
         server.stop()
+
+
+def resting(throw: Throw, colour: str) -> Any:
+    """The ground truth of the `colour` die where the throw came to rest."""
+    return next(d for d in throw.frames[throw.rest_index].dice if d.colour == colour)
+
+
+def test_host_adds_missed_dice_where_they_lie(live: Any, clip_folder: Path) -> None:
+    """The finder missed the blue and the green die (both lie in the picture): the reading
+    is held; the host adds each at its place, and once the dice match the roll is the
+    host's."""
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    throw = render_throw(QWIXX, seed=311)
+    live.reader.hide = {"blue", "green"}
+    replay(live, client, table_id, clip_folder, throw)
+    assert rolls_in_log(live, table_id) == []
+    held = camera(client, table_id)["pending"]
+    assert held["kind"] == "mismatch" and (held["width"], held["height"]) == (640, 480)
+    assert {p["colour"] for p in held["problems"] if p["kind"] == "missing"} == {"blue", "green"}
+    seen = [d for d in throw.frames[throw.rest_index].dice if d.colour not in live.reader.hide]
+    side = statistics.median(d.side for d in seen)
+
+    blue = resting(throw, "blue")
+    add = {"x": blue.cx, "y": blue.cy, "value": blue.value, "colour": "blue"}
+    answer = client.post(f"/api/tables/{table_id}/camera/fix", json={"id": held["id"], "add": add})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["applied"] is False  # still held: the green die is missing
+    held = camera(client, table_id)["pending"]
+    assert held["message"] == "the green die is missing"
+    added = held["dice"][-1]
+    assert (added["colour"], added["value"], added["flags"]) == ("blue", blue.value, ["added"])
+    x0, y0, x1, y1 = added["box"]
+    assert abs((x0 + x1) / 2 - blue.cx) <= 1 and abs((y0 + y1) / 2 - blue.cy) <= 1
+    assert abs((x1 - x0) - side) <= 1.5 and abs((y1 - y0) - side) <= 1.5
+
+    green = resting(throw, "green")
+    add = {"x": green.cx, "y": green.cy, "value": green.value, "colour": "green"}
+    answer = client.post(f"/api/tables/{table_id}/camera/fix", json={"id": held["id"], "add": add})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["applied"] is True
+    assert rolls_in_log(live, table_id) == [("host", sorted(throw.rest))]
+    state = client.get(f"/api/tables/{table_id}/state").json()
+    assert state["state_id"] == 1
+    assert sorted((d["colour"], d["value"]) for d in state["state"]["state"]["dice"]) == sorted(
+        throw.rest
+    )
+    assert camera(client, table_id)["pending"] is None
+
+
+def test_adding_a_die_refuses_bad_requests(live: Any, clip_folder: Path) -> None:
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    throw = render_throw(QWIXX, seed=321)
+    live.reader.hide = {"blue"}
+    replay(live, client, table_id, clip_folder, throw)
+    held = camera(client, table_id)["pending"]
+    blue = resting(throw, "blue")
+    red = resting(throw, "red")
+    good = {"x": blue.cx, "y": blue.cy, "value": 3, "colour": "blue"}
+    url = f"/api/tables/{table_id}/camera/fix"
+    # (the request's changes, status, words the refusal must name)
+    cases: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [
+        ({"add": good | {"x": 640}}, 422, ("add.x", "outside the picture")),
+        ({"add": good | {"x": 4000.5}}, 422, ("add.x",)),
+        ({"add": good | {"x": -1}}, 422, ("add.x",)),
+        ({"add": good | {"y": 480}}, 422, ("add.y", "outside the picture")),
+        ({"add": good | {"y": -0.5}}, 422, ("add.y",)),
+        ({"add": good | {"value": 7}}, 422, ("add.value",)),
+        ({"add": good | {"value": 0}}, 422, ("add.value",)),
+        ({"add": good | {"colour": "mauve"}}, 422, ("add.colour", "mauve")),
+        ({"add": {k: v for k, v in good.items() if k != "colour"}}, 422, ("add.colour",)),
+        ({"add": good, "index": 0}, 422, ("index", "add", "not both")),
+        ({}, 422, ("index", "add")),
+        ({"add": good, "value": 3}, 422, ("value", "inside add")),
+        ({"add": good | {"x": red.cx, "y": red.cy}}, 409, ("tap it to fix it",)),
+        ({"id": "0123456789ab", "add": good}, 409, ("reading is gone",)),
+    ]
+    for change, status, words in cases:
+        answer = client.post(url, json={"id": held["id"]} | change)
+        assert answer.status_code == status, (change, answer.text)
+        message = answer.json()["message"]
+        assert all(w in message for w in words), (change, message)
+    # nothing was added or applied: still the five dice the camera read
+    assert len(camera(client, table_id)["pending"]["dice"]) == 5
+    assert rolls_in_log(live, table_id) == []
+
+    # only the host's device adds dice: a seated player is refused, a stranger unknown
+    player = httpx.Client(base_url=live.base_url, timeout=10)
+    assert player.post("/api/join", json={"code": live.table(table_id).code}).status_code == 200
+    assert player.post(f"/api/tables/{table_id}/seat", json={"seat": 1}).status_code == 200
+    refused = player.post(url, json={"id": held["id"], "add": good})
+    assert refused.status_code == 403 and refused.json()["rule"] == "host_only"
+    stranger = httpx.Client(base_url=live.base_url, timeout=10)
+    assert stranger.post(url, json={"id": held["id"], "add": good}).status_code == 401
+
+    # the game moves on (the roll entered by hand): the held reading is stale
+    manual = {
+        "action_id": "manual-roll-1",
+        "move": {"kind": "roll", "player": -1, "dice": [{"colour": c, "value": 2} for c in QWIXX]},
+    }
+    assert client.post(f"/api/tables/{table_id}/actions", json=manual).status_code == 200
+    stale = client.post(url, json={"id": held["id"], "add": good})
+    assert stale.status_code == 409 and stale.json()["reason"] == "stale_state"
+    assert len(rolls_in_log(live, table_id)) == 1  # the hand-entered roll only
+
+
+def test_the_camera_attachment_survives_a_restart(tmp_path: Path, clip_folder: Path) -> None:
+    """A host attaches the camera to the older of two tables; after a restart on the same
+    database the next throw still lands there, not on the newest table. Once that table is
+    finished, a restart falls back to the newest open table."""
+    clip_folder.mkdir()
+    reader = ClipReader()
+
+    def start() -> LiveServer:
+        settings = Settings(
+            port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=clip_folder)
+        )
+        server = LiveServer(settings, lambda: reader)
+        server.reader = reader  # type: ignore[attr-defined]
+        return server
+
+    with start() as server:
+        client = host_client(server)
+        older = new_table(client, "qwixx")
+        newer = new_table(client, "qwixx")
+        wait_until(lambda: camera(client, newer)["attached"], 5, "the newest table to attach")
+        assert client.post(f"/api/tables/{older}/camera/attach").status_code == 200
+        assert camera(client, older)["attached"]
+        cookies = dict(client.cookies)
+
+    with start() as server:
+        client = httpx.Client(base_url=server.base_url, timeout=10, cookies=cookies)
+        wait_until(lambda: camera(client, older)["attached"], 5, "the attachment to come back")
+        assert not camera(client, newer)["attached"]
+        throw = render_throw(QWIXX, seed=621)
+        replay(server, client, older, clip_folder, throw)
+        assert rolls_in_log(server, older) == [("camera", sorted(throw.rest))]
+        assert rolls_in_log(server, newer) == []
+        assert client.post(f"/api/tables/{older}/end").status_code == 200
+
+    with start() as server:
+        client = httpx.Client(base_url=server.base_url, timeout=10, cookies=cookies)
+        wait_until(lambda: camera(client, newer)["attached"], 5, "the newest open table")
+        assert not camera(client, older)["attached"]

@@ -51,3 +51,23 @@ def test_tables_devices_and_history(store: Store) -> None:
     assert [r.table_id for r in store.tables(finished=True)] == ["t1"]
     store.set_finished("t1", None)  # an undo reopened it
     assert store.tables(finished=True) == []
+
+
+def test_server_settings_are_kept_and_an_older_store_gains_them(tmp_path: Path) -> None:
+    """A store written before `server_settings` existed opens, keeps its tables and gains
+    the settings table (CREATE IF NOT EXISTS); a setting survives reopening."""
+    path = tmp_path / "old.sqlite3"
+    old = Store.open(path)
+    old.create_table("t1", "ABC234", "qwixx", {"players": 2}, ["Ann", "Bob"])
+    old.close()
+    with sqlite3.connect(path) as db:  # as an older version left it
+        db.execute("DROP TABLE server_settings")
+    store = Store.open(path)
+    assert store.server_setting("camera_table") is None
+    store.set_server_setting("camera_table", "t1")
+    store.set_server_setting("camera_table", "t1")  # again: replaced, not doubled
+    store.close()
+    again = Store.open(path)
+    assert again.server_setting("camera_table") == "t1"
+    assert [t.table_id for t in again.tables()] == ["t1"]
+    again.close()

@@ -1,5 +1,5 @@
 """The live table's pages and API: the camera picture and status of a table, the host's
-camera controls (attach, mode, fix a die, re-throw, restart), the active player's
+camera controls (attach, mode, fix or add a die, re-throw, restart), the active player's
 confirmation, roll photos, the game log with its photos, dice statistics and calibration.
 
 Thin handlers: the work is in companion.web.camera.CameraHub (app.state.camera); every
@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from companion.live.stats import Fairness, dice_report
 from companion.rules.base import COLOURS, Die, Reason, Rejection, Roll
@@ -51,11 +51,34 @@ class HeldRequest(Strict):
     id: str = Field(min_length=1, max_length=32, description="the held reading's id")
 
 
+class AddDie(Strict):
+    x: float = Field(ge=0, le=100_000, description="its centre: pixels from the frame's left")
+    y: float = Field(ge=0, le=100_000, description="its centre: pixels from the frame's top")
+    value: int = Field(ge=1, le=6, description="its value")
+    colour: str = Field(min_length=1, max_length=20, description="its colour")
+
+
 class FixRequest(HeldRequest):
-    index: int = Field(ge=0, le=63, description="which die of the held reading")
+    """Either `index` (correct or drop a die of the reading) or `add` (a die the camera
+    missed, where the host tapped on the held picture)."""
+
+    index: int | None = Field(default=None, ge=0, le=63, description="which die of the reading")
     value: int | None = Field(default=None, ge=1, le=6, description="its value")
     colour: str | None = Field(default=None, max_length=20, description="its colour")
     remove: bool = Field(default=False, description="not a die: drop it")
+    add: AddDie | None = Field(default=None, description="a missed die to add (not with index)")
+
+    @model_validator(mode="after")
+    def one_die(self) -> FixRequest:
+        if self.index is not None and self.add is not None:
+            raise ValueError("give index (fix a die) or add (a missed die), not both")
+        if self.index is None and self.add is None:
+            raise ValueError("give index (fix a die) or add (a missed die)")
+        if self.add is not None and (
+            self.value is not None or self.colour is not None or self.remove
+        ):
+            raise ValueError("with add, value and colour go inside add (and remove is not used)")
+        return self
 
 
 class CalibrationRequest(Strict):
@@ -170,8 +193,16 @@ async def camera_confirm(body: HeldRequest, access: ApiAccess, hub: HubDep) -> d
 @router.post("/api/tables/{table_id}/camera/fix", dependencies=[SameOrigin])
 async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
+    if body.add is not None:
+        add = body.add
+        if add.colour not in COLOURS:
+            raise Rejection(
+                Reason.MALFORMED, "add.colour", f"add.colour {add.colour!r} is not a die colour"
+            )
+        return await hub.add(access.table, body.id, add.x, add.y, add.value, add.colour)
     if body.colour is not None and body.colour not in COLOURS:
         raise Rejection(Reason.MALFORMED, "colour", f"{body.colour!r} is not a die colour")
+    assert body.index is not None  # FixRequest.one_die
     return await hub.fix(access.table, body.id, body.index, body.value, body.colour, body.remove)
 
 

@@ -1,7 +1,9 @@
 // The camera panel of a table page: the live picture (a JPEG refreshed in a loop), the
 // camera status, and a reading held for a person: a mismatch the host fixes by tapping a
-// die (value, colour, or "not a die") or sends back for a re-throw, or a roll the active
-// player confirms. No rules here: the server matches and the engine accepts or refuses.
+// die (value, colour, or "not a die") or by tapping where a die the camera missed lies
+// (value and colour, then "Add this die"), or sends back for a re-throw; or a roll the
+// active player confirms. No rules here: the server matches and the engine accepts or
+// refuses.
 (() => {
   "use strict";
   const panel = document.getElementById("camera");
@@ -17,10 +19,14 @@
   const heldPicture = document.getElementById("held-picture");
   const heldDice = document.getElementById("held-dice");
   const fixBox = document.getElementById("held-fix");
+  const heldMark = document.getElementById("held-mark");
+  const addButton = fixBox.querySelector("[data-fix-add]");
+  const removeButton = fixBox.querySelector("[data-fix-remove]");
   const toast = document.getElementById("toast");
   const COLOURS = ["white", "red", "yellow", "green", "blue", "orange", "purple", "black", "pink", "brown", "grey", "teal"];
   let current = null; // the last status body
   let chosenDie = null; // index of the held die being fixed
+  let adding = null; // {x, y, value, colour}: a missed die being added (frame pixels)
   let frame = 0;
 
   function say(text) {
@@ -56,19 +62,30 @@
   }
 
   // -- status and the held reading ----------------------------------------------------
+  function closeFix() {
+    chosenDie = null;
+    adding = null;
+    fixBox.hidden = true;
+    heldMark.hidden = true;
+  }
+
   function showHeld(pending, viewer) {
-    if (!pending) { held.hidden = true; held.dataset.heldId = ""; chosenDie = null; fixBox.hidden = true; return; }
+    if (!pending) { held.hidden = true; held.dataset.heldId = ""; closeFix(); return; }
     held.hidden = false;
     held.dataset.heldKind = pending.kind;
-    const fresh = held.dataset.heldId !== pending.id + ":" + pending.message;
-    held.dataset.heldId = pending.id + ":" + pending.message;
+    heldDice.dataset.addable = viewer.host && pending.kind === "mismatch" ? "yes" : "no";
+    const key = `${pending.id}:${pending.dice.length}:${pending.message}`;
+    const fresh = held.dataset.heldId !== key;
+    held.dataset.heldId = key;
     if (pending.kind === "confirm") {
       const dice = pending.roll.map(([c, v]) => `${c} ${v}`).join(", ");
       heldMessage.textContent = (pending.reroll_first ? "Re-roll with these dice? " : "The camera read: ") + dice;
     } else {
-      heldMessage.textContent = "Not applied: " + pending.message + (viewer.host ? " (tap a die to fix it)" : "");
+      heldMessage.textContent = "Not applied: " + pending.message +
+        (viewer.host ? " (tap a die to fix it, or the place of a die the camera missed to add it)" : "");
     }
     if (fresh) {
+      if (adding) closeFix(); // the added die is in the new reading: tap it to change it
       heldPicture.src = `/t/${tableId}/camera/held.jpg?id=${encodeURIComponent(held.dataset.heldId)}`;
       heldDice.innerHTML = "";
       pending.dice.forEach((die) => {
@@ -121,34 +138,92 @@
     } catch (error) { /* offline: the next poll tries again */ }
   }
 
+  // -- the fix dialog: a tapped die, or a tapped empty spot (a missed die) ---------------
+  function openFix(which, colours, mode) {
+    document.getElementById("fix-which").textContent = which;
+    const box = document.getElementById("fix-colours");
+    box.innerHTML = "";
+    colours.forEach((colour) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = `small c-${colour}`;
+      b.dataset.fixColour = colour;
+      b.textContent = colour;
+      box.appendChild(b);
+    });
+    fixBox.dataset.fixMode = mode;
+    removeButton.hidden = mode !== "fix";
+    addButton.hidden = mode !== "add";
+    showChoice();
+    fixBox.hidden = false;
+  }
+
+  // in add mode value and colour are chosen first (marked pressed), then added in one step
+  function showChoice() {
+    fixBox.querySelectorAll("[data-fix-value], [data-fix-colour]").forEach((b) => {
+      if (!adding) { b.removeAttribute("aria-pressed"); return; }
+      const pressed = b.dataset.fixValue ? Number(b.dataset.fixValue) === adding.value : b.dataset.fixColour === adding.colour;
+      b.setAttribute("aria-pressed", pressed ? "true" : "false");
+    });
+    addButton.disabled = !(adding && adding.value && adding.colour);
+  }
+
+  function gameColours() {
+    // the colours this roll may show: the dice the game expects, kept dice included
+    const kept = (current.kept || []).map(([colour]) => colour);
+    const wanted = [...new Set([...(current.expects || []), ...kept])];
+    return wanted.length ? wanted : COLOURS.slice(0, 5);
+  }
+
+  heldDice.addEventListener("click", (event) => {
+    // a tap on the picture itself, not on a die: a die the camera missed lies there
+    if (event.target !== heldDice || !current || !current.pending) return;
+    const pending = current.pending;
+    if (!current.viewer.host || pending.kind !== "mismatch") return;
+    const rect = heldPicture.getBoundingClientRect();
+    if (!rect.width || !rect.height) return;
+    // the picture is shown scaled: the server wants the frame's own pixels
+    const x = ((event.clientX - rect.left) * pending.width) / rect.width;
+    const y = ((event.clientY - rect.top) * pending.height) / rect.height;
+    if (x < 0 || y < 0 || x >= pending.width || y >= pending.height) return;
+    chosenDie = null;
+    const missing = pending.problems.find((p) => p.kind === "missing" && p.colour);
+    adding = {x, y, value: null, colour: missing ? missing.colour : null};
+    heldMark.style.left = `${(100 * x) / pending.width}%`;
+    heldMark.style.top = `${(100 * y) / pending.height}%`;
+    heldMark.hidden = false;
+    openFix("A missed die here", gameColours(), "add");
+  });
+
   // -- taps ---------------------------------------------------------------------------
   panel.addEventListener("click", (event) => {
     const target = event.target.closest("button");
     if (!target || !current) return;
     const pending = current.pending;
     if (target.dataset.heldDie !== undefined && pending) {
+      adding = null;
+      heldMark.hidden = true;
       chosenDie = Number(target.dataset.heldDie);
       const die = pending.dice[chosenDie];
-      document.getElementById("fix-which").textContent = `${chosenDie + 1} (${die.colour || "?"} ${die.value || "?"})`;
-      const colours = document.getElementById("fix-colours");
-      colours.innerHTML = "";
-      const wanted = new Set([...(current.expects || []), ...COLOURS.slice(0, 5)]);
-      wanted.forEach((colour) => {
-        const b = document.createElement("button");
-        b.type = "button";
-        b.className = `small c-${colour}`;
-        b.dataset.fixColour = colour;
-        b.textContent = colour;
-        colours.appendChild(b);
-      });
-      fixBox.hidden = false;
+      const colours = [...new Set([...(current.expects || []), ...COLOURS.slice(0, 5)])];
+      openFix(`Die ${chosenDie + 1} (${die.colour || "?"} ${die.value || "?"})`, colours, "fix");
+    } else if (target.dataset.fixValue && adding) {
+      adding.value = Number(target.dataset.fixValue);
+      showChoice();
+    } else if (target.dataset.fixColour && adding) {
+      adding.colour = target.dataset.fixColour;
+      showChoice();
+    } else if (target.hasAttribute("data-fix-add") && pending && adding && adding.value && adding.colour) {
+      const {x, y, value, colour} = adding;
+      closeFix();
+      post("fix", {id: pending.id, add: {x, y, value, colour}});
     } else if (target.dataset.fixValue && pending && chosenDie !== null) {
       post("fix", {id: pending.id, index: chosenDie, value: Number(target.dataset.fixValue)});
     } else if (target.dataset.fixColour && pending && chosenDie !== null) {
       post("fix", {id: pending.id, index: chosenDie, colour: target.dataset.fixColour});
     } else if (target.hasAttribute("data-fix-remove") && pending && chosenDie !== null) {
       post("fix", {id: pending.id, index: chosenDie, remove: true});
-      chosenDie = null; fixBox.hidden = true;
+      closeFix();
     } else if (target.hasAttribute("data-camera-confirm") && pending) {
       post("confirm", {id: pending.id});
     } else if (target.hasAttribute("data-camera-rethrow") && pending) {
