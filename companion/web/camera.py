@@ -69,7 +69,7 @@ ADDED = "added"  # flag of a die the host added to a held reading (the finder mi
 DEFAULT_SIDE_FRACTION = 0.09  # an added die's side with no other dice and no calibration
 PROBLEM_BGR = (40, 40, 230)  # red outline of a die the mismatch names
 TARGET_REFRESH_S = 1.0
-SETTLE_SECONDS = 0.24
+SETTLE_SECONDS = 0.2
 MIN_STABLE_FRAMES = 3
 
 Mode = Literal["auto", "confirm"]
@@ -111,6 +111,9 @@ class FrameKeeper:
         self.last_reading: FrameReading | None = None
         self.play_area: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)
         self.die_side: float | None = None
+        # The frame width the calibrated side was measured in: a camera now running at
+        # another resolution sees the dice bigger or smaller by the width ratio.
+        self.die_side_frame_width: int | None = None
 
     def set_dice_set(self, dice_set: Any) -> None:
         if self.reader is not None and getattr(self.reader, "dice_set", None) is not dice_set:
@@ -134,6 +137,8 @@ class FrameKeeper:
         if (x0, y0, x1, y1) == (0.0, 0.0, 1.0, 1.0) and side is None:
             return reading
         w, h = max(reading.width, 1), max(reading.height, 1)
+        if side is not None and self.die_side_frame_width:
+            side *= w / self.die_side_frame_width
         kept = tuple(
             d
             for d in reading.dice
@@ -345,6 +350,7 @@ class CameraHub:
         self.calibration = calibration
         self._keeper.play_area = tuple(calibration.play_area)
         self._keeper.die_side = calibration.die_side
+        self._keeper.die_side_frame_width = calibration.frame[0] if calibration.frame else None
         self._apply_dice_set()
 
     # -- which table ----------------------------------------------------------------------
@@ -727,9 +733,10 @@ def settle_config(
     fps: float, play_area: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)
 ) -> SettleConfig:
     """The settle stage for the live table: a roll is reported after SETTLE_SECONDS of
-    still, unchanged dice, at least MIN_STABLE_FRAMES frames (7 at 30 fps, 233 ms: a
-    tumbling die never looks still and alike in that many frames in a row; 3 at the demo
-    clip's 10 fps), which keeps the rest-to-screen delay under 300 ms at 30 fps
+    still, unchanged dice, at least MIN_STABLE_FRAMES frames (6 at 30 fps: the roll goes out
+    167 ms after the first still frame; a tumbling die never looks still and alike in that
+    many frames in a row; 3 at the demo clip's 10 fps), which keeps the rest-to-screen
+    delay under 300 ms at 30 fps
     (docs/benchmarks/live.md)."""
     frames = max(MIN_STABLE_FRAMES, round(fps * SETTLE_SECONDS))
     return SettleConfig.model_validate({"stable_frames": frames, "play_area": play_area})

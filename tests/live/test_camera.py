@@ -333,3 +333,35 @@ def test_real_dice_reader_reads_every_throw_of_the_bundled_clip() -> None:
         assert sorted((d.colour, d.value) for d in roll.dice) == sorted(
             (d.colour, d.value) for d in drawn
         )
+
+
+class FixedReader:
+    """A reader that reports the same dice for every frame (the keeper's size filter is
+    what is under test, not the models)."""
+
+    def __init__(self, reading: FrameReading) -> None:
+        self.reading = reading
+
+    def read(self, image: object, frame_index: int = 0) -> FrameReading:
+        return self.reading
+
+
+def test_the_calibrated_die_size_follows_the_camera_resolution() -> None:
+    """A die size calibrated at 640 px wide frames means twice that many pixels once the
+    camera runs at 1280 px: dice of the calibrated real size are kept, a thing of half
+    that size (a score pad digit) is dropped."""
+    from companion.web.camera import FrameKeeper
+
+    def die(cx: float, side: float) -> DieReading:
+        return DieReading(DieBox(cx, 300, side, side), 3, 0.99, "red")
+
+    reading = FrameReading(1280, 720, (die(200, 90), die(600, 84), die(1000, 36)))
+    keeper = FrameKeeper(FixedReader(reading))
+    keeper.die_side = 42.0
+    keeper.die_side_frame_width = 640
+    kept = keeper.read(np.zeros((720, 1280, 3), np.uint8)).dice
+    assert [d.where.cx for d in kept] == [200, 600]
+
+    keeper.die_side_frame_width = 1280  # measured at this resolution: 21-84 px are dice
+    kept = keeper.read(np.zeros((720, 1280, 3), np.uint8)).dice
+    assert [d.where.cx for d in kept] == [600, 1000]
