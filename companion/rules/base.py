@@ -17,22 +17,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 
+from companion.colours import DIE_COLOURS
+
 SCHEMA_VERSION = 1
 
-COLOURS = (
-    "white",
-    "black",
-    "grey",
-    "red",
-    "orange",
-    "yellow",
-    "green",
-    "blue",
-    "teal",
-    "purple",
-    "pink",
-    "brown",
-)
+COLOURS = DIE_COLOURS  # the vocabulary shared with the camera (companion/colours.py)
 
 
 class Reason(StrEnum):

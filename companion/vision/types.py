@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from companion.colours import DIE_COLOURS
+
 UNREADABLE = "unreadable"  # flag: the classifier saw no readable top face
 
 
@@ -95,22 +97,8 @@ class FrameReading:
         }
 
 
-# The basic colour names the vision stages use for die bodies and pips (the names of the
-# colour labels in shared/data/byler-d6-train/colours.csv).
-BASIC_COLOURS: tuple[str, ...] = (
-    "white",
-    "black",
-    "grey",
-    "red",
-    "orange",
-    "yellow",
-    "green",
-    "blue",
-    "teal",
-    "purple",
-    "pink",
-    "brown",
-)
+# The basic colour names the vision stages use for die bodies (companion/colours.py).
+BASIC_COLOURS: tuple[str, ...] = DIE_COLOURS
 
 # Body colours of the standard dice sets. Qwixx: two white dice plus red, yellow, green,
 # blue (rules/qwixx.txt, first paragraph); Sixto: six differently coloured dice
