@@ -40,7 +40,7 @@ from companion.vision.datasets import (  # noqa: E402
 from companion.vision.finder import DiceFinder  # noqa: E402
 from companion.vision.model import LABELS_METADATA_KEY, sha256_of  # noqa: E402
 from models.recipe import data as recipe_data  # noqa: E402
-from models.recipe.evaluate import best_threshold, evaluate  # noqa: E402
+from models.recipe.evaluate import best_threshold, best_weak_rule, evaluate  # noqa: E402
 from models.recipe.from_onnx import freeze_batchnorm, load_folded_onnx  # noqa: E402
 from models.recipe.nets import (  # noqa: E402
     FINDER_HEADS,
@@ -663,9 +663,38 @@ def main(argv: list[str] | None = None) -> int:
         logger.info("finder threshold %.2f (chosen on %d training images)", threshold, len(tuning))
         write_manifest(out / "dice_finder.json", manifest)
 
-    # Final figures, through onnxruntime, on the validation part only.
+    # The weak-peak rule needs both models: weak finder peaks that the classifier reads as
+    # a face with confidence are dice (companion.vision.pipeline.confirm_weak); chosen on
+    # training images, written into the finder's manifest.
     classifier = PipClassifier.load(out)
     finder_or_none = DiceFinder.load(out) if (out / "dice_finder.onnx").exists() else None
+    if finder_or_none is not None:
+        tuning = train_images[:: max(1, len(train_images) // 150)]
+        weak, confidence = best_weak_rule(
+            tuning,
+            finder_or_none,
+            classifier,
+            [t for t in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4) if t < finder_or_none.threshold],
+            (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98),
+        )
+        path = out / "dice_finder.json"
+        body = json.loads(path.read_text(encoding="utf-8"))
+        body["options"].pop("weak_threshold", None)
+        body["options"].pop("weak_min_confidence", None)
+        if weak is not None:
+            body["options"].update(weak_threshold=weak, weak_min_confidence=confidence)
+        body.pop("sha256", None)
+        write_manifest(path, body)
+        logger.info(
+            "weak peaks: %s (chosen on %d training images)",
+            f"from {weak:.2f}, kept at classifier confidence >= {confidence:.2f}"
+            if weak is not None
+            else "not used",
+            len(tuning),
+        )
+        finder_or_none = DiceFinder.load(out)
+
+    # Final figures, through onnxruntime, on the validation part only.
     figures: dict[str, dict[str, object]] = {}
     for folder, images in split.validation.items():
         tally = evaluate(images, finder_or_none, classifier)

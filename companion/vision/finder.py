@@ -73,6 +73,14 @@ class DiceFinder:
             threshold if threshold is not None else manifest.option("threshold", 0.35)
         )
         self.max_dice = int(manifest.option("max_dice", 64))
+        # Weak peaks (between weak_threshold and threshold) are dice only when the pip
+        # classifier reads a value on them with at least weak_min_confidence: the finder
+        # alone cannot tell a small die on a busy board from the board's print, the
+        # classifier, which sees the crop up close, can (companion.vision.pipeline
+        # confirm_weak). Absent from the manifest: no weak peaks.
+        weak = manifest.option("weak_threshold", None)
+        self.weak_threshold = float(weak) if weak is not None else None
+        self.weak_min_confidence = float(manifest.option("weak_min_confidence", 1.0))
         # Two peaks closer than this x the larger die's side are one die seen twice (a
         # big die or a die with a visible side face); touching dice are >= 1 side apart.
         self.suppress_distance = float(manifest.option("suppress_distance", 0.6))
@@ -113,21 +121,28 @@ class DiceFinder:
             canvas = canvas[:, :, ::-1]
         return self.model.normalise(canvas[None]), factor
 
-    def find(self, image_bgr: np.ndarray) -> list[DieBox]:
+    def find(self, image_bgr: np.ndarray, include_weak: bool = False) -> list[DieBox]:
         """Every die in the frame as a DieBox in pixels of the original image; [] for an
-        image that is not a picture or too small to hold a die."""
+        image that is not a picture or too small to hold a die. ``include_weak`` adds the
+        weak peaks (score from ``weak_threshold`` up) for the classifier to confirm."""
         image = as_bgr_uint8(image_bgr)
         if image is None or min(image.shape[:2]) < MIN_IMAGE_SIDE:
             return []
         batch, factor = self.prepare(image)
         output = self.model.run(batch)[0][0]
-        return self.decode(output, factor, image.shape[1], image.shape[0])
+        floor = self.threshold
+        if include_weak and self.weak_threshold is not None:
+            floor = min(floor, self.weak_threshold)
+        return self.decode(output, factor, image.shape[1], image.shape[0], floor)
 
-    def decode(self, output: np.ndarray, factor: float, width: int, height: int) -> list[DieBox]:
-        """Peaks of the heat map -> DieBoxes (original pixels), strongest first; a peak
-        within ``suppress_distance`` x side of a stronger one is dropped."""
+    def decode(
+        self, output: np.ndarray, factor: float, width: int, height: int, floor: float | None = None
+    ) -> list[DieBox]:
+        """Peaks of the heat map at or above ``floor`` (default: the threshold) ->
+        DieBoxes (original pixels), strongest first; a peak within ``suppress_distance`` x
+        side of a stronger one is dropped."""
         heat = output[0]
-        peaks = (heat >= self.threshold) & local_maxima(heat)
+        peaks = (heat >= (self.threshold if floor is None else floor)) & local_maxima(heat)
         ys, xs = np.nonzero(peaks)
         order = np.argsort(-heat[ys, xs])[: self.max_dice]
         boxes = []

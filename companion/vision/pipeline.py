@@ -8,6 +8,8 @@ pipeline reads top to bottom and each stage can be tested on stored images:
 - `drop_nested`, `drop_undersized`: boxes -> boxes without pips, specks or doubles
   taken for dice;
 - `classify`: picture + boxes -> DieReadings with values (the pip classifier model);
+- `confirm_weak`: readings -> readings without the finder's weak peaks that the classifier
+  did not read as a die face with confidence;
 - `colour_readings` (companion.vision.colour): readings -> colour names, and with a dice set
   the set die of each reading, extra dice and missing set dice.
 
@@ -55,8 +57,9 @@ def check_image(image: object) -> tuple[np.ndarray | None, tuple[str, ...]]:
 
 
 def locate(finder: DiceFinder, picture: np.ndarray) -> list[DieBox]:
-    """The finder stage: every die's box, strongest first."""
-    return finder.find(picture)
+    """The finder stage: every die's box, strongest first, weak peaks included (the
+    classifier confirms or drops them: `confirm_weak`)."""
+    return finder.find(picture, include_weak=True)
 
 
 def drop_nested(boxes: Sequence[DieBox]) -> list[DieBox]:
@@ -99,6 +102,19 @@ def classify(
     return tuple(
         DieReading(where=box, value=value, confidence=confidence, flags=tuple(flags))
         for box, (value, confidence, flags) in zip(boxes, results, strict=True)
+    )
+
+
+def confirm_weak(
+    readings: Sequence[DieReading], threshold: float, min_confidence: float
+) -> tuple[DieReading, ...]:
+    """A reading on a weak finder peak (score under ``threshold``) stays only when the
+    classifier read a value there with at least ``min_confidence``; strong peaks all stay
+    (an unreadable strong peak is a cocked or hidden die, flagged, not dropped)."""
+    return tuple(
+        r
+        for r in readings
+        if r.where.score >= threshold or (r.value is not None and r.confidence >= min_confidence)
     )
 
 
@@ -149,6 +165,9 @@ class DiceReader:
         try:
             boxes = drop_undersized(drop_nested(locate(self.finder, picture)))
             readings = classify(self.classifier, picture, boxes) if boxes else ()
+            readings = confirm_weak(
+                readings, self.finder.threshold, self.finder.weak_min_confidence
+            )
             readings, missing = colour_readings(picture, readings, self.dice_set)
         except Exception as exc:  # a model failure must not take the camera loop down
             logger.exception("frame %d: reading failed", frame_index)

@@ -12,7 +12,7 @@ import pytest
 
 from companion.vision.annotate import annotate, die_outline
 from companion.vision.datasets import read_yolo_folder
-from companion.vision.pipeline import DiceReader, check_image
+from companion.vision.pipeline import DiceReader, check_image, confirm_weak
 from companion.vision.render import DieSpec, RenderedDie, render_scene
 from companion.vision.types import DieBox, DieReading, FrameReading
 
@@ -190,3 +190,40 @@ def test_annotation_marks_read_and_unreadable_dice() -> None:
         # most of the outline is drawn in the die's colour (green read, orange warning)
         close = np.abs(outline_pixels.astype(int) - channel_order).sum(axis=1) < 60
         assert close.mean() > 0.6
+
+
+def test_weak_peaks_stay_only_when_the_classifier_reads_a_face() -> None:
+    def reading(score: float, value: int | None, confidence: float) -> DieReading:
+        return DieReading(DieBox(50, 50, 30, 30, 0.0, score), value, confidence)
+
+    strong_unreadable = reading(0.8, None, 0.9)  # a cocked die: flagged, never dropped
+    weak_sure = reading(0.35, 4, 0.95)
+    weak_unsure = reading(0.35, 4, 0.6)
+    weak_unreadable = reading(0.35, None, 0.99)  # the board's print
+    kept = confirm_weak([strong_unreadable, weak_sure, weak_unsure, weak_unreadable], 0.5, 0.7)
+    assert kept == (strong_unreadable, weak_sure)
+
+
+def test_the_reader_reports_weak_peaks_only_with_a_read_face(reader: DiceReader) -> None:
+    """On real photos: every reported die below the finder's threshold carries a value read
+    with the manifest's confidence, and the weak peaks the classifier confirmed are found
+    in addition to the strong ones (the finder alone reports only the strong ones)."""
+    finder = reader.finder
+    if finder.weak_threshold is None:
+        pytest.fail("the shipped finder manifest names no weak_threshold")
+    images = read_yolo_folder(
+        DATA / "epanemu-dice3" / "valid" / "images",
+        DATA / "epanemu-dice3" / "valid" / "labels",
+        "e",
+    )[:20]
+    weak_seen = 0
+    for labelled in images:
+        image = labelled.load()
+        strong = finder.find(image)
+        assert all(box.score >= finder.threshold for box in strong)
+        for die in reader.read(image).dice:
+            if die.where.score < finder.threshold:
+                weak_seen += 1
+                assert die.where.score >= finder.weak_threshold
+                assert die.value is not None and die.confidence >= finder.weak_min_confidence
+    assert weak_seen > 0
