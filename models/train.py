@@ -40,7 +40,7 @@ from companion.vision.datasets import (  # noqa: E402
 from companion.vision.finder import DiceFinder  # noqa: E402
 from companion.vision.model import LABELS_METADATA_KEY, sha256_of  # noqa: E402
 from models.recipe import data as recipe_data  # noqa: E402
-from models.recipe.evaluate import best_threshold, best_weak_rule, evaluate  # noqa: E402
+from models.recipe.evaluate import best_peak_rule, evaluate  # noqa: E402
 from models.recipe.from_onnx import freeze_batchnorm, load_folded_onnx  # noqa: E402
 from models.recipe.nets import (  # noqa: E402
     FINDER_HEADS,
@@ -436,8 +436,9 @@ def main(argv: list[str] | None = None) -> int:
         "--finder-continue",
         default="",
         help="continuation stages after the first, comma-separated STEPS:LR:SEED[:hard]"
-        "[:min=M] (hard: mine the previous stage's false boxes on training images as "
-        "hard negatives; min=M: stop after M minutes, learning rate annealed over them)",
+        "[:real=N][:min=M] (hard: mine the previous stage's false boxes on training images "
+        "as hard negatives; real=N: the real photos N times in the scene pool; min=M: stop "
+        "after M minutes, learning rate annealed over them)",
     )
     parser.add_argument("--classifier-epochs", type=int, default=16)
     parser.add_argument("--classifier-lr", type=float, default=4e-3)
@@ -450,8 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--classifier-continue",
         default="",
-        help="continuation stages, comma-separated EPOCHS:LR:SEED[:real=N][:min=M] "
-        "(real=N: each real photo's die N times per epoch)",
+        help="continuation stages, comma-separated EPOCHS:LR:SEED[:real=N][:hard][:min=M] "
+        "(real=N: each real photo's die N times per epoch; hard: the false boxes of the "
+        "finder in --out (else models/) on training photos join the unreadable class)",
     )
     parser.add_argument("--synthetic", type=int, default=700, help="synthetic scenes per stage")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
@@ -505,7 +507,13 @@ def main(argv: list[str] | None = None) -> int:
         for number, stage in enumerate(stages):
             set_seed(stage.seed)
             scenes = synthetic if stage.seed == args.seed else render_for(stage.seed, args)
-            bank = recipe_data.build_crop_bank(train_images, scenes, stage.seed)
+            hard_negatives: dict[Path, np.ndarray] = {}
+            if stage.hard:  # mined by the finder this run made, else the shipped one
+                miner = out / "dice_finder.onnx"
+                hard_negatives = mine_hard_negatives(
+                    train_images, miner if miner.exists() else MODELS / "dice_finder.onnx"
+                )
+            bank = recipe_data.build_crop_bank(train_images, scenes, stage.seed, hard_negatives)
             net, done = train_classifier(
                 bank,
                 val,
@@ -519,6 +527,11 @@ def main(argv: list[str] | None = None) -> int:
             done_log.append(
                 f"{done} epochs lr {stage.lr:g} seed {stage.seed}"
                 + (f" real x{stage.real_repeat}" if stage.real_repeat > 1 else "")
+                + (
+                    f" hard negatives {sum(len(v) for v in hard_negatives.values())}"
+                    if hard_negatives
+                    else ""
+                )
             )
             export_onnx(
                 ClassifierExport(net),
@@ -656,29 +669,26 @@ def main(argv: list[str] | None = None) -> int:
             "validation": {},
         }
         write_manifest(out / "dice_finder.json", manifest)
-        finder = DiceFinder.load(out)
-        tuning = train_images[:: max(1, len(train_images) // 150)]
-        threshold = best_threshold(tuning, finder, [round(0.2 + 0.05 * i, 2) for i in range(14)])
-        manifest["options"]["threshold"] = threshold  # type: ignore[index]
-        logger.info("finder threshold %.2f (chosen on %d training images)", threshold, len(tuning))
-        write_manifest(out / "dice_finder.json", manifest)
 
-    # The weak-peak rule needs both models: weak finder peaks that the classifier reads as
-    # a face with confidence are dice (companion.vision.pipeline.confirm_weak); chosen on
-    # training images, written into the finder's manifest.
+    # The finder's peak rule needs both models: its threshold, and the weak peaks below it
+    # that are dice when the classifier reads a face on them with confidence
+    # (companion.vision.pipeline.confirm_weak); chosen on training images, written into
+    # the finder's manifest.
     classifier = PipClassifier.load(out)
     finder_or_none = DiceFinder.load(out) if (out / "dice_finder.onnx").exists() else None
     if finder_or_none is not None:
         tuning = train_images[:: max(1, len(train_images) // 150)]
-        weak, confidence = best_weak_rule(
+        threshold, weak, confidence = best_peak_rule(
             tuning,
             finder_or_none,
             classifier,
-            [t for t in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4) if t < finder_or_none.threshold],
-            (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98),
+            (0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.7, 0.3, 0.75, 0.8),
+            (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6),
+            (0.98, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5),
         )
         path = out / "dice_finder.json"
         body = json.loads(path.read_text(encoding="utf-8"))
+        body["options"]["threshold"] = threshold
         body["options"].pop("weak_threshold", None)
         body["options"].pop("weak_min_confidence", None)
         if weak is not None:
@@ -686,7 +696,8 @@ def main(argv: list[str] | None = None) -> int:
         body.pop("sha256", None)
         write_manifest(path, body)
         logger.info(
-            "weak peaks: %s (chosen on %d training images)",
+            "finder threshold %.2f, weak peaks: %s (chosen on %d training images)",
+            threshold,
             f"from {weak:.2f}, kept at classifier confidence >= {confidence:.2f}"
             if weak is not None
             else "not used",

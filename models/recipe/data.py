@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -88,7 +89,8 @@ class CropBank:
     # real oblique photos: +-45 deg, since the top face is the upper one in the picture;
     # synthetic crops are already upright: small errors plus quarter turns (-1).
     max_rotation: np.ndarray
-    # N bools: a real photo's die (not synthetic, not background), for oversampling
+    # N bools: a real photo's die or a hard negative (not synthetic, not a random
+    # background patch): what `real=N` shows N times per epoch
     real_die: np.ndarray | None = None
 
     def __len__(self) -> int:
@@ -116,7 +118,16 @@ def _background_patches(
     return patches
 
 
-def build_crop_bank(real: list[LabelledImage], synthetic: list[Scene], seed: int) -> CropBank:
+def build_crop_bank(
+    real: list[LabelledImage],
+    synthetic: list[Scene],
+    seed: int,
+    hard: dict[Path, np.ndarray] | None = None,
+) -> CropBank:
+    """Context crops of every labelled and rendered die, background patches and, when
+    given, ``hard`` negatives ((cx, cy, side) rows per training photo: places a finder
+    took for dice) as "unreadable": the classifier is the second opinion on weak finder
+    peaks, so it must know the board print and table marks the finder falls for."""
     rng = np.random.default_rng(seed)
     crops: list[np.ndarray] = []
     labels: list[int] = []
@@ -136,6 +147,11 @@ def build_crop_bank(real: list[LabelledImage], synthetic: list[Scene], seed: int
             labels.append(UNREADABLE)
             rotation.append(180.0)
             real_die.append(False)
+        for cx, cy, side in (hard or {}).get(labelled.path, ()):
+            crops.append(crop_square(image, cx, cy, side * CONTEXT, BANK_SIZE, 0.0))
+            labels.append(UNREADABLE)
+            rotation.append(180.0)
+            real_die.append(True)
     for scene in synthetic:
         image = scene.image()
         for row, value in zip(scene.dice, scene.values, strict=True):

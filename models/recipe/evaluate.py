@@ -113,28 +113,31 @@ def read_dice(
     return confirm_weak(readings, finder.threshold, finder.weak_min_confidence)
 
 
-def best_weak_rule(
+def best_peak_rule(
     images: Sequence[LabelledImage],
     finder: DiceFinder,
     classifier: PipClassifier,
     thresholds: Sequence[float],
+    weak_thresholds: Sequence[float],
     confidences: Sequence[float],
-) -> tuple[float | None, float]:
-    """The (weak_threshold, weak_min_confidence) with the fewest misses + false dice on
-    ``images`` (training images: the validation part never tunes anything); (None, 1.0)
-    when no weak rule beats the finder's threshold alone."""
-    saved = finder.weak_threshold, finder.weak_min_confidence
-    finder.weak_threshold, finder.weak_min_confidence = min(thresholds), 0.0
+) -> tuple[float, float | None, float]:
+    """The finder's (threshold, weak_threshold, weak_min_confidence) with the fewest misses
+    + false dice on ``images`` (training images: the validation part never tunes
+    anything); weak_threshold None when weak peaks do not pay. Ties go to the simpler,
+    stricter rule (listed first)."""
+    saved = finder.threshold, finder.weak_threshold, finder.weak_min_confidence
+    floor = min([*thresholds, *weak_thresholds])
+    finder.threshold, finder.weak_threshold, finder.weak_min_confidence = floor, None, 0.0
     outputs = [(labelled, read_dice(labelled.load(), finder, classifier)) for labelled in images]
-    finder.weak_threshold, finder.weak_min_confidence = saved
+    finder.threshold, finder.weak_threshold, finder.weak_min_confidence = saved
 
-    def cost(weak: float | None, confidence: float) -> int:
+    def cost(threshold: float, weak: float | None, confidence: float) -> int:
         total = 0
         for labelled, readings in outputs:
             kept = [
                 r.where
                 for r in readings
-                if r.where.score >= finder.threshold
+                if r.where.score >= threshold
                 or (
                     weak is not None
                     and r.where.score >= weak
@@ -147,37 +150,6 @@ def best_weak_rule(
             total += (len(labelled.dice) - hits) + (len(kept) - hits)
         return total
 
-    best: tuple[float | None, float] = (None, 1.0)
-    best_cost = cost(None, 1.0)
-    for weak in thresholds:
-        for confidence in confidences:
-            candidate = cost(weak, confidence)
-            if candidate < best_cost:
-                best, best_cost = (weak, confidence), candidate
-    return best
-
-
-def best_threshold(
-    images: Sequence[LabelledImage], finder: DiceFinder, candidates: Sequence[float]
-) -> float:
-    """The heat threshold with the fewest misses + false dice on ``images`` (training
-    images: the validation part never tunes anything)."""
-    finder_low = finder.threshold
-    finder.threshold = min(candidates)
-    outputs = []
-    for labelled in images:
-        image = labelled.load()
-        found = finder.find(image)
-        outputs.append((labelled, found))
-    finder.threshold = finder_low
-    best, best_cost = candidates[0], math.inf
-    for threshold in candidates:
-        cost = 0
-        for labelled, found in outputs:
-            kept = [b for b in found if b.score >= threshold]
-            assignment = match([(d.cx, d.cy, d.side) for d in labelled.dice], kept)
-            hits = sum(1 for j in assignment if j >= 0)
-            cost += (len(labelled.dice) - hits) + (len(kept) - hits)
-        if cost < best_cost:
-            best, best_cost = threshold, cost
-    return float(np.round(best, 3))
+    rules: list[tuple[float, float | None, float]] = [(t, None, 1.0) for t in thresholds]
+    rules += [(t, w, c) for t in thresholds for w in weak_thresholds if w < t for c in confidences]
+    return min(rules, key=lambda rule: cost(*rule))  # min keeps the first of equal costs
