@@ -215,7 +215,7 @@ def test_the_reader_reports_weak_peaks_only_with_a_read_face(reader: DiceReader)
         DATA / "epanemu-dice3" / "valid" / "images",
         DATA / "epanemu-dice3" / "valid" / "labels",
         "e",
-    )[:20]
+    )
     weak_seen = 0
     for labelled in images:
         image = labelled.load()
