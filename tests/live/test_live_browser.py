@@ -4,6 +4,8 @@ mismatch with the problem marked. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +25,19 @@ LAPTOP = {"viewport": {"width": 1280, "height": 900}}
 TABLET = {"viewport": {"width": 600, "height": 960}}  # a 7-inch tablet, upright
 
 
-def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -> None:
+@contextmanager
+def qwixx_camera_table(
+    browser: Any, tmp_path: Path, reader: ClipReader, device: dict[str, Any]
+) -> Iterator[tuple[LiveServer, Any, str, Path]]:
+    """A real server whose camera replays the folder it yields, a two-player Qwixx table on
+    it and a page of that table open on ``device``: (server, page, table id, folder)."""
     folder = tmp_path / "camera"
     folder.mkdir()
-    reader = ClipReader()
     settings = Settings(
         port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
     )
     with LiveServer(settings, lambda: reader) as server:
-        context = browser.new_context(**LAPTOP)
+        context = browser.new_context(**device)
         page = context.new_page()
         created = context.request.post(
             f"{server.base_url}/api/tables",
@@ -40,8 +46,26 @@ def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -
         assert created.status == 201
         table_id = created.json()["table_id"]
         page.goto(f"{server.base_url}/t/{table_id}")
-        page.wait_for_selector("#conn[data-conn=live]")
         page.wait_for_selector(".live[data-state-id='0']")
+        try:
+            yield server, page, table_id, folder
+        finally:
+            context.close()
+
+
+def see_held_mismatch(page: Any, problem: str, dice: int) -> None:
+    """The camera panel shows a held reading naming ``problem``, its picture and ``dice``
+    dice to tap."""
+    page.wait_for_selector("#camera-held:not([hidden])", timeout=20000)
+    assert problem in page.inner_text("#held-message")
+    page.wait_for_function("document.getElementById('held-picture').naturalWidth > 0", timeout=5000)
+    assert page.locator(".held-die").count() == dice
+
+
+def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -> None:
+    reader = ClipReader()
+    with qwixx_camera_table(browser, tmp_path, reader, LAPTOP) as (server, page, table_id, folder):
+        page.wait_for_selector("#conn[data-conn=live]")
         assert page.locator(".box.legal").count() == 0  # nothing to cross before a roll
 
         throw = render_throw(QWIXX, seed=1201)
@@ -75,7 +99,7 @@ def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -
             move = next(
                 m for m in snapshot.game.legal_moves(snapshot.state, who) if m.kind == "pass"
             )
-            answer = context.request.post(
+            answer = page.context.request.post(
                 f"{server.base_url}/api/tables/{table_id}/actions",
                 data={
                     "action_id": f"pass-step-{step:04d}",
@@ -87,48 +111,23 @@ def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -
         reader.throw = missing
         write_throw(folder, missing)
         page.click("[data-camera-restart]")
-        page.wait_for_selector("#camera-held:not([hidden])", timeout=20000)
-        assert "blue die is missing" in page.inner_text("#held-message")
-        page.wait_for_function(
-            "document.getElementById('held-picture').naturalWidth > 0", timeout=5000
-        )
-        assert page.locator(".held-die").count() == 5
+        see_held_mismatch(page, "blue die is missing", dice=5)
         shot(page, "live-camera-mismatch-laptop")
-        context.close()
 
 
 def test_host_adds_a_missed_die_on_the_held_picture(browser: Any, tmp_path: Path) -> None:
     """The finder missed the blue die: the host taps its place on the held picture, picks
     its value (its colour, the missing one, is chosen already) and adds it; the roll is
     applied and lights up the legal boxes."""
-    folder = tmp_path / "camera"
-    folder.mkdir()
     reader = ClipReader()
     reader.hide = {"blue"}
-    settings = Settings(
-        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
-    )
-    with LiveServer(settings, lambda: reader) as server:
-        context = browser.new_context(**TABLET)
-        page = context.new_page()
-        created = context.request.post(
-            f"{server.base_url}/api/tables",
-            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
-        )
-        table_id = created.json()["table_id"]
-        page.goto(f"{server.base_url}/t/{table_id}")
-        page.wait_for_selector(".live[data-state-id='0']")
+    with qwixx_camera_table(browser, tmp_path, reader, TABLET) as (server, page, table_id, folder):
         throw = render_throw(QWIXX, seed=1221)
         reader.throw = throw
         write_throw(folder, throw)
         page.click("details.camera-tools summary")
         page.click("[data-camera-restart]")
-        page.wait_for_selector("#camera-held:not([hidden])", timeout=20000)
-        assert "blue die is missing" in page.inner_text("#held-message")
-        page.wait_for_function(
-            "document.getElementById('held-picture').naturalWidth > 0", timeout=5000
-        )
-        assert page.locator(".held-die").count() == 5
+        see_held_mismatch(page, "blue die is missing", dice=5)
 
         blue = next(d for d in throw.frames[throw.rest_index].dice if d.colour == "blue")
         page.locator("#held-view").scroll_into_view_if_needed()
@@ -161,7 +160,6 @@ def test_host_adds_a_missed_die_on_the_held_picture(browser: Any, tmp_path: Path
         page.wait_for_selector("#camera-held", state="hidden", timeout=5000)
         log = server.app.state.tables.store.log(table_id)
         assert [(e.by, e.move["kind"]) for e in log] == [("host", "roll")]
-        context.close()
 
 
 def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> None:
