@@ -353,6 +353,16 @@ class Stage:
     real_repeat: int = 1
     minutes: float | None = None
 
+    def describe(self, done: int, unit: str, hard: dict[Path, np.ndarray]) -> str:
+        """The stage as the manifests' ``*_stages`` record it, e.g. "38 epochs lr 0.0007
+        seed 20261134 hard negatives 358 real x3"."""
+        text = f"{done} {unit} lr {self.lr:g} seed {self.seed}"
+        if hard:
+            text += f" hard negatives {sum(len(rows) for rows in hard.values())}"
+        if self.real_repeat > 1:
+            text += f" real x{self.real_repeat}"
+        return text
+
 
 def parse_stages(text: str) -> list[Stage]:
     """``COUNT:LR:SEED[:hard][:real=N][:min=M]``, comma-separated."""
@@ -524,15 +534,7 @@ def main(argv: list[str] | None = None) -> int:
                 budget_minutes=stage.minutes,
                 real_repeat=stage.real_repeat,
             )
-            done_log.append(
-                f"{done} epochs lr {stage.lr:g} seed {stage.seed}"
-                + (f" real x{stage.real_repeat}" if stage.real_repeat > 1 else "")
-                + (
-                    f" hard negatives {sum(len(v) for v in hard_negatives.values())}"
-                    if hard_negatives
-                    else ""
-                )
-            )
+            done_log.append(stage.describe(done, "epochs", hard_negatives))
             export_onnx(
                 ClassifierExport(net),
                 torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE),
@@ -607,11 +609,7 @@ def main(argv: list[str] | None = None) -> int:
                 max_lr=stage.lr,
                 budget_minutes=stage.minutes,
             )
-            finder_log.append(
-                f"{done} steps lr {stage.lr:g} seed {stage.seed}"
-                + (f" hard negatives {sum(len(v) for v in hard.values())}" if hard else "")
-                + (f" real x{stage.real_repeat}" if stage.real_repeat > 1 else "")
-            )
+            finder_log.append(stage.describe(done, "steps", hard))
             if number < len(stages) - 1:
                 previous = CHECKPOINTS / f"dice_finder.stage{number}.onnx"
                 CHECKPOINTS.mkdir(parents=True, exist_ok=True)

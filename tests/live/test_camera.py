@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -72,6 +73,21 @@ def write_clip(folder: Path, clip: list[ClipFrame]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for k, c in enumerate(clip):
         cv2.imwrite(str(folder / f"frame_{k:03d}.jpg"), c.image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+
+
+def demo_clip_events(
+    reader: Any, settle: SettleConfig, frames: int, timeout: float = 30.0
+) -> list[RollEvent]:
+    """The roll events of one pass of the bundled demo clip (``frames`` long) read by
+    ``reader`` in a real CameraWorker."""
+    events: list[RollEvent] = []
+    worker = CameraWorker(open_demo_source, reader, events.append, settle=settle)
+    worker.start()
+    try:
+        wait_for(lambda: worker.status().frames_read >= frames, timeout=timeout)
+    finally:
+        assert worker.stop()
+    return [e for e in events if e.frame_index < frames]
 
 
 def test_folder_with_corrupt_files_plays_through(tmp_path: Path, clip: list[ClipFrame]) -> None:
@@ -288,16 +304,7 @@ def test_worker_on_the_bundled_demo_clip_reports_each_throw() -> None:
     """The bundled clip played through the worker: three throws, three events, each while
     the dice rest (readings from the clip's ground truth, rendered again from its seed)."""
     truth = list(render_throws(seed=DEMO_SEED, throws=3))
-    events: list[RollEvent] = []
-    worker = CameraWorker(
-        open_demo_source, ClipReader(truth), events.append, settle=SettleConfig(stable_frames=3)
-    )
-    worker.start()
-    try:
-        wait_for(lambda: worker.status().frames_read >= len(truth), timeout=30.0)
-    finally:
-        assert worker.stop()
-    first_loop = [e for e in events if e.frame_index < len(truth)]
+    first_loop = demo_clip_events(ClipReader(truth), SettleConfig(stable_frames=3), len(truth))
     assert [truth[e.frame_index].throw for e in first_loop] == [0, 1, 2]
     assert all(truth[e.frame_index].phase == "rest" for e in first_loop)
     assert all(e.frame_index - e.rest_index == 2 for e in first_loop)
@@ -311,19 +318,9 @@ def test_real_dice_reader_reads_every_throw_of_the_bundled_clip() -> None:
     from companion.vision.pipeline import DiceReader
 
     truth = list(render_throws(seed=DEMO_SEED, throws=3))
-    events: list[RollEvent] = []
-    worker = CameraWorker(
-        open_demo_source,
-        DiceReader.load(dice_set="qwixx"),
-        events.append,
-        settle=SettleConfig.for_fps(DEMO_FPS),
+    first_loop = demo_clip_events(
+        DiceReader.load(dice_set="qwixx"), SettleConfig.for_fps(DEMO_FPS), len(truth), 60.0
     )
-    worker.start()
-    try:
-        wait_for(lambda: worker.status().frames_read >= len(truth), timeout=60.0)
-    finally:
-        assert worker.stop()
-    first_loop = [e for e in events if e.frame_index < len(truth)]
     assert [truth[e.frame_index].throw for e in first_loop] == [0, 1, 2]
     spec = DiceSpec(("white", "white", "red", "yellow", "green", "blue"))
     for event in first_loop:

@@ -187,9 +187,11 @@ def test_a_stale_table_link_shows_a_page_not_json(browser: Any, server: ServerPr
     assert api.status == 404 and api.json()["message"] == "no such table"
 
 
-def test_a_players_links_on_the_table_view_are_finger_sized(
+def qwixx_table_with_ann_on_her_phone(
     browser: Any, server: ServerProcess
-) -> None:
+) -> tuple[Any, Any, dict[str, Any]]:
+    """A two-player Qwixx table made from the host's tablet, and Ann seated from her phone
+    on her sheet: (host page, Ann's page, the created table's JSON)."""
     host = browser.new_context(**TABLET).new_page()
     created = host.request.post(
         server.base_url + "/api/tables",
@@ -200,6 +202,13 @@ def test_a_players_links_on_the_table_view_are_finger_sized(
     ann.click("button.primary")
     ann.click("button[name=seat][value='0']")
     ann.wait_for_url("**/sheet")
+    return host, ann, created
+
+
+def test_a_players_links_on_the_table_view_are_finger_sized(
+    browser: Any, server: ServerProcess
+) -> None:
+    host, ann, created = qwixx_table_with_ann_on_her_phone(browser, server)
     ann.goto(server.base_url + created["url"])  # the table view, from her phone
     sizes = ann.evaluate(
         "() => Array.from(document.querySelectorAll('.viewer-links a'),"
@@ -212,16 +221,7 @@ def test_a_players_links_on_the_table_view_are_finger_sized(
 def test_a_freed_seat_stops_offering_its_dice_on_the_old_device(
     browser: Any, server: ServerProcess
 ) -> None:
-    host = browser.new_context(**TABLET).new_page()
-    created = host.request.post(
-        server.base_url + "/api/tables",
-        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
-    ).json()
-    ann = browser.new_context(**PHONE).new_page()
-    ann.goto(f"{server.base_url}/join?code={created['code']}")
-    ann.click("button.primary")
-    ann.click("button[name=seat][value='0']")
-    ann.wait_for_url("**/sheet")
+    host, ann, created = qwixx_table_with_ann_on_her_phone(browser, server)
     ann.wait_for_selector("#conn[data-conn=live]")
     assert ann.locator(".roll-entry").count() == 1  # Ann rolls first
     freed = host.request.post(f"{server.base_url}/api/tables/{created['table_id']}/seats/0/free")
