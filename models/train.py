@@ -668,39 +668,39 @@ def main(argv: list[str] | None = None) -> int:
         }
         write_manifest(out / "dice_finder.json", manifest)
 
-    # The finder's peak rule needs both models: its threshold, and the weak peaks below it
-    # that are dice when the classifier reads a face on them with confidence
-    # (companion.vision.pipeline.confirm_weak); chosen on training images, written into
-    # the finder's manifest.
+    # The finder's peak rule needs both models: which peaks are dice once the classifier
+    # has read them (companion.vision.finder.PeakRule); chosen on training images, written
+    # into the finder's manifest.
     classifier = PipClassifier.load(out)
     finder_or_none = DiceFinder.load(out) if (out / "dice_finder.onnx").exists() else None
     if finder_or_none is not None:
         tuning = train_images[:: max(1, len(train_images) // 150)]
-        threshold, weak, confidence = best_peak_rule(
+        rule = best_peak_rule(
             tuning,
             finder_or_none,
             classifier,
             (0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.7, 0.3, 0.75, 0.8),
             (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6),
             (0.98, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5),
+            sure_thresholds=(0.6, 0.7, 0.8, 0.9, 1.01),
+            middle_confidences=(0.3, 0.5, 0.7),
         )
         path = out / "dice_finder.json"
         body = json.loads(path.read_text(encoding="utf-8"))
-        body["options"]["threshold"] = threshold
-        body["options"].pop("weak_threshold", None)
-        body["options"].pop("weak_min_confidence", None)
-        if weak is not None:
-            body["options"].update(weak_threshold=weak, weak_min_confidence=confidence)
+        for name in ("sure_threshold", "min_confidence", "weak_threshold", "weak_min_confidence"):
+            body["options"].pop(name, None)
+        body["options"]["threshold"] = rule.threshold
+        if rule.sure_threshold > rule.threshold:
+            body["options"].update(
+                sure_threshold=rule.sure_threshold, min_confidence=rule.min_confidence
+            )
+        if rule.weak_threshold is not None:
+            body["options"].update(
+                weak_threshold=rule.weak_threshold, weak_min_confidence=rule.weak_min_confidence
+            )
         body.pop("sha256", None)
         write_manifest(path, body)
-        logger.info(
-            "finder threshold %.2f, weak peaks: %s (chosen on %d training images)",
-            threshold,
-            f"from {weak:.2f}, kept at classifier confidence >= {confidence:.2f}"
-            if weak is not None
-            else "not used",
-            len(tuning),
-        )
+        logger.info("finder peak rule %s (chosen on %d training images)", rule, len(tuning))
         finder_or_none = DiceFinder.load(out)
 
     # Final figures, through onnxruntime, on the validation part only.

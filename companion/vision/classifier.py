@@ -5,7 +5,12 @@ the box angle so its edges are upright, resized to the manifest's input size and
 normalised as the manifest says; all crops of a frame go through the model as one batch.
 Labels are "1".."6" and "unreadable" (cocked, tilted, half-hidden, shadowed or no die):
 an unreadable die gets value None and the flag "unreadable" instead of a guess, and a
-reading below the manifest's confidence threshold gets the flag "low_confidence"."""
+reading below the manifest's confidence threshold gets the flag "low_confidence".
+
+A die read with less than that confidence gets a second look: its crop turned by 90, 180
+and 270 degrees and mirrored (a face's pip count does not change under any of the eight),
+all eight views averaged. Only the unsure dice pay for it, so a frame of clearly read dice
+costs one small batch."""
 
 from __future__ import annotations
 
@@ -54,6 +59,16 @@ def crop_die(image_bgr: np.ndarray, box: DieBox, margin: float, size: int) -> np
     return crop_square(image_bgr, box.cx, box.cy, max(box.w, box.h, 1.0) * margin, size, box.angle)
 
 
+def symmetric_views(crops: np.ndarray) -> np.ndarray:
+    """The other seven views of N x H x W x C square crops under the square's symmetries
+    (turned by 90, 180, 270 degrees; mirrored and turned by 0, 90, 180, 270), stacked view
+    by view: 7N crops."""
+    mirrored = crops[:, :, ::-1]
+    views = [np.rot90(crops, k, axes=(1, 2)) for k in (1, 2, 3)]
+    views += [np.rot90(mirrored, k, axes=(1, 2)) for k in (0, 1, 2, 3)]
+    return np.ascontiguousarray(np.concatenate(views))
+
+
 class PipClassifier:
     """Reads dice values from found boxes; see the module docstring."""
 
@@ -67,6 +82,7 @@ class PipClassifier:
         self.size = manifest.input.size
         self.margin = float(manifest.option("crop_margin", 1.3))
         self.min_confidence = float(manifest.option("min_confidence", 0.7))
+        self.second_look_below = float(manifest.option("second_look_below", self.min_confidence))
 
     @classmethod
     def load(
@@ -90,9 +106,17 @@ class PipClassifier:
         return crops
 
     def probabilities(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> np.ndarray:
-        """N x 7 class probabilities ("1".."6", "unreadable") in one batch."""
-        batch = self.model.normalise(self.crops(image_bgr, boxes))
-        return self.model.run(batch)[0]
+        """N x 7 class probabilities ("1".."6", "unreadable"): one batch, then the
+        second look (module docstring) for the dice read under ``second_look_below``."""
+        crops = self.crops(image_bgr, boxes)
+        probabilities = self.model.run(self.model.normalise(crops))[0]
+        unsure = np.flatnonzero(probabilities.max(axis=1) < self.second_look_below)
+        if len(unsure):
+            views = symmetric_views(crops[unsure])
+            others = self.model.run(self.model.normalise(views))[0]
+            others = others.reshape(-1, len(unsure), probabilities.shape[1])
+            probabilities[unsure] = (probabilities[unsure] + others.sum(axis=0)) / (1 + len(others))
+        return probabilities
 
     def read(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> list[Reading]:
         """Per box: (value 1-6 or None, confidence 0..1, flags)."""

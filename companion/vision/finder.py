@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -23,6 +24,53 @@ logger = logging.getLogger(__name__)
 FINDER_FILE = "dice_finder.onnx"
 # Below this many pixels on a side no die of the supported sizes (>= 20 px) can be seen.
 MIN_IMAGE_SIDE = 16
+# The biggest die the pipeline supports, in pixels of the original frame (the spec: 20-150).
+MAX_DIE_SIDE = 150
+
+
+@dataclass(frozen=True)
+class PeakRule:
+    """Which finder peaks are dice, once the pip classifier has read each one.
+
+    The finder alone cannot tell a small die on a busy printed board from the board's
+    print, nor a die's shadow from a dark die; the classifier, seeing the crop up close,
+    can. So the peak's score and the classifier's reading decide together, in three bands:
+
+    - from ``sure_threshold`` up: a die whatever the classifier reads (read as unreadable,
+      it is a cocked or half-hidden die: flagged, never dropped);
+    - from ``threshold`` up: a die when the classifier reads a face with at least
+      ``min_confidence``;
+    - from ``weak_threshold`` up (None: no weak band): a die when read with at least
+      ``weak_min_confidence``.
+
+    Chosen on training images by models/recipe/evaluate.best_peak_rule and kept in the
+    finder's manifest (options.threshold, sure_threshold, min_confidence, weak_threshold,
+    weak_min_confidence)."""
+
+    threshold: float
+    sure_threshold: float
+    min_confidence: float = 0.0
+    weak_threshold: float | None = None
+    weak_min_confidence: float = 1.0
+
+    @property
+    def floor(self) -> float:
+        """The lowest peak score any band accepts."""
+        if self.weak_threshold is None:
+            return self.threshold
+        return min(self.threshold, self.weak_threshold)
+
+    def keeps(self, score: float, value: int | None, confidence: float) -> bool:
+        """Whether a peak of this score, read as ``value`` (None: unreadable) with this
+        confidence, is a die."""
+        if score >= self.sure_threshold:
+            return True
+        read = value is not None
+        if score >= self.threshold:
+            return read and confidence >= self.min_confidence
+        if self.weak_threshold is not None and score >= self.weak_threshold:
+            return read and confidence >= self.weak_min_confidence
+        return False
 
 
 def as_bgr_uint8(image: object) -> np.ndarray | None:
@@ -73,17 +121,21 @@ class DiceFinder:
             threshold if threshold is not None else manifest.option("threshold", 0.35)
         )
         self.max_dice = int(manifest.option("max_dice", 64))
-        # Weak peaks (between weak_threshold and threshold) are dice only when the pip
-        # classifier reads a value on them with at least weak_min_confidence: the finder
-        # alone cannot tell a small die on a busy board from the board's print, the
-        # classifier, which sees the crop up close, can (companion.vision.pipeline
-        # confirm_weak). Absent from the manifest: no weak peaks.
+        # Which peaks are dice once the classifier has read them: see PeakRule.
+        # Absent from the manifest: one threshold, no weak band.
         weak = manifest.option("weak_threshold", None)
         self.weak_threshold = float(weak) if weak is not None else None
         self.weak_min_confidence = float(manifest.option("weak_min_confidence", 1.0))
+        self.sure_threshold = float(manifest.option("sure_threshold", self.threshold))
+        self.min_confidence = float(manifest.option("min_confidence", 0.0))
         # Two peaks closer than this x the larger die's side are one die seen twice (a
         # big die or a die with a visible side face); touching dice are >= 1 side apart.
         self.suppress_distance = float(manifest.option("suppress_distance", 0.6))
+        # The biggest die side (network input px) in the training windows; bigger dice
+        # are looked for in a zoomed-out second pass (zoomed_out_long_side), which gives
+        # the dice of at least zoom_min_side x that size.
+        self.max_input_side = float(manifest.option("max_input_side", 110))
+        self.zoom_min_side = float(manifest.option("zoom_min_side", 0.7))
 
     @classmethod
     def load(
@@ -98,10 +150,24 @@ class DiceFinder:
         model = OnnxModel.load(directory / FINDER_FILE, intra_op_num_threads=intra_op_num_threads)
         return cls(model, threshold)
 
-    def prepare(self, image_bgr: np.ndarray) -> tuple[np.ndarray, float]:
-        """The network input (1 x 3 x H x W) and the factor input px = original px * f."""
+    @property
+    def peak_rule(self) -> PeakRule:
+        """The rule that turns this finder's peaks, once read, into dice."""
+        return PeakRule(
+            self.threshold,
+            max(self.sure_threshold, self.threshold),
+            self.min_confidence,
+            self.weak_threshold,
+            self.weak_min_confidence,
+        )
+
+    def prepare(
+        self, image_bgr: np.ndarray, long_side: int | None = None
+    ) -> tuple[np.ndarray, float]:
+        """The network input (1 x 3 x H x W) and the factor input px = original px * f;
+        the frame is shrunk so its long side is ``long_side`` (default: the manifest's)."""
         h, w = image_bgr.shape[:2]
-        factor = self.long_side / max(h, w)
+        factor = (long_side or self.long_side) / max(h, w)
         new_w = max(1, int(round(w * factor)))
         new_h = max(1, int(round(h * factor)))
         resized = image_bgr
@@ -121,19 +187,40 @@ class DiceFinder:
             canvas = canvas[:, :, ::-1]
         return self.model.normalise(canvas[None]), factor
 
+    def zoomed_out_long_side(self, factor: float) -> int | None:
+        """The long side of a second, zoomed-out pass, or None when the first pass already
+        shows the biggest supported die (MAX_DIE_SIDE) within the sizes the net was trained
+        on. A small frame (a 640x480 photo, a dice tray filling the picture) would show a
+        big die larger than anything in training, where the heat map and the side estimate
+        fail; half the scale brings it back into range."""
+        if MAX_DIE_SIDE * factor <= self.max_input_side:
+            return None
+        return max(self.pad_multiple, int(round(self.long_side / 2)))
+
     def find(self, image_bgr: np.ndarray, include_weak: bool = False) -> list[DieBox]:
-        """Every die in the frame as a DieBox in pixels of the original image; [] for an
-        image that is not a picture or too small to hold a die. ``include_weak`` adds the
-        weak peaks (score from ``weak_threshold`` up) for the classifier to confirm."""
+        """Every peak from ``threshold`` up as a DieBox in pixels of the original image; []
+        for an image that is not a picture or too small to hold a die. ``include_weak``
+        adds the weak peaks (score from ``weak_threshold`` up). Peaks under
+        ``sure_threshold`` are dice only once the classifier confirms them (PeakRule)."""
         image = as_bgr_uint8(image_bgr)
         if image is None or min(image.shape[:2]) < MIN_IMAGE_SIDE:
             return []
+        height, width = image.shape[:2]
+        floor = self.peak_rule.floor if include_weak else self.threshold
         batch, factor = self.prepare(image)
-        output = self.model.run(batch)[0][0]
-        floor = self.threshold
-        if include_weak and self.weak_threshold is not None:
-            floor = min(floor, self.weak_threshold)
-        return self.decode(output, factor, image.shape[1], image.shape[0], floor)
+        candidates = self.peaks(self.model.run(batch)[0][0], factor, width, height, floor)
+        zoomed_long_side = self.zoomed_out_long_side(factor)
+        if zoomed_long_side is not None:
+            batch, zoomed = self.prepare(image, zoomed_long_side)
+            # Only the big dice come from the zoomed-out pass: small ones are a few pixels
+            # there, and the first pass sees them better.
+            big_enough = self.zoom_min_side * self.max_input_side / factor
+            candidates += [
+                box
+                for box in self.peaks(self.model.run(batch)[0][0], zoomed, width, height, floor)
+                if box.w >= big_enough
+            ]
+        return self.suppress(candidates)
 
     def decode(
         self, output: np.ndarray, factor: float, width: int, height: int, floor: float | None = None
@@ -141,22 +228,39 @@ class DiceFinder:
         """Peaks of the heat map at or above ``floor`` (default: the threshold) ->
         DieBoxes (original pixels), strongest first; a peak within ``suppress_distance`` x
         side of a stronger one is dropped."""
+        return self.suppress(self.peaks(output, factor, width, height, floor))
+
+    def peaks(
+        self, output: np.ndarray, factor: float, width: int, height: int, floor: float | None
+    ) -> list[DieBox]:
+        """Every local maximum of the heat map at or above ``floor`` as a DieBox in
+        original pixels (peaks in the padding left out), in no particular order."""
         heat = output[0]
         peaks = (heat >= (self.threshold if floor is None else floor)) & local_maxima(heat)
         ys, xs = np.nonzero(peaks)
-        order = np.argsort(-heat[ys, xs])[: self.max_dice]
         boxes = []
-        for y, x in zip(ys[order], xs[order], strict=True):
+        for y, x in zip(ys, xs, strict=True):
             cx = (x + float(output[2, y, x])) * self.stride / factor
             cy = (y + float(output[3, y, x])) * self.stride / factor
             if not (0 <= cx < width and 0 <= cy < height):
                 continue  # a peak in the padding
             side = math.exp(float(np.clip(output[1, y, x], 0.0, 7.0))) / factor
             angle = math.degrees(math.atan2(float(output[5, y, x]), float(output[4, y, x]))) / 4
+            boxes.append(DieBox(cx, cy, side, side, angle % 90.0, float(heat[y, x])))
+        return boxes
+
+    def suppress(self, candidates: list[DieBox]) -> list[DieBox]:
+        """Strongest first, at most ``max_dice``; a peak within ``suppress_distance`` x the
+        larger side of a stronger one is the same die seen twice and is dropped."""
+        boxes: list[DieBox] = []
+        for box in sorted(candidates, key=lambda b: -b.score):
+            if len(boxes) == self.max_dice:
+                break
             if any(
-                math.hypot(cx - kept.cx, cy - kept.cy) < self.suppress_distance * max(side, kept.w)
+                math.hypot(box.cx - kept.cx, box.cy - kept.cy)
+                < self.suppress_distance * max(box.w, kept.w)
                 for kept in boxes
             ):
                 continue  # a weaker second peak on a die already found
-            boxes.append(DieBox(cx, cy, side, side, angle % 90.0, float(heat[y, x])))
+            boxes.append(box)
         return boxes

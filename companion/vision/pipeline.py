@@ -8,8 +8,9 @@ pipeline reads top to bottom and each stage can be tested on stored images:
 - `drop_nested`, `drop_undersized`: boxes -> boxes without pips, specks or doubles
   taken for dice;
 - `classify`: picture + boxes -> DieReadings with values (the pip classifier model);
-- `confirm_weak`: readings -> readings without the finder's weak peaks that the classifier
-  did not read as a die face with confidence;
+- `confirm_weak`: readings -> readings without the finder peaks that its PeakRule does not
+  keep once read (a weak or middling peak the classifier did not read as a face with
+  enough confidence);
 - `colour_readings` (companion.vision.colour): readings -> colour names, and with a dice set
   the set die of each reading, extra dice and missing set dice.
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from companion.vision.classifier import PipClassifier
 from companion.vision.colour import DiceSet, colour_readings, resolve_dice_set, to_lab
-from companion.vision.finder import DiceFinder, as_bgr_uint8
+from companion.vision.finder import DiceFinder, PeakRule, as_bgr_uint8
 from companion.vision.types import DieBox, DieReading, FrameReading
 
 logger = logging.getLogger(__name__)
@@ -105,17 +106,11 @@ def classify(
     )
 
 
-def confirm_weak(
-    readings: Sequence[DieReading], threshold: float, min_confidence: float
-) -> tuple[DieReading, ...]:
-    """A reading on a weak finder peak (score under ``threshold``) stays only when the
-    classifier read a value there with at least ``min_confidence``; strong peaks all stay
-    (an unreadable strong peak is a cocked or hidden die, flagged, not dropped)."""
-    return tuple(
-        r
-        for r in readings
-        if r.where.score >= threshold or (r.value is not None and r.confidence >= min_confidence)
-    )
+def confirm_weak(readings: Sequence[DieReading], rule: PeakRule) -> tuple[DieReading, ...]:
+    """The readings the finder's peak rule keeps: sure peaks all stay (an unreadable sure
+    peak is a cocked or hidden die, flagged, not dropped); the others only when the
+    classifier read a face there with the confidence their band asks."""
+    return tuple(r for r in readings if rule.keeps(r.where.score, r.value, r.confidence))
 
 
 class DiceReader:
@@ -165,9 +160,7 @@ class DiceReader:
         try:
             boxes = drop_undersized(drop_nested(locate(self.finder, picture)))
             readings = classify(self.classifier, picture, boxes) if boxes else ()
-            readings = confirm_weak(
-                readings, self.finder.threshold, self.finder.weak_min_confidence
-            )
+            readings = confirm_weak(readings, self.finder.peak_rule)
             readings, missing = colour_readings(picture, readings, self.dice_set)
         except Exception as exc:  # a model failure must not take the camera loop down
             logger.exception("frame %d: reading failed", frame_index)

@@ -1,5 +1,5 @@
 """Measuring the shipped models through the runtime wrappers (onnxruntime, exactly what the
-pipeline runs: finder, box filters, classifier, weak peaks confirmed) on labelled images.
+pipeline runs: finder, box filters, classifier, peaks confirmed by the PeakRule) on labelled images.
 
 Match rule: a found die matches a labelled die when its centre lies within 0.6 x the
 labelled die's side of the labelled centre (each found die matches at most one die)."""
@@ -14,7 +14,7 @@ import numpy as np
 
 from companion.vision.classifier import PipClassifier
 from companion.vision.datasets import LabelledImage
-from companion.vision.finder import DiceFinder
+from companion.vision.finder import DiceFinder, PeakRule
 from companion.vision.pipeline import classify, confirm_weak, drop_nested, drop_undersized, locate
 from companion.vision.types import DieBox, DieReading
 
@@ -110,7 +110,7 @@ def read_dice(
     """The pipeline's dice for one photo (companion.vision.pipeline, colour aside)."""
     boxes = drop_undersized(drop_nested(locate(finder, image)))
     readings = classify(classifier, image, boxes) if boxes else ()
-    return confirm_weak(readings, finder.threshold, finder.weak_min_confidence)
+    return confirm_weak(readings, finder.peak_rule)
 
 
 def best_peak_rule(
@@ -120,36 +120,42 @@ def best_peak_rule(
     thresholds: Sequence[float],
     weak_thresholds: Sequence[float],
     confidences: Sequence[float],
-) -> tuple[float, float | None, float]:
-    """The finder's (threshold, weak_threshold, weak_min_confidence) with the fewest misses
-    + false dice on ``images`` (training images: the validation part never tunes
-    anything); weak_threshold None when weak peaks do not pay. Ties go to the simpler,
-    stricter rule (listed first)."""
-    saved = finder.threshold, finder.weak_threshold, finder.weak_min_confidence
+    sure_thresholds: Sequence[float] = (),
+    middle_confidences: Sequence[float] = (),
+) -> PeakRule:
+    """The finder's PeakRule with the fewest misses + false dice on ``images`` (training
+    images: the validation part never tunes anything). Candidates: one threshold alone;
+    with a weak band (``weak_thresholds`` under it, kept at ``confidences``); and each of
+    those with a middle band (``sure_thresholds`` over the threshold, where a peak needs a
+    face read at ``middle_confidences``). Ties go to the simpler, stricter rule (listed
+    first)."""
+    # every peak from the lowest candidate up, read once; each rule then picks from them
+    names = ("threshold", "sure_threshold", "min_confidence", "weak_threshold")
+    saved = {name: getattr(finder, name) for name in names}
     floor = min([*thresholds, *weak_thresholds])
-    finder.threshold, finder.weak_threshold, finder.weak_min_confidence = floor, None, 0.0
+    for name, value in zip(names, (floor, floor, 0.0, None), strict=True):
+        setattr(finder, name, value)
     outputs = [(labelled, read_dice(labelled.load(), finder, classifier)) for labelled in images]
-    finder.threshold, finder.weak_threshold, finder.weak_min_confidence = saved
+    for name, value in saved.items():
+        setattr(finder, name, value)
 
-    def cost(threshold: float, weak: float | None, confidence: float) -> int:
+    def cost(rule: PeakRule) -> int:
         total = 0
         for labelled, readings in outputs:
-            kept = [
-                r.where
-                for r in readings
-                if r.where.score >= threshold
-                or (
-                    weak is not None
-                    and r.where.score >= weak
-                    and r.value is not None
-                    and r.confidence >= confidence
-                )
-            ]
+            kept = [r.where for r in readings if rule.keeps(r.where.score, r.value, r.confidence)]
             assignment = match([(d.cx, d.cy, d.side) for d in labelled.dice], kept)
             hits = sum(1 for j in assignment if j >= 0)
             total += (len(labelled.dice) - hits) + (len(kept) - hits)
         return total
 
-    rules: list[tuple[float, float | None, float]] = [(t, None, 1.0) for t in thresholds]
-    rules += [(t, w, c) for t in thresholds for w in weak_thresholds if w < t for c in confidences]
-    return min(rules, key=lambda rule: cost(*rule))  # min keeps the first of equal costs
+    bands: list[tuple[float, float | None, float]] = [(t, None, 1.0) for t in thresholds]
+    bands += [(t, w, c) for t in thresholds for w in weak_thresholds if w < t for c in confidences]
+    rules = [PeakRule(t, t, 0.0, w, c) for t, w, c in bands]
+    rules += [
+        PeakRule(t, sure, middle, w, c)
+        for t, w, c in bands
+        for sure in sure_thresholds
+        if sure > t
+        for middle in middle_confidences
+    ]
+    return min(rules, key=cost)  # min keeps the first of equal costs

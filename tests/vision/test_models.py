@@ -183,6 +183,21 @@ def test_classifier_reads_a_whole_frame_in_one_batch(classifier: PipClassifier) 
     ]
 
 
+def test_only_unsure_dice_get_the_second_look(classifier: PipClassifier) -> None:
+    """A die read with confidence keeps the single pass's probabilities; one under
+    second_look_below gets the average of its eight symmetric views."""
+    crops = _fixture_crops()
+    frame = np.hstack([image for image, _ in crops])
+    boxes = [DieBox(20 + 40 * i, 20, FIXTURE_DIE_SIDE, FIXTURE_DIE_SIDE) for i in range(len(crops))]
+    single = classifier.model.run(classifier.model.normalise(classifier.crops(frame, boxes)))[0]
+    looked = classifier.probabilities(frame, boxes)
+    sure = single.max(axis=1) >= classifier.second_look_below
+    assert sure.any() and np.array_equal(looked[sure], single[sure])
+    if (~sure).any():  # the fixture crops hold a few unsure ones; their reading changed
+        assert not np.allclose(looked[~sure], single[~sure])
+        assert np.allclose(looked[~sure].sum(axis=1), 1.0, atol=1e-4)
+
+
 def test_classifier_flags_a_bare_table_as_unreadable_or_unsure(classifier: PipClassifier) -> None:
     table = np.full((200, 200, 3), (150, 190, 222), np.uint8)  # plain light wood colour
     [(value, _, flags)] = classifier.read(table, [DieBox(100, 100, 40, 40)])

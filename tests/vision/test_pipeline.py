@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from companion.vision.annotate import annotate, die_outline
+from companion.vision.classifier import symmetric_views
 from companion.vision.datasets import read_yolo_folder
+from companion.vision.finder import PeakRule
 from companion.vision.pipeline import DiceReader, check_image, confirm_weak
 from companion.vision.render import DieSpec, RenderedDie, render_scene
 from companion.vision.types import DieBox, DieReading, FrameReading
@@ -200,8 +202,56 @@ def test_weak_peaks_stay_only_when_the_classifier_reads_a_face() -> None:
     weak_sure = reading(0.35, 4, 0.95)
     weak_unsure = reading(0.35, 4, 0.6)
     weak_unreadable = reading(0.35, None, 0.99)  # the board's print
-    kept = confirm_weak([strong_unreadable, weak_sure, weak_unsure, weak_unreadable], 0.5, 0.7)
+    rule = PeakRule(0.5, 0.5, 0.0, 0.3, 0.7)
+    kept = confirm_weak([strong_unreadable, weak_sure, weak_unsure, weak_unreadable], rule)
     assert kept == (strong_unreadable, weak_sure)
+
+
+def test_middling_peaks_need_a_face_read_and_sure_peaks_do_not() -> None:
+    def reading(score: float, value: int | None, confidence: float) -> DieReading:
+        return DieReading(DieBox(50, 50, 30, 30, 0.0, score), value, confidence)
+
+    rule = PeakRule(threshold=0.5, sure_threshold=0.7, min_confidence=0.3)
+    sure_cocked = reading(0.75, None, 0.9)  # a cocked die: flagged, kept
+    middling_shadow = reading(0.6, None, 0.9)  # a shadow the classifier calls no die
+    middling_read = reading(0.6, 3, 0.4)
+    middling_guess = reading(0.6, 3, 0.2)
+    under = reading(0.45, 6, 0.99)  # no weak band: under the threshold is never a die
+    readings = [sure_cocked, middling_shadow, middling_read, middling_guess, under]
+    assert confirm_weak(readings, rule) == (sure_cocked, middling_read)
+    assert rule.floor == 0.5
+    assert PeakRule(0.5, 0.7, 0.3, 0.25, 0.95).floor == 0.25
+
+
+def test_big_dice_in_small_photos_are_found_by_the_zoomed_out_pass(reader: DiceReader) -> None:
+    """epanemu-dice3/valid, 640x640 photos: dice of 110 px and more are bigger than
+    anything the finder trained on (in its 512 px input); the zoomed-out pass finds them."""
+    finder = reader.finder
+    assert finder.zoomed_out_long_side(finder.long_side / 640) is not None
+    assert finder.zoomed_out_long_side(finder.long_side / 1280) is None  # 1280x720: one pass
+    folder = DATA / "epanemu-dice3" / "valid"
+    images = read_yolo_folder(folder / "images", folder / "labels", "e")
+    big = found = 0
+    for labelled in images:
+        if not any(die.side >= 110 for die in labelled.dice):
+            continue
+        reading = reader.read(labelled.load())
+        for die in labelled.dice:
+            if die.side >= 110:
+                big += 1
+                found += bool(matches(die.cx, die.cy, die.side, reading))
+    # 52 of 63 with the pass, 45 without (models 1.2.0; docs/benchmarks/vision.md)
+    assert big >= 50
+    assert found / big >= 0.78, f"{found}/{big} big dice found"
+
+
+def test_a_second_look_sees_every_symmetry_of_the_crop() -> None:
+    crops = np.arange(2 * 4 * 4 * 3, dtype=np.uint8).reshape(2, 4, 4, 3)
+    views = symmetric_views(crops)
+    assert views.shape == (14, 4, 4, 3)
+    seen = {v.tobytes() for v in views[0::2]} | {crops[0].tobytes()}
+    assert len(seen) == 8  # eight different views of one crop, the crop itself among them
+    assert np.array_equal(views[1], np.rot90(crops[1]))
 
 
 def test_the_reader_reports_weak_peaks_only_with_a_read_face(reader: DiceReader) -> None:
@@ -226,4 +276,6 @@ def test_the_reader_reports_weak_peaks_only_with_a_read_face(reader: DiceReader)
                 weak_seen += 1
                 assert die.where.score >= finder.weak_threshold
                 assert die.value is not None and die.confidence >= finder.weak_min_confidence
+            elif die.where.score < finder.sure_threshold:
+                assert die.value is not None and die.confidence >= finder.min_confidence
     assert weak_seen > 0
