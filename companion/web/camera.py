@@ -238,6 +238,10 @@ class CameraHub:
         self._explicit_table: str | None = None
         self._target: str | None = None
         self._pending: dict[str, Pending] = {}
+        # One change at a time to a table's held reading: two taps sent together (a fix
+        # and a confirm, two fixes) would otherwise both start from the same dice and
+        # could both apply a roll.
+        self._held_locks: dict[str, asyncio.Lock] = {}
         self._notes: dict[str, TableNote] = {}
         self._modes: dict[str, Mode] = {}
         self._refresher: asyncio.Task[None] | None = None
@@ -590,6 +594,9 @@ class CameraHub:
         held = self._pending.get(table_id)
         return held.picture if held else None
 
+    def _held_lock(self, table_id: str) -> asyncio.Lock:
+        return self._held_locks.setdefault(table_id, asyncio.Lock())
+
     def _take(self, table: Table, pending_id: str) -> Pending:
         held = self._pending.get(table.table_id)
         if held is None or held.pending_id != pending_id:
@@ -605,16 +612,17 @@ class CameraHub:
 
     async def confirm(self, table: Table, pending_id: str, by: str) -> int | None:
         """The active player (or the host) accepts a held roll."""
-        held = self._take(table, pending_id)
-        if held.kind != "confirm" or held.roll is None:
-            raise Rejection(
-                Reason.WRONG_DICE, "fix_first", "these dice do not match: fix them first"
+        async with self._held_lock(table.table_id):
+            held = self._take(table, pending_id)
+            if held.kind != "confirm" or held.roll is None:
+                raise Rejection(
+                    Reason.WRONG_DICE, "fix_first", "these dice do not match: fix them first"
+                )
+            self._pending.pop(table.table_id, None)
+            reroll = _reroll_move(table) if held.reroll_first else None
+            return await self._apply(
+                table, held.state_id, reroll, held.roll, held.image, held.dice, CAMERA
             )
-        self._pending.pop(table.table_id, None)
-        reroll = _reroll_move(table) if held.reroll_first else None
-        return await self._apply(
-            table, held.state_id, reroll, held.roll, held.image, held.dice, CAMERA
-        )
 
     async def fix(
         self,
@@ -627,24 +635,25 @@ class CameraHub:
     ) -> dict[str, Any]:
         """The host corrects die `index` of a held reading (or removes it: not a die). When
         the corrected dice match, they are applied as the host's roll."""
-        held = self._take(table, pending_id)
-        if not 0 <= index < len(held.dice):
-            raise Rejection(Reason.MALFORMED, "no_such_die", f"there is no die {index + 1}")
-        dice = list(held.dice)
-        if remove:
-            del dice[index]
-        else:
-            old = dice[index]
-            flags = tuple(f for f in old.flags if f not in ("unreadable", "extra"))
-            dice[index] = replace(
-                old,
-                value=value if value is not None else old.value,
-                colour=colour if colour is not None else old.colour,
-                confidence=1.0,
-                flags=flags,
-            )
-        held.dice = tuple(dice)
-        return await self._rematch(table, held)
+        async with self._held_lock(table.table_id):
+            held = self._take(table, pending_id)
+            if not 0 <= index < len(held.dice):
+                raise Rejection(Reason.MALFORMED, "no_such_die", f"there is no die {index + 1}")
+            dice = list(held.dice)
+            if remove:
+                del dice[index]
+            else:
+                old = dice[index]
+                flags = tuple(f for f in old.flags if f not in ("unreadable", "extra"))
+                dice[index] = replace(
+                    old,
+                    value=value if value is not None else old.value,
+                    colour=colour if colour is not None else old.colour,
+                    confidence=1.0,
+                    flags=flags,
+                )
+            held.dice = tuple(dice)
+            return await self._rematch(table, held)
 
     async def add(
         self, table: Table, pending_id: str, x: float, y: float, value: int, colour: str
@@ -652,24 +661,25 @@ class CameraHub:
         """The host adds a die the finder missed: `value` and `colour`, centred on (x, y) in
         pixels of the held frame, as big as the other dice (`added_die_side`). Then the dice
         are matched again as after `fix`."""
-        held = self._take(table, pending_id)
-        for name, where, size in (("x", x, held.width), ("y", y, held.height)):
-            if not 0 <= where < size:
-                raise Rejection(
-                    Reason.MALFORMED,
-                    f"add.{name}",
-                    f"add.{name} {where:g} lies outside the picture (0 to {size})",
-                )
-        for i, die in enumerate(held.dice):
-            x0, y0, x1, y1 = die.where.box
-            if x0 <= x <= x1 and y0 <= y <= y1:
-                raise Rejection(
-                    Reason.ILLEGAL_MOVE, "on_a_die", f"die {i + 1} lies there: tap it to fix it"
-                )
-        side = added_die_side(held.dice, held.width, held.height, self.calibration)
-        added = DieReading(DieBox(x, y, side, side), value, 1.0, colour, 1.0, flags=(ADDED,))
-        held.dice = (*held.dice, added)
-        return await self._rematch(table, held)
+        async with self._held_lock(table.table_id):
+            held = self._take(table, pending_id)
+            for name, where, size in (("x", x, held.width), ("y", y, held.height)):
+                if not 0 <= where < size:
+                    raise Rejection(
+                        Reason.MALFORMED,
+                        f"add.{name}",
+                        f"add.{name} {where:g} lies outside the picture (0 to {size})",
+                    )
+            for i, die in enumerate(held.dice):
+                x0, y0, x1, y1 = die.where.box
+                if x0 <= x <= x1 and y0 <= y <= y1:
+                    raise Rejection(
+                        Reason.ILLEGAL_MOVE, "on_a_die", f"die {i + 1} lies there: tap it to fix it"
+                    )
+            side = added_die_side(held.dice, held.width, held.height, self.calibration)
+            added = DieReading(DieBox(x, y, side, side), value, 1.0, colour, 1.0, flags=(ADDED,))
+            held.dice = (*held.dice, added)
+            return await self._rematch(table, held)
 
     async def _rematch(self, table: Table, held: Pending) -> dict[str, Any]:
         """Match a corrected held reading again: apply it as the host's roll when it matches,

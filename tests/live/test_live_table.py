@@ -463,3 +463,31 @@ def test_the_camera_attachment_survives_a_restart(tmp_path: Path, clip_folder: P
         client = httpx.Client(base_url=server.base_url, timeout=10, cookies=cookies)
         wait_until(lambda: camera(client, newer)["attached"], 5, "the newest open table")
         assert not camera(client, older)["attached"]
+
+
+def test_two_host_taps_sent_together_apply_one_roll(live: Any, clip_folder: Path) -> None:
+    """Two taps on one held reading at the same moment (two tablets, one host) are
+    taken one after the other: both missed dice are added, the roll is applied once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    throw = render_throw(QWIXX, seed=313)
+    live.reader.hide = {"blue", "green"}
+    replay(live, client, table_id, clip_folder, throw)
+    held = camera(client, table_id)["pending"]
+    url = f"/api/tables/{table_id}/camera/fix"
+
+    def tap(colour: str) -> httpx.Response:
+        die = resting(throw, colour)
+        add = {"x": die.cx, "y": die.cy, "value": die.value, "colour": colour}
+        with host_client(live) as tablet:
+            tablet.cookies = client.cookies
+            return tablet.post(url, json={"id": held["id"], "add": add})
+
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(tap, ("blue", "green")))
+    assert [a.status_code for a in answers] == [200, 200], [a.text for a in answers]
+    assert sorted(a.json()["applied"] for a in answers) == [False, True]
+    assert rolls_in_log(live, table_id) == [("host", sorted(throw.rest))]
+    assert camera(client, table_id)["pending"] is None
