@@ -656,6 +656,8 @@ def main(argv: list[str] | None = None) -> int:
                 "threshold": 0.3,
                 "max_dice": 64,
                 "suppress_distance": 0.6,
+                "max_input_side": 110,  # the biggest die side in the training windows
+                "zoom_min_side": 0.7,
             },
             "trained_on": {
                 **trained_on,

@@ -53,6 +53,12 @@ class PeakRule:
     weak_threshold: float | None = None
     weak_min_confidence: float = 1.0
 
+    def __post_init__(self) -> None:
+        if self.sure_threshold < self.threshold:
+            raise ValueError(
+                f"sure_threshold {self.sure_threshold} is under threshold {self.threshold}"
+            )
+
     @property
     def floor(self) -> float:
         """The lowest peak score any band accepts."""
@@ -192,7 +198,8 @@ class DiceFinder:
         shows the biggest supported die (MAX_DIE_SIDE) within the sizes the net was trained
         on. A small frame (a 640x480 photo, a dice tray filling the picture) would show a
         big die larger than anything in training, where the heat map and the side estimate
-        fail; half the scale brings it back into range."""
+        fail; half the scale brings it back into range (for frames of 350 px and more on
+        the long side: below that even half the scale shows a 150 px die too big)."""
         if MAX_DIE_SIDE * factor <= self.max_input_side:
             return None
         return max(self.pad_multiple, int(round(self.long_side / 2)))

@@ -238,9 +238,10 @@ class CameraHub:
         self._explicit_table: str | None = None
         self._target: str | None = None
         self._pending: dict[str, Pending] = {}
-        # One change at a time to a table's held reading: two taps sent together (a fix
-        # and a confirm, two fixes) would otherwise both start from the same dice and
-        # could both apply a roll.
+        # One change at a time to a table's held reading: two taps sent together (two
+        # fixes, a fix and a confirm) each finish, held picture included, before the next
+        # starts; otherwise a slower picture render of the first could overwrite the
+        # second's, marking problems the dice no longer have.
         self._held_locks: dict[str, asyncio.Lock] = {}
         self._notes: dict[str, TableNote] = {}
         self._modes: dict[str, Mode] = {}

@@ -189,13 +189,27 @@ def test_only_unsure_dice_get_the_second_look(classifier: PipClassifier) -> None
     crops = _fixture_crops()
     frame = np.hstack([image for image, _ in crops])
     boxes = [DieBox(20 + 40 * i, 20, FIXTURE_DIE_SIDE, FIXTURE_DIE_SIDE) for i in range(len(crops))]
-    single = classifier.model.run(classifier.model.normalise(classifier.crops(frame, boxes)))[0]
+    model = classifier.model
+    upright = classifier.crops(frame, boxes)
+    single = model.run(model.normalise(upright))[0]
     looked = classifier.probabilities(frame, boxes)
     sure = single.max(axis=1) >= classifier.second_look_below
     assert sure.any() and np.array_equal(looked[sure], single[sure])
-    if (~sure).any():  # the fixture crops hold a few unsure ones; their reading changed
-        assert not np.allclose(looked[~sure], single[~sure])
-        assert np.allclose(looked[~sure].sum(axis=1), 1.0, atol=1e-4)
+
+    # every die unsure: each reading is the mean of its eight views, computed here by hand
+    saved = classifier.second_look_below
+    classifier.second_look_below = 1.01
+    try:
+        everyone = classifier.probabilities(frame, boxes)
+    finally:
+        classifier.second_look_below = saved
+    views = [np.rot90(upright, k, axes=(1, 2)) for k in range(4)]
+    views += [np.rot90(upright[:, :, ::-1], k, axes=(1, 2)) for k in range(4)]
+    by_hand = np.mean(
+        [model.run(model.normalise(np.ascontiguousarray(v)))[0] for v in views], axis=0
+    )
+    assert np.allclose(everyone, by_hand, atol=1e-5)
+    assert not np.allclose(everyone, single, atol=1e-3)
 
 
 def test_classifier_flags_a_bare_table_as_unreadable_or_unsure(classifier: PipClassifier) -> None:
