@@ -244,7 +244,8 @@ class CameraHub:
         # second's, marking problems the dice no longer have.
         self._held_locks: dict[str, asyncio.Lock] = {}
         self._notes: dict[str, TableNote] = {}
-        self._modes: dict[str, Mode] = {}
+        self._modes: dict[str, Mode | None] = {}  # None: the host chose no mode
+        self._live_camera = False  # the running source is a live camera (not a replay)
         self._refresher: asyncio.Task[None] | None = None
         self._starter: threading.Thread | None = None
         self.calibration: Any | None = None  # companion.vision.calibration.TableCalibration
@@ -278,6 +279,7 @@ class CameraHub:
             self._keeper.reader = self._reader
             plan = self._plan()
             self._source_name = plan.name
+            self._live_camera = plan.pace_fps is None
             settle = settle_config(plan.pace_fps or 30.0, self._keeper.play_area)
             worker = CameraWorker(
                 plan.open,
@@ -449,14 +451,16 @@ class CameraHub:
 
     # -- per-table mode -------------------------------------------------------------------
     async def mode(self, table_id: str) -> Mode:
+        """The table's mode: the host's choice, else `default_camera_mode` of the source."""
         if table_id not in self._modes:
-            stored = await asyncio.to_thread(self._read_mode, table_id)
-            self._modes[table_id] = stored
-        return self._modes[table_id]
+            self._modes[table_id] = await asyncio.to_thread(self._read_mode, table_id)
+        return self._modes[table_id] or default_camera_mode(self._live_camera)
 
-    def _read_mode(self, table_id: str) -> Mode:
+    def _read_mode(self, table_id: str) -> Mode | None:
         value = self.tables.store.table_setting(table_id, MODE_KEY)
-        return "confirm" if value == "confirm" else "auto"
+        if value == "confirm":
+            return "confirm"
+        return "auto" if value == "auto" else None
 
     async def set_mode(self, table_id: str, mode: Mode) -> None:
         await asyncio.to_thread(self.tables.store.set_table_setting, table_id, MODE_KEY, mode)
@@ -738,6 +742,14 @@ class CameraHub:
             "last_roll_seq": note.last_roll_seq,
             "calibration": getattr(self.calibration, "name", None),
         }
+
+
+def default_camera_mode(live_camera: bool) -> Mode:
+    """The mode of a table whose host chose none. A live camera reads real dice, where the
+    models still misread about one die in 140 (docs/BENCHMARKS.md, byler-d6-train), so its
+    rolls wait for the active player's "Use this roll"; a replayed source (the demo clip, a
+    video, a folder of images) applies a matching roll at once."""
+    return "confirm" if live_camera else "auto"
 
 
 def settle_config(

@@ -491,3 +491,29 @@ def test_two_host_taps_sent_together_apply_one_roll(live: Any, clip_folder: Path
     assert sorted(a.json()["applied"] for a in answers) == [False, True]
     assert rolls_in_log(live, table_id) == [("host", sorted(throw.rest))]
     assert camera(client, table_id)["pending"] is None
+
+
+def test_a_live_camera_holds_rolls_for_confirmation_until_the_host_chooses(
+    live: Any, clip_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live camera (a source that paces itself) reads real dice, so a table whose host
+    chose no mode asks the active player to confirm; a replayed source applies at once."""
+    from dataclasses import replace
+
+    planned = live.hub._plan
+    monkeypatch.setattr(live.hub, "_plan", lambda: replace(planned(), pace_fps=None))
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    throw = render_throw(QWIXX, seed=503)
+    replay(live, client, table_id, clip_folder, throw)
+    body = camera(client, table_id)
+    assert body["mode"] == "confirm"
+    assert body["pending"]["kind"] == "confirm" and rolls_in_log(live, table_id) == []
+    # the host's choice wins over the default, and is kept
+    answer = client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": "auto"})
+    assert answer.json() == {"mode": "auto"}
+    assert camera(client, table_id)["mode"] == "auto"
+    confirm = {"id": body["pending"]["id"]}
+    answer = client.post(f"/api/tables/{table_id}/camera/confirm", json=confirm)
+    assert answer.status_code == 200 and answer.json()["applied"] is True
+    assert rolls_in_log(live, table_id) == [("camera", sorted(throw.rest))]
