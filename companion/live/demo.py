@@ -406,12 +406,14 @@ def video_fps(path: Path, default: float = DEMO_FPS) -> float:
 class SourcePlan:
     """How the camera worker gets its frames: `open` makes a fresh source (called again on
     every reopening), `pace_fps` replays a file at its rate (None: a live camera paces
-    itself), `reopen_at_end` plays it again when it ends."""
+    itself), `reopen_at_end` plays it again when it ends, `live` says the frames come from
+    a camera looking at real dice now (not a replay)."""
 
     name: str
     open: Callable[[], FrameSource]
     pace_fps: float | None
     reopen_at_end: bool
+    live: bool = False
 
 
 def plan_source(
@@ -425,7 +427,7 @@ def plan_source(
     given the webcam 0 when one answers, else the demo clip in a loop."""
     if camera is not None:
         index = camera
-        return SourcePlan(f"camera {index}", lambda: CameraSource(index), None, True)
+        return SourcePlan(f"camera {index}", lambda: CameraSource(index), None, True, live=True)
     if video is not None:
         path = Path(video)
         return SourcePlan(f"video {path}", lambda: VideoSource(path), video_fps(path), False)
@@ -433,7 +435,7 @@ def plan_source(
         folder = Path(images)
         return SourcePlan(f"folder {folder}", lambda: FolderSource(folder), images_fps, False)
     if camera_is_available(0):
-        return SourcePlan("camera 0", lambda: CameraSource(0), None, True)
+        return SourcePlan("camera 0", lambda: CameraSource(0), None, True, live=True)
     return SourcePlan("demo clip", open_demo_source, DEMO_FPS, False)
 
 

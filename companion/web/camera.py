@@ -279,7 +279,7 @@ class CameraHub:
             self._keeper.reader = self._reader
             plan = self._plan()
             self._source_name = plan.name
-            self._live_camera = plan.pace_fps is None
+            self._live_camera = plan.live
             settle = settle_config(plan.pace_fps or 30.0, self._keeper.play_area)
             worker = CameraWorker(
                 plan.open,

@@ -290,13 +290,15 @@ def test_source_plans(tmp_path: Path, clip: list[ClipFrame]) -> None:
         writer.write(c.image)
     writer.release()
     plan = plan_source(video=video)
-    assert plan.pace_fps == pytest.approx(25.0) and not plan.reopen_at_end
+    assert plan.pace_fps == pytest.approx(25.0) and not plan.reopen_at_end and not plan.live
     assert len(list(plan.open())) == 5
     assert plan_source(images=tmp_path).pace_fps == DEMO_FPS
+    assert not plan_source(images=tmp_path).live
     camera = plan_source(camera=3)
     assert camera.pace_fps is None and camera.reopen_at_end and camera.name == "camera 3"
+    assert camera.live  # real dice: the tables default to confirming its rolls
     demo = plan_source()  # no webcam on this machine
-    assert demo.name == "demo clip" and demo.pace_fps == DEMO_FPS
+    assert demo.name == "demo clip" and demo.pace_fps == DEMO_FPS and not demo.live
     assert isinstance(demo.open(), LoopingSource)
 
 

@@ -496,12 +496,13 @@ def test_two_host_taps_sent_together_apply_one_roll(live: Any, clip_folder: Path
 def test_a_live_camera_holds_rolls_for_confirmation_until_the_host_chooses(
     live: Any, clip_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A live camera (a source that paces itself) reads real dice, so a table whose host
-    chose no mode asks the active player to confirm; a replayed source applies at once."""
+    """A live camera reads real dice, so a table whose host chose no mode asks the active
+    player to confirm; a replayed source applies at once. (The replayed folder stands in
+    for the webcam: its plan is marked live.)"""
     from dataclasses import replace
 
     planned = live.hub._plan
-    monkeypatch.setattr(live.hub, "_plan", lambda: replace(planned(), pace_fps=None))
+    monkeypatch.setattr(live.hub, "_plan", lambda: replace(planned(), live=True))
     client = host_client(live)
     table_id = new_table(client, "qwixx")
     throw = render_throw(QWIXX, seed=503)
