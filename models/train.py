@@ -657,6 +657,7 @@ def main(argv: list[str] | None = None) -> int:
                 "max_dice": 64,
                 "suppress_distance": 0.6,
                 "max_input_side": 110,  # the biggest die side in the training windows
+                "min_input_side": 6.5,  # a little over the smallest (6)
                 "zoom_min_side": 0.7,
             },
             "trained_on": {

@@ -24,7 +24,8 @@ logger = logging.getLogger(__name__)
 FINDER_FILE = "dice_finder.onnx"
 # Below this many pixels on a side no die of the supported sizes (>= 20 px) can be seen.
 MIN_IMAGE_SIDE = 16
-# The biggest die the pipeline supports, in pixels of the original frame (the spec: 20-150).
+# The dice the pipeline supports, in pixels of the original frame (the spec: 20-150).
+MIN_DIE_SIDE = 20
 MAX_DIE_SIDE = 150
 
 
@@ -141,6 +142,10 @@ class DiceFinder:
         # are looked for in a zoomed-out second pass (zoomed_out_long_side), which gives
         # the dice of at least zoom_min_side x that size.
         self.max_input_side = float(manifest.option("max_input_side", 110))
+        # The smallest die side (input px) the first pass should see: a frame so big that
+        # the manifest's long side would shrink a 20 px die under it is read at a larger
+        # input (first_pass_long_side).
+        self.min_input_side = float(manifest.option("min_input_side", 6.5))
         self.zoom_min_side = float(manifest.option("zoom_min_side", 0.7))
 
     @classmethod
@@ -193,6 +198,17 @@ class DiceFinder:
             canvas = canvas[:, :, ::-1]
         return self.model.normalise(canvas[None]), factor
 
+    def first_pass_long_side(self, image_long_side: int) -> int:
+        """The long side of the first pass: the manifest's, or more when that would shrink
+        the smallest supported die (MIN_DIE_SIDE) under ``min_input_side`` px. A 1920x1080
+        frame at 512 shows a 20 px die at 5 px, smaller than anything in training; at 640 it
+        is 6.7 px. Never more than the frame itself."""
+        needed = image_long_side * self.min_input_side / MIN_DIE_SIDE
+        if needed <= self.long_side:
+            return self.long_side
+        m = self.pad_multiple
+        return min(int(math.ceil(needed / m)) * m, image_long_side)
+
     def zoomed_out_long_side(self, factor: float) -> int | None:
         """The long side of a second, zoomed-out pass, or None when the first pass already
         shows the biggest supported die (MAX_DIE_SIDE) within the sizes the net was trained
@@ -214,7 +230,7 @@ class DiceFinder:
             return []
         height, width = image.shape[:2]
         floor = self.peak_rule.floor if include_weak else self.threshold
-        batch, factor = self.prepare(image)
+        batch, factor = self.prepare(image, self.first_pass_long_side(max(height, width)))
         candidates = self.peaks(self.model.run(batch)[0][0], factor, width, height, floor)
         zoomed_long_side = self.zoomed_out_long_side(factor)
         if zoomed_long_side is not None:
