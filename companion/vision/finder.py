@@ -2,9 +2,12 @@
 
 The model (models/dice_finder.onnx, see models/README.md) is a small CenterNet-style
 fully-convolutional net. The frame is shrunk so its long side is the manifest's size
-(512), padded right/bottom to a multiple of 32, and the net returns at stride 4: a centre
+(512; more for a frame so big that its smallest dice would vanish, and a second pass at
+half that for a frame so small that its biggest dice would not fit the net's training
+range), padded right/bottom to a multiple of 32, and the net returns at stride 4: a centre
 heat map, log die side, sub-cell centre offset and the die's rotation as (cos 4θ, sin 4θ).
-Peaks of the heat map (3x3 local maxima above a threshold) are the dice."""
+Peaks of the heat map (3x3 local maxima above the lowest band of the PeakRule) are the
+dice candidates; the classifier's reading decides which of them are dice."""
 
 from __future__ import annotations
 
