@@ -248,14 +248,6 @@ class DiceFinder:
             ]
         return self.suppress(candidates)
 
-    def decode(
-        self, output: np.ndarray, factor: float, width: int, height: int, floor: float | None = None
-    ) -> list[DieBox]:
-        """Peaks of the heat map at or above ``floor`` (default: the threshold) ->
-        DieBoxes (original pixels), strongest first; a peak within ``suppress_distance`` x
-        side of a stronger one is dropped."""
-        return self.suppress(self.peaks(output, factor, width, height, floor))
-
     def peaks(
         self, output: np.ndarray, factor: float, width: int, height: int, floor: float | None
     ) -> list[DieBox]:
