@@ -15,6 +15,12 @@ images, value accuracy of matched dice, images read entirely right and the confu
 matrix (true value x read value, "-" = read as unreadable); then recall and value accuracy
 again for the labelled dice of 20-150 px (the sizes the pipeline is built for; epanemu's
 board photos hold many smaller ones).
+
+Some labels are wrong (an unlabelled die, a wrong value, a photo with every die labelled
+the same). bench/label_corrections.csv lists the faults found and checked by eye; when any
+applies to the folder, the figures are printed a second time with them applied (names
+ending in _corrected). The first block is always the folder exactly as labelled.
+--show-corrections DIR draws each corrected photo so that a person can check it.
 """
 
 from __future__ import annotations
@@ -23,11 +29,19 @@ import argparse
 import math
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import cv2
 import numpy as np
 
-from companion.vision.datasets import LabelledImage, read_yolo_folder
+from companion.vision.datasets import (
+    LabelCorrection,
+    LabelledImage,
+    corrected,
+    read_label_corrections,
+    read_yolo_folder,
+)
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieReading
 
@@ -76,6 +90,18 @@ def main(argv: list[str] | None = None) -> int:
         help="labels box only the pips (default: auto for matteop65)",
     )
     parser.add_argument("--models", type=Path, default=None)
+    parser.add_argument(
+        "--corrections",
+        default=str(Path(__file__).with_name("label_corrections.csv")),
+        help="label faults checked by eye: figures are printed again with them applied "
+        "(an empty value leaves them out)",
+    )
+    parser.add_argument(
+        "--show-corrections",
+        type=Path,
+        metavar="DIR",
+        help="write a picture of every corrected photo (labels, corrections, readings)",
+    )
     args = parser.parse_args(argv)
 
     pip_boxes = args.pip_boxes or "matteop65" in str(args.folder.resolve())
@@ -89,49 +115,180 @@ def main(argv: list[str] | None = None) -> int:
     reader = DiceReader.load(args.models)
     print(f"{args.folder}: {len(images)} images, pip-pattern boxes: {pip_boxes}", flush=True)
 
-    labelled = matched = right = false = whole = 0
-    # the same for the dice within the issue's size range (20-150 px on a side)
-    in_range = in_range_matched = in_range_right = 0
-    confusion = np.zeros((6, 7), int)  # true 1-6 x read 1-6 / unreadable
     started = time.perf_counter()
+    readings: list[tuple[DieReading, ...]] = []
     for k, truth in enumerate(images, start=1):
-        reading = reader.read(truth.load())
-        pairs = match(truth, reading.dice)
-        labelled += len(truth.dice)
-        matched += len(pairs)
-        extra = len(reading.dice) - len(pairs)
-        false += extra
+        readings.append(reader.read(truth.load()).dice)
+        if k % 25 == 0 or k == len(images):
+            print(f"  {k}/{len(images)} images read", flush=True)
+    seconds = time.perf_counter() - started
+    print(f"images: {len(images)}, seconds: {seconds:.1f}")
+    report(score([(truth, found, ()) for truth, found in zip(images, readings, strict=True)]))
+
+    corrections = read_label_corrections(Path(args.corrections)) if args.corrections else {}
+    fixed = []
+    changed = 0
+    for truth, found in zip(images, readings, strict=True):
+        better, ignore = corrected(truth, corrections)
+        changed += better != truth or bool(ignore)
+        if better is not None:
+            fixed.append((better, found, ignore))
+    if changed:
+        print()
+        print(
+            f"with the label corrections of {args.corrections} "
+            f"({changed} photos; each checked by eye):"
+        )
+        report(score(fixed), suffix="_corrected")
+    if args.show_corrections:
+        show_corrections(images, readings, corrections, args.show_corrections)
+    return 0
+
+
+@dataclass
+class Figures:
+    images: int = 0
+    labelled: int = 0
+    matched: int = 0
+    right: int = 0
+    false: int = 0
+    whole: int = 0
+    in_range: int = 0  # labelled dice within the issue's size range (20-150 px)
+    in_range_matched: int = 0
+    in_range_right: int = 0
+    # true 1-6 x read 1-6 / unreadable
+    confusion: np.ndarray = field(default_factory=lambda: np.zeros((6, 7), int))
+
+
+def score(
+    rows: list[
+        tuple[LabelledImage, tuple[DieReading, ...], tuple[tuple[float, float, float], ...]]
+    ],
+) -> Figures:
+    """Figures over (labels, readings, ignore regions) per photo. A reading left unmatched
+    near an ignore region (a die nobody labelled) is not counted false; each region
+    excuses one reading, so a die found twice still counts once false."""
+    figures = Figures()
+    for truth, found, ignore in rows:
+        figures.images += 1
+        pairs = match(truth, found)
+        figures.labelled += len(truth.dice)
+        figures.matched += len(pairs)
+        used = {j for _, j in pairs}
+        extra = 0
+        excused: set[int] = set()
+        for j, reading in enumerate(found):
+            if j in used:
+                continue
+            near = [
+                k
+                for k, (cx, cy, side) in enumerate(ignore)
+                if k not in excused
+                and math.hypot(reading.where.cx - cx, reading.where.cy - cy) <= MATCH_RADIUS * side
+            ]
+            if near:
+                excused.add(near[0])
+            else:
+                extra += 1
+        figures.false += extra
         correct = 0
         for i, j in pairs:
-            value = reading.dice[j].value
-            confusion[truth.dice[i].value - 1, 6 if value is None else value - 1] += 1
+            value = found[j].value
+            figures.confusion[truth.dice[i].value - 1, 6 if value is None else value - 1] += 1
             correct += value == truth.dice[i].value
-        right += correct
+        figures.right += correct
+        by_label = dict(pairs)
         for i, die in enumerate(truth.dice):
             if SIZE_RANGE[0] <= die.side <= SIZE_RANGE[1]:
-                in_range += 1
-                j = dict(pairs).get(i)
-                in_range_matched += j is not None
-                in_range_right += j is not None and reading.dice[j].value == die.value
-        whole += correct == len(truth.dice) and extra == 0
-        if k % 25 == 0 or k == len(images):
-            print(f"  {k}/{len(images)} images, recall so far {matched / labelled:.3f}", flush=True)
-    seconds = time.perf_counter() - started
+                figures.in_range += 1
+                j = by_label.get(i)
+                figures.in_range_matched += j is not None
+                figures.in_range_right += j is not None and found[j].value == die.value
+        figures.whole += correct == len(truth.dice) and extra == 0
+    return figures
+
+
+def report(f: Figures, suffix: str = "") -> None:
     print("confusion (rows: true 1-6; columns: read 1 2 3 4 5 6 -):")
-    for value, row in enumerate(confusion, start=1):
+    for value, row in enumerate(f.confusion, start=1):
         print(f"  {value}: " + " ".join(f"{n:4d}" for n in row))
-    print(f"images: {len(images)}, labelled dice: {labelled}, seconds: {seconds:.1f}")
-    print(f"recall: {matched / labelled:.4f}")
-    print(f"false_dice_per_100_images: {100.0 * false / len(images):.1f}")
-    print(f"value_accuracy_of_found: {right / max(matched, 1):.4f}")
-    print(f"images_entirely_right: {whole / len(images):.4f}")
+    print(f"images: {f.images}, labelled dice: {f.labelled}")
+    print(f"recall{suffix}: {f.matched / max(f.labelled, 1):.4f}")
+    print(f"false_dice_per_100_images{suffix}: {100.0 * f.false / max(f.images, 1):.1f}")
+    print(f"value_accuracy_of_found{suffix}: {f.right / max(f.matched, 1):.4f}")
+    print(f"images_entirely_right{suffix}: {f.whole / max(f.images, 1):.4f}")
     low, high = SIZE_RANGE
-    print(f"dice of {low}-{high} px: {in_range} of {labelled}")
-    print(f"recall_{low}_{high}px: {in_range_matched / max(in_range, 1):.4f}")
+    print(f"dice of {low}-{high} px: {f.in_range} of {f.labelled}")
+    print(f"recall_{low}_{high}px{suffix}: {f.in_range_matched / max(f.in_range, 1):.4f}")
     print(
-        f"value_accuracy_of_found_{low}_{high}px: {in_range_right / max(in_range_matched, 1):.4f}"
+        f"value_accuracy_of_found_{low}_{high}px{suffix}: "
+        f"{f.in_range_right / max(f.in_range_matched, 1):.4f}"
     )
-    return 0
+
+
+def show_corrections(
+    images: list[LabelledImage],
+    readings: list[tuple[DieReading, ...]],
+    corrections: dict[str, tuple[LabelCorrection, ...]],
+    out: Path,
+) -> None:
+    """One picture per corrected photo: the folder's labels in green, the corrections in
+    orange, the pipeline's readings in magenta, so that a person can check each one."""
+    out.mkdir(parents=True, exist_ok=True)
+    for truth, found in zip(images, readings, strict=True):
+        mine = corrections.get(truth.path.name)
+        if not mine:
+            continue
+        picture = truth.load()
+        for die in truth.dice:
+            _outline(picture, die.cx, die.cy, die.side, str(die.value), (0, 200, 0), above=True)
+        for reading in found:
+            value = "?" if reading.value is None else str(reading.value)
+            _outline(
+                picture,
+                reading.where.cx,
+                reading.where.cy,
+                reading.where.w,
+                value,
+                (255, 0, 255),
+                above=False,
+            )
+        for c in mine:
+            label = f"{c.kind} {c.value or ''}".strip()
+            if c.kind == "drop":
+                cv2.putText(
+                    picture,
+                    f"dropped: {c.reason}",
+                    (8, 24),
+                    cv2.FONT_HERSHEY_SIMPLEX,
+                    0.5,
+                    (0, 140, 255),
+                    2,
+                    cv2.LINE_AA,
+                )
+            else:
+                _outline(picture, c.cx, c.cy, c.side or 30, label, (0, 140, 255), above=True)
+        target = out / (Path(truth.path.name).stem + ".png")
+        cv2.imwrite(str(target), picture)
+        print(f"wrote {target}")
+
+
+def _outline(
+    picture: np.ndarray,
+    cx: float,
+    cy: float,
+    side: float,
+    text: str,
+    colour: tuple[int, int, int],
+    above: bool,
+) -> None:
+    half = side / 2
+    top_left = (int(cx - half), int(cy - half))
+    cv2.rectangle(picture, top_left, (int(cx + half), int(cy + half)), colour, 2)
+    y = int(cy - half) - 4 if above else int(cy + half) + 16
+    cv2.putText(
+        picture, text, (int(cx - half), y), cv2.FONT_HERSHEY_SIMPLEX, 0.55, colour, 2, cv2.LINE_AA
+    )
 
 
 if __name__ == "__main__":

@@ -18,11 +18,19 @@ matteop65-d6 boxes enclose only the pip pattern, not the die: they are enlarged 
 of 1.5x the longer side (2x for a single pip, whose box hugs one pip) so that every folder
 yields boxes that frame the whole die. Images whose label file is empty are skipped (known
 defect: they show dice nobody labelled).
+
+Some labels are wrong: a die nobody labelled, a value that is not the one on top, a photo
+whose dice all carry one value. `read_label_corrections` reads a list of such faults, each
+checked by eye against the photo, so that a benchmark can report its figures both as the
+folder labels them and corrected (bench/label_corrections.csv, `bench/vision_eval.py`).
 """
 
 from __future__ import annotations
 
+import csv
+import dataclasses
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,3 +195,101 @@ def load_split(data_root: Path | None = None) -> DatasetSplit:
             MATTEO: tuple(matteo_valid),
         },
     )
+
+
+# ----------------------------------------------------------------------------------------
+# Label corrections: faults in the folders' labels, each found and checked by eye
+
+CORRECTION_KINDS = ("value", "missing", "ignore", "drop")
+_CORRECTION_COLUMNS = ("folder", "image", "kind", "cx", "cy", "side", "value", "reason")
+
+
+@dataclass(frozen=True, slots=True)
+class LabelCorrection:
+    """One fault in a folder's labels, in pixels of the original image:
+    - ``value``: the labelled die nearest (cx, cy) shows ``value``, not its label;
+    - ``missing``: a die showing ``value`` at (cx, cy, side) that nobody labelled;
+    - ``ignore``: a die nobody labelled that cannot be given a value (cut by the picture's
+      edge, seen from the side): a reading there is neither required nor counted false;
+    - ``drop``: the photo's labels are unusable as a whole; the photo is left out."""
+
+    folder: str
+    image: str
+    kind: str
+    cx: float
+    cy: float
+    side: float
+    value: int | None
+    reason: str
+    line: int
+
+
+def read_label_corrections(path: Path) -> dict[str, tuple[LabelCorrection, ...]]:
+    """The corrections in a CSV file (columns: folder, image, kind, cx, cy, side, value,
+    reason), by image file name; raises DatasetError naming the line of a broken row."""
+    by_image: dict[str, list[LabelCorrection]] = {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = csv.reader(row for row in handle if row.strip() and not row.startswith("#"))
+        header = next(rows, None)
+        if header is None or tuple(h.strip() for h in header) != _CORRECTION_COLUMNS:
+            raise DatasetError(f"{path}: the first row must be {','.join(_CORRECTION_COLUMNS)}")
+        for number, row in enumerate(rows, start=2):
+            where = f"{path}: correction {number - 1}"
+            if len(row) != len(_CORRECTION_COLUMNS):
+                raise DatasetError(f"{where}: {len(row)} fields, expected 8: {row!r}")
+            folder, image, kind, cx, cy, side, value, reason = (f.strip() for f in row)
+            if folder not in FOLDERS:
+                raise DatasetError(f"{where}: unknown folder {folder!r}")
+            if kind not in CORRECTION_KINDS:
+                raise DatasetError(f"{where}: kind must be one of {', '.join(CORRECTION_KINDS)}")
+            if not reason:
+                raise DatasetError(f"{where}: a correction needs its reason")
+            try:
+                x, y, size = (float(v) if v else 0.0 for v in (cx, cy, side))
+                die_value = int(value) if value else None
+            except ValueError as exc:
+                raise DatasetError(f"{where}: cx, cy, side and value must be numbers") from exc
+            if kind in ("value", "missing") and die_value not in range(1, 7):
+                raise DatasetError(f"{where}: a {kind} correction needs a value 1-6")
+            if kind in ("missing", "ignore") and size <= 0:
+                raise DatasetError(f"{where}: a {kind} correction needs the die's side")
+            by_image.setdefault(image, []).append(
+                LabelCorrection(folder, image, kind, x, y, size, die_value, reason, number)
+            )
+    return {image: tuple(items) for image, items in by_image.items()}
+
+
+def corrected(
+    labelled: LabelledImage, corrections: dict[str, tuple[LabelCorrection, ...]]
+) -> tuple[LabelledImage | None, tuple[tuple[float, float, float], ...]]:
+    """``labelled`` with its corrections applied (None when its photo is dropped) and its
+    ignore regions as (cx, cy, side) rows. A correction applies to a photo of the same
+    file name inside a folder of the correction's data folder."""
+    mine = [
+        c
+        for c in corrections.get(labelled.path.name, ())
+        if c.folder in labelled.path.parts or c.folder == labelled.folder
+    ]
+    if any(c.kind == "drop" for c in mine):
+        return None, ()
+    dice = list(labelled.dice)
+    ignore: list[tuple[float, float, float]] = []
+    for c in mine:
+        if c.kind == "value" and c.value is not None:
+            near = [
+                (math.hypot(d.cx - c.cx, d.cy - c.cy), k)
+                for k, d in enumerate(dice)
+                if math.hypot(d.cx - c.cx, d.cy - c.cy) <= 0.6 * d.side
+            ]
+            if not near:
+                raise DatasetError(
+                    f"correction {c.line - 1}: no labelled die near ({c.cx:.0f}, {c.cy:.0f}) "
+                    f"in {labelled.path.name}"
+                )
+            k = min(near)[1]
+            dice[k] = dataclasses.replace(dice[k], value=c.value)
+        elif c.kind == "missing":
+            dice.append(LabelledDie(c.cx, c.cy, c.side, c.side, int(c.value or 0)))
+        elif c.kind == "ignore":
+            ignore.append((c.cx, c.cy, c.side))
+    return dataclasses.replace(labelled, dice=tuple(dice)), tuple(ignore)
