@@ -2,7 +2,8 @@
 
 Everything is drawn with numpy and OpenCV and is fully determined by the numpy Generator
 passed in, so a seed reproduces a scene exactly. A scene is a table surface (white sheet,
-grey cardboard, wood grain, felt, dark cloth, a dice tray with a rim, a printed board),
+grey cardboard, wood grain, felt, dark cloth, a dice tray with a rim, a printed board,
+speckled stone),
 some clutter (pencils, paper with a printed score grid, coins), and dice: rounded cubes
 seen from a camera that may look straight down or obliquely, so the side faces facing the
 camera show (with their own pips). Dice may touch, be cocked (resting tilted against
@@ -63,6 +64,7 @@ SURFACES: tuple[str, ...] = (
     "dark_cloth",
     "tray",
     "board",
+    "stone",
 )
 
 # Pip positions on a 3x3 grid (column, row) in -1..1. Faces 2, 3 and 6 are not symmetric
@@ -372,6 +374,39 @@ def _surface(rng: np.random.Generator, kind: str, h: int, w: int) -> np.ndarray:
                 (20, 20, 20),
                 2,
             )
+        img += (fine * 3)[..., None]
+    elif kind == "stone":
+        # Granite, terrazzo and quartz worktops (kitchen and cafe tables): grains of a
+        # few pixels in dark, light and tinted minerals. Dark grains on a light stone are
+        # pip-sized dots, which is why a finder that never saw stone takes it for dice.
+        img[:] = np.array(
+            rng.choice(
+                [[205, 205, 205], [170, 178, 185], [120, 122, 126], [58, 58, 62], [185, 200, 215]]
+            ),
+            np.float32,
+        ) * rng.uniform(0.85, 1.1)
+        for _ in range(int(rng.integers(2, 6))):
+            field = cv2.GaussianBlur(
+                rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), rng.uniform(0.7, 2.8)
+            )
+            field /= float(field.std()) + 1e-6
+            grains = (field > rng.uniform(1.0, 2.3)).astype(np.float32)
+            grains = cv2.GaussianBlur(grains, (0, 0), 0.6)[..., None]
+            mineral = np.array(
+                rng.choice(
+                    [[25, 25, 28], [75, 75, 80], [235, 235, 238], [110, 125, 160], [50, 70, 110]]
+                ),
+                np.float32,
+            ) * rng.uniform(0.8, 1.2)
+            img = img * (1 - grains) + mineral * grains
+        if rng.random() < 0.3:  # marble: a few long, thin, wandering veins
+            yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+            warp = _smooth_noise(rng, h, w, 120) * rng.uniform(20, 60)
+            angle = rng.uniform(0, math.pi)
+            u = xx * math.cos(angle) + yy * math.sin(angle) + warp
+            veins = np.abs(np.sin(u * rng.uniform(0.01, 0.03))) < 0.04
+            veins = cv2.GaussianBlur(veins.astype(np.float32), (0, 0), 1.0)[..., None]
+            img = img * (1 - 0.5 * veins) + 90 * 0.5 * veins
         img += (fine * 3)[..., None]
     else:
         raise ValueError(f"unknown surface {kind!r}; known: {', '.join(SURFACES)}")

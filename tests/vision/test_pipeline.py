@@ -31,6 +31,12 @@ def qwixx_reader() -> DiceReader:
     return DiceReader.load(dice_set="qwixx")
 
 
+# The surfaces the shipped models trained on. The renderer's "stone" (speckled worktops)
+# came later: models 1.3.0 take its grains for dice (bench/vision_surfaces.py,
+# docs/benchmarks/vision.md); these tests are about touching and small dice, not stone.
+TRAINED_SURFACES = ("white", "cardboard", "wood", "felt", "dark_cloth", "tray", "board")
+
+
 def matches(die_cx: float, die_cy: float, side: float, reading: FrameReading) -> list[DieReading]:
     return [
         r
@@ -48,7 +54,14 @@ def test_touching_dice_are_found_separately(reader: DiceReader) -> None:
     for seed in range(6):
         rng = np.random.default_rng(300 + seed)
         image, dice = render_scene(
-            rng, 640, 480, n_dice=6, size=float(rng.uniform(35, 70)), touching=1.0, unreadable=0.0
+            rng,
+            640,
+            480,
+            n_dice=6,
+            size=float(rng.uniform(35, 70)),
+            touching=1.0,
+            unreadable=0.0,
+            surface=TRAINED_SURFACES[seed % len(TRAINED_SURFACES)],
         )
         reading = reader.read(image)
         claimed = set()
@@ -60,8 +73,9 @@ def test_touching_dice_are_found_separately(reader: DiceReader) -> None:
                 right += near[0].value == die.value
                 claimed.update(id(r) for r in near[:1])
         false += sum(1 for r in reading.dice if id(r) not in claimed)
-    # models 1.3.0: 36 of these 36 found, all read right, 1 false die (172 of 180 and 8
-    # false dice over 30 such scenes); the first finder, 8f1eb1d3, found 19 of the 36
+    # models 1.3.0 on these scenes (one surface each): 32 of the 36 found, all read right,
+    # 3 false dice (170 of 180, 167 right, 8 false over 30 such scenes); the first finder,
+    # 8f1eb1d3, found 19 of 36 on the scenes of random surfaces this test drew before
     assert found / total >= 0.85, f"{found}/{total} touching dice found"
     assert right / max(found, 1) >= 0.95, f"{right}/{found} read right"
     assert false <= 3
@@ -256,13 +270,20 @@ def test_small_dice_in_a_full_hd_frame_are_found_at_a_larger_input(reader: DiceR
         rng = np.random.default_rng(900 + seed)
         side = float(rng.uniform(20, 26))
         image, dice = render_scene(
-            rng, 1920, 1080, n_dice=6, size=side, touching=0.0, unreadable=0.0
+            rng,
+            1920,
+            1080,
+            n_dice=6,
+            size=side,
+            touching=0.0,
+            unreadable=0.0,
+            surface=TRAINED_SURFACES[seed % len(TRAINED_SURFACES)],
         )
         reading = reader.read(image)
         for die in dice:
             total += 1
             found += bool(matches(*centre(die), die.side, reading))
-    assert found / total >= 0.9, f"{found}/{total} small dice found"  # 70 of 72 over 12
+    assert found / total >= 0.9, f"{found}/{total} small dice found"  # 68 of 72 over 12 (1.3.0)
 
 
 def test_a_second_look_sees_every_symmetry_of_the_crop() -> None:
