@@ -389,16 +389,16 @@ def _surface(rng: np.random.Generator, kind: str, h: int, w: int) -> np.ndarray:
             field = cv2.GaussianBlur(
                 rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), rng.uniform(0.7, 2.8)
             )
-            field /= float(field.std()) + 1e-6
-            grains = (field > rng.uniform(1.0, 2.3)).astype(np.float32)
-            grains = cv2.GaussianBlur(grains, (0, 0), 0.6)[..., None]
+            spread = float(field.std()) + 1e-6
+            grains = (field > rng.uniform(1.0, 2.3) * spread).astype(np.float32)
+            soft = cv2.GaussianBlur(grains, (0, 0), 0.6)[..., None]
             mineral = np.array(
                 rng.choice(
                     [[25, 25, 28], [75, 75, 80], [235, 235, 238], [110, 125, 160], [50, 70, 110]]
                 ),
                 np.float32,
             ) * rng.uniform(0.8, 1.2)
-            img = img * (1 - grains) + mineral * grains
+            img = img * (1 - soft) + mineral * soft
         if rng.random() < 0.3:  # marble: a few long, thin, wandering veins
             yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
             warp = _smooth_noise(rng, h, w, 120) * rng.uniform(20, 60)
