@@ -29,6 +29,7 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,11 +60,19 @@ def labelled_images(folder: Path, pip_boxes: bool) -> list[LabelledImage]:
 
 def match(truth: LabelledImage, found: tuple[DieReading, ...]) -> list[tuple[int, int]]:
     """(labelled index, found index) pairs: closest first, within the radius, each once."""
+    return pair_closest([(d.cx, d.cy, d.side) for d in truth.dice], found)
+
+
+def pair_closest(
+    dice: Sequence[tuple[float, float, float]], found: Sequence[DieReading]
+) -> list[tuple[int, int]]:
+    """(die index, found index) pairs for dice given as (cx, cy, side): closest first,
+    within MATCH_RADIUS x the die's side, each die and each reading used once."""
     pairs = []
-    for i, die in enumerate(truth.dice):
+    for i, (cx, cy, side) in enumerate(dice):
         for j, reading in enumerate(found):
-            distance = math.hypot(reading.where.cx - die.cx, reading.where.cy - die.cy)
-            if distance <= MATCH_RADIUS * die.side:
+            distance = math.hypot(reading.where.cx - cx, reading.where.cy - cy)
+            if distance <= MATCH_RADIUS * side:
                 pairs.append((distance, i, j))
     used_i: set[int] = set()
     used_j: set[int] = set()

@@ -17,18 +17,17 @@ The last line is `worst_surface: NAME recall R false F`.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from vision_eval import pair_closest  # bench/ is on the path when a bench script runs
 
 from companion.vision.pipeline import DiceReader
 from companion.vision.render import SURFACES, render_scene
 
 SEED_BASE = 900_000
-MATCH_RADIUS = 0.6
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,26 +47,17 @@ def main(argv: list[str] | None = None) -> int:
             rng = np.random.default_rng(SEED_BASE + 1000 * s + k)
             image, dice = render_scene(rng, 1280, 720, surface=surface)
             readings = list(reader.read(image).dice)
-            claimed: set[int] = set()
-            pairs = []
-            for i, die in enumerate(dice):
-                x0, y0, x1, y1 = die.box
-                cx, cy, side = (x0 + x1) / 2, (y0 + y1) / 2, max(x1 - x0, y1 - y0)
-                for j, reading in enumerate(readings):
-                    distance = math.hypot(reading.where.cx - cx, reading.where.cy - cy)
-                    if distance <= MATCH_RADIUS * side:
-                        pairs.append((distance, i, j))
-            used_dice: set[int] = set()
-            for _, i, j in sorted(pairs):
-                if i in used_dice or j in claimed:
-                    continue
-                used_dice.add(i)
-                claimed.add(j)
+            boxes = [die.box for die in dice]
+            rows = [
+                ((x0 + x1) / 2, (y0 + y1) / 2, max(x1 - x0, y1 - y0)) for x0, y0, x1, y1 in boxes
+            ]
+            pairs = pair_closest(rows, readings)
+            for i, j in pairs:
                 if dice[i].value is not None:
                     found += 1
                     right += readings[j].value == dice[i].value
             dice_total += sum(1 for die in dice if die.value is not None)
-            false += len(readings) - len(claimed)
+            false += len(readings) - len(pairs)
         recall = found / max(dice_total, 1)
         per_100 = 100.0 * false / args.scenes_per_surface
         print(
