@@ -123,9 +123,13 @@ def best_peak_rule(
     sure_thresholds: Sequence[float] = (),
     middle_confidences: Sequence[float] = (),
 ) -> PeakRule:
-    """The finder's PeakRule with the fewest misses + false dice on ``images`` (training
-    images: the validation part never tunes anything). Candidates: one threshold alone;
-    with a weak band (``weak_thresholds`` under it, kept at ``confidences``); and each of
+    """The finder's PeakRule with the fewest missed + false + misread dice on ``images``
+    (training images: the validation part never tunes anything). Misreads count because
+    without them the cheapest rule keeps every misread die of a real die (a kept misread
+    die scored as a hit, a dropped one as a miss), which pushed min_confidence down; a
+    misread die is worse at the table than a missing one, which is flagged as a mismatch.
+
+    Candidates: one threshold alone; with a weak band (``weak_thresholds`` under it, kept at ``confidences``); and each of
     those with a middle band (``sure_thresholds`` over the threshold, where a peak needs a
     face read at ``middle_confidences``). Ties go to the simpler, stricter rule (listed
     first)."""
@@ -139,15 +143,6 @@ def best_peak_rule(
     for name, value in saved.items():
         setattr(finder, name, value)
 
-    def cost(rule: PeakRule) -> int:
-        total = 0
-        for labelled, readings in outputs:
-            kept = [r.where for r in readings if rule.keeps(r.where.score, r.value, r.confidence)]
-            assignment = match([(d.cx, d.cy, d.side) for d in labelled.dice], kept)
-            hits = sum(1 for j in assignment if j >= 0)
-            total += (len(labelled.dice) - hits) + (len(kept) - hits)
-        return total
-
     bands: list[tuple[float, float | None, float]] = [(t, None, 1.0) for t in thresholds]
     bands += [(t, w, c) for t in thresholds for w in weak_thresholds if w < t for c in confidences]
     rules = [PeakRule(t, t, 0.0, w, c) for t, w, c in bands]
@@ -158,4 +153,19 @@ def best_peak_rule(
         if sure > t
         for middle in middle_confidences
     ]
-    return min(rules, key=cost)  # min keeps the first of equal costs
+    # min keeps the first of equal costs
+    return min(rules, key=lambda rule: sum(peak_rule_cost(rule, *output) for output in outputs))
+
+
+def peak_rule_cost(rule: PeakRule, labelled: LabelledImage, readings: Sequence[DieReading]) -> int:
+    """Missed + false + misread dice on one image when ``rule`` picks from ``readings``
+    (every peak, read). An unreadable reading of a labelled die counts as misread."""
+    kept = [r for r in readings if rule.keeps(r.where.score, r.value, r.confidence)]
+    assignment = match([(d.cx, d.cy, d.side) for d in labelled.dice], [r.where for r in kept])
+    hits = sum(1 for j in assignment if j >= 0)
+    misread = sum(
+        1
+        for die, j in zip(labelled.dice, assignment, strict=True)
+        if j >= 0 and kept[j].value != die.value
+    )
+    return (len(labelled.dice) - hits) + (len(kept) - hits) + misread

@@ -1,0 +1,55 @@
+"""The cost that chooses the finder's PeakRule on training photos
+(models/recipe/evaluate.peak_rule_cost): missed + false + misread dice, so that a rule
+gains nothing by keeping a real die it reads wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from companion.vision.datasets import LabelledDie, LabelledImage
+from companion.vision.finder import PeakRule
+from companion.vision.types import DieBox, DieReading
+from models.recipe.evaluate import peak_rule_cost
+
+PHOTO = LabelledImage(
+    Path("/data/byler-d6-train/images/a.jpg"),
+    "byler-d6-train",
+    640,
+    480,
+    (LabelledDie(100, 100, 40, 40, 5), LabelledDie(300, 100, 40, 40, 2)),
+)
+
+
+def _peak(cx: float, score: float, value: int | None, confidence: float) -> DieReading:
+    return DieReading(DieBox(cx, 100, 40, 40, 0.0, score), value, confidence)
+
+
+RIGHT = _peak(100, 0.9, 5, 0.99)  # the five, read right
+UNSURE_WRONG = _peak(302, 0.5, 3, 0.40)  # the two, read as 3 without confidence
+FALSE = _peak(500, 0.5, 4, 0.45)  # a peak where no die lies
+
+STRICT = PeakRule(threshold=0.45, sure_threshold=0.6, min_confidence=0.5)
+LOOSE = PeakRule(threshold=0.45, sure_threshold=0.6, min_confidence=0.3)
+
+
+def test_every_die_found_and_read_right_costs_nothing() -> None:
+    right_two = _peak(298, 0.9, 2, 0.97)
+    assert peak_rule_cost(STRICT, PHOTO, [RIGHT, right_two]) == 0
+
+
+def test_a_misread_die_costs_as_much_kept_as_dropped() -> None:
+    # kept by the loose rule: found but misread; dropped by the strict rule: missed
+    assert peak_rule_cost(LOOSE, PHOTO, [RIGHT, UNSURE_WRONG]) == 1
+    assert peak_rule_cost(STRICT, PHOTO, [RIGHT, UNSURE_WRONG]) == 1
+
+
+def test_false_dice_and_misses_add_up() -> None:
+    # loose: the false peak kept (1) and the two misread (1); strict: the two missed (1)
+    assert peak_rule_cost(LOOSE, PHOTO, [RIGHT, UNSURE_WRONG, FALSE]) == 2
+    assert peak_rule_cost(STRICT, PHOTO, [RIGHT, UNSURE_WRONG, FALSE]) == 1
+    assert peak_rule_cost(STRICT, PHOTO, []) == 2
+
+
+def test_an_unreadable_die_kept_by_the_sure_band_counts_as_misread() -> None:
+    cocked = _peak(300, 0.8, None, 0.9)
+    assert peak_rule_cost(STRICT, PHOTO, [RIGHT, cocked]) == 1
