@@ -10,9 +10,11 @@ whole die (--pip-boxes, on automatically for a folder whose path names matteop65
 fifth: --every 5 --offset 4).
 
 A prediction matches a labelled die when its centre lies within 0.6 x the die's side of the
-labelled centre (closest pairs first, each used once). Prints recall, false dice per 100
+labelled centre (closest pairs first, each used once; companion.vision.scoring, which the
+training recipe's figures use too). Prints recall, false dice per 100
 images, value accuracy of matched dice, images read entirely right and the confusion
-matrix (true value x read value, "-" = read as unreadable); then recall and value accuracy
+matrix (true value x read value, "-" = read as unreadable), and missed + false + misread
+dice (the count a new finder is judged by, models/README.md); then recall and value accuracy
 again for the labelled dice of 20-150 px (the sizes the pipeline is built for; epanemu's
 board photos hold many smaller ones).
 
@@ -26,11 +28,8 @@ ending in _corrected). The first block is always the folder exactly as labelled.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -44,10 +43,8 @@ from companion.vision.datasets import (
     read_yolo_folder,
 )
 from companion.vision.pipeline import DiceReader
+from companion.vision.scoring import SIZE_RANGE, Figures, score
 from companion.vision.types import DieReading
-
-MATCH_RADIUS = 0.6  # of the labelled die's side
-SIZE_RANGE = (20, 150)  # the die sides (px) the vision issue asks for
 
 
 def labelled_images(folder: Path, pip_boxes: bool) -> list[LabelledImage]:
@@ -56,33 +53,6 @@ def labelled_images(folder: Path, pip_boxes: bool) -> list[LabelledImage]:
     else:
         images = labels = folder
     return read_yolo_folder(images, labels, folder.name, pip_pattern_boxes=pip_boxes)
-
-
-def match(truth: LabelledImage, found: tuple[DieReading, ...]) -> list[tuple[int, int]]:
-    """(labelled index, found index) pairs: closest first, within the radius, each once."""
-    return pair_closest([(d.cx, d.cy, d.side) for d in truth.dice], found)
-
-
-def pair_closest(
-    dice: Sequence[tuple[float, float, float]], found: Sequence[DieReading]
-) -> list[tuple[int, int]]:
-    """(die index, found index) pairs for dice given as (cx, cy, side): closest first,
-    within MATCH_RADIUS x the die's side, each die and each reading used once."""
-    pairs = []
-    for i, (cx, cy, side) in enumerate(dice):
-        for j, reading in enumerate(found):
-            distance = math.hypot(reading.where.cx - cx, reading.where.cy - cy)
-            if distance <= MATCH_RADIUS * side:
-                pairs.append((distance, i, j))
-    used_i: set[int] = set()
-    used_j: set[int] = set()
-    out = []
-    for _, i, j in sorted(pairs):
-        if i not in used_i and j not in used_j:
-            used_i.add(i)
-            used_j.add(j)
-            out.append((i, j))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,69 +124,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-@dataclass
-class Figures:
-    images: int = 0
-    labelled: int = 0
-    matched: int = 0
-    right: int = 0
-    false: int = 0
-    whole: int = 0
-    in_range: int = 0  # labelled dice within the issue's size range (20-150 px)
-    in_range_matched: int = 0
-    in_range_right: int = 0
-    # true 1-6 x read 1-6 / unreadable
-    confusion: np.ndarray = field(default_factory=lambda: np.zeros((6, 7), int))
-
-
-def score(
-    rows: list[
-        tuple[LabelledImage, tuple[DieReading, ...], tuple[tuple[float, float, float], ...]]
-    ],
-) -> Figures:
-    """Figures over (labels, readings, ignore regions) per photo. A reading left unmatched
-    near an ignore region (a die nobody labelled) is not counted false; each region
-    excuses one reading, so a die found twice still counts once false."""
-    figures = Figures()
-    for truth, found, ignore in rows:
-        figures.images += 1
-        pairs = match(truth, found)
-        figures.labelled += len(truth.dice)
-        figures.matched += len(pairs)
-        used = {j for _, j in pairs}
-        extra = 0
-        excused: set[int] = set()
-        for j, reading in enumerate(found):
-            if j in used:
-                continue
-            near = [
-                k
-                for k, (cx, cy, side) in enumerate(ignore)
-                if k not in excused
-                and math.hypot(reading.where.cx - cx, reading.where.cy - cy) <= MATCH_RADIUS * side
-            ]
-            if near:
-                excused.add(near[0])
-            else:
-                extra += 1
-        figures.false += extra
-        correct = 0
-        for i, j in pairs:
-            value = found[j].value
-            figures.confusion[truth.dice[i].value - 1, 6 if value is None else value - 1] += 1
-            correct += value == truth.dice[i].value
-        figures.right += correct
-        by_label = dict(pairs)
-        for i, die in enumerate(truth.dice):
-            if SIZE_RANGE[0] <= die.side <= SIZE_RANGE[1]:
-                figures.in_range += 1
-                j = by_label.get(i)
-                figures.in_range_matched += j is not None
-                figures.in_range_right += j is not None and found[j].value == die.value
-        figures.whole += correct == len(truth.dice) and extra == 0
-    return figures
-
-
 def report(f: Figures, suffix: str = "") -> None:
     print("confusion (rows: true 1-6; columns: read 1 2 3 4 5 6 -):")
     for value, row in enumerate(f.confusion, start=1):
@@ -226,6 +133,10 @@ def report(f: Figures, suffix: str = "") -> None:
     print(f"false_dice_per_100_images{suffix}: {100.0 * f.false / max(f.images, 1):.1f}")
     print(f"value_accuracy_of_found{suffix}: {f.right / max(f.matched, 1):.4f}")
     print(f"images_entirely_right{suffix}: {f.whole / max(f.images, 1):.4f}")
+    print(
+        f"missed {f.missed} + false {f.false} + misread {f.misread} "
+        f"(unreadable {f.unreadable}) = missed_false_misread{suffix}: {f.errors}"
+    )
     low, high = SIZE_RANGE
     print(f"dice of {low}-{high} px: {f.in_range} of {f.labelled}")
     print(f"recall_{low}_{high}px{suffix}: {f.in_range_matched / max(f.in_range, 1):.4f}")

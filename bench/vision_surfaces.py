@@ -9,7 +9,7 @@ recall, false dice per 100 scenes and value accuracy of the found readable dice.
 (900000 + k) are far from the training seeds, so these scenes were never trained on.
 
 A die matches a reading when the reading's centre lies within 0.6 x the die's visible
-side of the centre of its visible box (as vision_eval.py does for labelled photos). A
+side of the centre of its visible box (companion.vision.scoring, as for labelled photos). A
 cocked or half-hidden die (value None) need not be found; a reading of it is not false.
 The last line is `worst_surface: NAME recall R false F`.
 """
@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from vision_eval import pair_closest  # bench/ is on the path when a bench script runs
 
 from companion.vision.pipeline import DiceReader
 from companion.vision.render import SURFACES, render_scene
+from companion.vision.scoring import pair_closest
 
 SEED_BASE = 900_000
 
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = [
                 ((x0 + x1) / 2, (y0 + y1) / 2, max(x1 - x0, y1 - y0)) for x0, y0, x1, y1 in boxes
             ]
-            pairs = pair_closest(rows, readings)
+            pairs = pair_closest(rows, [r.where for r in readings])
             for i, j in pairs:
                 if dice[i].value is not None:
                     found += 1

@@ -709,8 +709,7 @@ def main(argv: list[str] | None = None) -> int:
     # Final figures, through onnxruntime, on the validation part only.
     figures: dict[str, dict[str, object]] = {}
     for folder, images in split.validation.items():
-        tally = evaluate(images, finder_or_none, classifier)
-        figures[folder] = {**tally.figures(), "confusions": tally.confusions}
+        figures[folder] = evaluate(images, finder_or_none, classifier).summary()
         logger.info("validation %s: %s", folder, json.dumps(figures[folder]))
     note = (
         "measured through onnxruntime on the validation part (never trained on, never used "
@@ -720,7 +719,8 @@ def main(argv: list[str] | None = None) -> int:
         ("pip_classifier", ("images", "dice", "classifier_accuracy_on_labelled_boxes",
                             "classifier_unreadable_on_labelled_boxes", "confusions",
                             "value_accuracy_of_found", "unreadable_rate_of_found")),
-        ("dice_finder", ("images", "dice", "recall", "false_dice_per_100_images")),
+        ("dice_finder", ("images", "dice", "recall", "false_dice_per_100_images",
+                         "missed_false_misread")),
     ):  # fmt: skip
         path = out / f"{name}.json"
         if not path.exists() or (name == "dice_finder" and finder_or_none is None):

@@ -1,12 +1,12 @@
 """Measuring the shipped models through the runtime wrappers (onnxruntime, exactly what the
 pipeline runs: finder, box filters, classifier, peaks confirmed by the PeakRule) on labelled images.
 
-Match rule: a found die matches a labelled die when its centre lies within 0.6 x the
-labelled die's side of the labelled centre (each found die matches at most one die)."""
+Scored by companion.vision.scoring, as bench/vision_eval.py scores: a found die matches a
+labelled die when its centre lies within 0.6 x the labelled die's side of the labelled
+centre (closest pairs first, each used once)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -16,92 +16,68 @@ from companion.vision.classifier import PipClassifier
 from companion.vision.datasets import LabelledImage
 from companion.vision.finder import DiceFinder, PeakRule
 from companion.vision.pipeline import classify, confirm_weak, drop_nested, drop_undersized, locate
+from companion.vision.scoring import Figures, score
 from companion.vision.types import DieBox, DieReading
-
-MATCH_DISTANCE = 0.6
 
 
 @dataclass
-class Tally:
-    images: int = 0
-    labelled: int = 0
-    found: int = 0
-    matched: int = 0
-    false_dice: int = 0
-    value_correct: int = 0
+class LabelledBoxes:
+    """The classifier alone on the labelled boxes: what it reads when the finder is right."""
+
+    dice: int = 0
+    correct: int = 0
     unreadable: int = 0
-    gt_correct: int = 0
-    gt_unreadable: int = 0
     confusions: dict[str, int] = field(default_factory=dict)
 
-    def figures(self) -> dict[str, float | int]:
+
+@dataclass
+class Validation:
+    """One folder's figures: the whole pipeline (None without a finder) and the classifier
+    alone on the labelled boxes."""
+
+    images: int
+    pipeline: Figures | None
+    boxes: LabelledBoxes
+
+    def summary(self) -> dict[str, object]:
+        """The figures as written into the manifests ("confusions": labelled boxes)."""
+
         def ratio(a: int, b: int) -> float:
             return round(a / b, 4) if b else 0.0
 
-        return {
-            "images": self.images,
-            "dice": self.labelled,
-            "recall": ratio(self.matched, self.labelled),
-            "false_dice_per_100_images": round(100 * self.false_dice / max(1, self.images), 2),
-            "value_accuracy_of_found": ratio(self.value_correct, self.matched),
-            "unreadable_rate_of_found": ratio(self.unreadable, self.matched),
-            "classifier_accuracy_on_labelled_boxes": ratio(self.gt_correct, self.labelled),
-            "classifier_unreadable_on_labelled_boxes": ratio(self.gt_unreadable, self.labelled),
-        }
-
-
-def match(truth: Sequence[tuple[float, float, float]], found: Sequence[DieBox]) -> list[int]:
-    """For each labelled die (cx, cy, side), the index of its matched found die or -1;
-    greedy by distance."""
-    pairs = []
-    for i, (cx, cy, side) in enumerate(truth):
-        for j, box in enumerate(found):
-            distance = math.hypot(box.cx - cx, box.cy - cy)
-            if distance <= MATCH_DISTANCE * side:
-                pairs.append((distance / side, i, j))
-    assignment = [-1] * len(truth)
-    used: set[int] = set()
-    for _, i, j in sorted(pairs):
-        if assignment[i] == -1 and j not in used:
-            assignment[i] = j
-            used.add(j)
-    return assignment
+        out: dict[str, object] = {"images": self.images, "dice": self.boxes.dice}
+        if self.pipeline is not None:
+            out.update(self.pipeline.summary())
+        out.update(
+            classifier_accuracy_on_labelled_boxes=ratio(self.boxes.correct, self.boxes.dice),
+            classifier_unreadable_on_labelled_boxes=ratio(self.boxes.unreadable, self.boxes.dice),
+            confusions=self.boxes.confusions,
+        )
+        return out
 
 
 def evaluate(
     images: Sequence[LabelledImage], finder: DiceFinder | None, classifier: PipClassifier
-) -> Tally:
-    """Finder recall/false dice and value accuracy of found dice (when a finder is given),
-    plus the classifier alone on the labelled boxes."""
-    tally = Tally()
+) -> Validation:
+    """The pipeline's figures (when a finder is given; scored as bench/vision_eval.py
+    does) and the classifier alone on the labelled boxes."""
+    boxes = LabelledBoxes()
+    rows = []
     for labelled in images:
         image = labelled.load()
-        tally.images += 1
-        tally.labelled += len(labelled.dice)
+        boxes.dice += len(labelled.dice)
         truth_boxes = [DieBox(d.cx, d.cy, d.side, d.side, 0.0) for d in labelled.dice]
         for die, (value, _, _) in zip(
             labelled.dice, classifier.read(image, truth_boxes), strict=True
         ):
-            tally.gt_correct += value == die.value
-            tally.gt_unreadable += value is None
+            boxes.correct += value == die.value
+            boxes.unreadable += value is None
             if value != die.value:
                 key = f"{die.value}->{value}"
-                tally.confusions[key] = tally.confusions.get(key, 0) + 1
-        if finder is None:
-            continue
-        # the dice the pipeline reports: finder, box filters, classifier, weak peaks confirmed
-        found = read_dice(image, finder, classifier)
-        tally.found += len(found)
-        assignment = match([(d.cx, d.cy, d.side) for d in labelled.dice], [r.where for r in found])
-        matched = [
-            (die, found[j]) for die, j in zip(labelled.dice, assignment, strict=True) if j >= 0
-        ]
-        tally.matched += len(matched)
-        tally.false_dice += len(found) - len(matched)
-        for die, reading in matched:
-            tally.value_correct += reading.value == die.value
-            tally.unreadable += reading.value is None
-    return tally
+                boxes.confusions[key] = boxes.confusions.get(key, 0) + 1
+        if finder is not None:
+            rows.append((labelled, read_dice(image, finder, classifier), ()))
+    return Validation(len(images), score(rows) if finder is not None else None, boxes)
 
 
 def read_dice(
@@ -161,11 +137,4 @@ def peak_rule_cost(rule: PeakRule, labelled: LabelledImage, readings: Sequence[D
     """Missed + false + misread dice on one image when ``rule`` picks from ``readings``
     (every peak, read). An unreadable reading of a labelled die counts as misread."""
     kept = [r for r in readings if rule.keeps(r.where.score, r.value, r.confidence)]
-    assignment = match([(d.cx, d.cy, d.side) for d in labelled.dice], [r.where for r in kept])
-    hits = sum(1 for j in assignment if j >= 0)
-    misread = sum(
-        1
-        for die, j in zip(labelled.dice, assignment, strict=True)
-        if j >= 0 and kept[j].value != die.value
-    )
-    return (len(labelled.dice) - hits) + (len(kept) - hits) + misread
+    return score([(labelled, kept, ())]).errors

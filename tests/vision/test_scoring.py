@@ -1,0 +1,56 @@
+"""companion.vision.scoring: the one match rule and the counts that every vision figure
+(bench/vision_eval.py, bench/vision_surfaces.py, the recipe's manifests) is made of."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from companion.vision.datasets import LabelledDie, LabelledImage
+from companion.vision.scoring import pair_closest, score
+from companion.vision.types import DieBox, DieReading
+
+
+def _photo(*dice: LabelledDie) -> LabelledImage:
+    return LabelledImage(Path("/data/x/images/a.jpg"), "x", 640, 480, dice)
+
+
+def _read(cx: float, cy: float, value: int | None, side: float = 40) -> DieReading:
+    return DieReading(DieBox(cx, cy, side, side), value, 0.9)
+
+
+def test_closest_pairs_win_and_each_box_is_used_once() -> None:
+    dice = [(100.0, 100.0, 40.0), (130.0, 100.0, 40.0)]
+    found = [DieBox(128, 100, 40, 40), DieBox(104, 100, 40, 40)]
+    assert sorted(pair_closest(dice, found)) == [(0, 1), (1, 0)]
+    # one box between two dice goes to the nearer one only
+    assert pair_closest(dice, [DieBox(112, 100, 40, 40)]) == [(0, 0)]
+    # beyond 0.6 x the side is no match
+    assert pair_closest(dice[:1], [DieBox(125, 100, 40, 40)]) == []
+
+
+def test_counts_missed_false_and_misread_dice() -> None:
+    photo = _photo(
+        LabelledDie(100, 100, 40, 40, 5),
+        LabelledDie(300, 100, 40, 40, 2),
+        LabelledDie(500, 100, 40, 40, 6),
+        LabelledDie(100, 300, 10, 10, 1),  # under 20 px: outside the issue's size range
+    )
+    found = [_read(102, 98, 5), _read(300, 100, 3), _read(500, 104, None), _read(400, 400, 4)]
+    figures = score([(photo, found, ())])
+    assert (figures.labelled, figures.matched, figures.right) == (4, 3, 1)
+    assert (figures.missed, figures.false, figures.misread, figures.unreadable) == (1, 1, 2, 1)
+    assert figures.errors == 4
+    assert figures.confusions() == {"2->3": 1, "6->None": 1}
+    assert (figures.in_range, figures.in_range_matched, figures.in_range_right) == (3, 3, 1)
+    assert figures.whole == 0
+    summary = figures.summary()
+    assert summary["recall"] == 0.75
+    assert summary["false_dice_per_100_images"] == 100.0
+    assert summary["value_accuracy_of_found"] == 0.3333
+    assert summary["missed_false_misread"] == 4
+
+
+def test_a_photo_read_entirely_right_counts_whole() -> None:
+    photo = _photo(LabelledDie(100, 100, 40, 40, 3))
+    figures = score([(photo, [_read(100, 100, 3)], ()), (photo, [], ())])
+    assert (figures.images, figures.whole, figures.errors) == (2, 1, 1)
