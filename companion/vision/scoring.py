@@ -151,8 +151,8 @@ def score(
         for i, die in enumerate(truth.dice):
             if SIZE_RANGE[0] <= die.side <= SIZE_RANGE[1]:
                 figures.in_range += 1
-                j = by_label.get(i)
-                figures.in_range_matched += j is not None
-                figures.in_range_right += j is not None and found[j].value == die.value
+                hit = by_label.get(i)
+                figures.in_range_matched += hit is not None
+                figures.in_range_right += hit is not None and found[hit].value == die.value
         figures.whole += correct == len(truth.dice) and extra == 0
     return figures
