@@ -241,8 +241,10 @@ class CameraHub:
         # One change at a time to a table's held reading: two taps sent together (two
         # fixes, a fix and a confirm) each finish, held picture included, before the next
         # starts; otherwise a slower picture render of the first could overwrite the
-        # second's, marking problems the dice no longer have.
-        self._held_locks: dict[str, asyncio.Lock] = {}
+        # second's, marking problems the dice no longer have. One lock for every table:
+        # the camera watches one table, and taps on a held reading come seconds apart,
+        # so nobody waits on it, and there is no per-table lock to forget.
+        self._held_lock = asyncio.Lock()
         self._notes: dict[str, TableNote] = {}
         self._modes: dict[str, Mode | None] = {}  # None: the host chose no mode
         self._live_camera = False  # the running source is a live camera (not a replay)
@@ -599,9 +601,6 @@ class CameraHub:
         held = self._pending.get(table_id)
         return held.picture if held else None
 
-    def _held_lock(self, table_id: str) -> asyncio.Lock:
-        return self._held_locks.setdefault(table_id, asyncio.Lock())
-
     def _take(self, table: Table, pending_id: str) -> Pending:
         held = self._pending.get(table.table_id)
         if held is None or held.pending_id != pending_id:
@@ -617,7 +616,7 @@ class CameraHub:
 
     async def confirm(self, table: Table, pending_id: str, by: str) -> int | None:
         """The active player (or the host) accepts a held roll."""
-        async with self._held_lock(table.table_id):
+        async with self._held_lock:
             held = self._take(table, pending_id)
             if held.kind != "confirm" or held.roll is None:
                 raise Rejection(
@@ -640,7 +639,7 @@ class CameraHub:
     ) -> dict[str, Any]:
         """The host corrects die `index` of a held reading (or removes it: not a die). When
         the corrected dice match, they are applied as the host's roll."""
-        async with self._held_lock(table.table_id):
+        async with self._held_lock:
             held = self._take(table, pending_id)
             if not 0 <= index < len(held.dice):
                 raise Rejection(Reason.MALFORMED, "no_such_die", f"there is no die {index + 1}")
@@ -666,7 +665,7 @@ class CameraHub:
         """The host adds a die the finder missed: `value` and `colour`, centred on (x, y) in
         pixels of the held frame, as big as the other dice (`added_die_side`). Then the dice
         are matched again as after `fix`."""
-        async with self._held_lock(table.table_id):
+        async with self._held_lock:
             held = self._take(table, pending_id)
             for name, where, size in (("x", x, held.width), ("y", y, held.height)):
                 if not 0 <= where < size:
