@@ -46,41 +46,43 @@ class SettleConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # each default as `default=`: type checkers take only that keyword as making a field
+    # optional, so a positional default would make SettleConfig() look like it lacks them
     stable_frames: int = Field(
-        8,
+        default=8,
         ge=1,
         le=300,
         description="consecutive still frames with the same reading before a roll is reported",
     )
     pixel_threshold: int = Field(
-        18,
+        default=18,
         ge=1,
         le=255,
         description="grey-level change (0-255, after a light blur) that counts a pixel as moved;"
         " above sensor noise and JPEG artefacts",
     )
     die_motion_max: float = Field(
-        0.04,
+        default=0.04,
         ge=0.0,
         le=1.0,
         description="largest fraction of moved pixels around any one die on a still frame",
     )
     scene_motion_max: float = Field(
-        0.08,
+        default=0.08,
         ge=0.0,
         le=1.0,
         description="largest fraction of moved pixels over the play area on a still frame",
     )
     position_tolerance: float = Field(
-        0.35,
+        default=0.35,
         gt=0.0,
         le=5.0,
         description="how far (in die sides) a die may lie from its earlier place and count as"
         " the same die",
     )
-    min_dice: int = Field(1, ge=1, description="fewest dice a reported roll has")
+    min_dice: int = Field(default=1, ge=1, description="fewest dice a reported roll has")
     play_area: tuple[float, float, float, float] = Field(
-        (0.0, 0.0, 1.0, 1.0),
+        default=(0.0, 0.0, 1.0, 1.0),
         description="part of the frame the table occupies, as fractions (x0, y0, x1, y1)",
     )
 

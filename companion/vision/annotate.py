@@ -92,4 +92,11 @@ def _dashed_polygon(
         for s in range(0, steps, 2):
             p = a + (b - a) * s / steps
             q = a + (b - a) * min(s + 1, steps) / steps
-            cv2.line(image, tuple(np.int32(p)), tuple(np.int32(q)), colour, thickness, cv2.LINE_AA)
+            cv2.line(image, _pixel(p), _pixel(q), colour, thickness, cv2.LINE_AA)
+
+
+def _pixel(point: np.ndarray) -> tuple[int, int]:
+    """A point as whole pixels for OpenCV's drawing calls, cut towards zero (as a cast to
+    int32 cuts)."""
+    x, y = point.astype(np.int32)
+    return int(x), int(y)

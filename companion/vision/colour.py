@@ -72,8 +72,9 @@ def sample_die(image: np.ndarray, box: DieBox, samples: int = 24) -> np.ndarray:
     if radius < 1 or image.size == 0:
         return np.zeros((0, 3), np.uint8)
     scale = samples / (2 * radius)
-    matrix = np.float32(
-        [[scale, 0, samples / 2 - box.cx * scale], [0, scale, samples / 2 - box.cy * scale]]
+    matrix = np.array(
+        [[scale, 0, samples / 2 - box.cx * scale], [0, scale, samples / 2 - box.cy * scale]],
+        np.float32,
     )
     interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
     patch = cv2.warpAffine(
@@ -95,7 +96,9 @@ def sample_die(image: np.ndarray, box: DieBox, samples: int = 24) -> np.ndarray:
         & (ys >= 0)
         & (ys <= h - 1)
     )
-    return patch[keep]
+    # the stubs type a mask index of warpAffine's result as Any; it is an (N, 3) array
+    pixels: np.ndarray = patch[keep]
+    return pixels
 
 
 def measure_body(pixels_bgr: np.ndarray) -> BodyColour | None:
@@ -108,7 +111,8 @@ def measure_body(pixels_bgr: np.ndarray) -> BodyColour | None:
     # kmeans' random start comes from OpenCV's global RNG: seed it so the same pixels
     # always give the same colour
     cv2.setRNGSeed(12345)
-    _, labels, centres = cv2.kmeans(lab, 2, None, criteria, 2, cv2.KMEANS_PP_CENTERS)
+    # OpenCV takes None for bestLabels (it allocates the labels); its stubs ask for an array
+    _, labels, centres = cv2.kmeans(lab, 2, None, criteria, 2, cv2.KMEANS_PP_CENTERS)  # type: ignore[call-overload]
     labels = labels.ravel()
     counts = np.bincount(labels, minlength=2)
     body_k = int(np.argmax(counts))
@@ -255,8 +259,8 @@ _PROTOTYPES: dict[str, tuple[tuple[float, float, float], ...]] = {
 }
 
 _PROTO_NAMES: tuple[str, ...] = tuple(n for n, ps in _PROTOTYPES.items() for _ in ps)
-_PROTO_LAB = np.float32([p for ps in _PROTOTYPES.values() for p in ps])
-_WEIGHTS = np.float32([LIGHTNESS_WEIGHT, 1.0, 1.0])
+_PROTO_LAB = np.array([p for ps in _PROTOTYPES.values() for p in ps], np.float32)
+_WEIGHTS = np.array([LIGHTNESS_WEIGHT, 1.0, 1.0], np.float32)
 
 
 def colour_distance(
@@ -264,7 +268,7 @@ def colour_distance(
 ) -> float:
     """Distance between two Lab colours with lightness down-weighted (see
     LIGHTNESS_WEIGHT)."""
-    diff = (np.float32(lab1) - np.float32(lab2)) * _WEIGHTS
+    diff = (np.asarray(lab1, dtype=np.float32) - np.asarray(lab2, dtype=np.float32)) * _WEIGHTS
     return float(np.linalg.norm(diff))
 
 
@@ -281,7 +285,7 @@ def name_colour(lab: Sequence[float]) -> ColourName:
     """The basic colour name of a Lab body colour: the name of the nearest prototype.
     Confidence compares the nearest prototype of the best name (d1) with that of the
     next-best name (d2): (d2 - d1) / d2, reduced when even d1 is far."""
-    distances = np.linalg.norm((_PROTO_LAB - np.float32(lab)) * _WEIGHTS, axis=1)
+    distances = np.linalg.norm((_PROTO_LAB - np.asarray(lab, dtype=np.float32)) * _WEIGHTS, axis=1)
     best_by_name: dict[str, float] = {}
     for name, distance in zip(_PROTO_NAMES, distances, strict=True):
         if distance < best_by_name.get(name, math.inf):
@@ -435,7 +439,7 @@ def builtin_dice_set(name: str) -> DiceSet:
 
 def typical_lab(colour: str) -> tuple[float, float, float]:
     """A representative Lab of a basic colour name (mean of its prototypes)."""
-    mean = np.mean(np.float32(_PROTOTYPES[colour]), axis=0)
+    mean = np.mean(np.array(_PROTOTYPES[colour], np.float32), axis=0)
     return (float(mean[0]), float(mean[1]), float(mean[2]))
 
 
@@ -484,9 +488,12 @@ def assign_to_set(labs: Sequence[Sequence[float] | None], dice_set: DiceSet) -> 
         return SetAssignment((), (), tuple(range(m)))
     shift = np.zeros(3, np.float32)
     cost, pairs = _assign(labs, dice_set, shift)
-    measured = [(i, j) for i, j in pairs if labs[i] is not None]
-    if len(measured) >= 4:
-        diffs = [np.float32(labs[i]) - np.float32(dice_set.dice[j].lab) for i, j in measured]
+    diffs = [
+        np.asarray(lab, dtype=np.float32) - np.asarray(dice_set.dice[j].lab, dtype=np.float32)
+        for i, j in pairs
+        if (lab := labs[i]) is not None
+    ]
+    if len(diffs) >= 4:  # one difference per measured die
         shift = np.median(np.stack(diffs), axis=0)
         cost, pairs = _assign(labs, dice_set, shift)
     set_index: list[int | None] = [None] * n
@@ -510,7 +517,7 @@ def _assign(
     for i, lab in enumerate(labs):
         if lab is None:
             continue
-        corrected = np.float32(lab) - shift
+        corrected = np.asarray(lab, dtype=np.float32) - shift
         for j, die in enumerate(dice_set.dice):
             cost[i, j] = colour_distance(corrected, die.lab)
     return cost, hungarian(cost)
@@ -585,7 +592,7 @@ def colour_readings(
         return out, ()
     labs = [None if m is None else m.lab for m in measured]
     assignment = assign_to_set(labs, dice_set)
-    shift = np.float32(assignment.light_shift)
+    shift = np.array(assignment.light_shift, np.float32)
     out_list: list[DieReading] = []
     for i, reading in enumerate(readings):
         j = assignment.set_index[i]
@@ -603,10 +610,11 @@ def colour_readings(
         set_die = dice_set.dice[j]
         flags = reading.flags
         distance = assignment.distance[i]
+        lab = labs[i]
         confidence = 0.0
-        if distance is not None:
+        if distance is not None and lab is not None:  # a distance only where a lab was measured
             others = [
-                colour_distance(np.float32(labs[i]) - shift, d.lab)
+                colour_distance(np.asarray(lab, dtype=np.float32) - shift, d.lab)
                 for d in dice_set.dice
                 if d.colour != set_die.colour
             ]

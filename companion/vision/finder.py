@@ -88,21 +88,23 @@ def as_bgr_uint8(image: object) -> np.ndarray | None:
     is not a picture (wrong type, rank or channel count)."""
     if not isinstance(image, np.ndarray) or image.ndim not in (2, 3) or image.size == 0:
         return None
-    if image.dtype != np.uint8:
-        if not np.issubdtype(image.dtype, np.number) or np.issubdtype(
-            image.dtype, np.complexfloating
+    # a name of its own: `image` keeps its declared type `object` after a reassignment
+    picture: np.ndarray = image
+    if picture.dtype != np.uint8:
+        if not np.issubdtype(picture.dtype, np.number) or np.issubdtype(
+            picture.dtype, np.complexfloating
         ):
             return None
-        image = np.clip(np.nan_to_num(image), 0, 255).astype(np.uint8)
-    if image.ndim == 2:
-        return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
-    channels = image.shape[2]
+        picture = np.clip(np.nan_to_num(picture), 0, 255).astype(np.uint8)
+    if picture.ndim == 2:
+        return cv2.cvtColor(picture, cv2.COLOR_GRAY2BGR)
+    channels = picture.shape[2]
     if channels == 3:
-        return image
+        return picture
     if channels == 1:
-        return cv2.cvtColor(image[:, :, 0], cv2.COLOR_GRAY2BGR)
+        return cv2.cvtColor(picture[:, :, 0], cv2.COLOR_GRAY2BGR)
     if channels == 4:
-        return cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+        return cv2.cvtColor(picture, cv2.COLOR_BGRA2BGR)
     return None
 
 

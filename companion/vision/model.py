@@ -16,7 +16,7 @@ from typing import Any
 
 import cv2
 import numpy as np
-import onnxruntime as ort
+import onnxruntime as ort  # type: ignore[import-untyped]  # ships no type hints (no py.typed)
 
 logger = logging.getLogger(__name__)
 

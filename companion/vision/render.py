@@ -23,6 +23,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import cv2
 import numpy as np
@@ -135,17 +136,19 @@ def _jitter_colour(
     rng: np.random.Generator, bgr: tuple[int, int, int], amount: float
 ) -> np.ndarray:
     """A colour near `bgr`: small hue, saturation and brightness changes."""
-    pixel = np.uint8([[bgr]])
+    pixel = np.array([[bgr]], dtype=np.uint8)
     h, s, v = cv2.cvtColor(pixel, cv2.COLOR_BGR2HSV)[0, 0].astype(np.float32)
     h = (h + rng.normal(0, 3.0 * amount)) % 180
     s = np.clip(s * (1 + rng.normal(0, 0.12 * amount)), 0, 255)
     v = np.clip(v * (1 + rng.normal(0, 0.10 * amount)), 0, 255)
-    out = cv2.cvtColor(np.uint8([[[h, s, v]]]), cv2.COLOR_HSV2BGR)[0, 0]
-    return out.astype(np.float32)
+    out = cv2.cvtColor(np.array([[[h, s, v]]], dtype=np.uint8), cv2.COLOR_HSV2BGR)[0, 0]
+    return np.asarray(out, dtype=np.float32)
 
 
 def _default_pips(rng: np.random.Generator, body: str) -> str:
     """A pip colour a real die of this body colour typically has."""
+    choices: tuple[str, ...]
+    weights: tuple[float, ...]
     if body in ("white", "yellow", "pink", "orange"):
         choices, weights = ("black", "red", "blue", "white"), (0.6, 0.2, 0.1, 0.1)
         if body == "white":
@@ -174,6 +177,13 @@ def _rounded_square(radius: float, n_per_corner: int = 6) -> np.ndarray:
     return np.array(points, dtype=np.float32)
 
 
+def _pixel(point: np.ndarray) -> tuple[int, int]:
+    """A point as whole pixels for OpenCV's drawing calls, cut towards zero (as a cast to
+    int32 cuts)."""
+    x, y = point.astype(np.int32)
+    return int(x), int(y)
+
+
 def _put_text(
     img: np.ndarray,
     text: str,
@@ -194,7 +204,7 @@ def _put_text(
     cv2.putText(mask, text, (org[0] - x0, org[1] - y0), font, scale, 255, thickness, cv2.LINE_AA)
     alpha = (mask.astype(np.float32) / 255)[..., None]
     roi = img[y0:y1, x0:x1]
-    roi[:] = roi * (1 - alpha) + np.float32(colour) * alpha
+    roi[:] = roi * (1 - alpha) + np.array(colour, np.float32) * alpha
 
 
 # ----------------------------------------------------------------------------------------
@@ -243,8 +253,8 @@ def _face_texture(
         axes = (int(rng.uniform(0.1, 0.35) * size), int(rng.uniform(0.05, 0.2) * size))
         spot = np.zeros((size, size), np.float32)
         cv2.ellipse(spot, (int(gx), int(gy)), axes, float(rng.uniform(0, 180)), 0, 360, 1.0, -1)
-        spot = cv2.GaussianBlur(spot, (0, 0), max(1.0, size * 0.06))
-        tex += (rng.uniform(60, 160) * spot)[..., None]
+        soft_spot = cv2.GaussianBlur(spot, (0, 0), max(1.0, size * 0.06))
+        tex += (rng.uniform(60, 160) * soft_spot)[..., None]
 
     alpha = np.zeros((size, size), np.float32)
     outline = (_rounded_square(corner) + 0.5) * (size - 1)
@@ -265,8 +275,8 @@ def _warp_onto(
     if x1 - x0 < 2 or y1 - y0 < 2:
         return
     s = texture.shape[0] - 1
-    src = np.float32([[0, 0], [s, 0], [s, s], [0, s]])
-    dst = (quad - np.float32([x0, y0])).astype(np.float32)
+    src = np.array([[0, 0], [s, 0], [s, s], [0, s]], np.float32)
+    dst = (quad - np.array([x0, y0], np.float32)).astype(np.float32)
     m = cv2.getPerspectiveTransform(src, dst)
     size = (x1 - x0, y1 - y0)
     warped = cv2.warpPerspective(
@@ -286,8 +296,8 @@ def _surface(rng: np.random.Generator, kind: str, h: int, w: int) -> np.ndarray:
     img = np.empty((h, w, 3), np.float32)
     fine = rng.normal(0, 1, (h, w)).astype(np.float32)
     if kind == "white":
-        base = rng.uniform(205, 248)
-        img[:] = base + rng.normal(0, 3, 3)
+        level = rng.uniform(205, 248)
+        img[:] = level + rng.normal(0, 3, 3)
         weave = cv2.GaussianBlur(fine, (0, 0), 0.8)
         img += (weave * rng.uniform(2, 7))[..., None]
     elif kind == "cardboard":
@@ -350,18 +360,18 @@ def _surface(rng: np.random.Generator, kind: str, h: int, w: int) -> np.ndarray:
         # the rim casts a soft shadow onto the tray floor
         shadow = np.zeros((h, w), np.float32)
         shadow[y0:y1, x0:x1] = 1
-        shadow = cv2.GaussianBlur(shadow, (0, 0), rim * 0.6)
+        rim_shadow = cv2.GaussianBlur(shadow, (0, 0), rim * 0.6)
         inside = np.zeros((h, w), np.float32)
         inside[y0:y1, x0:x1] = 1
-        img *= (1 - 0.35 * inside * (1 - shadow))[..., None]
+        img *= (1 - 0.35 * inside * (1 - rim_shadow))[..., None]
     elif kind == "board":
         img[:] = rng.uniform(180, 235, 3)
         for _ in range(int(rng.integers(10, 40))):
             colour = tuple(float(c) for c in rng.uniform(30, 240, 3))
             centre = (int(rng.uniform(0, w)), int(rng.uniform(0, h)))
             radius = int(rng.uniform(0.04, 0.15) * min(h, w))
-            hexagon = cv2.ellipse2Poly(
-                centre, (radius, radius), int(rng.uniform(0, 60)), 0, 360, 60
+            hexagon = np.asarray(
+                cv2.ellipse2Poly(centre, (radius, radius), int(rng.uniform(0, 60)), 0, 360, 60)
             )
             cv2.fillPoly(img, [hexagon], colour, cv2.LINE_AA)
             cv2.polylines(img, [hexagon], True, (40, 40, 40), 2, cv2.LINE_AA)
@@ -438,13 +448,13 @@ def _clutter_item(
                 [[30, 200, 240], [40, 40, 200], [160, 80, 20], [40, 140, 40], [60, 60, 60]]
             )
         )
-        cv2.fillPoly(shadow, [np.int32(body + thick * 0.4)], 1.0, cv2.LINE_AA)
-        cv2.fillPoly(img, [np.int32(body)], colour, cv2.LINE_AA)
-        cv2.fillPoly(img, [np.int32(tip)], (150, 190, 225), cv2.LINE_AA)
+        cv2.fillPoly(shadow, [(body + thick * 0.4).astype(np.int32)], 1.0, cv2.LINE_AA)
+        cv2.fillPoly(img, [body.astype(np.int32)], colour, cv2.LINE_AA)
+        cv2.fillPoly(img, [tip.astype(np.int32)], (150, 190, 225), cv2.LINE_AA)
         cv2.line(
             img,
-            tuple(np.int32(c + d * 0.95)),
-            tuple(np.int32(c + d)),
+            _pixel(c + d * 0.95),
+            _pixel(c + d),
             (40, 40, 40),
             max(1, int(thick * 0.2)),
             cv2.LINE_AA,
@@ -452,29 +462,33 @@ def _clutter_item(
     elif kind == "paper":
         pw, ph = scale * rng.uniform(3, 7), scale * rng.uniform(2, 5)
         box = cv2.boxPoints(((cx, cy), (pw, ph), rng.uniform(0, 180))).astype(np.float32)
-        cv2.fillPoly(shadow, [np.int32(box + scale * 0.08)], 1.0, cv2.LINE_AA)
+        cv2.fillPoly(shadow, [(box + scale * 0.08).astype(np.int32)], 1.0, cv2.LINE_AA)
         cv2.fillPoly(
-            img, [np.int32(box)], tuple(float(x) for x in rng.uniform(225, 250, 3)), cv2.LINE_AA
+            img,
+            [box.astype(np.int32)],
+            tuple(float(x) for x in rng.uniform(225, 250, 3)),
+            cv2.LINE_AA,
         )
         # a printed score grid: rows of numbered boxes, the way a score sheet looks
-        m = cv2.getPerspectiveTransform(np.float32([[0, 0], [1, 0], [1, 1], [0, 1]]), box)
+        m = cv2.getPerspectiveTransform(np.array([[0, 0], [1, 0], [1, 1], [0, 1]], np.float32), box)
         rows, cols = int(rng.integers(2, 6)), int(rng.integers(5, 12))
-        for r in range(rows):
+        for row in range(rows):
             row_colour = tuple(float(x) for x in rng.uniform(40, 230, 3))
             for col in range(cols):
-                u0, v0 = 0.05 + 0.9 * col / cols, 0.08 + 0.84 * r / rows
-                cell = np.float32(
+                u0, v0 = 0.05 + 0.9 * col / cols, 0.08 + 0.84 * row / rows
+                cell = np.array(
                     [
                         [[u0, v0]],
                         [[u0 + 0.8 / cols, v0]],
                         [[u0 + 0.8 / cols, v0 + 0.7 / rows]],
                         [[u0, v0 + 0.7 / rows]],
-                    ]
+                    ],
+                    np.float32,
                 )
                 pts = cv2.perspectiveTransform(cell, m).reshape(-1, 2)
-                cv2.polylines(img, [np.int32(pts)], True, row_colour, 1, cv2.LINE_AA)
+                cv2.polylines(img, [pts.astype(np.int32)], True, row_colour, 1, cv2.LINE_AA)
                 if rng.random() < 0.5 and scale > 30:
-                    org = tuple(np.int32(pts.mean(axis=0) - [scale * 0.05, -scale * 0.05]))
+                    org = _pixel(pts.mean(axis=0) - [scale * 0.05, -scale * 0.05])
                     _put_text(
                         img,
                         str(int(rng.integers(2, 13))),
@@ -527,6 +541,19 @@ class _Placed:
     reason: str = ""
 
 
+class _DieShape(TypedDict):
+    """What `_die_shape` works out for one die: the top face quad (TL, TR, BR, BL), the
+    same quad moved down to the table, the visible side quads, and the top face's centre
+    and side in pixels."""
+
+    top: np.ndarray
+    bottom: np.ndarray
+    sides: list[np.ndarray]
+    cx: float
+    cy: float
+    side: float
+
+
 def _top_quad(
     cx: float, cy: float, side: float, angle_deg: float, squash_dir: np.ndarray, squash: float
 ) -> np.ndarray:
@@ -534,16 +561,18 @@ def _top_quad(
     rotated by `angle_deg`, foreshortened by `squash` along unit vector `squash_dir`."""
     a = math.radians(angle_deg)
     rot = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]], np.float32)
-    square = np.float32([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]) * side
+    square = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]], np.float32) * side
     pts = square @ rot.T
     d = squash_dir.astype(np.float32)
     along = pts @ d
     pts = pts - np.outer(along * (1 - squash), d)
-    return pts + np.float32([cx, cy])
+    return pts + np.array([cx, cy], np.float32)
 
 
 def _extend_quad(quad: np.ndarray, centre: np.ndarray, factor: float) -> np.ndarray:
-    return centre + (quad - centre) * factor
+    # arithmetic on arrays of unknown dtype is Any to the stubs; the result is an array
+    extended: np.ndarray = centre + (quad - centre) * factor
+    return extended
 
 
 # ----------------------------------------------------------------------------------------
@@ -603,15 +632,16 @@ def render_scene(
     if default_light and camera_tilt is None:
         tilt = 0.0
     focal = rng.uniform(1.0, 2.2) * max(width, height)
-    centre = np.float32([width / 2, height / 2])
+    centre = np.array([width / 2, height / 2], np.float32)
     if tilt < 1:
         vanish = centre.copy()
     else:
-        vanish = np.float32(
+        vanish = np.array(
             [
                 width / 2 + rng.normal(0, width * 0.05),
                 height / 2 + focal / math.tan(math.radians(tilt)),
-            ]
+            ],
+            np.float32,
         )
 
     base_size = (
@@ -658,10 +688,10 @@ def render_scene(
     if shadow_len > 0:
         for i, hull in hulls.items():
             offset = light_dir * placed[i].side * shadow_len
-            cv2.fillPoly(shadow, [np.int32((hull + offset) * 4)], 1.0, cv2.LINE_AA, 2)
+            cv2.fillPoly(shadow, [((hull + offset) * 4).astype(np.int32)], 1.0, cv2.LINE_AA, 2)
     if shadow.any():
-        shadow = cv2.GaussianBlur(shadow, (0, 0), max(1.0, base_size * 0.08))
-        img *= (1 - rng.uniform(0.2, 0.45) * np.clip(shadow, 0, 1))[..., None]
+        soft_shadow = cv2.GaussianBlur(shadow, (0, 0), max(1.0, base_size * 0.08))
+        img *= (1 - rng.uniform(0.2, 0.45) * np.clip(soft_shadow, 0, 1))[..., None]
 
     # the dice of one set are made alike: their colours stray far less from the set's
     # colours than random dice of the same colour names do from each other
@@ -813,12 +843,12 @@ def _free_spot(
 
 def _die_shape(
     rng: np.random.Generator, p: _Placed, vanish: np.ndarray, focal: float, tilt: float
-) -> dict[str, object]:
+) -> _DieShape:
     """Top face quad, the base outline and the visible side quads of one die."""
-    pos = np.float32([p.cx, p.cy])
+    pos = np.array([p.cx, p.cy], np.float32)
     to_v = vanish - pos
     dist = float(np.linalg.norm(to_v))
-    direction = to_v / dist if dist > 1e-3 else np.float32([0.0, 1.0])
+    direction = to_v / dist if dist > 1e-3 else np.array([0.0, 1.0], np.float32)
     # far dice look smaller under an oblique camera
     scale = (
         1.0
@@ -836,7 +866,7 @@ def _die_shape(
     if p.reason == "cocked":
         # resting on an edge: a face tips towards a random direction, two faces show
         a = rng.uniform(0, 2 * math.pi)
-        squash_dir = np.float32([math.cos(a), math.sin(a)])
+        squash_dir = np.array([math.cos(a), math.sin(a)], np.float32)
         lean = rng.uniform(0.5, 0.8)
     squash = math.sqrt(max(0.05, 1 - lean**2))
     top = _top_quad(p.cx, p.cy, side, p.angle, squash_dir, squash)
@@ -849,7 +879,7 @@ def _die_shape(
         a_pt, b_pt = top[k], top[(k + 1) % n]
         mid = (a_pt + b_pt) / 2 - centre
         if float(mid @ extrude) > 1e-3 * side:
-            sides.append(np.float32([a_pt, b_pt, b_pt + extrude, a_pt + extrude]))
+            sides.append(np.array([a_pt, b_pt, b_pt + extrude, a_pt + extrude], np.float32))
     return {
         "top": top,
         "bottom": bottom,
@@ -864,7 +894,7 @@ def _draw_die(
     rng: np.random.Generator,
     img: np.ndarray,
     p: _Placed,
-    shape: dict[str, object],
+    shape: _DieShape,
     hull: np.ndarray,
     default_light: bool,
     glare_chance: float,
@@ -873,14 +903,16 @@ def _draw_die(
     """Draw one die (silhouette, side faces with pips, top face) onto float `img`;
     `colour_spread` scales how far its colour strays from the name's typical colour."""
     body = (
-        np.float32(BODY_BGR[p.body])
+        np.array(BODY_BGR[p.body], np.float32)
         if default_light
         else _jitter_colour(rng, BODY_BGR[p.body], colour_spread)
     )
     pips = (
-        np.float32(PIP_BGR[p.pips]) if default_light else _jitter_colour(rng, PIP_BGR[p.pips], 0.6)
+        np.array(PIP_BGR[p.pips], np.float32)
+        if default_light
+        else _jitter_colour(rng, PIP_BGR[p.pips], 0.6)
     )
-    side_px = float(shape["side"])  # type: ignore[arg-type]
+    side_px = float(shape["side"])
     tex_size = int(np.clip(side_px * 1.6, 40, 220))
     corner = 0.16 if default_light else rng.uniform(0.08, 0.24)
     # marbled dice come in random collections, not in a game's set
@@ -888,16 +920,20 @@ def _draw_die(
     side_shade = 0.62 if default_light else rng.uniform(0.45, 0.8)
     # silhouette under the faces fills the rounded edges between them
     cv2.fillPoly(
-        img, [np.int32(hull * 4)], tuple(float(c) for c in body * side_shade * 0.9), cv2.LINE_AA, 2
+        img,
+        [(hull * 4).astype(np.int32)],
+        tuple(float(c) for c in body * side_shade * 0.9),
+        cv2.LINE_AA,
+        2,
     )
-    for quad in shape["sides"]:  # type: ignore[attr-defined]
+    for quad in shape["sides"]:
         value = int(rng.integers(1, 7))
         tex, alpha = _face_texture(rng, value, body, pips, tex_size, corner, False, marbled)
         _warp_onto(img, tex, alpha, quad, side_shade * rng.uniform(0.9, 1.1))
     glare = (not default_light) and rng.random() < glare_chance
     tex, alpha = _face_texture(rng, p.spec_value or 1, body, pips, tex_size, corner, glare, marbled)
     top_shade = 1.0 if default_light else rng.uniform(0.9, 1.05)
-    _warp_onto(img, tex, alpha, shape["top"], top_shade)  # type: ignore[arg-type]
+    _warp_onto(img, tex, alpha, shape["top"], top_shade)
 
 
 def _smear(
@@ -910,13 +946,14 @@ def _smear(
     """Blend a die drawn on `layer` into `img` smeared along a random motion about
     `length_px` long."""
     length = max(3, int(length_px * rng.uniform(0.5, 1.2)) | 1)
-    kernel = np.zeros((length, length), np.float32)
-    kernel[length // 2, :] = 1.0 / length
+    line = np.zeros((length, length), np.float32)
+    line[length // 2, :] = 1.0 / length
     rot = cv2.getRotationMatrix2D((length / 2 - 0.5, length / 2 - 0.5), rng.uniform(0, 180), 1)
-    kernel = cv2.warpAffine(kernel, rot, (length, length))
+    # the turned line is float32 like the line (the stubs type it as any numeric array)
+    kernel: np.ndarray = cv2.warpAffine(line, rot, (length, length))
     kernel /= kernel.sum()
     mask = np.zeros(img.shape[:2], np.float32)
-    cv2.fillPoly(mask, [np.int32(hull)], 1.0)
+    cv2.fillPoly(mask, [hull.astype(np.int32)], 1.0)
     x0, y0 = np.maximum(hull.min(axis=0).astype(int) - length, 0)
     x1, y1 = hull.max(axis=0).astype(int) + length
     roi = (slice(y0, y1), slice(x0, x1))
@@ -948,26 +985,34 @@ def _occlude(rng: np.random.Generator, img: np.ndarray, die: RenderedDie) -> np.
         colour = np.array([120, 150, 200]) * rng.uniform(0.45, 1.15) + rng.normal(0, 8, 3)
     else:  # a box lid, a rule book
         colour = rng.uniform(30, 200, 3)
-    cv2.fillPoly(img, [np.int32(sheet * 4)], tuple(float(x) for x in colour), cv2.LINE_AA, 2)
+    cv2.fillPoly(
+        img, [(sheet * 4).astype(np.int32)], tuple(float(x) for x in colour), cv2.LINE_AA, 2
+    )
     cv2.polylines(
-        img, [np.int32(sheet * 4)], True, tuple(float(x) * 0.8 for x in colour), 1, cv2.LINE_AA, 2
+        img,
+        [(sheet * 4).astype(np.int32)],
+        True,
+        tuple(float(x) * 0.8 for x in colour),
+        1,
+        cv2.LINE_AA,
+        2,
     )
     return sheet
 
 
 def _mark_covered(
     rendered: dict[int, RenderedDie],
-    shapes: dict[int, dict[str, object]],
+    shapes: dict[int, _DieShape],
     sheet: np.ndarray,
     width: int,
     height: int,
 ) -> None:
     """Any die whose top face the sheet covers by a fifth or more becomes unreadable."""
     sheet_mask = np.zeros((height, width), np.uint8)
-    cv2.fillPoly(sheet_mask, [np.int32(sheet)], 1)
+    cv2.fillPoly(sheet_mask, [sheet.astype(np.int32)], 1)
     for i, die in rendered.items():
         top_mask = np.zeros((height, width), np.uint8)
-        cv2.fillPoly(top_mask, [np.int32(shapes[i]["top"])], 1)  # type: ignore[list-item]
+        cv2.fillPoly(top_mask, [shapes[i]["top"].astype(np.int32)], 1)
         area = int(top_mask.sum())
         if area and die.value is not None and (top_mask & sheet_mask).sum() >= 0.2 * area:
             rendered[i] = dataclasses.replace(die, value=None, reason="hidden")
@@ -1007,15 +1052,15 @@ def _finish(
     )
     if length >= 2:
         k = int(length) | 1
-        kernel = np.zeros((k, k), np.float32)
-        kernel[k // 2, :] = 1.0
+        line = np.zeros((k, k), np.float32)
+        line[k // 2, :] = 1.0
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
-        kernel = cv2.warpAffine(kernel, rot, (k, k))
+        kernel = cv2.warpAffine(line, rot, (k, k))
         img = cv2.filter2D(img, -1, kernel / max(kernel.sum(), 1e-6))
     sd = noise if noise is not None else (0.0 if default_light else rng.uniform(0, 7))
     if sd > 0:
         img = img + rng.normal(0, sd, img.shape).astype(np.float32)
-    out = np.clip(img, 0, 255).astype(np.uint8)
+    out: np.ndarray = np.clip(img, 0, 255).astype(np.uint8)
     quality = (
         jpeg_quality
         if jpeg_quality is not None
@@ -1023,8 +1068,10 @@ def _finish(
     )
     if quality is not None:
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
-        if ok:
-            out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+        # imdecode says None for bytes it cannot read; what imencode wrote always reads
+        if decoded is not None:
+            out = decoded
     return out
 
 
@@ -1095,11 +1142,12 @@ def render_die_crop(
     side = max(bw, bh) * (1 + 2 * margin)
     cx = (x0 + x1) / 2 + rng.uniform(-jitter, jitter) * side
     cy = (y0 + y1) / 2 + rng.uniform(-jitter, jitter) * side
-    m = np.float32(
+    m = np.array(
         [
             [size / side, 0, size / 2 - cx * size / side],
             [0, size / side, size / 2 - cy * size / side],
-        ]
+        ],
+        np.float32,
     )
     return cv2.warpAffine(
         img, m, (size, size), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE
