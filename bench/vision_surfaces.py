@@ -1,6 +1,7 @@
 """The whole dice-reading pipeline on rendered scenes, per table surface.
 
     .venv/bin/python bench/vision_surfaces.py [--scenes-per-surface 40] [--models DIR]
+                                              [--translucent CHANCE]
 
 For every surface the renderer draws (companion.vision.render.SURFACES) it renders scenes
 of 1280x720 with 2-12 random dice of 20-150 px (random light, clutter, touching dice,
@@ -11,7 +12,8 @@ recall, false dice per 100 scenes and value accuracy of the found readable dice.
 A die matches a reading when the reading's centre lies within 0.6 x the die's visible
 side of the centre of its visible box (companion.vision.scoring, as for labelled photos). A
 cocked or half-hidden die (value None) need not be found; a reading of it is not false.
-The last line is `worst_surface: NAME recall R false F`.
+`--translucent 1` makes every die see-through plastic (the table and the pips of the face
+underneath show through its body). The last line is `worst_surface: NAME recall R false F`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--scenes-per-surface", type=int, default=40)
     parser.add_argument("--models", type=Path, default=None)
+    parser.add_argument(
+        "--translucent",
+        type=float,
+        default=0.0,
+        help="chance each die is of see-through plastic (1: every die; default 0)",
+    )
     args = parser.parse_args(argv)
     reader = DiceReader.load(args.models)
     started = time.perf_counter()
@@ -45,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         dice_total = found = right = false = 0
         for k in range(args.scenes_per_surface):
             rng = np.random.default_rng(SEED_BASE + 1000 * s + k)
-            image, dice = render_scene(rng, 1280, 720, surface=surface)
+            image, dice = render_scene(
+                rng, 1280, 720, surface=surface, translucent=args.translucent
+            )
             readings = list(reader.read(image).dice)
             boxes = [die.box for die in dice]
             rows = [

@@ -39,6 +39,7 @@ from companion.vision.datasets import (  # noqa: E402
 )
 from companion.vision.finder import DiceFinder  # noqa: E402
 from companion.vision.model import LABELS_METADATA_KEY, sha256_of  # noqa: E402
+from companion.vision.render import SURFACES  # noqa: E402
 from models.recipe import data as recipe_data  # noqa: E402
 from models.recipe.evaluate import best_peak_rule, evaluate  # noqa: E402
 from models.recipe.from_onnx import freeze_batchnorm, load_folded_onnx  # noqa: E402
@@ -497,9 +498,11 @@ def main(argv: list[str] | None = None) -> int:
             "images": synthetic_count,
             "dice": synthetic_dice,
             "unreadable_dice": synthetic_unreadable,
-            "description": "companion.vision.render.render_scene 512x384 scenes: 7 surfaces, "
-            "random dice colours and sizes 22-130 px, camera tilt 0-45 deg, touching, cocked "
-            "and half-hidden dice, clutter, shadows, glare, blur, noise, JPEG",
+            "description": "companion.vision.render.render_scene 512x384 scenes: "
+            f"{len(SURFACES)} surfaces, random dice colours and sizes 22-130 px, camera tilt "
+            "0-45 deg, touching, cocked and half-hidden dice, "
+            f"{recipe_data.TRANSLUCENT:.0%} translucent, clutter, shadows, glare, blur, "
+            "noise, JPEG",
         },
     }
     out = args.out

@@ -112,13 +112,15 @@ class RenderedDie:
 @dataclass(frozen=True)
 class DieSpec:
     """A die to place in a scene: value, body and pip colours (None = leave to chance),
-    and `state`: "" for a die lying flat, "cocked" or "hidden" to force an unreadable
-    one."""
+    `state`: "" for a die lying flat, "cocked" or "hidden" to force an unreadable one,
+    and `clear`: how see-through its plastic is (0 opaque, up to 1; 0 leaves it to
+    render_scene's `translucent` chance)."""
 
     value: int | None = None
     body: str | None = None
     pips: str | None = None
     state: str = ""
+    clear: float = 0.0
 
 
 # ----------------------------------------------------------------------------------------
@@ -220,9 +222,11 @@ def _face_texture(
     corner: float,
     glare: bool,
     marbled: bool,
+    clear: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One face as a (size x size) float BGR texture plus an alpha mask with rounded
-    corners. Pips are slightly sunk: a darker rim on one side."""
+    corners. Pips are slightly sunk: a darker rim on one side. `clear` (0-1) makes the
+    body that much see-through (a translucent die); its pips stay solid paint."""
     tex = np.empty((size, size, 3), np.float32)
     tex[:] = body
     # bevelled edge: faces darken a little towards their rounded rim
@@ -240,6 +244,7 @@ def _face_texture(
     radius = rng.uniform(0.075, 0.105) * (0.88 if value == 6 else 1.0)
     scale = 16  # cv2 shift bits give sub-pixel, anti-aliased circles
     rim = np.clip(body * 0.55, 0, 255)
+    paint = np.zeros((size, size), np.float32) if clear > 0 else None
     for col, row in pip_layout(value, int(rng.integers(0, 2))):
         px = (0.5 + col * spacing) * size
         py = (0.5 + row * spacing) * size
@@ -248,6 +253,8 @@ def _face_texture(
         cv2.circle(tex, c, int(r * scale), tuple(float(x) for x in rim), -1, cv2.LINE_AA, 4)
         c2 = (int((px + 0.12 * r) * scale), int((py + 0.12 * r) * scale))
         cv2.circle(tex, c2, int(r * 0.9 * scale), tuple(float(x) for x in pips), -1, cv2.LINE_AA, 4)
+        if paint is not None:
+            cv2.circle(paint, c, int(r * scale), 1.0, -1, cv2.LINE_AA, 4)
     if glare:
         gx, gy = rng.uniform(0.2, 0.8, 2) * size
         axes = (int(rng.uniform(0.1, 0.35) * size), int(rng.uniform(0.05, 0.2) * size))
@@ -259,6 +266,8 @@ def _face_texture(
     alpha = np.zeros((size, size), np.float32)
     outline = (_rounded_square(corner) + 0.5) * (size - 1)
     cv2.fillPoly(alpha, [np.round(outline * scale).astype(np.int32)], 1.0, cv2.LINE_AA, 4)
+    if paint is not None:
+        alpha *= 1.0 - clear * (1.0 - paint)
     return np.clip(tex, 0, 255), alpha
 
 
@@ -539,6 +548,7 @@ class _Placed:
     side: float
     angle: float
     reason: str = ""
+    clear: float = 0.0
 
 
 class _DieShape(TypedDict):
@@ -602,6 +612,7 @@ def render_scene(
     noise: float | None = None,
     jpeg_quality: int | None = None,
     glare: float = 0.25,
+    translucent: float = 0.0,
 ) -> tuple[np.ndarray, list[RenderedDie]]:
     """Render one table scene with dice; returns the BGR uint8 image and the dice.
 
@@ -615,7 +626,9 @@ def render_scene(
     applied to explicitly given dice), `clutter` the chance of clutter. `tumbling` (> 0)
     renders every die smeared by its own motion, about `tumbling` x its side long (value
     None); the smear comes from `tumble_seed`, not from `rng`, so the same rng state gives
-    the same scene still or tumbling (see `render_roll_clip`).
+    the same scene still or tumbling (see `render_roll_clip`). `translucent` is the chance
+    a die is made of see-through plastic (random light only); at 0, the default, no
+    random draw is spent on it, so scenes rendered before it existed stay the same.
     """
     if width < 16 or height < 16:
         raise ValueError(f"scene too small: {width}x{height}")
@@ -699,13 +712,16 @@ def render_scene(
     rendered: dict[int, RenderedDie] = {}
     for i in order:
         p, shape, hull = placed[i], shapes[i], hulls[i]
+        clear = p.clear
+        if not clear and translucent > 0 and not default_light and rng.random() < translucent:
+            clear = float(rng.uniform(0.35, 0.75))
         if tumbling > 0:
             layer = img.copy()
-            _draw_die(rng, layer, p, shape, hull, default_light, glare, spread)
+            _draw_die(rng, layer, p, shape, hull, default_light, glare, spread, clear)
             motion = np.random.default_rng([tumble_seed, i])
             _smear(motion, img, layer, hull, p.side * float(tumbling))
         else:
-            _draw_die(rng, img, p, shape, hull, default_light, glare, spread)
+            _draw_die(rng, img, p, shape, hull, default_light, glare, spread, clear)
         x0, y0 = hull.min(axis=0)
         x1, y1 = hull.max(axis=0)
         reason = "tumbling" if tumbling > 0 else p.reason
@@ -769,7 +785,9 @@ def _dice_specs(
             raise ValueError(f"die value {value} is not 1-6")
         if s.state not in ("", "cocked", "hidden"):
             raise ValueError(f"unknown die state {s.state!r}")
-        out.append(DieSpec(value, body, pips, s.state))
+        if not 0.0 <= s.clear <= 1.0:
+            raise ValueError(f"die clearness {s.clear} is not 0-1")
+        out.append(DieSpec(value, body, pips, s.state, s.clear))
     return out
 
 
@@ -821,7 +839,15 @@ def _place_dice(
             reason = "cocked" if rng.random() < 0.5 else "hidden"
         placed.append(
             _Placed(
-                spec.value, spec.body or "white", spec.pips or "black", cx, cy, side, angle, reason
+                spec.value,
+                spec.body or "white",
+                spec.pips or "black",
+                cx,
+                cy,
+                side,
+                angle,
+                reason,
+                spec.clear,
             )
         )
     return placed
@@ -899,9 +925,12 @@ def _draw_die(
     default_light: bool,
     glare_chance: float,
     colour_spread: float = 1.0,
+    clear: float = 0.0,
 ) -> None:
     """Draw one die (silhouette, side faces with pips, top face) onto float `img`;
-    `colour_spread` scales how far its colour strays from the name's typical colour."""
+    `colour_spread` scales how far its colour strays from the name's typical colour.
+    `clear` > 0 draws a translucent die: the table shows through its body, tinted by it,
+    and so do the pips of its side faces and of the face it lies on."""
     body = (
         np.array(BODY_BGR[p.body], np.float32)
         if default_light
@@ -919,21 +948,51 @@ def _draw_die(
     marbled = (not default_light) and rng.random() < 0.12 and colour_spread >= 1.0
     side_shade = 0.62 if default_light else rng.uniform(0.45, 0.8)
     # silhouette under the faces fills the rounded edges between them
-    cv2.fillPoly(
-        img,
-        [(hull * 4).astype(np.int32)],
-        tuple(float(c) for c in body * side_shade * 0.9),
-        cv2.LINE_AA,
-        2,
-    )
+    if clear > 0:
+        _tint_through(img, hull, body, body * side_shade * 0.9, clear)
+        # seen through the top face: the face the die lies on, mirrored, the opposite value
+        under = 7 - (p.spec_value or 1)
+        tex, alpha = _face_texture(rng, under, body, pips, tex_size, corner, False, False, clear)
+        # through the body and the plastic's depth these pips look fainter than the top's
+        faint = 0.6 * alpha[:, ::-1]
+        _warp_onto(img, tex[:, ::-1].copy(), faint, shape["bottom"], side_shade)
+    else:
+        cv2.fillPoly(
+            img,
+            [(hull * 4).astype(np.int32)],
+            tuple(float(c) for c in body * side_shade * 0.9),
+            cv2.LINE_AA,
+            2,
+        )
     for quad in shape["sides"]:
         value = int(rng.integers(1, 7))
-        tex, alpha = _face_texture(rng, value, body, pips, tex_size, corner, False, marbled)
+        tex, alpha = _face_texture(rng, value, body, pips, tex_size, corner, False, marbled, clear)
         _warp_onto(img, tex, alpha, quad, side_shade * rng.uniform(0.9, 1.1))
     glare = (not default_light) and rng.random() < glare_chance
-    tex, alpha = _face_texture(rng, p.spec_value or 1, body, pips, tex_size, corner, glare, marbled)
+    top_value = p.spec_value or 1
+    tex, alpha = _face_texture(rng, top_value, body, pips, tex_size, corner, glare, marbled, clear)
     top_shade = 1.0 if default_light else rng.uniform(0.9, 1.05)
     _warp_onto(img, tex, alpha, shape["top"], top_shade)
+
+
+def _tint_through(
+    img: np.ndarray, hull: np.ndarray, body: np.ndarray, solid: np.ndarray, clear: float
+) -> None:
+    """Inside `hull`, what lies behind a translucent die: the table seen through coloured
+    plastic (which passes mostly its own colour), mixed with the plastic's own colour."""
+    h, w = img.shape[:2]
+    x0, y0 = (int(v) for v in np.floor(hull.min(axis=0)).clip(0, None))
+    x1 = int(min(w, np.ceil(hull[:, 0].max()) + 1))
+    y1 = int(min(h, np.ceil(hull[:, 1].max()) + 1))
+    if x1 - x0 < 1 or y1 - y0 < 1:
+        return
+    mask = np.zeros((y1 - y0, x1 - x0), np.float32)
+    shifted = (hull - np.array([x0, y0], np.float32)) * 4
+    cv2.fillPoly(mask, [shifted.astype(np.int32)], 1.0, cv2.LINE_AA, 2)
+    glass = np.clip(body / 255.0 * 1.25 + 0.1, 0.0, 1.0)
+    roi = img[y0:y1, x0:x1]
+    seen = roi * glass * clear + solid * (1.0 - clear)
+    roi[:] = roi * (1.0 - mask[..., None]) + seen * mask[..., None]
 
 
 def _smear(

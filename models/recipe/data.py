@@ -61,6 +61,9 @@ def scene_from_labelled(labelled: LabelledImage, hard: np.ndarray | None = None)
     return scene
 
 
+TRANSLUCENT = 0.1  # from 2026-11-30: models 1.3.0 and before never saw a translucent die
+
+
 def render_scenes(count: int, seed: int, width: int = 512, height: int = 384) -> list[Scene]:
     """Synthetic scenes (top-face centre, side and angle are exact, so has_angle = 1)."""
     from companion.vision.render import render_scene
@@ -68,7 +71,8 @@ def render_scenes(count: int, seed: int, width: int = 512, height: int = 384) ->
     rng = np.random.default_rng(seed)
     scenes = []
     for _ in range(count):
-        image, dice = render_scene(rng, width, height)
+        # one die in ten of see-through plastic, common in sets sold in shops
+        image, dice = render_scene(rng, width, height, translucent=TRANSLUCENT)
         rows = [(d.cx, d.cy, d.side, d.angle, 1.0) for d in dice]
         ok, encoded = cv2.imencode(".png", image)
         assert ok

@@ -1,5 +1,5 @@
 """The synthetic scene renderer: determinism, labels that match the pixels, pip layouts,
-dice sets, touching, unreadable and tumbling dice."""
+dice sets, touching, unreadable, tumbling and translucent dice."""
 
 from __future__ import annotations
 
@@ -126,6 +126,8 @@ def test_bad_options_are_refused() -> None:
         render_scene(np.random.default_rng(0), dice=[(1, "mauve", None)])
     with pytest.raises(ValueError, match="unknown surface"):
         render_scene(np.random.default_rng(0), surface="marble")
+    with pytest.raises(ValueError, match="clearness 1.5 is not 0-1"):
+        render_scene(np.random.default_rng(0), dice=[DieSpec(3, "red", "white", clear=1.5)])
 
 
 @pytest.mark.parametrize("value", [1, 4, 6, None])
@@ -158,3 +160,40 @@ def test_roll_clip_tumbles_then_settles_on_one_table() -> None:
     still_a, still_b = (f[0].astype(int) for f in frames[3:])
     assert np.abs(still_a - still_b).mean() < 3
     assert np.abs(frames[0][0].astype(int) - still_a).mean() > np.abs(still_a - still_b).mean()
+
+
+def _top_face_brightness(surface: str, clear: float) -> float:
+    image, dice = render_scene(
+        np.random.default_rng(7),
+        300,
+        300,
+        dice=[DieSpec(1, "red", "white", clear=clear)],
+        size=120,
+        light="default",
+        surface=surface,
+        camera_tilt=0.0,
+        clutter=0.0,
+    )
+    die = dice[0]
+    assert die.value == 1  # see-through plastic leaves the die readable
+    mask = np.zeros(image.shape[:2], np.uint8)
+    corners = cv2.boxPoints(((die.cx, die.cy), (die.side * 0.8, die.side * 0.8), die.angle))
+    cv2.fillPoly(mask, [corners.astype(np.int32)], 1)
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    return float(np.median(grey[mask > 0]))
+
+
+def test_a_translucent_die_shows_the_table_through_its_body() -> None:
+    opaque = _top_face_brightness("white", 0.0) - _top_face_brightness("dark_cloth", 0.0)
+    clear = _top_face_brightness("white", 0.7) - _top_face_brightness("dark_cloth", 0.7)
+    assert abs(opaque) < 5
+    assert clear > 25
+
+
+def test_translucent_chance_zero_spends_no_random_draw() -> None:
+    # scenes rendered before translucent dice existed (tests, training seeds) stay the same
+    plain, _ = render_scene(np.random.default_rng(11), 320, 240, n_dice=6)
+    zero, _ = render_scene(np.random.default_rng(11), 320, 240, n_dice=6, translucent=0.0)
+    every, _ = render_scene(np.random.default_rng(11), 320, 240, n_dice=6, translucent=1.0)
+    assert np.array_equal(plain, zero)
+    assert not np.array_equal(plain, every)
