@@ -389,7 +389,7 @@ def parse_stages(text: str) -> list[Stage]:
 def render_for(seed: int, args: argparse.Namespace) -> list[recipe_data.Scene]:
     count = 30 if args.quick else args.synthetic
     logger.info("rendering %d synthetic scenes (seed %d)", count, seed)
-    return recipe_data.render_scenes(count, seed)
+    return recipe_data.render_scenes(count, seed, args.translucent)
 
 
 def mine_hard_negatives(
@@ -467,6 +467,13 @@ def main(argv: list[str] | None = None) -> int:
         "finder in --out (else models/) on training photos join the unreadable class)",
     )
     parser.add_argument("--synthetic", type=int, default=700, help="synthetic scenes per stage")
+    parser.add_argument(
+        "--translucent",
+        type=float,
+        default=recipe_data.TRANSLUCENT,
+        help="chance a rendered die is of see-through plastic (default %(default)s; models "
+        "1.3.0 and the stage-9 runs of 2026-11-30 were trained without: 0)",
+    )
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--data", type=Path, default=None, help="default ../shared/data")
     parser.add_argument("--out", type=Path, default=MODELS, help="where the models go")
@@ -482,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     train_images = list(split.train)
     synthetic_count = 0 if args.only == "evaluate" else 30 if args.quick else args.synthetic
     logger.info("rendering %d synthetic scenes", synthetic_count)
-    synthetic = recipe_data.render_scenes(synthetic_count, args.seed)
+    synthetic = recipe_data.render_scenes(synthetic_count, args.seed, args.translucent)
     synthetic_dice = sum(len(s.dice) for s in synthetic)
     synthetic_unreadable = sum(v is None for s in synthetic for v in s.values)
     real_counts = {}
@@ -501,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
             "description": "companion.vision.render.render_scene 512x384 scenes: "
             f"{len(SURFACES)} surfaces, random dice colours and sizes 22-130 px, camera tilt "
             "0-45 deg, touching, cocked and half-hidden dice, "
-            f"{recipe_data.TRANSLUCENT:.0%} translucent, clutter, shadows, glare, blur, "
+            f"{args.translucent:.0%} translucent, clutter, shadows, glare, blur, "
             "noise, JPEG",
         },
     }
@@ -732,7 +739,8 @@ def main(argv: list[str] | None = None) -> int:
         body["validation"] = {
             "note": note,
             **{
-                folder: {k: figures[folder][k] for k in keys if finder_or_none or "found" not in k}
+                # without a finder the summary has no pipeline figures: keep what it has
+                folder: {k: figures[folder][k] for k in keys if k in figures[folder]}
                 for folder in figures
             },
         }

@@ -9,7 +9,7 @@ import math
 import cv2
 import numpy as np
 
-from companion.vision.types import UNREADABLE, DieReading, FrameReading
+from companion.vision.types import UNREADABLE, DieReading, FrameReading, whole_pixels
 
 READ_BGR = (60, 200, 60)  # green: read with confidence
 WARN_BGR = (0, 140, 255)  # orange: unreadable, low confidence or colour doubtful
@@ -92,11 +92,4 @@ def _dashed_polygon(
         for s in range(0, steps, 2):
             p = a + (b - a) * s / steps
             q = a + (b - a) * min(s + 1, steps) / steps
-            cv2.line(image, _pixel(p), _pixel(q), colour, thickness, cv2.LINE_AA)
-
-
-def _pixel(point: np.ndarray) -> tuple[int, int]:
-    """A point as whole pixels for OpenCV's drawing calls, cut towards zero (as a cast to
-    int32 cuts)."""
-    x, y = point.astype(np.int32)
-    return int(x), int(y)
+            cv2.line(image, whole_pixels(p), whole_pixels(q), colour, thickness, cv2.LINE_AA)

@@ -28,7 +28,7 @@ from typing import TypedDict
 import cv2
 import numpy as np
 
-from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS
+from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, whole_pixels
 
 # ----------------------------------------------------------------------------------------
 # Colours (BGR). Body colours are typical of real plastic dice; each die jitters around
@@ -177,13 +177,6 @@ def _rounded_square(radius: float, n_per_corner: int = 6) -> np.ndarray:
             a = math.radians(start + 90 * k / n_per_corner)
             points.append((cx + r * math.cos(a), cy + r * math.sin(a)))
     return np.array(points, dtype=np.float32)
-
-
-def _pixel(point: np.ndarray) -> tuple[int, int]:
-    """A point as whole pixels for OpenCV's drawing calls, cut towards zero (as a cast to
-    int32 cuts)."""
-    x, y = point.astype(np.int32)
-    return int(x), int(y)
 
 
 def _put_text(
@@ -462,8 +455,8 @@ def _clutter_item(
         cv2.fillPoly(img, [tip.astype(np.int32)], (150, 190, 225), cv2.LINE_AA)
         cv2.line(
             img,
-            _pixel(c + d * 0.95),
-            _pixel(c + d),
+            whole_pixels(c + d * 0.95),
+            whole_pixels(c + d),
             (40, 40, 40),
             max(1, int(thick * 0.2)),
             cv2.LINE_AA,
@@ -497,7 +490,7 @@ def _clutter_item(
                 pts = cv2.perspectiveTransform(cell, m).reshape(-1, 2)
                 cv2.polylines(img, [pts.astype(np.int32)], True, row_colour, 1, cv2.LINE_AA)
                 if rng.random() < 0.5 and scale > 30:
-                    org = _pixel(pts.mean(axis=0) - [scale * 0.05, -scale * 0.05])
+                    org = whole_pixels(pts.mean(axis=0) - [scale * 0.05, -scale * 0.05])
                     _put_text(
                         img,
                         str(int(rng.integers(2, 13))),
@@ -632,6 +625,8 @@ def render_scene(
     """
     if width < 16 or height < 16:
         raise ValueError(f"scene too small: {width}x{height}")
+    if not 0.0 <= translucent <= 1.0:  # also refuses NaN
+        raise ValueError(f"translucent chance {translucent} is not 0-1")
     default_light = light == "default"
     specs = _dice_specs(rng, dice, dice_set, values, n_dice)
     explicit = dice is not None or dice_set is not None

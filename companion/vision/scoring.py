@@ -1,6 +1,7 @@
-"""Scoring readings against labelled dice: one match rule and one set of counts for every
-measurement of the vision models (bench/vision_eval.py, bench/vision_surfaces.py, the
-training recipe's validation figures and its choice of peak rule), so that they agree.
+"""Scoring readings against labelled dice: one match rule for every measurement of the
+vision models (bench/vision_eval.py, bench/vision_surfaces.py, the training recipe's
+validation figures and its choice of peak rule), and one set of counts for the labelled
+photos (vision_eval and the recipe), so that their figures agree.
 
 Match rule: a reading matches a labelled die when its centre lies within MATCH_RADIUS x
 the die's side of the labelled centre; closest pairs first, each die and each reading
@@ -87,10 +88,6 @@ class Figures:
 
     def summary(self) -> dict[str, float | int]:
         """The figures as written into the model manifests."""
-
-        def ratio(a: int, b: int) -> float:
-            return round(a / b, 4) if b else 0.0
-
         return {
             "images": self.images,
             "dice": self.labelled,
@@ -108,8 +105,18 @@ class Figures:
             for column, n in enumerate(row):
                 read = None if column == 6 else column + 1
                 if n and read != true:
-                    out[f"{true}->{read}"] = int(n)
+                    out[confusion_key(true, read)] = int(n)
         return out
+
+
+def ratio(part: int, whole: int) -> float:
+    """part / whole to four places, 0.0 for nothing counted."""
+    return round(part / whole, 4) if whole else 0.0
+
+
+def confusion_key(true: int, read: int | None) -> str:
+    """How a confusion is named in the manifests: "6->3", "1->None" (read unreadable)."""
+    return f"{true}->{read}"
 
 
 def score(

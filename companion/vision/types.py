@@ -107,3 +107,10 @@ STANDARD_DICE_SETS: dict[str, tuple[str, ...]] = {
     "qwixx": ("white", "white", "red", "yellow", "green", "blue"),
     "sixto": ("red", "orange", "yellow", "green", "blue", "purple"),
 }
+
+
+def whole_pixels(point: np.ndarray) -> tuple[int, int]:
+    """A point as whole pixels for OpenCV's drawing calls, cut towards zero (as a cast to
+    int32 cuts)."""
+    x, y = point.astype(np.int32)
+    return int(x), int(y)

@@ -61,18 +61,25 @@ def scene_from_labelled(labelled: LabelledImage, hard: np.ndarray | None = None)
     return scene
 
 
-TRANSLUCENT = 0.1  # from 2026-11-30: models 1.3.0 and before never saw a translucent die
+# one die in ten of see-through plastic, common in sets sold in shops (train.py
+# --translucent; from 2026-11-30: models 1.3.0 and before never saw a translucent die)
+TRANSLUCENT = 0.1
 
 
-def render_scenes(count: int, seed: int, width: int = 512, height: int = 384) -> list[Scene]:
+def render_scenes(
+    count: int,
+    seed: int,
+    translucent: float = TRANSLUCENT,
+    width: int = 512,
+    height: int = 384,
+) -> list[Scene]:
     """Synthetic scenes (top-face centre, side and angle are exact, so has_angle = 1)."""
     from companion.vision.render import render_scene
 
     rng = np.random.default_rng(seed)
     scenes = []
     for _ in range(count):
-        # one die in ten of see-through plastic, common in sets sold in shops
-        image, dice = render_scene(rng, width, height, translucent=TRANSLUCENT)
+        image, dice = render_scene(rng, width, height, translucent=translucent)
         rows = [(d.cx, d.cy, d.side, d.angle, 1.0) for d in dice]
         ok, encoded = cv2.imencode(".png", image)
         assert ok

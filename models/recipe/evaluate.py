@@ -16,7 +16,7 @@ from companion.vision.classifier import PipClassifier
 from companion.vision.datasets import LabelledImage
 from companion.vision.finder import DiceFinder, PeakRule
 from companion.vision.pipeline import classify, confirm_weak, drop_nested, drop_undersized, locate
-from companion.vision.scoring import Figures, score
+from companion.vision.scoring import Figures, confusion_key, ratio, score
 from companion.vision.types import DieBox, DieReading
 
 
@@ -41,10 +41,6 @@ class Validation:
 
     def summary(self) -> dict[str, object]:
         """The figures as written into the manifests ("confusions": labelled boxes)."""
-
-        def ratio(a: int, b: int) -> float:
-            return round(a / b, 4) if b else 0.0
-
         out: dict[str, object] = {"images": self.images, "dice": self.boxes.dice}
         if self.pipeline is not None:
             out.update(self.pipeline.summary())
@@ -73,7 +69,7 @@ def evaluate(
             boxes.correct += value == die.value
             boxes.unreadable += value is None
             if value != die.value:
-                key = f"{die.value}->{value}"
+                key = confusion_key(die.value, value)
                 boxes.confusions[key] = boxes.confusions.get(key, 0) + 1
         if finder is not None:
             rows.append((labelled, read_dice(image, finder, classifier), ()))

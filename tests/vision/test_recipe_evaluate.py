@@ -1,6 +1,6 @@
-"""The cost that chooses the finder's PeakRule on training photos
-(models/recipe/evaluate.peak_rule_cost): missed + false + misread dice, so that a rule
-gains nothing by keeping a real die it reads wrong."""
+"""The training recipe's measuring (models/recipe/evaluate.py): the cost that chooses the
+finder's PeakRule on training photos (missed + false + misread dice, so that a rule gains
+nothing by keeping a real die it reads wrong) and the figures written into manifests."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 
 from companion.vision.datasets import LabelledDie, LabelledImage
 from companion.vision.finder import PeakRule
+from companion.vision.scoring import score
 from companion.vision.types import DieBox, DieReading
-from models.recipe.evaluate import peak_rule_cost
+from models.recipe.evaluate import LabelledBoxes, Validation, peak_rule_cost
 
 PHOTO = LabelledImage(
     Path("/data/byler-d6-train/images/a.jpg"),
@@ -53,3 +54,32 @@ def test_false_dice_and_misses_add_up() -> None:
 def test_an_unreadable_die_kept_by_the_sure_band_counts_as_misread() -> None:
     cocked = _peak(300, 0.8, None, 0.9)
     assert peak_rule_cost(STRICT, PHOTO, [RIGHT, cocked]) == 1
+
+
+PIPELINE_KEYS = {
+    "recall",
+    "false_dice_per_100_images",
+    "value_accuracy_of_found",
+    "unreadable_rate_of_found",
+    "missed_false_misread",
+}
+CLASSIFIER_KEYS = {
+    "images",
+    "dice",
+    "classifier_accuracy_on_labelled_boxes",
+    "classifier_unreadable_on_labelled_boxes",
+    "confusions",
+}
+
+
+def test_manifest_figures_with_and_without_a_finder() -> None:
+    boxes = LabelledBoxes(dice=2, correct=1, unreadable=0, confusions={"2->3": 1})
+    alone = Validation(1, None, boxes).summary()
+    assert set(alone) == CLASSIFIER_KEYS  # --only classifier: no pipeline figures
+    assert alone["classifier_accuracy_on_labelled_boxes"] == 0.5
+    pipeline = score([(PHOTO, [RIGHT, UNSURE_WRONG, FALSE], ())])
+    both = Validation(1, pipeline, boxes).summary()
+    assert set(both) == CLASSIFIER_KEYS | PIPELINE_KEYS
+    assert (both["images"], both["dice"], both["recall"]) == (1, 2, 1.0)
+    assert both["missed_false_misread"] == 2  # the two misread, the false peak
+    assert both["confusions"] == {"2->3": 1}  # the classifier's, on the labelled boxes
