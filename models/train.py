@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=recipe_data.TRANSLUCENT,
         help="chance a rendered die is of see-through plastic (default %(default)s; models "
-        "1.3.0 and the stage-9 runs of 2026-11-30 were trained without: 0)",
+        "1.3.0 and the stage-9 finder run of 2026-11-30 were trained without: 0)",
     )
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--data", type=Path, default=None, help="default ../shared/data")
