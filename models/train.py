@@ -61,7 +61,7 @@ CLASSIFIER_SIZE = 48
 CROP_MARGIN = 1.3
 FINDER_LONG_SIDE = 512
 FINDER_WINDOW = 192
-VERSION = "1.3.0"
+VERSION = "1.4.0"
 
 
 def set_seed(seed: int) -> None:
