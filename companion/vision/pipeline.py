@@ -158,9 +158,7 @@ class DiceReader:
                 missing=self.dice_set.colours if self.dice_set else (),
             )
         try:
-            boxes = drop_undersized(drop_nested(locate(self.finder, picture)))
-            readings = classify(self.classifier, picture, boxes) if boxes else ()
-            readings = confirm_weak(readings, self.finder.peak_rule)
+            readings = read_dice(picture, self.finder, self.classifier)
             readings, missing = colour_readings(picture, readings, self.dice_set)
         except Exception as exc:  # a model failure must not take the camera loop down
             logger.exception("frame %d: reading failed", frame_index)
@@ -177,6 +175,16 @@ class DiceReader:
             dice_set=self.dice_set.name if self.dice_set else None,
             missing=tuple(self.dice_set.dice[j].colour for j in missing) if self.dice_set else (),
         )
+
+
+def read_dice(
+    picture: np.ndarray, finder: DiceFinder, classifier: PipClassifier
+) -> tuple[DieReading, ...]:
+    """The dice of one checked picture before colour: finder, box filters, classifier,
+    peaks confirmed by the finder's PeakRule. The training recipe measures exactly this."""
+    boxes = drop_undersized(drop_nested(locate(finder, picture)))
+    readings = classify(classifier, picture, boxes) if boxes else ()
+    return confirm_weak(readings, finder.peak_rule)
 
 
 def _size_of(image: object) -> tuple[int, int]:

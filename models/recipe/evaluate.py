@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from companion.vision.classifier import PipClassifier
 from companion.vision.datasets import LabelledImage
 from companion.vision.finder import DiceFinder, PeakRule
-from companion.vision.pipeline import classify, confirm_weak, drop_nested, drop_undersized, locate
+from companion.vision.pipeline import read_dice
 from companion.vision.scoring import Figures, confusion_key, ratio, score
 from companion.vision.types import DieBox, DieReading
 
@@ -74,15 +72,6 @@ def evaluate(
         if finder is not None:
             rows.append((labelled, read_dice(image, finder, classifier), ()))
     return Validation(len(images), score(rows) if finder is not None else None, boxes)
-
-
-def read_dice(
-    image: np.ndarray, finder: DiceFinder, classifier: PipClassifier
-) -> tuple[DieReading, ...]:
-    """The pipeline's dice for one photo (companion.vision.pipeline, colour aside)."""
-    boxes = drop_undersized(drop_nested(locate(finder, image)))
-    readings = classify(classifier, image, boxes) if boxes else ()
-    return confirm_weak(readings, finder.peak_rule)
 
 
 def best_peak_rule(
