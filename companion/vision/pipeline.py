@@ -11,6 +11,7 @@ pipeline reads top to bottom and each stage can be tested on stored images:
 - `confirm_weak`: readings -> readings without the finder peaks that its PeakRule does not
   keep once read (a weak or middling peak the classifier did not read as a face with
   enough confidence);
+- `read_dice`: the four stages above in order (what the training recipe measures);
 - `colour_readings` (companion.vision.colour): readings -> colour names, and with a dice set
   the set die of each reading, extra dice and missing set dice.
 

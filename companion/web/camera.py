@@ -746,9 +746,9 @@ class CameraHub:
 def default_camera_mode(live_camera: bool) -> Mode:
     """The mode of a table whose host chose none. A live camera reads real dice, where the
     models still misread some (docs/BENCHMARKS.md: 2 of 274 dice on byler-d6-train, 34 of
-    379 on epanemu-dice3's oblique phone photos), so its
-    rolls wait for the active player's "Use this roll"; a replayed source (the demo clip, a
-    video, a folder of images) applies a matching roll at once."""
+    379 on epanemu-dice3's oblique phone photos), so its rolls wait for the active
+    player's "Use this roll"; a replayed source (the demo clip, a video, a folder of
+    images) applies a matching roll at once."""
     return "confirm" if live_camera else "auto"
 
 
