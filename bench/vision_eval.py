@@ -39,20 +39,13 @@ from companion.vision.datasets import (
     LabelCorrection,
     LabelledImage,
     corrected,
+    has_pip_pattern_boxes,
     read_label_corrections,
-    read_yolo_folder,
+    read_labelled_folder,
 )
 from companion.vision.pipeline import DiceReader
 from companion.vision.scoring import SIZE_RANGE, Figures, score
 from companion.vision.types import DieReading
-
-
-def labelled_images(folder: Path, pip_boxes: bool) -> list[LabelledImage]:
-    if (folder / "images").is_dir():
-        images, labels = folder / "images", folder / "labels"
-    else:
-        images = labels = folder
-    return read_yolo_folder(images, labels, folder.name, pip_pattern_boxes=pip_boxes)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    pip_boxes = args.pip_boxes or "matteop65" in str(args.folder.resolve())
-    images = labelled_images(args.folder, pip_boxes)
+    pip_boxes = args.pip_boxes or has_pip_pattern_boxes(args.folder)
+    images = read_labelled_folder(args.folder, pip_boxes)
     images = [im for k, im in enumerate(images) if k % args.every == args.offset % args.every]
     if args.limit is not None:
         images = images[: args.limit]

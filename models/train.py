@@ -688,16 +688,7 @@ def main(argv: list[str] | None = None) -> int:
     finder_or_none = DiceFinder.load(out) if (out / "dice_finder.onnx").exists() else None
     if finder_or_none is not None:
         tuning = train_images[:: max(1, len(train_images) // 150)]
-        rule = best_peak_rule(
-            tuning,
-            finder_or_none,
-            classifier,
-            (0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.7, 0.3, 0.75, 0.8),
-            (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6),
-            (0.98, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5),
-            sure_thresholds=(0.6, 0.7, 0.8, 0.9, 1.01),
-            middle_confidences=(0.3, 0.5, 0.7),
-        )
+        rule = best_peak_rule(tuning, finder_or_none, classifier)
         path = out / "dice_finder.json"
         body = json.loads(path.read_text(encoding="utf-8"))
         for name in ("sure_threshold", "min_confidence", "weak_threshold", "weak_min_confidence"):

@@ -166,6 +166,22 @@ def read_yolo_folder(
     return result
 
 
+def has_pip_pattern_boxes(folder: Path) -> bool:
+    """Whether a folder's labels box only the pip pattern (matteop65-d6, named in its
+    path), so that they need enlarging to the whole die."""
+    return "matteop65" in str(folder.resolve())
+
+
+def read_labelled_folder(folder: Path, pip_pattern_boxes: bool) -> list[LabelledImage]:
+    """The labelled images of a folder as the benchmarks take it: images/ and labels/
+    inside (epanemu, byler) or images with their .txt labels side by side (matteop65)."""
+    if (folder / "images").is_dir():
+        images, labels = folder / "images", folder / "labels"
+    else:
+        images = labels = folder
+    return read_yolo_folder(images, labels, folder.name, pip_pattern_boxes=pip_pattern_boxes)
+
+
 def load_split(data_root: Path | None = None) -> DatasetSplit:
     """The documented train/validation split of every folder under ``data_root``."""
     root = data_root if data_root is not None else default_data_root()

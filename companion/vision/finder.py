@@ -230,11 +230,18 @@ class DiceFinder:
         for an image that is not a picture or too small to hold a die. ``include_weak``
         adds the weak peaks (score from ``weak_threshold`` up). Peaks under
         ``sure_threshold`` are dice only once the classifier confirms them (PeakRule)."""
+        floor = self.peak_rule.floor if include_weak else self.threshold
+        return self.suppress(self.candidates(image_bgr, floor))
+
+    def candidates(self, image_bgr: np.ndarray, floor: float) -> list[DieBox]:
+        """Every peak from ``floor`` up of both passes, before one die's second peaks are
+        suppressed (``find`` does that); [] for an image that is not a picture or too small
+        to hold a die. A floor under the peak rule's shows how close a missed die came
+        (bench/vision_misses.py)."""
         image = as_bgr_uint8(image_bgr)
         if image is None or min(image.shape[:2]) < MIN_IMAGE_SIDE:
             return []
         height, width = image.shape[:2]
-        floor = self.peak_rule.floor if include_weak else self.threshold
         batch, factor = self.prepare(image, self.first_pass_long_side(max(height, width)))
         candidates = self.peaks(self.model.run(batch)[0][0], factor, width, height, floor)
         zoomed_long_side = self.zoomed_out_long_side(factor)
@@ -248,7 +255,7 @@ class DiceFinder:
                 for box in self.peaks(self.model.run(batch)[0][0], zoomed, width, height, floor)
                 if box.w >= big_enough
             ]
-        return self.suppress(candidates)
+        return candidates
 
     def peaks(
         self, output: np.ndarray, factor: float, width: int, height: int, floor: float | None

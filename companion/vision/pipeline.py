@@ -12,6 +12,7 @@ pipeline reads top to bottom and each stage can be tested on stored images:
   keep once read (a weak or middling peak the classifier did not read as a face with
   enough confidence);
 - `read_dice`: the four stages above in order (what the training recipe measures);
+  `trace_dice` keeps each stage's output (where a missed die was lost);
 - `colour_readings` (companion.vision.colour): readings -> colour names, and with a dice set
   the set die of each reading, extra dice and missing set dice.
 
@@ -26,6 +27,7 @@ import logging
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -183,9 +185,28 @@ def read_dice(
 ) -> tuple[DieReading, ...]:
     """The dice of one checked picture before colour: finder, box filters, classifier,
     peaks confirmed by the finder's PeakRule. The training recipe measures exactly this."""
-    boxes = drop_undersized(drop_nested(locate(finder, picture)))
-    readings = classify(classifier, picture, boxes) if boxes else ()
-    return confirm_weak(readings, finder.peak_rule)
+    return trace_dice(picture, finder, classifier).kept
+
+
+@dataclass(frozen=True)
+class DiceTrace:
+    """What each stage of `read_dice` made of one picture, kept so that a die the
+    pipeline missed can be traced to the stage that lost it (bench/vision_misses.py)."""
+
+    located: tuple[DieBox, ...]  # the finder's peaks, one per die, weak ones included
+    filtered: tuple[DieBox, ...]  # after drop_nested and drop_undersized
+    readings: tuple[DieReading, ...]  # every filtered box, read
+    kept: tuple[DieReading, ...]  # the readings the peak rule keeps: the dice
+    floor: float  # the lowest peak score the finder stage let through (the rule's floor)
+
+
+def trace_dice(picture: np.ndarray, finder: DiceFinder, classifier: PipClassifier) -> DiceTrace:
+    """`read_dice` with every stage's output kept."""
+    located = tuple(locate(finder, picture))
+    filtered = tuple(drop_undersized(drop_nested(located)))
+    readings = classify(classifier, picture, filtered) if filtered else ()
+    rule = finder.peak_rule
+    return DiceTrace(located, filtered, readings, confirm_weak(readings, rule), rule.floor)
 
 
 def _size_of(image: object) -> tuple[int, int]:

@@ -12,11 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from companion.vision.datasets import LabelledImage
 from companion.vision.types import DieBox, DieReading
+
+if TYPE_CHECKING:
+    from companion.vision.pipeline import DiceTrace
 
 MATCH_RADIUS = 0.6  # of the labelled die's side
 SIZE_RANGE = (20, 150)  # the die sides (px) the vision issue asks for
@@ -163,3 +167,48 @@ def score(
                 figures.in_range_right += hit is not None and found[hit].value == die.value
         figures.whole += correct == len(truth.dice) and extra == 0
     return figures
+
+
+# Where the pipeline lost a labelled die it did not report (`where_lost`), earliest stage
+# first; bench/vision_misses.py counts them.
+LOST_NO_PEAK = "no peak"
+LOST_UNDER_FLOOR = "peak under the rule's floor"
+LOST_SUPPRESSED = "suppressed by a stronger peak"
+LOST_FILTERED = "dropped by the box filters"
+LOST_PEAK_RULE = "dropped by the peak rule"
+LOST_TO_NEIGHBOUR = "its box matched a neighbour"
+LOST_STAGES = (
+    LOST_NO_PEAK,
+    LOST_UNDER_FLOOR,
+    LOST_SUPPRESSED,
+    LOST_FILTERED,
+    LOST_PEAK_RULE,
+    LOST_TO_NEIGHBOUR,
+)
+
+
+def where_lost(
+    die: tuple[float, float, float], trace: DiceTrace, low_peaks: Sequence[DieBox]
+) -> str:
+    """The stage that lost a labelled die (cx, cy, side) the pipeline did not report, from
+    the pipeline's `trace_dice` of the photo and the finder's candidates at a floor under
+    the peak rule's (``low_peaks``). The last stage with something within MATCH_RADIUS of
+    the die names it: a kept reading near an unmatched die went to a neighbour (one box
+    for two touching dice); a reading the rule did not keep was dropped by the rule; and
+    so on back to no peak at all."""
+    cx, cy, side = die
+
+    def near(box: DieBox) -> bool:
+        return math.hypot(box.cx - cx, box.cy - cy) <= MATCH_RADIUS * side
+
+    if any(near(r.where) for r in trace.kept):
+        return LOST_TO_NEIGHBOUR
+    if any(near(r.where) for r in trace.readings):
+        return LOST_PEAK_RULE
+    if any(near(box) for box in trace.located):
+        return LOST_FILTERED
+    if any(near(box) for box in low_peaks if box.score >= trace.floor):
+        return LOST_SUPPRESSED
+    if any(near(box) for box in low_peaks):
+        return LOST_UNDER_FLOOR
+    return LOST_NO_PEAK

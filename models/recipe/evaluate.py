@@ -74,48 +74,82 @@ def evaluate(
     return Validation(len(images), score(rows) if finder is not None else None, boxes)
 
 
+@dataclass(frozen=True)
+class PeakRuleCandidates:
+    """The values each band of the PeakRule is chosen from (train.py's evaluate stage).
+    Listed in order of preference: ties go to the earlier, simpler and stricter rule."""
+
+    thresholds: tuple[float, ...] = (0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.7, 0.3, 0.75, 0.8)
+    weak_thresholds: tuple[float, ...] = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+    confidences: tuple[float, ...] = (0.98, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5)
+    sure_thresholds: tuple[float, ...] = (0.6, 0.7, 0.8, 0.9, 1.01)
+    middle_confidences: tuple[float, ...] = (0.3, 0.5, 0.7)
+
+    def rules(self) -> list[PeakRule]:
+        """Every candidate: one threshold alone; with a weak band (a weak threshold under
+        it, kept at a confidence); and each of those with a middle band (a sure threshold
+        over the threshold, under which a peak needs a face read at a middle confidence)."""
+        bands: list[tuple[float, float | None, float]] = [(t, None, 1.0) for t in self.thresholds]
+        bands += [
+            (t, w, c)
+            for t in self.thresholds
+            for w in self.weak_thresholds
+            if w < t
+            for c in self.confidences
+        ]
+        rules = [PeakRule(t, t, 0.0, w, c) for t, w, c in bands]
+        rules += [
+            PeakRule(t, sure, middle, w, c)
+            for t, w, c in bands
+            for sure in self.sure_thresholds
+            if sure > t
+            for middle in self.middle_confidences
+        ]
+        return rules
+
+
+def peak_rule_costs(
+    images: Sequence[LabelledImage],
+    finder: DiceFinder,
+    classifier: PipClassifier,
+    candidates: PeakRuleCandidates,
+) -> list[tuple[int, PeakRule]]:
+    """(missed + false + misread dice on ``images``, rule) for every candidate rule, in
+    the candidates' order: every peak from the lowest candidate floor up is read once,
+    and each rule then picks from those readings."""
+    names = ("threshold", "sure_threshold", "min_confidence", "weak_threshold")
+    saved = {name: getattr(finder, name) for name in names}
+    floor = min([*candidates.thresholds, *candidates.weak_thresholds])
+    try:
+        for name, value in zip(names, (floor, floor, 0.0, None), strict=True):
+            setattr(finder, name, value)
+        outputs = [
+            (labelled, read_dice(labelled.load(), finder, classifier)) for labelled in images
+        ]
+    finally:
+        for name, value in saved.items():
+            setattr(finder, name, value)
+    return [
+        (sum(peak_rule_cost(rule, *output) for output in outputs), rule)
+        for rule in candidates.rules()
+    ]
+
+
 def best_peak_rule(
     images: Sequence[LabelledImage],
     finder: DiceFinder,
     classifier: PipClassifier,
-    thresholds: Sequence[float],
-    weak_thresholds: Sequence[float],
-    confidences: Sequence[float],
-    sure_thresholds: Sequence[float] = (),
-    middle_confidences: Sequence[float] = (),
+    candidates: PeakRuleCandidates | None = None,
 ) -> PeakRule:
     """The finder's PeakRule with the fewest missed + false + misread dice on ``images``
     (training images: the validation part never tunes anything). Misreads count because
     without them the cheapest rule keeps every misread die of a real die (a kept misread
     die scored as a hit, a dropped one as a miss), which pushed min_confidence down; a
     misread die is worse at the table than a missing one, which is flagged as a mismatch.
-
-    Candidates: one threshold alone; with a weak band (``weak_thresholds`` under it, kept at ``confidences``); and each of
-    those with a middle band (``sure_thresholds`` over the threshold, where a peak needs a
-    face read at ``middle_confidences``). Ties go to the simpler, stricter rule (listed
-    first)."""
-    # every peak from the lowest candidate up, read once; each rule then picks from them
-    names = ("threshold", "sure_threshold", "min_confidence", "weak_threshold")
-    saved = {name: getattr(finder, name) for name in names}
-    floor = min([*thresholds, *weak_thresholds])
-    for name, value in zip(names, (floor, floor, 0.0, None), strict=True):
-        setattr(finder, name, value)
-    outputs = [(labelled, read_dice(labelled.load(), finder, classifier)) for labelled in images]
-    for name, value in saved.items():
-        setattr(finder, name, value)
-
-    bands: list[tuple[float, float | None, float]] = [(t, None, 1.0) for t in thresholds]
-    bands += [(t, w, c) for t in thresholds for w in weak_thresholds if w < t for c in confidences]
-    rules = [PeakRule(t, t, 0.0, w, c) for t, w, c in bands]
-    rules += [
-        PeakRule(t, sure, middle, w, c)
-        for t, w, c in bands
-        for sure in sure_thresholds
-        if sure > t
-        for middle in middle_confidences
-    ]
+    Ties go to the rule listed first (PeakRuleCandidates)."""
+    costs = peak_rule_costs(images, finder, classifier, candidates or PeakRuleCandidates())
     # min keeps the first of equal costs
-    return min(rules, key=lambda rule: sum(peak_rule_cost(rule, *output) for output in outputs))
+    return min(costs, key=lambda cost_rule: cost_rule[0])[1]
 
 
 def peak_rule_cost(rule: PeakRule, labelled: LabelledImage, readings: Sequence[DieReading]) -> int:

@@ -6,11 +6,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from companion.vision.datasets import LabelledDie, LabelledImage
-from companion.vision.finder import PeakRule
+from companion.vision.classifier import PipClassifier
+from companion.vision.datasets import LabelledDie, LabelledImage, read_yolo_folder
+from companion.vision.finder import DiceFinder, PeakRule
 from companion.vision.scoring import score
 from companion.vision.types import DieBox, DieReading
-from models.recipe.evaluate import LabelledBoxes, Validation, peak_rule_cost
+from models.recipe.evaluate import (
+    LabelledBoxes,
+    PeakRuleCandidates,
+    Validation,
+    best_peak_rule,
+    peak_rule_cost,
+    peak_rule_costs,
+)
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "byler-d6-train"
 
 PHOTO = LabelledImage(
     Path("/data/byler-d6-train/images/a.jpg"),
@@ -83,3 +93,41 @@ def test_manifest_figures_with_and_without_a_finder() -> None:
     assert (both["images"], both["dice"], both["recall"]) == (1, 2, 1.0)
     assert both["missed_false_misread"] == 2  # the two misread, the false peak
     assert both["confusions"] == {"2->3": 1}  # the classifier's, on the labelled boxes
+
+
+def test_the_candidate_rules_cover_every_band_and_list_the_simple_ones_first() -> None:
+    grid = PeakRuleCandidates(
+        thresholds=(0.5, 0.4),
+        weak_thresholds=(0.3, 0.45),
+        confidences=(0.9,),
+        sure_thresholds=(0.8,),
+        middle_confidences=(0.5,),
+    )
+    rules = grid.rules()
+    # 2 thresholds alone, 3 weak bands (0.45 only under 0.5), each again with a middle band
+    assert len(rules) == 2 + 3 + 5
+    assert rules[:2] == [PeakRule(0.5, 0.5), PeakRule(0.4, 0.4)]
+    assert PeakRule(0.5, 0.5, 0.0, 0.45, 0.9) in rules
+    assert PeakRule(0.4, 0.4, 0.0, 0.45, 0.9) not in rules  # a weak band under its threshold
+    assert rules[-1] == PeakRule(0.4, 0.8, 0.5, 0.3, 0.9)
+    assert len(set(rules)) == len(rules)
+
+
+def test_the_best_rule_is_the_cheapest_on_real_photos() -> None:
+    """Through the real models on a few real photos: best_peak_rule returns a rule of the
+    lowest cost that peak_rule_costs gives, and costs are counts of the photos' dice."""
+    images = read_yolo_folder(DATA / "images", DATA / "labels", "byler-d6-train")[4:40:12]
+    finder, classifier = DiceFinder.load(), PipClassifier.load()
+    grid = PeakRuleCandidates(
+        thresholds=(0.5, 0.95), weak_thresholds=(0.3,), confidences=(0.9,), sure_thresholds=()
+    )
+    costs = peak_rule_costs(images, finder, classifier, grid)
+    assert [rule for _, rule in costs] == grid.rules()
+    cheapest = min(cost for cost, _ in costs)
+    assert best_peak_rule(images, finder, classifier, grid) in [
+        rule for cost, rule in costs if cost == cheapest
+    ]
+    # a threshold of 0.95 alone drops most real dice: it cannot be the cheapest
+    alone_095 = dict((rule, cost) for cost, rule in costs)[PeakRule(0.95, 0.95)]
+    assert alone_095 > cheapest
+    assert finder.threshold == DiceFinder.load().threshold  # the finder is left as it was

@@ -6,7 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from companion.vision.datasets import LabelledDie, LabelledImage
-from companion.vision.scoring import pair_closest, score
+from companion.vision.pipeline import DiceTrace
+from companion.vision.scoring import (
+    LOST_FILTERED,
+    LOST_NO_PEAK,
+    LOST_PEAK_RULE,
+    LOST_SUPPRESSED,
+    LOST_TO_NEIGHBOUR,
+    LOST_UNDER_FLOOR,
+    pair_closest,
+    score,
+    where_lost,
+)
 from companion.vision.types import DieBox, DieReading
 
 
@@ -54,3 +65,30 @@ def test_a_photo_read_entirely_right_counts_whole() -> None:
     photo = _photo(LabelledDie(100, 100, 40, 40, 3))
     figures = score([(photo, [_read(100, 100, 3)], ()), (photo, [], ())])
     assert (figures.images, figures.whole, figures.errors) == (2, 1, 1)
+
+
+def test_a_missed_die_is_traced_to_the_stage_that_lost_it() -> None:
+    """where_lost names the last stage with something near the die (within 0.6 x its side):
+    kept reading, reading, finder peak, candidate over the floor, candidate under it."""
+    die = (100.0, 100.0, 40.0)
+    near = DieBox(105, 100, 40, 40, score=0.4)
+    far = DieBox(300, 300, 40, 40, score=0.9)
+    strong = DieBox(126, 100, 40, 40, score=0.9)  # 26 px from the die, 21 from near
+
+    def trace(located=(), filtered=(), readings=(), kept=()):  # type: ignore[no-untyped-def]
+        return DiceTrace(tuple(located), tuple(filtered), tuple(readings), tuple(kept), 0.3)
+
+    reading = DieReading(near, 4, 0.5)
+    assert where_lost(die, trace([near], [near], [reading], [reading]), [near]) == LOST_TO_NEIGHBOUR
+    assert where_lost(die, trace([near], [near], [reading], []), [near]) == LOST_PEAK_RULE
+    assert where_lost(die, trace([near], [], [], []), [near]) == LOST_FILTERED
+    # over the floor among the candidates, but not a peak of its own: a stronger one took it
+    assert where_lost(die, trace([strong]), [strong, near]) == LOST_SUPPRESSED
+    weak = DieBox(105, 100, 40, 40, score=0.1)
+    assert where_lost(die, trace([far]), [far, weak]) == LOST_UNDER_FLOOR
+    assert where_lost(die, trace([far]), [far]) == LOST_NO_PEAK
+    # 0.6 x 40 = 24 px is the reach: a reading 30 px away is not near the die
+    aside = DieReading(DieBox(130, 100, 40, 40, score=0.9), 4, 0.9)
+    assert (
+        where_lost(die, trace([aside.where], [aside.where], [aside], [aside]), []) == LOST_NO_PEAK
+    )
