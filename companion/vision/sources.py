@@ -204,10 +204,7 @@ class CameraSource(_CaptureSource):
     def _open(self) -> cv2.VideoCapture:
         capture = cv2.VideoCapture(self.index)
         if capture.isOpened():
-            if self.width:
-                capture.set(cv2.CAP_PROP_FRAME_WIDTH, self.width)
-            if self.height:
-                capture.set(cv2.CAP_PROP_FRAME_HEIGHT, self.height)
+            configure_camera(capture, self.width, self.height)
         return capture
 
     def _finished(self, capture: cv2.VideoCapture, failures: int) -> bool:
@@ -215,6 +212,23 @@ class CameraSource(_CaptureSource):
             self.status.fail(f"{self.describe()}: lost (no frame in {failures} reads)")
             return True
         return False
+
+
+def configure_camera(
+    capture: cv2.VideoCapture, width: int | None = None, height: int | None = None
+) -> None:
+    """Ask an opened webcam for the frame size, and to keep one frame in its buffer.
+
+    A capture driver queues frames (V4L2 four by default); a reader slower than the camera
+    (a busy laptop reading 1280x720 frames) would then get each frame up to four frames
+    late, and every roll that much later. With one buffered frame each read is the newest
+    the camera has. Backends that cannot do it say no (set returns False): nothing changes."""
+    if width:
+        capture.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+    if height:
+        capture.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+    if not capture.set(cv2.CAP_PROP_BUFFERSIZE, 1):
+        logger.info("the camera keeps its own frame buffer (CAP_PROP_BUFFERSIZE refused)")
 
 
 def open_source(

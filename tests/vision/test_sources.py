@@ -13,6 +13,7 @@ from companion.vision.sources import (
     CameraSource,
     FolderSource,
     VideoSource,
+    configure_camera,
     open_source,
     read_image,
 )
@@ -93,6 +94,33 @@ def test_camera_that_cannot_be_opened_is_reported() -> None:
     source = CameraSource(97)  # no machine that runs the tests has 98 cameras
     assert list(source) == []
     assert source.status.problem == "camera 97: cannot be opened"
+
+
+class _CaptureSettings:
+    """What a webcam's capture is asked to set, and whether its backend agrees (no camera
+    is attached where the tests run, so this stands in for the driver)."""
+
+    def __init__(self, buffer_size_supported: bool) -> None:
+        self.asked: dict[int, float] = {}
+        self.buffer_size_supported = buffer_size_supported
+
+    def set(self, prop: int, value: float) -> bool:
+        self.asked[prop] = value
+        return prop != cv2.CAP_PROP_BUFFERSIZE or self.buffer_size_supported
+
+
+@pytest.mark.parametrize("supported", [True, False])
+def test_a_webcam_is_asked_for_its_size_and_a_one_frame_buffer(supported: bool) -> None:
+    capture = _CaptureSettings(buffer_size_supported=supported)
+    configure_camera(capture, 1280, 720)  # type: ignore[arg-type]
+    assert capture.asked == {
+        cv2.CAP_PROP_FRAME_WIDTH: 1280,
+        cv2.CAP_PROP_FRAME_HEIGHT: 720,
+        cv2.CAP_PROP_BUFFERSIZE: 1,
+    }
+    capture = _CaptureSettings(buffer_size_supported=supported)
+    configure_camera(capture)  # type: ignore[arg-type]
+    assert capture.asked == {cv2.CAP_PROP_BUFFERSIZE: 1}  # the camera's own size kept
 
 
 class _RunsDryCamera(CameraSource):
