@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import sys
 import time
 from collections import Counter, defaultdict
@@ -41,6 +40,7 @@ from companion.vision.colour import (
     name_colour,
 )
 from companion.vision.render import RenderedDie, render_scene
+from companion.vision.scoring import pair_closest
 from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, DieBox, DieReading
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -71,24 +71,20 @@ def bench_sets(scenes: int, use_finder: bool, seed: int) -> int:
         else:
             boxes = [DieReading(truth_box(d), d.value, 1.0) for d in dice]
             readings, _ = colour_readings(image, boxes, builtin_dice_set(set_name))
-        for die in dice:
-            total += 1
-            match = [
-                r
-                for r in readings
-                if math.hypot(
-                    r.where.cx - (die.box[0] + die.box[2]) / 2,
-                    r.where.cy - (die.box[1] + die.box[3]) / 2,
-                )
-                < 0.6 * die.side
-            ]
-            if not match:
+        # the one match rule of every vision figure (companion.vision.scoring): closest
+        # pairs within 0.6 x the die's side, each die and each reading used once
+        centres = [((d.box[0] + d.box[2]) / 2, (d.box[1] + d.box[3]) / 2, d.side) for d in dice]
+        pairs = dict(pair_closest(centres, [r.where for r in readings]))
+        total += len(dice)
+        for i, die in enumerate(dice):
+            if i not in pairs:
                 continue
             found += 1
-            if match[0].colour == die.body:
+            given = readings[pairs[i]].colour
+            if given == die.body:
                 right += 1
             else:
-                wrong[(die.body, str(match[0].colour))] += 1
+                wrong[(die.body, str(given))] += 1
         if (k + 1) % 50 == 0:
             print(f"  {k + 1}/{scenes} scenes, {right}/{found} right so far", flush=True)
     boxes = "finder boxes" if use_finder else "true boxes"
