@@ -169,12 +169,17 @@ def read_yolo_folder(
 def has_pip_pattern_boxes(folder: Path) -> bool:
     """Whether a folder's labels box only the pip pattern (matteop65-d6, named in its
     path), so that they need enlarging to the whole die."""
-    return "matteop65" in str(folder.resolve())
+    return MATTEO in str(folder.resolve())
 
 
-def read_labelled_folder(folder: Path, pip_pattern_boxes: bool) -> list[LabelledImage]:
+def read_labelled_folder(
+    folder: Path, pip_pattern_boxes: bool | None = None
+) -> list[LabelledImage]:
     """The labelled images of a folder as the benchmarks take it: images/ and labels/
-    inside (epanemu, byler) or images with their .txt labels side by side (matteop65)."""
+    inside (epanemu, byler) or images with their .txt labels side by side (matteop65).
+    ``pip_pattern_boxes`` None: as `has_pip_pattern_boxes` says for the folder."""
+    if pip_pattern_boxes is None:
+        pip_pattern_boxes = has_pip_pattern_boxes(folder)
     if (folder / "images").is_dir():
         images, labels = folder / "images", folder / "labels"
     else:

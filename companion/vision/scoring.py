@@ -5,13 +5,17 @@ photos (vision_eval and the recipe), so that their figures agree.
 
 Match rule: a reading matches a labelled die when its centre lies within MATCH_RADIUS x
 the die's side of the labelled centre; closest pairs first, each die and each reading
-used once. A matched die read as unreadable counts as misread."""
+used once. A matched die read as unreadable counts as misread.
+
+And, for a labelled die the pipeline did not report, the stage that lost it (`where_lost`,
+from the pipeline's `trace_dice`): bench/vision_misses.py."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,6 +33,12 @@ SIZE_RANGE = (20, 150)  # the die sides (px) the vision issue asks for
 IgnoreRegion = tuple[float, float, float]
 
 
+def within_reach(box: DieBox, cx: float, cy: float, side: float) -> bool:
+    """Whether a box's centre lies within MATCH_RADIUS x ``side`` of a die's centre: the
+    reach of the match rule."""
+    return math.hypot(box.cx - cx, box.cy - cy) <= MATCH_RADIUS * side
+
+
 def pair_closest(
     dice: Sequence[tuple[float, float, float]], found: Sequence[DieBox]
 ) -> list[tuple[int, int]]:
@@ -37,9 +47,8 @@ def pair_closest(
     pairs = []
     for i, (cx, cy, side) in enumerate(dice):
         for j, box in enumerate(found):
-            distance = math.hypot(box.cx - cx, box.cy - cy)
-            if distance <= MATCH_RADIUS * side:
-                pairs.append((distance, i, j))
+            if within_reach(box, cx, cy, side):
+                pairs.append((math.hypot(box.cx - cx, box.cy - cy), i, j))
     used_i: set[int] = set()
     used_j: set[int] = set()
     out = []
@@ -144,8 +153,7 @@ def score(
             near = [
                 k
                 for k, (cx, cy, side) in enumerate(ignore)
-                if k not in excused
-                and math.hypot(reading.where.cx - cx, reading.where.cy - cy) <= MATCH_RADIUS * side
+                if k not in excused and within_reach(reading.where, cx, cy, side)
             ]
             if near:
                 excused.add(near[0])
@@ -169,46 +177,40 @@ def score(
     return figures
 
 
-# Where the pipeline lost a labelled die it did not report (`where_lost`), earliest stage
-# first; bench/vision_misses.py counts them.
-LOST_NO_PEAK = "no peak"
-LOST_UNDER_FLOOR = "peak under the rule's floor"
-LOST_SUPPRESSED = "suppressed by a stronger peak"
-LOST_FILTERED = "dropped by the box filters"
-LOST_PEAK_RULE = "dropped by the peak rule"
-LOST_TO_NEIGHBOUR = "its box matched a neighbour"
-LOST_STAGES = (
-    LOST_NO_PEAK,
-    LOST_UNDER_FLOOR,
-    LOST_SUPPRESSED,
-    LOST_FILTERED,
-    LOST_PEAK_RULE,
-    LOST_TO_NEIGHBOUR,
-)
+class LostAt(StrEnum):
+    """Where the pipeline lost a labelled die it did not report (`where_lost`), earliest
+    stage first; bench/vision_misses.py counts them."""
+
+    NO_PEAK = "no peak"
+    UNDER_FLOOR = "peak under the rule's floor"
+    SUPPRESSED = "suppressed by a stronger peak"
+    FILTERED = "dropped by the box filters"
+    PEAK_RULE = "dropped by the peak rule"
+    TO_NEIGHBOUR = "its box matched a neighbour"
 
 
 def where_lost(
-    die: tuple[float, float, float], trace: DiceTrace, low_peaks: Sequence[DieBox]
-) -> str:
+    die: tuple[float, float, float], trace: DiceTrace, candidates: Sequence[DieBox]
+) -> LostAt:
     """The stage that lost a labelled die (cx, cy, side) the pipeline did not report, from
-    the pipeline's `trace_dice` of the photo and the finder's candidates at a floor under
-    the peak rule's (``low_peaks``). The last stage with something within MATCH_RADIUS of
-    the die names it: a kept reading near an unmatched die went to a neighbour (one box
-    for two touching dice); a reading the rule did not keep was dropped by the rule; and
-    so on back to no peak at all."""
+    the pipeline's `trace_dice` of the photo and the finder's candidates (every peak
+    before suppression, `DiceFinder.candidates`) from a floor at or under the trace's.
+    The last stage with something within reach of the die names it: a kept reading near
+    an unmatched die went to a neighbour (one box for two touching dice); a reading the
+    rule did not keep was dropped by the rule; and so on back to no peak at all."""
     cx, cy, side = die
 
     def near(box: DieBox) -> bool:
-        return math.hypot(box.cx - cx, box.cy - cy) <= MATCH_RADIUS * side
+        return within_reach(box, cx, cy, side)
 
     if any(near(r.where) for r in trace.kept):
-        return LOST_TO_NEIGHBOUR
+        return LostAt.TO_NEIGHBOUR
     if any(near(r.where) for r in trace.readings):
-        return LOST_PEAK_RULE
+        return LostAt.PEAK_RULE
     if any(near(box) for box in trace.located):
-        return LOST_FILTERED
-    if any(near(box) for box in low_peaks if box.score >= trace.floor):
-        return LOST_SUPPRESSED
-    if any(near(box) for box in low_peaks):
-        return LOST_UNDER_FLOOR
-    return LOST_NO_PEAK
+        return LostAt.FILTERED
+    if any(near(box) for box in candidates if box.score >= trace.floor):
+        return LostAt.SUPPRESSED
+    if any(near(box) for box in candidates):
+        return LostAt.UNDER_FLOOR
+    return LostAt.NO_PEAK

@@ -7,7 +7,8 @@ centre (closest pairs first, each used once)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from companion.vision.classifier import PipClassifier
@@ -77,7 +78,8 @@ def evaluate(
 @dataclass(frozen=True)
 class PeakRuleCandidates:
     """The values each band of the PeakRule is chosen from (train.py's evaluate stage).
-    Listed in order of preference: ties go to the earlier, simpler and stricter rule."""
+    Ties go to the rule listed first by `rules`: thresholds alone, then with a weak band,
+    then with a middle band too, each in the order of the values below."""
 
     thresholds: tuple[float, ...] = (0.5, 0.45, 0.55, 0.4, 0.6, 0.35, 0.65, 0.7, 0.3, 0.75, 0.8)
     weak_thresholds: tuple[float, ...] = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
@@ -108,27 +110,39 @@ class PeakRuleCandidates:
         return rules
 
 
+@contextmanager
+def rule_applied(finder: DiceFinder, rule: PeakRule) -> Iterator[DiceFinder]:
+    """The finder with ``rule`` in place of its manifest's peak rule for the block, and
+    its own rule back afterwards (even when the block raises)."""
+    names = ("threshold", "sure_threshold", "min_confidence", "weak_threshold")
+    names += ("weak_min_confidence",)
+    saved = {name: getattr(finder, name) for name in names}
+    try:
+        for name in names:
+            setattr(finder, name, getattr(rule, name))
+        yield finder
+    finally:
+        for name, value in saved.items():
+            setattr(finder, name, value)
+
+
 def peak_rule_costs(
     images: Sequence[LabelledImage],
     finder: DiceFinder,
     classifier: PipClassifier,
-    candidates: PeakRuleCandidates,
+    candidates: PeakRuleCandidates | None = None,
 ) -> list[tuple[int, PeakRule]]:
     """(missed + false + misread dice on ``images``, rule) for every candidate rule, in
     the candidates' order: every peak from the lowest candidate floor up is read once,
-    and each rule then picks from those readings."""
-    names = ("threshold", "sure_threshold", "min_confidence", "weak_threshold")
-    saved = {name: getattr(finder, name) for name in names}
+    and each rule then picks from those readings. (The pipeline itself only looks at the
+    peaks from its rule's floor up, and fewer boxes can change what the box filters drop,
+    so a rule's cost here can differ by a die or so from its cost through the pipeline.)"""
+    candidates = candidates or PeakRuleCandidates()
     floor = min([*candidates.thresholds, *candidates.weak_thresholds])
-    try:
-        for name, value in zip(names, (floor, floor, 0.0, None), strict=True):
-            setattr(finder, name, value)
+    with rule_applied(finder, PeakRule(floor, floor)):
         outputs = [
             (labelled, read_dice(labelled.load(), finder, classifier)) for labelled in images
         ]
-    finally:
-        for name, value in saved.items():
-            setattr(finder, name, value)
     return [
         (sum(peak_rule_cost(rule, *output) for output in outputs), rule)
         for rule in candidates.rules()
@@ -147,7 +161,7 @@ def best_peak_rule(
     die scored as a hit, a dropped one as a miss), which pushed min_confidence down; a
     misread die is worse at the table than a missing one, which is flagged as a mismatch.
     Ties go to the rule listed first (PeakRuleCandidates)."""
-    costs = peak_rule_costs(images, finder, classifier, candidates or PeakRuleCandidates())
+    costs = peak_rule_costs(images, finder, classifier, candidates)
     # min keeps the first of equal costs
     return min(costs, key=lambda cost_rule: cost_rule[0])[1]
 

@@ -1,6 +1,7 @@
 """The training recipe's measuring (models/recipe/evaluate.py): the cost that chooses the
 finder's PeakRule on training photos (missed + false + misread dice, so that a rule gains
-nothing by keeping a real die it reads wrong) and the figures written into manifests."""
+nothing by keeping a real die it reads wrong), the candidate rules it is chosen from (with
+the real models on a few real photos) and the figures written into manifests."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from models.recipe.evaluate import (
     best_peak_rule,
     peak_rule_cost,
     peak_rule_costs,
+    rule_applied,
 )
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "byler-d6-train"
@@ -113,21 +115,46 @@ def test_the_candidate_rules_cover_every_band_and_list_the_simple_ones_first() -
     assert len(set(rules)) == len(rules)
 
 
-def test_the_best_rule_is_the_cheapest_on_real_photos() -> None:
-    """Through the real models on a few real photos: best_peak_rule returns a rule of the
-    lowest cost that peak_rule_costs gives, and costs are counts of the photos' dice."""
+def test_the_default_candidates_are_the_7464_rules_train_py_chooses_from() -> None:
+    rules = PeakRuleCandidates().rules()
+    assert len(rules) == len(set(rules)) == 7464  # the count docs/BENCHMARKS.md cites
+    shipped = DiceFinder.load().peak_rule
+    assert shipped in rules  # chosen from these by train.py
+
+
+def test_the_best_rule_is_the_first_cheapest_on_real_photos() -> None:
+    """Through the real models on a few real photos: best_peak_rule returns the first rule
+    of the lowest cost that peak_rule_costs gives (ties go to the rule listed first), and
+    leaves the finder's own rule in place."""
     images = read_yolo_folder(DATA / "images", DATA / "labels", "byler-d6-train")[4:40:12]
     finder, classifier = DiceFinder.load(), PipClassifier.load()
+    before = finder.peak_rule
     grid = PeakRuleCandidates(
-        thresholds=(0.5, 0.95), weak_thresholds=(0.3,), confidences=(0.9,), sure_thresholds=()
+        thresholds=(0.5, 0.95, 0.45),
+        weak_thresholds=(0.3,),
+        confidences=(0.9,),
+        sure_thresholds=(),
     )
     costs = peak_rule_costs(images, finder, classifier, grid)
     assert [rule for _, rule in costs] == grid.rules()
     cheapest = min(cost for cost, _ in costs)
-    assert best_peak_rule(images, finder, classifier, grid) in [
-        rule for cost, rule in costs if cost == cheapest
-    ]
+    first_cheapest = next(rule for cost, rule in costs if cost == cheapest)
+    assert best_peak_rule(images, finder, classifier, grid) == first_cheapest
     # a threshold of 0.95 alone drops most real dice: it cannot be the cheapest
-    alone_095 = dict((rule, cost) for cost, rule in costs)[PeakRule(0.95, 0.95)]
-    assert alone_095 > cheapest
-    assert finder.threshold == DiceFinder.load().threshold  # the finder is left as it was
+    assert dict((rule, cost) for cost, rule in costs)[PeakRule(0.95, 0.95)] > cheapest
+    assert finder.peak_rule == before
+
+
+def test_a_rule_is_applied_for_a_block_and_the_finders_own_comes_back() -> None:
+    finder = DiceFinder.load()
+    own = finder.peak_rule
+    other = PeakRule(0.9, 0.95, 0.4, 0.2, 0.6)
+    with rule_applied(finder, other):
+        assert finder.peak_rule == other
+    assert finder.peak_rule == own
+    try:
+        with rule_applied(finder, other):
+            raise RuntimeError("a failed measurement")
+    except RuntimeError:
+        pass
+    assert finder.peak_rule == own

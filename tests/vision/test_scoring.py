@@ -3,21 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from companion.vision.datasets import LabelledDie, LabelledImage
 from companion.vision.pipeline import DiceTrace
-from companion.vision.scoring import (
-    LOST_FILTERED,
-    LOST_NO_PEAK,
-    LOST_PEAK_RULE,
-    LOST_SUPPRESSED,
-    LOST_TO_NEIGHBOUR,
-    LOST_UNDER_FLOOR,
-    pair_closest,
-    score,
-    where_lost,
-)
+from companion.vision.scoring import LostAt, pair_closest, score, where_lost, within_reach
 from companion.vision.types import DieBox, DieReading
 
 
@@ -67,6 +58,15 @@ def test_a_photo_read_entirely_right_counts_whole() -> None:
     assert (figures.images, figures.whole, figures.errors) == (2, 1, 1)
 
 
+def _trace(
+    located: Sequence[DieBox] = (),
+    filtered: Sequence[DieBox] = (),
+    readings: Sequence[DieReading] = (),
+    kept: Sequence[DieReading] = (),
+) -> DiceTrace:
+    return DiceTrace(tuple(located), tuple(filtered), tuple(readings), tuple(kept), floor=0.3)
+
+
 def test_a_missed_die_is_traced_to_the_stage_that_lost_it() -> None:
     """where_lost names the last stage with something near the die (within 0.6 x its side):
     kept reading, reading, finder peak, candidate over the floor, candidate under it."""
@@ -74,21 +74,31 @@ def test_a_missed_die_is_traced_to_the_stage_that_lost_it() -> None:
     near = DieBox(105, 100, 40, 40, score=0.4)
     far = DieBox(300, 300, 40, 40, score=0.9)
     strong = DieBox(126, 100, 40, 40, score=0.9)  # 26 px from the die, 21 from near
-
-    def trace(located=(), filtered=(), readings=(), kept=()):  # type: ignore[no-untyped-def]
-        return DiceTrace(tuple(located), tuple(filtered), tuple(readings), tuple(kept), 0.3)
-
     reading = DieReading(near, 4, 0.5)
-    assert where_lost(die, trace([near], [near], [reading], [reading]), [near]) == LOST_TO_NEIGHBOUR
-    assert where_lost(die, trace([near], [near], [reading], []), [near]) == LOST_PEAK_RULE
-    assert where_lost(die, trace([near], [], [], []), [near]) == LOST_FILTERED
-    # over the floor among the candidates, but not a peak of its own: a stronger one took it
-    assert where_lost(die, trace([strong]), [strong, near]) == LOST_SUPPRESSED
-    weak = DieBox(105, 100, 40, 40, score=0.1)
-    assert where_lost(die, trace([far]), [far, weak]) == LOST_UNDER_FLOOR
-    assert where_lost(die, trace([far]), [far]) == LOST_NO_PEAK
-    # 0.6 x 40 = 24 px is the reach: a reading 30 px away is not near the die
-    aside = DieReading(DieBox(130, 100, 40, 40, score=0.9), 4, 0.9)
-    assert (
-        where_lost(die, trace([aside.where], [aside.where], [aside], [aside]), []) == LOST_NO_PEAK
+    assert where_lost(die, _trace([near], [near], [reading], [reading]), [near]) == (
+        LostAt.TO_NEIGHBOUR
     )
+    assert where_lost(die, _trace([near], [near], [reading]), [near]) == LostAt.PEAK_RULE
+    assert where_lost(die, _trace([near]), [near]) == LostAt.FILTERED
+    # over the floor among the candidates, but not a peak of its own: a stronger one took it
+    assert where_lost(die, _trace([strong]), [strong, near]) == LostAt.SUPPRESSED
+    weak = DieBox(105, 100, 40, 40, score=0.1)
+    assert where_lost(die, _trace([far]), [far, weak]) == LostAt.UNDER_FLOOR
+    assert where_lost(die, _trace([far]), [far]) == LostAt.NO_PEAK
+
+
+def test_the_reach_and_the_floor_are_inclusive() -> None:
+    """0.6 x 40 = 24 px is the reach, as for matching: a box 24 px away is near the die and
+    one 25 px away is not; a candidate scored exactly at the trace's floor is over it."""
+    die = (100.0, 100.0, 40.0)
+    at_reach = DieReading(DieBox(124, 100, 40, 40, score=0.9), 4, 0.9)
+    beyond = DieReading(DieBox(125, 100, 40, 40, score=0.9), 4, 0.9)
+    assert within_reach(at_reach.where, *die) and not within_reach(beyond.where, *die)
+    one = [at_reach.where]
+    assert where_lost(die, _trace(one, one, [at_reach], [at_reach]), []) == LostAt.TO_NEIGHBOUR
+    two = [beyond.where]
+    assert where_lost(die, _trace(two, two, [beyond], [beyond]), []) == LostAt.NO_PEAK
+    at_floor = DieBox(100, 100, 40, 40, score=0.3)
+    assert where_lost(die, _trace([beyond.where]), [at_floor]) == LostAt.SUPPRESSED
+    under = DieBox(100, 100, 40, 40, score=0.2999)
+    assert where_lost(die, _trace([beyond.where]), [under]) == LostAt.UNDER_FLOOR

@@ -3,6 +3,7 @@ report is tested, and a lost camera through a real capture that runs dry)."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import cv2
@@ -110,17 +111,41 @@ class _CaptureSettings:
 
 
 @pytest.mark.parametrize("supported", [True, False])
-def test_a_webcam_is_asked_for_its_size_and_a_one_frame_buffer(supported: bool) -> None:
+def test_a_webcam_is_asked_for_its_size_and_a_one_frame_buffer(
+    supported: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     capture = _CaptureSettings(buffer_size_supported=supported)
-    configure_camera(capture, 1280, 720)  # type: ignore[arg-type]
+    with caplog.at_level(logging.INFO, logger="companion.vision.sources"):
+        configure_camera(capture, 1280, 720)  # type: ignore[arg-type]
     assert capture.asked == {
         cv2.CAP_PROP_FRAME_WIDTH: 1280,
         cv2.CAP_PROP_FRAME_HEIGHT: 720,
         cv2.CAP_PROP_BUFFERSIZE: 1,
     }
+    # a backend that keeps its own buffer is said so in the log, and nothing else changes
+    assert ("CAP_PROP_BUFFERSIZE refused" in caplog.text) is not supported
     capture = _CaptureSettings(buffer_size_supported=supported)
     configure_camera(capture)  # type: ignore[arg-type]
     assert capture.asked == {cv2.CAP_PROP_BUFFERSIZE: 1}  # the camera's own size kept
+
+
+def test_an_opened_webcam_is_configured(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[_OpenedCapture] = []
+
+    class _OpenedCapture(_CaptureSettings):
+        def __init__(self, index: int) -> None:
+            super().__init__(buffer_size_supported=True)
+            self.index = index
+            opened.append(self)
+
+        def isOpened(self) -> bool:  # noqa: N802 (OpenCV's name)
+            return True
+
+    monkeypatch.setattr("companion.vision.sources.cv2.VideoCapture", _OpenedCapture)
+    CameraSource(3, width=640, height=480)._open()
+    assert [c.index for c in opened] == [3]
+    assert opened[0].asked[cv2.CAP_PROP_BUFFERSIZE] == 1
+    assert opened[0].asked[cv2.CAP_PROP_FRAME_WIDTH] == 640
 
 
 class _RunsDryCamera(CameraSource):
