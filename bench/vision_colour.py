@@ -73,8 +73,8 @@ def bench_sets(scenes: int, use_finder: bool, seed: int) -> int:
             readings, _ = colour_readings(image, boxes, builtin_dice_set(set_name))
         # the one match rule of every vision figure (companion.vision.scoring): closest
         # pairs within 0.6 x the die's side, each die and each reading used once
-        centres = [((d.box[0] + d.box[2]) / 2, (d.box[1] + d.box[3]) / 2, d.side) for d in dice]
-        pairs = dict(pair_closest(centres, [r.where for r in readings]))
+        truth = [(box.cx, box.cy, die.side) for die in dice for box in [truth_box(die)]]
+        pairs = dict(pair_closest(truth, [r.where for r in readings]))
         total += len(dice)
         for i, die in enumerate(dice):
             if i not in pairs:
