@@ -44,7 +44,7 @@ from companion.vision.datasets import (
     read_labelled_folder,
 )
 from companion.vision.pipeline import DiceReader
-from companion.vision.scoring import SIZE_RANGE, Figures, score
+from companion.vision.scoring import SIZE_RANGE, Figures, ratio, score
 from companion.vision.types import DieReading
 
 
@@ -122,20 +122,21 @@ def report(f: Figures, suffix: str = "") -> None:
     for value, row in enumerate(f.confusion, start=1):
         print(f"  {value}: " + " ".join(f"{n:4d}" for n in row))
     print(f"images: {f.images}, labelled dice: {f.labelled}")
-    print(f"recall{suffix}: {f.matched / max(f.labelled, 1):.4f}")
-    print(f"false_dice_per_100_images{suffix}: {100.0 * f.false / max(f.images, 1):.1f}")
-    print(f"value_accuracy_of_found{suffix}: {f.right / max(f.matched, 1):.4f}")
-    print(f"images_entirely_right{suffix}: {f.whole / max(f.images, 1):.4f}")
+    summary = f.summary()  # the figures as the manifests hold them
+    print(f"recall{suffix}: {summary['recall']:.4f}")
+    print(f"false_dice_per_100_images{suffix}: {summary['false_dice_per_100_images']:.1f}")
+    print(f"value_accuracy_of_found{suffix}: {summary['value_accuracy_of_found']:.4f}")
+    print(f"images_entirely_right{suffix}: {ratio(f.whole, f.images):.4f}")
     print(
         f"missed {f.missed} + false {f.false} + misread {f.misread} "
         f"(unreadable {f.unreadable}) = missed_false_misread{suffix}: {f.errors}"
     )
     low, high = SIZE_RANGE
     print(f"dice of {low}-{high} px: {f.in_range} of {f.labelled}")
-    print(f"recall_{low}_{high}px{suffix}: {f.in_range_matched / max(f.in_range, 1):.4f}")
+    print(f"recall_{low}_{high}px{suffix}: {ratio(f.in_range_matched, f.in_range):.4f}")
     print(
         f"value_accuracy_of_found_{low}_{high}px{suffix}: "
-        f"{f.in_range_right / max(f.in_range_matched, 1):.4f}"
+        f"{ratio(f.in_range_right, f.in_range_matched):.4f}"
     )
 
 
