@@ -39,6 +39,7 @@ from companion.vision.datasets import (
     LabelCorrection,
     LabelledImage,
     corrected,
+    every_nth,
     has_pip_pattern_boxes,
     read_label_corrections,
     read_labelled_folder,
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 
     pip_boxes = args.pip_boxes or has_pip_pattern_boxes(args.folder)
     images = read_labelled_folder(args.folder, pip_boxes)
-    images = [im for k, im in enumerate(images) if k % args.every == args.offset % args.every]
+    images = every_nth(images, args.every, args.offset)
     if args.limit is not None:
         images = images[: args.limit]
     if not images:

@@ -41,6 +41,7 @@ from companion.vision.classifier import PipClassifier
 from companion.vision.datasets import (
     LabelledImage,
     corrected,
+    every_nth,
     read_label_corrections,
     read_labelled_folder,
 )
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     images = read_labelled_folder(args.folder, args.pip_boxes or None)
-    images = [im for k, im in enumerate(images) if k % args.every == args.offset % args.every]
+    images = every_nth(images, args.every, args.offset)
     corrections = read_label_corrections(Path(args.corrections)) if args.corrections else {}
     images = [im for im in (corrected(im, corrections)[0] for im in images) if im is not None]
     if not images:

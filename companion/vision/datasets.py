@@ -31,6 +31,7 @@ import csv
 import dataclasses
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,6 +188,12 @@ def read_labelled_folder(
     return read_yolo_folder(images, labels, folder.name, pip_pattern_boxes=pip_pattern_boxes)
 
 
+def every_nth(images: Sequence[LabelledImage], every: int, offset: int) -> list[LabelledImage]:
+    """Images offset, offset + every, offset + 2 x every ... of a sorted folder (byler's
+    validation fifth: every 5, offset 4)."""
+    return [image for k, image in enumerate(images) if k % every == offset % every]
+
+
 def load_split(data_root: Path | None = None) -> DatasetSplit:
     """The documented train/validation split of every folder under ``data_root``."""
     root = data_root if data_root is not None else default_data_root()
@@ -194,8 +201,8 @@ def load_split(data_root: Path | None = None) -> DatasetSplit:
         raise DatasetError(f"{root}: no data folder (expected ../shared/data)")
 
     byler = read_yolo_folder(root / BYLER / "images", root / BYLER / "labels", BYLER)
-    byler_train = [im for i, im in enumerate(byler) if i % BYLER_VALIDATION_EVERY != 4]
-    byler_valid = [im for i, im in enumerate(byler) if i % BYLER_VALIDATION_EVERY == 4]
+    byler_valid = every_nth(byler, BYLER_VALIDATION_EVERY, offset=BYLER_VALIDATION_EVERY - 1)
+    byler_train = [im for im in byler if im not in byler_valid]
 
     epanemu = root / EPANEMU
     epanemu_train = read_yolo_folder(epanemu / "train/images", epanemu / "train/labels", EPANEMU)
