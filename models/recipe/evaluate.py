@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from companion.vision.classifier import PipClassifier
 from companion.vision.datasets import LabelledImage
@@ -114,8 +114,8 @@ class PeakRuleCandidates:
 def rule_applied(finder: DiceFinder, rule: PeakRule) -> Iterator[DiceFinder]:
     """The finder with ``rule`` in place of its manifest's peak rule for the block, and
     its own rule back afterwards (even when the block raises)."""
-    names = ("threshold", "sure_threshold", "min_confidence", "weak_threshold")
-    names += ("weak_min_confidence",)
+    # the finder keeps its rule as attributes of the same names as PeakRule's fields
+    names = [f.name for f in fields(PeakRule)]
     saved = {name: getattr(finder, name) for name in names}
     try:
         for name in names:
