@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 def start_server(data_dir: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
     """Start `companion serve --no-camera` on 127.0.0.1:`port` and wait until it answers."""
     command = [sys.executable, "-m", "companion.cli", "serve", "--port", str(port)]
-    command += ["--data-dir", str(data_dir), "--no-camera", *extra]
+    command += ["--data-dir", str(data_dir), "--no-camera", "--local", *extra]
     process = subprocess.Popen(
         command,
         cwd=REPO,

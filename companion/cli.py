@@ -91,11 +91,25 @@ def build_parser() -> argparse.ArgumentParser:
     read.set_defaults(func=_cmd_read)
 
     serve = sub.add_parser("serve", help="start the companion's web server")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument(
-        "--lan", action="store_true", help="listen on every network interface so tablets can join"
+    reach = serve.add_mutually_exclusive_group()
+    reach.add_argument(
+        "--local",
+        action="store_true",
+        help="listen on this machine only (127.0.0.1): no tablet can join",
     )
+    reach.add_argument(
+        "--host",
+        default=None,
+        metavar="ADDRESS",
+        help="listen on this one address only (default: every interface, so tablets on the "
+        "network can join; the join code protects the tables)",
+    )
+    reach.add_argument(
+        "--lan",
+        action="store_true",
+        help="listen on every interface: the default now, accepted so old commands work",
+    )
+    serve.add_argument("--port", type=int, default=8000)
     serve.add_argument(
         "--data-dir", default=None, help="where games are stored (default: ./companion-data)"
     )

@@ -4,6 +4,7 @@ under uvicorn; print the address to open and the join codes of the open tables."
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import socket
 import sys
@@ -18,9 +19,14 @@ from companion.web.store import StorageError, Store
 
 logger = logging.getLogger(__name__)
 
+WILDCARDS = ("0.0.0.0", "::")
+
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """The one Settings object from the parsed `serve` arguments (raises ValidationError)."""
+    """The one Settings object from the parsed `serve` arguments (raises ValidationError).
+    By default the server listens on every interface so tablets can join; --local keeps it
+    on this machine, --host on one address (--lan, once needed for tablets, is the default
+    now and accepted so old commands still work)."""
     camera = CameraSettings(
         index=getattr(args, "camera", None),
         video=getattr(args, "video", None),
@@ -28,53 +34,84 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         disabled=bool(getattr(args, "no_camera", False)),
         calibration=getattr(args, "calibration", None),
     )
+    host = getattr(args, "host", None)
+    local = bool(getattr(args, "local", False))
+    if host in WILDCARDS:  # "every interface" said in so many words: the default
+        host = None
+    lan = not local and host is None
     values: dict[str, object] = {
-        "host": args.host,
+        "lan": lan,
+        "lan_addresses": lan_addresses() if lan else (),
         "port": args.port,
-        "lan": args.lan,
         "camera": camera,
         "sqlite_synchronous": getattr(args, "sqlite_synchronous", "NORMAL"),
     }
+    if host is not None:
+        values["host"] = host
     if args.data_dir:
         values["data_dir"] = Path(args.data_dir)
     return Settings.model_validate(values)
 
 
-def lan_address() -> str:
-    """This machine's address on the local network (no packet is sent: a UDP socket's
-    `connect` only picks the outgoing interface); 127.0.0.1 when there is none."""
+def lan_address() -> str | None:
+    """This machine's address on the local network: the one its default route leaves by
+    (no packet is sent: a UDP socket's `connect` only picks the outgoing interface); None
+    when it is on no network."""
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         probe.connect(("10.254.254.254", 1))
         address = str(probe.getsockname()[0])
     except OSError:
-        address = "127.0.0.1"
+        return None
     finally:
         probe.close()
-    return address
+    return None if ipaddress.ip_address(address).is_loopback else address
 
 
-def public_url(settings: Settings) -> str:
-    host = lan_address() if settings.lan else settings.host
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{settings.port}"
+def lan_addresses() -> tuple[str, ...]:
+    """Every IPv4 address of this machine other devices may reach it by, the default
+    route's first (the one the table page shows); the others (a second network card, a
+    VPN) are served too."""
+    found: list[str] = []
+    primary = lan_address()
+    if primary is not None:
+        found.append(primary)
+    try:
+        infos = socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)
+    except OSError:  # the machine's own name does not resolve: the primary is enough
+        infos = []
+    for info in infos:
+        address = str(info[4][0])
+        if not ipaddress.ip_address(address).is_loopback and address not in found:
+            found.append(address)
+    return tuple(found)
+
+
+def reach_lines(settings: Settings) -> list[str]:
+    """Who can open the companion, and how to change it: the first lines of the terminal."""
+    local = f"http://127.0.0.1:{settings.port}/"
+    url = settings.public_url
+    if url is not None:
+        also = f" (on this machine also {local})" if settings.lan else ""
+        return [
+            f"Table Companion: open {url}/{also}",
+            f"Tablets and phones on the same network join at {url}/join with the table's code",
+        ]
+    if settings.lan:
+        return [
+            f"Table Companion: open {local} on this machine",
+            "This machine is on no network, so no tablet can join: connect it to the Wi-Fi "
+            "the tablets use and start again.",
+        ]
+    return [
+        f"Table Companion: open {local} on this machine",
+        "Only this machine can connect (--local); start without --local so tablets can join.",
+    ]
 
 
 def startup_message(settings: Settings) -> str:
     """What the terminal shows: where to open the companion, and the open tables' codes."""
-    url = public_url(settings)
-    if settings.lan:
-        lines = [
-            f"Table Companion: open {url}/ (on this machine also "
-            f"http://127.0.0.1:{settings.port}/)",
-            f"Players join at {url}/join",
-        ]
-    else:
-        lines = [
-            f"Table Companion: open {url}/ on this machine",
-            "Only this machine can connect; start with --lan so tablets can join.",
-        ]
+    lines = reach_lines(settings)
     store = Store.open(settings.database_path, settings.sqlite_synchronous)
     try:
         for row in store.tables(finished=False):
@@ -102,7 +139,6 @@ def run_serve(args: argparse.Namespace) -> int:
             return 2
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     app = create_app(settings)
-    app.state.public_url = public_url(settings)
     try:
         message = startup_message(settings)
     except StorageError as exc:

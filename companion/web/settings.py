@@ -4,6 +4,7 @@ principle 10)."""
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
@@ -75,12 +76,21 @@ class Settings(BaseModel):
         default="127.0.0.1",
         min_length=1,
         max_length=255,
-        description="address to listen on when --lan is off",
+        description="address to listen on when `lan` is off (--local: 127.0.0.1, or --host)",
     )
     port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on")
     lan: bool = Field(
-        default=False,
-        description="listen on every interface (0.0.0.0) so tablets on the network can join",
+        default=True,
+        description="listen on every interface (0.0.0.0) so tablets on the network can join "
+        "(the default, protected by the join code); off with --local or --host",
+    )
+    lan_addresses: tuple[str, ...] | None = Field(
+        default=None,
+        max_length=32,
+        description="this machine's addresses on the local network, found by `companion "
+        "serve` at start (serve.lan_addresses): the first is the address the table page and "
+        "its QR code show; empty when the machine is on no network; None when nobody "
+        "looked (Settings built in code: pages show the address the browser used)",
     )
     data_dir: Path = Field(
         default=Path("companion-data"),
@@ -142,5 +152,46 @@ class Settings(BaseModel):
         return "0.0.0.0" if self.lan else self.host
 
     @property
+    def loopback_only(self) -> bool:
+        """Whether only this machine can reach the server (--local): no tablet can join."""
+        return not self.lan and _is_loopback(self.host)
+
+    @property
+    def public_host(self) -> str | None:
+        """The address a tablet opens: the first LAN address, or the --host address; None
+        when no other device can reach the server (loopback only, or on no network)."""
+        if self.lan:
+            return self.lan_addresses[0] if self.lan_addresses else None
+        return None if self.loopback_only else self.host
+
+    @property
+    def public_url(self) -> str | None:
+        """`http://<public_host>:<port>`, or None (see `public_host`)."""
+        host = self.public_host
+        if host is None:
+            return None
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}"
+
+    @property
+    def served_hosts(self) -> frozenset[str]:
+        """Every address this server answers on, as a browser writes it in the Host header
+        (without the port; IPv6 in brackets): the loopback names, the LAN addresses when
+        listening on every interface, and the --host address. The Host-header check
+        (DNS rebinding) must let these through."""
+        names = {"127.0.0.1", "localhost", "[::1]"}
+        listened = (*(self.lan_addresses or ()),) if self.lan else (self.host,)
+        names.update(f"[{a}]" if ":" in a else a for a in listened)
+        return frozenset(names)
+
+    @property
     def database_path(self) -> Path:
         return self.data_dir / "companion.sqlite3"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: assume it names an interface other devices reach
+        return False

@@ -37,8 +37,17 @@ class ServerProcess:
     """`companion serve` in a child process; `kill()` sends SIGKILL (a crash), `start()`
     starts it again on the same port and data directory."""
 
-    def __init__(self, data_dir: Path, port: int, camera_args: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int,
+        camera_args: list[str] | None = None,
+        reach_args: list[str] | None = None,
+    ) -> None:
         self.camera_args = camera_args or ["--no-camera"]  # e.g. ["--images", DIR]
+        # tests stay on loopback unless they test the LAN: [] is `companion serve`'s default
+        # (every interface, tablets can join)
+        self.reach_args = ["--local"] if reach_args is None else reach_args
         self.data_dir = data_dir
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
@@ -57,6 +66,7 @@ class ServerProcess:
             "--data-dir",
             str(self.data_dir),
             *self.camera_args,
+            *self.reach_args,
         ]
         log = self.log_path.open("ab")
         self.process = subprocess.Popen(

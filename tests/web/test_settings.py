@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from companion.cli import build_parser
-from companion.web.serve import settings_from_args, startup_message
+from companion.web.serve import lan_addresses, settings_from_args, startup_message
 from companion.web.settings import CameraSettings, Settings
 
 
@@ -39,17 +39,62 @@ def test_every_field_is_described() -> None:
 
 def test_serve_arguments_become_settings(tmp_path: Path) -> None:
     args = build_parser().parse_args(
-        ["serve", "--lan", "--port", "8123", "--data-dir", str(tmp_path), "--camera", "1"]
+        ["serve", "--port", "8123", "--data-dir", str(tmp_path), "--camera", "1"]
     )
     settings = settings_from_args(args)
     assert settings.bind_host == "0.0.0.0" and settings.port == 8123
     assert settings.database_path == tmp_path / "companion.sqlite3"
     assert settings.camera.source == "webcam" and settings.camera.index == 1
-    local = settings_from_args(build_parser().parse_args(["serve", "--no-camera"]))
+    local = settings_from_args(build_parser().parse_args(["serve", "--local", "--no-camera"]))
     assert local.bind_host == "127.0.0.1" and local.camera.source == "none"
+    assert local.loopback_only and local.public_url is None
     assert settings_from_args(build_parser().parse_args(["serve"])).camera.source == "demo"
 
 
-def test_startup_message_names_the_address(tmp_path: Path) -> None:
-    message = startup_message(Settings(data_dir=tmp_path, port=8765))
-    assert "http://127.0.0.1:8765/" in message and "--lan" in message
+def test_tablets_can_join_by_default_and_local_keeps_it_on_this_machine() -> None:
+    parse = build_parser().parse_args
+    default = settings_from_args(parse(["serve", "--port", "8124"]))
+    assert default.lan and default.bind_host == "0.0.0.0" and not default.loopback_only
+    assert default.lan_addresses == lan_addresses()
+    if default.lan_addresses:  # a machine on a network: tablets get its LAN address
+        address = default.lan_addresses[0]
+        assert not address.startswith("127.")
+        assert default.public_url == f"http://{address}:8124"
+        assert set(default.lan_addresses) <= default.served_hosts
+    # --lan, once needed for tablets, is the default now and still accepted
+    assert settings_from_args(parse(["serve", "--lan"])).bind_host == "0.0.0.0"
+    assert settings_from_args(parse(["serve", "--host", "0.0.0.0"])).lan
+    one = settings_from_args(parse(["serve", "--host", "192.0.2.7", "--port", "9000"]))
+    assert one.bind_host == "192.0.2.7" and one.public_url == "http://192.0.2.7:9000"
+    assert "192.0.2.7" in one.served_hosts and not one.loopback_only
+    with pytest.raises(SystemExit):
+        parse(["serve", "--lan", "--local"])
+
+
+def test_served_hosts_are_the_addresses_the_server_listens_on() -> None:
+    lan = Settings(lan=True, lan_addresses=("192.168.1.20", "10.8.0.2"))
+    assert lan.served_hosts == {"127.0.0.1", "localhost", "[::1]", "192.168.1.20", "10.8.0.2"}
+    assert lan.public_url == "http://192.168.1.20:8000"
+    local = Settings(lan=False, lan_addresses=("192.168.1.20",))
+    assert local.served_hosts == {"127.0.0.1", "localhost", "[::1]"}
+    assert Settings(lan=False, host="::1").loopback_only
+    assert Settings(lan=False, host="fd00::5").public_url == "http://[fd00::5]:8000"
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"),
+    [
+        (
+            Settings(lan=True, lan_addresses=("192.168.1.20",), port=8765),
+            ["http://192.168.1.20:8765/", "http://127.0.0.1:8765/", "join at"],
+        ),
+        (Settings(lan=False, port=8765), ["http://127.0.0.1:8765/", "--local"]),
+        (Settings(lan=True, lan_addresses=(), port=8765), ["on no network", "Wi-Fi"]),
+    ],
+)
+def test_startup_message_names_the_address(
+    tmp_path: Path, settings: Settings, says: list[str]
+) -> None:
+    message = startup_message(settings.model_copy(update={"data_dir": tmp_path}))
+    for words in says:
+        assert words in message

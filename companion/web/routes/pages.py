@@ -26,16 +26,43 @@ from companion.web.deps import (
 )
 from companion.web.render import live_html
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
+from companion.web.settings import Settings
 from companion.web.views import for_display
 
 router = APIRouter()
 
 
-def public_url(request: Request) -> str:
-    """The address players open: the LAN address when serving with --lan, else the one
-    this browser used."""
-    configured: str | None = getattr(request.app.state, "public_url", None)
-    return configured or str(request.base_url).rstrip("/")
+def public_url(request: Request) -> str | None:
+    """The address tablets open (Settings.public_url: the LAN address by default), or None
+    when no other device can reach this server (--local, or the machine is on no network).
+    Settings built in code without addresses (tests, embedding) fall back to the address
+    this browser used, unless they listen on loopback only."""
+    settings: Settings = request.app.state.settings
+    if settings.public_url is not None:
+        return settings.public_url
+    if settings.lan and settings.lan_addresses is None:
+        return str(request.base_url).rstrip("/")
+    return None
+
+
+def reach_notice(request: Request) -> dict[str, str] | None:
+    """Why tablets cannot join and the fix, for the table page (None: they can)."""
+    settings: Settings = request.app.state.settings
+    if public_url(request) is not None:
+        return None
+    if settings.loopback_only:
+        return {
+            "kind": "local",
+            "title": "Tablets cannot join: the companion listens on this computer only",
+            "fix": "It was started with --local. Stop it (Ctrl+C) and start it again with "
+            "scripts/start (without --local); tablets on the same Wi-Fi can then join.",
+        }
+    return {
+        "kind": "offline",
+        "title": "Tablets cannot join: this computer is on no network",
+        "fix": "Connect it to the Wi-Fi the tablets use, then stop the companion (Ctrl+C) "
+        "and start it again.",
+    }
 
 
 def qr_svg(text: str) -> Markup:
@@ -146,12 +173,15 @@ async def seat_form(
 @router.get("/t/{table_id}", response_class=HTMLResponse)
 async def table_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
     _, live = await live_html(templates, access.table, access.viewer, "table")
-    join_url = f"{public_url(request)}/join?code={access.table.code}"
+    address = public_url(request)
+    # no QR code a tablet could not open: without a reachable address the page says why
+    join_url = f"{address}/join?code={access.table.code}" if address else None
     context = _page_context(request, access) | {
         "live": Markup(live),
         "mode": "table",
         "join_url": join_url,
-        "qr": qr_svg(join_url) if access.viewer.host else None,
+        "qr": qr_svg(join_url) if join_url and access.viewer.host else None,
+        "reach": reach_notice(request),
         "seats_taken": access.table.seats_taken(),
     }
     return templates.TemplateResponse(request, "table.html", context)
