@@ -18,6 +18,18 @@ dice (the count a new finder is judged by, models/README.md); then recall and va
 again for the labelled dice of 20-150 px (the sizes the pipeline is built for; epanemu's
 board photos hold many smaller ones).
 
+Each folder is also read by the classifier alone on its labelled boxes (no finder): for a
+folder of single-die crops (tomitomi-dish-crops, chase-casino-crops: the box is the whole
+crop) that is how the crops are read as single dice; the pipeline then reads each crop as
+`companion read` does.
+
+    .venv/bin/python bench/vision_eval.py --suite
+
+reads every validation part (companion.vision.datasets.load_split: byler's every 5th image,
+epanemu valid/, matteop65 valid/, tomitomi's validation blocks) and the measure-only
+folders (skovy-catan-webcam, chase-casino-crops; never trained or tuned on) and prints one
+table of them, the measure-only folders beside the validation parts.
+
 Some labels are wrong (an unlabelled die, a wrong value, a photo with every die labelled
 the same). bench/label_corrections.csv lists the faults found and checked by eye; when any
 applies to the folder, the figures are printed a second time with them applied (names
@@ -30,6 +42,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -41,19 +55,63 @@ from companion.vision.datasets import (
     corrected,
     every_nth,
     has_pip_pattern_boxes,
+    is_crop_folder,
+    load_measure_only,
+    load_split,
     read_label_corrections,
     read_labelled_folder,
 )
-from companion.vision.pipeline import DiceReader
+from companion.vision.pipeline import DiceReader, classify
 from companion.vision.scoring import SIZE_RANGE, Figures, ratio, score
-from companion.vision.types import DieReading
+from companion.vision.types import DieBox, DieReading
+
+
+@dataclass
+class FolderResult:
+    """One folder's figures: the pipeline's and the classifier's alone on labelled boxes."""
+
+    name: str
+    pipeline: Figures
+    boxes: Figures
+    seconds: float
+    readings: list[tuple[DieReading, ...]]  # the pipeline's, per image
+
+
+def read_folder(name: str, images: Sequence[LabelledImage], reader: DiceReader) -> FolderResult:
+    """Every image through the pipeline (as `companion read` reads it) and its labelled
+    boxes through the classifier alone; progress every 25 images."""
+    started = time.perf_counter()
+    rows, box_rows = [], []
+    for k, truth in enumerate(images, start=1):
+        picture = truth.load()
+        rows.append((truth, reader.read(picture).dice, ()))
+        box_rows.append((truth, read_labelled_boxes(reader, picture, truth), ()))
+        if k % 25 == 0 or k == len(images):
+            print(f"  {name}: {k}/{len(images)} images read", flush=True)
+    seconds = time.perf_counter() - started
+    readings = [tuple(found) for _, found, _ in rows]
+    return FolderResult(name, score(rows), score(box_rows), seconds, readings)
+
+
+def read_labelled_boxes(
+    reader: DiceReader, picture: np.ndarray, truth: LabelledImage
+) -> tuple[DieReading, ...]:
+    """The classifier alone (with its second look) on each labelled die's square box."""
+    boxes = [DieBox(d.cx, d.cy, d.side, d.side) for d in truth.dice]
+    return classify(reader.classifier, picture, boxes)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("folder", type=Path)
+    parser.add_argument("folder", type=Path, nargs="?")
+    parser.add_argument(
+        "--suite",
+        action="store_true",
+        help="every validation part and the measure-only folders, one table",
+    )
+    parser.add_argument("--data", type=Path, default=None, help="default ../shared/data")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--every", type=int, default=1)
     parser.add_argument("--offset", type=int, default=0)
@@ -76,7 +134,53 @@ def main(argv: list[str] | None = None) -> int:
         help="write a picture of every corrected photo (labels, corrections, readings)",
     )
     args = parser.parse_args(argv)
+    if args.suite == (args.folder is not None):
+        parser.error("give a folder or --suite, not both")
+    reader = DiceReader.load(args.models)
+    if args.suite:
+        return run_suite(reader, args.data, args.limit)
+    return run_folder(reader, args)
 
+
+def run_suite(reader: DiceReader, data: Path | None, limit: int | None) -> int:
+    """The validation parts, then the measure-only folders, then one table."""
+    split = load_split(data)
+    folders = [(f"{name} (validation)", images) for name, images in split.validation.items()]
+    folders += [
+        (f"{name} (measure only)", images) for name, images in load_measure_only(data).items()
+    ]
+    results = []
+    for name, images in folders:
+        picked = list(images)[:limit]
+        result = read_folder(name, picked, reader)
+        print(f"{name}: {len(picked)} images, {result.seconds:.1f} s")
+        report(result.pipeline, boxes=result.boxes)
+        print()
+        results.append(result)
+    print_table(results)
+    return 0
+
+
+def print_table(results: Sequence[FolderResult]) -> None:
+    """One markdown row per folder, the columns of docs/BENCHMARKS.md."""
+    print(
+        "| folder | images / dice | recall | false dice per 100 images | value accuracy of "
+        "found | images entirely right | missed + false + misread | classifier alone on "
+        "labelled boxes |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        f, b = r.pipeline, r.boxes
+        print(
+            f"| {r.name} | {f.images} / {f.labelled} | {100 * ratio(f.matched, f.labelled):.1f} % "
+            f"| {100 * f.false / max(1, f.images):.1f} | {100 * ratio(f.right, f.matched):.1f} % "
+            f"| {100 * ratio(f.whole, f.images):.1f} % | {f.missed} + {f.false} + {f.misread} = "
+            f"{f.errors} | {100 * ratio(b.right, b.labelled):.1f} % ({b.right} of {b.labelled}) |"
+        )
+
+
+def run_folder(reader: DiceReader, args: argparse.Namespace) -> int:
+    """One folder as given (--every, --offset, --limit), with its label corrections."""
     pip_boxes = args.pip_boxes or has_pip_pattern_boxes(args.folder)
     images = read_labelled_folder(args.folder, pip_boxes)
     images = every_nth(images, args.every, args.offset)
@@ -85,19 +189,25 @@ def main(argv: list[str] | None = None) -> int:
     if not images:
         print(f"{args.folder}: no labelled images", file=sys.stderr)
         return 1
-    reader = DiceReader.load(args.models)
-    print(f"{args.folder}: {len(images)} images, pip-pattern boxes: {pip_boxes}", flush=True)
+    crops = is_crop_folder(args.folder)
+    print(
+        f"{args.folder}: {len(images)} images, pip-pattern boxes: {pip_boxes}, "
+        f"single-die crops: {crops}",
+        flush=True,
+    )
+    result = read_folder(args.folder.name, images, reader)
+    print(f"images: {len(images)}, seconds: {result.seconds:.1f}")
+    report(result.pipeline, boxes=result.boxes)
+    report_corrections(args, images, result.readings)
+    return 0
 
-    started = time.perf_counter()
-    readings: list[tuple[DieReading, ...]] = []
-    for k, truth in enumerate(images, start=1):
-        readings.append(reader.read(truth.load()).dice)
-        if k % 25 == 0 or k == len(images):
-            print(f"  {k}/{len(images)} images read", flush=True)
-    seconds = time.perf_counter() - started
-    print(f"images: {len(images)}, seconds: {seconds:.1f}")
-    report(score([(truth, found, ()) for truth, found in zip(images, readings, strict=True)]))
 
+def report_corrections(
+    args: argparse.Namespace,
+    images: Sequence[LabelledImage],
+    readings: Sequence[tuple[DieReading, ...]],
+) -> None:
+    """The figures again with the label corrections that apply to these images."""
     corrections = read_label_corrections(Path(args.corrections)) if args.corrections else {}
     fixed = []
     changed = 0
@@ -114,11 +224,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         report(score(fixed), suffix="_corrected")
     if args.show_corrections:
-        show_corrections(images, readings, corrections, args.show_corrections)
-    return 0
+        show_corrections(list(images), list(readings), corrections, args.show_corrections)
 
 
-def report(f: Figures, suffix: str = "") -> None:
+def report(f: Figures, suffix: str = "", boxes: Figures | None = None) -> None:
+    """The pipeline's figures (and with ``boxes`` the classifier's alone on the labelled
+    boxes) as name: value lines."""
     print("confusion (rows: true 1-6; columns: read 1 2 3 4 5 6 -):")
     for value, row in enumerate(f.confusion, start=1):
         print(f"  {value}: " + " ".join(f"{n:4d}" for n in row))
@@ -139,6 +250,15 @@ def report(f: Figures, suffix: str = "") -> None:
         f"value_accuracy_of_found_{low}_{high}px{suffix}: "
         f"{ratio(f.in_range_right, f.in_range_matched):.4f}"
     )
+    if boxes is not None:
+        print("classifier alone on the labelled boxes (no finder), confusion:")
+        for value, row in enumerate(boxes.confusion, start=1):
+            print(f"  {value}: " + " ".join(f"{n:4d}" for n in row))
+        print(
+            f"classifier_accuracy_on_labelled_boxes{suffix}: "
+            f"{ratio(boxes.right, boxes.labelled):.4f} ({boxes.right} of {boxes.labelled}, "
+            f"unreadable {boxes.unreadable})"
+        )
 
 
 def show_corrections(

@@ -23,6 +23,31 @@ Some labels are wrong: a die nobody labelled, a value that is not the one on top
 whose dice all carry one value. `read_label_corrections` reads a list of such faults, each
 checked by eye against the photo, so that a benchmark can report its figures both as the
 folder labels them and corrected (bench/label_corrections.csv, `bench/vision_eval.py`).
+
+Three more folders (see ../shared/data/README.md):
+
+- ``tomitomi-dish-crops``: single-die greyscale crops, for the pip classifier only (never the
+  finder: a crop is not a scene). Its label box is the whole 128 px crop, but the die fills
+  only part of it, so a crop's die is given a side of ``CROP_DIE_SHARE`` x the crop. 219
+  crops have a near-twin somewhere else in the folder, so it is split by blocks of file
+  numbers, and a crop with a near-twin in another part moves to the training part
+  together with its twin (`near_twin_groups`).
+- ``skovy-catan-webcam`` and ``chase-casino-crops``: **measure only**, never trained or
+  tuned on (`load_measure_only`; `load_split` never reads them). chase-casino-crops are
+  single-die crops too (the box is the whole crop, the die fills it).
+
+The calibration part (`DatasetSplit.calibration`) is held back from the training folders
+for what must be fitted on photos the models never trained on but that must not be the
+validation part: the confidence map, the auto-apply threshold and the finder's peak rule.
+New models never train on it (models trained before 2026-12 did: see models/README.md):
+
+- ``byler-d6-train``: every 5th image by sorted name from index 1 (1, 6, 11, ...);
+- ``epanemu-dice3``: every 8th photo of ``train/`` (by sorted photo name, from index 3) with
+  all of its augmented copies (``NAME_jpg.rf.HASH.jpg`` are copies of one photo);
+- ``matteop65-d6``: the session of ``train/`` whose frames are named ``six_*`` (a whole
+  webcam session, so no neighbouring frame is left in training; it holds every value);
+- ``tomitomi-dish-crops``: blocks 3 and 11 of each value (blocks of 25 file numbers), and
+  blocks 7 and 15 are its validation part.
 """
 
 from __future__ import annotations
@@ -43,10 +68,27 @@ logger = logging.getLogger(__name__)
 BYLER = "byler-d6-train"
 EPANEMU = "epanemu-dice3"
 MATTEO = "matteop65-d6"
-FOLDERS = (BYLER, EPANEMU, MATTEO)
+FOLDERS = (BYLER, EPANEMU, MATTEO)  # the labelled scene folders the models train on
+TOMITOMI = "tomitomi-dish-crops"  # single-die crops: the classifier trains on them
+SKOVY = "skovy-catan-webcam"  # measure only
+CHASE = "chase-casino-crops"  # measure only: single-die crops
+MEASURE_ONLY = (SKOVY, CHASE)
+# Folders of single-die crops, whose label box is the whole crop: the die's side as a
+# share of the crop's side (tomitomi's die fills 40-65 % of its crop turned, about 0.38 of
+# it as a side; a chase crop is cut tight around its die).
+CROP_DIE_SHARE = {TOMITOMI: 0.38, CHASE: 1.0}
+CROP_BOX_TOLERANCE = 1e-3  # how far "cls 0.5 0.5 1 1" may be from exact in a crop label
 
 # Every BYLER_VALIDATION_EVERY-th byler image (by sorted name) is held out.
 BYLER_VALIDATION_EVERY = 5
+BYLER_CALIBRATION_OFFSET = 1  # ... and every 5th from index 1 is the calibration part
+EPANEMU_CALIBRATION_EVERY, EPANEMU_CALIBRATION_OFFSET = 8, 3  # photos of train/
+EPANEMU_COPY_MARK = "_jpg.rf."  # NAME_jpg.rf.HASH.jpg: an augmented copy of photo NAME
+MATTEO_CALIBRATION_SESSION = "six"  # train/six_*.jpg
+TOMITOMI_BLOCK = 25  # file numbers per block
+TOMITOMI_CALIBRATION_BLOCKS = (3, 11)
+TOMITOMI_VALIDATION_BLOCKS = (7, 15)
+NEAR_TWIN_BITS = 10  # dHash (16 x 16 gradients) distance of a near-twin, as the README's
 # matteop65 pip-pattern boxes -> whole-die squares (see the module docstring).
 MATTEO_DIE_FACTOR = 1.5
 MATTEO_SINGLE_PIP_FACTOR = 2.0
@@ -101,13 +143,25 @@ class LabelledImage:
 
 @dataclass(frozen=True, slots=True)
 class DatasetSplit:
-    """The fixed split: ``train`` may be trained on, ``validation`` (per folder) never."""
+    """The fixed split: ``train`` (scenes: both models) and ``train_crops`` (single-die
+    crops: the classifier only) may be trained on; ``calibration`` (per folder) is for
+    fitting the confidence map and choosing thresholds, never trained on by new models;
+    ``validation`` (per folder) is never trained on nor used to tune anything."""
 
     train: tuple[LabelledImage, ...]
     validation: dict[str, tuple[LabelledImage, ...]]
+    calibration: dict[str, tuple[LabelledImage, ...]] = dataclasses.field(default_factory=dict)
+    train_crops: tuple[LabelledImage, ...] = ()
 
     def all_validation(self) -> tuple[LabelledImage, ...]:
         return tuple(image for images in self.validation.values() for image in images)
+
+    def all_calibration(self) -> tuple[LabelledImage, ...]:
+        return tuple(image for images in self.calibration.values() for image in images)
+
+    def scene_validation(self) -> dict[str, tuple[LabelledImage, ...]]:
+        """The validation parts of the scene folders (those a finder is measured on)."""
+        return {name: images for name, images in self.validation.items() if name in FOLDERS}
 
 
 def parse_label_file(
@@ -167,6 +221,42 @@ def read_yolo_folder(
     return result
 
 
+def is_crop_folder(folder: Path) -> bool:
+    """Whether a folder holds single-die crops whose label box is the whole crop
+    (tomitomi-dish-crops, chase-casino-crops, named in its path)."""
+    return crop_folder_name(folder) is not None
+
+
+def crop_folder_name(folder: Path) -> str | None:
+    parts = folder.resolve().parts
+    return next((name for name in CROP_DIE_SHARE if name in parts), None)
+
+
+def read_crop_folder(folder: Path, name: str | None = None) -> list[LabelledImage]:
+    """Single-die crops (images/ and labels/ inside): each label file must hold one line
+    ``cls 0.5 0.5 1 1``, the box being the whole crop; the die is centred, its side
+    ``CROP_DIE_SHARE`` x the crop's (1.0 for an unknown folder). Raises DatasetError naming
+    the file whose label breaks that convention."""
+    name = name or crop_folder_name(folder) or folder.name
+    share = CROP_DIE_SHARE.get(name, 1.0)
+    images = read_yolo_folder(folder / "images", folder / "labels", name)
+    result = []
+    for labelled in images:
+        label = (folder / "labels" / labelled.path.stem).with_suffix(".txt")
+        if len(labelled.dice) != 1:
+            raise DatasetError(f"{label}: a crop's label holds one die, not {len(labelled.dice)}")
+        (die,) = labelled.dice
+        width, height = labelled.width, labelled.height
+        whole = (die.cx / width, die.cy / height, die.w / width, die.h / height)
+        if any(
+            abs(a - b) > CROP_BOX_TOLERANCE for a, b in zip(whole, (0.5, 0.5, 1, 1), strict=True)
+        ):
+            raise DatasetError(f"{label}: a crop's box must be the whole crop (0.5 0.5 1 1)")
+        centred = LabelledDie(width / 2, height / 2, width * share, height * share, die.value)
+        result.append(dataclasses.replace(labelled, dice=(centred,)))
+    return result
+
+
 def has_pip_pattern_boxes(folder: Path) -> bool:
     """Whether a folder's labels box only the pip pattern (matteop65-d6, named in its
     path), so that they need enlarging to the whole die."""
@@ -181,6 +271,8 @@ def read_labelled_folder(
     ``pip_pattern_boxes`` None: as `has_pip_pattern_boxes` says for the folder."""
     if pip_pattern_boxes is None:
         pip_pattern_boxes = has_pip_pattern_boxes(folder)
+    if is_crop_folder(folder):
+        return read_crop_folder(folder)
     if (folder / "images").is_dir():
         images, labels = folder / "images", folder / "labels"
     else:
@@ -195,34 +287,132 @@ def every_nth(images: Sequence[LabelledImage], every: int, offset: int) -> list[
 
 
 def load_split(data_root: Path | None = None) -> DatasetSplit:
-    """The documented train/validation split of every folder under ``data_root``."""
+    """The documented train / calibration / validation split of every training folder
+    under ``data_root`` (the measure-only folders are not read: `load_measure_only`)."""
     root = data_root if data_root is not None else default_data_root()
     if not root.is_dir():
         raise DatasetError(f"{root}: no data folder (expected ../shared/data)")
+    parts = [_byler_parts(root), _epanemu_parts(root), _matteo_parts(root)]
+    if (root / TOMITOMI).is_dir():
+        parts.append(_tomitomi_parts(root))
+    train: list[LabelledImage] = []
+    crops: list[LabelledImage] = []
+    calibration: dict[str, tuple[LabelledImage, ...]] = {}
+    validation: dict[str, tuple[LabelledImage, ...]] = {}
+    for name, (trained, held_back, valid) in zip((*FOLDERS, TOMITOMI), parts, strict=False):
+        (crops if name in CROP_DIE_SHARE else train).extend(trained)
+        calibration[name] = tuple(held_back)
+        validation[name] = tuple(valid)
+    return DatasetSplit(tuple(train), validation, calibration, tuple(crops))
 
+
+Parts = tuple[list[LabelledImage], list[LabelledImage], list[LabelledImage]]
+
+
+def _byler_parts(root: Path) -> Parts:
     byler = read_yolo_folder(root / BYLER / "images", root / BYLER / "labels", BYLER)
-    byler_valid = every_nth(byler, BYLER_VALIDATION_EVERY, offset=BYLER_VALIDATION_EVERY - 1)
-    byler_train = [im for im in byler if im not in byler_valid]
+    valid = every_nth(byler, BYLER_VALIDATION_EVERY, offset=BYLER_VALIDATION_EVERY - 1)
+    held_back = every_nth(byler, BYLER_VALIDATION_EVERY, offset=BYLER_CALIBRATION_OFFSET)
+    trained = [im for im in byler if im not in valid and im not in held_back]
+    return trained, held_back, valid
 
-    epanemu = root / EPANEMU
-    epanemu_train = read_yolo_folder(epanemu / "train/images", epanemu / "train/labels", EPANEMU)
-    epanemu_valid = read_yolo_folder(epanemu / "valid/images", epanemu / "valid/labels", EPANEMU)
 
-    matteo = root / MATTEO
-    matteo_train = read_yolo_folder(
-        matteo / "train", matteo / "train", MATTEO, pip_pattern_boxes=True
+def epanemu_photo(path: Path) -> str:
+    """The photo an epanemu image is a copy of: NAME of NAME_jpg.rf.HASH.jpg."""
+    return path.name.split(EPANEMU_COPY_MARK)[0]
+
+
+def _epanemu_parts(root: Path) -> Parts:
+    folder = root / EPANEMU
+    train = read_yolo_folder(folder / "train/images", folder / "train/labels", EPANEMU)
+    valid = read_yolo_folder(folder / "valid/images", folder / "valid/labels", EPANEMU)
+    photos = sorted({epanemu_photo(im.path) for im in train})
+    chosen = set(every_nth_name(photos, EPANEMU_CALIBRATION_EVERY, EPANEMU_CALIBRATION_OFFSET))
+    held_back = [im for im in train if epanemu_photo(im.path) in chosen]
+    return [im for im in train if epanemu_photo(im.path) not in chosen], held_back, valid
+
+
+def every_nth_name(names: Sequence[str], every: int, offset: int) -> list[str]:
+    return [name for k, name in enumerate(names) if k % every == offset % every]
+
+
+def _matteo_parts(root: Path) -> Parts:
+    folder = root / MATTEO
+    train = read_yolo_folder(folder / "train", folder / "train", MATTEO, pip_pattern_boxes=True)
+    valid = read_yolo_folder(folder / "valid", folder / "valid", MATTEO, pip_pattern_boxes=True)
+    session = f"{MATTEO_CALIBRATION_SESSION}_"
+    held_back = [im for im in train if im.path.name.startswith(session)]
+    return [im for im in train if not im.path.name.startswith(session)], held_back, valid
+
+
+def tomitomi_block(path: Path) -> int:
+    """The block of a tomitomi crop: its file number (p<pips>_<number>.jpg) // 25."""
+    try:
+        return int(path.stem.split("_")[1]) // TOMITOMI_BLOCK
+    except (IndexError, ValueError) as exc:
+        raise DatasetError(f"{path}: not named p<pips>_<number>") from exc
+
+
+def _tomitomi_parts(root: Path) -> Parts:
+    crops = read_crop_folder(root / TOMITOMI, TOMITOMI)
+    part = []
+    for labelled in crops:
+        block = tomitomi_block(labelled.path) % 16
+        part.append(
+            1 if block in TOMITOMI_CALIBRATION_BLOCKS else 2 * (block in TOMITOMI_VALIDATION_BLOCKS)
+        )
+    # near-twins in different parts would leak: their whole group trains
+    for group in near_twin_groups([im.path for im in crops]):
+        if len({part[k] for k in group}) > 1:
+            for k in group:
+                part[k] = 0
+    return tuple(  # type: ignore[return-value]
+        [im for im, p in zip(crops, part, strict=True) if p == wanted] for wanted in (0, 1, 2)
     )
-    matteo_valid = read_yolo_folder(
-        matteo / "valid", matteo / "valid", MATTEO, pip_pattern_boxes=True
-    )
-    return DatasetSplit(
-        train=tuple(byler_train + epanemu_train + matteo_train),
-        validation={
-            BYLER: tuple(byler_valid),
-            EPANEMU: tuple(epanemu_valid),
-            MATTEO: tuple(matteo_valid),
-        },
-    )
+
+
+def dhash(image_grey: np.ndarray) -> np.ndarray:
+    """A 256-bit difference hash: the signs of horizontal gradients of the picture shrunk
+    to 17 x 16, packed into 32 bytes."""
+    small = cv2.resize(image_grey, (17, 16), interpolation=cv2.INTER_AREA).astype(np.int16)
+    return np.packbits(small[:, 1:] > small[:, :-1])
+
+
+def near_twin_groups(paths: Sequence[Path], bits: int = NEAR_TWIN_BITS) -> list[list[int]]:
+    """Groups (indices into ``paths``, two or more each) of pictures joined by chains of
+    near-twins: dHash distance <= ``bits``."""
+    hashes = []
+    for path in paths:
+        grey = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+        if grey is None:
+            raise DatasetError(f"{path}: not a readable image")
+        hashes.append(dhash(grey))
+    packed = np.stack(hashes) if hashes else np.zeros((0, 32), np.uint8)
+    ones = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
+    parent = list(range(len(paths)))
+
+    def root_of(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for k in range(len(paths)):
+        distance = ones[packed[k + 1 :] ^ packed[k]].sum(axis=1)
+        for j in np.flatnonzero(distance <= bits) + k + 1:
+            parent[root_of(int(j))] = root_of(k)
+    groups: dict[int, list[int]] = {}
+    for k in range(len(paths)):
+        groups.setdefault(root_of(k), []).append(k)
+    return [group for group in groups.values() if len(group) > 1]
+
+
+def load_measure_only(data_root: Path | None = None) -> dict[str, tuple[LabelledImage, ...]]:
+    """The measure-only folders (never trained or tuned on: report on them only), each as
+    its labels say: skovy-catan-webcam's scenes, chase-casino-crops' single-die crops."""
+    root = data_root if data_root is not None else default_data_root()
+    skovy = read_yolo_folder(root / SKOVY / "images", root / SKOVY / "labels", SKOVY)
+    return {SKOVY: tuple(skovy), CHASE: tuple(read_crop_folder(root / CHASE, CHASE))}
 
 
 # ----------------------------------------------------------------------------------------
