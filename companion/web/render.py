@@ -29,9 +29,11 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
 from companion.web.auth import Viewer
+from companion.web.snapshot import Snapshot
+from companion.web.views import live_context
 
 if TYPE_CHECKING:
-    from companion.web.tables import Snapshot, Table
+    from companion.web.tables import Table  # the table draws through here: a type only
 
 LIVE_TEMPLATE = "_live.html"
 SHEET_TEMPLATE = "_sheet.html"
@@ -110,8 +112,6 @@ def render_live(
     templates: Jinja2Templates, table: Table, snapshot: Snapshot, viewer: Viewer, mode: str
 ) -> Fragment:
     """The live fragment of `snapshot` for this viewer (pure CPU work: run it off the loop)."""
-    from companion.web.views import live_context  # views import tables, which import this
-
     context: dict[str, Any] = live_context(snapshot, viewer, mode)
     context["table_id"] = table.table_id
     sheets = table.sheet_cache

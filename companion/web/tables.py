@@ -21,12 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from companion.rules.base import Die, Game, Move, Outcome, Reason, Rejection, Roll, Score, Turn
+from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
 from companion.rules.session import CAMERA, Session, replay_record
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
 from companion.web.render import Fragment, SheetCache
+from companion.web.snapshot import Snapshot
 from companion.web.store import Device, LogEntry, Store, TableRow
 
 logger = logging.getLogger(__name__)
@@ -37,25 +38,6 @@ _Mark = tuple[list[Any], list[Any], int]
 
 class TableLoadError(Exception):
     """A stored table whose log no longer replays (e.g. the engine changed)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """What every screen draws from: the state after `state_id` accepted actions."""
-
-    state_id: int
-    game: Game[Any, Any]
-    state: Any
-    players: tuple[str, ...]
-    turn: Turn
-    scores: tuple[Score, ...]
-    outcome: Outcome | None
-    last_by: str | None  # who made the action an undo would take back
-    ended_by_host: bool
-
-    @property
-    def finished(self) -> bool:
-        return self.outcome is not None or self.ended_by_host
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from companion.rules.session import replay_record
 from companion.web.app import create_app
 from companion.web.auth import Viewer
 from companion.web.settings import Settings
-from companion.web.tables import Snapshot
+from companion.web.snapshot import Snapshot
 from companion.web.views import breakdown_table, live_context, with_names
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player, snapshot_of
 

@@ -24,7 +24,8 @@ from companion.web.deps import (
     client_key,
 )
 from companion.web.settings import Settings
-from companion.web.tables import Snapshot, Table
+from companion.web.snapshot import Snapshot
+from companion.web.tables import Table
 from companion.web.views import move_attr, with_names
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin])

@@ -30,7 +30,7 @@ from typing import Any
 
 from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Score, Turn
 from companion.web.auth import Viewer
-from companion.web.tables import Snapshot
+from companion.web.snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
 

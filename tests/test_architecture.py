@@ -1,0 +1,280 @@
+"""The house rules of docs/ARCHITECTURE.md, checked on the source files with `ast`:
+
+- the import contract: rules import nothing of vision, live or web; vision nothing of
+  rules, live or web; live nothing of web; and no import cycle anywhere in companion/;
+- no function in companion/ longer than MAX_FUNCTION_LINES, except those in
+  LONG_FUNCTIONS (a list that only shrinks: an entry that is no longer needed fails too);
+- no new `Any`: each package of companion/ uses it at most as often as ANY_BUDGET says
+  (and the budget is lowered when a package needs fewer).
+
+Ruff's C90 (max-complexity 12, pyproject.toml) and mypy complete the gates in .ci/run.
+Imports inside functions count (they run too); imports under `if TYPE_CHECKING:` do not
+(they never run)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "companion"
+
+# (layer, the layers it must not import)
+FORBIDDEN_IMPORTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("companion.rules", ("companion.vision", "companion.live", "companion.web")),
+    ("companion.vision", ("companion.rules", "companion.live", "companion.web")),
+    ("companion.live", ("companion.web",)),
+)
+
+MAX_FUNCTION_LINES = 60
+
+# Functions over MAX_FUNCTION_LINES today ("path::qualified name": lines). Split them; remove
+# the entry when a function is short enough; never add one.
+LONG_FUNCTIONS: dict[str, int] = {
+    "companion/cli.py::build_parser": 62,
+    "companion/live/demo.py::render_throws": 80,
+    "companion/live/match.py::match_roll": 86,
+    "companion/rules/qwixx.py::Qwixx.apply": 85,
+    "companion/vision/colour.py::parse_dice_set": 64,
+    "companion/vision/render.py::_surface": 130,
+    "companion/vision/render.py::_clutter_item": 100,
+    "companion/vision/render.py::render_scene": 161,
+    "companion/web/app.py::create_app": 91,
+    "companion/web/routes/ws.py::table_socket": 161,
+    "companion/web/routes/ws.py::table_socket.receive_actions": 107,
+    "companion/web/views/__init__.py::live_context": 77,
+    "companion/web/views/qwixx.py::sheet": 66,
+    "companion/web/views/sixto.py::sheet": 66,
+}
+
+# How often each package may name `typing.Any` (annotations, casts, aliases; imports not
+# counted). Lower a budget when a package needs fewer; never raise one.
+ANY_BUDGET: dict[str, int] = {
+    "companion": 9,  # the modules directly in companion/
+    "companion.rules": 55,
+    "companion.vision": 6,
+    "companion.live": 0,
+    "companion.web": 135,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Module:
+    name: str  # dotted, e.g. "companion.web.tables"
+    path: Path
+    is_package: bool  # an __init__.py
+
+    @property
+    def relative(self) -> str:
+        return self.path.relative_to(ROOT).as_posix()
+
+
+@cache
+def modules() -> dict[str, Module]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts.pop()
+        name = ".".join(parts)
+        found[name] = Module(name, path, is_package)
+    return found
+
+
+@cache
+def tree_of(module: Module) -> ast.Module:
+    return ast.parse(module.path.read_text(encoding="utf-8"), filename=str(module.path))
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import under `node` that can run (not the body of `if TYPE_CHECKING:`)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child
+        elif isinstance(child, ast.If) and _is_type_checking(child):
+            for other in child.orelse:
+                yield from _import_nodes(ast.Module(body=[other], type_ignores=[]))
+        else:
+            yield from _import_nodes(child)
+
+
+def _ours(name: str) -> str | None:
+    """The deepest module of companion/ that `name` names (a.b.c -> a.b when c is a name
+    inside a.b), or None when it is not ours."""
+    known = modules()
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports_of(module: Module) -> set[str]:
+    """The modules of companion/ that `module` imports."""
+    found: set[str] = set()
+    for node in _import_nodes(tree_of(module)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            if node.level:
+                package = module.name.split(".")
+                if not module.is_package:
+                    package.pop()
+                package = package[: len(package) - (node.level - 1)]
+                base = ".".join([*package, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            targets = [f"{base}.{alias.name}" for alias in node.names]
+        for target in targets:
+            ours = _ours(target)
+            if ours is not None and ours != module.name:
+                found.add(ours)
+    return found
+
+
+def _in_layer(name: str, layer: str) -> bool:
+    return name == layer or name.startswith(layer + ".")
+
+
+def test_the_layers_import_only_inwards() -> None:
+    broken = []
+    for module in modules().values():
+        for layer, forbidden in FORBIDDEN_IMPORTS:
+            if not _in_layer(module.name, layer):
+                continue
+            for target in sorted(imports_of(module)):
+                if any(_in_layer(target, other) for other in forbidden):
+                    broken.append(f"{module.relative} imports {target}")
+    assert not broken, "imports against the layers (docs/ARCHITECTURE.md):\n" + "\n".join(broken)
+
+
+def import_cycles() -> list[list[str]]:
+    """The import cycles among companion's modules: Tarjan's strongly connected components
+    of more than one module (or a module importing itself)."""
+    graph = {name: sorted(imports_of(module)) for name, module in modules().items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        stack.append(name)
+        on_stack.add(name)
+        for target in graph[name]:
+            if target not in index:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in on_stack:
+                low[name] = min(low[name], index[target])
+        if low[name] == index[name]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == name:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in graph:
+        if name not in index:
+            visit(name)
+    return cycles
+
+
+def test_no_import_cycle_in_companion() -> None:
+    assert import_cycles() == []
+
+
+def test_the_import_checks_see_imports_inside_functions_and_skip_type_checking() -> None:
+    """The checks above can fail: the views' import of the tables' snapshot (at module
+    level) and render's import of the tables under TYPE_CHECKING are told apart."""
+    render = modules()["companion.web.render"]
+    assert "companion.web.views" in imports_of(render)
+    assert "companion.web.tables" not in imports_of(render)  # only for type checking
+    camera = modules()["companion.live.camera"]
+    assert "companion.vision.annotate" in imports_of(camera)  # inside a function
+
+
+def functions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.AST, int]]:
+    """(qualified name, node, lines) of every function, nested ones too."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            name = prefix + node.name
+            assert node.end_lineno is not None
+            yield name, node, node.end_lineno - node.lineno + 1
+            yield from functions(node, name + ".")
+        elif isinstance(node, ast.ClassDef):
+            yield from functions(node, prefix + node.name + ".")
+
+
+def function_lengths() -> dict[str, int]:
+    return {
+        f"{module.relative}::{name}": lines
+        for module in modules().values()
+        for name, _node, lines in functions(tree_of(module))
+    }
+
+
+def test_no_function_is_longer_than_a_screen() -> None:
+    lengths = function_lengths()
+    too_long = {
+        name: lines
+        for name, lines in lengths.items()
+        if lines > MAX_FUNCTION_LINES and lines > LONG_FUNCTIONS.get(name, 0)
+    }
+    assert not too_long, (
+        f"functions over {MAX_FUNCTION_LINES} lines (split them into named steps): {too_long}"
+    )
+
+
+def test_the_long_function_list_only_shrinks() -> None:
+    lengths = function_lengths()
+    stale = {
+        name: lengths.get(name)
+        for name, allowed in LONG_FUNCTIONS.items()
+        if lengths.get(name, 0) <= MAX_FUNCTION_LINES or lengths[name] < allowed
+    }
+    assert not stale, (
+        f"LONG_FUNCTIONS entries to remove or lower (now the length shown, None: gone): {stale}"
+    )
+
+
+def any_count(module: Module) -> int:
+    return sum(
+        1
+        for node in ast.walk(tree_of(module))
+        if (isinstance(node, ast.Name) and node.id == "Any")
+        or (isinstance(node, ast.Attribute) and node.attr == "Any")
+    )
+
+
+def package_of(module: Module) -> str:
+    """The budget a module counts against: its package below companion/ (companion.web for
+    companion.web.views.sixis), or "companion" for the modules directly in companion/."""
+    parts = module.name.split(".")
+    depth = len(parts) if module.is_package else len(parts) - 1
+    return ".".join(parts[: min(depth, 2)])
+
+
+def test_no_new_any() -> None:
+    counts: dict[str, int] = dict.fromkeys(ANY_BUDGET, 0)
+    for module in modules().values():
+        package = package_of(module)
+        counts[package] = counts.get(package, 0) + any_count(module)
+    over = {p: n for p, n in counts.items() if n > ANY_BUDGET.get(p, 0)}
+    assert not over, f"more `Any` than the budget allows (type it instead): {over}"
+    under = {p: n for p, n in counts.items() if n < ANY_BUDGET[p]}
+    assert not under, f"fewer `Any` than the budget: lower ANY_BUDGET to {under}"
