@@ -61,7 +61,10 @@ CLASSIFIER_SIZE = 48
 CROP_MARGIN = 1.3
 FINDER_LONG_SIDE = 512
 FINDER_WINDOW = 192
-VERSION = "1.4.0"
+# the versions the next exports get (classifier 2.0.0: trained from scratch on new data,
+# the calibration part held back, with the embedding output)
+CLASSIFIER_VERSION = "2.0.0"
+FINDER_VERSION = "1.5.0"
 
 
 def set_seed(seed: int) -> None:
@@ -293,7 +296,7 @@ def export_onnx(
     module: nn.Module,
     example: torch.Tensor,
     path: Path,
-    output: str,
+    outputs: tuple[str, ...],
     dynamic: dict[int, str],
     labels: tuple[str, ...],
 ) -> None:
@@ -303,8 +306,8 @@ def export_onnx(
         (example,),
         str(path),
         input_names=["image"],
-        output_names=[output],
-        dynamic_axes={"image": dynamic, output: {0: "batch"}},
+        output_names=list(outputs),
+        dynamic_axes={"image": dynamic, **{name: {0: "batch"} for name in outputs}},
         opset_version=17,
         dynamo=False,
     )
@@ -549,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
                 ClassifierExport(net),
                 torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE),
                 out / "pip_classifier.onnx",
-                "probabilities",
+                ("probabilities", "embedding"),
                 {0: "batch"},
                 EXPECTED_LABELS,
             )
@@ -563,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
             out / "pip_classifier.json",
             {
                 "name": "pip_classifier",
-                "version": VERSION,
+                "version": CLASSIFIER_VERSION,
                 "task": "read the top face of one six-sided pip die from a crop",
                 "created": today,
                 "input": input_block(
@@ -572,8 +575,14 @@ def main(argv: list[str] | None = None) -> int:
                 "crop": "square of crop_margin x the die's side around its centre, turned "
                 "by the box angle (cv2.getRotationMatrix2D(centre, angle)), resized",
                 "outputs": {
-                    "names": ["probabilities"],
-                    "meaning": "batch x 7 softmax probabilities in label order",
+                    "names": ["probabilities", "embedding"],
+                    "shapes": {
+                        "probabilities": ["batch", len(EXPECTED_LABELS)],
+                        "embedding": ["batch", ClassifierNet().fc.in_features],
+                    },
+                    "meaning": "probabilities: batch x 7 softmax probabilities in label "
+                    "order; embedding: the pooled features of the crop before the final "
+                    "linear layer (probabilities = softmax(embedding x W^T + b))",
                 },
                 "labels": list(EXPECTED_LABELS),
                 "options": {"crop_margin": CROP_MARGIN, "min_confidence": 0.7},
@@ -627,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
                     FinderExport(net),
                     torch.zeros(1, 3, 288, FINDER_LONG_SIDE),
                     previous,
-                    "maps",
+                    ("maps",),
                     {0: "batch", 2: "height", 3: "width"},
                     ("die",),
                 )
@@ -637,13 +646,13 @@ def main(argv: list[str] | None = None) -> int:
             FinderExport(net),
             torch.zeros(1, 3, 288, FINDER_LONG_SIDE),
             out / "dice_finder.onnx",
-            "maps",
+            ("maps",),
             {0: "batch", 2: "height", 3: "width"},
             ("die",),
         )
         manifest = {
             "name": "dice_finder",
-            "version": VERSION,
+            "version": FINDER_VERSION,
             "task": "find six-sided dice in a table photo (CenterNet-style, stride 4)",
             "created": today,
             "input": input_block(

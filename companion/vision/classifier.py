@@ -10,12 +10,18 @@ reading below the manifest's confidence threshold gets the flag "low_confidence"
 A die read with less than that confidence gets a second look: its crop turned by 90, 180
 and 270 degrees and mirrored (a face's pip count does not change under any of the eight),
 all eight views averaged. Only the unsure dice pay for it, so a frame of clearly read dice
-costs one small batch."""
+costs one small batch.
+
+A classifier whose manifest declares the output ``embedding`` (1.3.1 on) also gives each
+crop's pooled features before the final linear layer, from the same batch call: what the
+adaptation to a new table builds on. They are the features of the crop as cut (the first
+view), never averaged over the second look, so that one die always gives like features."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -30,8 +36,19 @@ logger = logging.getLogger(__name__)
 CLASSIFIER_FILE = "pip_classifier.onnx"
 LOW_CONFIDENCE = "low_confidence"
 EXPECTED_LABELS = ("1", "2", "3", "4", "5", "6", UNREADABLE)
+PROBABILITIES_OUTPUT = "probabilities"
+EMBEDDING_OUTPUT = "embedding"
 
 Reading = tuple[int | None, float, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Classified:
+    """One batch of crops read: N x 7 probabilities (second look applied) and, when the
+    model has the output, N x D embeddings (None otherwise)."""
+
+    probabilities: np.ndarray
+    embeddings: np.ndarray | None
 
 
 def crop_square(
@@ -78,7 +95,12 @@ class PipClassifier:
             raise ModelError(
                 f"{model.path}: labels {manifest.labels} are not the expected {EXPECTED_LABELS}"
             )
+        names = manifest.output_names
+        if PROBABILITIES_OUTPUT not in names:
+            raise ModelError(f"{model.path}: outputs {names} lack {PROBABILITIES_OUTPUT!r}")
         self.model = model
+        self.probabilities_index = names.index(PROBABILITIES_OUTPUT)
+        self.embedding_index = names.index(EMBEDDING_OUTPUT) if EMBEDDING_OUTPUT in names else None
         self.size = manifest.input.size
         self.margin = float(manifest.option("crop_margin", 1.3))
         self.min_confidence = float(manifest.option("min_confidence", 0.7))
@@ -105,36 +127,52 @@ class PipClassifier:
             crops = crops[..., ::-1]
         return crops
 
-    def probabilities(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> np.ndarray:
-        """N x 7 class probabilities ("1".."6", "unreadable"): one batch, then the
-        second look (module docstring) for the dice read under ``second_look_below``."""
+    def classify(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> Classified:
+        """N x 7 class probabilities ("1".."6", "unreadable") and the embeddings: one
+        batch, then the second look (module docstring) for the dice read under
+        ``second_look_below``."""
         crops = self.crops(image_bgr, boxes)
-        probabilities = self.model.run(self.model.normalise(crops))[0]
+        outputs = self.model.run(self.model.normalise(crops))
+        probabilities = outputs[self.probabilities_index]
+        embeddings = None if self.embedding_index is None else outputs[self.embedding_index]
         unsure = np.flatnonzero(probabilities.max(axis=1) < self.second_look_below)
         if len(unsure):
             views = symmetric_views(crops[unsure])
-            others = self.model.run(self.model.normalise(views))[0]
+            others = self.model.run(self.model.normalise(views))[self.probabilities_index]
             others = others.reshape(-1, len(unsure), probabilities.shape[1])
             probabilities[unsure] = (probabilities[unsure] + others.sum(axis=0)) / (1 + len(others))
-        return probabilities
+        return Classified(probabilities, embeddings)
+
+    def probabilities(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> np.ndarray:
+        """N x 7 class probabilities, second look applied (`classify`)."""
+        return self.classify(image_bgr, boxes).probabilities
 
     def read(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> list[Reading]:
         """Per box: (value 1-6 or None, confidence 0..1, flags)."""
+        return self.read_with_embeddings(image_bgr, boxes)[0]
+
+    def read_with_embeddings(
+        self, image_bgr: np.ndarray, boxes: Sequence[DieBox]
+    ) -> tuple[list[Reading], np.ndarray | None]:
+        """`read` and the N x D embeddings of the same batch (None when the model has no
+        embedding output, or the picture is not one)."""
         if not boxes:
-            return []
+            return [], None
         image = as_bgr_uint8(image_bgr)
         if image is None:
-            return [(None, 0.0, (UNREADABLE,)) for _ in boxes]
-        readings: list[Reading] = []
-        for probs in self.probabilities(image, boxes):
-            best = int(np.argmax(probs))
-            confidence = float(probs[best])
-            flags: list[str] = []
-            value: int | None = best + 1
-            if EXPECTED_LABELS[best] == UNREADABLE:
-                value = None
-                flags.append(UNREADABLE)
-            if confidence < self.min_confidence:
-                flags.append(LOW_CONFIDENCE)
-            readings.append((value, confidence, tuple(flags)))
-        return readings
+            return [(None, 0.0, (UNREADABLE,)) for _ in boxes], None
+        classified = self.classify(image, boxes)
+        return [self.reading(probs) for probs in classified.probabilities], classified.embeddings
+
+    def reading(self, probabilities: np.ndarray) -> Reading:
+        """One die's (value, confidence, flags) from its 7 probabilities."""
+        best = int(np.argmax(probabilities))
+        confidence = float(probabilities[best])
+        flags: list[str] = []
+        value: int | None = best + 1
+        if EXPECTED_LABELS[best] == UNREADABLE:
+            value = None
+            flags.append(UNREADABLE)
+        if confidence < self.min_confidence:
+            flags.append(LOW_CONFIDENCE)
+        return value, confidence, tuple(flags)

@@ -7,6 +7,7 @@ reading dice wrongly later. (The idea follows Frigate's detector plugins; our ow
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -62,6 +63,9 @@ class Manifest:
     labels: tuple[str, ...]
     sha256: str
     raw: dict[str, Any]
+    # declared shape per output (optional in a manifest; checked at load when given):
+    # a str is a dynamic dimension, an int a fixed one
+    output_shapes: dict[str, tuple[int | str, ...]] = dataclasses.field(default_factory=dict)
 
     def option(self, key: str, default: Any) -> Any:
         """A model-specific setting from the manifest's ``options`` (e.g. thresholds)."""
@@ -98,6 +102,10 @@ def parse_manifest(path: Path) -> Manifest:
             std=tuple(float(v) for v in spec["std"]),  # type: ignore[arg-type]
         )
         output_names = tuple(str(n) for n in outputs["names"])
+        output_shapes = {
+            str(name): tuple(d if isinstance(d, str) else int(d) for d in shape)
+            for name, shape in dict(outputs.get("shapes", {})).items()
+        }
         labels = tuple(str(label) for label in raw["labels"])
     except (TypeError, ValueError, KeyError, IndexError) as exc:
         raise ModelError(f"{path}: malformed manifest field ({exc!r})") from exc
@@ -105,6 +113,9 @@ def parse_manifest(path: Path) -> Manifest:
         raise ModelError(f"{path}: input must be NCHW with colour order RGB or BGR")
     if len(input_spec.mean) != 3 or len(input_spec.std) != 3 or 0.0 in input_spec.std:
         raise ModelError(f"{path}: input mean/std need three values, std non-zero")
+    unknown = [name for name in output_shapes if name not in output_names]
+    if unknown:
+        raise ModelError(f"{path}: manifest 'outputs.shapes' names unknown outputs {unknown}")
     return Manifest(
         name=str(raw["name"]),
         version=str(raw["version"]),
@@ -114,6 +125,17 @@ def parse_manifest(path: Path) -> Manifest:
         labels=labels,
         sha256=str(raw["sha256"]).lower(),
         raw=raw,
+        output_shapes=output_shapes,
+    )
+
+
+def _same_shape(actual: tuple[object, ...], declared: tuple[int | str, ...]) -> bool:
+    """Fixed dims must agree; a dim the manifest calls dynamic (a name) must be dynamic."""
+    if len(actual) != len(declared):
+        return False
+    return all(
+        isinstance(want, int) == isinstance(got, int) and (not isinstance(want, int) or want == got)
+        for got, want in zip(actual, declared, strict=True)
     )
 
 
@@ -182,19 +204,21 @@ class OnnxModel:
         actual_shape = tuple(inputs[0].shape)
         if len(actual_shape) != len(spec.shape):
             raise ModelError(f"{where}: input rank {actual_shape} != manifest {spec.shape}")
-        for actual_dim, declared in zip(actual_shape, spec.shape, strict=True):
-            # Fixed dims must agree; a dim the manifest calls dynamic must be dynamic.
-            if isinstance(declared, int) != isinstance(actual_dim, int) or (
-                isinstance(declared, int) and declared != actual_dim
-            ):
-                raise ModelError(
-                    f"{where}: input shape {actual_shape} != manifest shape {spec.shape}"
-                )
-        output_names = tuple(o.name for o in self.session.get_outputs())
+        if not _same_shape(actual_shape, spec.shape):
+            raise ModelError(f"{where}: input shape {actual_shape} != manifest shape {spec.shape}")
+        outputs = self.session.get_outputs()
+        output_names = tuple(o.name for o in outputs)
         if output_names != self.manifest.output_names:
             raise ModelError(
                 f"{where}: model outputs {output_names} != manifest {self.manifest.output_names}"
             )
+        for output in outputs:
+            declared_shape = self.manifest.output_shapes.get(output.name)
+            if declared_shape is not None and not _same_shape(tuple(output.shape), declared_shape):
+                raise ModelError(
+                    f"{where}: output {output.name!r} shape {tuple(output.shape)} != "
+                    f"manifest shape {declared_shape}"
+                )
         metadata = self.session.get_modelmeta().custom_metadata_map
         try:
             model_labels = tuple(json.loads(metadata.get(LABELS_METADATA_KEY, "null")) or ())

@@ -101,11 +101,18 @@ def _covers(big: DieBox, small: DieBox, small_side: float) -> bool:
 def classify(
     classifier: PipClassifier, picture: np.ndarray, boxes: Sequence[DieBox]
 ) -> tuple[DieReading, ...]:
-    """The classify stage: a value (or None), a confidence and flags per box."""
-    results = classifier.read(picture, list(boxes))
+    """The classify stage: a value (or None), a confidence, flags and the classifier's
+    embedding per box."""
+    results, embeddings = classifier.read_with_embeddings(picture, list(boxes))
     return tuple(
-        DieReading(where=box, value=value, confidence=confidence, flags=tuple(flags))
-        for box, (value, confidence, flags) in zip(boxes, results, strict=True)
+        DieReading(
+            where=box,
+            value=value,
+            confidence=confidence,
+            flags=tuple(flags),
+            embedding=None if embeddings is None else embeddings[k],
+        )
+        for k, (box, (value, confidence, flags)) in enumerate(zip(boxes, results, strict=True))
     )
 
 

@@ -59,6 +59,9 @@ class DieReading:
     colour_confidence: float = 0.0
     flags: tuple[str, ...] = ()
     set_index: int | None = None
+    # the classifier's pooled features of this die's crop (PipClassifier, models 1.3.1 on;
+    # None without): what adapting to a new table builds on. Not compared, not in JSON.
+    embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, object]:
         return {

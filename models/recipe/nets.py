@@ -86,18 +86,21 @@ class ClassifierNet(nn.Module):
         self.dropout = nn.Dropout(0.2)
         self.fc = nn.Linear(c4, classes)
 
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        """The pooled features before the final linear layer (the exported ``embedding``)."""
+        return F.adaptive_avg_pool2d(self.features(x), 1).flatten(1)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.features(x)
-        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
-        return self.fc(self.dropout(x))
+        return self.fc(self.dropout(self.embed(x)))
 
 
 class ClassifierExport(nn.Module):
-    """The exported graph: softmax probabilities."""
+    """The exported graph: softmax probabilities and the embedding they are made from."""
 
     def __init__(self, net: ClassifierNet) -> None:
         super().__init__()
         self.net = net
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.softmax(self.net(x), dim=1)
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        embedding = self.net.embed(x)
+        return torch.softmax(self.net.fc(embedding), dim=1), embedding
