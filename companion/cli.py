@@ -90,6 +90,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     read.set_defaults(func=_cmd_read)
 
+    _add_serve_parser(sub)
+
+    from companion.vision.calibrate_cli import add_arguments
+
+    calibrate = sub.add_parser(
+        "calibrate", help="measure the dice set, play area and die size under this light"
+    )
+    add_arguments(calibrate)
+    calibrate.set_defaults(func=_cmd_calibrate)
+    return parser
+
+
+def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = sub.add_parser("serve", help="start the companion's web server")
     reach = serve.add_mutually_exclusive_group()
     reach.add_argument(
@@ -133,15 +146,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="a table calibration (calibration/*.json) for the camera",
     )
     serve.set_defaults(func=_cmd_serve)
-
-    from companion.vision.calibrate_cli import add_arguments
-
-    calibrate = sub.add_parser(
-        "calibrate", help="measure the dice set, play area and die size under this light"
-    )
-    add_arguments(calibrate)
-    calibrate.set_defaults(func=_cmd_calibrate)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
