@@ -29,6 +29,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.synth import RenderedDie, render_scene
 from companion.vision.colour import (
     LIGHTNESS_WEIGHT,
     DiceSet,
@@ -39,7 +40,6 @@ from companion.vision.colour import (
     measure_die,
     name_colour,
 )
-from companion.vision.render import RenderedDie, render_scene
 from companion.vision.scoring import pair_closest
 from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, DieBox, DieReading
 
@@ -170,7 +170,7 @@ def calibrate(out_dir: Path, scenes: int, seed: int) -> int:
             ),
         )
         light = (
-            "default light of companion.vision.render (render_scene(light='default')): neutral, "
+            "default light of companion.synth (render_scene(light='default')): neutral, "
             f"even, no colour cast; median of {scenes} rendered scenes per die "
             "(bench/vision_colour.py --calibrate). Re-measure under your own table's light."
         )

@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
+from companion.synth import render_scene
 from companion.vision.pipeline import DiceReader
-from companion.vision.render import render_scene
 
 SIZES = ((640, 640), (1920, 1080), (1280, 720))  # 1280x720 last: its line ends the output
 

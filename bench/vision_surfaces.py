@@ -3,7 +3,7 @@
     .venv/bin/python bench/vision_surfaces.py [--scenes-per-surface 40] [--models DIR]
                                               [--translucent CHANCE]
 
-For every surface the renderer draws (companion.vision.render.SURFACES) it renders scenes
+For every surface the renderer draws (companion.synth.SURFACES) it renders scenes
 of 1280x720 with 2-12 random dice of 20-150 px (random light, clutter, touching dice,
 tilt; cocked and half-hidden dice too), reads each with the shipped models and prints
 recall, false dice per 100 scenes and value accuracy of the found readable dice. The seeds
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from companion.synth import SURFACES, render_scene
 from companion.vision.pipeline import DiceReader
-from companion.vision.render import SURFACES, render_scene
 from companion.vision.scoring import pair_closest
 
 SEED_BASE = 900_000

@@ -4,7 +4,7 @@
     nice -n 5 .venv/bin/python models/train.py [--quick] [--only finder|classifier]
 
 Trains on the training part of ../shared/data (companion.vision.datasets documents the
-fixed split) plus synthetic scenes from companion.vision.render, with a fixed seed;
+fixed split) plus synthetic scenes from companion.synth, with a fixed seed;
 exports ONNX (opset 17, dynamic batch), measures both models through the runtime
 wrappers on the validation part (never trained on, never used to tune) and writes the
 figures, the training data and the sha256 into the manifests beside the .onnx files.
@@ -32,6 +32,7 @@ from torch.nn import functional as F
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # `companion` and `models.recipe` without installing
 
+from companion.synth import SURFACES  # noqa: E402
 from companion.vision.classifier import EXPECTED_LABELS, PipClassifier  # noqa: E402
 from companion.vision.datasets import (  # noqa: E402
     LabelledImage,
@@ -39,7 +40,6 @@ from companion.vision.datasets import (  # noqa: E402
 )
 from companion.vision.finder import DiceFinder  # noqa: E402
 from companion.vision.model import LABELS_METADATA_KEY, sha256_of  # noqa: E402
-from companion.vision.render import SURFACES  # noqa: E402
 from models.recipe import data as recipe_data  # noqa: E402
 from models.recipe.evaluate import best_peak_rule, evaluate  # noqa: E402
 from models.recipe.from_onnx import freeze_batchnorm, load_folded_onnx  # noqa: E402

@@ -1,5 +1,5 @@
 """The demo clip: a Qwixx set thrown on a table, rendered with our own renderer
-(companion.vision.render), so `companion serve` shows live dice when no camera is attached.
+(companion.synth), so `companion serve` shows live dice when no camera is attached.
 
 - `render_throws(...)` draws the clip frame by frame with its ground truth: per throw the
   dice tumble in (moving, spinning, motion-blurred, a random face each frame), come to rest,
@@ -26,7 +26,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.vision.render import DieSpec, render_scene
+from companion.synth import DieSpec, render_scene
 from companion.vision.sources import CameraSource, FolderSource, FrameSource, VideoSource
 from companion.vision.types import STANDARD_DICE_SETS, Frame
 

@@ -152,7 +152,7 @@ LIGHTNESS_WEIGHT = 0.5
 # Colour prototypes (CIE Lab) per basic name: k-means centres (4 per source) of body
 # colours measured with `measure_die` on (1) the training part of
 # shared/data/byler-d6-train (colours.csv labels; the validation fifth, images 4, 9, 14 ...
-# by sorted name, never used) and (2) dice rendered by companion.vision.render under
+# by sorted name, never used) and (2) dice rendered by companion.synth under
 # random light. Names absent from the real photos (grey, orange, pink) come from (2) only.
 # A centre nearer another name's median than its own is left out (white dice under the
 # dimmest light look grey).

@@ -1,6 +1,6 @@
 """Training samples for both models, made with numpy/OpenCV from the real training part
 (companion.vision.datasets, never the validation part) and synthetic scenes from
-companion.vision.render."""
+companion.synth."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def render_scenes(
     height: int = 384,
 ) -> list[Scene]:
     """Synthetic scenes (top-face centre, side and angle are exact, so has_angle = 1)."""
-    from companion.vision.render import render_scene
+    from companion.synth import render_scene
 
     rng = np.random.default_rng(seed)
     scenes = []

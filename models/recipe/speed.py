@@ -15,9 +15,9 @@ import time
 import cv2
 import numpy as np
 
+from companion.synth import render_scene
 from companion.vision.classifier import PipClassifier
 from companion.vision.finder import DiceFinder
-from companion.vision.render import render_scene
 from companion.vision.types import DieBox
 
 

@@ -1,5 +1,5 @@
 """Replay clips for the live-table tests and the latency benchmark: one throw at a time
-rendered with companion.live.demo.render_throws (companion.vision.render's dice: tumbling,
+rendered with companion.live.demo.render_throws (companion.synth's dice: tumbling,
 motion-blurred frames, then rest, a hand picking the dice up, an empty table) and written as
 JPEG frames into the folder the server's camera replays (`companion serve --images DIR`);
 and a real uvicorn server in this process, so a test can also hand the camera a reader."""

@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.vision.render import render_scene
+from companion.synth import render_scene
 
 REPO = Path(__file__).resolve().parents[2]
 COMPANION = REPO / ".venv" / "bin" / "companion"

@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+from companion.synth import DieSpec, RenderedDie, render_scene
 from companion.vision.colour import (
     CalibrationError,
     assign_to_set,
@@ -23,7 +24,6 @@ from companion.vision.colour import (
     parse_dice_set,
     resolve_dice_set,
 )
-from companion.vision.render import DieSpec, RenderedDie, render_scene
 from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, DieBox, DieReading
 
 REPO = Path(__file__).resolve().parents[2]

@@ -267,7 +267,7 @@ def test_finder_finds_dice_in_real_validation_photos(
 def test_finder_finds_touching_rendered_dice_separately(
     finder: DiceFinder, classifier: PipClassifier
 ) -> None:
-    from companion.vision.render import DieSpec, render_scene
+    from companion.synth import DieSpec, render_scene
 
     reader = DiceReader(finder, classifier)
     labelled = found_right = extra = 0

@@ -1,0 +1,177 @@
+"""A scene as data: every random choice of a scene, sampled once (sample.py), drawn
+deterministically (draw.py).
+
+Everything that decides where things are, what they look like and what the labels say is
+a field here. The fine texture of a thing (a table's grain, a face's plastic noise, the
+printed digits on a score sheet, sensor noise) comes from a seed held here, so drawing a
+description twice gives the same pixels. Descriptions are frozen: to vary one part of a
+scene, `dataclasses.replace` that part and draw again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+BGR = tuple[float, float, float]
+Point = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Camera:
+    """The camera over the table. `tilt` in degrees (0 = straight down); `vanish` is the
+    vertical vanishing point, where the dice's vertical edges meet (the picture's centre
+    when the camera looks straight down); `focal` in pixels."""
+
+    tilt: float
+    focal: float
+    vanish: Point
+
+
+@dataclass(frozen=True)
+class Table:
+    """The bare table: a registered surface (surfaces.py) and its texture seed."""
+
+    surface: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class ClutterItem:
+    """One thing lying on the table (pencil, paper, coin, dots) at (cx, cy), about
+    `scale` pixels (the dice's size); its shape and colour come from `seed`."""
+
+    kind: str
+    cx: float
+    cy: float
+    scale: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class Glare:
+    """A soft glare spot on a face: centre (0-1 of the face), half-axes (fractions of the
+    face), turn in degrees, and how much it brightens (0-255 at its middle)."""
+
+    x: float
+    y: float
+    axes: Point
+    angle: float
+    strength: float
+
+
+@dataclass(frozen=True)
+class Face:
+    """One face of a die: value and pip layout (orientation 0/1, spacing and radius as
+    fractions of the face), an optional glare spot, and the seed of its plastic's grain."""
+
+    value: int
+    orientation: int
+    pip_spacing: float
+    pip_radius: float
+    seed: int
+    glare: Glare | None = None
+    shade: float = 1.0
+
+
+@dataclass(frozen=True)
+class Occluder:
+    """A card, sheet, hand or lid over about half of a die: its near edge crosses the die
+    at `offset` (x the die's side) from its centre, across direction `direction`
+    (radians), reaching `depth` beyond and `half_width` either side (x the side)."""
+
+    kind: str
+    direction: float
+    offset: float
+    depth: float
+    half_width: float
+    colour: BGR
+
+
+@dataclass(frozen=True)
+class Die:
+    """One die as placed and as it looks. cx, cy, side, angle: where its top face would
+    lie seen straight from above (the camera's perspective is applied when drawn).
+    `state` "" (flat), "cocked" (resting on an edge: tips towards `tip_direction`,
+    radians, by `tip_lean`) or "hidden" (an `occluder` lies over it). `clear` > 0: see-
+    through plastic. `index` is the die's place in the asked-for dice (its labels come
+    back in that order)."""
+
+    index: int
+    value: int
+    body: str
+    pips: str
+    cx: float
+    cy: float
+    side: float
+    angle: float
+    body_bgr: BGR
+    pip_bgr: BGR
+    corner: float
+    side_shade: float
+    top: Face
+    sides: tuple[Face, ...]
+    state: str = ""
+    clear: float = 0.0
+    marble: BGR | None = None
+    tip_direction: float = 0.0
+    tip_lean: float = 0.0
+    under: Face | None = None
+    occluder: Occluder | None = None
+
+
+@dataclass(frozen=True)
+class Light:
+    """The light: `default` (neutral and even: the default calibration's light), the
+    direction cast shadows fall in (unit vector), their length (x a die's side) and
+    darkness; the exposure gain with a linear ramp (direction in radians, strength over
+    the picture), a mild vignette, a colour cast per channel and the seed of its slow
+    unevenness."""
+
+    default: bool
+    direction: Point
+    shadow_length: float
+    shadow_darkness: float
+    gain: float = 1.0
+    ramp_angle: float = 0.0
+    ramp: float = 0.0
+    vignette: float = 0.0
+    cast: BGR = (1.0, 1.0, 1.0)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Finish:
+    """What the camera does last: Gaussian blur (sigma), motion blur (length in pixels,
+    direction in degrees), sensor noise (sd, from `noise_seed`), JPEG quality (None: none)."""
+
+    blur: float
+    motion_length: float
+    motion_angle: float
+    noise: float
+    noise_seed: int
+    jpeg_quality: int | None
+
+
+@dataclass(frozen=True)
+class Tumbling:
+    """Every die smeared by its own motion, about `strength` x its side long; each
+    smear's direction and length come from (`seed`, the die's index)."""
+
+    strength: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class SceneDescription:
+    """One scene, every random choice made."""
+
+    width: int
+    height: int
+    camera: Camera
+    table: Table
+    dice: tuple[Die, ...]
+    clutter: tuple[ClutterItem, ...]
+    light: Light
+    finish: Finish
+    # the dice's mean side: it sizes the clutter's and the shadows' softness
+    base_size: float
+    tumbling: Tumbling | None = None

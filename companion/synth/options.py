@@ -1,0 +1,194 @@
+"""What a caller may ask of a scene: `SceneOptions`, checked when it is made.
+
+`render_scene(seed, width, height, **options)` and `sample_scene(...)` take these as
+keyword options (`SceneKeywords` is the same list for the type checker). Chances are
+0-1 per scene (or per die, where the option says so); a chance of 0 never draws."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypedDict
+
+from companion.vision.types import STANDARD_DICE_SETS
+
+from .palette import BODY_BGR, PIP_BGR
+from .surfaces import SURFACES
+
+DIE_STATES = ("", "cocked", "hidden")
+LIGHTS = ("random", "default")
+# the default range of the mean top-face side, pixels (log-uniform)
+DEFAULT_SIZES = (22.0, 130.0)
+
+
+@dataclass(frozen=True)
+class DieSpec:
+    """A die to place in a scene: value, body and pip colours (None = leave to chance),
+    `state`: "" for a die lying flat, "cocked" or "hidden" to force an unreadable one,
+    and `clear`: how see-through its plastic is (0 opaque, up to 1; 0 leaves it to the
+    scene's `translucent` chance)."""
+
+    value: int | None = None
+    body: str | None = None
+    pips: str | None = None
+    state: str = ""
+    clear: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.value is not None and not 1 <= self.value <= 6:
+            raise ValueError(f"die value {self.value} is not 1-6")
+        if self.body is not None and self.body not in BODY_BGR:
+            raise ValueError(f"unknown body colour {self.body!r}")
+        if self.pips is not None and self.pips not in PIP_BGR:
+            raise ValueError(f"unknown pip colour {self.pips!r}")
+        if self.state not in DIE_STATES:
+            raise ValueError(f"unknown die state {self.state!r}")
+        if not 0.0 <= self.clear <= 1.0:
+            raise ValueError(f"die clearness {self.clear} is not 0-1")
+
+
+DieLike = DieSpec | tuple[int | None, str | None, str | None]
+
+
+class SceneKeywords(TypedDict, total=False):
+    """The keyword options of `render_scene` and `sample_scene` (see `SceneOptions`)."""
+
+    dice: Sequence[DieLike] | None
+    dice_set: str | Sequence[str] | None
+    values: Sequence[int] | None
+    n_dice: int | None
+    size: float | None
+    sizes: tuple[float, float]
+    surface: str | None
+    light: str
+    camera_tilt: float | None
+    touching: float
+    unreadable: float
+    clutter: float
+    tumbling: float
+    tumble_seed: int
+    motion_blur: float | None
+    blur: float | None
+    noise: float | None
+    jpeg_quality: int | None
+    glare: float
+    translucent: float
+
+
+@dataclass(frozen=True)
+class SceneOptions:
+    """Which dice: `dice` (explicit DieSpec or (value, body, pips) tuples), or `dice_set`
+    ("qwixx", "sixto" or a list of body colours) with optional `values`, or `n_dice`
+    random dice (default 1-12). `size` is the mean top-face side in pixels (default
+    log-uniform in `sizes`). `light="default"` gives the neutral, even light the default
+    calibration files were measured under (no cast, no gradient, no glare, no noise, a
+    camera straight down unless `camera_tilt` says otherwise); "random" varies
+    everything. `touching` is the chance a die is placed against the previous one,
+    `unreadable` the chance a random die is cocked or half hidden (never applied to
+    explicitly given dice), `clutter` the chance of clutter, `glare` the chance of a
+    glare spot on a die's top face. `tumbling` (> 0) renders every die smeared by its own
+    motion, about `tumbling` x its side long (value None), drawn from `tumble_seed`, so one
+    seed gives the same scene still or tumbling (see `render_roll_clip`). `translucent` is
+    the chance a die is of see-through plastic (random light only). `motion_blur`, `blur`,
+    `noise` and `jpeg_quality` fix the camera's blur length, blur sigma, noise sd and JPEG
+    quality (None: random; nothing under the default light)."""
+
+    dice: Sequence[DieLike] | None = None
+    dice_set: str | Sequence[str] | None = None
+    values: Sequence[int] | None = None
+    n_dice: int | None = None
+    size: float | None = None
+    sizes: tuple[float, float] = DEFAULT_SIZES
+    surface: str | None = None
+    light: str = "random"
+    camera_tilt: float | None = None
+    touching: float = 0.3
+    unreadable: float = 0.08
+    clutter: float = 0.5
+    tumbling: float = 0.0
+    tumble_seed: int = 0
+    motion_blur: float | None = None
+    blur: float | None = None
+    noise: float | None = None
+    jpeg_quality: int | None = None
+    glare: float = 0.25
+    translucent: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.dice is not None:
+            given = tuple(d if isinstance(d, DieSpec) else DieSpec(*d) for d in self.dice)
+            object.__setattr__(self, "dice", given)
+        if self.dice_set is not None and not isinstance(self.dice_set, str):
+            object.__setattr__(self, "dice_set", tuple(self.dice_set))
+        if self.values is not None:
+            object.__setattr__(self, "values", tuple(int(v) for v in self.values))
+        object.__setattr__(self, "sizes", tuple(float(s) for s in self.sizes))
+        self._check()
+
+    def _check(self) -> None:
+        for name in ("touching", "unreadable", "clutter", "glare", "translucent"):
+            _check_chance(name, getattr(self, name))
+        if self.light not in LIGHTS:
+            raise ValueError(f"unknown light {self.light!r}; known: {', '.join(LIGHTS)}")
+        if self.surface is not None and self.surface not in SURFACES:
+            raise ValueError(f"unknown surface {self.surface!r}; known: {', '.join(SURFACES)}")
+        low, high = self.sizes
+        if not 4.0 <= low <= high:
+            raise ValueError(f"die sizes {self.sizes} are not a range of 4 px or more")
+        if self.size is not None and not self.size > 0:
+            raise ValueError(f"die size {self.size} is not positive")
+        if self.n_dice is not None and self.n_dice < 0:
+            raise ValueError(f"n_dice {self.n_dice} is negative")
+        if not self.tumbling >= 0:
+            raise ValueError(f"tumbling {self.tumbling} is negative")
+        if self.jpeg_quality is not None and not 1 <= self.jpeg_quality <= 100:
+            raise ValueError(f"JPEG quality {self.jpeg_quality} is not 1-100")
+        self._check_set()
+
+    def _check_set(self) -> None:
+        if isinstance(self.dice_set, str) and self.dice_set not in STANDARD_DICE_SETS:
+            known = ", ".join(sorted(STANDARD_DICE_SETS))
+            raise ValueError(f"unknown dice set {self.dice_set!r}; known: {known}")
+        bodies = self.set_bodies()
+        if bodies is not None:
+            for body in bodies:
+                if body not in BODY_BGR:
+                    raise ValueError(f"unknown body colour {body!r}")
+            if self.values is not None and len(self.values) != len(bodies):
+                raise ValueError(f"{len(self.values)} values for a set of {len(bodies)} dice")
+        for value in self.values or ():
+            if not 1 <= value <= 6:
+                raise ValueError(f"die value {value} is not 1-6")
+
+    def set_bodies(self) -> tuple[str, ...] | None:
+        """The body colours of `dice_set`, in order (None when no set was asked for)."""
+        if self.dice_set is None:
+            return None
+        if isinstance(self.dice_set, str):
+            return tuple(STANDARD_DICE_SETS[self.dice_set])
+        return tuple(self.dice_set)
+
+    def given_dice(self) -> tuple[DieSpec, ...] | None:
+        """The explicitly given dice as DieSpecs (None when none were given)."""
+        if self.dice is None:
+            return None
+        return tuple(d if isinstance(d, DieSpec) else DieSpec(*d) for d in self.dice)
+
+    @property
+    def default_light(self) -> bool:
+        return self.light == "default"
+
+    @property
+    def explicit(self) -> bool:
+        """Dice given one by one or as a set: never made unreadable by chance."""
+        return self.dice is not None or self.dice_set is not None
+
+    def replace(self, **changes: object) -> SceneOptions:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _check_chance(name: str, value: float) -> None:
+    if not (isinstance(value, int | float) and 0.0 <= value <= 1.0) or math.isnan(value):
+        raise ValueError(f"{name} chance {value} is not 0-1")
