@@ -29,8 +29,8 @@ from .draw import draw_scene
 from .labels import RenderedDie
 from .options import DieSpec, SceneKeywords, SceneOptions
 from .palette import BODY_BGR, PIP_BGR, PIP_COLOURS, pip_layout
-from .scenes import render_die_crop, render_roll_clip, render_scene
 from .sample import sample_scene
+from .scenes import render_die_crop, render_roll_clip, render_scene
 from .surfaces import SURFACES, surface
 
 __all__ = [

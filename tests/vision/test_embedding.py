@@ -182,7 +182,7 @@ def test_a_wrong_embedding_width_in_the_manifest_is_refused(tmp_path: Path) -> N
 
 
 def test_the_pipeline_readings_carry_the_embedding() -> None:
-    from companion.vision.render import DieSpec, render_scene
+    from companion.synth import DieSpec, render_scene
 
     reader = DiceReader.load()
     image, _ = render_scene(
