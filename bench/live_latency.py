@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from companion.live.demo import render_throws  # noqa: E402
-from companion.vision.types import STANDARD_DICE_SETS  # noqa: E402
+from companion.rules.registry import standard_dice_sets  # noqa: E402
 from companion.web.auth import cookie_name  # noqa: E402
 from companion.web.settings import CameraSettings, Settings  # noqa: E402
 from companion.web.store import Store  # noqa: E402
@@ -54,7 +54,7 @@ from tests.web.conftest import free_port  # noqa: E402
 
 FPS = 30.0
 EXTRA_EMPTY_FRAMES = 15
-QWIXX = STANDARD_DICE_SETS["qwixx"]
+QWIXX = standard_dice_sets()["qwixx"]
 
 
 class TimedReader:

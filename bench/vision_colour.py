@@ -29,6 +29,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.rules.registry import standard_dice_sets
 from companion.synth import RenderedDie, render_scene
 from companion.vision.colour import (
     LIGHTNESS_WEIGHT,
@@ -41,7 +42,9 @@ from companion.vision.colour import (
     name_colour,
 )
 from companion.vision.scoring import pair_closest
-from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, DieBox, DieReading
+from companion.vision.types import BASIC_COLOURS, DieBox, DieReading
+
+STANDARD_DICE = standard_dice_sets()  # as the games declare them
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 BYLER = DATA / "byler-d6-train"
@@ -57,11 +60,11 @@ def bench_sets(scenes: int, use_finder: bool, seed: int) -> int:
     if use_finder:
         from companion.vision.pipeline import DiceReader
 
-        reader = {name: DiceReader.load(dice_set=name) for name in STANDARD_DICE_SETS}
+        reader = {name: DiceReader.load(dice_set=name) for name in STANDARD_DICE}
     right = total = found = 0
     wrong: Counter[tuple[str, str]] = Counter()
     for k in range(scenes):
-        set_name = list(STANDARD_DICE_SETS)[k % 2]
+        set_name = list(STANDARD_DICE)[k % 2]
         rng = np.random.default_rng(seed + k)
         values = [int(v) for v in rng.integers(1, 7, 6)]
         image, dice = render_scene(rng, 640, 480, dice_set=set_name, values=values)
@@ -140,7 +143,7 @@ def bench_real() -> int:
 
 def calibrate(out_dir: Path, scenes: int, seed: int) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
-    for set_name, colours in STANDARD_DICE_SETS.items():
+    for set_name, colours in STANDARD_DICE.items():
         samples: list[list[tuple[float, float, float]]] = [[] for _ in colours]
         for k in range(scenes):
             rng = np.random.default_rng(seed + k)

@@ -26,9 +26,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.rules.qwixx import DICE_COLOURS as QWIXX_DICE
 from companion.synth import DieSpec, render_scene
 from companion.vision.sources import CameraSource, FolderSource, FrameSource, VideoSource
-from companion.vision.types import STANDARD_DICE_SETS, Frame
+from companion.vision.types import Frame
 
 logger = logging.getLogger(__name__)
 
@@ -217,7 +218,7 @@ def render_throws(
     width: int = 640,
     height: int = 480,
     side: float = 44.0,
-    colours: Sequence[str] = STANDARD_DICE_SETS["qwixx"],
+    colours: Sequence[str] = QWIXX_DICE,
     surface: str = "cardboard",
     noise_sd: float = 1.5,
 ) -> Iterator[ClipFrame]:

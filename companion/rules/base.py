@@ -127,17 +127,52 @@ def describe_colours(colours: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Throw:
+    """What a new throw of the dice means now: the `moves` it implies, made first and in
+    order (Sixto: the active player's re-roll), then a roll that must match `dice`."""
+
+    dice: DiceSpec
+    moves: tuple[Move, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Turn:
     """Who may act now. `step` names the game's turn step ("white_sum", "roll", ...).
     `chance`: the next action may be a roll matching `dice`. `players`: the seats that may
     act now; in a step where several players act each once, it lists those still to act.
-    `active` is the seat whose turn it is (the roller/active player), or None."""
+    `active` is the seat whose turn it is (the roller/active player), or None.
+
+    What the layers above would otherwise guess:
+
+    - `moves_in_step`: how many of the moves that led here belong to this step (0: the
+      step began with the last change). A screen drawn anywhere in the step still means
+      what it meant, so a tap from it is judged by the rules, not refused as a stale view
+      (`Session.step_id`, `Session.is_current`): Qwixx's white sum counts the players who
+      have acted, Sixes' call counts the pound that won it.
+    - `race`: the listed players race for one move; the first accepted one wins, and the
+      others hear the rule that stops them (the step goes on: `moves_in_step`). A screen
+      may say so; nothing is resent after a lost connection.
+    - `throw`: what a throw of the dice means when the state expects no roll yet, e.g.
+      Sixto's keep/re-roll step, where a new throw is the active player re-rolling. Ask
+      `on_throw()`, which also covers the plain roll."""
 
     step: str
     active: int | None
     players: tuple[int, ...] = ()
     chance: bool = False
     dice: DiceSpec | None = None
+    moves_in_step: int = 0
+    race: bool = False
+    throw: Throw | None = None
+
+    def on_throw(self) -> Throw | None:
+        """What a new throw of the dice means now: the game's declared `throw`, else a roll
+        of `dice` when one is expected, else None (the game expects no dice now)."""
+        if self.throw is not None:
+            return self.throw
+        if self.chance and self.dice is not None:
+            return Throw(self.dice)
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +227,14 @@ class Game(ABC, Generic[OptionsT, StateT]):
     def invariants(self, state: StateT) -> None:
         """Assert what must hold in every reachable state (e.g. Sixes: no coin is created or
         lost). Raises AssertionError; the conformance test calls it after every action."""
+
+    def dice_colours(self, options: OptionsT) -> tuple[str, ...] | None:
+        """The body colours of the dice this game throws, one name per die (repeats for
+        look-alike dice, Qwixx's two whites), when every roll throws the same set; the
+        camera's colour stage assigns each die it finds to one of them. None (the default):
+        the dice change from roll to roll (Sixis, Sixmix) and each die's colour is named on
+        its own; `Turn.dice` still says which dice each roll must show."""
+        return None
 
     # -- whose turn ---------------------------------------------------------------------
     @abstractmethod
@@ -302,10 +345,15 @@ class Game(ABC, Generic[OptionsT, StateT]):
         return state
 
 
+def seat_name(seat: int) -> str:
+    """How the rules call a seat in a sentence: 'player 3' for seat 2 (the rules know no
+    names; the web layer puts the seat's name in place of 'player N')."""
+    return f"player {seat + 1}"
+
+
 def describe_seats(seats: Sequence[int]) -> str:
-    """'player 1', 'player 1 and player 3', 'player 1, player 2 and player 4' (the web layer
-    puts names in place of 'player N')."""
-    names = [f"player {seat + 1}" for seat in seats]
+    """'player 1', 'player 1 and player 3', 'player 1, player 2 and player 4'."""
+    names = [seat_name(seat) for seat in seats]
     if not names:
         return "nobody"
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
@@ -313,6 +361,22 @@ def describe_seats(seats: Sequence[int]) -> str:
 
 def next_seat(seat: int, count: int) -> int:
     return (seat + 1) % count
+
+
+ItemT = TypeVar("ItemT")
+
+
+def replaced(items: tuple[ItemT, ...], index: int, item: ItemT) -> tuple[ItemT, ...]:
+    """`items` with the one at `index` replaced by `item` (a seat's sheet, a card's side)."""
+    return (*items[:index], item, *items[index + 1 :])
+
+
+def die_value(dice: Sequence[Die], colour: str) -> int | None:
+    """The value of the first die of `colour` in `dice`, or None when there is none."""
+    for die in dice:
+        if die.colour == colour:
+            return die.value
+    return None
 
 
 def require(condition: bool, rule: str, message: str, reason: Reason = Reason.ILLEGAL_MOVE) -> None:
@@ -344,5 +408,5 @@ def check_actor(game_over: bool, turn: Turn, move: Move) -> None:
         raise Rejection(
             Reason.NOT_YOUR_TURN,
             "not_your_turn",
-            f"player {move.player + 1} may not act now; waiting for {waiting}",
+            f"{seat_name(move.player)} may not act now; waiting for {waiting}",
         )

@@ -53,7 +53,10 @@ from companion.rules.base import (
     Score,
     Turn,
     check_actor,
+    die_value,
     illegal,
+    replaced,
+    seat_name,
 )
 
 # -- constants ----------------------------------------------------------------------------
@@ -62,6 +65,8 @@ ROW_COLOURS: tuple[str, ...] = ("red", "yellow", "green", "blue")
 """The four rows, in sheet order; a coloured die of the same name belongs to each."""
 
 WHITE = "white"
+DICE_COLOURS: tuple[str, ...] = (WHITE, WHITE, *ROW_COLOURS)
+"""The six dice: two white dice plus one die per row colour (rulebook, first paragraph)."""
 ROW_LENGTH = 11  # numbers 2..12 in every row
 LOCK_NEEDS = 5  # crosses needed in a row before its last number may be crossed
 MAX_PENALTIES = 4
@@ -208,13 +213,6 @@ def _white_values(dice: tuple[Die, ...]) -> tuple[int, ...]:
     return tuple(d.value for d in dice if d.colour == WHITE)
 
 
-def _die_value(dice: tuple[Die, ...], colour: str) -> int | None:
-    for die in dice:
-        if die.colour == colour:
-            return die.value
-    return None
-
-
 def _with_cross(sheet: Sheet, index: int, number: int) -> Sheet:
     rows = [sheet.red, sheet.yellow, sheet.green, sheet.blue]
     rows[index] = (*rows[index], number)
@@ -223,10 +221,6 @@ def _with_cross(sheet: Sheet, index: int, number: int) -> Sheet:
 
 def _with_penalty(sheet: Sheet) -> Sheet:
     return Sheet(sheet.red, sheet.yellow, sheet.green, sheet.blue, sheet.penalties + 1)
-
-
-def _replace_sheet(sheets: tuple[Sheet, ...], seat: int, sheet: Sheet) -> tuple[Sheet, ...]:
-    return (*sheets[:seat], sheet, *sheets[seat + 1 :])
 
 
 def _row_refusal(row: tuple[int, ...], index: int, number: int) -> Rejection | None:
@@ -280,22 +274,20 @@ _OVER_TURN = Turn(step=Step.OVER.value, active=None)
 
 @cache
 def _roll_turn(active: int, locked: tuple[str, ...]) -> Turn:
-    colours = (WHITE, WHITE, *(c for c in ROW_COLOURS if c not in locked))
+    colours = tuple(c for c in DICE_COLOURS if c not in locked)
     return Turn(step=Step.ROLL.value, active=active, chance=True, dice=DiceSpec(colours=colours))
 
 
 @cache
-def _white_turn(active: int, waiting: tuple[int, ...]) -> Turn:
-    return Turn(step=Step.WHITE_SUM.value, active=active, players=waiting)
+def _white_turn(active: int, waiting: tuple[int, ...], players: int) -> Turn:
+    # everyone acts once in any order: the taps of those who acted belong to this step
+    acted = players - len(waiting)
+    return Turn(step=Step.WHITE_SUM.value, active=active, players=waiting, moves_in_step=acted)
 
 
 @cache
 def _colour_turn(active: int) -> Turn:
     return Turn(step=Step.COLOUR.value, active=active, players=(active,))
-
-
-def _player_name(seat: int) -> str:
-    return f"player {seat + 1}"
 
 
 # -- the game -----------------------------------------------------------------------------
@@ -335,6 +327,9 @@ class Qwixx(Game[Options, State]):
 
     def options_for(self, players: int) -> Options:
         return Options(players=players)
+
+    def dice_colours(self, options: Options) -> tuple[str, ...]:
+        return DICE_COLOURS
 
     def invariants(self, state: State) -> None:
         assert MIN_PLAYERS <= state.players <= MAX_PLAYERS
@@ -380,7 +375,7 @@ class Qwixx(Game[Options, State]):
     def turn(self, state: State) -> Turn:
         step = state.step
         if step is Step.WHITE_SUM:
-            return _white_turn(state.active, state.waiting)
+            return _white_turn(state.active, state.waiting, state.players)
         if step is Step.COLOUR:
             return _colour_turn(state.active)
         if step is Step.ROLL:
@@ -450,7 +445,7 @@ class Qwixx(Game[Options, State]):
                 raise Rejection(
                     Reason.NOT_YOUR_TURN,
                     "already_acted",
-                    f"{_player_name(move.player)} has already crossed or passed on this white sum",
+                    f"{seat_name(move.player)} has already crossed or passed on this white sum",
                 )
         check_actor(False, self.turn(state), move)
         if isinstance(move, (Roll, Pass)):
@@ -473,7 +468,7 @@ class Qwixx(Game[Options, State]):
             if number != white_sum:
                 raise illegal("white_sum", f"the white dice show {white_sum}, not {number}")
         else:
-            value = _die_value(state.dice, colour)
+            value = die_value(state.dice, colour)
             assert value is not None  # an open colour is always rolled
             sums = sorted({white + value for white in _white_values(state.dice)})
             if number not in sums:
@@ -509,7 +504,7 @@ class Qwixx(Game[Options, State]):
         crossed = isinstance(move, Cross)
         if isinstance(move, Cross):
             index = COLOUR_INDEX[move.colour]
-            sheets = _replace_sheet(sheets, player, _with_cross(sheets[player], index, move.number))
+            sheets = replaced(sheets, player, _with_cross(sheets[player], index, move.number))
             if move.number == LAST_NUMBER[index]:
                 lock = move.colour
         if step is Step.WHITE_SUM:
@@ -556,7 +551,7 @@ class Qwixx(Game[Options, State]):
                 return self._over(state, sheets, locked, True, EndReason.TWO_LOCKS)
         elif not crossed and not state.active_crossed:
             sheet = _with_penalty(sheets[player])
-            sheets = _replace_sheet(sheets, player, sheet)
+            sheets = replaced(sheets, player, sheet)
             if sheet.penalties >= MAX_PENALTIES:
                 return self._over(state, sheets, locked, False, EndReason.FOURTH_PENALTY)
         return State(
@@ -614,10 +609,10 @@ class Qwixx(Game[Options, State]):
             seat = next(
                 s for s, sheet in enumerate(state.sheets) if sheet.penalties >= MAX_PENALTIES
             )
-            cause = f"{_player_name(seat)} marked a fourth penalty"
+            cause = f"{seat_name(seat)} marked a fourth penalty"
         else:
             cause = f"{' and '.join(state.locked)} are locked"
-        names = " and ".join(_player_name(seat) for seat in winners)
+        names = " and ".join(seat_name(seat) for seat in winners)
         verb = "share the win" if len(winners) > 1 else "wins"
         return Outcome(
             state.end.value, f"{cause}: the game is over; {names} {verb} with {best}", winners

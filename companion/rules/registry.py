@@ -28,3 +28,15 @@ def find_game(name: str) -> Game[Any, Any]:
 
 def all_games() -> list[Game[Any, Any]]:
     return [find_game(name) for name in GAME_NAMES]
+
+
+def standard_dice_sets() -> dict[str, tuple[str, ...]]:
+    """The standard dice sets by game name: the dice each game declares with its default
+    options (`Game.dice_colours`: Qwixx's six, Sixto's default colours); games whose dice
+    change from roll to roll are left out."""
+    sets = {}
+    for game in all_games():
+        colours = game.dice_colours(game.options_for(game.players.low))
+        if colours is not None:
+            sets[game.name] = colours
+    return sets

@@ -1,14 +1,27 @@
 """The one mutable holder of a game: the list of states, who did each action, undo, and a
 state id that increases on every change (so a view rendered from an old state is refused).
 
+A change is made in two steps: `propose` (or `propose_undo`) checks it and works out the
+state after it without changing anything, and `commit` makes it. Whoever keeps the game
+durable (the web layer's SQLite log) stores the change between the two, so a change that
+cannot be stored is simply never committed. `act` and `undo` do both at once.
+
+Staleness is one rule (`is_current`), from what the engine declares: a screen drawn at
+state id `seen` still means what it meant while the step it showed goes on (the Turn's
+`moves_in_step` says how far back the step began; `step_id` is the state id of that
+beginning), so players acting at once (Qwixx's white sum, Sixes' pound race) are judged by
+the rules, not refused as stale. A roll answers the one state it was drawn for, and a view
+drawn before an undo is stale.
+
 Pure: no I/O. Persistence (the web layer's SQLite log) stores `Session.actions` and replays
 them through `Session.from_record`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from companion.rules.base import (
     SCHEMA_VERSION,
@@ -26,6 +39,8 @@ from companion.rules.registry import find_game
 HOST = "host"
 CAMERA = "camera"
 
+EntryT = TypeVar("EntryT")
+
 
 @dataclass(frozen=True, slots=True)
 class Action:
@@ -36,6 +51,49 @@ class Action:
     by: str
 
 
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A checked change that is not made yet (`Session.commit` makes it): the state after
+    it, checked against state id `base_id`. `action` is the move made, or for an undo
+    (`undo` True) the action taken back."""
+
+    base_id: int
+    state: object  # the game's state after the change (opaque to the session)
+    action: Action
+    undo: bool = False
+
+    @property
+    def state_id(self) -> int:
+        """The state id once committed."""
+        return self.base_id + 1
+
+
+def stale_view() -> Rejection:
+    return Rejection(
+        Reason.STALE_STATE,
+        "stale_state",
+        "the game has moved on since this screen was drawn; it has been refreshed",
+    )
+
+
+def may_undo(last_by: str | None, by: str) -> bool:
+    """Whether `by` may take back the last action, made by `last_by` (None: there is none):
+    the host may, and so may whoever made it."""
+    return last_by is not None and by in (HOST, last_by)
+
+
+def standing(entries: Sequence[EntryT], is_undo: Callable[[EntryT], bool]) -> list[EntryT]:
+    """The actions of a log of actions and undos that stand: each undo takes back the latest
+    action still standing, as `Session.undo` does (for logs read without a Session)."""
+    stack: list[EntryT] = []
+    for entry in entries:
+        if not is_undo(entry):
+            stack.append(entry)
+        elif stack:
+            stack.pop()
+    return stack
+
+
 class Session:
     def __init__(self, game: Game[Any, Any], options: Any, players: list[str] | None = None):
         self.game = game
@@ -44,6 +102,9 @@ class Session:
         self.states: list[Any] = [first]
         self.actions: list[Action] = []
         self.state_id = 0
+        # the state id at which each state of `states` was reached, and of the latest undo
+        self._reached: list[int] = [0]
+        self._undone_at = 0
         count = len(game.scores(first))
         self.players = list(players) if players else [f"Player {i + 1}" for i in range(count)]
 
@@ -64,43 +125,88 @@ class Session:
     def legal_moves(self, player: int) -> list[Move]:
         return self.game.legal_moves(self.state, player)
 
+    @property
+    def last_by(self) -> str | None:
+        """Who made the action an undo would take back (None: nothing to undo)."""
+        return self.actions[-1].by if self.actions else None
+
+    @property
+    def step_id(self) -> int:
+        """The state id at which the current step began (`Turn.moves_in_step` moves ago),
+        or of the latest undo when that came later: a screen drawn at it or since shows
+        this step."""
+        back = min(self.turn().moves_in_step, len(self._reached) - 1)
+        return max(self._reached[-1 - back], self._undone_at)
+
+    def is_current(self, move: Move, seen: int | None) -> bool:
+        """Whether `move`, sent from a screen drawn at state id `seen` (None: no screen, e.g.
+        a record), still means what it meant there: a roll only at that very state (dice
+        answer one call), any other move from anywhere in the current step."""
+        if seen is None:
+            return True
+        if isinstance(move, Roll):
+            return seen == self.state_id
+        return self.step_id <= seen <= self.state_id
+
     # -- changing ----------------------------------------------------------------------
-    def act(self, move: Move, by: str | None = None, expected_state_id: int | None = None) -> Any:
-        """Check and apply `move`; `by` defaults to the move's player (or "camera" for a
-        roll). Raises Rejection (STALE_STATE when `expected_state_id` is not current)."""
-        if expected_state_id is not None and expected_state_id != self.state_id:
-            raise Rejection(
-                Reason.STALE_STATE,
-                "stale_state",
-                "the game has moved on since this screen was drawn; it has been refreshed",
-            )
+    def propose(self, move: Move, by: str | None = None, seen: int | None = None) -> Proposal:
+        """Check `move` and work out the state after it, changing nothing. Checks in a fixed
+        order: a stale view (`is_current`), a player marking another's sheet, then the
+        game's own (game over, may this player act now, is it legal). `by` defaults to the
+        move's player (or "camera" for a roll). Raises Rejection."""
+        if not self.is_current(move, seen):
+            raise stale_view()
         if by is None:
             by = CAMERA if isinstance(move, Roll) else str(move.player)
         if not isinstance(move, Roll) and by not in (str(move.player), HOST):
             raise Rejection(
                 Reason.NOT_ALLOWED, "own_sheet_only", "you may only mark your own sheet"
             )
-        new_state = self.game.play(self.state, move)
-        self.states.append(new_state)
-        self.actions.append(Action(move, by))
-        self.state_id += 1
-        return new_state
+        return Proposal(self.state_id, self.game.play(self.state, move), Action(move, by))
 
-    def undo(self, by: str = HOST) -> Action:
-        """Take back the last action: allowed to the host and to whoever made it."""
+    def propose_undo(self, by: str = HOST, seen: int | None = None) -> Proposal:
+        """Check taking back the last action (allowed to the host and to whoever made it;
+        `seen`, when given, must be the current state id), changing nothing."""
+        if seen is not None and seen != self.state_id:
+            raise stale_view()
         if not self.actions:
             raise Rejection(Reason.NOTHING_TO_UNDO, "nothing_to_undo", "there is nothing to undo")
         last = self.actions[-1]
-        if by != HOST and by != last.by:
+        if not may_undo(last.by, by):
             raise Rejection(
                 Reason.NOT_ALLOWED,
                 "undo_own_only",
                 "only the player who made the last action, or the host, may undo it",
             )
-        self.actions.pop()
-        self.states.pop()
+        return Proposal(self.state_id, self.states[-2], last, undo=True)
+
+    def commit(self, proposal: Proposal) -> None:
+        """Make a proposed change. Refused (STALE_STATE) when anything changed since it was
+        proposed: a proposal is made and committed under one lock."""
+        if proposal.base_id != self.state_id:
+            raise stale_view()
         self.state_id += 1
-        return last
+        if proposal.undo:
+            self.states.pop()
+            self.actions.pop()
+            self._reached.pop()
+            self._undone_at = self.state_id
+        else:
+            self.states.append(proposal.state)
+            self.actions.append(proposal.action)
+            self._reached.append(self.state_id)
+
+    def act(self, move: Move, by: str | None = None, seen: int | None = None) -> Any:
+        """Check and apply `move` (`propose`, then `commit`); returns the new state."""
+        proposal = self.propose(move, by, seen)
+        self.commit(proposal)
+        return proposal.state
+
+    def undo(self, by: str = HOST, seen: int | None = None) -> Action:
+        """Take back the last action (`propose_undo`, then `commit`); returns it."""
+        proposal = self.propose_undo(by, seen)
+        self.commit(proposal)
+        return proposal.action
 
     # -- records -----------------------------------------------------------------------
     def to_record(self) -> dict[str, Any]:

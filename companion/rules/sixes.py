@@ -77,6 +77,7 @@ from companion.rules.base import (
     Turn,
     check_actor,
     illegal,
+    seat_name,
 )
 
 # -- constants -----------------------------------------------------------------------------
@@ -219,10 +220,6 @@ class State:
 # -- the game ------------------------------------------------------------------------------
 
 
-def _seat(seat: int) -> str:
-    return f"player {seat + 1}"
-
-
 def _clockwise_from_left(roller: int, count: int) -> list[int]:
     """Every seat but the roller's, clockwise starting left of the roller, then the roller."""
     return [(roller + k) % count for k in range(1, count + 1)]
@@ -306,7 +303,7 @@ class Sixes(Game[Options, State]):
         bets_dropped = state.step is not Step.POUND
         still_due = bets_to_six(state.number_up + bets_dropped, state.multiplier)
         for seat in state.betting:
-            assert state.purses[seat] >= still_due, f"{_seat(seat)} cannot pay the bets to 6"
+            assert state.purses[seat] >= still_due, f"{seat_name(seat)} cannot pay the bets to 6"
 
     # -- whose turn --------------------------------------------------------------------
     def _can_pound(self, state: State, seat: int) -> bool:
@@ -329,9 +326,14 @@ class Sixes(Game[Options, State]):
                 for s in order
                 if self._can_pound(state, s) or (s == state.roller and self._can_end(state))
             )
-            return Turn(step="pound", active=state.roller, players=who, chance=True, dice=spec)
+            # a race: the first pound wins the call, and the call goes on until the roll
+            return Turn(
+                step="pound", active=state.roller, players=who, chance=True, dice=spec, race=True
+            )
         if state.step is Step.ROLL:
-            return Turn(step="roll", active=state.roller, chance=True, dice=spec)
+            # after a won pound the call goes on (a late pounder hears who won it)
+            won = 1 if state.pounded_by is not None else 0
+            return Turn(step="roll", active=state.roller, chance=True, dice=spec, moves_in_step=won)
         return Turn(step="decide", active=state.roller, players=(state.roller,))
 
     # -- moves -------------------------------------------------------------------------
@@ -356,7 +358,7 @@ class Sixes(Game[Options, State]):
             raise Rejection(
                 Reason.NOT_YOUR_TURN,
                 "no_such_seat",
-                f"there is no {_seat(move.player)} at this table of {state.players}",
+                f"there is no {seat_name(move.player)} at this table of {state.players}",
             )
         if isinstance(move, Pound):
             self._check_pound(state, move.player)
@@ -374,7 +376,7 @@ class Sixes(Game[Options, State]):
             if state.pounded_by is not None and state.pounded_by != player:
                 raise illegal(
                     "pound_taken",
-                    f"someone else pounded first: {_seat(state.pounded_by)} won this table-pound",
+                    f"someone else pounded first: {seat_name(state.pounded_by)} won this table-pound",
                 )
             raise illegal("pound_taken", "you already won this table-pound")
         if state.step is Step.DECIDE:
@@ -394,7 +396,7 @@ class Sixes(Game[Options, State]):
             raise Rejection(
                 Reason.NOT_YOUR_TURN,
                 "roller_decides",
-                f"only the roller ({_seat(state.roller)}) passes or goes on",
+                f"only the roller ({seat_name(state.roller)}) passes or goes on",
             )
         if state.step is not Step.DECIDE:
             if isinstance(move, Pass):
@@ -408,7 +410,7 @@ class Sixes(Game[Options, State]):
             raise Rejection(
                 Reason.NOT_YOUR_TURN,
                 "roller_ends",
-                f"only the roller ({_seat(state.roller)}) or the host can end the game, "
+                f"only the roller ({seat_name(state.roller)}) or the host can end the game, "
                 "at the start of the roller's turn",
             )
         if not (state.step is Step.POUND and self._can_end(state)):
@@ -537,10 +539,10 @@ class Sixes(Game[Options, State]):
         winners = tuple(s for s, p in enumerate(state.purses) if p == richest)
         why = {
             EndReason.ROLLERS_DONE: f"all {state.rollers} roller turns are played",
-            EndReason.STOPPED: f"{_seat(state.roller)} ended the game",
+            EndReason.STOPPED: f"{seat_name(state.roller)} ended the game",
             EndReason.OUT_OF_MONEY: "no money can change hands any more",
         }[state.end_reason]
-        names = " and ".join(_seat(s) for s in winners)
+        names = " and ".join(seat_name(s) for s in winners)
         verb = "is" if len(winners) == 1 else "are"
         return Outcome(
             state.end_reason.value,

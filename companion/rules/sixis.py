@@ -72,7 +72,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import cache
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 from companion.rules.base import (
     COLOURS,
@@ -89,6 +89,8 @@ from companion.rules.base import (
     Turn,
     check_actor,
     illegal,
+    replaced,
+    seat_name,
 )
 
 # -- constants and data tables -----------------------------------------------------------
@@ -101,7 +103,6 @@ MAX_DEAL_SEED = 2**32  # fits a JSON number in every browser
 # The advanced start: how many dice the k-th seat after the start player may save (k = 1..3).
 ADVANCED_START_SAVES = (2, 3, 4)
 
-T = TypeVar("T")
 Counts = tuple[int, ...]  # counts[v] = how many dice show v (index 0 unused)
 
 
@@ -532,11 +533,66 @@ def _save_moves(player: int, dice: tuple[int, ...], limit: int) -> tuple[SaveDic
     return tuple(SaveDice(player, values) for values in _sub_multisets(dice, limit))
 
 
-def _replaced(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
-    return values[:index] + (value,) + values[index + 1 :]
+def teams(options: Options) -> tuple[tuple[int, int], ...]:
+    """The teams of team play, seats 0 + 2 and 1 + 3 (house rule, module docstring); none
+    without it."""
+    return ((0, 2), (1, 3)) if options.team_play else ()
 
 
-class SixisGame(Game[Options, State]):
+def _counted_seats(options: Options, seat: int) -> tuple[int, ...]:
+    """The seats whose cards count for `seat`: itself, or its team."""
+    return next((team for team in teams(options) if seat in team), (seat,))
+
+
+def _round_open(state: State) -> bool:
+    """Whether the current round's cards still lie on the table uncounted: not once the
+    game is over, nor while `_end_round` has just closed the round into the history."""
+    closed = bool(state.history) and state.history[-1].round == state.round
+    return state.step is not Step.OVER and not closed
+
+
+def _taken(state: State) -> list[tuple[int, int, str, bool]]:
+    """(round, seat, card, red) for every card taken in the game, this round's included."""
+    taken = [(r.round, c.seat, c.card, c.red) for r in state.history for c in r.claims]
+    if _round_open(state):
+        taken.extend(
+            (state.round, seat, card, red)
+            for card, red, seat in zip(state.cards, state.red, state.taken_by, strict=True)
+            if seat != NOT_TAKEN
+        )
+    return taken
+
+
+@dataclass(frozen=True, slots=True)
+class RoundPoints:
+    """The points of one round (a finished one, or the one being played): `seats[s]` the
+    face-up points of the cards seat s took in it, `teams[t]` those of team t of `teams`
+    (empty without team play)."""
+
+    round: int
+    seats: tuple[int, ...]
+    teams: tuple[int, ...] = ()
+
+
+def round_points(state: State) -> tuple[RoundPoints, ...]:
+    """Points per round, per seat and per team. They add up to the scores (`Sixis.scores`):
+    a seat's total is the sum of its own rounds, or of its team's with team play."""
+    rounds = [r.round for r in state.history]
+    if _round_open(state):
+        rounds.append(state.round)
+    players = state.options.players
+    points = {(r, s): 0 for r in rounds for s in range(players)}
+    for round_no, seat, card, red in _taken(state):
+        points[(round_no, seat)] += side_of(card, red).points
+    result = []
+    for r in rounds:
+        seats = tuple(points[(r, s)] for s in range(players))
+        team_points = tuple(sum(seats[s] for s in team) for team in teams(state.options))
+        result.append(RoundPoints(r, seats, team_points))
+    return tuple(result)
+
+
+class Sixis(Game[Options, State]):
     name = "sixis"
     title = "Sixis"
     players = PlayerCount(2, 4)
@@ -825,7 +881,7 @@ class SixisGame(Game[Options, State]):
         name = side_of(move.card, state.red[index]).name
         if state.taken_by[index] != NOT_TAKEN:
             raise illegal(
-                "card_taken", f"{name} was already taken by player {state.taken_by[index] + 1}"
+                "card_taken", f"{name} was already taken by {seat_name(state.taken_by[index])}"
             )
         if index not in _REACH[state.options.players][move.player]:
             raise illegal("out_of_reach", f"that card ({name}) is out of your reach")
@@ -885,7 +941,7 @@ class SixisGame(Game[Options, State]):
                 return self._after_dice(replace(state, dice=state.saved[seat]))
             return replace(state, step=Step.ROLL)
         if isinstance(move, RollAll):
-            return replace(state, step=Step.ROLL, saved=_replaced(state.saved, seat, ()))
+            return replace(state, step=Step.ROLL, saved=replaced(state.saved, seat, ()))
         if isinstance(move, EndRound):
             return self._end_round(state, "ended_by_player")
         if isinstance(move, TakeCard):
@@ -894,18 +950,18 @@ class SixisGame(Game[Options, State]):
             index = state.cards.index(move.card)
             return replace(
                 state, step=Step.SAVE, turn_action="took", turn_card=move.card,
-                taken_by=_replaced(state.taken_by, index, seat),
+                taken_by=replaced(state.taken_by, index, seat),
             )  # fmt: skip
         if isinstance(move, FlipCard):
             index = state.cards.index(move.card)
             return replace(
                 state, step=Step.SAVE, turn_action="flipped", turn_card=move.card,
-                red=_replaced(state.red, index, True),
+                red=replaced(state.red, index, True),
             )  # fmt: skip
         if isinstance(move, Decline):
             return replace(state, step=Step.SAVE, turn_action="declined")
         if isinstance(move, SaveDice):
-            state = replace(state, saved=_replaced(state.saved, seat, move.values))
+            state = replace(state, saved=replaced(state.saved, seat, move.values))
             following = (seat + 1) % state.options.players
             if state.step is Step.START_SAVE:
                 if following == state.starter:
@@ -924,46 +980,26 @@ class SixisGame(Game[Options, State]):
             if seat != NOT_TAKEN
         )
 
-    @staticmethod
-    def _taken(state: State) -> list[tuple[int, int, str, bool]]:
-        """(round, seat, card, red) for every card taken in the game, this round's included."""
-        taken = [(r.round, c.seat, c.card, c.red) for r in state.history for c in r.claims]
-        if state.step is not Step.OVER:
-            taken.extend(
-                (state.round, seat, card, red)
-                for card, red, seat in zip(state.cards, state.red, state.taken_by, strict=True)
-                if seat != NOT_TAKEN
-            )
-        return taken
-
-    @staticmethod
-    def _counted_seats(state: State, seat: int) -> tuple[int, ...]:
-        """The seats whose cards count for `seat`: itself, or its team (seats s and s + 2)."""
-        if state.options.team_play:
-            return (seat % 2, seat % 2 + 2)
-        return (seat,)
-
     def _totals(self, state: State) -> list[int]:
-        own = [0] * state.options.players
-        for _, seat, card, red in self._taken(state):
-            own[seat] += side_of(card, red).points
+        rounds = round_points(state)
+        own = [sum(r.seats[seat] for r in rounds) for seat in range(state.options.players)]
         return [
-            sum(own[s] for s in self._counted_seats(state, seat))
+            sum(own[s] for s in _counted_seats(state.options, seat))
             for seat in range(state.options.players)
         ]
 
     def scores(self, state: State) -> tuple[Score, ...]:
         team = state.options.team_play
         entries = []
-        for round_no, seat, card, red in self._taken(state):
+        for round_no, seat, card, red in _taken(state):
             side = side_of(card, red)
             label = f"round {round_no}: {side.name}"
             if team:
-                label += f" (player {seat + 1})"
+                label += f" ({seat_name(seat)})"
             entries.append((seat, (label, side.points)))
         result = []
         for seat in range(state.options.players):
-            counted = self._counted_seats(state, seat)
+            counted = _counted_seats(state.options, seat)
             breakdown = tuple(entry for owner, entry in entries if owner in counted)
             result.append(Score(seat, sum(points for _, points in breakdown), breakdown))
         return tuple(result)
@@ -974,7 +1010,7 @@ class SixisGame(Game[Options, State]):
         totals = self._totals(state)
         best = max(totals)
         winners = tuple(seat for seat, total in enumerate(totals) if total == best)
-        names = " and ".join(f"player {seat + 1}" for seat in winners)
+        names = " and ".join(seat_name(seat) for seat in winners)
         if state.options.team_play:
             verb = "win" if len(winners) == 2 else "share the win"
             message = f"{names} {verb} with a team total of {best} points"
@@ -1005,4 +1041,4 @@ class SixisGame(Game[Options, State]):
             )
 
 
-GAME = SixisGame()
+GAME = Sixis()

@@ -71,9 +71,14 @@ from companion.rules.base import (
     Rejection,
     Roll,
     Score,
+    Throw,
     Turn,
     check_actor,
+    describe_seats,
+    die_value,
     illegal,
+    replaced,
+    seat_name,
 )
 
 # -- constants ----------------------------------------------------------------------------
@@ -409,21 +414,6 @@ def parse_sheet_set(data: object, where: str = "sheet file") -> dict[str, tuple[
 # -- helpers ------------------------------------------------------------------------------
 
 
-def _player_name(seat: int) -> str:
-    return f"player {seat + 1}"
-
-
-def _join(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-def _die_value(dice: tuple[Die, ...], colour: str) -> int | None:
-    for die in dice:
-        if die.colour == colour:
-            return die.value
-    return None
-
-
 def marks_of(columns: tuple[int, ...] | list[int]) -> str:
     """A row's marks with the given boxes (1-12) crossed, e.g. (1, 4) -> "x..x........"."""
     return "".join(CROSSED if column in columns else EMPTY for column in range(1, BOXES + 1))
@@ -486,7 +476,7 @@ def _resolve_sheets(options: Options) -> tuple[Sheet, ...]:
     sheets = []
     holder: dict[str, int] = {}
     for seat, choice in enumerate(choices):
-        who = _player_name(seat)
+        who = seat_name(seat)
         if choice.letter and choice.rows:
             raise _bad_sheet(
                 "sheet_choice",
@@ -502,7 +492,7 @@ def _resolve_sheets(options: Options) -> tuple[Sheet, ...]:
             if choice.letter in holder:
                 raise _bad_sheet(
                     "sheet_taken",
-                    f"{_player_name(holder[choice.letter])} and {who} both have sheet "
+                    f"{seat_name(holder[choice.letter])} and {who} both have sheet "
                     f"{choice.letter}; everyone needs a different sheet",
                 )
             holder[choice.letter] = seat
@@ -539,23 +529,22 @@ def _check_seat(value: object, low: int, high: int, field: str, what: str) -> No
         raise Rejection(Reason.BAD_OPTIONS, field, f"{what} is {low} to {high}, not {value!r}")
 
 
-def _replace(items: tuple[Sheet, ...], seat: int, item: Sheet) -> tuple[Sheet, ...]:
-    return (*items[:seat], item, *items[seat + 1 :])
-
-
 @cache
 def _roll_turn(active: int, colours: tuple[str, ...]) -> Turn:
     return Turn(step=Step.ROLL.value, active=active, chance=True, dice=DiceSpec(colours=colours))
 
 
 @cache
-def _reroll_turn(active: int) -> Turn:
-    return Turn(step=Step.REROLL.value, active=active, players=(active,))
+def _reroll_turn(active: int, in_play: tuple[str, ...]) -> Turn:
+    # a new throw while the active player decides is that player re-rolling (keeping the
+    # dice is a tap): the re-roll, then a roll of every die still in play
+    throw = Throw(DiceSpec(colours=in_play), (Reroll(active),))
+    return Turn(step=Step.REROLL.value, active=active, players=(active,), throw=throw)
 
 
 @cache
-def _cross_turn(active: int, waiting: tuple[int, ...]) -> Turn:
-    return Turn(step=Step.CROSS.value, active=active, players=waiting)
+def _cross_turn(active: int, waiting: tuple[int, ...], moves_made: int) -> Turn:
+    return Turn(step=Step.CROSS.value, active=active, players=waiting, moves_in_step=moves_made)
 
 
 _OVER_TURN = Turn(step=Step.OVER.value, active=None)
@@ -604,6 +593,9 @@ class Sixto(Game[Options, State]):
             sheets=tuple(SheetChoice(letter=letter) for letter in PROJECT_LETTERS[:players]),
         )
 
+    def dice_colours(self, options: Options) -> tuple[str, ...]:
+        return tuple(options.colours)
+
     def invariants(self, state: State) -> None:
         players = len(state.sheets)
         assert MIN_PLAYERS <= players <= MAX_PLAYERS
@@ -651,12 +643,14 @@ class Sixto(Game[Options, State]):
     def turn(self, state: State) -> Turn:
         step = state.step
         if step is Step.CROSS:
-            return _cross_turn(state.active, state.waiting)
+            # everyone crosses in any order: each cross and each Done of this turn so far
+            moves_made = sum(map(len, state.used)) + len(state.sheets) - len(state.waiting)
+            return _cross_turn(state.active, state.waiting, moves_made)
+        in_play = tuple(c for c in state.colours if c not in state.closed)
         if step is Step.ROLL:
-            in_play = tuple(c for c in state.colours if c not in state.closed)
             return _roll_turn(state.active, in_play)
         if step is Step.REROLL:
-            return _reroll_turn(state.active)
+            return _reroll_turn(state.active, in_play)
         return _OVER_TURN
 
     # -- moves ------------------------------------------------------------------------
@@ -672,7 +666,7 @@ class Sixto(Game[Options, State]):
         for index, colour in enumerate(state.colours):
             if colour in used or colour in state.closed:
                 continue
-            value = _die_value(state.dice, colour)
+            value = die_value(state.dice, colour)
             if value is None:
                 continue
             for column in _open_columns(sheet.numbers[index], sheet.marks[index], value):
@@ -694,7 +688,7 @@ class Sixto(Game[Options, State]):
                 raise Rejection(
                     Reason.NOT_YOUR_TURN,
                     "already_done",
-                    f"{_player_name(seat)} has finished crossing this turn",
+                    f"{seat_name(seat)} has finished crossing this turn",
                 )
             if step is Step.REROLL and seat == state.active and not isinstance(move, Keep | Reroll):
                 raise Rejection(
@@ -758,7 +752,7 @@ class Sixto(Game[Options, State]):
                 f"the target area opens after {TARGET_NEEDS} crosses in this row "
                 f"({colour} has {count})",
             )
-        value = _die_value(state.dice, colour)
+        value = die_value(state.dice, colour)
         if value is None or DIGITS[value - 1] != digit:
             raise illegal(
                 "wrong_number",
@@ -797,7 +791,7 @@ class Sixto(Game[Options, State]):
             old = sheet.marks[index]
             row = f"{old[: move.column - 1]}{CROSSED}{old[move.column :]}"
             marks = (*sheet.marks[:index], row, *sheet.marks[index + 1 :])
-            sheets = _replace(state.sheets, player, Sheet(sheet.name, sheet.numbers, marks))
+            sheets = replaced(state.sheets, player, Sheet(sheet.name, sheet.numbers, marks))
             used = (*state.used[:player], (*state.used[player], move.colour),
                     *state.used[player + 1 :])  # fmt: skip
             closing = state.closing
@@ -871,7 +865,7 @@ class Sixto(Game[Options, State]):
         crosses = {seat: _crosses_total(state.sheets[seat]) for seat in leaders}
         most = max(crosses.values())
         winners = tuple(seat for seat in leaders if crosses[seat] == most)
-        names = _join([_player_name(seat) for seat in winners])
+        names = describe_seats(winners)
         if len(state.sheets) == 1:
             result = f"final score {best}"
         elif len(winners) > 1:

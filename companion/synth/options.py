@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from companion.vision.types import STANDARD_DICE_SETS
+from companion.vision.colour import builtin_dice_set, builtin_dice_set_names
 
 from .palette import BODY_BGR, PIP_BGR
 from .surfaces import SURFACES
@@ -148,8 +148,9 @@ class SceneOptions:
         self._check_set()
 
     def _check_set(self) -> None:
-        if isinstance(self.dice_set, str) and self.dice_set not in STANDARD_DICE_SETS:
-            known = ", ".join(sorted(STANDARD_DICE_SETS))
+        # a named set is one of the shipped standard sets (calibration/<name>-default.json)
+        if isinstance(self.dice_set, str) and self.dice_set not in builtin_dice_set_names():
+            known = ", ".join(builtin_dice_set_names())
             raise ValueError(f"unknown dice set {self.dice_set!r}; known: {known}")
         bodies = self.set_bodies()
         if bodies is not None:
@@ -167,7 +168,7 @@ class SceneOptions:
         if self.dice_set is None:
             return None
         if isinstance(self.dice_set, str):
-            return tuple(STANDARD_DICE_SETS[self.dice_set])
+            return builtin_dice_set(self.dice_set).colours
         return tuple(self.dice_set)
 
     def given_dice(self) -> tuple[DieSpec, ...] | None:

@@ -8,8 +8,9 @@ pixels do not move it. A basic colour name (white, black, grey, red, orange, yel
 blue, teal, purple, pink, brown) comes from the nearest colour prototypes, with a
 confidence from how much nearer the best name is than the next one.
 
-With a dice set (built-in "qwixx" and "sixto", or a calibration file, see
-`parse_dice_set`), the found dice are assigned to the set's dice all at once: an optimal
+With a dice set (a shipped standard set such as calibration/qwixx-default.json, a
+calibration file, see `parse_dice_set`, or the colours a game declares, which the server
+passes in: vision knows no games), the found dice are assigned to the set's dice all at once: an optimal
 assignment (Hungarian method) over colour distances, each set die used once (so Qwixx's two
 white dice take the two whitest dice), dice beyond the set flagged "extra", set dice not
 found reported as missing.
@@ -25,12 +26,13 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, DieBox, DieReading
+from companion.vision.types import BASIC_COLOURS, DieBox, DieReading
 
 logger = logging.getLogger(__name__)
 
@@ -422,19 +424,36 @@ def dice_set_to_json(dice_set: DiceSet, light: str) -> dict[str, object]:
     }
 
 
-def builtin_dice_set(name: str) -> DiceSet:
-    """The standard set `name` ("qwixx" or "sixto"): its calibration file under
-    calibration/ when present, else each colour's typical Lab (the mean of its name's
-    prototypes)."""
-    if name not in STANDARD_DICE_SETS:
-        raise CalibrationError(
-            f"unknown dice set {name!r}; built in: {', '.join(STANDARD_DICE_SETS)}"
-        )
-    path = DEFAULT_CALIBRATION_DIR / f"{name}-default.json"
-    if path.is_file():
-        return load_dice_set(path)
-    dice = tuple(SetDie(c, typical_lab(c)) for c in STANDARD_DICE_SETS[name])
+def builtin_dice_set_names() -> tuple[str, ...]:
+    """The standard sets shipped as calibration/<name>-default.json (e.g. qwixx, sixto)."""
+    suffix = "-default.json"
+    found = DEFAULT_CALIBRATION_DIR.glob(f"*{suffix}")
+    return tuple(sorted(path.name.removesuffix(suffix) for path in found))
+
+
+def builtin_dice_set(name: str, colours: Sequence[str] | None = None) -> DiceSet:
+    """The standard set `name`: its shipped calibration/<name>-default.json; or, given
+    `colours` (a game's declared dice, passed in by the caller) that the file does not
+    hold, or no file, a set of those colours at each colour's typical Lab (the mean of its
+    name's prototypes). CalibrationError for a name with neither."""
+    known = builtin_dice_set_names()
+    if name in known:
+        shipped = _shipped_dice_set(name)
+        if colours is None or sorted(shipped.colours) == sorted(colours):
+            return shipped
+    if colours is None:
+        raise CalibrationError(f"unknown dice set {name!r}; built in: {', '.join(known)}")
+    unknown = [c for c in colours if c not in _PROTOTYPES]
+    if unknown or not colours:
+        raise CalibrationError(f"dice set {name!r}: no basic colour {unknown or 'given'}")
+    dice = tuple(SetDie(c, typical_lab(c)) for c in colours)
     return DiceSet(name, dice, "built-in prototypes")
+
+
+@cache
+def _shipped_dice_set(name: str) -> DiceSet:
+    # read once per process: the camera asks every second, the renderer for every scene
+    return load_dice_set(DEFAULT_CALIBRATION_DIR / f"{name}-default.json")
 
 
 def typical_lab(colour: str) -> tuple[float, float, float]:
@@ -448,12 +467,13 @@ def resolve_dice_set(spec: str | Path | DiceSet | None) -> DiceSet | None:
     if spec is None or isinstance(spec, DiceSet):
         return spec
     text = str(spec)
-    if text in STANDARD_DICE_SETS:
+    known = builtin_dice_set_names()
+    if text in known:
         return builtin_dice_set(text)
     path = Path(text)
     if not path.exists() and path.suffix == "" and len(path.parts) == 1:
         raise CalibrationError(
-            f"unknown dice set {text!r}: give {' or '.join(STANDARD_DICE_SETS)}, "
+            f"unknown dice set {text!r}: give {' or '.join(known)}, "
             "or a calibration file (calibration/*.json)"
         )
     return load_dice_set(path)

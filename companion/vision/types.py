@@ -1,6 +1,8 @@
 """The typed values that flow through the vision stages:
 source -> locate (DieBox) -> classify (value) -> colour -> settle.
-Each stage takes and returns these types; nothing here imports rules or web."""
+Each stage takes and returns these types; nothing here imports rules or web. Which dice a
+game throws is the game's declaration (`Game.dice_colours`); the server hands it to the
+colour stage as a dice set (companion.vision.colour)."""
 
 from __future__ import annotations
 
@@ -102,14 +104,6 @@ class FrameReading:
 
 # The basic colour names the vision stages use for die bodies (companion/colours.py).
 BASIC_COLOURS: tuple[str, ...] = DIE_COLOURS
-
-# Body colours of the standard dice sets. Qwixx: two white dice plus red, yellow, green,
-# blue (rules/qwixx.txt, first paragraph); Sixto: six differently coloured dice
-# (rules/sixto.txt).
-STANDARD_DICE_SETS: dict[str, tuple[str, ...]] = {
-    "qwixx": ("white", "white", "red", "yellow", "green", "blue"),
-    "sixto": ("red", "orange", "yellow", "green", "blue", "purple"),
-}
 
 
 def whole_pixels(point: np.ndarray) -> tuple[int, int]:

@@ -20,10 +20,11 @@ Decisions (also in docs/live-table.md):
   does, it follows the most recently created open table. The attachment is stored in
   SQLite (`server_settings`) and restored at start-up while that table is open; once it
   is finished or gone, the newest open table gets the rolls again.
-- Sixto's keep/re-roll step: a new settled throw there is the active player re-rolling.
-  The hub sends that player's `reroll` move (by the player's seat), then the roll, so the
-  camera never needs a tap for the commonest case; "keep" stays a tap. In confirm mode the
-  player confirms "re-roll with these dice" as one step.
+- What a throw means comes from the engine: `Turn.on_throw()` names the roll it must be
+  and the moves it implies first (Sixto's keep/re-roll step: a new settled throw is the
+  active player re-rolling, so the hub sends that player's `reroll` move, by the player's
+  seat, then the roll; "keep" stays a tap). In confirm mode the player confirms both as
+  one step.
 - A throw while the game expects no roll (players still crossing) is not applied and not
   held: the status line says so, and the thrower throws again when the game asks.
 - Faults stay in the worker thread (its status shows them, it reconnects with back-off);
@@ -50,12 +51,14 @@ import numpy as np
 from companion.live.camera import CameraWorker
 from companion.live.match import Mismatch, match_roll
 from companion.live.settle import RollEvent, SettleConfig
-from companion.rules.base import DiceSpec, Move, Reason, Rejection, Roll
+from companion.rules.base import Move, Reason, Rejection, Roll, Throw
 from companion.rules.session import CAMERA, HOST
 from companion.vision.annotate import annotate
 from companion.vision.types import DieBox, DieReading, FrameReading
 from companion.web.settings import CameraSettings
+from companion.web.snapshot import Snapshot
 from companion.web.tables import Table, Tables
+from companion.web.views import describe_move
 
 logger = logging.getLogger(__name__)
 
@@ -166,17 +169,17 @@ class Pending:
     message: str
     problems: list[dict[str, Any]]
     roll: Roll | None
-    reroll_first: bool
+    implied: tuple[Move, ...]  # the moves the throw implies before its roll (Turn.on_throw)
     picture: bytes = field(repr=False, default=b"")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, snapshot: Snapshot) -> dict[str, Any]:
         return {
             "id": self.pending_id,
             "kind": self.kind,
             "state_id": self.state_id,
             "message": self.message,
             "problems": self.problems,
-            "reroll_first": self.reroll_first,
+            "implies": [describe_move(snapshot.game, move) for move in self.implied],
             "width": self.width,
             "height": self.height,
             "dice": [
@@ -426,27 +429,23 @@ class CameraHub:
         self._keeper.set_dice_set(self.dice_set_for(table))
 
     def dice_set_for(self, table: Table) -> Any:
-        """The dice set the colour stage assigns to at this table: the active calibration
-        when its colours are this game's set, else the standard set of the game (Qwixx,
-        Sixto with its standard colours), else none (colours named one by one)."""
-        from companion.vision.colour import builtin_dice_set
-        from companion.vision.types import STANDARD_DICE_SETS
+        """The dice set the colour stage assigns to at this table: the dice the game
+        declares (`Game.dice_colours`), measured by the active calibration when it holds
+        those colours, else the shipped standard set of that name or each colour's typical
+        look; None when the game declares none (colours named one by one)."""
+        from companion.vision.colour import CalibrationError, builtin_dice_set
 
-        game = table.game.name
-        standard = STANDARD_DICE_SETS.get(game)
-        options_colours = getattr(table.session.options, "colours", None)
-        if (
-            game == "sixto"
-            and options_colours
-            and sorted(options_colours) != sorted(standard or ())
-        ):
-            return None
-        if standard is None:
+        colours = table.game.dice_colours(table.session.options)
+        if colours is None:
             return None
         calibration = self.calibration
-        if calibration is not None and sorted(calibration.dice_set.colours) == sorted(standard):
+        if calibration is not None and sorted(calibration.dice_set.colours) == sorted(colours):
             return calibration.dice_set
-        return builtin_dice_set(game)
+        try:
+            return builtin_dice_set(table.game.name, colours)
+        except CalibrationError:
+            logger.warning("no dice set for %s's colours %s", table.game.name, colours)
+            return None
 
     def attached_to(self, table_id: str) -> bool:
         return self._target == table_id
@@ -500,14 +499,14 @@ class CameraHub:
             logger.info("a throw settled but no table is open")
             return
         snapshot = table.snapshot
-        spec, reroll = expected_dice(table)
-        if spec is None:
+        throw = expected_throw(snapshot)
+        if throw is None:
             self._note(
                 table.table_id,
                 f"dice thrown, but the game expects no roll now ({snapshot.turn.step.replace('_', ' ')})",
             )
             return
-        result = match_roll(event.dice, spec)
+        result = match_roll(event.dice, throw.dice)
         pending_id = secrets.token_hex(6)
         if isinstance(result, Mismatch):
             boxes = [b for p in result.problems for b in p.boxes]
@@ -524,7 +523,7 @@ class CameraHub:
                 result.message,
                 [p.to_json() for p in result.problems],
                 None,
-                reroll is not None,
+                throw.moves,
                 picture,
             )
             self._note(table.table_id, f"not applied: {result.message}")
@@ -543,13 +542,13 @@ class CameraHub:
                 "confirm the camera's roll",
                 [],
                 result,
-                reroll is not None,
+                throw.moves,
                 picture,
             )
             self._note(table.table_id, "waiting for the active player to confirm the roll")
             return
         self._pending.pop(table.table_id, None)
-        await self._apply(table, snapshot.state_id, reroll, result, image, event.dice, CAMERA)
+        await self._apply(table, snapshot.state_id, throw.moves, result, image, event.dice, CAMERA)
 
     @staticmethod
     def _picture(image: np.ndarray, dice: tuple[DieReading, ...], boxes: list[DieBox]) -> bytes:
@@ -559,18 +558,19 @@ class CameraHub:
         self,
         table: Table,
         state_id: int,
-        reroll: Move | None,
+        implied: tuple[Move, ...],
         roll: Roll,
         image: np.ndarray,
         dice: tuple[DieReading, ...],
         by: str,
     ) -> int | None:
-        """Apply (the re-roll decision and) the roll; store the photo beside the roll.
-        Returns the roll's log seq, or None when the engine refused (noted)."""
+        """Apply the moves the throw implies (each by its player's seat), then the roll;
+        store the photo beside the roll. Returns the roll's log seq, or None when the
+        engine refused (noted)."""
         action_id = f"camera-{secrets.token_hex(8)}"
         try:
-            if reroll is not None:
-                done = await table.act(reroll, str(reroll.player), f"{action_id}-reroll", state_id)
+            for number, move in enumerate(implied):
+                done = await table.act(move, str(move.player), f"{action_id}-{number}", state_id)
                 state_id = done.state_id
             result = await table.apply_roll(
                 roll.dice, by=by, action_id=action_id, expected_state_id=state_id
@@ -623,9 +623,8 @@ class CameraHub:
                     Reason.WRONG_DICE, "fix_first", "these dice do not match: fix them first"
                 )
             self._pending.pop(table.table_id, None)
-            reroll = _reroll_move(table) if held.reroll_first else None
             return await self._apply(
-                table, held.state_id, reroll, held.roll, held.image, held.dice, CAMERA
+                table, held.state_id, held.implied, held.roll, held.image, held.dice, CAMERA
             )
 
     async def fix(
@@ -688,11 +687,11 @@ class CameraHub:
     async def _rematch(self, table: Table, held: Pending) -> dict[str, Any]:
         """Match a corrected held reading again: apply it as the host's roll when it matches,
         else keep holding it with the problems that remain."""
-        spec, reroll = expected_dice(table)
-        if spec is None:
+        throw = expected_throw(table.snapshot)
+        if throw is None:
             self._pending.pop(table.table_id, None)
             raise Rejection(Reason.ILLEGAL_MOVE, "no_roll_now", "the game expects no roll now")
-        result = match_roll(held.dice, spec)
+        result = match_roll(held.dice, throw.dice)
         if isinstance(result, Mismatch):
             boxes = [b for p in result.problems for b in p.boxes]
             # a corrected roll that no longer matches is no roll to confirm
@@ -701,9 +700,11 @@ class CameraHub:
             held.message = result.message
             held.problems = [p.to_json() for p in result.problems]
             held.picture = await asyncio.to_thread(self._picture, held.image, held.dice, boxes)
-            return {"applied": False, "pending": held.to_json()}
+            return {"applied": False, "pending": held.to_json(table.snapshot)}
         self._pending.pop(table.table_id, None)
-        seq = await self._apply(table, held.state_id, reroll, result, held.image, held.dice, HOST)
+        seq = await self._apply(
+            table, held.state_id, throw.moves, result, held.image, held.dice, HOST
+        )
         return {"applied": seq is not None, "state_id": seq}
 
     def dismiss(self, table: Table, pending_id: str) -> None:
@@ -721,7 +722,8 @@ class CameraHub:
             self._pending.pop(table.table_id, None)  # the game moved on (a manual roll)
             held = None
         note = self._notes.get(table.table_id, TableNote())
-        spec, reroll = expected_dice(table)
+        throw = expected_throw(table.snapshot)
+        spec = throw.dice if throw else None
         return {
             "enabled": self.enabled,
             "source": self._source_name,
@@ -733,8 +735,8 @@ class CameraHub:
             "line": status_line(self.enabled, self._starting, status, self._reader_error),
             "expects": list(spec.colours) if spec else None,
             "kept": [[d.colour, d.value] for d in spec.kept] if spec else [],
-            "reroll_step": reroll is not None,
-            "pending": held.to_json() if held else None,
+            "implies": [describe_move(table.game, m) for m in throw.moves] if throw else [],
+            "pending": held.to_json(table.snapshot) if held else None,
             "note": note.text,
             "note_at": note.at,
             "last_roll": note.last_roll,
@@ -806,34 +808,10 @@ def added_die_side(
     return DEFAULT_SIDE_FRACTION * min(width, height)
 
 
-def _reroll_move(table: Table) -> Move | None:
-    """The active player's re-roll move when the engine offers one now (Sixto's keep/re-roll
-    step), else None."""
-    snapshot = table.snapshot
-    active = snapshot.turn.active
-    if active is None or snapshot.turn.chance:
-        return None
-    for move in snapshot.game.legal_moves(snapshot.state, active):
-        if move.kind == "reroll":
-            return move
-    return None
-
-
-def expected_dice(table: Table) -> tuple[DiceSpec | None, Move | None]:
-    """Which dice a camera roll must show now, and the re-roll move to send first: the
-    Turn's DiceSpec when the game expects a roll; in a step where the active player may
-    re-roll (Sixto), the spec of the roll that follows the re-roll; else (None, None)."""
-    snapshot = table.snapshot
+def expected_throw(snapshot: Snapshot) -> Throw | None:
+    """What a camera throw means now, as the engine declares it (`Turn.on_throw`): the roll
+    it must be and any moves it implies first; None when the game is over or expects no
+    dice."""
     if snapshot.finished:
-        return None, None
-    turn = snapshot.turn
-    if turn.chance and turn.dice is not None:
-        return turn.dice, None
-    reroll = _reroll_move(table)
-    if reroll is None:
-        return None, None
-    game = snapshot.game
-    after = game.turn(game.apply(snapshot.state, reroll))
-    if after.chance and after.dice is not None:
-        return after.dice, reroll
-    return None, None
+        return None
+    return snapshot.turn.on_throw()

@@ -24,6 +24,7 @@ class Snapshot:
     outcome: Outcome | None
     last_by: str | None  # who made the action an undo would take back
     ended_by_host: bool
+    step_id: int = 0  # the state id at which the current step began (Session.step_id)
 
     @property
     def finished(self) -> bool:

@@ -24,16 +24,13 @@ from typing import Any
 from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
-from companion.rules.session import CAMERA, Session, replay_record
+from companion.rules.session import CAMERA, Proposal, Session, replay_record
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
 from companion.web.render import Fragment, SheetCache
 from companion.web.snapshot import Snapshot
 from companion.web.store import Device, LogEntry, Store, TableRow
 
 logger = logging.getLogger(__name__)
-
-
-_Mark = tuple[list[Any], list[Any], int]
 
 
 class TableLoadError(Exception):
@@ -90,12 +87,6 @@ class Table:
         self.render_pool = render_pool
         self.sheet_cache = SheetCache()
         self.snapshot = self._take_snapshot()
-        # the state id at which the current "several players, each once" step began: a tap
-        # drawn at any state since then is not stale (see `_still_current`)
-        self._step_began = self.snapshot.state_id
-        # the state id after the latest applied roll or undo: a race move drawn before it
-        # belongs to an earlier call and is stale (see `act`); from the log after a restart
-        self._last_roll_or_undo = max((e.seq for e in log if _rolls_or_undoes(e)), default=0)
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -111,8 +102,9 @@ class Table:
             turn=s.turn(),
             scores=s.scores(),
             outcome=s.outcome(),
-            last_by=s.actions[-1].by if s.actions else None,
+            last_by=s.last_by,
             ended_by_host=self._ended_by_host,
+            step_id=s.step_id,
         )
 
     # -- devices ------------------------------------------------------------------------
@@ -178,13 +170,11 @@ class Table:
         by: str,
         action_id: str,
         expected_state_id: int | None = None,
-        race: bool = False,
     ) -> ActResult:
-        """Check, apply, commit, then publish one move. Raises Rejection (the engine's, or
-        STALE_STATE / GAME_OVER). Idempotent per `action_id`. A `race` move (several devices
-        race for it, e.g. Sixes' pound) drawn at `expected_state_id` is judged by the engine
-        while no roll or undo was applied since it was drawn, and is stale after one: the
-        later call it would otherwise land in is not the one the player pounded for."""
+        """Check, commit, then publish one move drawn on a screen at `expected_state_id`.
+        Raises Rejection (the engine's, or STALE_STATE / GAME_OVER): the session judges
+        staleness by the step the screen showed (Session.is_current). Idempotent per
+        `action_id`."""
         async with self._lock:
             if action_id in self._action_seq:
                 return ActResult(self._action_seq[action_id], duplicate=True)
@@ -192,42 +182,29 @@ class Table:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not isinstance(move, Move):
                 move = self.game.move_from_json(move)
-            if race:
-                if self._race_still_current(expected_state_id, move):
-                    expected_state_id = None
-            elif self._still_current(expected_state_id, move):
-                expected_state_id = None
-            mark = self._mark()
-            self.session.act(move, by=by, expected_state_id=expected_state_id)
+            proposal = self.session.propose(move, by, expected_state_id)
             entry = LogEntry(
-                seq=self.session.state_id,
+                seq=proposal.state_id,
                 action_id=action_id,
                 kind="move",
                 by=by,
                 move=self.game.move_to_json(move),
             )
-            await self._commit(entry, mark)
+            await self._commit(entry, proposal)
             return ActResult(entry.seq)
 
     async def undo(
         self, by: str, action_id: str, expected_state_id: int | None = None
     ) -> ActResult:
-        """Take back the last action (Session.undo checks who may)."""
+        """Take back the last action (the session checks who may, and the state id)."""
         async with self._lock:
             if action_id in self._action_seq:
                 return ActResult(self._action_seq[action_id], duplicate=True)
             if self._ended_by_host:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
-            if expected_state_id is not None and expected_state_id != self.session.state_id:
-                raise Rejection(
-                    Reason.STALE_STATE,
-                    "stale_state",
-                    "the game has moved on since this screen was drawn; it has been refreshed",
-                )
-            mark = self._mark()
-            self.session.undo(by=by)
-            entry = LogEntry(self.session.state_id, action_id, "undo", by, None)
-            await self._commit(entry, mark)
+            proposal = self.session.propose_undo(by, expected_state_id)
+            entry = LogEntry(proposal.state_id, action_id, "undo", by, None)
+            await self._commit(entry, proposal)
             return ActResult(entry.seq)
 
     async def apply_roll(
@@ -273,46 +250,18 @@ class Table:
         for subscriber in list(self._subscribers):
             subscriber.notify(-1)
 
-    def _still_current(self, expected_state_id: int | None, move: Move) -> bool:
-        """Whether a tap drawn at an older state id is still current: since then only other
-        players acted in the same simultaneous step (Qwixx's white sum: everyone taps at
-        once; without this, all but the first tap were refused as stale views). The
-        engine still judges the tap against the state it reaches."""
-        return (
-            expected_state_id is not None
-            and not isinstance(move, Roll)
-            and self._step_began <= expected_state_id < self.session.state_id
-        )
-
-    def _race_still_current(self, expected_state_id: int | None, move: Move) -> bool:
-        """Whether a race move drawn at `expected_state_id` still races in the step it was
-        drawn for: no roll and no undo since (a pound drawn before the roll that closed
-        its call must not win the next call). Otherwise Session.act refuses it as stale
-        unless it was drawn at the current state."""
-        return (
-            expected_state_id is not None
-            and not isinstance(move, Roll)
-            and self._last_roll_or_undo <= expected_state_id <= self.session.state_id
-        )
-
-    def _mark(self) -> _Mark:
-        """What `_rollback` needs to put the session back if the commit fails: copies of
-        the lists (their items are immutable, so this is cheap) and the state id."""
-        s = self.session
-        return (list(s.states), list(s.actions), s.state_id)
-
-    async def _commit(self, entry: LogEntry, mark: _Mark) -> None:
+    async def _commit(self, entry: LogEntry, proposal: Proposal) -> None:
+        """Store the change, then make it in the session and publish it. A change the store
+        refuses is never made: the session still holds the state before it, and nothing
+        has to be put back (the store may be what broke; it is not read here)."""
         was_finished = self.snapshot.outcome is not None
-        before = self.snapshot.turn
         try:
             await asyncio.to_thread(self._store.append, self.table_id, entry)
         except Exception:
             logger.exception("could not store action %s of table %s", entry.seq, self.table_id)
-            self._rollback(mark)
             raise
+        self.session.commit(proposal)
         self._action_seq[entry.action_id] = entry.seq
-        if _rolls_or_undoes(entry):
-            self._last_roll_or_undo = entry.seq
         outcome = self.session.outcome()
         if (outcome is not None) != was_finished:
             summary = self._summary() if outcome is not None else None
@@ -320,26 +269,7 @@ class Table:
                 await asyncio.to_thread(self._store.set_finished, self.table_id, summary)
             except Exception:  # the log is the truth; the history entry is recomputed on load
                 logger.exception("could not update the history of table %s", self.table_id)
-        after = self.session.turn()
-        same_step = (
-            entry.kind == "move"
-            and len(before.players) > 1
-            and not before.chance
-            and after.step == before.step
-            and after.active == before.active
-            and set(after.players) < set(before.players)
-        )
-        if not same_step:
-            self._step_began = entry.seq
         self._publish()
-
-    def _rollback(self, mark: _Mark) -> None:
-        """Put the session back as it was before the action whose commit failed. It must not
-        read the store: the store may be the thing that broke (corrupt, unreadable)."""
-        states, actions, state_id = mark
-        self.session.states[:] = states
-        self.session.actions[:] = actions
-        self.session.state_id = state_id
 
     def _publish(self) -> None:
         self.snapshot = self._take_snapshot()
@@ -380,12 +310,6 @@ class Table:
     def record(self) -> dict[str, Any]:
         """The game record (Session.to_record format) for export."""
         return self.session.to_record()
-
-
-def _rolls_or_undoes(entry: LogEntry) -> bool:
-    """Whether a log entry is a roll or an undo: after one, race moves drawn earlier are
-    stale (Table.act)."""
-    return entry.kind == "undo" or (entry.move or {}).get("kind") == Roll.kind
 
 
 def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[LogEntry]) -> Session:

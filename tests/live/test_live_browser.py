@@ -12,15 +12,15 @@ from typing import Any
 import httpx
 import pytest
 
+from companion.rules.registry import standard_dice_sets
 from companion.vision.calibration import load_calibration
-from companion.vision.types import STANDARD_DICE_SETS
 from companion.web.settings import CameraSettings, Settings
 from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, write_throw
 from tests.web.conftest import free_port, shot
 
 pytestmark = pytest.mark.browser
 
-QWIXX = STANDARD_DICE_SETS["qwixx"]
+QWIXX = standard_dice_sets()["qwixx"]
 LAPTOP = {"viewport": {"width": 1280, "height": 900}}
 TABLET = {"viewport": {"width": 600, "height": 960}}  # a 7-inch tablet, upright
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
 import pytest
 
 from companion.rules.base import Die, Roll
-from companion.web.camera import expected_dice, status_line
+from companion.web.camera import expected_throw, status_line
 from companion.web.routes.live import effective_entries, rolls_in
 from companion.web.settings import CameraSettings, Settings
 from companion.web.store import LogEntry
@@ -21,10 +20,6 @@ from tests.web.conftest import free_port
 from tests.web.helpers import roll, snapshot_of
 
 QWIXX_ROLL = roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1))
-
-
-def table_of(game: str, players: list[str], moves: list[Any]) -> Any:
-    return SimpleNamespace(snapshot=snapshot_of(game, players, moves))
 
 
 @pytest.mark.parametrize(
@@ -47,14 +42,15 @@ def table_of(game: str, players: list[str], moves: list[Any]) -> Any:
 def test_expected_dice_come_from_the_engine(
     game: str, players: list[str], moves: list[Any], colours: Any, reroll: str | None
 ) -> None:
-    table = table_of(game, players, moves)
-    spec, move = expected_dice(table)  # type: ignore[arg-type]
-    turn = table.snapshot.turn
+    snapshot = snapshot_of(game, players, moves)
+    throw = expected_throw(snapshot)
+    turn = snapshot.turn
     if colours is None and game == "sixes":
-        assert spec == turn.dice  # whatever Sixes asks for first, straight from its Turn
+        assert throw is not None and throw.dice == turn.dice  # straight from its Turn
         return
-    assert (spec.colours if spec else None) == colours
-    assert (move.kind if move else None) == reroll
+    assert (throw.dice.colours if throw else None) == colours
+    implied = [move.kind for move in throw.moves] if throw else []
+    assert implied == ([reroll] if reroll else [])
 
 
 def test_effective_entries_drop_what_was_undone() -> None:

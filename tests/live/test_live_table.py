@@ -16,13 +16,13 @@ import httpx
 import numpy as np
 import pytest
 
-from companion.vision.types import STANDARD_DICE_SETS
+from companion.rules.registry import standard_dice_sets
 from companion.web.settings import CameraSettings, Settings
 from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, wait_until, write_throw
 from tests.web.conftest import ServerProcess, free_port
 
-QWIXX = STANDARD_DICE_SETS["qwixx"]
-SIXTO = STANDARD_DICE_SETS["sixto"]
+QWIXX = standard_dice_sets()["qwixx"]
+SIXTO = standard_dice_sets()["sixto"]
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from companion.live.demo import ClipFrame, TruthDie, render_throws
 from companion.live.match import match_roll
 from companion.live.settle import RollEvent, SettleConfig, Settler, reading_signature
 from companion.rules.base import DiceSpec, Die, Roll
+from companion.rules.registry import standard_dice_sets
 from companion.vision.types import (
-    STANDARD_DICE_SETS,
     UNREADABLE,
     DieBox,
     DieReading,
@@ -242,7 +242,7 @@ def test_real_dice_reader_on_a_rendered_throw() -> None:
     assert [clip[e.frame_index].phase for e in events] == ["rest", "rest"]
     assert [clip[e.frame_index].throw for e in events] == [0, 1]
     # and the settled reading is the roll on the table (the whole camera chain)
-    spec = DiceSpec(STANDARD_DICE_SETS["qwixx"])
+    spec = DiceSpec(standard_dice_sets()["qwixx"])
     for event in events:
         roll = match_roll(event.dice, spec)
         assert isinstance(roll, Roll), roll

@@ -6,7 +6,7 @@ Each player taps one box and, at the same instant, a second box (a hasty finger)
 twice with its action id (a retry). Each tap is either accepted exactly once (its second
 copy answers `duplicate`) or refused with a named reason (the engine's: the player has
 already acted in this step). Taps drawn on the same step are not stale views of each other
-(companion/web/tables.py `_still_current`), so one round of taps settles every step. Every
+(the engine's Turn.moves_in_step, companion/rules/session.py `is_current`), so one round of taps settles every step. Every
 player is accepted exactly once per white-sum step, and the server's state equals the
 engine's replay of exactly the accepted taps, in the order of their acknowledged state
 ids."""
@@ -188,7 +188,7 @@ def test_white_sum_steps_with_simultaneous_taps(tmp_path: Path) -> None:
 
 
 def test_only_taps_of_the_same_simultaneous_step_skip_the_stale_check(tmp_path: Path) -> None:
-    """The boundaries of `_still_current`: a tap drawn earlier in the same white-sum step is
+    """The boundaries of `Session.is_current`: a tap drawn earlier in the same white-sum step is
     judged by the engine; one drawn before the roll, or in an earlier step, stays stale."""
     from fastapi.testclient import TestClient
 

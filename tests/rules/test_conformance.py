@@ -1,15 +1,19 @@
 """One conformance test over every registered game (after OpenSpiel's games_sim_test):
 seeded random games with random legal moves and random rolls; JSON round-trip of state and
 move at every step; the game ends within a bound; nobody may act after the end; totals equal
-their breakdown; each game's own invariants hold after every action."""
+their breakdown; each game's own invariants hold after every action; and what the Turn
+declares holds: a move begins a step or is one more of it (`moves_in_step`), a throw's
+implied moves lead to the roll it names, a roll needs only dice the game declares."""
 
 from __future__ import annotations
 
 import random
+from collections import Counter
+from typing import Any
 
 import pytest
 
-from companion.rules.base import Move, Roll
+from companion.rules.base import Game, Move, Roll
 from companion.rules.registry import GAME_NAMES, find_game
 from companion.simulate import play_random_game
 
@@ -28,12 +32,13 @@ def test_random_games_conform(name: str) -> None:
         players = low + seed % (high - low + 1)
         options = game.options_for(players)
 
-        def after_each(before: object, move: Move, after: object) -> None:
+        def after_each(before: object, move: Move, after: object, options: Any = options) -> None:
             assert game.move_from_json(game.move_to_json(move)) == move
             assert game.state_from_json(game.state_to_json(after)) == after
             game.invariants(after)
             for score in game.scores(after):
                 assert score.total == sum(points for _, points in score.breakdown)
+            check_turn_declarations(game, options, before, after)
 
         final, count = play_random_game(game, options, rng, MAX_ACTIONS, after_each)
         lengths.append(count)
@@ -48,6 +53,22 @@ def test_random_games_conform(name: str) -> None:
         assert not turn.players
         assert not turn.chance
     assert max(lengths) < MAX_ACTIONS
+
+
+def check_turn_declarations(game: Game[Any, Any], options: Any, before: Any, after: Any) -> None:
+    was, now = game.turn(before), game.turn(after)
+    assert now.moves_in_step in (0, was.moves_in_step + 1), (was, now)
+    throw = now.on_throw()
+    if throw is not None:
+        state = after
+        for move in throw.moves:
+            state = game.play(state, move)
+        expected = game.turn(state)
+        assert expected.chance and expected.dice == throw.dice, (now, expected)
+    dice = game.dice_colours(options)
+    if dice is not None and now.chance and now.dice is not None:
+        needed = Counter(now.dice.colours) + Counter(d.colour for d in now.dice.kept)
+        assert not needed - Counter(dice), f"{game.name} rolls dice it does not declare"
 
 
 @pytest.mark.parametrize("name", GAME_NAMES)

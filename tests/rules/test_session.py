@@ -13,7 +13,7 @@ from companion.rules.base import Die, Reason, Rejection, Roll
 from companion.rules.qwixx import GAME as QWIXX
 from companion.rules.qwixx import Cross, Options, Pass
 from companion.rules.registry import GAME_NAMES
-from companion.rules.session import HOST, RecordError, Session, replay_record
+from companion.rules.session import HOST, RecordError, Session, may_undo, replay_record, standing
 
 RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"
 
@@ -47,9 +47,9 @@ def test_state_id_counts_every_change_including_undo() -> None:
 
 def test_stale_view_is_refused_and_changes_nothing() -> None:
     session = new_session()
-    session.act(KARI_ROLL, expected_state_id=0)
+    session.act(KARI_ROLL, seen=0)
     with pytest.raises(Rejection) as info:
-        session.act(Cross(1, "red", 5), expected_state_id=0)
+        session.act(Cross(1, "red", 5), seen=0)
     assert info.value.reason is Reason.STALE_STATE
     assert session.state_id == 1 and len(session.actions) == 1
 
@@ -122,3 +122,115 @@ def test_every_example_record_replays_to_the_end(name: str) -> None:
     session = replay_record(record)
     assert session.outcome() is not None, f"docs/records/{name}.json is not a complete game"
     assert json.loads(json.dumps(session.to_record())) == record
+
+
+# -- propose and commit ------------------------------------------------------------------
+
+
+def test_a_proposal_changes_nothing_until_it_is_committed() -> None:
+    session = new_session()
+    proposal = session.propose(KARI_ROLL)
+    assert (session.state_id, session.actions, len(session.states)) == (0, [], 1)
+    assert proposal.base_id == 0 and proposal.state_id == 1 and proposal.action.by == "camera"
+    session.commit(proposal)
+    assert session.state_id == 1 and session.state == proposal.state
+    assert session.actions[-1].move == KARI_ROLL
+
+
+def test_a_proposal_overtaken_by_another_change_is_refused() -> None:
+    session = new_session()
+    session.act(KARI_ROLL)
+    first = session.propose(Cross(0, "yellow", 5))
+    session.act(Pass(1))
+    with pytest.raises(Rejection) as info:
+        session.commit(first)
+    assert info.value.reason is Reason.STALE_STATE
+    assert [a.move for a in session.actions] == [KARI_ROLL, Pass(1)]
+
+
+def test_an_undo_is_proposed_and_committed_like_a_move() -> None:
+    session = new_session()
+    session.act(KARI_ROLL)
+    session.act(Cross(0, "yellow", 5))
+    proposal = session.propose_undo(by="0", seen=2)
+    assert proposal.undo and proposal.action.move == Cross(0, "yellow", 5)
+    assert session.state_id == 2 and len(session.actions) == 2
+    session.commit(proposal)
+    assert session.state_id == 3 and len(session.actions) == 1
+    with pytest.raises(Rejection) as stale:
+        session.propose_undo(by=HOST, seen=2)
+    assert stale.value.reason is Reason.STALE_STATE
+
+
+def test_undo_permission_is_one_rule() -> None:
+    assert may_undo("1", "1") and may_undo("1", HOST) and may_undo("camera", HOST)
+    assert not may_undo("1", "0") and not may_undo(None, HOST)
+
+
+def test_standing_entries_follow_the_session_undo() -> None:
+    log = ["roll", "a", "undo", "b", "c", "undo", "undo", "undo", "undo", "d"]
+    assert standing(log, lambda e: e == "undo") == ["d"]
+    assert standing(["a", "b", "undo", "c"], lambda e: e == "undo") == ["a", "c"]
+
+
+# -- staleness: one rule from the Turn ----------------------------------------------------
+
+
+def test_taps_drawn_in_the_same_white_sum_step_are_current() -> None:
+    """Qwixx's white sum: everyone acts once, so a tap drawn anywhere in the step is judged
+    by the rules; a tap drawn before the roll, or in the white sum during the colour step,
+    is stale; a roll must be drawn at the current state."""
+    session = new_session()
+    session.act(KARI_ROLL, seen=0)  # state 1: the white sum
+    assert session.step_id == 1
+    session.act(Pass(0), seen=1)
+    session.act(Pass(1), seen=1)  # drawn before the first pass: still current
+    assert session.step_id == 1 and session.turn().moves_in_step == 2
+    with pytest.raises(Rejection) as before_roll:
+        session.act(Pass(2), seen=0)
+    assert before_roll.value.reason is Reason.STALE_STATE
+    session.act(Pass(2), seen=2)  # the colour step begins (state 4)
+    assert session.step_id == 4
+    assert not session.is_current(Pass(0), 3)
+    assert session.is_current(Pass(0), 4)
+    assert not session.is_current(KARI_ROLL, 3)
+
+
+def test_a_view_drawn_before_an_undo_is_stale() -> None:
+    session = new_session()
+    session.act(KARI_ROLL)
+    session.act(Pass(0))
+    session.undo(by="0")  # state 3, the white sum again
+    assert session.step_id == 3
+    assert not session.is_current(Pass(1), 2)
+    session.act(Pass(1), seen=3)
+
+
+def test_sixto_crosses_of_one_turn_do_not_make_other_screens_stale() -> None:
+    from companion.rules.sixto import GAME as SIXTO
+    from companion.rules.sixto import Keep
+
+    session = Session(SIXTO, SIXTO.options_for(2))
+    roll = Roll(dice=tuple(Die(c, 1) for c in SIXTO.dice_colours(session.options)))
+    session.act(roll)
+    session.act(Keep(0))  # state 2: everyone crosses
+    first = next(m for m in session.legal_moves(0) if m.kind == "cross")
+    session.act(first, seen=2)
+    other = session.legal_moves(1)[0]
+    assert session.is_current(other, 2)  # drawn before player 1's cross: still this step
+    assert not session.is_current(other, 1)
+
+
+def test_the_sixes_call_goes_on_after_the_winning_pound() -> None:
+    from companion.rules.sixes import GAME as SIXES
+    from companion.rules.sixes import Pound
+
+    session = Session(SIXES, SIXES.options_for(3))
+    assert session.turn().race
+    session.act(Pound(1), seen=0)
+    assert session.step_id == 0  # the call began at state 0
+    with pytest.raises(Rejection) as lost:
+        session.act(Pound(2), seen=0)
+    assert lost.value.rule == "pound_taken"
+    session.act(Roll(dice=(Die("white", 3), Die("white", 4))), seen=1)
+    assert not session.is_current(Pound(2), 1)

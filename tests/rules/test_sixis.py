@@ -846,6 +846,24 @@ def test_a_target_game_ends_at_the_round_end_that_reaches_it() -> None:
     assert outcome is not None and outcome.reason == "target_reached" and outcome.winners == (0,)
 
 
+def test_the_target_counts_the_closing_round_once() -> None:
+    """A round's cards count once when its end checks the target (they were counted twice,
+    from the history and from the table, so 20 + 60 points looked like 160 >= 100)."""
+    o = Options(players=2, target=100, deal_seed=3)
+    state = GAME.setup(o)
+    high = state.cards.index("high")  # 20 points face up
+    state = replace(
+        state,
+        taken_by=tuple(0 if slot == high else t for slot, t in enumerate(state.taken_by)),
+        step=Step.ACT,
+        dice=(6,) * 6,
+    )
+    state = GAME.play(state, TakeCard(0, SIXIS))
+    assert [s.total for s in GAME.scores(state)] == [80, 0]
+    assert state.step is not Step.OVER and state.round == 2
+    assert GAME.outcome(state) is None
+
+
 # -- advanced start -------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
+from companion.rules.registry import standard_dice_sets
 from companion.synth import (
     SURFACES,
     DieSpec,
@@ -19,7 +20,7 @@ from companion.synth import (
     render_scene,
     sample_scene,
 )
-from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS
+from companion.vision.types import BASIC_COLOURS
 
 
 def test_same_seed_same_scene_and_labels() -> None:
@@ -83,11 +84,11 @@ def test_rendered_top_face_shows_value_pips(value: int) -> None:
     assert len(blobs) == value
 
 
-@pytest.mark.parametrize("set_name", sorted(STANDARD_DICE_SETS))
+@pytest.mark.parametrize("set_name", sorted(standard_dice_sets()))
 def test_dice_set_is_rendered_in_order_with_given_values(set_name: str) -> None:
     values = [6, 1, 5, 2, 4, 3]
     _, dice = render_scene(np.random.default_rng(7), 640, 480, dice_set=set_name, values=values)
-    assert [d.body for d in dice] == list(STANDARD_DICE_SETS[set_name])
+    assert [d.body for d in dice] == list(standard_dice_sets()[set_name])
     assert [d.value for d in dice] == values  # given dice are never made unreadable
 
 

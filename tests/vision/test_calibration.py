@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from companion.rules.registry import standard_dice_sets
 from companion.vision.calibration import (
     FULL_FRAME,
     calibration_path,
@@ -27,7 +28,6 @@ from companion.vision.colour import (
     colour_distance,
     load_dice_set,
 )
-from companion.vision.types import STANDARD_DICE_SETS
 from tests.live.replay import ClipReader, render_throw
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def test_shipped_files_still_load_without_the_new_keys() -> None:
     for name in ("qwixx-default", "sixto-default"):
         calibration = load_calibration(DEFAULT_CALIBRATION_DIR / f"{name}.json")
         assert calibration.play_area == FULL_FRAME and calibration.die_side is None
-        assert calibration.dice_set.colours == STANDARD_DICE_SETS[name.split("-")[0]]
+        assert calibration.dice_set.colours == standard_dice_sets()[name.split("-")[0]]
 
 
 @pytest.mark.parametrize(
@@ -96,7 +96,7 @@ def test_measuring_a_rendered_set_finds_its_colours_size_and_area() -> None:
     """The real colour stage measures each die of a rendered Qwixx throw at rest (the boxes
     come from the clip's ground truth); the colours land near the shipped calibration, the
     side near the rendered 44 px, and the play area around the dice."""
-    throw = render_throw(STANDARD_DICE_SETS["qwixx"], seed=77)
+    throw = render_throw(standard_dice_sets()["qwixx"], seed=77)
     reader = ClipReader()
     reader.throw = throw
     rest = [i for i, f in enumerate(throw.frames) if f.phase == "rest"][:4]
@@ -120,7 +120,7 @@ def test_measuring_a_rendered_set_finds_its_colours_size_and_area() -> None:
 
 
 def test_a_die_never_seen_is_an_error() -> None:
-    throw = render_throw(STANDARD_DICE_SETS["qwixx"][:-1], seed=78)
+    throw = render_throw(standard_dice_sets()["qwixx"][:-1], seed=78)
     reader = ClipReader()
     reader.throw = throw
     index = throw.rest_index

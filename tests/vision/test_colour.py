@@ -11,6 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
+from companion.rules.registry import standard_dice_sets
 from companion.synth import DieSpec, RenderedDie, render_scene
 from companion.vision.colour import (
     CalibrationError,
@@ -23,8 +24,9 @@ from companion.vision.colour import (
     name_colour,
     parse_dice_set,
     resolve_dice_set,
+    typical_lab,
 )
-from companion.vision.types import BASIC_COLOURS, STANDARD_DICE_SETS, DieBox, DieReading
+from companion.vision.types import BASIC_COLOURS, DieBox, DieReading
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
@@ -103,7 +105,7 @@ def test_naming_real_dice_of_byler_validation_part() -> None:
     assert right / total >= 0.92
 
 
-@pytest.mark.parametrize("set_name", sorted(STANDARD_DICE_SETS))
+@pytest.mark.parametrize("set_name", sorted(standard_dice_sets()))
 def test_rendered_sets_get_their_colours(set_name: str) -> None:
     dice_set = builtin_dice_set(set_name)
     right = total = 0
@@ -186,7 +188,7 @@ def test_hungarian_matches_brute_force() -> None:
 def test_shipped_calibration_files_load(name: str) -> None:
     dice_set = load_dice_set(REPO / "calibration" / f"{name}-default.json")
     assert dice_set.name == name
-    assert dice_set.colours == STANDARD_DICE_SETS[name]
+    assert dice_set.colours == standard_dice_sets()[name]
     assert resolve_dice_set(name) == dice_set
     assert resolve_dice_set(str(REPO / "calibration" / f"{name}-default.json")) == dice_set
 
@@ -244,6 +246,19 @@ def test_calibration_file_errors(tmp_path: Path) -> None:
         resolve_dice_set("yahtzee")
     with pytest.raises(CalibrationError, match="no such calibration file"):
         resolve_dice_set(tmp_path / "mine.json")
+
+
+def test_a_standard_set_takes_the_colours_a_game_declares() -> None:
+    """Vision knows no games: the caller passes a game's declared dice. The shipped file
+    serves when it holds those colours; other colours get each colour's typical look."""
+    shipped = builtin_dice_set("qwixx")
+    assert builtin_dice_set("qwixx", list(reversed(shipped.colours))) is shipped
+    custom = builtin_dice_set("sixto", ("red", "orange", "yellow", "green", "blue", "teal"))
+    assert custom.colours[-1] == "teal" and custom.source == "built-in prototypes"
+    assert custom.dice[0].lab == typical_lab("red")
+    assert builtin_dice_set("yahtzee", ("white",) * 5).colours == ("white",) * 5
+    with pytest.raises(CalibrationError, match="no basic colour"):
+        builtin_dice_set("sixto", ("red", "mauve"))
 
 
 def test_measuring_outside_or_tiny_boxes_gives_none() -> None:

@@ -1,8 +1,10 @@
-"""A race move (Sixes' pound, `"race": true`) carries the state id its screen showed: the
-engine judges it while no roll and no undo came after that state (the second pounder hears
-"someone else pounded first", not "stale view"), and after one it is refused as
-stale_state, so a pound that arrives late never lands in the next call's table-pound. Over
-HTTP, over the WebSocket, and after a restart (the barrier comes back from the log)."""
+"""A race move (Sixes' pound) carries the state id its screen showed. The engine's Turn
+declares the race and that the call goes on after the winning pound (Session.is_current):
+a pound drawn anywhere in the call is judged by the rules (the second pounder hears
+"someone else pounded first", not "stale view"), and one drawn before a roll or an undo is
+refused as stale_state, so a pound that arrives late never lands in the next call's
+table-pound. Over HTTP, over the WebSocket, and after a restart (the session's step comes
+back from the log). Screens still send `"race": true` (table.js); it changes nothing."""
 
 from __future__ import annotations
 

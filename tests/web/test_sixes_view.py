@@ -28,12 +28,12 @@ from companion.web.render import SheetCache
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
 from companion.web.views import SheetInput, move_attr, sheet_context
-from companion.web.views.sixes import TEMPLATE, player_names
+from companion.web.views.sixes import TEMPLATE
 from tests.web.helpers import act, create_table, roll, roll_json, seat_player, snapshot_of
 
 NAMES = ["Ann", "Bob", "Cy"]
 # SheetInput names only the sheet's own seat; until the web layer passes every name, the
-# page names the other seats as the engine does ("Player 2"); see views/sixes.player_names
+# page names the other seats as the engine does ("Player 2"); see SheetInput.seat_names
 EVERY_NAME = "players" in SheetInput.__dataclass_fields__
 
 
@@ -185,7 +185,10 @@ def test_names_come_from_the_web_layer_or_the_engines_wording() -> None:
     }
     if EVERY_NAME:
         fields["players"] = tuple(NAMES)
-    assert player_names(SheetInput(**fields)) == [shown(s, 1) for s in range(3)]
+    assert SheetInput(**fields).seat_names(3) == [shown(s, 1) for s in range(3)]
+    # without the others' names: this sheet's own name, and the engine's wording
+    del fields["players"]
+    assert SheetInput(**fields).seat_names(3) == ["Player 1", "Bob", "Player 3"]
 
 
 def test_the_template_draws_exactly_the_moves_of_the_view(tmp_path: Path) -> None:
@@ -266,9 +269,10 @@ def test_two_pounds_the_first_wins_and_the_second_hears_the_engine(
     body = second.json()
     assert body["reason"] == "illegal_move" and body["rule"] == "pound_taken"
     assert body["message"].startswith("someone else pounded first")
-    # with the stale-view check the loser would only have heard "the game has moved on"
-    stale = act(sixes["Cy"], tid, {"kind": "pound", "player": 2}, "cy-pound-02", 0)
-    assert stale.json()["reason"] == "stale_state"
+    # drawn at state 0 the same pound is still of this call (the engine's Turn says the
+    # call goes on after the winning pound): the loser hears the rule, not "stale view"
+    late = act(sixes["Cy"], tid, {"kind": "pound", "player": 2}, "cy-pound-02", 0)
+    assert (late.json()["reason"], late.json()["rule"]) == ("illegal_move", "pound_taken")
 
     # Cy's page now shows who won; Ann (the roller, active) enters a safe roll herself
     assert f"{shown(1, 2)} won this table-pound" in live_html(sixes["Cy"], tid)

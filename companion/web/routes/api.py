@@ -67,8 +67,9 @@ class ActionRequest(Strict):
     race: bool = Field(
         default=False,
         strict=True,
-        description="several devices race for this move (Sixes' pound): the engine judges it "
-        "while no roll or undo came after expected_state_id; after one it is stale",
+        description="a hint from screens drawn before the engine declared races, with no "
+        "effect: the game's turn says whether a move races (Sixes' pound), and a race move "
+        "drawn earlier in the same step is judged by the rules, not refused as stale",
     )
 
     @field_validator("move")
@@ -277,7 +278,7 @@ async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, An
     move = table.game.move_from_json(body.move)
     by = actor_for(access.viewer, move, table.snapshot.turn)
     try:
-        result = await table.act(move, by, body.action_id, body.expected_state_id, race=body.race)
+        result = await table.act(move, by, body.action_id, body.expected_state_id)
     except Rejection as exc:
         # the engine says "player 3"; the player reads the name the table knows
         named = Rejection(exc.reason, exc.rule, with_names(exc.message, table.snapshot.players))

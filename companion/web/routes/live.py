@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from companion.live.stats import Fairness, dice_report
 from companion.rules.base import COLOURS, Die, Reason, Rejection, Roll
+from companion.rules.registry import standard_dice_sets
+from companion.rules.session import standing
 from companion.web.camera import CameraHub
 from companion.web.deps import ApiAccess, PageAccess, SameOrigin, TablesDep, TemplatesDep
 from companion.web.store import LogEntry
@@ -215,15 +217,8 @@ async def camera_dismiss(body: HeldRequest, access: ApiAccess, hub: HubDep) -> d
 
 # -- the game's log with photos ----------------------------------------------------------
 def effective_entries(log: list[LogEntry]) -> list[LogEntry]:
-    """The moves that stand: every undo takes back the action before it (Session.undo)."""
-    stack: list[LogEntry] = []
-    for entry in log:
-        if entry.kind == "undo":
-            if stack:
-                stack.pop()
-        else:
-            stack.append(entry)
-    return stack
+    """The moves that stand, by the session's own undo rule (companion.rules.session)."""
+    return standing(log, lambda entry: entry.kind == "undo")
 
 
 def roll_of(entry: LogEntry) -> Roll | None:
@@ -345,10 +340,9 @@ async def dice_page(
 async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep) -> Response:
     require_local(request)
     from companion.vision.calibration import list_calibrations
-    from companion.vision.types import STANDARD_DICE_SETS
 
     context = {
-        "sets": list(STANDARD_DICE_SETS),
+        "sets": list(standard_dice_sets()),
         "files": list_calibrations(hub.settings.calibration_dir),
         "active": getattr(hub.calibration, "name", None),
         "enabled": hub.enabled,
@@ -396,9 +390,16 @@ async def save_calibration_from_camera(
     )
     from companion.vision.colour import CalibrationError, builtin_dice_set
 
+    standard = standard_dice_sets()
+    if body.dice_set not in standard:
+        raise Rejection(
+            Reason.MALFORMED,
+            "dice_set",
+            f"dice_set {body.dice_set!r} is none of the standard sets: {', '.join(standard)}",
+        )
     try:
         path = calibration_path(body.name, hub.settings.calibration_dir)
-        reference = builtin_dice_set(body.dice_set)
+        reference = builtin_dice_set(body.dice_set, standard[body.dice_set])
     except CalibrationError as exc:
         raise Rejection(Reason.MALFORMED, "calibration", str(exc)) from exc
     reader = hub._keeper.reader

@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Score, Turn
+from companion.rules.session import may_undo
 from companion.web.auth import Viewer
 from companion.web.snapshot import Snapshot
 
@@ -64,6 +65,16 @@ class SheetInput:
 
     def is_legal(self, move: Move) -> bool:
         return move in self.legal_set
+
+    def seat_names(self, count: int) -> list[str]:
+        """A name per seat of the `count` at this table: `players` where the web layer gave
+        them (it always does; tests may not), this sheet's own `name`, and "Player 2" (the
+        engine's wording) for any other."""
+        names = [f"Player {seat + 1}" for seat in range(count)]
+        names[: len(self.players)] = [str(name) for name in self.players[:count]]
+        if 0 <= self.seat < count:
+            names[self.seat] = self.name
+        return names
 
     @property
     def may_act(self) -> bool:
@@ -281,11 +292,8 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             ],
             "key": f"{snapshot.state_id}",
         }
-    undo_allowed = (
-        snapshot.last_by is not None
-        and not snapshot.ended_by_host
-        and (viewer.host or snapshot.last_by == viewer.by)
-    )
+    # the session's rule: the host's table view (acting as "host") or whoever made it
+    undo_allowed = not snapshot.ended_by_host and may_undo(snapshot.last_by, viewer.by)
     outcome = None
     if snapshot.finished:
         ranking = sorted(snapshot.scores, key=lambda s: -s.total)

@@ -5,10 +5,12 @@ table-pound is open, and the roller's Pass / Go on / End game from the engine's 
 moves.
 
 Presentation only. The engine's `legal_moves` says what is legal; the page never judges a
-pound race: the button sends `Pound` (marked `data-race`: a tap drawn since the last roll is
-judged by the engine rather than refused as a stale view) and the engine accepts the first pound and refuses the rest ("someone else
-pounded first ..."). After the first pound the button stays until the dice are rolled, so a
-late pound still reaches the engine and the player reads why it lost.
+pound race: the button sends `Pound` and the engine accepts the first pound and refuses the
+rest ("someone else pounded first ..."). The engine's Turn declares the race and that the
+call goes on after the winning pound, so a tap drawn anywhere in the call is judged by the
+rules rather than refused as a stale view. After the first pound the button stays until
+the dice are rolled, so a late pound still reaches the engine and the player reads why it
+lost. (`data-race` on the button only tells table.js not to resend a lost tap.)
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
     """One seat's view of the Sixes table: its actions first (POUND, or the roller's
     buttons), then the shared table (pot, number up, purses, last roll, last turn)."""
     state: State = inp.state
-    names = player_names(inp)
+    names = inp.seat_names(len(inp.state.purses))
     seat = inp.seat
     over = state.step is Step.OVER
     is_roller = not over and seat == state.roller
@@ -100,19 +102,6 @@ def describe(move: Move) -> str:
 def current_dice(state: State) -> tuple[Die, ...]:
     """The banner shows the last roll (it stays until the next roll)."""
     return state.last_roll
-
-
-def player_names(inp: SheetInput) -> list[str]:
-    """A name per seat. `SheetInput` names only this sheet's seat; the other seats use
-    `inp.players` when the web layer provides it, else the engine's own wording ("Player 2",
-    as in its messages)."""
-    count = len(inp.state.purses)
-    given = tuple(getattr(inp, "players", ()) or ())
-    if len(given) == count:
-        return [str(n) for n in given]
-    names = [f"Player {s + 1}" for s in range(count)]
-    names[inp.seat] = inp.name
-    return names
 
 
 # -- pieces of the page ------------------------------------------------------------------

@@ -39,8 +39,10 @@ from companion.rules.sixis import (
     State,
     Step,
     TakeCard,
+    round_points,
     seat_colours,
     side_of,
+    teams,
 )
 from companion.web.views import SheetInput, colour_class
 
@@ -64,7 +66,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
     and, while this seat may act on a device that may mark it, every card's move, the
     turn's choices and the dice to save."""
     state: State = inp.state
-    names = player_names(inp)
+    names = inp.seat_names(inp.state.options.players)
     over = state.step is Step.OVER
     acting = inp.markable and inp.may_act and not over
     layout = TABLE_LAYOUTS[state.options.players]
@@ -143,16 +145,6 @@ def describe(move: Move) -> str:
 def current_dice(state: State) -> tuple[Die, ...]:
     """The banner shows the active player's six dice once they are rolled."""
     return tuple(_dice_of(state))
-
-
-def player_names(inp: SheetInput) -> list[str]:
-    """A name per seat: `inp.players`, or "Player 2" (the engine's wording) for a seat the
-    web layer did not name."""
-    count = inp.state.options.players
-    names = [f"Player {seat + 1}" for seat in range(count)]
-    names[: len(inp.players)] = [str(name) for name in inp.players[:count]]
-    names[inp.seat] = inp.name
-    return names
 
 
 # -- pieces of the page ------------------------------------------------------------------
@@ -372,52 +364,38 @@ def _note(state: State, names: list[str], acting: bool) -> str:
 
 
 def _scores(state: State, names: list[str]) -> dict[str, Any]:
-    """Points per player per round (the face-up sides' points of the cards taken) and the
-    totals; with team play also per team. The engine's `scores` stays the reference: the
-    sheet's total is the engine's."""
-    over = state.step is Step.OVER
-    rounds = [r.round for r in state.history]
-    claims = [(r.round, c.seat, c.card, c.red) for r in state.history for c in r.claims]
-    if not over:
-        rounds.append(state.round)
-        claims += [
-            (state.round, taker, card, red)
-            for card, red, taker in zip(state.cards, state.red, state.taken_by, strict=True)
-            if taker != NOT_TAKEN
-        ]
-    players = state.options.players
-    points = {(r, s): 0 for r in rounds for s in range(players)}
-    for round_no, seat, card, red in claims:
-        points[(round_no, seat)] += side_of(card, red).points
+    """Points per player per round and the totals, with team play also per team, as the
+    engine counts them (`round_points`; a seat's total there is its own cards', the
+    engine's `scores` count the team's for each partner)."""
+    rounds = round_points(state)
     rows = [
         {
             "seat": seat,
             "name": names[seat],
-            "points": [points[(r, seat)] for r in rounds],
-            "total": sum(points[(r, seat)] for r in rounds),
+            "points": [r.seats[seat] for r in rounds],
+            "total": sum(r.seats[seat] for r in rounds),
         }
-        for seat in range(players)
+        for seat in range(state.options.players)
     ]
-    teams: list[dict[str, Any]] = []
-    if state.options.team_play:
-        for first in (0, 1):
-            members = (first, first + 2)
-            teams.append(
-                {
-                    "name": f"{names[members[0]]} + {names[members[1]]}",
-                    "points": [sum(points[(r, s)] for s in members) for r in rounds],
-                    "total": sum(points[(r, s)] for r in rounds for s in members),
-                }
-            )
+    teams_rows = [
+        {
+            "name": " + ".join(names[s] for s in members),
+            "points": [r.teams[index] for r in rounds],
+            "total": sum(r.teams[index] for r in rounds),
+        }
+        for index, members in enumerate(teams(state.options))
+    ]
+    endings = {r.round: r.ending for r in state.history}
     return {
         "rounds": [
             {
                 "round": r.round,
-                "ending": ROUND_ENDINGS.get(r.ending, r.ending.replace("_", " ")),
+                "ending": ROUND_ENDINGS.get(endings[r.round], endings[r.round].replace("_", " "))
+                if r.round in endings
+                else "playing",
             }
-            for r in state.history
-        ]
-        + ([] if over else [{"round": state.round, "ending": "playing"}]),
+            for r in rounds
+        ],
         "rows": rows,
-        "teams": teams,
+        "teams": teams_rows,
     }

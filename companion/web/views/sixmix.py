@@ -45,7 +45,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
     """The board seen from `inp.seat`: the plain board, and when this seat places now on a
     device that may mark it, one tappable copy of the board per distinct rolled die."""
     state: State = inp.state
-    names = owner_names(inp)
+    names = inp.seat_names(inp.state.players)
     board = [_row(state, r, names, inp.seat) for r in range(len(state.colours))]
     placing = inp.markable and inp.may_act and bool(state.roll) and not state.over
     picks: list[dict[str, Any]] = []
@@ -100,18 +100,6 @@ def describe(move: Move) -> str:
 def current_dice(state: State) -> tuple[Die, ...]:
     """The banner shows the active player's roll while she places."""
     return state.roll
-
-
-def owner_names(inp: SheetInput) -> list[str]:
-    """A name per seat. `SheetInput` names only this sheet's seat; the others come from
-    `inp.players` when the web layer provides it, else "Player 2" (as on other pages)."""
-    count = inp.state.players
-    given = tuple(getattr(inp, "players", ()) or ())
-    if len(given) == count:
-        return [str(name) for name in given]
-    names = [f"Player {seat + 1}" for seat in range(count)]
-    names[inp.seat] = inp.name
-    return names
 
 
 # -- pieces of the board -----------------------------------------------------------------

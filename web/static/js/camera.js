@@ -79,7 +79,9 @@
     held.dataset.heldId = key;
     if (pending.kind === "confirm") {
       const dice = pending.roll.map(([c, v]) => `${c} ${v}`).join(", ");
-      heldMessage.textContent = (pending.reroll_first ? "Re-roll with these dice? " : "The camera read: ") + dice;
+      // the moves the throw implies first (the engine's Turn.on_throw, e.g. Sixto's re-roll)
+      const implies = pending.implies || [];
+      heldMessage.textContent = (implies.length ? implies.join(", ") + ", then roll: " : "The camera read: ") + dice;
     } else {
       heldMessage.textContent = "Not applied: " + pending.message +
         (viewer.host ? " (tap a die to fix it, or the place of a die the camera missed to add it)" : "");
@@ -116,7 +118,8 @@
     let line = body.line;
     if (body.enabled && !body.attached) line += " · this table does not get camera rolls";
     if (body.enabled && body.attached && body.expects) {
-      line += " · expects " + body.expects.join(", ") + (body.reroll_step ? " (a new throw re-rolls)" : "");
+      const implies = body.implies || [];
+      line += " · expects " + body.expects.join(", ") + (implies.length ? " (a new throw means: " + implies.join(", ") + ")" : "");
     }
     statusEl.textContent = line;
     // no camera: no picture box (it would stay empty), a note on how rolls get in instead
