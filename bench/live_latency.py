@@ -165,7 +165,7 @@ def main() -> int:
                 step = 0
                 while time.monotonic() < deadline:
                     snapshot = server.table(table_id).snapshot
-                    status = server.hub.worker_status()
+                    status = server.hub.runtime.worker_status()
                     if snapshot.turn.players and not snapshot.finished:
                         seat = snapshot.turn.players[0]
                         legal = snapshot.game.legal_moves(snapshot.state, seat)

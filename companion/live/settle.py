@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -98,7 +98,9 @@ class SettleConfig(BaseModel):
 class RollEvent:
     """Dice that came to rest: the reading of the frame that completed the stable streak
     (`frame_index`, `timestamp`) and the first frame of that streak (`rest_index`,
-    `rest_timestamp`), so the delay from rest to report is their difference."""
+    `rest_timestamp`), so the delay from rest to report is their difference. `image` is
+    that frame's picture: the event carries its own evidence (the roll's photo, the held
+    picture), whatever frames the camera reads after it."""
 
     dice: tuple[DieReading, ...]
     frame_index: int
@@ -107,6 +109,7 @@ class RollEvent:
     rest_timestamp: float
     width: int = 0
     height: int = 0
+    image: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -323,6 +326,7 @@ class Settler:
             rest_timestamp=self._streak_timestamp,
             width=reading.width,
             height=reading.height,
+            image=frame.image,
         )
         self._last_event = event
         self._moved_since_event = False

@@ -21,10 +21,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from companion.rules.base import Rejection
 from companion.vision.calibration import load_calibration
 from companion.web.auth import AttemptLimiter, DeviceRateLimiter
-from companion.web.camera import CameraHub, ReaderFactory
+from companion.web.camera_hub import CameraHub
+from companion.web.camera_runtime import ReaderFactory
 from companion.web.deps import NoAccess
 from companion.web.errors import status_for
-from companion.web.render import page_templates
+from companion.web.fragments import page_templates
 from companion.web.routes import api, live, pages, ws
 from companion.web.settings import Settings
 from companion.web.store import StorageError, Store
@@ -112,7 +113,7 @@ def _timestamp(value: float | None) -> str:
 
 def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) -> FastAPI:
     """The companion's web app for `settings`. `reader_factory` builds the camera's dice
-    reader (default: the real ONNX pipeline, companion.web.camera)."""
+    reader (default: the real ONNX pipeline, companion.web.camera_runtime)."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -125,7 +126,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
         app.state.camera = camera
         if settings.camera.calibration is not None:
             camera.set_calibration(load_calibration(settings.camera.calibration))
-        await camera.restore_attachment()  # before the first throw can be routed
+        await camera.feed.restore_attachment()  # before the first throw can be routed
         camera.start(asyncio.get_running_loop())
         try:
             yield

@@ -26,7 +26,7 @@ from companion.rules.codec import encode
 from companion.rules.registry import find_game
 from companion.rules.session import CAMERA, Proposal, Session, replay_record
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
-from companion.web.render import Fragment, SheetCache
+from companion.web.fragments import Fragment, SheetCache
 from companion.web.snapshot import Snapshot
 from companion.web.store import Device, LogEntry, Store, TableRow
 
@@ -81,7 +81,7 @@ class Table:
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        # the fragments of the current state, one per kind of viewer (companion.web.render),
+        # the fragments of the current state, one per kind of viewer (companion.web.fragments),
         # drawn on `render_pool` (None: asyncio's default executor)
         self.render_cache: dict[tuple[Any, ...], asyncio.Future[Fragment]] = {}
         self.render_pool = render_pool

@@ -117,7 +117,7 @@ class LiveServer:
 
     def table(self, table_id: str) -> Any:
         """The live Table object (read its snapshot; never mutate it from here)."""
-        loop = self.hub._loop
+        loop = self.hub.runtime.loop
         return asyncio.run_coroutine_threadsafe(self.app.state.tables.get(table_id), loop).result(5)
 
 

@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from companion.rules.base import Die, Roll
-from companion.web.camera import expected_throw, status_line
+from companion.web.camera_hub import expected_throw
+from companion.web.camera_runtime import status_line
 from companion.web.routes.live import effective_entries, rolls_in
 from companion.web.settings import CameraSettings, Settings
 from companion.web.store import LogEntry

@@ -501,8 +501,8 @@ def test_a_live_camera_holds_rolls_for_confirmation_until_the_host_chooses(
     for the webcam: its plan is marked live.)"""
     from dataclasses import replace
 
-    planned = live.hub._plan
-    monkeypatch.setattr(live.hub, "_plan", lambda: replace(planned(), live=True))
+    planned = live.hub.runtime.source_plan
+    monkeypatch.setattr(live.hub.runtime, "source_plan", lambda: replace(planned(), live=True))
     client = host_client(live)
     table_id = new_table(client, "qwixx")
     throw = render_throw(QWIXX, seed=503)

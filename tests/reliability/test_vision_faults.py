@@ -4,7 +4,7 @@ the real ONNX DiceReader, and injects: a camera that is missing at start and app
 truncated, garbage and empty JPEGs, and black and over-exposed frames. The server keeps
 answering and the table's camera status shows each fault.
 
-The second test drives companion.live.camera.CameraWorker directly with a source slower
+The second test drives companion.live.worker.CameraWorker directly with a source slower
 than the rate it expects and one faster than it (a live source paces itself, a replay is
 paced by the worker). The worker's own reconnect tests are in tests/live/test_camera.py
 (a folder that disappears and comes back, a source failing mid-way)."""
@@ -21,7 +21,7 @@ import cv2
 import httpx
 import numpy as np
 
-from companion.live.camera import BackOff, CameraWorker
+from companion.live.worker import BackOff, CameraWorker
 from companion.vision.pipeline import DiceReader
 from companion.vision.sources import FrameSource
 from companion.vision.types import Frame

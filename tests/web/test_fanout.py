@@ -1,4 +1,4 @@
-"""The fan-out of a change (companion/web/render.py): each distinct view of a state is drawn
+"""The fan-out of a change (companion/web/fragments.py): each distinct view of a state is drawn
 once and shared by every screen of that view, the drawing runs on the render thread (never
 on the event loop), and a screen never gets an older state after a newer one. Real Store
 (SQLite in a temp dir), real templates, real Tables."""
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from companion.web import render
+from companion.web import fragments
 from companion.web.app import create_app
 from companion.web.auth import Viewer
-from companion.web.render import live_fragment
+from companion.web.fragments import live_fragment
 from companion.web.settings import Settings
 from companion.web.store import Store
 from companion.web.tables import Tables
@@ -27,14 +27,14 @@ def test_each_view_is_drawn_once_off_the_loop_and_shared(
 ) -> None:
     templates = create_app(Settings(data_dir=tmp_path)).state.templates
     drawn: list[tuple[int, Any, str, str]] = []
-    real_render = render.render_live
+    real_render = fragments.render_live
 
-    def recording_render(*args: Any) -> render.Fragment:
+    def recording_render(*args: Any) -> fragments.Fragment:
         _, _, snapshot, viewer, mode = args
         drawn.append((snapshot.state_id, viewer.seat, mode, threading.current_thread().name))
         return real_render(*args)
 
-    monkeypatch.setattr(render, "render_live", recording_render)
+    monkeypatch.setattr(fragments, "render_live", recording_render)
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "fanout.sqlite3")
@@ -72,15 +72,15 @@ def test_a_failed_drawing_is_not_kept(tmp_path: Path, monkeypatch: pytest.Monkey
     """A render that raised is dropped from the cache, so the next screen draws again."""
     templates = create_app(Settings(data_dir=tmp_path)).state.templates
     calls: list[int] = []
-    real_render = render.render_live
+    real_render = fragments.render_live
 
-    def failing_once(*args: Any) -> render.Fragment:
+    def failing_once(*args: Any) -> fragments.Fragment:
         calls.append(1)
         if len(calls) == 1:
             raise RuntimeError("template broke")
         return real_render(*args)
 
-    monkeypatch.setattr(render, "render_live", failing_once)
+    monkeypatch.setattr(fragments, "render_live", failing_once)
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "fail.sqlite3")

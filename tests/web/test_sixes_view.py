@@ -24,7 +24,7 @@ from companion.rules.sixes import EndGame, GoOn, Pound, Step
 from companion.simulate import random_action
 from companion.web.app import create_app
 from companion.web.auth import Viewer
-from companion.web.render import SheetCache
+from companion.web.fragments import SheetCache
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
 from companion.web.views import SheetInput, move_attr, sheet_context

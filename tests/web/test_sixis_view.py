@@ -35,7 +35,7 @@ from companion.rules.sixis import (
 from companion.simulate import random_action
 from companion.web.app import create_app
 from companion.web.auth import Viewer
-from companion.web.render import SheetCache
+from companion.web.fragments import SheetCache
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
 from companion.web.views import live_context, move_attr, sheet_context

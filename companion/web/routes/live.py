@@ -2,7 +2,7 @@
 camera controls (attach, mode, fix or add a die, re-throw, restart), the active player's
 confirmation, roll photos, the game log with its photos, dice statistics and calibration.
 
-Thin handlers: the work is in companion.web.camera.CameraHub (app.state.camera); every
+Thin handlers: the work is in companion.web.camera_hub.CameraHub (app.state.camera); every
 table route sits behind the table's access check (its device cookie)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from companion.live.stats import Fairness, dice_report
 from companion.rules.base import COLOURS, Die, Reason, Rejection, Roll
 from companion.rules.registry import standard_dice_sets
 from companion.rules.session import standing
-from companion.web.camera import CameraHub
+from companion.web.camera_hub import CameraHub
 from companion.web.deps import ApiAccess, PageAccess, SameOrigin, TablesDep, TemplatesDep
 from companion.web.store import LogEntry
 from companion.web.views import colour_class, describe_move
@@ -118,7 +118,7 @@ def require_local(request: Request) -> None:
 @router.get("/t/{table_id}/camera.jpg")
 async def camera_picture(access: ApiAccess, hub: HubDep) -> Response:
     """The latest camera frame with every die outlined, value and colour (JPEG)."""
-    jpeg = hub.preview_jpeg()
+    jpeg = hub.runtime.preview_jpeg()
     if jpeg is None:
         raise HTTPException(status_code=404, detail="no camera picture yet")
     return Response(jpeg, media_type="image/jpeg", headers=NO_STORE)
@@ -127,7 +127,7 @@ async def camera_picture(access: ApiAccess, hub: HubDep) -> Response:
 @router.get("/t/{table_id}/camera/held.jpg")
 async def held_picture(access: ApiAccess, hub: HubDep) -> Response:
     """The picture of the reading held for a person, its problem dice marked."""
-    jpeg = hub.pending_picture(access.table.table_id)
+    jpeg = hub.held.picture(access.table.table_id)
     if jpeg is None:
         raise HTTPException(status_code=404, detail="no camera reading is held")
     return Response(jpeg, media_type="image/jpeg", headers=NO_STORE)
@@ -167,14 +167,14 @@ async def attach_camera(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
 @router.post("/api/tables/{table_id}/camera/mode", dependencies=[SameOrigin])
 async def camera_mode(body: ModeRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
-    await hub.set_mode(access.table.table_id, body.mode)
+    await hub.feed.set_mode(access.table.table_id, body.mode)
     return {"mode": body.mode}
 
 
 @router.post("/api/tables/{table_id}/camera/restart", dependencies=[SameOrigin])
 async def camera_restart(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
-    await asyncio.to_thread(hub.restart)
+    await asyncio.to_thread(hub.runtime.restart)
     return {"restarted": hub.enabled}
 
 
@@ -188,7 +188,7 @@ async def camera_confirm(body: HeldRequest, access: ApiAccess, hub: HubDep) -> d
             "confirm_by_active_or_host",
             "the active player (or the host) confirms the camera's roll",
         )
-    seq = await hub.confirm(access.table, body.id, viewer.by)
+    seq = await hub.confirm(access.table, body.id)
     return {"applied": seq is not None, "state_id": seq}
 
 
@@ -344,7 +344,7 @@ async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep)
     context = {
         "sets": list(standard_dice_sets()),
         "files": list_calibrations(hub.settings.calibration_dir),
-        "active": getattr(hub.calibration, "name", None),
+        "active": hub.calibration.name if hub.calibration else None,
         "enabled": hub.enabled,
     }
     return templates.TemplateResponse(request, "calibrate.html", context)
@@ -353,7 +353,7 @@ async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep)
 @router.get("/calibrate/camera.jpg")
 async def calibrate_picture(request: Request, hub: HubDep) -> Response:
     require_local(request)
-    jpeg = hub.preview_jpeg()
+    jpeg = hub.runtime.preview_jpeg()
     if jpeg is None:
         raise HTTPException(status_code=404, detail="no camera picture yet")
     return Response(jpeg, media_type="image/jpeg", headers=NO_STORE)
@@ -363,14 +363,14 @@ async def calibrate_picture(request: Request, hub: HubDep) -> Response:
 async def calibration_reading(request: Request, hub: HubDep) -> dict[str, Any]:
     """What the camera reads now (for the calibration page)."""
     require_local(request)
-    image, reading = hub.latest()
-    status = hub.worker_status()
+    image, reading = hub.runtime.latest()
+    status = hub.runtime.worker_status()
     worker_status = status.to_json() if status is not None else None
     return {
         "reading": reading.to_json() if reading is not None else None,
         "frame": [int(image.shape[1]), int(image.shape[0])] if image is not None else None,
         "status": worker_status,
-        "active": getattr(hub.calibration, "name", None),
+        "active": hub.calibration.name if hub.calibration else None,
         "calibration": hub.calibration.to_json("active") if hub.calibration else None,
     }
 
@@ -402,13 +402,13 @@ async def save_calibration_from_camera(
         reference = builtin_dice_set(body.dice_set, standard[body.dice_set])
     except CalibrationError as exc:
         raise Rejection(Reason.MALFORMED, "calibration", str(exc)) from exc
-    reader = hub._keeper.reader
+    reader = hub.runtime.reader.reader
     if reader is None:
         raise Rejection(Reason.NOT_ALLOWED, "no_reader", "the dice reader is not loaded")
     frames: list[np.ndarray] = []
     last_id = None
     for _ in range(body.frames * 20):
-        image, _reading = hub.latest()
+        image, _reading = hub.runtime.latest()
         if image is not None and id(image) != last_id:
             frames.append(image)
             last_id = id(image)

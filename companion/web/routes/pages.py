@@ -24,7 +24,7 @@ from companion.web.deps import (
     TablesDep,
     TemplatesDep,
 )
-from companion.web.render import live_html
+from companion.web.fragments import live_html
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
 from companion.web.settings import Settings
 from companion.web.views import for_display

@@ -19,7 +19,7 @@ from companion.rules.base import Rejection
 from companion.web.auth import cookie_name, is_same_origin
 from companion.web.deps import Access
 from companion.web.errors import status_for
-from companion.web.render import MODES, live_fragment
+from companion.web.fragments import MODES, live_fragment
 from companion.web.routes.api import (
     ActionRequest,
     UndoRequest,

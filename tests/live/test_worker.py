@@ -13,7 +13,6 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.live.camera import BackOff, CameraStatus, CameraWorker
 from companion.live.demo import (
     DEMO_CLIP,
     DEMO_FPS,
@@ -26,6 +25,7 @@ from companion.live.demo import (
     render_throws,
 )
 from companion.live.settle import RollEvent, SettleConfig
+from companion.live.worker import BackOff, CameraStatus, CameraWorker
 from companion.vision.sources import FolderSource, FrameSource
 from companion.vision.types import UNREADABLE, DieBox, DieReading, Frame, FrameReading
 
@@ -349,18 +349,19 @@ def test_the_calibrated_die_size_follows_the_camera_resolution() -> None:
     """A die size calibrated at 640 px wide frames means twice that many pixels once the
     camera runs at 1280 px: dice of the calibrated real size are kept, a thing of half
     that size (a score pad digit) is dropped."""
-    from companion.web.camera import FrameKeeper
+    from companion.web.camera_runtime import CalibratedReader, PlayArea
 
     def die(cx: float, side: float) -> DieReading:
         return DieReading(DieBox(cx, 300, side, side), 3, 0.99, "red")
 
     reading = FrameReading(1280, 720, (die(200, 90), die(600, 84), die(1000, 36)))
-    keeper = FrameKeeper(FixedReader(reading))
-    keeper.die_side = 42.0
-    keeper.die_side_frame_width = 640
-    kept = keeper.read(np.zeros((720, 1280, 3), np.uint8)).dice
+    reader = CalibratedReader(FixedReader(reading))  # type: ignore[arg-type]
+    reader.play_area = PlayArea(die_side=42.0, side_frame_width=640)
+    kept = reader.read(np.zeros((720, 1280, 3), np.uint8)).dice
     assert [d.where.cx for d in kept] == [200, 600]
 
-    keeper.die_side_frame_width = 1280  # measured at this resolution: 21-84 px are dice
-    kept = keeper.read(np.zeros((720, 1280, 3), np.uint8)).dice
+    reader.play_area = PlayArea(die_side=42.0, side_frame_width=1280)  # 21-84 px are dice
+    kept = reader.read(np.zeros((720, 1280, 3), np.uint8)).dice
     assert [d.where.cx for d in kept] == [600, 1000]
+    outside = PlayArea(area=(0.0, 0.0, 0.5, 1.0), die_side=42.0, side_frame_width=1280)
+    assert [d.where.cx for d in outside.keeps(reading).dice] == [600]

@@ -3,8 +3,8 @@
 `CameraWorker` pulls frames from a source (companion.vision.sources: a webcam, a video file, a
 folder, the looping demo clip), reads each with the DiceReader, feeds the settle stage and
 hands every settled throw (`RollEvent`) to a callback. It runs on a plain thread, never on an
-asyncio loop: the web layer passes a callback that does
-`loop.call_soon_threadsafe(...)` and reads `status()` and `preview_jpeg()` whenever it likes.
+asyncio loop: the web layer passes a callback that hands the event (which carries its
+frame) to its loop with `asyncio.run_coroutine_threadsafe(...)`, and reads `status()` and `preview_jpeg()` whenever it likes.
 
 Failures stay inside the thread: a source that cannot be opened, that is lost (its
 `status.problem`), or that raises, is reported in the status and opened again after an
@@ -223,26 +223,10 @@ class CameraWorker:
                     self._set(connected=True)
                     paced_from = time.monotonic()
                 self._process(frame, source)
+                paced_from = self._pace(delivered, paced_from)
                 if self._stop.is_set():
                     return ENDED
-                if self._pace_fps:
-                    due = paced_from + delivered / self._pace_fps
-                    wait = due - time.monotonic()
-                    if wait < -1.0:  # far behind (a slow reader): pace from now on
-                        paced_from = time.monotonic() - delivered / self._pace_fps
-                    elif wait > 0 and self._stop.wait(wait):
-                        return ENDED
-            problem = source.status.problem
-            if problem:
-                self._set(connected=False, last_error=problem)
-                return DELIVERED if delivered else FAILED
-            if delivered == 0 and self._reopen_at_end:
-                # an empty pass of a source played in a loop is a failure (no busy loop)
-                self._set(connected=False)
-                return FAILED
-            # a source that ran out normally stays "connected" while it is played again
-            # (the worker's end marks it disconnected otherwise)
-            return ENDED
+            return self._pass_ended(source, delivered)
         except Exception as exc:
             logger.warning("camera source failed: %s", exc, exc_info=True)
             self._set(connected=False, last_error=f"{type(exc).__name__}: {exc}")
@@ -256,6 +240,33 @@ class CameraWorker:
             if source is not None:
                 self._corrupt_before += source.status.skipped
                 self._set(corrupt_frames=self._corrupt_before)
+
+    def _pace(self, delivered: int, paced_from: float) -> float:
+        """Wait until frame `delivered` is due at `pace_fps` (returns at once when the
+        worker stops); returns the pacing start, moved on when far behind (a slow
+        reader paces from now on)."""
+        if not self._pace_fps:
+            return paced_from
+        wait = paced_from + delivered / self._pace_fps - time.monotonic()
+        if wait < -1.0:
+            return time.monotonic() - delivered / self._pace_fps
+        if wait > 0:
+            self._stop.wait(wait)
+        return paced_from
+
+    def _pass_ended(self, source: FrameSource, delivered: int) -> str:
+        """How a pass over a source that stopped yielding frames ended."""
+        problem = source.status.problem
+        if problem:
+            self._set(connected=False, last_error=problem)
+            return DELIVERED if delivered else FAILED
+        if delivered == 0 and self._reopen_at_end:
+            # an empty pass of a source played in a loop is a failure (no busy loop)
+            self._set(connected=False)
+            return FAILED
+        # a source that ran out normally stays "connected" while it is played again
+        # (the worker's end marks it disconnected otherwise)
+        return ENDED
 
     def _process(self, frame: Frame, source: FrameSource) -> None:
         """One frame: read, settle, publish, preview, status."""

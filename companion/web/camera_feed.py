@@ -1,0 +1,138 @@
+"""The table the camera feeds, how that table takes camera rolls, and the dice it throws.
+
+- One camera, one table: the table a host attached the camera to (stored in SQLite
+  `server_settings` before the host is answered, restored at start-up while that table is
+  open), else the most recently created open table, looked up again every second by the
+  hub's follower so a throw never waits for a query.
+- Each table's mode: "auto" applies a matching roll at once, "confirm" waits for the active
+  player (stored in `table_settings`; None until a host chooses, when the runtime's default
+  for its source applies).
+- The dice set the colour stage assigns to at a table: the dice its game declares
+  (`Game.dice_colours`), measured by the active calibration when that holds those colours,
+  else the shipped standard set or each colour's typical look."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from companion.rules.base import Game
+from companion.web.camera_runtime import Mode
+from companion.web.tables import Table, Tables
+
+if TYPE_CHECKING:
+    from companion.vision.calibration import TableCalibration
+    from companion.vision.colour import DiceSet
+
+logger = logging.getLogger(__name__)
+
+MODE_KEY = "camera_mode"
+ATTACH_KEY = "camera_table"  # server_settings: the table a host attached the camera to
+
+
+def dice_set_for(
+    game: Game[Any, Any], options: object, calibration: TableCalibration | None
+) -> DiceSet | None:
+    """See the module docstring; None when the game declares no fixed set (each die's
+    colour is then named on its own)."""
+    colours = game.dice_colours(options)
+    if colours is None:
+        return None
+    if calibration is not None and sorted(calibration.dice_set.colours) == sorted(colours):
+        return calibration.dice_set
+    return _standard_set(game.name, colours)
+
+
+@cache
+def _standard_set(name: str, colours: tuple[str, ...]) -> DiceSet | None:
+    from companion.vision.colour import CalibrationError, builtin_dice_set
+
+    try:
+        return builtin_dice_set(name, colours)
+    except CalibrationError:
+        logger.warning("no dice set for %s's dice %s", name, colours)
+        return None
+
+
+class CameraFeed:
+    """See the module docstring."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        self._explicit: str | None = None  # the table a host attached the camera to
+        self._target: str | None = None  # as the follower last found it
+        self._modes: dict[str, Mode | None] = {}  # None: the host chose no mode
+
+    async def target_table(self, cached: bool = True) -> Table | None:
+        """The table camera rolls go to (`cached`: as the follower last found it)."""
+        table_id = self._explicit or (self._target if cached else None)
+        if table_id is not None:
+            table = await self.tables.get(table_id)
+            if table is not None and not table.snapshot.finished:
+                return table
+        rows = await asyncio.to_thread(self.tables.store.tables, False)
+        for row in rows:
+            table = await self.tables.get(row.table_id)
+            if table is not None and not table.snapshot.finished:
+                return table
+        return None
+
+    async def refresh(self) -> Table | None:
+        """Look up the target table afresh (the follower calls this every second)."""
+        table = await self.target_table(cached=False)
+        found = table.table_id if table else None
+        if found != self._target:
+            self._target = found
+            logger.info("camera rolls go to table %s", found)
+        return table
+
+    def attached_to(self, table_id: str) -> bool:
+        return self._target == table_id
+
+    @property
+    def target_id(self) -> str | None:
+        return self._target
+
+    async def attach(self, table_id: str) -> Table | None:
+        """Camera rolls go to `table_id` from now on, also after a restart (stored first:
+        what the host was told must survive)."""
+        await asyncio.to_thread(self.tables.store.set_server_setting, ATTACH_KEY, table_id)
+        self._explicit = table_id
+        return await self.refresh()
+
+    async def restore_attachment(self) -> None:
+        """At start-up: attach the camera to the table a host attached it to before the
+        restart, while that table exists and is open; else leave the newest-table rule.
+        Never raises (a store in trouble only costs the attachment)."""
+        try:
+            table_id = await asyncio.to_thread(self.tables.store.server_setting, ATTACH_KEY)
+            if table_id is None:
+                return
+            table = await self.tables.get(table_id)
+        except Exception:
+            logger.warning("the camera's attachment was not restored", exc_info=True)
+            return
+        if table is None or table.snapshot.finished:
+            logger.info("camera was attached to table %s, now finished or gone", table_id)
+            return
+        self._explicit = table_id
+        logger.info("camera attached to table %s again", table_id)
+
+    # -- per-table mode -------------------------------------------------------------------
+    async def mode(self, table_id: str, default: Mode) -> Mode:
+        """The table's mode: the host's choice, else `default` (the source's)."""
+        if table_id not in self._modes:
+            self._modes[table_id] = await asyncio.to_thread(self._read_mode, table_id)
+        return self._modes[table_id] or default
+
+    def _read_mode(self, table_id: str) -> Mode | None:
+        value = self.tables.store.table_setting(table_id, MODE_KEY)
+        if value == "confirm":
+            return "confirm"
+        return "auto" if value == "auto" else None
+
+    async def set_mode(self, table_id: str, mode: Mode) -> None:
+        await asyncio.to_thread(self.tables.store.set_table_setting, table_id, MODE_KEY, mode)
+        self._modes[table_id] = mode

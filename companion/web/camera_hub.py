@@ -1,0 +1,268 @@
+"""The live table in the web server: camera rolls flow into the game.
+
+    worker thread (companion.live.worker): source -> DiceReader -> settle -> RollEvent
+      (the event carries the frame it was read from)
+      -> camera_runtime.CameraRuntime hands it to the server's loop: `CameraHub.on_throw`
+      -> camera_feed.CameraFeed: the table the camera feeds
+      -> the engine says what a throw means there (`Turn.on_throw`: the roll it must be,
+         and any moves it implies first, Sixto's re-roll)
+      -> held_reading.judge_throw: a roll to apply (mode "auto"), or a reading held for a
+         person: a mismatch for the host to fix (`fix`, `add`: a die the finder missed, or
+         a re-throw), or a matching roll for the active player to confirm (mode
+         "confirm"). A held reading is never applied by itself.
+      -> roll_intake.RollIntake: the implied moves and the roll, with a photo in SQLite.
+
+Each part owns one thing: the runtime its threads, reader and status; the feed which table
+and how; a held reading is a frozen value changed by pure functions; the intake applies.
+This hub wires them and answers the routes (companion/web/routes/live.py).
+
+Decisions (also in docs/live-table.md):
+- A throw while the game expects no dice (players still crossing) is neither applied nor
+  held: the status line says so, and the thrower throws again when the game asks.
+- Faults stay in the worker thread (its status shows them, it reconnects with back-off);
+  a failing throw is logged and noted, never raised into the server.
+
+The web layer holds no rules: what a roll must contain and what a throw implies come from
+the engine's Turn, and the engine accepts or refuses every move (a refusal is noted)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from companion.live.settle import RollEvent
+from companion.rules.base import Reason, Rejection, Throw
+from companion.web.camera_feed import CameraFeed, dice_set_for
+from companion.web.camera_pictures import held_picture
+from companion.web.camera_runtime import (
+    CameraRuntime,
+    Mode,
+    ReaderFactory,
+    default_camera_mode,
+)
+from companion.web.held_reading import (
+    CameraRoll,
+    HeldReading,
+    HeldReadings,
+    add_die,
+    added_die_side,
+    confirmed,
+    fix_die,
+    held_json,
+    judge_throw,
+    rematch,
+)
+from companion.web.roll_intake import RollIntake
+from companion.web.settings import CameraSettings
+from companion.web.snapshot import Snapshot
+from companion.web.tables import Table, Tables
+from companion.web.views import describe_move
+
+if TYPE_CHECKING:
+    from companion.vision.calibration import TableCalibration
+
+logger = logging.getLogger(__name__)
+
+TARGET_REFRESH_S = 1.0
+
+
+def expected_throw(snapshot: Snapshot) -> Throw | None:
+    """What a camera throw means now, as the engine declares it (`Turn.on_throw`): the roll
+    it must be and any moves it implies first; None when the game is over or expects no
+    dice."""
+    if snapshot.finished:
+        return None
+    return snapshot.turn.on_throw()
+
+
+class CameraHub:
+    """See the module docstring. Create in the lifespan, `start(loop)`, `stop()`."""
+
+    def __init__(
+        self, settings: CameraSettings, tables: Tables, reader_factory: ReaderFactory | None = None
+    ) -> None:
+        self.settings = settings
+        self.tables = tables
+        self.runtime = CameraRuntime(settings, reader_factory)
+        self.feed = CameraFeed(tables)
+        self.held = HeldReadings()
+        self.intake = RollIntake(tables.store)
+        self.events_seen = 0
+        self._follower: asyncio.Task[None] | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.runtime.enabled
+
+    @property
+    def calibration(self) -> TableCalibration | None:
+        return self.runtime.calibration
+
+    # -- life -----------------------------------------------------------------------------
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the runtime (models and source on a starter thread) and the follower that
+        looks up the target table every second. With --no-camera only the status exists."""
+        self.runtime.start(loop, self.on_throw)
+        if self.enabled:
+            self._follower = loop.create_task(self._follow_target())
+
+    def stop(self) -> None:
+        if self._follower is not None:
+            self._follower.cancel()
+        self.runtime.stop()
+
+    async def _follow_target(self) -> None:
+        while True:
+            try:
+                await self._refresh_target()
+            except Exception:  # never let the follower die: log and try again
+                logger.warning("camera target refresh failed", exc_info=True)
+            await asyncio.sleep(TARGET_REFRESH_S)
+
+    async def _refresh_target(self) -> None:
+        table = await self.feed.refresh()
+        if table is not None:
+            self._use_dice_of(table)
+
+    def _use_dice_of(self, table: Table) -> None:
+        dice_set = dice_set_for(table.game, table.session.options, self.runtime.calibration)
+        self.runtime.reader.use_dice_set(dice_set)
+
+    async def attach(self, table_id: str) -> None:
+        table = await self.feed.attach(table_id)
+        if table is not None:
+            self._use_dice_of(table)
+
+    def set_calibration(self, calibration: TableCalibration) -> None:
+        """Use a table calibration from now on: its play area and die size in the reader,
+        its dice set at the next target look-up (when it holds the game's dice)."""
+        self.runtime.set_calibration(calibration)
+
+    # -- throws ---------------------------------------------------------------------------
+    async def on_throw(self, event: RollEvent) -> None:
+        """One settled throw (on the loop): apply it, hold it, or say why not. Never
+        raises: a failure is logged and noted on the target table."""
+        try:
+            await self._judge(event)
+        except Exception as exc:
+            logger.exception("camera throw not handled")
+            if self.feed.target_id:
+                self.intake.note(self.feed.target_id, f"the camera's roll was not handled: {exc}")
+
+    async def _judge(self, event: RollEvent) -> None:
+        self.events_seen += 1
+        table = await self.feed.target_table()
+        if table is None:
+            logger.info("a throw settled but no table is open")
+            return
+        snapshot = table.snapshot
+        throw = expected_throw(snapshot)
+        if throw is None:
+            step = snapshot.turn.step.replace("_", " ")
+            self.intake.note(
+                table.table_id, f"dice thrown, but the game expects no roll now ({step})"
+            )
+            return
+        confirm = await self.mode(table.table_id) == "confirm"
+        outcome = judge_throw(
+            event, throw, snapshot.state_id, table.table_id, confirm, secrets.token_hex(6)
+        )
+        if isinstance(outcome, CameraRoll):
+            self.held.drop(table.table_id)
+            await self.intake.apply(table, outcome)
+            return
+        self.held.put(await _with_picture(outcome))
+        if outcome.kind == "mismatch":
+            self.intake.note(table.table_id, f"not applied: {outcome.message}")
+        else:
+            self.intake.note(table.table_id, "waiting for the active player to confirm the roll")
+
+    async def mode(self, table_id: str) -> Mode:
+        return await self.feed.mode(table_id, default_camera_mode(self.runtime.live_camera))
+
+    # -- people acting on a held reading --------------------------------------------------
+    async def confirm(self, table: Table, held_id: str) -> int | None:
+        """The active player (or the host) accepts a held roll."""
+        async with self.held.lock:
+            camera_roll = confirmed(self.held.take(table, held_id))
+            self.held.drop(table.table_id)
+            return await self.intake.apply(table, camera_roll)
+
+    async def fix(
+        self,
+        table: Table,
+        held_id: str,
+        index: int,
+        value: int | None,
+        colour: str | None,
+        remove: bool,
+    ) -> dict[str, Any]:
+        """The host corrects die `index` of a held reading (or removes it: not a die). When
+        the corrected dice match, they are applied as the host's roll."""
+        async with self.held.lock:
+            held = fix_die(self.held.take(table, held_id), index, value, colour, remove)
+            return await self._rematch(table, held)
+
+    async def add(
+        self, table: Table, held_id: str, x: float, y: float, value: int, colour: str
+    ) -> dict[str, Any]:
+        """The host adds a die the finder missed, where it lies (as big as the other dice,
+        or as calibrated); then the dice are matched again as after `fix`."""
+        async with self.held.lock:
+            held = self.held.take(table, held_id)
+            calibration = self.runtime.calibration
+            side = added_die_side(
+                held.dice,
+                held.width,
+                held.height,
+                calibration.die_side if calibration else None,
+                calibration.frame[0] if calibration and calibration.frame else None,
+            )
+            return await self._rematch(table, add_die(held, x, y, value, colour, side))
+
+    async def _rematch(self, table: Table, held: HeldReading) -> dict[str, Any]:
+        throw = expected_throw(table.snapshot)
+        if throw is None:
+            self.held.drop(table.table_id)
+            raise Rejection(Reason.ILLEGAL_MOVE, "no_roll_now", "the game expects no roll now")
+        outcome = rematch(held, throw)
+        if isinstance(outcome, HeldReading):
+            outcome = await _with_picture(outcome)
+            self.held.put(outcome)
+            return {"applied": False, "pending": self._held_json(table, outcome)}
+        self.held.drop(table.table_id)
+        seq = await self.intake.apply(table, outcome)
+        return {"applied": seq is not None, "state_id": seq}
+
+    def dismiss(self, table: Table, held_id: str) -> None:
+        """Forget a held reading: the host asks for a re-throw."""
+        self.held.take(table, held_id)
+        self.held.drop(table.table_id)
+        self.intake.note(table.table_id, "re-throw the dice")
+
+    # -- status ---------------------------------------------------------------------------
+    def _held_json(self, table: Table, held: HeldReading) -> dict[str, object]:
+        return held_json(held, lambda move: describe_move(table.game, move))
+
+    async def status_json(self, table: Table) -> dict[str, Any]:
+        held = self.held.current(table)
+        throw = expected_throw(table.snapshot)
+        return {
+            **self.runtime.status_json(),
+            "attached": self.feed.attached_to(table.table_id),
+            "mode": await self.mode(table.table_id),
+            "expects": list(throw.dice.colours) if throw else None,
+            "kept": [[d.colour, d.value] for d in throw.dice.kept] if throw else [],
+            "implies": [describe_move(table.game, m) for m in throw.moves] if throw else [],
+            "pending": self._held_json(table, held) if held else None,
+            **self.intake.note_of(table.table_id).to_json(),
+        }
+
+
+async def _with_picture(held: HeldReading) -> HeldReading:
+    """The held reading with its picture (problem dice marked), drawn off the loop."""
+    picture = await asyncio.to_thread(held_picture, held.image, held.dice, held.problem_boxes)
+    return replace(held, picture=picture)

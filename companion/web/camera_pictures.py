@@ -1,0 +1,51 @@
+"""The pictures of camera rolls: the held frame with its problem dice marked for the host,
+and the small photo kept beside every applied roll in SQLite. CPU work: run off the loop."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from companion.vision.annotate import annotate
+from companion.vision.types import DieBox, DieReading, FrameReading
+
+PHOTO_WIDTH = 320
+PHOTO_QUALITY = 70
+PICTURE_WIDTH = 800
+PICTURE_QUALITY = 80
+PROBLEM_BGR = (40, 40, 230)  # red outline of a die the mismatch names
+
+
+def encode_jpeg(image: np.ndarray, quality: int, width: int | None = None) -> bytes:
+    """`image` as JPEG bytes, scaled down to `width` pixels wide when given."""
+    if width is not None and image.shape[1] > width:
+        height = max(1, round(image.shape[0] * width / image.shape[1]))
+        image = cv2.resize(image, (width, height), interpolation=cv2.INTER_AREA)
+    ok, buffer = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    if not ok:
+        raise ValueError("JPEG encoding failed")
+    return bytes(buffer.tobytes())
+
+
+def mark_problems(
+    image: np.ndarray, dice: tuple[DieReading, ...], boxes: list[DieBox]
+) -> np.ndarray:
+    """The annotated reading with each die named by a problem outlined again in red."""
+    h, w = image.shape[:2]
+    out = annotate(image, FrameReading(w, h, dice))
+    for box in boxes:
+        x0, y0, x1, y1 = box.box
+        pad = max(3, int(0.15 * max(box.w, box.h)))
+        cv2.rectangle(out, (x0 - pad, y0 - pad), (x1 + pad, y1 + pad), PROBLEM_BGR, 3)
+    return out
+
+
+def held_picture(image: np.ndarray, dice: tuple[DieReading, ...], boxes: list[DieBox]) -> bytes:
+    """The held reading as the host sees it: every die outlined, the problem dice in red."""
+    return encode_jpeg(mark_problems(image, dice, boxes), PICTURE_QUALITY, PICTURE_WIDTH)
+
+
+def roll_photo(image: np.ndarray, dice: tuple[DieReading, ...]) -> bytes:
+    """The photo of an applied roll: the frame with its dice outlined, PHOTO_WIDTH wide."""
+    h, w = image.shape[:2]
+    return encode_jpeg(annotate(image, FrameReading(w, h, dice)), PHOTO_QUALITY, PHOTO_WIDTH)

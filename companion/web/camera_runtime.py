@@ -1,0 +1,318 @@
+"""The camera's runtime in the server: the dice reader, the worker thread and its status.
+
+`CameraRuntime` loads the models and opens the source on a starter thread (so the server
+answers at once), then runs the worker (companion.live.worker: source -> DiceReader ->
+settle on its own thread) until `stop()`. Every settled throw is handed to the server's
+loop as a `RollEvent`, which carries the frame it was read from. Faults stay in the threads:
+the worker's status shows them and it reconnects with back-off; a model that does not load
+leaves the preview running and says why.
+
+`CalibratedReader` is the worker's reader: the DiceReader with the table calibration's
+play area and die size applied (dice outside either are dropped), and the dice set the
+colour stage assigns to (the game's declaration, chosen by the feed). It also keeps the
+latest frame and reading for the calibration page.
+
+Nothing here knows a game or a table: `companion.web.camera_hub` wires this to them."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import numpy as np
+
+from companion.live.settle import RollEvent, SettleConfig
+from companion.live.worker import CameraStatus, CameraWorker
+from companion.vision.types import FrameReading
+from companion.web.settings import CameraSettings
+
+if TYPE_CHECKING:
+    from companion.live.demo import SourcePlan
+    from companion.vision.calibration import TableCalibration
+    from companion.vision.colour import DiceSet
+
+logger = logging.getLogger(__name__)
+
+SETTLE_SECONDS = 0.2
+MIN_STABLE_FRAMES = 3
+FULL_FRAME = (0.0, 0.0, 1.0, 1.0)
+
+Mode = Literal["auto", "confirm"]
+ThrowHandler = Callable[[RollEvent], Coroutine[Any, Any, None]]
+
+
+class DiceReaderLike(Protocol):
+    """What the runtime needs of companion.vision.pipeline.DiceReader."""
+
+    dice_set: DiceSet | None
+
+    def read(self, image: object, frame_index: int = 0) -> FrameReading: ...
+
+
+ReaderFactory = Callable[[], DiceReaderLike]
+
+
+def default_reader_factory() -> DiceReaderLike:
+    """The real pipeline: both ONNX models checked against their manifests."""
+    from companion.vision.pipeline import DiceReader
+
+    return DiceReader.load()
+
+
+@dataclass(frozen=True, slots=True)
+class PlayArea:
+    """Where dice count: the part of the frame the table occupies (fractions x0, y0, x1,
+    y1) and the calibrated die side in pixels of a frame `side_frame_width` wide (a camera
+    running at another resolution sees the dice bigger or smaller by the width ratio)."""
+
+    area: tuple[float, float, float, float] = FULL_FRAME
+    die_side: float | None = None
+    side_frame_width: int | None = None
+
+    def keeps(self, reading: FrameReading) -> FrameReading:
+        """`reading` without the dice outside the area or far from the calibrated size."""
+        if self.area == FULL_FRAME and self.die_side is None:
+            return reading
+        x0, y0, x1, y1 = self.area
+        w, h = max(reading.width, 1), max(reading.height, 1)
+        side = self.die_side
+        if side is not None and self.side_frame_width:
+            side *= w / self.side_frame_width
+        kept = tuple(
+            d
+            for d in reading.dice
+            if x0 <= d.where.cx / w <= x1
+            and y0 <= d.where.cy / h <= y1
+            # a die half or twice the calibrated size is something else (a score pad digit,
+            # a die on the shelf behind)
+            and (side is None or 0.5 * side <= max(d.where.w, d.where.h) <= 2.0 * side)
+        )
+        return reading if len(kept) == len(reading.dice) else replace(reading, dice=kept)
+
+
+class CalibratedReader:
+    """The worker's reader (see the module docstring). The worker reads on its thread;
+    `play_area` and the dice set are replaced by one attribute store each, safe across
+    threads."""
+
+    def __init__(self, reader: DiceReaderLike | None) -> None:
+        self.reader = reader
+        self.play_area = PlayArea()
+        self.last_image: np.ndarray | None = None
+        self.last_reading: FrameReading | None = None
+
+    def use_dice_set(self, dice_set: DiceSet | None) -> None:
+        if self.reader is not None and self.reader.dice_set is not dice_set:
+            self.reader.dice_set = dice_set
+
+    def read(self, image: object, frame_index: int = 0) -> FrameReading:
+        if self.reader is None:
+            h, w = getattr(image, "shape", (0, 0))[:2]
+            reading = FrameReading(int(w), int(h), (), frame_index=frame_index)
+        else:
+            reading = self.play_area.keeps(self.reader.read(image, frame_index))
+        if isinstance(image, np.ndarray):
+            self.last_image = image
+        self.last_reading = reading
+        return reading
+
+
+def settle_config(
+    fps: float, play_area: tuple[float, float, float, float] = FULL_FRAME
+) -> SettleConfig:
+    """The settle stage for the live table: a roll is reported after SETTLE_SECONDS of
+    still, unchanged dice, at least MIN_STABLE_FRAMES frames (6 at 30 fps: the roll goes out
+    167 ms after the first still frame; a tumbling die never looks still and alike in that
+    many frames in a row; 3 at the demo clip's 10 fps), which keeps the rest-to-screen
+    delay under 300 ms at 30 fps (docs/benchmarks/live.md)."""
+    frames = max(MIN_STABLE_FRAMES, round(fps * SETTLE_SECONDS))
+    return SettleConfig.model_validate({"stable_frames": frames, "play_area": play_area})
+
+
+def default_camera_mode(live_camera: bool) -> Mode:
+    """The mode of a table whose host chose none. A live camera reads real dice, where the
+    models still misread some (docs/BENCHMARKS.md: 2 of 274 dice on byler-d6-train, 34 of
+    379 on epanemu-dice3's oblique phone photos), so its rolls wait for the active
+    player's "Use this roll"; a replayed source (the demo clip, a video, a folder of
+    images) applies a matching roll at once."""
+    return "confirm" if live_camera else "auto"
+
+
+def status_line(
+    enabled: bool, starting: bool, status: dict[str, Any] | None, error: str | None
+) -> str:
+    """The camera status in a few words for the table view."""
+    if not enabled:
+        return "camera off (manual dice entry)"
+    if status is None:
+        return "camera starting…" if starting else (error or "camera not running")
+    parts = []
+    if status["connected"]:
+        parts.append(f"camera live · {status['fps']} fps · {status['settle']}")
+    elif status["ended"]:
+        parts.append("camera source ended")
+    elif status["running"]:
+        parts.append(f"camera lost: reconnecting (attempt {status['reconnect_attempts']})")
+    else:
+        parts.append("camera stopped")
+    if status["last_error"]:
+        parts.append(str(status["last_error"]))
+    if status["corrupt_frames"]:
+        parts.append(f"{status['corrupt_frames']} unreadable frames skipped")
+    if error:
+        parts.append(error)
+    return " · ".join(parts)
+
+
+class CameraRuntime:
+    """See the module docstring. `start(loop, on_throw)` in the lifespan, `stop()` at its
+    end; with --no-camera only the status exists."""
+
+    def __init__(self, settings: CameraSettings, reader_factory: ReaderFactory | None) -> None:
+        self.settings = settings
+        self.enabled = settings.source != "none"
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.reader = CalibratedReader(None)
+        self.calibration: TableCalibration | None = None
+        self.source_name = ""
+        self.live_camera = False  # the running source is a live camera (not a replay)
+        self.starting = False
+        self.reader_error: str | None = None
+        self._reader_factory = reader_factory or default_reader_factory
+        self._models: DiceReaderLike | None = None
+        self._on_throw: ThrowHandler | None = None
+        self._worker: CameraWorker | None = None
+        self._worker_lock = threading.Lock()
+        self._starter: threading.Thread | None = None
+        self._stopped = False
+
+    # -- life -------------------------------------------------------------------------------
+    def start(self, loop: asyncio.AbstractEventLoop, on_throw: ThrowHandler) -> None:
+        self.loop = loop
+        self._on_throw = on_throw
+        if self.enabled:
+            self._spawn_starter()
+
+    def _spawn_starter(self) -> None:
+        self.starting = True
+        self._starter = threading.Thread(
+            target=self._start_worker, name="camera-start", daemon=True
+        )
+        self._starter.start()
+
+    def _load_models(self) -> None:
+        if self._models is None and self.reader_error is None:
+            try:
+                self._models = self._reader_factory()
+            except Exception as exc:  # the preview still runs without models
+                logger.error("dice reader not loaded: %s", exc)
+                self.reader_error = f"dice reader not loaded: {exc}"
+        self.reader.reader = self._models
+
+    def _start_worker(self) -> None:
+        try:
+            self._load_models()
+            plan = self.source_plan()
+            self.source_name = plan.name
+            self.live_camera = plan.live
+            settle = settle_config(plan.pace_fps or 30.0, self.reader.play_area.area)
+            worker = CameraWorker(
+                plan.open,
+                self.reader,
+                self._event_from_thread,
+                settle=settle,
+                pace_fps=plan.pace_fps,
+                reopen_at_end=plan.reopen_at_end,
+            )
+            with self._worker_lock:
+                if self._stopped:
+                    return
+                self._worker = worker
+                worker.start()
+            logger.info("camera started on %s", plan.name)
+        except Exception as exc:
+            logger.exception("camera could not start")
+            self.reader_error = self.reader_error or f"camera could not start: {exc}"
+        finally:
+            self.starting = False
+
+    def source_plan(self) -> SourcePlan:
+        """Which source to open: with no option a webcam when one answers, else the bundled
+        demo clip, looping; else the camera, video or folder asked for."""
+        from companion.live import demo
+
+        s = self.settings
+        if s.source == "demo":
+            plan = demo.plan_source()
+            return replace(plan, reopen_at_end=True) if plan.name == "demo clip" else plan
+        return demo.plan_source(camera=s.index, video=s.video, images=s.images)
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self._starter is not None:
+            # loading the models takes a second or two; let it finish before the process
+            # may exit (a native thread torn down mid-load aborts the interpreter)
+            self._starter.join(timeout=15)
+        self._stop_worker()
+
+    def restart(self) -> None:
+        """Stop the worker and start it again from the source's beginning (a replayed file
+        plays again; a camera is opened afresh)."""
+        if not self.enabled:
+            return
+        self._stop_worker()
+        self._spawn_starter()
+
+    def _stop_worker(self) -> None:
+        with self._worker_lock:
+            worker = self._worker
+            self._worker = None
+        if worker is not None:
+            worker.stop()
+
+    # -- what the worker hands over -----------------------------------------------------------
+    def _event_from_thread(self, event: RollEvent) -> None:
+        """Called on the worker thread: hand the throw (with its own frame) to the loop."""
+        loop, on_throw = self.loop, self._on_throw
+        if loop is None or on_throw is None or event.image is None or loop.is_closed():
+            return
+        asyncio.run_coroutine_threadsafe(on_throw(event), loop)
+
+    # -- reading the runtime ------------------------------------------------------------------
+    def worker_status(self) -> CameraStatus | None:
+        """The worker's status, or None while no worker runs."""
+        worker = self._worker
+        return worker.status() if worker is not None else None
+
+    def status_json(self) -> dict[str, Any]:
+        status = self.worker_status()
+        body = status.to_json() if status is not None else None
+        return {
+            "enabled": self.enabled,
+            "source": self.source_name,
+            "starting": self.starting,
+            "status": body,
+            "error": self.reader_error,
+            "line": status_line(self.enabled, self.starting, body, self.reader_error),
+            "calibration": self.calibration.name if self.calibration else None,
+        }
+
+    def preview_jpeg(self) -> bytes | None:
+        worker = self._worker
+        return worker.preview_jpeg() if worker is not None else None
+
+    def latest(self) -> tuple[np.ndarray | None, FrameReading | None]:
+        """The frame read last and its reading (the calibration page measures these)."""
+        return self.reader.last_image, self.reader.last_reading
+
+    def set_calibration(self, calibration: TableCalibration) -> None:
+        """Use a table calibration (play area, die size) from now on; the settle stage's
+        motion watch takes the new play area when the camera next (re)starts. Its dice set
+        is chosen per table by the feed."""
+        self.calibration = calibration
+        width = calibration.frame[0] if calibration.frame else None
+        self.reader.play_area = PlayArea(calibration.play_area, calibration.die_side, width)

@@ -1,0 +1,193 @@
+"""The held camera reading: frozen values and the pure functions that judge a throw, fix
+or add a die, match again and confirm, on literal readings (no camera, no server)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from companion.live.settle import RollEvent
+from companion.rules.base import DiceSpec, Die, Reason, Rejection, Throw
+from companion.rules.sixto import Reroll
+from companion.vision.types import UNREADABLE, DieBox, DieReading
+from companion.web.held_reading import (
+    ADDED,
+    CameraRoll,
+    HeldReading,
+    HeldReadings,
+    add_die,
+    added_die_side,
+    confirmed,
+    fix_die,
+    held_json,
+    judge_throw,
+    rematch,
+)
+
+QWIXX = ("white", "white", "red", "yellow", "green", "blue")
+QWIXX_THROW = Throw(DiceSpec(QWIXX))
+SIXTO = ("red", "orange", "yellow", "green", "blue", "purple")
+SIXTO_REROLL = Throw(DiceSpec(SIXTO), (Reroll(1),))
+IMAGE = np.zeros((480, 640, 3), np.uint8)
+
+
+def die(x: float, colour: str | None, value: int | None, flags: tuple[str, ...] = ()) -> DieReading:
+    return DieReading(DieBox(x, 100.0, 40.0, 40.0), value, 0.9, colour, 0.9, flags)
+
+
+def event(*dice: DieReading) -> RollEvent:
+    return RollEvent(tuple(dice), 30, 3.0, 24, 2.4, 640, 480, IMAGE)
+
+
+def qwixx_dice(values: tuple[int, ...] = (3, 4, 2, 5, 6, 1)) -> list[DieReading]:
+    return [die(60.0 + 90 * i, c, v) for i, (c, v) in enumerate(zip(QWIXX, values, strict=True))]
+
+
+def held_mismatch() -> HeldReading:
+    """Five good Qwixx dice and an unreadable blue one."""
+    dice = qwixx_dice()
+    dice[5] = die(510.0, "blue", None, (UNREADABLE,))
+    outcome = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", False, "h1")
+    assert isinstance(outcome, HeldReading)
+    return outcome
+
+
+def test_a_matching_throw_is_a_roll_to_apply_by_the_camera() -> None:
+    outcome = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", False, "h1")
+    assert isinstance(outcome, CameraRoll)
+    assert outcome.by == "camera" and outcome.state_id == 7 and outcome.implied == ()
+    assert sorted((d.colour, d.value) for d in outcome.roll.dice) == sorted(
+        zip(QWIXX, (3, 4, 2, 5, 6, 1), strict=True)
+    )
+    assert outcome.image is IMAGE  # the photo is the event's own frame
+
+
+def test_in_confirm_mode_a_matching_throw_is_held_with_its_roll() -> None:
+    outcome = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", True, "h1")
+    assert isinstance(outcome, HeldReading)
+    assert outcome.kind == "confirm" and outcome.roll is not None and outcome.problems == ()
+    roll = confirmed(outcome)
+    assert roll.roll == outcome.roll and roll.by == "camera" and roll.state_id == 7
+
+
+def test_a_throw_implying_moves_carries_them_to_the_roll() -> None:
+    dice = [die(60.0 + 90 * i, c, 2) for i, c in enumerate(SIXTO)]
+    outcome = judge_throw(event(*dice), SIXTO_REROLL, 3, "t1", False, "h1")
+    assert isinstance(outcome, CameraRoll) and outcome.implied == (Reroll(1),)
+    held = judge_throw(event(*dice), SIXTO_REROLL, 3, "t1", True, "h1")
+    assert isinstance(held, HeldReading)
+    assert confirmed(held).implied == (Reroll(1),)
+    assert held_json(held, lambda move: move.kind)["implies"] == ["reroll"]
+
+
+def test_a_mismatch_is_held_naming_its_problem_dice() -> None:
+    held = held_mismatch()
+    assert held.kind == "mismatch" and held.roll is None and held.state_id == 7
+    assert [p.kind for p in held.problems] == ["unreadable"]
+    assert held.problem_boxes == [held.dice[5].where]
+    with pytest.raises(Rejection) as info:
+        confirmed(held)
+    assert info.value.rule == "fix_first"
+
+
+def test_fixing_a_die_returns_a_new_reading_that_matches_again_as_the_hosts_roll() -> None:
+    held = held_mismatch()
+    fixed = fix_die(held, 5, 1, None, remove=False)
+    assert held.dice[5].value is None  # the held reading itself is unchanged (frozen)
+    assert fixed.dice[5].value == 1 and fixed.dice[5].colour == "blue"
+    assert fixed.dice[5].confidence == 1.0 and UNREADABLE not in fixed.dice[5].flags
+    outcome = rematch(fixed, QWIXX_THROW)
+    assert isinstance(outcome, CameraRoll) and outcome.by == "host" and outcome.state_id == 7
+    assert Die("blue", 1) in outcome.roll.dice
+
+
+def test_a_fix_that_still_mismatches_stays_held_with_the_remaining_problems() -> None:
+    confirm = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", True, "h1")
+    assert isinstance(confirm, HeldReading)
+    removed = fix_die(confirm, 2, None, None, remove=True)  # "the red die is no die"
+    outcome = rematch(removed, QWIXX_THROW)
+    assert isinstance(outcome, HeldReading)
+    # a corrected roll that no longer matches is no roll to confirm
+    assert outcome.kind == "mismatch" and outcome.roll is None
+    assert [p.kind for p in outcome.problems] == ["missing"] and "red" in outcome.message
+
+
+def test_bad_fixes_and_additions_are_refused_with_a_named_rule() -> None:
+    held = held_mismatch()
+    cases: list[tuple[Any, str]] = [
+        (lambda: fix_die(held, 6, 2, None, False), "no_such_die"),
+        (lambda: add_die(held, 700.0, 50.0, 3, "red", 40.0), "add.x"),
+        (lambda: add_die(held, 50.0, -1.0, 3, "red", 40.0), "add.y"),
+        (lambda: add_die(held, 60.0, 100.0, 3, "red", 40.0), "on_a_die"),
+    ]
+    for change, rule in cases:
+        with pytest.raises(Rejection) as info:
+            change()
+        assert info.value.rule == rule
+
+
+def test_a_missed_die_is_added_where_it_lies() -> None:
+    dice = qwixx_dice()[:5]  # the finder missed the blue die
+    held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", False, "h1")
+    assert isinstance(held, HeldReading) and [p.kind for p in held.problems] == ["missing"]
+    side = added_die_side(held.dice, held.width, held.height)
+    added = add_die(held, 600.0, 300.0, 4, "blue", side)
+    assert added.dice[-1].flags == (ADDED,) and added.dice[-1].where.w == 40.0
+    outcome = rematch(added, QWIXX_THROW)
+    assert isinstance(outcome, CameraRoll) and Die("blue", 4) in outcome.roll.dice
+
+
+def test_an_added_die_is_as_big_as_the_others_or_as_calibrated() -> None:
+    dice = (die(10, "red", 1), DieReading(DieBox(90, 90, 50, 60), 2, 1.0, "red"))
+    assert added_die_side(dice, 640, 480) == 50.0  # the median of 40 and 60
+    assert added_die_side((), 1280, 720, die_side=42.0, side_frame_width=640) == 84.0
+    assert added_die_side((), 640, 480, die_side=42.0) == 42.0
+    assert added_die_side((), 640, 480) == pytest.approx(0.09 * 480)
+
+
+def test_the_held_json_lists_every_die_by_index() -> None:
+    body = held_json(held_mismatch(), lambda move: move.kind)
+    assert body["id"] == "h1" and body["kind"] == "mismatch" and body["implies"] == []
+    assert [d["index"] for d in body["dice"]] == list(range(6))  # type: ignore[index]
+    assert body["dice"][5]["flags"] == [UNREADABLE]  # type: ignore[index]
+    assert body["roll"] is None and body["problems"][0]["kind"] == "unreadable"  # type: ignore[index]
+
+
+def test_a_held_reading_is_taken_only_at_its_state() -> None:
+    holder = HeldReadings()
+    held = held_mismatch()
+    holder.put(held)
+    table = SimpleNamespace(table_id="t1", snapshot=SimpleNamespace(state_id=7))
+    assert holder.take(table, "h1") is held  # type: ignore[arg-type]
+    with pytest.raises(Rejection) as gone:
+        holder.take(table, "other")  # type: ignore[arg-type]
+    assert gone.value.rule == "no_such_reading"
+    moved_on = SimpleNamespace(table_id="t1", snapshot=SimpleNamespace(state_id=8))
+    with pytest.raises(Rejection) as stale:
+        holder.take(moved_on, "h1")  # type: ignore[arg-type]
+    assert stale.value.reason is Reason.STALE_STATE and holder.picture("t1") is None
+
+
+def test_a_roll_event_carries_its_own_frame() -> None:
+    """The settle stage puts the frame that completed the streak into the event, so the
+    photo never comes from a later frame the camera read meanwhile."""
+    from companion.live.settle import Settler
+    from companion.vision.types import Frame, FrameReading
+
+    settler = Settler()
+    reading = FrameReading(640, 480, tuple(qwixx_dice()))
+    events = []
+    for index in range(12):
+        image = np.full((480, 640, 3), 40, np.uint8)
+        image[0, 0, 0] = index  # each frame its own picture (one pixel: no motion)
+        found = settler.feed(Frame(image, index, index / 30), reading)
+        if found is not None:
+            events.append((found, image))
+    assert len(events) == 1
+    found, image = events[0]
+    assert found.image is image
+    assert replace(found, image=None) == found  # the picture is evidence, not identity
