@@ -242,56 +242,85 @@ def render_throws(
     table_f = table.astype(np.float32) * gain[..., None]
     noise = _Noise(rng, table_f.shape, noise_sd)
     for throw in range(throws):
-        values = [int(v) for v in rng.integers(1, 7, len(colours))]
-        rest = _rest_layout(rng, colours, width, height, side)
-        # each die comes in from the same side, a little spread, and stops at its own time
-        entry_angle = rng.uniform(0, 2 * math.pi)
-        stops = [TUMBLE_FRAMES - int(rng.integers(0, 3)) for _ in colours]
-        spins = [rng.uniform(25, 60) * rng.choice([-1, 1]) for _ in colours]
-        starts = []
-        for cx, cy, _a in rest:
-            a = entry_angle + rng.normal(0, 0.25)
-            reach = max(width, height) * rng.uniform(0.5, 0.7)
-            starts.append((cx + math.cos(a) * reach, cy + math.sin(a) * reach))
-        for t in range(TUMBLE_FRAMES):
-            canvas = table_f.copy()
-            truth = []
-            for k, colour in enumerate(colours):
-                cx, cy, angle = rest[k]
-                left = max(stops[k] - t, 0) / stops[k]  # 1 at the start, 0 at rest
-                px = cx + (starts[k][0] - cx) * left**2
-                py = cy + (starts[k][1] - cy) * left**2
-                speed = 2 * left / stops[k]
-                dx, dy = (starts[k][0] - cx) * speed, (starts[k][1] - cy) * speed
-                moving = left > 0
-                value = int(rng.integers(1, 7)) if moving else values[k]
-                turn = angle + spins[k] * left * stops[k]
-                sprite = book.get(colour, value)
-                _paste(
-                    canvas,
-                    sprite,
-                    px,
-                    py,
-                    turn - sprite.angle,
-                    _motion_kernel(dx, dy) if moving else None,
-                )
-                if -side < px < width + side and -side < py < height + side:
-                    truth.append(
-                        TruthDie(colour, None if moving else value, px, py, side, turn % 90)
-                    )
-            yield ClipFrame(noise.finish(rng, canvas), "tumble", throw, tuple(truth))
+        path = _throw_path(rng, colours, width, height, side)
+        yield from _tumble(rng, table_f, book, path, colours, throw, noise)
         still = table_f.copy()
         dice = []
         for k, colour in enumerate(colours):
-            cx, cy, angle = rest[k]
-            sprite = book.get(colour, values[k])
+            cx, cy, angle = path.rest[k]
+            sprite = book.get(colour, path.values[k])
             _paste(still, sprite, cx, cy, angle - sprite.angle, None)
-            dice.append(TruthDie(colour, values[k], cx, cy, side, angle % 90))
+            dice.append(TruthDie(colour, path.values[k], cx, cy, side, angle % 90))
         for _ in range(REST_FRAMES):
             yield ClipFrame(noise.finish(rng, still), "rest", throw, tuple(dice))
         yield from _pick_up(rng, table_f, book, dice, throw, noise, side)
         for _ in range(EMPTY_FRAMES):
             yield ClipFrame(noise.finish(rng, table_f), "empty", throw, ())
+
+
+@dataclass(frozen=True, slots=True)
+class _ThrowPath:
+    """One throw drawn up front: the values that come to rest, where each die rests
+    (cx, cy, angle), the frame it stops in, its spin, and where it enters."""
+
+    values: list[int]
+    rest: list[tuple[float, float, float]]
+    stops: list[int]
+    spins: list[float]
+    starts: list[tuple[float, float]]
+    width: int
+    height: int
+    side: float
+
+
+def _throw_path(
+    rng: np.random.Generator, colours: Sequence[str], width: int, height: int, side: float
+) -> _ThrowPath:
+    values = [int(v) for v in rng.integers(1, 7, len(colours))]
+    rest = _rest_layout(rng, colours, width, height, side)
+    # each die comes in from the same side, a little spread, and stops at its own time
+    entry_angle = rng.uniform(0, 2 * math.pi)
+    stops = [TUMBLE_FRAMES - int(rng.integers(0, 3)) for _ in colours]
+    spins = [rng.uniform(25, 60) * rng.choice([-1, 1]) for _ in colours]
+    starts = []
+    for cx, cy, _a in rest:
+        a = entry_angle + rng.normal(0, 0.25)
+        reach = max(width, height) * rng.uniform(0.5, 0.7)
+        starts.append((cx + math.cos(a) * reach, cy + math.sin(a) * reach))
+    return _ThrowPath(values, rest, stops, spins, starts, width, height, side)
+
+
+def _tumble(
+    rng: np.random.Generator,
+    table_f: np.ndarray,
+    book: _SpriteBook,
+    path: _ThrowPath,
+    colours: Sequence[str],
+    throw: int,
+    noise: _Noise,
+) -> Iterator[ClipFrame]:
+    """The frames in which the dice roll in along `path`, a random face each frame,
+    motion-blurred, until each stops at its rest place and value."""
+    side = path.side
+    for t in range(TUMBLE_FRAMES):
+        canvas = table_f.copy()
+        truth = []
+        for k, colour in enumerate(colours):
+            cx, cy, angle = path.rest[k]
+            stop = path.stops[k]
+            left = max(stop - t, 0) / stop  # 1 at the start, 0 at rest
+            sx, sy = path.starts[k]
+            px, py = cx + (sx - cx) * left**2, cy + (sy - cy) * left**2
+            speed = 2 * left / stop
+            moving = left > 0
+            value = int(rng.integers(1, 7)) if moving else path.values[k]
+            turn = angle + path.spins[k] * left * stop
+            sprite = book.get(colour, value)
+            blur = _motion_kernel((sx - cx) * speed, (sy - cy) * speed) if moving else None
+            _paste(canvas, sprite, px, py, turn - sprite.angle, blur)
+            if -side < px < path.width + side and -side < py < path.height + side:
+                truth.append(TruthDie(colour, None if moving else value, px, py, side, turn % 90))
+        yield ClipFrame(noise.finish(rng, canvas), "tumble", throw, tuple(truth))
 
 
 def _pick_up(

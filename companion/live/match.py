@@ -90,7 +90,35 @@ def _dice_word(count: int, colour: str) -> str:
 
 def match_roll(dice: Sequence[DieReading], spec: DiceSpec) -> Roll | Mismatch:
     """The roll on the table, or every reason it is not the roll `spec` asks for."""
-    problems: list[Problem] = []
+    by_colour: dict[str, list[DieReading]] = {}
+    for die in dice:
+        colour = _known_colour(die)
+        if colour is not None:
+            by_colour.setdefault(colour, []).append(die)
+    problems = [
+        *_unreadable(dice),
+        *_unnamed(dice),
+        *_colour_counts(by_colour, Counter(spec.colours) + Counter(d.colour for d in spec.kept)),
+    ]
+    if problems:
+        return Mismatch(tuple(problems))
+    rolled: dict[str, list[DieReading]] = {}
+    for colour, seen in by_colour.items():
+        rest, moved = _take_kept(seen, [d.value for d in spec.kept if d.colour == colour])
+        problems.extend(_kept_moved(colour, value, rest) for value in moved)
+        rolled[colour] = sorted(rest, key=lambda d: (d.where.cx, d.where.cy))
+    if problems:
+        return Mismatch(tuple(problems))
+    out: list[Die] = []
+    for colour in spec.colours:
+        die = rolled[colour].pop(0)
+        assert die.value is not None  # is_readable checked every die above
+        out.append(Die(colour, die.value))
+    return Roll(dice=tuple(out))
+
+
+def _unreadable(dice: Sequence[DieReading]) -> list[Problem]:
+    problems = []
     for die in dice:
         if not is_readable(die):
             what = f"the {die.colour} die" if _known_colour(die) else "a die"
@@ -102,78 +130,52 @@ def match_roll(dice: Sequence[DieReading], spec: DiceSpec) -> Roll | Mismatch:
                     (die.where,),
                 )
             )
-    unnamed = [d for d in dice if _known_colour(d) is None]
-    if unnamed:
-        problems.append(
-            Problem(
-                ProblemKind.UNKNOWN_COLOUR,
-                None,
-                f"{len(unnamed)} dice of a colour that cannot be told"
-                if len(unnamed) > 1
-                else "a die of a colour that cannot be told",
-                tuple(d.where for d in unnamed),
-            )
-        )
+    return problems
 
-    wanted = Counter(spec.colours) + Counter(d.colour for d in spec.kept)
-    by_colour: dict[str, list[DieReading]] = {}
-    for die in dice:
-        colour = _known_colour(die)
-        if colour is not None:
-            by_colour.setdefault(colour, []).append(die)
+
+def _unnamed(dice: Sequence[DieReading]) -> list[Problem]:
+    unnamed = [d for d in dice if _known_colour(d) is None]
+    if not unnamed:
+        return []
+    message = (
+        f"{len(unnamed)} dice of a colour that cannot be told"
+        if len(unnamed) > 1
+        else "a die of a colour that cannot be told"
+    )
+    return [Problem(ProblemKind.UNKNOWN_COLOUR, None, message, tuple(d.where for d in unnamed))]
+
+
+def _colour_counts(by_colour: dict[str, list[DieReading]], wanted: Counter[str]) -> list[Problem]:
+    """Dice of colours the roll does not use, too many of a colour, too few of one."""
+    problems = []
     for colour, seen in by_colour.items():
         want = wanted.get(colour, 0)
         boxes = tuple(d.where for d in seen)
         if want == 0:
-            problems.append(
-                Problem(
-                    ProblemKind.EXTRA,
-                    colour,
-                    f"{_dice_word(len(seen), colour)} not part of this roll: take "
-                    f"{'it' if len(seen) == 1 else 'them'} off the table",
-                    boxes,
-                )
+            them = "it" if len(seen) == 1 else "them"
+            message = (
+                f"{_dice_word(len(seen), colour)} not part of this roll: take {them} off the table"
             )
+            problems.append(Problem(ProblemKind.EXTRA, colour, message, boxes))
         elif len(seen) > want:
-            problems.append(
-                Problem(
-                    ProblemKind.COLOUR_TWICE,
-                    colour,
-                    f"{len(seen)} {colour} dice on the table, this roll has {want}",
-                    boxes,
-                )
-            )
+            message = f"{len(seen)} {colour} dice on the table, this roll has {want}"
+            problems.append(Problem(ProblemKind.COLOUR_TWICE, colour, message, boxes))
     for colour, want in wanted.items():
         short = want - len(by_colour.get(colour, ()))
         if short > 0:
             verb = "is" if short == 1 else "are"
-            problems.append(
-                Problem(ProblemKind.MISSING, colour, f"{_dice_word(short, colour)} {verb} missing")
-            )
-    if problems:
-        return Mismatch(tuple(problems))
+            message = f"{_dice_word(short, colour)} {verb} missing"
+            problems.append(Problem(ProblemKind.MISSING, colour, message))
+    return problems
 
-    rolled: dict[str, list[DieReading]] = {}
-    for colour, seen in by_colour.items():
-        rest, moved = _take_kept(seen, [d.value for d in spec.kept if d.colour == colour])
-        for value in moved:
-            problems.append(
-                Problem(
-                    ProblemKind.KEPT_MOVED,
-                    colour,
-                    f"the kept {colour} {value} is not on the table: put it back as it was",
-                    tuple(d.where for d in rest),
-                )
-            )
-        rolled[colour] = sorted(rest, key=lambda d: (d.where.cx, d.where.cy))
-    if problems:
-        return Mismatch(tuple(problems))
-    out: list[Die] = []
-    for colour in spec.colours:
-        die = rolled[colour].pop(0)
-        assert die.value is not None  # is_readable checked every die above
-        out.append(Die(colour, die.value))
-    return Roll(dice=tuple(out))
+
+def _kept_moved(colour: str, value: int, rest: Sequence[DieReading]) -> Problem:
+    return Problem(
+        ProblemKind.KEPT_MOVED,
+        colour,
+        f"the kept {colour} {value} is not on the table: put it back as it was",
+        tuple(d.where for d in rest),
+    )
 
 
 def _take_kept(

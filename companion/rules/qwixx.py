@@ -290,6 +290,97 @@ def _colour_turn(active: int) -> Turn:
     return Turn(step=Step.COLOUR.value, active=active, players=(active,))
 
 
+def _white_sum_moves(state: State, player: int) -> list[Move]:
+    """A waiting player's white-sum crosses (one per open row) and the pass."""
+    white_sum = 0
+    for die in state.dice:
+        if die.colour == WHITE:
+            white_sum += die.value
+    sheet = state.sheets[player]
+    crosses = _CROSSES[player]
+    locked = state.locked
+    moves: list[Move] = []
+    for index, row in enumerate((sheet.red, sheet.yellow, sheet.green, sheet.blue)):
+        if (not locked or ROW_COLOURS[index] not in locked) and _is_open(row, index, white_sum):
+            moves.append(crosses[index][white_sum])  # type: ignore[arg-type]
+    moves.append(_PASSES[player])
+    return moves
+
+
+def _colour_moves(state: State, player: int) -> list[Move]:
+    """The active player's colour crosses (a white die plus the row's die) and the pass."""
+    whites: list[int] = []
+    coloured: dict[str, int] = {}
+    for die in state.dice:
+        if die.colour == WHITE:
+            whites.append(die.value)
+        else:
+            coloured[die.colour] = die.value
+    sheet = state.sheets[player]
+    crosses = _CROSSES[player]
+    low, high = sorted(whites)
+    moves: list[Move] = []
+    for index, row in enumerate((sheet.red, sheet.yellow, sheet.green, sheet.blue)):
+        colour = ROW_COLOURS[index]
+        value = coloured.get(colour)
+        if value is None or colour in state.locked:
+            continue
+        for number in (low + value, high + value) if low != high else (low + value,):
+            if _is_open(row, index, number):
+                moves.append(crosses[index][number])  # type: ignore[arg-type]
+    moves.append(_PASSES[player])
+    return moves
+
+
+def _check_step_actor(state: State, player: int) -> None:
+    """The step's own who-may-act refusals, more precise than `check_actor`'s."""
+    if state.step is Step.COLOUR and player != state.active:
+        raise Rejection(
+            Reason.NOT_YOUR_TURN,
+            "active_player_only",
+            "only the active player may use a coloured die",
+        )
+    if state.step is Step.WHITE_SUM and player not in state.waiting:
+        raise Rejection(
+            Reason.NOT_YOUR_TURN,
+            "already_acted",
+            f"{seat_name(player)} has already crossed or passed on this white sum",
+        )
+
+
+def _check_box(state: State, move: Cross) -> int:
+    """The row index of a cross to a box that exists in an open row."""
+    colour, number = move.colour, move.number
+    index = COLOUR_INDEX.get(colour) if isinstance(colour, str) else None
+    if index is None:
+        raise illegal(
+            "no_such_row", f"there is no {colour} row; the rows are {', '.join(ROW_COLOURS)}"
+        )
+    if isinstance(number, bool) or not isinstance(number, int) or not 2 <= number <= 12:
+        raise illegal("no_such_number", f"{colour} has no box {number!r}; it runs 2 to 12")
+    if colour in state.locked:
+        raise illegal("row_locked", f"{colour} is locked")
+    return index
+
+
+def _check_sum(state: State, move: Cross) -> None:
+    """The number is the white sum, or (colour step) a white die plus the row's die."""
+    colour, number = move.colour, move.number
+    if state.step is Step.WHITE_SUM:
+        white_sum = sum(_white_values(state.dice))
+        if number != white_sum:
+            raise illegal("white_sum", f"the white dice show {white_sum}, not {number}")
+        return
+    value = die_value(state.dice, colour)
+    assert value is not None  # an open colour is always rolled
+    sums = sorted({white + value for white in _white_values(state.dice)})
+    if number not in sums:
+        options = " or ".join(str(s) for s in sums)
+        raise illegal(
+            "colour_sum", f"a white die and the {colour} die make {options}, not {number}"
+        )
+
+
 # -- the game -----------------------------------------------------------------------------
 
 
@@ -386,48 +477,9 @@ class Qwixx(Game[Options, State]):
     def legal_moves(self, state: State, player: int) -> list[Move]:
         step = state.step
         if step is Step.WHITE_SUM:
-            if player not in state.waiting:
-                return []
-            white_sum = 0
-            for die in state.dice:
-                if die.colour == WHITE:
-                    white_sum += die.value
-            sheet = state.sheets[player]
-            crosses = _CROSSES[player]
-            locked = state.locked
-            moves: list[Move] = []
-            for index, row in enumerate((sheet.red, sheet.yellow, sheet.green, sheet.blue)):
-                if (not locked or ROW_COLOURS[index] not in locked) and _is_open(
-                    row, index, white_sum
-                ):
-                    moves.append(crosses[index][white_sum])  # type: ignore[arg-type]
-            moves.append(_PASSES[player])
-            return moves
+            return _white_sum_moves(state, player) if player in state.waiting else []
         if step is Step.COLOUR:
-            if player != state.active:
-                return []
-            whites: list[int] = []
-            coloured: dict[str, int] = {}
-            for die in state.dice:
-                if die.colour == WHITE:
-                    whites.append(die.value)
-                else:
-                    coloured[die.colour] = die.value
-            sheet = state.sheets[player]
-            crosses = _CROSSES[player]
-            locked = state.locked
-            low, high = sorted(whites)
-            moves = []
-            for index, row in enumerate((sheet.red, sheet.yellow, sheet.green, sheet.blue)):
-                colour = ROW_COLOURS[index]
-                value = coloured.get(colour)
-                if value is None or colour in locked:
-                    continue
-                for number in (low + value, high + value) if low != high else (low + value,):
-                    if _is_open(row, index, number):
-                        moves.append(crosses[index][number])  # type: ignore[arg-type]
-            moves.append(_PASSES[player])
-            return moves
+            return _colour_moves(state, player) if player == state.active else []
         return []
 
     def check(self, state: State, move: Move) -> None:
@@ -435,116 +487,67 @@ class Qwixx(Game[Options, State]):
         if step is Step.OVER:
             check_actor(True, _OVER_TURN, move)
         if not isinstance(move, Roll) and 0 <= move.player < state.players:
-            if step is Step.COLOUR and move.player != state.active:
-                raise Rejection(
-                    Reason.NOT_YOUR_TURN,
-                    "active_player_only",
-                    "only the active player may use a coloured die",
-                )
-            if step is Step.WHITE_SUM and move.player not in state.waiting:
-                raise Rejection(
-                    Reason.NOT_YOUR_TURN,
-                    "already_acted",
-                    f"{seat_name(move.player)} has already crossed or passed on this white sum",
-                )
+            _check_step_actor(state, move.player)
         check_actor(False, self.turn(state), move)
         if isinstance(move, (Roll, Pass)):
             return
         if not isinstance(move, Cross):
             raise illegal("unknown_move", f"Qwixx has no {type(move).__name__} move")
-        colour, number = move.colour, move.number
-        index = COLOUR_INDEX.get(colour) if isinstance(colour, str) else None
-        if index is None:
-            raise illegal(
-                "no_such_row",
-                f"there is no {colour} row; the rows are {', '.join(ROW_COLOURS)}",
-            )
-        if isinstance(number, bool) or not isinstance(number, int) or not 2 <= number <= 12:
-            raise illegal("no_such_number", f"{colour} has no box {number!r}; it runs 2 to 12")
-        if colour in state.locked:
-            raise illegal("row_locked", f"{colour} is locked")
-        if step is Step.WHITE_SUM:
-            white_sum = sum(_white_values(state.dice))
-            if number != white_sum:
-                raise illegal("white_sum", f"the white dice show {white_sum}, not {number}")
-        else:
-            value = die_value(state.dice, colour)
-            assert value is not None  # an open colour is always rolled
-            sums = sorted({white + value for white in _white_values(state.dice)})
-            if number not in sums:
-                options = " or ".join(str(s) for s in sums)
-                raise illegal(
-                    "colour_sum",
-                    f"a white die and the {colour} die make {options}, not {number}",
-                )
-        refusal = _row_refusal(state.sheets[move.player].rows()[index], index, number)
+        index = _check_box(state, move)
+        _check_sum(state, move)
+        refusal = _row_refusal(state.sheets[move.player].rows()[index], index, move.number)
         if refusal is not None:
             raise refusal
 
     def apply(self, state: State, move: Move) -> State:
-        step = state.step
         if isinstance(move, Roll):
             return State(
-                state.players,
-                state.active,
-                Step.WHITE_SUM,
-                state.sheets,
-                move.dice,
-                state.locked,
-                (),
-                _SEAT_ORDER[state.players][state.active],
-                False,
-                None,
-            )
+                state.players, state.active, Step.WHITE_SUM, state.sheets, move.dice,
+                state.locked, (), _SEAT_ORDER[state.players][state.active], False, None,
+            )  # fmt: skip
         player = move.player
         sheets = state.sheets
-        locked = state.locked
         # The colour whose lock this move crosses, if any.
         lock: str | None = None
-        crossed = isinstance(move, Cross)
         if isinstance(move, Cross):
             index = COLOUR_INDEX[move.colour]
             sheets = replaced(sheets, player, _with_cross(sheets[player], index, move.number))
             if move.number == LAST_NUMBER[index]:
                 lock = move.colour
-        if step is Step.WHITE_SUM:
-            locking = state.locking
-            if lock is not None and lock not in locking:
-                locking = (*locking, lock)
-            waiting = state.waiting
-            at = waiting.index(player)
-            waiting = waiting[:at] + waiting[at + 1 :]
-            active_crossed = state.active_crossed or (crossed and player == state.active)
-            if waiting:
-                return State(
-                    state.players,
-                    state.active,
-                    Step.WHITE_SUM,
-                    sheets,
-                    state.dice,
-                    locked,
-                    locking,
-                    waiting,
-                    active_crossed,
-                    None,
-                )
-            # Everyone has used the white sum: its locks close their rows now.
-            locked = (*locked, *locking)
-            if len(locked) >= LOCKS_TO_END:
-                return self._over(state, sheets, locked, active_crossed, EndReason.TWO_LOCKS)
+        crossed = isinstance(move, Cross)
+        if state.step is Step.WHITE_SUM:
+            return self._after_white_sum(state, player, sheets, lock, crossed)
+        return self._after_colour(state, player, sheets, lock, crossed)
+
+    def _after_white_sum(
+        self, state: State, player: int, sheets: tuple[Sheet, ...], lock: str | None, crossed: bool
+    ) -> State:
+        """A white-sum cross or pass: the step goes on until everyone has acted; then its
+        locks close their rows, and the colour step follows (or the end)."""
+        locking = state.locking
+        if lock is not None and lock not in locking:
+            locking = (*locking, lock)
+        waiting = tuple(seat for seat in state.waiting if seat != player)
+        active_crossed = state.active_crossed or (crossed and player == state.active)
+        if waiting:
             return State(
-                state.players,
-                state.active,
-                Step.COLOUR,
-                sheets,
-                state.dice,
-                locked,
-                (),
-                (),
-                active_crossed,
-                None,
-            )
-        # The colour step: a lock closes the row at once.
+                state.players, state.active, Step.WHITE_SUM, sheets, state.dice,
+                state.locked, locking, waiting, active_crossed, None,
+            )  # fmt: skip
+        locked = (*state.locked, *locking)
+        if len(locked) >= LOCKS_TO_END:
+            return self._over(state, sheets, locked, active_crossed, EndReason.TWO_LOCKS)
+        return State(
+            state.players, state.active, Step.COLOUR, sheets, state.dice, locked, (), (),
+            active_crossed, None,
+        )  # fmt: skip
+
+    def _after_colour(
+        self, state: State, player: int, sheets: tuple[Sheet, ...], lock: str | None, crossed: bool
+    ) -> State:
+        """The colour step's cross or pass: a lock closes the row at once; no cross in
+        either step is a penalty; then the player on the left rolls."""
+        locked = state.locked
         if lock is not None:
             locked = (*locked, lock)
             if len(locked) >= LOCKS_TO_END:
@@ -555,17 +558,9 @@ class Qwixx(Game[Options, State]):
             if sheet.penalties >= MAX_PENALTIES:
                 return self._over(state, sheets, locked, False, EndReason.FOURTH_PENALTY)
         return State(
-            state.players,
-            (state.active + 1) % state.players,
-            Step.ROLL,
-            sheets,
-            (),
-            locked,
-            (),
-            (),
-            False,
-            None,
-        )
+            state.players, (state.active + 1) % state.players, Step.ROLL, sheets, (), locked,
+            (), (), False, None,
+        )  # fmt: skip
 
     @staticmethod
     def _over(

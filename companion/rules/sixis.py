@@ -592,6 +592,50 @@ def round_points(state: State) -> tuple[RoundPoints, ...]:
     return tuple(result)
 
 
+def _check_colours(colours: tuple[str, ...], players: int) -> None:
+    if len(colours) != players:
+        raise _bad_options(
+            "colours", f"give one dice colour per player ({players}), not {len(colours)}"
+        )
+    for colour in colours:
+        if colour not in COLOURS:
+            raise _bad_options(
+                "colours", f"unknown dice colour {colour!r}; known: {', '.join(COLOURS)}"
+            )
+    if len(set(colours)) != len(colours):
+        raise _bad_options("colours", "every player needs dice of a different colour")
+
+
+def _check_length(o: Options) -> None:
+    """A number of rounds, or one round played to a target total."""
+    if not 1 <= o.rounds <= MAX_ROUNDS:
+        raise _bad_options("rounds", f"play 1 to {MAX_ROUNDS} rounds, not {o.rounds}")
+    if o.target < 0:
+        raise _bad_options("target", "the target total cannot be negative (0: no target)")
+    if o.target > 0 and o.rounds != 1:
+        raise _bad_options("target", "choose a number of rounds or a target total, not both")
+
+
+def _check_layouts(o: Options) -> None:
+    """Given layouts: at most one per round, each a full deal of distinct known cards."""
+    if o.target == 0 and len(o.layouts) > o.rounds:
+        raise _bad_options("layouts", f"{len(o.layouts)} layouts given for a {o.rounds}-round game")
+    count = TABLE_LAYOUTS[o.players].card_count
+    for index, layout in enumerate(o.layouts):
+        where = f"layout of round {index + 1}"
+        if len(layout) != count:
+            raise _bad_options(
+                "layouts", f"{where}: {o.players} players need {count} cards, not {len(layout)}"
+            )
+        for card in layout:
+            if card not in CARDS:
+                raise _bad_options(
+                    "layouts", f"{where}: unknown card {card!r}; cards: {', '.join(CARD_IDS)}"
+                )
+        if len(set(layout)) != len(layout):
+            raise _bad_options("layouts", f"{where}: a card is dealt twice")
+
+
 class Sixis(Game[Options, State]):
     name = "sixis"
     title = "Sixis"
@@ -614,52 +658,20 @@ class Sixis(Game[Options, State]):
         return self._begin_round(blank, 1)
 
     def _validate(self, o: Options) -> None:
+        """Refuse options out of range, naming the field (checked in this order)."""
         if not 2 <= o.players <= 4:
             raise _bad_options("players", f"Sixis is for 2 to 4 players, not {o.players}")
-        colours = seat_colours(o)
-        if len(colours) != o.players:
-            raise _bad_options(
-                "colours", f"give one dice colour per player ({o.players}), not {len(colours)}"
-            )
-        for colour in colours:
-            if colour not in COLOURS:
-                raise _bad_options(
-                    "colours", f"unknown dice colour {colour!r}; known: {', '.join(COLOURS)}"
-                )
-        if len(set(colours)) != len(colours):
-            raise _bad_options("colours", "every player needs dice of a different colour")
+        _check_colours(seat_colours(o), o.players)
         if o.team_play and o.players != 4:
             raise _bad_options("team_play", "team play needs exactly 4 players")
-        if not 1 <= o.rounds <= MAX_ROUNDS:
-            raise _bad_options("rounds", f"play 1 to {MAX_ROUNDS} rounds, not {o.rounds}")
-        if o.target < 0:
-            raise _bad_options("target", "the target total cannot be negative (0: no target)")
-        if o.target > 0 and o.rounds != 1:
-            raise _bad_options("target", "choose a number of rounds or a target total, not both")
+        _check_length(o)
         if not 0 <= o.first_player < o.players:
             raise _bad_options(
                 "first_player", f"the first player is a seat from 0 to {o.players - 1}"
             )
         if not 0 <= o.deal_seed < MAX_DEAL_SEED:
             raise _bad_options("deal_seed", f"the deal seed is from 0 to {MAX_DEAL_SEED - 1}")
-        if o.target == 0 and len(o.layouts) > o.rounds:
-            raise _bad_options(
-                "layouts", f"{len(o.layouts)} layouts given for a {o.rounds}-round game"
-            )
-        count = TABLE_LAYOUTS[o.players].card_count
-        for index, layout in enumerate(o.layouts):
-            where = f"layout of round {index + 1}"
-            if len(layout) != count:
-                raise _bad_options(
-                    "layouts", f"{where}: {o.players} players need {count} cards, not {len(layout)}"
-                )
-            for card in layout:
-                if card not in CARDS:
-                    raise _bad_options(
-                        "layouts", f"{where}: unknown card {card!r}; cards: {', '.join(CARD_IDS)}"
-                    )
-            if len(set(layout)) != len(layout):
-                raise _bad_options("layouts", f"{where}: a card is dealt twice")
+        _check_layouts(o)
 
     # -- round and turn flow ------------------------------------------------------------------
     def layout_of_round(self, options: Options, round_no: int) -> tuple[str, ...]:
@@ -931,11 +943,7 @@ class Sixis(Game[Options, State]):
     def apply(self, state: State, move: Move) -> State:
         seat = state.active
         if isinstance(move, Roll):
-            rolled = tuple(die.value for die in move.dice)
-            if state.step is Step.START_ROLL:
-                return replace(state, step=Step.START_SAVE, dice=tuple(sorted(rolled)))
-            dice = tuple(sorted(state.saved[seat] + rolled))
-            return self._after_dice(replace(state, dice=dice))
+            return self._after_roll(state, tuple(die.value for die in move.dice))
         if isinstance(move, KeepSaved):
             if len(state.saved[seat]) == DICE_PER_PLAYER:  # nothing to roll
                 return self._after_dice(replace(state, dice=state.saved[seat]))
@@ -944,31 +952,45 @@ class Sixis(Game[Options, State]):
             return replace(state, step=Step.ROLL, saved=replaced(state.saved, seat, ()))
         if isinstance(move, EndRound):
             return self._end_round(state, "ended_by_player")
-        if isinstance(move, TakeCard):
-            if move.card == SIXIS:
-                return self._end_round(state, "sixis_taken", Claim(seat, SIXIS, True))
-            index = state.cards.index(move.card)
-            return replace(
-                state, step=Step.SAVE, turn_action="took", turn_card=move.card,
-                taken_by=replaced(state.taken_by, index, seat),
-            )  # fmt: skip
-        if isinstance(move, FlipCard):
-            index = state.cards.index(move.card)
-            return replace(
-                state, step=Step.SAVE, turn_action="flipped", turn_card=move.card,
-                red=replaced(state.red, index, True),
-            )  # fmt: skip
+        if isinstance(move, TakeCard | FlipCard | Decline):
+            return self._after_card(state, move)
+        if isinstance(move, SaveDice):
+            return self._after_save(state, move.values)
+        raise TypeError(f"not a Sixis move: {move!r}")
+
+    def _after_roll(self, state: State, rolled: tuple[int, ...]) -> State:
+        if state.step is Step.START_ROLL:
+            return replace(state, step=Step.START_SAVE, dice=tuple(sorted(rolled)))
+        dice = tuple(sorted(state.saved[state.active] + rolled))
+        return self._after_dice(replace(state, dice=dice))
+
+    def _after_card(self, state: State, move: TakeCard | FlipCard | Decline) -> State:
+        """Take a card (the Sixis card ends the round), flip one, or take none; then save."""
         if isinstance(move, Decline):
             return replace(state, step=Step.SAVE, turn_action="declined")
-        if isinstance(move, SaveDice):
-            state = replace(state, saved=replaced(state.saved, seat, move.values))
-            following = (seat + 1) % state.options.players
-            if state.step is Step.START_SAVE:
-                if following == state.starter:
-                    return self._begin_turn(replace(state, dice=()), state.starter)
-                return replace(state, step=Step.START_ROLL, active=following, dice=())
-            return self._begin_turn(state, following)
-        raise TypeError(f"not a Sixis move: {move!r}")
+        if isinstance(move, TakeCard) and move.card == SIXIS:
+            return self._end_round(state, "sixis_taken", Claim(state.active, SIXIS, True))
+        index = state.cards.index(move.card)
+        if isinstance(move, TakeCard):
+            return replace(
+                state, step=Step.SAVE, turn_action="took", turn_card=move.card,
+                taken_by=replaced(state.taken_by, index, state.active),
+            )  # fmt: skip
+        return replace(
+            state, step=Step.SAVE, turn_action="flipped", turn_card=move.card,
+            red=replaced(state.red, index, True),
+        )  # fmt: skip
+
+    def _after_save(self, state: State, values: tuple[int, ...]) -> State:
+        """Saved dice: the next player's turn (the advanced start: the next start roll)."""
+        seat = state.active
+        state = replace(state, saved=replaced(state.saved, seat, values))
+        following = (seat + 1) % state.options.players
+        if state.step is Step.START_SAVE:
+            if following == state.starter:
+                return self._begin_turn(replace(state, dice=()), state.starter)
+            return replace(state, step=Step.START_ROLL, active=following, dice=())
+        return self._begin_turn(state, following)
 
     # -- scoring and end ------------------------------------------------------------------------
     @staticmethod

@@ -371,27 +371,29 @@ def parse_dice_set(data: object, source: str = "<data>") -> DiceSet:
     dice = data.get("dice")
     if not isinstance(dice, list) or not 1 <= len(dice) <= 12:
         raise CalibrationError(f"{source}: 'dice' must be a list of 1 to 12 dice")
-    parsed: list[SetDie] = []
-    for i, die in enumerate(dice):
-        where = f"{source}: dice[{i}]"
-        if not isinstance(die, dict) or set(die) != {"colour", "lab"}:
-            raise CalibrationError(f"{where}: must be an object with exactly 'colour' and 'lab'")
-        colour = die["colour"]
-        if colour not in BASIC_COLOURS:
-            raise CalibrationError(
-                f"{where}: colour {colour!r} is not one of {', '.join(BASIC_COLOURS)}"
-            )
-        lab = die["lab"]
-        if (
-            not isinstance(lab, list)
-            or len(lab) != 3
-            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in lab)
-        ):
-            raise CalibrationError(f"{where}: 'lab' must be three numbers [L, a, b]")
-        if not 0 <= lab[0] <= 100 or not all(-128 <= v <= 128 for v in lab[1:]):
-            raise CalibrationError(f"{where}: lab {lab} outside L 0..100, a/b -128..128")
-        parsed.append(SetDie(colour, (float(lab[0]), float(lab[1]), float(lab[2]))))
-    return DiceSet(name.strip(), tuple(parsed), source)
+    parsed = tuple(_parse_set_die(die, f"{source}: dice[{i}]") for i, die in enumerate(dice))
+    return DiceSet(name.strip(), parsed, source)
+
+
+def _parse_set_die(die: object, where: str) -> SetDie:
+    """One die of a dice-set file: {"colour": basic colour name, "lab": [L, a, b]}."""
+    if not isinstance(die, dict) or set(die) != {"colour", "lab"}:
+        raise CalibrationError(f"{where}: must be an object with exactly 'colour' and 'lab'")
+    colour = die["colour"]
+    if colour not in BASIC_COLOURS:
+        raise CalibrationError(
+            f"{where}: colour {colour!r} is not one of {', '.join(BASIC_COLOURS)}"
+        )
+    lab = die["lab"]
+    if (
+        not isinstance(lab, list)
+        or len(lab) != 3
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in lab)
+    ):
+        raise CalibrationError(f"{where}: 'lab' must be three numbers [L, a, b]")
+    if not 0 <= lab[0] <= 100 or not all(-128 <= v <= 128 for v in lab[1:]):
+        raise CalibrationError(f"{where}: lab {lab} outside L 0..100, a/b -128..128")
+    return SetDie(colour, (float(lab[0]), float(lab[1]), float(lab[2])))
 
 
 def read_calibration_json(path: Path) -> object:

@@ -282,41 +282,8 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
     else:
         seats = list(range(len(snapshot.players)))
     out = dice_out(game, snapshot.state)
-    roll_entry = None
-    if turn.chance and turn.dice is not None and not snapshot.finished and viewer.may_roll(turn):
-        roll_entry = {
-            "dice": [{"colour": c, "css": colour_class(c)} for c in turn.dice.colours],
-            "kept": [
-                {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
-                for d in turn.dice.kept
-            ],
-            "key": f"{snapshot.state_id}",
-        }
     # the session's rule: the host's table view (acting as "host") or whoever made it
     undo_allowed = not snapshot.ended_by_host and may_undo(snapshot.last_by, viewer.by)
-    outcome = None
-    if snapshot.finished:
-        ranking = sorted(snapshot.scores, key=lambda s: -s.total)
-        table = breakdown_table(ranking, snapshot.players)
-        outcome = {
-            "message": for_display(snapshot.outcome.message, snapshot.players)
-            if snapshot.outcome
-            else "The host ended this game",
-            "columns": table["columns"],
-            "winners": names_of(snapshot.players, snapshot.outcome.winners)
-            if snapshot.outcome
-            else "",
-            "ranking": [
-                {
-                    "name": snapshot.players[s.player],
-                    "total": s.total,
-                    "breakdown": [{"label": label, "points": p} for label, p in s.breakdown],
-                    "cells": cells,
-                    "winner": snapshot.outcome is not None and s.player in snapshot.outcome.winners,
-                }
-                for s, cells in zip(ranking, table["cells"], strict=True)
-            ],
-        }
     return {
         "mode": mode,
         "state_id": snapshot.state_id,
@@ -330,7 +297,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             | ({"out": True} if d.colour in out else {})
             for d in current_dice(game, snapshot.state)
         ],
-        "roll_entry": roll_entry,
+        "roll_entry": _roll_entry(snapshot, viewer),
         "sheets": [sheet_context(snapshot, seat, viewer) for seat in seats],
         "scores": [
             {
@@ -342,6 +309,47 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             for s in snapshot.scores
         ],
         "undo": undo_allowed,
-        "outcome": outcome,
+        "outcome": _outcome(snapshot) if snapshot.finished else None,
         "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},
+    }
+
+
+def _roll_entry(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
+    """The dice to tap in when the game expects a roll and this device enters rolls."""
+    turn = snapshot.turn
+    if not (turn.chance and turn.dice is not None) or snapshot.finished:
+        return None
+    if not viewer.may_roll(turn):
+        return None
+    return {
+        "dice": [{"colour": c, "css": colour_class(c)} for c in turn.dice.colours],
+        "kept": [
+            {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
+            for d in turn.dice.kept
+        ],
+        "key": f"{snapshot.state_id}",
+    }
+
+
+def _outcome(snapshot: Snapshot) -> dict[str, object]:
+    """The end card: the ending in words, the winners, and the ranking with its breakdown."""
+    outcome = snapshot.outcome
+    ranking = sorted(snapshot.scores, key=lambda s: -s.total)
+    table = breakdown_table(ranking, snapshot.players)
+    return {
+        "message": for_display(outcome.message, snapshot.players)
+        if outcome
+        else "The host ended this game",
+        "columns": table["columns"],
+        "winners": names_of(snapshot.players, outcome.winners) if outcome else "",
+        "ranking": [
+            {
+                "name": snapshot.players[s.player],
+                "total": s.total,
+                "breakdown": [{"label": label, "points": p} for label, p in s.breakdown],
+                "cells": cells,
+                "winner": outcome is not None and s.player in outcome.winners,
+            }
+            for s, cells in zip(ranking, table["cells"], strict=True)
+        ],
     }

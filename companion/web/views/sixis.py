@@ -330,37 +330,49 @@ def _note(state: State, names: list[str], acting: bool) -> str:
     step = state.step
     if step is Step.OVER:
         return "The game is over."
-    active = state.active
-    if step is Step.START_ROLL:
-        return f"Advanced start: {names[active]} rolls six dice."
-    if step is Step.START_SAVE:
-        if acting:
-            return "Advanced start: tap the dice to keep for your first turn, then Save."
-        return f"Advanced start: {names[active]} saves dice for the first turn."
-    if step is Step.START:
-        if acting:
-            return "Your turn: keep your saved dice or roll all six."
-        return f"{names[active]}'s turn: keeping the saved dice or rolling all six."
+    name = names[state.active]
     if step is Step.ROLL:
-        count = DICE_PER_PLAYER - len(state.saved[active])
-        return f"{names[active]}: roll {count} dice."
-    if step is Step.ACT:
+        count = DICE_PER_PLAYER - len(state.saved[state.active])
+        return f"{name}: roll {count} dice."
+    if step is Step.SAVE:
+        did = _what_was_done(state)
         if acting:
-            return "Take a card your dice match, flip a blue card to red, or take no card."
-        return f"{names[active]} takes a card, flips one, or takes none."
+            return f"You {did}. Tap the dice to keep for your next turn, then Save."
+        return f"{name} {did}; now saving dice."
+    mine, theirs = _STEP_NOTES[step]
+    return mine if acting and mine else theirs.format(name=name)
+
+
+# What each step's note says to the player acting (None: the same as to everyone) and to
+# everyone else ({name}: the active player).
+_STEP_NOTES: dict[Step, tuple[str | None, str]] = {
+    Step.START_ROLL: (None, "Advanced start: {name} rolls six dice."),
+    Step.START_SAVE: (
+        "Advanced start: tap the dice to keep for your first turn, then Save.",
+        "Advanced start: {name} saves dice for the first turn.",
+    ),
+    Step.START: (
+        "Your turn: keep your saved dice or roll all six.",
+        "{name}'s turn: keeping the saved dice or rolling all six.",
+    ),
+    Step.ACT: (
+        "Take a card your dice match, flip a blue card to red, or take no card.",
+        "{name} takes a card, flips one, or takes none.",
+    ),
+}
+
+
+def _what_was_done(state: State) -> str:
+    """What the active player did with the cards this turn, in words."""
     done = state.turn_action
     if done == "took":
-        did = f"took {_card_name(state, state.turn_card)}"
-    elif done == "flipped":
+        return f"took {_card_name(state, state.turn_card)}"
+    if done == "flipped":
         card = CARDS[state.turn_card]
-        did = f"flipped {card.blue.name} to {card.red.name}"
-    elif done == "declined":
-        did = "took no card"
-    else:
-        did = "matched no card in reach"
-    if acting:
-        return f"You {did}. Tap the dice to keep for your next turn, then Save."
-    return f"{names[active]} {did}; now saving dice."
+        return f"flipped {card.blue.name} to {card.red.name}"
+    if done == "declined":
+        return "took no card"
+    return "matched no card in reach"
 
 
 def _scores(state: State, names: list[str]) -> dict[str, Any]:

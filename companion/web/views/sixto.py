@@ -32,46 +32,21 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
     state: State = inp.state
     own = state.sheets[inp.seat]
     points = dict(inp.score.breakdown)
-    closed = set(state.closed)
-    closing = set(state.closing)
     used = set(state.used[inp.seat]) if inp.seat < len(state.used) else set()
-    rows = []
     drawn: list[str] = []
+    rows = []
     for index, colour in enumerate(state.colours):
-        numbers = own.numbers[index]
-        marks = own.marks[index]
-        crossed = crossed_columns(marks)
-        last = crossed[-1] if crossed else 0
-        boxes = []
-        for column in range(1, BOXES + 1):
-            is_crossed = marks[column - 1] == CROSSED
-            move = Cross(player=inp.seat, colour=colour, column=column)
-            legal = inp.is_legal(move)
-            attr = None if is_crossed else inp.move_attr(move)
-            if legal and attr:
-                drawn.append(attr)
-            boxes.append(
-                {
-                    "column": column,
-                    "number": numbers[column - 1],
-                    "crossed": is_crossed,
-                    "lost": not is_crossed and (column < last or colour in closed),
-                    "legal": legal,
-                    "move": attr,
-                    "target": column >= TARGET_FIRST,
-                }
-            )
         rows.append(
             {
                 "colour": colour,
                 "css": colour_class(colour),
                 "label": colour.capitalize(),
                 "pattern": PATTERNS[index % len(PATTERNS)],
-                "boxes": boxes,
-                "crosses": len(crossed),
+                "boxes": _boxes(inp, state, index, drawn),
+                "crosses": len(crossed_columns(own.marks[index])),
                 "points": points.get(f"{colour} row", 0),
-                "closed": colour in closed,
-                "closing": colour in closing,
+                "closed": colour in state.closed,
+                "closing": colour in state.closing,
                 "die_used": colour in used,
             }
         )
@@ -94,6 +69,35 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "buttons": [],
         "drawn_moves": drawn,
     }
+
+
+def _boxes(inp: SheetInput, state: State, index: int, drawn: list[str]) -> list[dict[str, object]]:
+    """The twelve boxes of row `index` on this seat's sheet, each open one with its move."""
+    own = state.sheets[inp.seat]
+    colour = state.colours[index]
+    numbers, marks = own.numbers[index], own.marks[index]
+    crossed = crossed_columns(marks)
+    last = crossed[-1] if crossed else 0
+    boxes = []
+    for column in range(1, BOXES + 1):
+        is_crossed = marks[column - 1] == CROSSED
+        move = Cross(player=inp.seat, colour=colour, column=column)
+        legal = inp.is_legal(move)
+        attr = None if is_crossed else inp.move_attr(move)
+        if legal and attr:
+            drawn.append(attr)
+        boxes.append(
+            {
+                "column": column,
+                "number": numbers[column - 1],
+                "crossed": is_crossed,
+                "lost": not is_crossed and (column < last or colour in state.closed),
+                "legal": legal,
+                "move": attr,
+                "target": column >= TARGET_FIRST,
+            }
+        )
+    return boxes
 
 
 def describe(move: Move) -> str:
