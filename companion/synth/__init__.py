@@ -13,7 +13,10 @@ facing the camera show (with their own pips). Dice may touch, be cocked (resting
 against something), be half hidden (those two are labelled with value None) or be of
 see-through plastic. Lighting gradients, colour casts, cast shadows, glare, blur, motion
 blur, sensor noise and JPEG artefacts make the pictures look like phone and webcam photos
-(compare shared/data).
+(compare shared/data). Options ask for what webcams over other tables show (off by
+default; options.py): greyscale and near-infrared sensors (sensor.py), fisheye lenses and
+vignetting (lens.py), dice in a dish, tray or cup (container.py), a strong lamp's glare,
+piles of dice lying on dice (layout.py), dice of 15-250 px.
 
 Entry points:
 - `render_scene(seed, width, height, **options)` -> (BGR image, [RenderedDie]);

@@ -56,6 +56,9 @@ class Glare:
     axes: Point
     angle: float
     strength: float
+    # 0: a soft spot; towards 1 a hard-edged one (a lamp's reflection), whose middle,
+    # brightened past white, is blown out, pips and all
+    hardness: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ class Face:
     seed: int
     glare: Glare | None = None
     shade: float = 1.0
+    flare: Glare | None = None  # a strong lamp's reflection (scenes with a `Lamp`)
+    sheen: float = 0.0  # and the lamp's even gloss over the whole face (0-255)
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,8 @@ class Die:
     tip_lean: float = 0.0
     under: Face | None = None
     occluder: Occluder | None = None
+    # 0 on the table; 1 lying on other dice (a pile), nearer the camera, drawn after them
+    level: int = 0
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,75 @@ class Finish:
 
 
 @dataclass(frozen=True)
+class Sensor:
+    """The camera's sensor: "colour", "grey" (a greyscale webcam) or "ir" (near-infrared,
+    lit by LEDs beside the lens: `hotspot` is how much brighter they make the middle
+    around `hotspot_centre`, `hotspot_spread` its size as a fraction of the half
+    diagonal). `contrast` and `gamma` shape its grey levels; `noise_gain` scales the
+    sensor noise (a night mode is noisier)."""
+
+    kind: str = "colour"
+    contrast: float = 1.0
+    gamma: float = 1.0
+    hotspot: float = 0.0
+    hotspot_centre: Point = (0.0, 0.0)
+    hotspot_spread: float = 1.0
+    noise_gain: float = 1.0
+
+
+@dataclass(frozen=True)
+class Lens:
+    """A wide-angle lens (lens.py): barrel distortion `barrel` (0 none; the middle is
+    magnified 1 + barrel, the edges squeezed), vignetting (the corners darkened by
+    `vignette`, falling off as radius^`falloff`), about `centre`."""
+
+    barrel: float
+    vignette: float
+    falloff: float
+    centre: Point
+
+
+@dataclass(frozen=True)
+class Container:
+    """A dish, tray or cup the dice lie in (container.py): the rim's centre and half-axes
+    in the picture (foreshortened by the camera's tilt), its shape's roundness (the
+    superellipse's exponent: 2 round, more a tray), the floor's size as a fraction of the
+    rim's and its shift from the rim (the wall's height under the camera's perspective),
+    the rim's width, colours of rim, inner wall and outside, the floor's surface, and the
+    wall's shadow on the floor (darkness and reach in pixels)."""
+
+    kind: str
+    cx: float
+    cy: float
+    rx: float
+    ry: float
+    roundness: float
+    floor_scale: float
+    floor_shift: Point
+    rim_width: float
+    rim_colour: BGR
+    wall_colour: BGR
+    outside_colour: BGR
+    floor: Table
+    shadow: float
+    shadow_reach: float
+
+
+@dataclass(frozen=True)
+class Lamp:
+    """A strong lamp over the table: (x, y) is where the flat dice tops and a glossy table
+    mirror it in the picture; tops within about `reach` pixels of it flare (hard specular
+    spots up to `strength` over the face, past 255 blown out); `table_gloss` is how much
+    of that the table itself reflects."""
+
+    x: float
+    y: float
+    reach: float
+    strength: float
+    table_gloss: float
+
+
+@dataclass(frozen=True)
 class Tumbling:
     """Every die smeared by its own motion, about `strength` x its side long; each
     smear's direction and length come from (`seed`, the die's index)."""
@@ -175,3 +251,7 @@ class SceneDescription:
     # the dice's mean side: it sizes the clutter's and the shadows' softness
     base_size: float
     tumbling: Tumbling | None = None
+    sensor: Sensor = Sensor()
+    lens: Lens | None = None
+    container: Container | None = None
+    lamp: Lamp | None = None

@@ -15,7 +15,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from .description import Camera, Die, Face
+from .description import BGR, Camera, Die, Face, Glare
 from .palette import pip_layout
 from .texture import colour_tuple, fill, rounded_square, smooth_noise
 
@@ -133,19 +133,42 @@ def face_texture(
         tex = tex * (1 - 0.45 * swirl) + marble * 0.45 * swirl
     tex += rng.standard_normal(tex.shape, dtype=np.float32) * np.float32(2.0)
     paint = _draw_pips(tex, face, body, pips, size, clear > 0)
-    if face.glare is not None:
-        g = face.glare
-        spot = np.zeros((size, size), np.float32)
-        axes = (int(g.axes[0] * size), int(g.axes[1] * size))
-        cv2.ellipse(spot, (int(g.x * size), int(g.y * size)), axes, g.angle, 0, 360, 1.0, -1)
-        soft_spot = cv2.GaussianBlur(spot, (0, 0), max(1.0, size * 0.06))
-        tex += (g.strength * soft_spot)[..., None]
+    if face.sheen > 0:
+        tex += np.float32(face.sheen)
+    for glare in (face.glare, face.flare):
+        if glare is not None:
+            _add_glare(tex, glare, size)
     alpha = np.zeros((size, size), np.float32)
     outline = (rounded_square(corner) + 0.5) * (size - 1)
     cv2.fillPoly(alpha, [np.round(outline * SUBPIXEL).astype(np.int32)], 1.0, cv2.LINE_AA, 4)
     if paint is not None:
         alpha *= 1.0 - clear * (1.0 - paint)
     return np.clip(tex, 0, 255), alpha
+
+
+def _add_glare(tex: np.ndarray, g: Glare, size: int) -> None:
+    spot = np.zeros((size, size), np.float32)
+    axes = (int(g.axes[0] * size), int(g.axes[1] * size))
+    cv2.ellipse(spot, (int(g.x * size), int(g.y * size)), axes, g.angle, 0, 360, 1.0, -1)
+    softness = 1.0 - 0.85 * g.hardness
+    soft_spot = cv2.GaussianBlur(spot, (0, 0), max(0.6, size * 0.06 * softness))
+    tex += (g.strength * soft_spot)[..., None]
+
+
+def glare_hides_a_pip(face: Face) -> bool:
+    """Whether the face's flare blows out (past white) the middle of one of its pips."""
+    g = face.flare
+    if g is None or g.strength < 220:
+        return False
+    a = math.radians(g.angle)
+    for col, row in pip_layout(face.value, face.orientation):
+        dx = 0.5 + col * face.pip_spacing - g.x
+        dy = 0.5 + row * face.pip_spacing - g.y
+        u = dx * math.cos(a) + dy * math.sin(a)
+        v = -dx * math.sin(a) + dy * math.cos(a)
+        if (u / (g.axes[0] * 0.9)) ** 2 + (v / (g.axes[1] * 0.9)) ** 2 <= 1.0:
+            return True
+    return False
 
 
 def _draw_pips(
@@ -198,12 +221,15 @@ def warp_onto(
 # The whole die
 
 
-def draw_die(img: np.ndarray, die: Die, shape: DieShape) -> None:
-    """Draw one die (silhouette, side faces with pips, top face) onto float `img`."""
-    body = np.array(die.body_bgr, np.float32)
-    pips = np.array(die.pip_bgr, np.float32)
-    marble = np.array(die.marble, np.float32) if die.marble is not None else None
-    tex_size = int(np.clip(shape.side * 1.6, 40, 220))
+def draw_die(
+    img: np.ndarray, die: Die, shape: DieShape, colours: tuple[BGR, BGR, BGR | None]
+) -> None:
+    """Draw one die (silhouette, side faces with pips, top face) onto float `img` in
+    `colours` (body, pips, marbling: the die's own as the sensor sees them)."""
+    body = np.array(colours[0], np.float32)
+    pips = np.array(colours[1], np.float32)
+    marble = np.array(colours[2], np.float32) if colours[2] is not None else None
+    tex_size = int(np.clip(shape.side * 1.6, 40, 400))
     shade = die.side_shade
     # the silhouette under the faces fills the rounded edges between them
     if die.clear > 0:

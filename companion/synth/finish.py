@@ -30,8 +30,11 @@ def apply_light(img: np.ndarray, light: Light) -> np.ndarray:
     return out
 
 
-def apply_finish(img: np.ndarray, finish: Finish) -> np.ndarray:
-    """Blur, motion blur, sensor noise and JPEG; returns BGR uint8."""
+def apply_finish(
+    img: np.ndarray, finish: Finish, mono: bool = False, noise_gain: float = 1.0
+) -> np.ndarray:
+    """Blur, motion blur, sensor noise and JPEG; returns BGR uint8. A `mono` sensor's
+    noise and JPEG are one channel's (its picture stays grey)."""
     if finish.blur > 0:
         img = cv2.GaussianBlur(img, (0, 0), finish.blur)
     if finish.motion_length >= 2:
@@ -44,11 +47,23 @@ def apply_finish(img: np.ndarray, finish: Finish) -> np.ndarray:
         img = cv2.filter2D(img, -1, kernel)
     if finish.noise > 0:
         rng = np.random.default_rng(finish.noise_seed)
-        img = img + rng.standard_normal(img.shape, dtype=np.float32) * np.float32(finish.noise)
+        sd = np.float32(finish.noise * noise_gain)
+        if mono:
+            img = img + (rng.standard_normal(img.shape[:2], dtype=np.float32) * sd)[..., None]
+        else:
+            img = img + rng.standard_normal(img.shape, dtype=np.float32) * sd
     out: np.ndarray = np.clip(img, 0, 255).astype(np.uint8)
     if finish.jpeg_quality is not None:
-        out = jpeg_round_trip(out, finish.jpeg_quality)
+        out = (grey_jpeg if mono else jpeg_round_trip)(out, finish.jpeg_quality)
     return out
+
+
+def grey_jpeg(image: np.ndarray, quality: int) -> np.ndarray:
+    """A greyscale sensor's JPEG: one channel encoded, three equal channels back."""
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    ok, buf = cv2.imencode(".jpg", grey, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+    return decoded if decoded is not None else image
 
 
 def jpeg_round_trip(image: np.ndarray, quality: int) -> np.ndarray:

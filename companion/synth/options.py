@@ -14,10 +14,25 @@ from typing import TypedDict
 
 from companion.vision.colour import builtin_dice_set, builtin_dice_set_names
 
+from .container import CONTAINERS
 from .palette import BODY_BGR, PIP_BGR
-from .surfaces import SURFACES
+from .surfaces import registered
 
 DIE_STATES = ("", "cocked", "hidden")
+CHANCES = (
+    "touching",
+    "unreadable",
+    "clutter",
+    "glare",
+    "translucent",
+    "greyscale",
+    "infrared",
+    "fisheye",
+    "vignetting",
+    "container",
+    "strong_glare",
+    "pile",
+)
 LIGHTS = ("random", "default")
 # the default range of the mean top-face side, pixels (log-uniform)
 DEFAULT_SIZES = (22.0, 130.0)
@@ -75,6 +90,14 @@ class SceneKeywords(TypedDict, total=False):
     jpeg_quality: int | None
     glare: float
     translucent: float
+    greyscale: float
+    infrared: float
+    fisheye: float
+    vignetting: float
+    container: float
+    containers: Sequence[str]
+    strong_glare: float
+    pile: float
 
 
 @dataclass(frozen=True)
@@ -93,7 +116,20 @@ class SceneOptions:
     seed gives the same scene still or tumbling (see `render_roll_clip`). `translucent` is
     the chance a die is of see-through plastic (random light only). `motion_blur`, `blur`,
     `noise` and `jpeg_quality` fix the camera's blur length, blur sigma, noise sd and JPEG
-    quality (None: random; nothing under the default light)."""
+    quality (None: random; nothing under the default light).
+
+    The conditions of webcams over other tables (chances per scene, 0 by default; a
+    chance of 0 draws nothing, so scenes without the condition stay as they are):
+    `greyscale` a greyscale webcam; `infrared` a near-infrared one (night mode, IR LEDs:
+    coloured plastic, cloth and skin look light grey, carbon black stays dark, pips keep
+    their contrast); `fisheye` a wide-angle lens (barrel distortion and vignetting);
+    `vignetting` strong vignetting alone; `container` the dice in a dish, tray or cup (one
+    of `containers`), with a rim, a curved inner wall and its shadow; `strong_glare` a
+    strong lamp: hard specular spots on the dice's tops, blown out near its reflection
+    (a die whose pip the glare wipes out is labelled unreadable, reason "glare");
+    `pile` the dice heaped in a touching, overlapping pile (some lying on others; a die
+    with less than 0.8 of its top face visible is "hidden"). Dice from 15 to 250 px:
+    `sizes=(15, 250)` (a die that cannot fit the picture comes out smaller)."""
 
     dice: Sequence[DieLike] | None = None
     dice_set: str | Sequence[str] | None = None
@@ -115,6 +151,14 @@ class SceneOptions:
     jpeg_quality: int | None = None
     glare: float = 0.25
     translucent: float = 0.0
+    greyscale: float = 0.0
+    infrared: float = 0.0
+    fisheye: float = 0.0
+    vignetting: float = 0.0
+    container: float = 0.0
+    containers: Sequence[str] = CONTAINERS
+    strong_glare: float = 0.0
+    pile: float = 0.0
 
     def __post_init__(self) -> None:
         if self.dice is not None:
@@ -125,15 +169,22 @@ class SceneOptions:
         if self.values is not None:
             object.__setattr__(self, "values", tuple(int(v) for v in self.values))
         object.__setattr__(self, "sizes", tuple(float(s) for s in self.sizes))
+        object.__setattr__(self, "containers", tuple(self.containers))
         self._check()
 
     def _check(self) -> None:
-        for name in ("touching", "unreadable", "clutter", "glare", "translucent"):
+        for name in CHANCES:
             _check_chance(name, getattr(self, name))
+        if self.greyscale + self.infrared > 1.0:
+            raise ValueError(f"greyscale {self.greyscale} + infrared {self.infrared} is over 1")
+        unknown = [k for k in self.containers if k not in CONTAINERS]
+        if unknown or not self.containers:
+            raise ValueError(f"containers {self.containers}: choose from {', '.join(CONTAINERS)}")
         if self.light not in LIGHTS:
             raise ValueError(f"unknown light {self.light!r}; known: {', '.join(LIGHTS)}")
-        if self.surface is not None and self.surface not in SURFACES:
-            raise ValueError(f"unknown surface {self.surface!r}; known: {', '.join(SURFACES)}")
+        if self.surface is not None and self.surface not in registered():
+            known = ", ".join(registered())
+            raise ValueError(f"unknown surface {self.surface!r}; known: {known}")
         low, high = self.sizes
         if not 4.0 <= low <= high:
             raise ValueError(f"die sizes {self.sizes} are not a range of 4 px or more")

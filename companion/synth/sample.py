@@ -3,10 +3,13 @@
 Each part of the scene draws from its own named child seed (seeds.py): the camera, the
 table, the dice count, each die's colour, form, faces, glare, state and clearness, the
 layout, the clutter, the light and the camera's finish. Which part a draw belongs to is
-fixed by its name, so adding a draw to one part leaves every other part as it was."""
+fixed by its name, so adding a draw to one part leaves every other part as it was. The
+webcam conditions (sensor, lens, container, lamp, pile) are sampled in conditions.py,
+where the dice lie in layout.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Unpack
 
@@ -14,20 +17,31 @@ import numpy as np
 
 from companion.vision.types import BASIC_COLOURS
 
+from .conditions import (
+    is_pile,
+    sample_container_part,
+    sample_flare,
+    sample_lamp,
+    sample_lens,
+    sample_sensor,
+)
 from .description import (
     BGR,
     Camera,
     ClutterItem,
+    Container,
     Die,
     Face,
     Finish,
     Glare,
+    Lamp,
     Light,
     Occluder,
     SceneDescription,
     Table,
     Tumbling,
 )
+from .layout import FloorRegion, Region, Spot, pile_dice, spread_dice
 from .options import DieSpec, SceneKeywords, SceneOptions
 from .palette import BODY_BGR, PIP_BGR, default_pips, jitter_colour
 from .seeds import SeedLike, part_rng, part_seed, root_seed
@@ -48,17 +62,20 @@ def describe(root: int, width: int, height: int, options: SceneOptions) -> Scene
     if width < 16 or height < 16:
         raise ValueError(f"scene too small: {width}x{height}")
     camera = _sample_camera(part_rng(root, "camera"), width, height, options)
-    table = _sample_table(part_rng(root, "table"), root, options)
     specs = _dice_specs(root, options)
     base_size = _sample_size(part_rng(root, "size"), options)
-    spots = _place_dice(part_rng(root, "layout"), specs, width, height, base_size, options)
+    container = sample_container_part(root, width, height, camera, base_size, len(specs), options)
+    spots = _place(root, len(specs), width, height, base_size, container, camera, options)
+    lamp = sample_lamp(root, width, height, options)
     # the dice of one set are made alike: their colours stray far less from the set's
     # colours than random dice of the same colour names do from each other
     spread = 0.3 if options.dice_set is not None else 1.0
-    dice = tuple(_sample_die(root, spot, specs[spot.index], options, spread) for spot in spots)
-    clutter = _sample_clutter(
-        part_rng(root, "clutter"), root, dice, width, height, base_size, options
+    dice = tuple(
+        _sample_die(root, spot, specs[spot.index], options, spread, lamp) for spot in spots
     )
+    keep_off = [(d.cx, d.cy, d.side) for d in dice]
+    if container is not None:
+        keep_off.append((container.cx, container.cy, max(container.rx, container.ry)))
     tumbling = (
         Tumbling(float(options.tumbling), options.tumble_seed) if options.tumbling > 0 else None
     )
@@ -66,14 +83,39 @@ def describe(root: int, width: int, height: int, options: SceneOptions) -> Scene
         width=width,
         height=height,
         camera=camera,
-        table=table,
+        table=_sample_table(part_rng(root, "table"), root, options),
         dice=dice,
-        clutter=clutter,
+        clutter=_sample_clutter(
+            part_rng(root, "clutter"), root, keep_off, width, height, base_size, options
+        ),
         light=_sample_light(part_rng(root, "light"), root, options),
         finish=_sample_finish(part_rng(root, "finish"), root, options),
         base_size=base_size,
         tumbling=tumbling,
+        sensor=sample_sensor(root, width, height, options),
+        lens=sample_lens(root, width, height, options),
+        container=container,
+        lamp=lamp,
     )
+
+
+def _place(
+    root: int,
+    count: int,
+    width: int,
+    height: int,
+    base_size: float,
+    container: Container | None,
+    camera: Camera,
+    options: SceneOptions,
+) -> list[Spot]:
+    region = Region(width, height)
+    if container is not None:
+        region = FloorRegion(width, height, container, camera)
+    rng = part_rng(root, "layout")
+    if is_pile(root, options):
+        return pile_dice(rng, count, region, base_size)
+    return spread_dice(rng, count, region, base_size, options.touching)
 
 
 # ----------------------------------------------------------------------------------------
@@ -149,81 +191,12 @@ def _complete(rng: np.random.Generator, spec: DieSpec) -> DieSpec:
 
 
 # ----------------------------------------------------------------------------------------
-# Where the dice lie
-
-
-class _Spot:
-    """A die's place on the table before its looks are chosen."""
-
-    __slots__ = ("index", "cx", "cy", "side", "angle")
-
-    def __init__(self, index: int, cx: float, cy: float, side: float, angle: float) -> None:
-        self.index, self.cx, self.cy, self.side, self.angle = index, cx, cy, side, angle
-
-
-def _place_dice(
-    rng: np.random.Generator,
-    specs: list[DieSpec],
-    width: int,
-    height: int,
-    base_size: float,
-    options: SceneOptions,
-) -> list[_Spot]:
-    """Centres, sizes and rotations. Dice never overlap; with chance `touching` a die lies
-    flush against the previous one (same rotation, sides in contact). A die that finds no
-    room is left out (fewer dice than asked)."""
-    placed: list[_Spot] = []
-    for index in range(len(specs)):
-        spot = _find_spot(rng, index, placed, width, height, base_size, options.touching)
-        if spot is not None:
-            placed.append(spot)
-    return placed
-
-
-def _find_spot(
-    rng: np.random.Generator,
-    index: int,
-    placed: list[_Spot],
-    width: int,
-    height: int,
-    base_size: float,
-    touching: float,
-) -> _Spot | None:
-    for attempt in range(80):
-        # a crowded table: after many misses the die comes out smaller
-        side = base_size * rng.uniform(0.88, 1.12) * 0.97 ** max(0, attempt - 30)
-        margin = side * 1.2
-        if width <= 2 * margin or height <= 2 * margin:
-            side = min(width, height) / 3.2
-            margin = side * 1.2
-        flush_to = placed[-1] if placed and rng.random() < touching else None
-        if flush_to is not None:
-            angle = flush_to.angle + rng.normal(0, 3)
-            a = math.radians(flush_to.angle + 90 * int(rng.integers(0, 4)))
-            dist = (flush_to.side + side) / 2 * rng.uniform(1.01, 1.06)
-            slide = rng.uniform(-0.4, 0.4) * side
-            cx = flush_to.cx + math.cos(a) * dist - math.sin(a) * slide
-            cy = flush_to.cy + math.sin(a) * dist + math.cos(a) * slide
-        else:
-            angle = rng.uniform(0, 90)
-            cx, cy = rng.uniform(margin, width - margin), rng.uniform(margin, height - margin)
-        if not (margin <= cx <= width - margin and margin <= cy <= height - margin):
-            continue
-        # apart from the die it is flush with, keep the circumscribed circles apart
-        if all(
-            math.hypot(cx - q.cx, cy - q.cy) > 0.72 * (q.side + side) * rng.uniform(1, 1.3)
-            for q in placed
-            if q is not flush_to
-        ):
-            return _Spot(index, float(cx), float(cy), float(side), float(angle))
-    return None
-
-
-# ----------------------------------------------------------------------------------------
 # How each die looks
 
 
-def _sample_die(root: int, spot: _Spot, spec: DieSpec, options: SceneOptions, spread: float) -> Die:
+def _sample_die(
+    root: int, spot: Spot, spec: DieSpec, options: SceneOptions, spread: float, lamp: Lamp | None
+) -> Die:
     k = spot.index
     default = options.default_light
     assert spec.value is not None and spec.body is not None and spec.pips is not None
@@ -244,11 +217,16 @@ def _sample_die(root: int, spot: _Spot, spec: DieSpec, options: SceneOptions, sp
     )
     glare = _sample_glare(part_rng(root, "die.glare", k), default, options.glare)
     if glare is not None:
-        top = _with_glare(top, glare)
+        top = dataclasses.replace(top, glare=glare)
+    if lamp is not None:
+        flare, sheen = sample_flare(
+            part_rng(root, "die.flare", k), spot.cx, spot.cy, spot.angle, lamp
+        )
+        top = dataclasses.replace(top, flare=flare, sheen=sheen)
     clear = _sample_clear(part_rng(root, "die.clear", k), spec, options)
     under = _sample_face(faces, 7 - spec.value, 1.0) if clear > 0 else None
     state_rng = part_rng(root, "die.state", k)
-    state = spec.state
+    state = spec.state or ("cocked" if spot.tipped else "")
     if not state and not options.explicit and state_rng.random() < options.unreadable:
         state = "cocked" if state_rng.random() < 0.5 else "hidden"
     return Die(
@@ -273,6 +251,7 @@ def _sample_die(root: int, spot: _Spot, spec: DieSpec, options: SceneOptions, sp
         tip_lean=float(state_rng.uniform(0.5, 0.8)) if state == "cocked" else 0.0,
         under=under,
         occluder=_sample_occluder(state_rng) if state == "hidden" else None,
+        level=spot.level,
     )
 
 
@@ -298,18 +277,6 @@ def _sample_face(rng: np.random.Generator, value: int, shade: float) -> Face:
         pip_radius=float(rng.uniform(0.075, 0.105)) * (0.88 if value == 6 else 1.0),
         seed=int(rng.integers(0, 2**63)),
         shade=shade,
-    )
-
-
-def _with_glare(face: Face, glare: Glare) -> Face:
-    return Face(
-        face.value,
-        face.orientation,
-        face.pip_spacing,
-        face.pip_radius,
-        face.seed,
-        glare,
-        face.shade,
     )
 
 
@@ -357,15 +324,15 @@ def _floats(colour: np.ndarray | tuple[int, ...] | tuple[float, ...]) -> BGR:
 def _sample_clutter(
     rng: np.random.Generator,
     root: int,
-    dice: tuple[Die, ...],
+    occupied: list[tuple[float, float, float]],
     width: int,
     height: int,
     base_size: float,
     options: SceneOptions,
 ) -> tuple[ClutterItem, ...]:
+    """Clutter in free spots: `occupied` holds (x, y, radius) of what it keeps off."""
     if options.clutter <= 0 or rng.random() >= options.clutter:
         return ()
-    occupied = [(d.cx, d.cy, d.side) for d in dice]
     items = []
     for k in range(int(rng.integers(1, 5))):
         spot = _free_spot(rng, occupied, width, height, base_size * 2.5)

@@ -31,6 +31,11 @@ def surface(name: str) -> Callable[[SurfaceDrawer], SurfaceDrawer]:
     return register
 
 
+def registered() -> tuple[str, ...]:
+    """Every registered surface (the built-in SURFACES and any added since)."""
+    return tuple(_REGISTRY)
+
+
 def draw_surface(kind: str, rng: np.random.Generator, h: int, w: int) -> np.ndarray:
     """The bare table of kind `kind`, h x w float32 BGR."""
     drawer = _REGISTRY.get(kind)

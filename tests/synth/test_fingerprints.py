@@ -34,10 +34,10 @@ SCENES: dict[str, tuple[int, int, int, SceneKeywords]] = {
 }
 
 DIGESTS = {
-    "qwixx-default-light": "8eb6a80134c2d6bd",
-    "random": "cc6a52aa53ba4d79",
-    "translucent-tilted": "492c872fd54acef9",
-    "unreadable-cluttered": "45f4f5ea5f307e19",
+    "qwixx-default-light": "93c673d211d36963",
+    "random": "f11651e6c061528e",
+    "translucent-tilted": "ca03a3deddb0cc69",
+    "unreadable-cluttered": "9c200615d7904eaa",
 }
 
 
