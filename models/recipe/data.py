@@ -8,6 +8,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -16,6 +17,9 @@ from companion.vision.classifier import crop_square
 from companion.vision.datasets import LabelledImage
 
 from .augment import photometric
+
+if TYPE_CHECKING:
+    from companion.synth import SceneKeywords
 
 logger = logging.getLogger(__name__)
 
@@ -72,14 +76,20 @@ def render_scenes(
     translucent: float = TRANSLUCENT,
     width: int = 512,
     height: int = 384,
+    options: SceneKeywords | None = None,
 ) -> list[Scene]:
-    """Synthetic scenes (top-face centre, side and angle are exact, so has_angle = 1)."""
+    """Synthetic scenes (top-face centre, side and angle are exact, so has_angle = 1).
+    `options` are more of companion.synth's scene options (SceneKeywords, for every
+    scene): the webcam conditions are chances per scene, 0 by default (greyscale,
+    infrared, fisheye, vignetting, container, strong_glare, pile), `sizes` the range of
+    the dice's sizes (companion/synth/options.py says what each does)."""
     from companion.synth import render_scene
 
+    chosen: SceneKeywords = {"translucent": translucent, **(options or {})}
     rng = np.random.default_rng(seed)
     scenes = []
     for _ in range(count):
-        image, dice = render_scene(rng, width, height, translucent=translucent)
+        image, dice = render_scene(rng, width, height, **chosen)
         rows = [(d.cx, d.cy, d.side, d.angle, 1.0) for d in dice]
         ok, encoded = cv2.imencode(".png", image)
         assert ok
