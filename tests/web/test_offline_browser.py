@@ -135,9 +135,9 @@ def test_a_tap_made_while_the_server_is_down_is_sent_on_reconnect(
     bob.wait_for_selector("section[data-seat='1'] .box.crossed", timeout=10000)
     assert bob.locator(".pending").count() == 0
     assert bobs_reds(server, table["host"], table["table_id"]) == [7]
-    state = table["host"].request.get(
-        f"{server.base_url}/api/tables/{table['table_id']}/state"
-    ).json()
+    state = (
+        table["host"].request.get(f"{server.base_url}/api/tables/{table['table_id']}/state").json()
+    )
     assert state["state_id"] == 2  # the roll and Bob's cross, applied once
     assert bob.evaluate("localStorage.length") == 0  # nothing left waiting
     shot(bob, "offline-tap-saved-phone")
@@ -170,7 +170,9 @@ def test_a_tap_made_offline_is_refused_visibly_when_the_roll_changed(
     link.restore()
     bob.wait_for_selector("#conn[data-conn=live]", timeout=20000)
     bob.wait_for_selector("#toast:not([hidden])", timeout=10000)
-    assert bob.inner_text("#toast") == "Not saved: the roll changed while you were offline; tap again"
+    assert (
+        bob.inner_text("#toast") == "Not saved: the roll changed while you were offline; tap again"
+    )
     assert bob.locator(".pending").count() == 0
     assert bob.locator(".banner .die[data-value='6']").count() == 6  # the new roll shows
     assert bobs_reds(server, host, table_id) == []

@@ -28,7 +28,7 @@ from functools import cache, lru_cache
 from types import ModuleType
 from typing import Any
 
-from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Score, Turn
+from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Score, Turn
 from companion.rules.session import may_undo
 from companion.web.auth import Viewer
 from companion.web.snapshot import Snapshot
@@ -75,6 +75,16 @@ class SheetInput:
         if 0 <= self.seat < count:
             names[self.seat] = self.name
         return names
+
+    def points_change(self, move: Move) -> int | None:
+        """What `move` would do to this seat's total, as the engine scores the state after
+        it (Qwixx's second pass: -5), or None when the engine refuses the move now. The view
+        labels a costly button with it; the rules stay in the engine."""
+        try:
+            after = self.game.play(self.state, move)
+        except Rejection:
+            return None
+        return int(self.game.scores(after)[self.seat].total - self.score.total)
 
     @property
     def may_act(self) -> bool:

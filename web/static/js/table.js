@@ -93,6 +93,7 @@
     live.innerHTML = html;
     restorePicks();
     markPending();
+    restoreArmed();
     showConn();
     sayStaleOffline();
   }
@@ -301,10 +302,47 @@
     return {...move, [field]: Array.from(pressed, (t) => JSON.parse(t.dataset.toggleValue))};
   }
 
+  // -- asking once ----------------------------------------------------------------------
+  // a button with data-confirm (a pass that costs a penalty, freeing a seat) asks once: the
+  // first tap turns it into its question for a few seconds, a second tap does it. The
+  // question survives the redraws other players' taps cause.
+  const armed = {key: null, until: 0, timer: null};
+
+  function confirmKey(element) {
+    return element.dataset.move || element.dataset.hostFree || element.dataset.confirm;
+  }
+
+  function isArmed(element) {
+    return armed.key === confirmKey(element) && Date.now() < armed.until;
+  }
+
+  function arm(element) {
+    armed.key = confirmKey(element);
+    armed.until = Date.now() + 5000;
+    clearTimeout(armed.timer);
+    armed.timer = setTimeout(() => { armed.key = null; restoreArmed(); }, 5000);
+    restoreArmed();
+  }
+
+  function restoreArmed() {
+    page.querySelectorAll("[data-confirm]").forEach((element) => {
+      if (element.dataset.label === undefined) element.dataset.label = element.textContent;
+      const on = isArmed(element);
+      element.classList.toggle("armed", on);
+      element.textContent = on ? element.dataset.confirm : element.dataset.label;
+    });
+  }
+
   // -- taps -----------------------------------------------------------------------------
   document.addEventListener("click", (event) => {
     const target = event.target.closest("button, [data-move]");
     if (!target || !page.contains(target)) return;
+    if (target.dataset.confirm !== undefined && !isArmed(target)) {
+      event.preventDefault();
+      arm(target);
+      return;
+    }
+    if (target.dataset.confirm !== undefined) { armed.key = null; restoreArmed(); }
     if (target.dataset.move) {
       event.preventDefault();
       send("act", {move: collect(JSON.parse(target.dataset.move), target)}, target);
