@@ -187,6 +187,15 @@ async def table_page(request: Request, access: PageAccess, templates: TemplatesD
     return templates.TemplateResponse(request, "table.html", context)
 
 
+@router.get("/t/{table_id}/board", response_class=HTMLResponse)
+async def board_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
+    """The scoreboard for a laptop or TV: every sheet at once, scaled to fit the screen,
+    under the roll and whose turn it is (the table view's fragment; board.js fits it)."""
+    _, live = await live_html(templates, access.table, access.viewer, "table")
+    context = _page_context(request, access) | {"live": Markup(live), "mode": "table"}
+    return templates.TemplateResponse(request, "board.html", context)
+
+
 @router.get("/t/{table_id}/sheet", response_class=HTMLResponse)
 async def sheet_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
     if access.viewer.seat is None:

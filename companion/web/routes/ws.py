@@ -78,6 +78,7 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
 
     async def push_states() -> None:
         sent = -1
+        seats_sent: list[int] | None = None
         while True:
             current = table.viewer(token)  # a seat change takes effect on the next push
             if current is None:
@@ -87,6 +88,10 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
             if fragment.state_id != sent:
                 await send_text(fragment.message)
                 sent = fragment.state_id
+            seats = sorted(table.seats_taken())
+            if current.host and seats != seats_sent:  # the host's join panel folds when full
+                await send({"type": "seats", "taken": seats, "seats": len(table.snapshot.players)})
+                seats_sent = seats
             if await subscription.queue.get() < 0:  # a sync request: send even if unchanged
                 sent = -1
 

@@ -161,9 +161,29 @@
     };
   }
 
+  // -- the host's join panel: folds away once every seat is taken, unless the host
+  // opened or folded it by hand -------------------------------------------------------
+  const joinPanel = document.getElementById("join-panel");
+  let joinTouched = false;
+  if (joinPanel) {
+    joinPanel.querySelector("summary").addEventListener("click", () => { joinTouched = true; });
+  }
+
+  function seatsChanged(message) {
+    if (!joinPanel) return;
+    const taken = new Set(message.taken);
+    document.getElementById("seated-count").textContent = `${taken.size} of ${message.seats} seats taken`;
+    joinPanel.querySelectorAll("[data-host-free]").forEach((button) => {
+      button.hidden = !taken.has(Number(button.dataset.hostFree));
+    });
+    if (!joinTouched) joinPanel.open = taken.size < message.seats;
+  }
+
   function handle(message) {
     if (message.type === "state") {
       swap(message.html);
+    } else if (message.type === "seats") {
+      seatsChanged(message);
     } else if (message.type === "ack") {
       settle(message.action_id);
     } else if (message.type === "error") {
@@ -260,7 +280,6 @@
       .then(async (r) => {
         const data = await r.json().catch(() => ({}));
         if (!r.ok) showToast(data.message || "refused");
-        else if (path.startsWith("seats/")) location.reload();
       });
   }
 
