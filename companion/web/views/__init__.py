@@ -18,10 +18,12 @@ for adding a game page is docs/web-views.md.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import logging
 import re
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -90,6 +92,56 @@ class SheetInput:
     def may_act(self) -> bool:
         """This seat is among those who may act now."""
         return self.seat in self.turn.players
+
+
+@dataclass(frozen=True, slots=True)
+class OptionText:
+    """How the start page presents one of a game's options (a view module's `OPTIONS`):
+    a label a player understands, a one-line help, whether it waits under "more options"
+    (most tables never change it), and what leaving it empty means."""
+
+    label: str
+    help: str
+    more: bool = False
+    empty: str = ""
+
+
+def option_fields(game: Game[Any, Any]) -> list[dict[str, Any]]:
+    """The game's options in their dataclass order (but `players`, which the start page
+    asks for itself), each with its text from the view's `OPTIONS` and the kind of input
+    its type needs: bool, int, str, seat, ints, strs, optional_int, records or json."""
+    texts: dict[str, OptionText] = getattr(view_for(game.name), "OPTIONS", {})
+    hints = typing.get_type_hints(game.options_type)
+    fields = []
+    for option in dataclasses.fields(game.options_type):
+        if option.name == "players":
+            continue
+        text = texts.get(option.name) or OptionText(option.name.replace("_", " "), "")
+        fields.append(
+            {
+                "name": option.name,
+                "label": text.label,
+                "help": text.help,
+                "more": text.more,
+                "empty": text.empty,
+                "kind": "seat" if option.name == "first_player" else _kind(hints[option.name]),
+            }
+        )
+    return fields
+
+
+def _kind(hint: Any) -> str:
+    """The input an option's type needs (see option_fields)."""
+    if hint in (bool, int, str):
+        return str(hint.__name__)
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is tuple and args and all(a in (int, str, Ellipsis) for a in args):
+        return "ints" if args[0] is int else "strs"
+    if typing.get_origin(hint) is tuple and args and dataclasses.is_dataclass(args[0]):
+        return "records"
+    if set(args) == {int, type(None)}:
+        return "optional_int"
+    return "json"
 
 
 def move_attr(game: Game[Any, Any], move: Move) -> str:

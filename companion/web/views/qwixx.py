@@ -18,7 +18,7 @@ from companion.rules.qwixx import (
     Pass,
     State,
 )
-from companion.web.views import SheetInput, move_attr
+from companion.web.views import OptionText, SheetInput, move_attr
 
 TEMPLATE = "games/qwixx.html"
 
@@ -118,3 +118,12 @@ def describe(move: Move) -> str:
     if isinstance(move, Pass):
         return "Pass (no cross)"
     return ""
+
+
+# the start page's words for the options (rulebook: whoever rolls the first 6 starts)
+OPTIONS = {
+    "first_player": OptionText(
+        "Who rolls first",
+        "At a paper table: whoever rolls the first 6. The others follow clockwise.",
+    ),
+}
