@@ -112,7 +112,7 @@ def test_the_scoreboard_shows_every_sheet_the_roll_and_whose_turn(
     assert_every_sheet_on_screen(page, 4)
     assert page.locator(".banner .die").count() == 6  # the roll
     assert page.inner_text(".turn-text").startswith("White sum: waiting for")
-    assert page.locator("section.sheet.active .tag").first.inner_text().lower() == "rolling"
+    assert page.locator("section.sheet.active .tag").first.inner_text().lower() == "turn"
     shot(page, f"scoreboard-qwixx-{name}")
 
     # a cross made elsewhere shows at once, and the board still fits

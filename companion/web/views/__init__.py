@@ -258,6 +258,23 @@ def names_of(players: tuple[str, ...], seats: tuple[int, ...] | list[int]) -> st
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def winners_of(snapshot: Snapshot) -> tuple[int, ...]:
+    """The seats that won: the engine's outcome, or for a game the host ended before its
+    end, the players with the highest total then (in every one of our games the highest
+    total is ahead); none while the game goes on."""
+    if snapshot.outcome is not None:
+        return tuple(snapshot.outcome.winners)
+    if not snapshot.ended_by_host or not snapshot.scores:
+        return ()
+    return leaders(snapshot.scores)
+
+
+def leaders(scores: Sequence[Score]) -> tuple[int, ...]:
+    """The seats with the highest total."""
+    best = max(score.total for score in scores)
+    return tuple(score.player for score in scores if score.total == best)
+
+
 def turn_context(snapshot: Snapshot) -> dict[str, Any]:
     """Whose turn it is, in words, for the banner every screen shows."""
     turn = snapshot.turn
@@ -319,15 +336,19 @@ def sheet_context(snapshot: Snapshot, seat: int, viewer: Viewer) -> dict[str, An
         if attr not in drawn and not any(b.get("move") == attr for b in buttons):
             buttons.append({"label": describe_move(game, move), "move": attr, "legal": True})
     score = snapshot.scores[seat]
+    is_current = snapshot.turn.active == seat and not snapshot.finished
     context.update(
         seat=seat,
         name=snapshot.players[seat],
         total=score.total,
         breakdown=[{"label": label, "points": points} for label, points in score.breakdown],
         is_active=snapshot.turn.active == seat,
+        # the tag says "rolling" only while the dice are awaited from this player, else "turn"
+        is_rolling=is_current and snapshot.turn.chance,
+        is_turn=is_current and not snapshot.turn.chance,
         may_act=seat in snapshot.turn.players and not snapshot.finished,
         markable=markable,
-        is_winner=snapshot.outcome is not None and seat in snapshot.outcome.winners,
+        is_winner=seat in winners_of(snapshot),
         is_mine=viewer.seat == seat,
     )
     return context
@@ -403,14 +424,16 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
         if outcome
         else "The host ended this game",
         "columns": table["columns"],
-        "winners": names_of(snapshot.players, outcome.winners) if outcome else "",
+        "winners": names_of(snapshot.players, winners_of(snapshot)),
+        # a game the host ended: its winner is who was ahead, and the card says so
+        "ahead_when_ended": outcome is None,
         "ranking": [
             {
                 "name": snapshot.players[s.player],
                 "total": s.total,
                 "breakdown": [{"label": label, "points": p} for label, p in s.breakdown],
                 "cells": cells,
-                "winner": outcome is not None and s.player in outcome.winners,
+                "winner": s.player in winners_of(snapshot),
             }
             for s, cells in zip(ranking, table["cells"], strict=True)
         ],
