@@ -5,6 +5,7 @@ table, translate a Rejection into an HTTP answer (app.py maps reasons to codes).
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, Response
@@ -131,7 +132,8 @@ def games_catalogue() -> list[dict[str, Any]]:
                 "high": game.players.high,
                 "defaults": defaults,
                 "schema": game.options_schema(),
-                "fields": option_fields(game),  # labels, help, "more options", input kinds
+                # labels, help, "more options", input kinds
+                "fields": [asdict(f) for f in option_fields(game.name, game.options_type)],
             }
         )
     return games

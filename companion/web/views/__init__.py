@@ -106,34 +106,39 @@ class OptionText:
     empty: str = ""
 
 
-def option_fields(game: Game[Any, Any]) -> list[dict[str, Any]]:
-    """The game's options in their dataclass order (but `players`, which the start page
-    asks for itself), each with its text from the view's `OPTIONS` and the kind of input
-    its type needs: bool, int, str, seat, ints, strs, optional_int, records or json."""
-    texts: dict[str, OptionText] = getattr(view_for(game.name), "OPTIONS", {})
-    hints = typing.get_type_hints(game.options_type)
+@dataclass(frozen=True, slots=True)
+class OptionField:
+    """One option as the start page draws it (see option_fields)."""
+
+    name: str
+    label: str
+    help: str
+    more: bool
+    empty: str
+    kind: str
+
+
+def option_fields(game_name: str, options_type: type) -> list[OptionField]:
+    """The options of game `game_name` (its `Options` dataclass `options_type`) in their
+    dataclass order, but `players`, which the start page asks for itself: each with its
+    text from the game view's `OPTIONS` and the kind of input its type needs: bool, int,
+    str, seat, ints, strs, optional_int, records or json."""
+    texts: dict[str, OptionText] = getattr(view_for(game_name), "OPTIONS", {})
+    hints = typing.get_type_hints(options_type)
     fields = []
-    for option in dataclasses.fields(game.options_type):
+    for option in dataclasses.fields(options_type):
         if option.name == "players":
             continue
         text = texts.get(option.name) or OptionText(option.name.replace("_", " "), "")
-        fields.append(
-            {
-                "name": option.name,
-                "label": text.label,
-                "help": text.help,
-                "more": text.more,
-                "empty": text.empty,
-                "kind": "seat" if option.name == "first_player" else _kind(hints[option.name]),
-            }
-        )
+        kind = "seat" if option.name == "first_player" else _kind(hints[option.name])
+        fields.append(OptionField(option.name, text.label, text.help, text.more, text.empty, kind))
     return fields
 
 
-def _kind(hint: Any) -> str:
+def _kind(hint: object) -> str:
     """The input an option's type needs (see option_fields)."""
     if hint in (bool, int, str):
-        return str(hint.__name__)
+        return str(getattr(hint, "__name__", hint))
     args = typing.get_args(hint)
     if typing.get_origin(hint) is tuple and args and all(a in (int, str, Ellipsis) for a in args):
         return "ints" if args[0] is int else "strs"

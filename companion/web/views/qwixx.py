@@ -91,7 +91,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
     }
 
 
-def _pass_button(inp: SheetInput) -> list[dict[str, Any]]:
+def _pass_button(inp: SheetInput) -> list[dict[str, str | bool]]:
     """The pass, labelled with what it costs (the active player's pass after crossing
     nothing marks a penalty, as the engine scores it) and, when it costs, asking once."""
     if not (inp.markable and inp.may_act):
@@ -99,7 +99,7 @@ def _pass_button(inp: SheetInput) -> list[dict[str, Any]]:
     pass_move = Pass(player=inp.seat)
     legal = inp.is_legal(pass_move)
     change = inp.points_change(pass_move) if legal else None
-    button: dict[str, Any] = {
+    button: dict[str, str | bool] = {
         "label": "Pass (no cross)",
         "move": move_attr(inp.game, pass_move),
         "legal": legal,
