@@ -63,10 +63,10 @@ async def push_to_screen(
     send_text: Callable[[str], Awaitable[None]],
 ) -> None:
     """Send one screen its live fragment whenever the table's state changes (and on a sync
-    request), and a host's screen the seats taken whenever they change (its join panel
-    folds once every seat is taken)."""
+    request), and a host's screen the seats taken whenever they change after it connected
+    (its join panel folds once every seat is taken; the page drew the seats of its load)."""
     sent = -1
-    seats_sent: list[int] | None = None
+    seats_sent = sorted(table.seats_taken())
     while True:
         current = table.viewer(token)  # a seat change takes effect on the next push
         if current is None:
