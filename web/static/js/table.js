@@ -243,9 +243,8 @@
   // -- sending --------------------------------------------------------------------------
   function send(kind, fields, element) {
     const actionId = newActionId();
-    // data-race (e.g. Sixes' pound): several devices race for one move, so it goes with
-    // race: true; the engine, not the stale-view check, tells the losers why, while the
-    // state id still lets the server refuse a tap meant for a call a roll has closed
+    // data-race (e.g. Sixes' pound): a move several devices race for; the engine's turn
+    // declares the race and the session judges it, so `race: true` is only a hint
     const race = Boolean(element && element.hasAttribute("data-race"));
     const body = {action_id: actionId, expected_state_id: stateId(), ...(race ? {race} : {}), ...fields};
     const moveAttr = element && element.dataset.move ? element.dataset.move : null;
