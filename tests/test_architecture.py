@@ -30,6 +30,17 @@ FORBIDDEN_IMPORTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("companion.live", ("companion.web",)),
     # the renderer (training, tests, benches, the demo clip) stands beside vision
     ("companion.synth", ("companion.rules", "companion.live", "companion.web")),
+    # the packaged files (models, web pages, calibrations): found by everyone, imports no one
+    (
+        "companion.assets",
+        (
+            "companion.rules",
+            "companion.vision",
+            "companion.live",
+            "companion.web",
+            "companion.synth",
+        ),
+    ),
 )
 
 MAX_FUNCTION_LINES = 60
@@ -38,9 +49,8 @@ MAX_FUNCTION_LINES = 60
 # the entry when a function is short enough; never add one.
 LONG_FUNCTIONS: dict[str, int] = {
     "companion/web/app.py::create_app": 91,
-    "companion/web/routes/ws.py::table_socket": 161,
+    "companion/web/routes/ws.py::table_socket": 150,
     "companion/web/routes/ws.py::table_socket.receive_actions": 107,
-    "companion/web/views/qwixx.py::sheet": 66,
 }
 
 # How often each package may name `typing.Any` (annotations, casts, aliases; imports not
@@ -51,6 +61,7 @@ ANY_BUDGET: dict[str, int] = {
     "companion.vision": 6,
     "companion.live": 0,
     "companion.synth": 0,
+    "companion.assets": 0,
     "companion.web": 123,
 }
 

@@ -32,12 +32,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.assets import asset_dir, calibration_dir
 from companion.vision.types import BASIC_COLOURS, DieBox, DieReading
 
 logger = logging.getLogger(__name__)
 
 CALIBRATION_FORMAT = "companion-dice-set/1"
-DEFAULT_CALIBRATION_DIR = Path(__file__).resolve().parents[2] / "calibration"
+DEFAULT_CALIBRATION_DIR = calibration_dir()  # where calibrations are saved (companion.assets)
 
 # Dice assigned to a set die further than this (Lab distance) are flagged: the die found
 # does not look like the set die it was given to.
@@ -428,9 +429,19 @@ def dice_set_to_json(dice_set: DiceSet, light: str) -> dict[str, object]:
 
 def builtin_dice_set_names() -> tuple[str, ...]:
     """The standard sets shipped as calibration/<name>-default.json (e.g. qwixx, sixto)."""
+    return tuple(sorted(_default_files()))
+
+
+def _default_files() -> dict[str, Path]:
+    """Each standard set's <name>-default.json: the one the package ships (companion.assets;
+    the checkout's calibration/ itself), or the calibration folder's own re-measured one
+    (an installed companion's ./calibration)."""
     suffix = "-default.json"
-    found = DEFAULT_CALIBRATION_DIR.glob(f"*{suffix}")
-    return tuple(sorted(path.name.removesuffix(suffix) for path in found))
+    files: dict[str, Path] = {}
+    for folder in (asset_dir("calibration"), DEFAULT_CALIBRATION_DIR):
+        for path in sorted(folder.glob(f"*{suffix}")):
+            files[path.name.removesuffix(suffix)] = path
+    return files
 
 
 def builtin_dice_set(name: str, colours: Sequence[str] | None = None) -> DiceSet:
@@ -455,7 +466,7 @@ def builtin_dice_set(name: str, colours: Sequence[str] | None = None) -> DiceSet
 @cache
 def _shipped_dice_set(name: str) -> DiceSet:
     # read once per process: the camera asks every second, the renderer for every scene
-    return load_dice_set(DEFAULT_CALIBRATION_DIR / f"{name}-default.json")
+    return load_dice_set(_default_files()[name])
 
 
 def typical_lab(colour: str) -> tuple[float, float, float]:

@@ -19,6 +19,8 @@ import cv2
 import numpy as np
 import onnxruntime as ort  # type: ignore[import-untyped]  # ships no type hints (no py.typed)
 
+from companion.assets import models_dir
+
 logger = logging.getLogger(__name__)
 
 # The model's own copy of its labels, written by models/train.py into the ONNX metadata.
@@ -28,8 +30,9 @@ REQUIRED_INPUT_KEYS = ("name", "shape", "layout", "colour_order", "size", "scale
 
 
 def default_models_dir() -> Path:
-    """The repository's ``models/`` folder, found relative to this package."""
-    return Path(__file__).resolve().parents[2] / "models"
+    """The shipped models: the package's model assets (the repository's ``models/`` in a
+    checkout; companion.assets)."""
+    return models_dir()
 
 
 class ModelError(RuntimeError):

@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from markupsafe import Markup
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -105,10 +106,15 @@ async def _too_large(send: Send, limit: int) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _timestamp(value: float | None) -> str:
+def _timestamp(value: float | None) -> Markup:
+    """A moment as a <time> element: UTC in the page, shown in the browser's own time zone
+    by local-time.js (the server does not know where its players are)."""
     if value is None:
-        return ""
-    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return Markup("")
+    moment = datetime.fromtimestamp(value, UTC)
+    return Markup('<time datetime="{}" data-local>{}</time>').format(
+        moment.isoformat(timespec="seconds"), moment.strftime("%Y-%m-%d %H:%M UTC")
+    )
 
 
 def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) -> FastAPI:

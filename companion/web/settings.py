@@ -10,8 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_WEB_DIR = REPO_ROOT / "web"
+from companion.assets import calibration_dir, web_dir
 
 
 class CameraSettings(BaseModel):
@@ -27,7 +26,7 @@ class CameraSettings(BaseModel):
     images: Path | None = Field(default=None, description="a folder of still images")
     disabled: bool = Field(default=False, description="manual dice entry only, no camera")
     calibration_dir: Path = Field(
-        default=REPO_ROOT / "calibration",
+        default_factory=calibration_dir,
         description="where the calibration page saves and lists calibration files",
     )
     calibration: Path | None = Field(
@@ -97,8 +96,9 @@ class Settings(BaseModel):
         description="folder for the SQLite game store (created if missing)",
     )
     web_dir: Path = Field(
-        default=DEFAULT_WEB_DIR,
-        description="folder holding templates/ and static/ (the repository's web/)",
+        default_factory=web_dir,
+        description="folder holding templates/ and static/ (the package's web assets: "
+        "the repository's web/ in a checkout)",
     )
     camera: CameraSettings = Field(
         # `companion serve` always passes its CameraSettings (no option: the webcam or the

@@ -154,6 +154,7 @@ class Table:
                     )
             await asyncio.to_thread(self._store.bind_seat, token_hash, seat)
             self._devices[token_hash] = Device(self.table_id, device.host, seat)
+            self._redraw_all()  # the host's screen shows who has sat down (ws.py "seats")
 
     async def free_seat(self, seat: int) -> None:
         async with self._lock:

@@ -132,7 +132,11 @@ def test_a_qwixx_turn_on_three_devices(browser: Any, server: ServerProcess) -> N
     bob.click("section[data-seat='1'] button:has-text('Pass')")
     ann.click("section[data-seat='0'] button:has-text('Pass')")
     live(bob, 7)
-    bob.click("section[data-seat='1'] button:has-text('Pass')")
+    costly = bob.locator("section[data-seat='1'] button:has-text('Pass')")
+    assert costly.inner_text() == "Pass: \N{MINUS SIGN}5 penalty"
+    costly.click()  # a pass that costs 5 points asks once
+    assert costly.inner_text().startswith("Tap again")
+    costly.click()
     for page in (ann, bob, host):
         live(page, 8)
     assert bob.locator(".penalty.crossed").count() == 1

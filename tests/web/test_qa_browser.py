@@ -214,7 +214,7 @@ def test_a_players_links_on_the_table_view_are_finger_sized(
         "() => Array.from(document.querySelectorAll('.viewer-links a'),"
         " (a) => [a.textContent, a.getBoundingClientRect().height])"
     )
-    assert [text for text, _ in sizes] == ["Take a seat", "My sheet"]
+    assert [text for text, _ in sizes] == ["Take a seat", "My sheet", "Scoreboard"]
     assert all(height >= 44 for _, height in sizes), sizes
 
 

@@ -5,6 +5,7 @@ table, translate a Rejection into an HTTP answer (app.py maps reasons to codes).
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, Response
@@ -26,7 +27,7 @@ from companion.web.deps import (
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
 from companion.web.tables import Table
-from companion.web.views import move_attr, with_names
+from companion.web.views import move_attr, option_fields, with_names
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin])
 
@@ -108,8 +109,8 @@ def set_device_cookie(response: Response, settings: Settings, table_id: str, tok
 
 
 def games_catalogue() -> list[dict[str, Any]]:
-    """Every game, its player range, and default options per player count (for the start
-    page's form)."""
+    """Every game, its player range, default options per player count, and how the start
+    page presents each option (for the start page's form)."""
     games = []
     for name in GAME_NAMES:
         try:
@@ -131,6 +132,8 @@ def games_catalogue() -> list[dict[str, Any]]:
                 "high": game.players.high,
                 "defaults": defaults,
                 "schema": game.options_schema(),
+                # labels, help, "more options", input kinds
+                "fields": [asdict(f) for f in option_fields(game.name, game.options_type)],
             }
         )
     return games

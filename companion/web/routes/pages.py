@@ -15,6 +15,7 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
+from companion.rules.registry import find_game
 from companion.web.auth import cookie_name
 from companion.web.deps import (
     LimiterDep,
@@ -27,6 +28,8 @@ from companion.web.deps import (
 from companion.web.fragments import live_html
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
 from companion.web.settings import Settings
+from companion.web.store import TableRow
+from companion.web.tables import Tables
 from companion.web.views import for_display
 
 router = APIRouter()
@@ -77,10 +80,22 @@ def qr_svg(text: str) -> Markup:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def start_page(request: Request, templates: TemplatesDep) -> Response:
-    return templates.TemplateResponse(
-        request, "start.html", {"games_json": json.dumps(games_catalogue())}
-    )
+async def start_page(request: Request, tables: TablesDep, templates: TemplatesDep) -> Response:
+    """Pick a game and its options; the games in progress this browser may open."""
+    rows = await visible_tables(request, tables, finished=False)
+    local = is_local(request)
+    playing = [
+        {
+            "table_id": row.table_id,
+            "title": find_game(row.game).title,
+            "players": ", ".join(row.players),
+            "created_at": row.created_at,
+            "code": row.code if local else None,  # the server's own screen, as the terminal
+        }
+        for row in sorted(rows, key=lambda r: -r.created_at)
+    ]
+    context = {"games_json": json.dumps(games_catalogue()), "playing": playing}
+    return templates.TemplateResponse(request, "start.html", context)
 
 
 @router.get("/join", response_class=HTMLResponse)
@@ -187,6 +202,15 @@ async def table_page(request: Request, access: PageAccess, templates: TemplatesD
     return templates.TemplateResponse(request, "table.html", context)
 
 
+@router.get("/t/{table_id}/board", response_class=HTMLResponse)
+async def board_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
+    """The scoreboard for a laptop or TV: every sheet at once, scaled to fit the screen,
+    under the roll and whose turn it is (the table view's fragment; board.js fits it)."""
+    _, live = await live_html(templates, access.table, access.viewer, "table")
+    context = _page_context(request, access) | {"live": Markup(live), "mode": "table"}
+    return templates.TemplateResponse(request, "board.html", context)
+
+
 @router.get("/t/{table_id}/sheet", response_class=HTMLResponse)
 async def sheet_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
     if access.viewer.seat is None:
@@ -206,25 +230,39 @@ async def live_fragment(
     return HTMLResponse(html, headers={"X-State-Id": str(state_id)})
 
 
+def is_local(request: Request) -> bool:
+    """Whether the browser runs on the machine running the server (over loopback)."""
+    return request.client is not None and request.client.host in ("127.0.0.1", "::1")
+
+
+async def visible_tables(request: Request, tables: Tables, finished: bool) -> list[TableRow]:
+    """The stored tables this browser may see: all of them on the machine running the
+    server, else the ones it holds a valid device cookie for (no join code, no access)."""
+    rows = tables.store.tables(finished=finished)
+    if is_local(request):
+        return rows
+    rows = [r for r in rows if request.cookies.get(cookie_name(r.table_id))]
+    return [
+        r
+        for r in rows
+        if (t := await tables.get(r.table_id)) is not None
+        and t.viewer(request.cookies.get(cookie_name(r.table_id))) is not None
+    ]
+
+
 @router.get("/history", response_class=HTMLResponse)
 async def history_page(request: Request, tables: TablesDep, templates: TemplatesDep) -> Response:
     """Finished games. The machine running the server sees all of them; another device
     sees the games it has a cookie for (no join code, no access)."""
-    rows = tables.store.tables(finished=True)
-    local = request.client is not None and request.client.host in ("127.0.0.1", "::1")
-    if not local:
-        rows = [r for r in rows if request.cookies.get(cookie_name(r.table_id))]
-        rows = [
-            r
-            for r in rows
-            if (t := await tables.get(r.table_id)) is not None
-            and t.viewer(request.cookies.get(cookie_name(r.table_id))) is not None
-        ]
     games = []
-    for row in rows:
+    for row in await visible_tables(request, tables, finished=True):
         summary = row.summary or {}
         players = summary.get("players", row.players)
         scores = sorted(summary.get("scores", []), key=lambda s: -s["total"])
+        winners = summary.get("winners", [])
+        if not winners and summary.get("ended_by_host") and scores:
+            # ended before the game's own end: who was ahead wins (views.winners_of)
+            winners = [s["seat"] for s in scores if s["total"] == scores[0]["total"]]
         games.append(
             {
                 "table_id": row.table_id,
@@ -235,7 +273,7 @@ async def history_page(request: Request, tables: TablesDep, templates: Templates
                     {
                         "name": players[s["seat"]],
                         "total": s["total"],
-                        "winner": s["seat"] in summary.get("winners", []),
+                        "winner": s["seat"] in winners,
                     }
                     for s in scores
                 ],

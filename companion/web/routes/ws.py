@@ -10,9 +10,11 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from companion.rules.base import Rejection
@@ -28,6 +30,7 @@ from companion.web.routes.api import (
     too_fast,
 )
 from companion.web.store import StorageError
+from companion.web.tables import Subscription, Table
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
@@ -49,6 +52,37 @@ class SyncMessage(BaseModel):
 ClientMessage = TypeAdapter(
     Annotated[ActMessage | UndoMessage | SyncMessage, Field(discriminator="type")]
 )
+
+
+async def push_to_screen(
+    table: Table,
+    token: str,
+    view: str,
+    templates: Jinja2Templates,
+    subscription: Subscription,
+    send_text: Callable[[str], Awaitable[None]],
+) -> None:
+    """Send one screen its live fragment whenever the table's state changes (and on a sync
+    request), and a host's screen the seats taken whenever they change after it connected
+    (its join panel folds once every seat is taken; the page drew the seats of its load)."""
+    sent = -1
+    seats_sent = sorted(table.seats_taken())
+    while True:
+        current = table.viewer(token)  # a seat change takes effect on the next push
+        if current is None:
+            return
+        # drawn and encoded once for every screen of the same view (render.py)
+        fragment = await live_fragment(templates, table, current, view)
+        if fragment.state_id != sent:
+            await send_text(fragment.message)
+            sent = fragment.state_id
+        seats = sorted(table.seats_taken())
+        if current.host and seats != seats_sent:
+            seats_of = len(table.snapshot.players)
+            await send_text(json.dumps({"type": "seats", "taken": seats, "seats": seats_of}))
+            seats_sent = seats
+        if await subscription.queue.get() < 0:  # a sync request: send even if unchanged
+            sent = -1
 
 
 @router.websocket("/t/{table_id}/ws")
@@ -77,18 +111,7 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
             await websocket.send_text(text)
 
     async def push_states() -> None:
-        sent = -1
-        while True:
-            current = table.viewer(token)  # a seat change takes effect on the next push
-            if current is None:
-                return
-            # drawn and encoded once for every screen of the same view (render.py)
-            fragment = await live_fragment(templates, table, current, view)
-            if fragment.state_id != sent:
-                await send_text(fragment.message)
-                sent = fragment.state_id
-            if await subscription.queue.get() < 0:  # a sync request: send even if unchanged
-                sent = -1
+        await push_to_screen(table, token, view, templates, subscription, send_text)
 
     async def receive_actions() -> None:
         while True:

@@ -18,17 +18,19 @@ for adding a game page is docs/web-views.md.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import logging
 import re
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from types import ModuleType
 from typing import Any
 
-from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Score, Turn
+from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Score, Turn
 from companion.rules.session import may_undo
 from companion.web.auth import Viewer
 from companion.web.snapshot import Snapshot
@@ -76,10 +78,75 @@ class SheetInput:
             names[self.seat] = self.name
         return names
 
+    def points_change(self, move: Move) -> int | None:
+        """What `move` would do to this seat's total, as the engine scores the state after
+        it (Qwixx's second pass: -5), or None when the engine refuses the move now. The view
+        labels a costly button with it; the rules stay in the engine."""
+        try:
+            after = self.game.play(self.state, move)
+        except Rejection:
+            return None
+        return int(self.game.scores(after)[self.seat].total - self.score.total)
+
     @property
     def may_act(self) -> bool:
         """This seat is among those who may act now."""
         return self.seat in self.turn.players
+
+
+@dataclass(frozen=True, slots=True)
+class OptionText:
+    """How the start page presents one of a game's options (a view module's `OPTIONS`):
+    a label a player understands, a one-line help, whether it waits under "more options"
+    (most tables never change it), and what leaving it empty means."""
+
+    label: str
+    help: str
+    more: bool = False
+    empty: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class OptionField:
+    """One option as the start page draws it (see option_fields)."""
+
+    name: str
+    label: str
+    help: str
+    more: bool
+    empty: str
+    kind: str
+
+
+def option_fields(game_name: str, options_type: type) -> list[OptionField]:
+    """The options of game `game_name` (its `Options` dataclass `options_type`) in their
+    dataclass order, but `players`, which the start page asks for itself: each with its
+    text from the game view's `OPTIONS` and the kind of input its type needs: bool, int,
+    str, seat, ints, strs, optional_int, records or json."""
+    texts: dict[str, OptionText] = getattr(view_for(game_name), "OPTIONS", {})
+    hints = typing.get_type_hints(options_type)
+    fields = []
+    for option in dataclasses.fields(options_type):
+        if option.name == "players":
+            continue
+        text = texts.get(option.name) or OptionText(option.name.replace("_", " "), "")
+        kind = "seat" if option.name == "first_player" else _kind(hints[option.name])
+        fields.append(OptionField(option.name, text.label, text.help, text.more, text.empty, kind))
+    return fields
+
+
+def _kind(hint: object) -> str:
+    """The input an option's type needs (see option_fields)."""
+    if hint in (bool, int, str):
+        return str(getattr(hint, "__name__", hint))
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is tuple and args and all(a in (int, str, Ellipsis) for a in args):
+        return "ints" if args[0] is int else "strs"
+    if typing.get_origin(hint) is tuple and args and dataclasses.is_dataclass(args[0]):
+        return "records"
+    if set(args) == {int, type(None)}:
+        return "optional_int"
+    return "json"
 
 
 def move_attr(game: Game[Any, Any], move: Move) -> str:
@@ -196,6 +263,23 @@ def names_of(players: tuple[str, ...], seats: tuple[int, ...] | list[int]) -> st
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def winners_of(snapshot: Snapshot) -> tuple[int, ...]:
+    """The seats that won: the engine's outcome, or for a game the host ended before its
+    end, the players with the highest total then (in every one of our games the highest
+    total is ahead); none while the game goes on."""
+    if snapshot.outcome is not None:
+        return tuple(snapshot.outcome.winners)
+    if not snapshot.ended_by_host or not snapshot.scores:
+        return ()
+    return leaders(snapshot.scores)
+
+
+def leaders(scores: Sequence[Score]) -> tuple[int, ...]:
+    """The seats with the highest total."""
+    best = max(score.total for score in scores)
+    return tuple(score.player for score in scores if score.total == best)
+
+
 def turn_context(snapshot: Snapshot) -> dict[str, Any]:
     """Whose turn it is, in words, for the banner every screen shows."""
     turn = snapshot.turn
@@ -257,15 +341,19 @@ def sheet_context(snapshot: Snapshot, seat: int, viewer: Viewer) -> dict[str, An
         if attr not in drawn and not any(b.get("move") == attr for b in buttons):
             buttons.append({"label": describe_move(game, move), "move": attr, "legal": True})
     score = snapshot.scores[seat]
+    is_current = snapshot.turn.active == seat and not snapshot.finished
     context.update(
         seat=seat,
         name=snapshot.players[seat],
         total=score.total,
         breakdown=[{"label": label, "points": points} for label, points in score.breakdown],
         is_active=snapshot.turn.active == seat,
+        # the tag says "rolling" only while the dice are awaited from this player, else "turn"
+        is_rolling=is_current and snapshot.turn.chance,
+        is_turn=is_current and not snapshot.turn.chance,
         may_act=seat in snapshot.turn.players and not snapshot.finished,
         markable=markable,
-        is_winner=snapshot.outcome is not None and seat in snapshot.outcome.winners,
+        is_winner=seat in winners_of(snapshot),
         is_mine=viewer.seat == seat,
     )
     return context
@@ -341,14 +429,16 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
         if outcome
         else "The host ended this game",
         "columns": table["columns"],
-        "winners": names_of(snapshot.players, outcome.winners) if outcome else "",
+        "winners": names_of(snapshot.players, winners_of(snapshot)),
+        # a game the host ended: its winner is who was ahead, and the card says so
+        "ahead_when_ended": outcome is None,
         "ranking": [
             {
                 "name": snapshot.players[s.player],
                 "total": s.total,
                 "breakdown": [{"label": label, "points": p} for label, p in s.breakdown],
                 "cells": cells,
-                "winner": outcome is not None and s.player in outcome.winners,
+                "winner": s.player in winners_of(snapshot),
             }
             for s, cells in zip(ranking, table["cells"], strict=True)
         ],

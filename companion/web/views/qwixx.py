@@ -18,7 +18,7 @@ from companion.rules.qwixx import (
     Pass,
     State,
 )
-from companion.web.views import SheetInput, move_attr
+from companion.web.views import OptionText, SheetInput, move_attr
 
 TEMPLATE = "games/qwixx.html"
 
@@ -79,16 +79,6 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
                 "descending": ROW_NUMBERS[index][0] > ROW_NUMBERS[index][-1],
             }
         )
-    pass_move = Pass(player=inp.seat)
-    buttons = []
-    if inp.markable and inp.may_act:
-        buttons.append(
-            {
-                "label": "Pass (no cross)",
-                "move": move_attr(inp.game, pass_move),
-                "legal": inp.is_legal(pass_move),
-            }
-        )
     return {
         "rows": rows,
         "penalties": [i < own.penalties for i in range(MAX_PENALTIES)],
@@ -96,9 +86,30 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "points_table": [
             {"crosses": n, "points": ROW_POINTS[n]} for n in range(1, len(ROW_POINTS))
         ],
-        "buttons": buttons,
+        "buttons": _pass_button(inp),
         "drawn_moves": drawn,
     }
+
+
+def _pass_button(inp: SheetInput) -> list[dict[str, str | bool]]:
+    """The pass, labelled with what it costs (the active player's pass after crossing
+    nothing marks a penalty, as the engine scores it) and, when it costs, asking once."""
+    if not (inp.markable and inp.may_act):
+        return []
+    pass_move = Pass(player=inp.seat)
+    legal = inp.is_legal(pass_move)
+    change = inp.points_change(pass_move) if legal else None
+    button: dict[str, str | bool] = {
+        "label": "Pass (no cross)",
+        "move": move_attr(inp.game, pass_move),
+        "legal": legal,
+    }
+    if change is not None and change < 0:
+        cost = f"\N{MINUS SIGN}{-change}"  # as the sheet writes it: "Penalties −5"
+        button["label"] = f"Pass: {cost} penalty"
+        button["confirm"] = f"Tap again to pass and take {cost}"
+        button["danger"] = True
+    return [button]
 
 
 def describe(move: Move) -> str:
@@ -107,3 +118,12 @@ def describe(move: Move) -> str:
     if isinstance(move, Pass):
         return "Pass (no cross)"
     return ""
+
+
+# the start page's words for the options (rulebook: whoever rolls the first 6 starts)
+OPTIONS = {
+    "first_player": OptionText(
+        "Who rolls first",
+        "At a paper table: whoever rolls the first 6. The others follow clockwise.",
+    ),
+}

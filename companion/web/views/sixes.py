@@ -30,7 +30,7 @@ from companion.rules.sixes import (
     TurnResult,
     bets_to_six,
 )
-from companion.web.views import SheetInput, colour_class
+from companion.web.views import OptionText, SheetInput, colour_class
 
 TEMPLATE = "games/sixes.html"
 
@@ -216,3 +216,30 @@ def _last_turn(end: TurnEnd | None, names: list[str]) -> dict[str, Any] | None:
     else:
         text = f"{roller} ended the game; the starter pot went back"
     return {"result": end.result.value, "text": text, "shares": shares}
+
+
+# the start page's words for the options
+OPTIONS = {
+    "multiplier": OptionText(
+        "Coins per bet",
+        "A bet on number n costs n times this; pots, purses and the starter pot scale with it.",
+    ),
+    "starter_factor": OptionText(
+        "Starter pot, in bets",
+        "Each roller opens the pot with this many times the coins per bet.",
+        more=True,
+    ),
+    "purses": OptionText(
+        "Starting coins per player",
+        "Each player's purse at the start, in seat order, comma separated.",
+        more=True,
+        empty="50 bets' worth each",
+    ),
+    "rollers": OptionText(
+        "Roller turns before the end",
+        "How many turns as roller the game lasts.",
+        more=True,
+        empty="two rounds around the table",
+    ),
+    "dice": OptionText("Colours of the two dice", "What the camera looks for.", more=True),
+}

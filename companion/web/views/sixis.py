@@ -44,7 +44,7 @@ from companion.rules.sixis import (
     side_of,
     teams,
 )
-from companion.web.views import SheetInput, colour_class
+from companion.web.views import OptionText, SheetInput, colour_class
 
 TEMPLATE = "games/sixis.html"
 
@@ -411,3 +411,41 @@ def _scores(state: State, names: list[str]) -> dict[str, Any]:
         "rows": rows,
         "teams": teams_rows,
     }
+
+
+# the start page's words for the options
+OPTIONS = {
+    "colours": OptionText(
+        "Dice colour per player",
+        "Each player's dice colour, in seat order.",
+        more=True,
+        empty="red, blue, green, yellow",
+    ),
+    "team_play": OptionText(
+        "Play in teams (4 players)", "Seats 1 and 3 play together against seats 2 and 4."
+    ),
+    "advanced_start": OptionText(
+        "Advanced start",
+        "From the start roll the 2nd, 3rd and 4th players may save up to 2, 3 and 4 dice.",
+    ),
+    "rounds": OptionText("Rounds to play", "How many rounds (when no target score is set)."),
+    "target": OptionText(
+        "Target score",
+        "Play until someone has this many points at the end of a round; 0: play the rounds.",
+        more=True,
+    ),
+    "first_player": OptionText(
+        "Who starts round 1", "Later rounds start with the next player clockwise."
+    ),
+    "deal_seed": OptionText(
+        "Deal number",
+        "Picks the cards on the table; a fresh one every game, type an old one to replay a deal.",
+        more=True,
+    ),
+    "layouts": OptionText(
+        "Cards dealt (to copy a real deal)",
+        "The card ids per round in slot order, as a JSON list; empty: dealt by the deal number.",
+        more=True,
+        empty="dealt by the deal number",
+    ),
+}

@@ -33,7 +33,7 @@ from companion.rules.sixmix import (
     row_owner,
     seat_rows,
 )
-from companion.web.views import SheetInput, colour_class
+from companion.web.views import OptionText, SheetInput, colour_class
 
 TEMPLATE = "games/sixmix.html"
 
@@ -251,3 +251,20 @@ def _last_round(state: State, names: list[str]) -> dict[str, Any] | None:
             }
         )
     return {"number": result.number, "rows": rows}
+
+
+# the start page's words for the options
+OPTIONS = {
+    "colours": OptionText(
+        "Board colours, first row first",
+        "The colour markers on your board in board order; the first rows are in play (4 with "
+        "2 players).",
+        more=True,
+    ),
+    "first_player": OptionText(
+        "Who starts", "Whoever won the start roll; the others follow clockwise."
+    ),
+    "target": OptionText(
+        "Points to win", "The game ends when a player reaches this many points (rulebook: 10)."
+    ),
+}

@@ -21,7 +21,7 @@ from companion.rules.sixto import (
     State,
     crossed_columns,
 )
-from companion.web.views import SheetInput, colour_class
+from companion.web.views import OptionText, SheetInput, colour_class
 
 TEMPLATE = "games/sixto.html"
 
@@ -110,3 +110,22 @@ def describe(move: Move) -> str:
     if isinstance(move, Cross):
         return f"Cross {move.colour} box {move.column}"
     return ""
+
+
+# the start page's words for the options
+OPTIONS = {
+    "first_player": OptionText(
+        "Who rolls first", "The player who starts; the others follow clockwise in seat order."
+    ),
+    "colours": OptionText(
+        "Dice colours, top row first",
+        "Your six dice's colours in the order of the sheet's rows; change them only if your "
+        "set differs.",
+        more=True,
+    ),
+    "sheets": OptionText(
+        "Score sheet per player",
+        "A letter A-L picks one of the built-in sheets; every player needs a different one.",
+        more=True,
+    ),
+}

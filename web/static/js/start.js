@@ -52,45 +52,68 @@
     options.querySelectorAll("[data-seat-choice]").forEach((select) => fillSeats(select, 0));
     if (options.dataset.shown === `${game.name}:${n}`) return; // keep the host's edits
     options.dataset.shown = `${game.name}:${n}`;
-    options.querySelectorAll("label, .record-list").forEach((l) => l.remove());
-    for (const [field, value] of Object.entries(defaults())) {
-      if (field === "players") continue;
-      const label = el("label", {class: "field"}, field.replace(/_/g, " "));
-      let input;
-      if (Array.isArray(value) && value.length && value.every(isRecord)) {
-        options.append(recordList(field, value));
-        continue;
-      }
-      if (typeof value === "boolean") {
-        input = el("input", {type: "checkbox", "data-type": "bool"});
-        input.checked = value;
-      } else if (field === "first_player" && typeof value === "number") {
-        // a seat: chosen by name, not by a 0-based number
-        input = el("select", {"data-type": "number", "data-seat-choice": ""});
-        fillSeats(input, value);
-      } else if (field.endsWith("_seed") && typeof value === "number") {
-        // a seed (e.g. Sixis' deal): a fresh one per table, or the host types one to repeat a deal
-        const fresh = new Uint32Array(1);
-        crypto.getRandomValues(fresh);
-        input = el("input", {type: "number", value: String(fresh[0]), "data-type": "number", min: "0", step: "1"});
-      } else if (value === null) {
-        // an optional setting: empty means the game's default
-        input = el("input", {value: "", placeholder: "default", "data-type": "optional"});
-      } else if (typeof value === "number") {
-        input = el("input", {type: "number", value: String(value), "data-type": "number", step: "any"});
-      } else if (typeof value === "string") {
-        input = el("input", {value, "data-type": "string"});
-      } else if (Array.isArray(value) && value.every((v) => typeof v !== "object")) {
-        // a list of plain values (e.g. die colours): comma separated
-        const kind = value.length && typeof value[0] === "number" ? "numbers" : "strings";
-        input = el("input", {value: value.join(", "), "data-type": kind});
-      } else {
-        input = el("input", {value: JSON.stringify(value), "data-type": "json", class: "json"});
-      }
-      input.name = field;
-      label.append(input);
-      options.append(label);
+    options.querySelectorAll(".option, .record-list, .more-options").forEach((l) => l.remove());
+    const values = defaults();
+    // the options most tables never change wait under "more options"
+    const more = el("details", {class: "more-options"});
+    const moreGrid = el("div", {class: "more-grid"});
+    more.append(el("summary", {}, "More options"), moreGrid);
+    for (const field of game.fields) {
+      if (!(field.name in values)) continue;
+      const item = optionInput(field, values[field.name]);
+      (field.more ? moreGrid : options).append(item);
     }
+    if (moreGrid.children.length) options.append(more);
+  }
+
+  // one option: its label, its input (by the kind the server derived from its type) and
+  // its one-line help under it
+  function optionInput(field, value) {
+    if (field.kind === "records" && Array.isArray(value) && value.length) {
+      return recordList(field, value);
+    }
+    const wide = ["strs", "ints", "json"].includes(field.kind);
+    const label = el("label", {class: `field option${wide ? " wide" : ""}`, "data-option": field.name});
+    label.append(el("span", {class: "option-label"}, field.label));
+    let input;
+    if (field.kind === "bool") {
+      input = el("input", {type: "checkbox", "data-type": "bool"});
+      input.checked = Boolean(value);
+      label.classList.add("check");
+    } else if (field.kind === "seat") {
+      // a seat: chosen by name, not by a 0-based number
+      input = el("select", {"data-type": "number", "data-seat-choice": ""});
+      fillSeats(input, value);
+    } else if (field.name.endsWith("_seed")) {
+      // a seed (e.g. Sixis' deal): a fresh one per table, or the host types one to repeat a deal
+      const fresh = new Uint32Array(1);
+      crypto.getRandomValues(fresh);
+      input = el("input", {type: "number", value: String(fresh[0]), "data-type": "number", min: "0", step: "1"});
+    } else if (field.kind === "optional_int") {
+      input = el("input", {type: "number", value: value === null ? "" : String(value), placeholder: field.empty || "default", "data-type": "optional", step: "1"});
+    } else if (field.kind === "int") {
+      input = el("input", {type: "number", value: String(value), "data-type": "number", step: "1", inputmode: "numeric"});
+    } else if (field.kind === "str") {
+      input = el("input", {value, "data-type": "string"});
+    } else if (field.kind === "strs" || field.kind === "ints") {
+      // a list of plain values (e.g. die colours): comma separated, wrapped, never cut off
+      input = listInput(value.join(", "), field.empty, field.kind === "ints" ? "numbers" : "strings");
+    } else {
+      const shown = Array.isArray(value) && !value.length ? "" : JSON.stringify(value);
+      input = listInput(shown, field.empty, "json");
+      input.dataset.empty = JSON.stringify(value);
+    }
+    input.name = field.name;
+    label.append(input);
+    if (field.help) label.append(el("small", {class: "option-help"}, field.help));
+    return label;
+  }
+
+  function listInput(text, empty, type) {
+    const rows = Math.min(3, Math.max(1, Math.ceil(text.length / 30)));
+    const area = el("textarea", {rows: String(rows), placeholder: empty || "", "data-type": type, spellcheck: "false"});
+    area.value = text;
+    return area;
   }
 
   // the options of a seat choice: "Seat 2: Bob" from the names typed so far
@@ -109,14 +132,16 @@
   // A list of records (e.g. Sixto's sheet choice per seat): one line per item, an input
   // per plain field; other fields keep their default values.
   function recordList(field, items) {
-    const box = el("div", {class: "record-list", "data-field": field});
-    box.append(el("p", {class: "record-title"}, field.replace(/_/g, " ")));
+    const box = el("div", {class: "record-list", "data-field": field.name});
+    box.append(el("p", {class: "record-title"}, field.label));
+    if (field.help) box.append(el("p", {class: "option-help"}, field.help));
     items.forEach((item, index) => {
       const line = el("div", {class: "record", "data-default": JSON.stringify(item)});
       line.append(el("span", {class: "record-index"}, `Seat ${index + 1}`));
       for (const [key, v] of Object.entries(item)) {
         if (typeof v !== "string" && typeof v !== "number") continue;
-        const label = el("label", {class: "field inline"}, key.replace(/_/g, " "));
+        const text = key.replace(/_/g, " ");
+        const label = el("label", {class: "field inline"}, text.charAt(0).toUpperCase() + text.slice(1));
         label.append(el("input", {"data-key": key, "data-kind": typeof v, value: String(v), maxlength: "40"}));
         line.append(label);
       }
@@ -140,15 +165,15 @@
   function readOptions() {
     const result = {players: Number(count.value)};
     readRecords(result);
-    for (const input of options.querySelectorAll("input[data-type], select[data-type]")) {
+    for (const input of options.querySelectorAll("[data-type]")) {
       const type = input.dataset.type;
       if (type === "bool") result[input.name] = input.checked;
       else if (type === "number") result[input.name] = Number(input.value);
       else if (type === "string") result[input.name] = input.value;
-      else if (type === "strings") result[input.name] = input.value.split(",").map((v) => v.trim()).filter(Boolean);
-      else if (type === "numbers") result[input.name] = input.value.split(",").map((v) => Number(v.trim()));
+      else if (type === "strings") result[input.name] = input.value.split(/[,\n]/).map((v) => v.trim()).filter(Boolean);
+      else if (type === "numbers") result[input.name] = input.value.split(/[,\n]/).map((v) => v.trim()).filter(Boolean).map(Number);
       else if (type === "optional") result[input.name] = input.value.trim() === "" ? null : JSON.parse(input.value);
-      else result[input.name] = JSON.parse(input.value);
+      else result[input.name] = input.value.trim() === "" ? JSON.parse(input.dataset.empty || "null") : JSON.parse(input.value);
     }
     if (!("players" in defaults())) delete result.players;
     return result;

@@ -11,14 +11,27 @@
   const conn = document.getElementById("conn");
   const toast = document.getElementById("toast");
   let socket = null;
+  let socketCount = 0; // which connection an action was last sent on
   let retryMs = 300;
   let toastTimer = null;
-  const pending = new Map(); // action_id -> {kind, body, element}
+  let connState = "connecting";
+  // action_id -> {kind, body, element, moveAttr, dice, sentOn, offline}: every action not
+  // yet answered, in the order it was made. Kept in localStorage too, so a tap made while
+  // the connection is down survives a reload; sent again on every reconnect with the same
+  // action id (the server applies an id once, so a copy that got through is harmless)
+  const pending = new Map();
+  const outboxKey = `tc-outbox-${tableId}-${mode}`;
   const picks = {key: null, values: []}; // dice chosen in the roll entry
 
   function stateId() {
     const el = live.querySelector(".live");
     return el ? Number(el.dataset.stateId) : null;
+  }
+
+  // the roll the screen shows (the banner's dice): a refusal of a tap made offline says
+  // whether it was the roll that changed
+  function diceShown() {
+    return Array.from(live.querySelectorAll(".banner .die"), (d) => `${d.dataset.colour}${d.dataset.value}`).join(" ");
   }
 
   function newActionId() {
@@ -27,54 +40,150 @@
     return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
+  function capital(text) { return text ? text.charAt(0).toUpperCase() + text.slice(1) : text; }
+
   function showToast(text, kind) {
     // engine sentences start lower-case (they read well inside other text); shown alone
-    // they begin with a capital
-    toast.textContent = text ? text.charAt(0).toUpperCase() + text.slice(1) : text;
+    // they begin with a capital. Refusals arriving together (taps re-sent after a
+    // reconnect) are listed together, not shown over one another.
+    const line = capital(text);
+    const stacking = !toast.hidden && toast.classList.contains("error") && (kind || "error") === "error";
+    const lines = stacking ? toast.dataset.lines.split("\n").concat(line).slice(-3) : [line];
+    toast.dataset.lines = lines.join("\n");
+    toast.textContent = lines.join("\n");
     toast.className = "toast " + (kind || "error");
     toast.hidden = false;
     clearTimeout(toastTimer);
-    toastTimer = setTimeout(() => { toast.hidden = true; }, 4000);
+    toastTimer = setTimeout(() => { toast.hidden = true; }, 4000 + 1500 * (lines.length - 1));
   }
 
-  function setConn(state, text) {
-    if (!conn) return;
-    conn.dataset.conn = state;
-    conn.textContent = text;
+  // -- the connection state, in the sticky banner ---------------------------------------
+  function waitingTaps() {
+    return Array.from(pending.values()).filter((item) => item.sentOn !== socketCount || !isOpen()).length;
   }
+
+  function connText() {
+    if (connState === "live") return "live";
+    if (connState === "refused") return "Not connected: enter the join code again";
+    const kept = waitingTaps();
+    const taps = kept ? ` · ${kept} tap${kept > 1 ? "s" : ""} kept, sent when it is back` : "";
+    if (connState === "offline") return `Offline: reconnecting…${taps}`;
+    return `connecting…${taps}`;
+  }
+
+  function setConn(state) {
+    connState = state;
+    showConn();
+  }
+
+  function showConn() {
+    if (!conn) return;
+    conn.dataset.conn = connState;
+    conn.textContent = connText();
+    conn.setAttribute("role", connState === "live" ? "status" : "alert");
+    document.body.classList.toggle("conn-down", connState !== "live");
+    // the banner is redrawn with every state: put the line back into the new one
+    const banner = live.querySelector(".banner");
+    if (banner && conn.parentNode !== banner) banner.prepend(conn);
+  }
+
+  function isOpen() { return Boolean(socket && socket.readyState === WebSocket.OPEN); }
 
   function swap(html) {
     live.innerHTML = html;
     restorePicks();
+    markPending();
+    restoreArmed();
+    showConn();
+    sayStaleOffline();
+  }
+
+  // -- the outbox -----------------------------------------------------------------------
+  function saveOutbox() {
+    const items = Array.from(pending.values(), ({kind, body, moveAttr, dice}) => ({kind, body, moveAttr, dice}));
+    try {
+      if (items.length) localStorage.setItem(outboxKey, JSON.stringify(items));
+      else localStorage.removeItem(outboxKey);
+    } catch (e) { /* private mode: the taps are still kept in this page */ }
+  }
+
+  function loadOutbox() {
+    let items = [];
+    try { items = JSON.parse(localStorage.getItem(outboxKey) || "[]"); } catch (e) { items = []; }
+    for (const item of items) {
+      if (item && item.body && item.body.action_id) {
+        pending.set(item.body.action_id, {...item, element: null, sentOn: -1, offline: true});
+      }
+    }
+  }
+
+  // a box with a tap waiting keeps its dashed "pending" mark across redraws
+  function markPending() {
+    const boxes = Array.from(live.querySelectorAll("[data-move]"));
+    for (const item of pending.values()) {
+      if (item.element && item.element.isConnected) continue;
+      const element = item.moveAttr ? boxes.find((b) => b.dataset.move === item.moveAttr)
+        : item.kind === "undo" ? live.querySelector("[data-undo]") : null;
+      item.element = element || null;
+      if (element) element.classList.add("pending");
+    }
+  }
+
+  function flush() {
+    for (const item of pending.values()) {
+      if (item.sentOn === socketCount) continue;
+      if (item.sentOn !== -1) item.offline = true; // the connection dropped before its answer
+      item.sentOn = socketCount;
+      socket.send(JSON.stringify({type: item.kind, ...item.body}));
+    }
+    showConn();
   }
 
   // -- the WebSocket --------------------------------------------------------------------
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     socket = new WebSocket(`${scheme}://${location.host}/t/${tableId}/ws?view=${mode}`);
-    socket.onopen = () => { retryMs = 300; setConn("live", "live"); };
+    socketCount += 1;
+    socket.onopen = () => { retryMs = 300; setConn("live"); flush(); };
     socket.onmessage = (event) => handle(JSON.parse(event.data));
-    socket.onclose = () => {
-      setConn("offline", "reconnecting…");
+    socket.onclose = (event) => {
       socket = null;
-      // actions sent but not acknowledged go again over HTTP: the action id makes a
-      // retry harmless (the server applies each id once)
-      // A race move is not sent again: the server would refuse a late copy as stale once
-      // a roll came after it; the player sees the outcome on the refreshed screen and may
-      // tap again.
-      for (const [actionId, item] of pending) {
-        if (!item.race) { resendOverHttp(actionId, item); continue; }
-        settle(actionId);
-        showToast("connection lost: tap again if your tap does not show", "info");
+      if (event.code === 1008) {
+        // the server refused this device (its join was withdrawn): the waiting taps are
+        // sent once over HTTP, whose answer names the reason
+        setConn("refused");
+        for (const [actionId, item] of pending) resendOverHttp(actionId, item);
+        return;
       }
+      setConn("offline");
       setTimeout(connect, retryMs);
       retryMs = Math.min(retryMs * 2, 5000);
     };
   }
 
+  // -- the host's join panel: folds away once every seat is taken, unless the host
+  // opened or folded it by hand -------------------------------------------------------
+  const joinPanel = document.getElementById("join-panel");
+  let joinTouched = false;
+  if (joinPanel) {
+    joinPanel.querySelector("summary").addEventListener("click", () => { joinTouched = true; });
+  }
+
+  function seatsChanged(message) {
+    if (!joinPanel) return;
+    const taken = new Set(message.taken);
+    document.getElementById("seated-count").textContent = `${taken.size} of ${message.seats} seats taken`;
+    joinPanel.querySelectorAll("[data-host-free]").forEach((button) => {
+      button.hidden = !taken.has(Number(button.dataset.hostFree));
+    });
+    if (!joinTouched) joinPanel.open = taken.size < message.seats;
+  }
+
   function handle(message) {
     if (message.type === "state") {
       swap(message.html);
+    } else if (message.type === "seats") {
+      seatsChanged(message);
     } else if (message.type === "ack") {
       settle(message.action_id);
     } else if (message.type === "error") {
@@ -86,12 +195,33 @@
     const item = pending.get(actionId);
     if (item && item.element) item.element.classList.remove("pending");
     pending.delete(actionId);
+    saveOutbox();
+    showConn();
+  }
+
+  // what a refusal says: a tap made before the connection dropped (or while it was down)
+  // is refused after the reconnect, so it says it was not saved and why. Whether the roll
+  // changed is told from the fresh state, which may arrive after the refusal: such
+  // refusals wait for the next redraw (refresh() asks for one)
+  const staleOffline = [];
+
+  function staleText(item) {
+    return item.dice !== diceShown()
+      ? "Not saved: the roll changed while you were offline; tap again"
+      : "Not saved: the game moved on while you were offline; tap again";
+  }
+
+  function sayStaleOffline() {
+    while (staleOffline.length) showToast(staleText(staleOffline.shift()));
   }
 
   function refused(message) {
     const item = pending.get(message.action_id);
     settle(message.action_id);
-    showToast(message.message || "refused");
+    const offline = item && item.offline;
+    if (offline && message.reason === "stale_state") staleOffline.push(item);
+    else if (offline) showToast(`Not saved: ${message.message || "refused"}`);
+    else showToast(message.message || "refused");
     if (item && item.element && item.element.isConnected) {
       item.element.classList.add("refused");
       setTimeout(() => item.element.classList.remove("refused"), 900);
@@ -100,7 +230,7 @@
   }
 
   function refresh() {
-    if (socket && socket.readyState === WebSocket.OPEN) {
+    if (isOpen()) {
       socket.send(JSON.stringify({type: "sync"}));
     } else {
       fetch(`/t/${tableId}/live?view=${mode}`, {credentials: "same-origin"})
@@ -113,19 +243,20 @@
   // -- sending --------------------------------------------------------------------------
   function send(kind, fields, element) {
     const actionId = newActionId();
-    // data-race (e.g. Sixes' pound): several devices race for one move, so it goes with
-    // race: true; the engine, not the stale-view check, tells the losers why, while the
-    // state id still lets the server refuse a tap meant for a call a roll has closed
+    // data-race (e.g. Sixes' pound): a move several devices race for; the engine's turn
+    // declares the race and the session judges it, so `race: true` is only a hint
     const race = Boolean(element && element.hasAttribute("data-race"));
     const body = {action_id: actionId, expected_state_id: stateId(), ...(race ? {race} : {}), ...fields};
-    const item = {kind, body, element, race};
+    const moveAttr = element && element.dataset.move ? element.dataset.move : null;
+    const item = {kind, body, element, moveAttr, dice: diceShown(), sentOn: -1, offline: !isOpen()};
     pending.set(actionId, item);
     if (element) element.classList.add("pending");
-    if (socket && socket.readyState === WebSocket.OPEN) {
+    saveOutbox();
+    if (isOpen()) {
+      item.sentOn = socketCount;
       socket.send(JSON.stringify({type: kind, ...body}));
-    } else {
-      resendOverHttp(actionId, item);
     }
+    showConn();
   }
 
   function resendOverHttp(actionId, item) {
@@ -139,7 +270,7 @@
       const data = await response.json().catch(() => ({}));
       if (response.ok) { settle(actionId); refresh(); }
       else refused({action_id: actionId, ...data});
-    }).catch(() => { /* offline: the socket's reconnect retries it */ });
+    }).catch(() => { /* offline: kept in the outbox */ });
   }
 
   function hostPost(path, confirmText) {
@@ -148,7 +279,6 @@
       .then(async (r) => {
         const data = await r.json().catch(() => ({}));
         if (!r.ok) showToast(data.message || "refused");
-        else if (path.startsWith("seats/")) location.reload();
       });
   }
 
@@ -190,10 +320,47 @@
     return {...move, [field]: Array.from(pressed, (t) => JSON.parse(t.dataset.toggleValue))};
   }
 
+  // -- asking once ----------------------------------------------------------------------
+  // a button with data-confirm (a pass that costs a penalty, freeing a seat) asks once: the
+  // first tap turns it into its question for a few seconds, a second tap does it. The
+  // question survives the redraws other players' taps cause.
+  const armed = {key: null, until: 0, timer: null};
+
+  function confirmKey(element) {
+    return element.dataset.move || element.dataset.hostFree || element.dataset.confirm;
+  }
+
+  function isArmed(element) {
+    return armed.key === confirmKey(element) && Date.now() < armed.until;
+  }
+
+  function arm(element) {
+    armed.key = confirmKey(element);
+    armed.until = Date.now() + 5000;
+    clearTimeout(armed.timer);
+    armed.timer = setTimeout(() => { armed.key = null; restoreArmed(); }, 5000);
+    restoreArmed();
+  }
+
+  function restoreArmed() {
+    page.querySelectorAll("[data-confirm]").forEach((element) => {
+      if (element.dataset.label === undefined) element.dataset.label = element.textContent;
+      const on = isArmed(element);
+      element.classList.toggle("armed", on);
+      element.textContent = on ? element.dataset.confirm : element.dataset.label;
+    });
+  }
+
   // -- taps -----------------------------------------------------------------------------
   document.addEventListener("click", (event) => {
     const target = event.target.closest("button, [data-move]");
     if (!target || !page.contains(target)) return;
+    if (target.dataset.confirm !== undefined && !isArmed(target)) {
+      event.preventDefault();
+      arm(target);
+      return;
+    }
+    if (target.dataset.confirm !== undefined) { armed.key = null; restoreArmed(); }
     if (target.dataset.move) {
       event.preventDefault();
       send("act", {move: collect(JSON.parse(target.dataset.move), target)}, target);
@@ -220,6 +387,9 @@
     }
   });
 
+  loadOutbox();
   restorePicks();
+  markPending();
+  showConn();
   connect();
 })();

@@ -1,0 +1,145 @@
+"""The host's screen in Debian's Chromium.
+
+- The join panel is open while seats are free and folds away by itself when the last
+  player (on a phone or a tablet) takes a seat, so the sheets move up the host's laptop
+  screen; one tap on its summary brings the code back.
+- The scoreboard (`/t/{id}/board`, for a laptop or TV) shows every sheet at once without
+  scrolling, under the roll and whose turn it is, for every game and on phone, tablet,
+  laptop and TV screens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ServerProcess, shot
+from tests.web.helpers import QWIXX_ROLL_7
+
+pytestmark = pytest.mark.browser
+
+LAPTOP = {"viewport": {"width": 1280, "height": 800}}
+TV = {"viewport": {"width": 1920, "height": 1080}}
+TABLET = {"viewport": {"width": 1024, "height": 768}, "has_touch": True}
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+PHONE_ON_ITS_SIDE = {"viewport": {"width": 844, "height": 390}, "is_mobile": True}
+
+
+def create(page: Any, server: ServerProcess, game: str, players: list[str]) -> dict[str, Any]:
+    created = page.request.post(
+        server.base_url + "/api/tables",
+        data={"game": game, "options": {"players": len(players)}, "players": players},
+    )
+    assert created.status == 201, created.text()
+    body: dict[str, Any] = created.json()
+    return body
+
+
+def take_seat(browser: Any, server: ServerProcess, code: str, seat: int, device: Any) -> Any:
+    page = browser.new_context(**device).new_page()
+    page.goto(f"{server.base_url}/join?code={code}")
+    page.click("button.primary")
+    page.click(f"button[name=seat][value='{seat}']")
+    page.wait_for_url("**/sheet")
+    return page
+
+
+def test_the_join_panel_folds_when_every_seat_is_taken(browser: Any, server: ServerProcess) -> None:
+    host = browser.new_context(**LAPTOP).new_page()
+    table = create(host, server, "qwixx", ["Ann", "Bob", "Cid"])
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    panel = host.locator("#join-panel")
+    assert panel.get_attribute("open") is not None and host.locator("#join-code").is_visible()
+
+    take_seat(browser, server, table["code"], 0, PHONE)
+    take_seat(browser, server, table["code"], 1, TABLET)
+    host.wait_for_function(
+        "document.getElementById('seated-count').textContent === '2 of 3 seats taken'"
+    )
+    assert panel.get_attribute("open") is not None  # a seat is still free: it stays open
+    assert host.locator("[data-host-free='1']").get_attribute("hidden") is None
+    assert host.locator("[data-host-free='2']").get_attribute("hidden") is not None
+
+    sheet = host.locator("section.sheet[data-seat='0']")
+    open_top = sheet.bounding_box()["y"]
+    take_seat(browser, server, table["code"], 2, PHONE)
+    host.wait_for_selector("#join-panel:not([open])", timeout=10000)
+    assert host.inner_text("#seated-count") == "3 of 3 seats taken"
+    folded = panel.bounding_box()
+    assert folded is not None and folded["height"] < 90
+    assert not host.locator("#join-code").is_visible()
+    assert sheet.bounding_box()["y"] < open_top - 150  # the sheets moved up by the panel
+    shot(host, "join-panel-folded-laptop")
+
+    host.click("#join-panel .join-toggle")  # one tap brings it back
+    assert host.locator("#join-code").is_visible()
+    assert host.inner_text("#join-code") == table["code"]
+    assert host.locator("[data-host-free='2']").get_attribute("hidden") is None
+
+
+def assert_every_sheet_on_screen(page: Any, count: int) -> None:
+    page.wait_for_selector("body[data-board-fitted=yes]")
+    size = page.viewport_size
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= size["height"] + 1
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= size["width"] + 1
+    sheets = page.locator("section.sheet")
+    assert sheets.count() == count
+    for index in range(count):
+        box = sheets.nth(index).bounding_box()
+        assert box is not None and box["width"] > 0
+        assert box["x"] >= 0 and box["x"] + box["width"] <= size["width"] + 1, (index, box)
+        assert box["y"] >= 0 and box["y"] + box["height"] <= size["height"] + 1, (index, box)
+
+
+@pytest.mark.parametrize(
+    ("device", "name"),
+    [(LAPTOP, "laptop"), (TV, "tv"), (TABLET, "tablet"), (PHONE_ON_ITS_SIDE, "phone")],
+)
+def test_the_scoreboard_shows_every_sheet_the_roll_and_whose_turn(
+    browser: Any, server: ServerProcess, device: dict[str, Any], name: str
+) -> None:
+    page = browser.new_context(**device).new_page()
+    table = create(page, server, "qwixx", ["Ann", "Bob", "Cid", "Dee"])
+    rolled = page.request.post(
+        f"{server.base_url}/api/tables/{table['table_id']}/actions",
+        data={"action_id": "roll-the-first", "move": QWIXX_ROLL_7},
+    )
+    assert rolled.status == 200
+    page.goto(f"{server.base_url}/t/{table['table_id']}/board")
+    page.wait_for_selector("#conn[data-conn=live]")
+    assert_every_sheet_on_screen(page, 4)
+    assert page.locator(".banner .die").count() == 6  # the roll
+    assert page.inner_text(".turn-text").startswith("White sum: waiting for")
+    assert page.locator("section.sheet.active .tag").first.inner_text().lower() == "turn"
+    shot(page, f"scoreboard-qwixx-{name}")
+
+    # a cross made elsewhere shows at once, and the board still fits
+    crossed = page.request.post(
+        f"{server.base_url}/api/tables/{table['table_id']}/actions",
+        data={
+            "action_id": "ann-crosses-7",
+            "move": {"kind": "cross", "player": 0, "colour": "red", "number": 7},
+        },
+    )
+    assert crossed.status == 200
+    page.wait_for_selector("section.sheet[data-seat='0'] .box.crossed")
+    assert_every_sheet_on_screen(page, 4)
+
+
+@pytest.mark.parametrize(
+    ("game", "players"),
+    [("sixto", 4), ("sixis", 4), ("sixmix", 5), ("sixes", 8), ("qwixx", 5)],
+)
+def test_every_game_fits_the_laptop_scoreboard(
+    browser: Any, server: ServerProcess, game: str, players: int
+) -> None:
+    page = browser.new_context(**LAPTOP).new_page()
+    names = [f"P{i + 1}" for i in range(players)]
+    table = create(page, server, game, names)
+    page.goto(f"{server.base_url}/t/{table['table_id']}/board")
+    page.wait_for_selector("#conn[data-conn=live]")
+    assert_every_sheet_on_screen(page, players)
+    assert page.inner_text(".turn-text").strip()
+    shot(page, f"scoreboard-{game}-laptop")

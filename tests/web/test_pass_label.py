@@ -1,0 +1,38 @@
+"""Qwixx's pass button says what it costs, as the engine scores it: the active player's
+pass after crossing nothing reads "Pass: −5 penalty" and asks once; every other pass reads
+"Pass (no cross)" and is sent at the first tap."""
+
+from __future__ import annotations
+
+from companion.rules.qwixx import Cross, Pass
+from companion.web.auth import Viewer
+from companion.web.views import sheet_context
+from tests.web.helpers import roll, snapshot_of
+
+ROLL_7 = roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1))
+
+
+def pass_button(moves: list[object], seat: int) -> dict[str, object]:
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], moves)  # type: ignore[arg-type]
+    buttons = sheet_context(snapshot, seat, Viewer(seat=seat, host=False))["buttons"]
+    (button,) = [b for b in buttons if '"pass"' in b["move"]]
+    return dict(button)
+
+
+def test_a_free_pass_reads_no_cross_and_does_not_ask() -> None:
+    for seat in (0, 1):  # the white sum: nobody pays for passing it
+        button = pass_button([ROLL_7], seat)
+        assert button["label"] == "Pass (no cross)" and "confirm" not in button
+
+
+def test_the_active_players_pass_after_no_cross_names_its_penalty_and_asks_once() -> None:
+    colour_step = [ROLL_7, Pass(player=0), Pass(player=1)]
+    button = pass_button(colour_step, 0)
+    assert button["label"] == "Pass: \N{MINUS SIGN}5 penalty"
+    assert button["confirm"] == "Tap again to pass and take \N{MINUS SIGN}5"
+
+
+def test_after_a_white_sum_cross_the_colour_pass_is_free() -> None:
+    crossed = [ROLL_7, Cross(player=0, colour="red", number=7), Pass(player=1)]
+    button = pass_button(crossed, 0)
+    assert button["label"] == "Pass (no cross)" and "confirm" not in button

@@ -1,0 +1,98 @@
+"""The start page's options in Debian's Chromium, on a phone and a tablet: every option of
+every game shows a plain label and a line of help (never a field name), the rarely changed
+ones wait under "More options", no field cuts its value off (Sixto's colours), and the
+defaults start a table as they are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from companion.rules.registry import GAME_NAMES
+from tests.web.conftest import ServerProcess, shot
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
+RAW_NAMES = {"deal seed", "layouts", "purses", "rollers", "starter factor", "target", "target 0"}
+
+OPTIONS = """() => Array.from(document.querySelectorAll('#options .option, #options .record-list'),
+  (o) => ({
+    name: o.dataset.option || o.dataset.field,
+    label: (o.querySelector('.option-label, .record-title') || {}).textContent,
+    help: (o.querySelector('.option-help') || {}).textContent || '',
+    more: Boolean(o.closest('.more-options')),
+    visible: o.checkVisibility(),
+  }))"""
+
+CUT_OFF = """() => Array.from(document.querySelectorAll(
+    '#options input:not([type=checkbox]), #options textarea'))
+  .filter((i) => i.checkVisibility())
+  .filter((i) => i.scrollWidth > i.clientWidth + 1 || i.scrollHeight > i.clientHeight + 1
+    || i.getBoundingClientRect().right > document.documentElement.clientWidth)
+  .map((i) => i.name || i.dataset.key)"""
+
+
+def choose(page: Any, game: str) -> None:
+    page.check(f"input[name=game][value={game}]")
+    page.wait_for_selector("#options .option, #options .record-list")
+
+
+@pytest.mark.parametrize(("device", "name"), [(PHONE, "phone"), (TABLET, "tablet")])
+def test_every_option_reads_as_words_with_help_and_room(
+    browser: Any, server: ServerProcess, device: dict[str, Any], name: str
+) -> None:
+    page = browser.new_context(**device).new_page()
+    page.goto(server.base_url + "/")
+    for game in GAME_NAMES:
+        choose(page, game)
+        options = page.evaluate(OPTIONS)
+        assert options, game
+        for option in options:
+            label = option["label"].strip()
+            assert label and label.lower() not in RAW_NAMES and "_" not in label, option
+            assert option["help"].strip(), option
+            # the everyday options show at once, the rest only under "More options"
+            assert option["visible"] != option["more"], option
+        if any(o["more"] for o in options):
+            page.click("#options .more-options > summary")
+            assert all(o["visible"] for o in page.evaluate(OPTIONS))
+        assert page.evaluate(CUT_OFF) == [], game
+        assert (
+            page.evaluate(
+                "Array.from(document.querySelectorAll('#options *'))"
+                ".filter((e) => e.getClientRects().length && e.childNodes.length"
+                " && parseFloat(getComputedStyle(e).fontSize) < 12).length"
+            )
+            == 0
+        )
+        shot(page, f"start-options-{game}-{name}")
+
+
+def test_sixtos_colours_are_under_more_options_and_shown_whole(
+    browser: Any, server: ServerProcess
+) -> None:
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(server.base_url + "/")
+    choose(page, "sixto")
+    colours = page.locator("textarea[name=colours]")
+    assert not colours.is_visible()
+    page.click("#options .more-options > summary")
+    assert colours.is_visible()
+    assert colours.input_value() == "red, orange, yellow, green, blue, purple"
+    assert colours.evaluate(
+        "(i) => i.scrollWidth <= i.clientWidth && i.scrollHeight <= i.clientHeight"
+    )
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_the_defaults_start_a_table(browser: Any, server: ServerProcess, game: str) -> None:
+    page = browser.new_context(**TABLET).new_page()
+    page.goto(server.base_url + "/")
+    choose(page, game)
+    page.click("button[type=submit].primary")
+    page.wait_for_url("**/t/*")
+    page.wait_for_selector("#conn[data-conn=live]")
+    assert page.locator("section.sheet").count() >= 1

@@ -1,0 +1,61 @@
+// The scoreboard (a laptop or TV): every sheet at once, without scrolling. Tries each
+// column count, lays the sheets out at their design width, measures the real layout and
+// keeps the count that allows the largest scale; the whole grid is then zoomed to it.
+// Runs again after every redraw (table.js swaps #live) and when the window changes size.
+(() => {
+  "use strict";
+  const live = document.getElementById("live");
+  if (!live || !document.body.classList.contains("page-board")) return;
+  const MARGIN = 8;
+  const MAX_ZOOM = 2;
+
+  function layout(grid, columns) {
+    grid.style.gridTemplateColumns = `repeat(${columns}, var(--board-sheet-w))`;
+    const box = grid.getBoundingClientRect(); // the grid is as wide as its columns (CSS)
+    return {width: box.width, height: box.height};
+  }
+
+  function fit() {
+    const grid = live.querySelector(".sheets");
+    if (!grid) return;
+    grid.style.zoom = "1";
+    grid.style.removeProperty("--board-sheet-w");
+    const count = grid.children.length;
+    // a sheet wider than the design width (Sixto's target area) gets the width it needs
+    layout(grid, 1);
+    const sheets = Array.from(grid.children);
+    const wanted = Math.max(...sheets.map((s) => s.scrollWidth - s.clientWidth));
+    if (wanted > 0) {
+      const width = sheets[0].getBoundingClientRect().width + wanted + 4;
+      grid.style.setProperty("--board-sheet-w", `${Math.ceil(width)}px`);
+    }
+    const box = grid.getBoundingClientRect();
+    const top = box.top + window.scrollY;
+    // whatever the page has under the grid (paddings, a card) stays on screen too
+    const below = Math.max(0, document.scrollingElement.scrollHeight - (box.bottom + window.scrollY));
+    const room = {
+      width: document.documentElement.clientWidth - 2 * MARGIN,
+      height: window.innerHeight - top - below - 2,
+    };
+    let best = {zoom: 0, columns: 1};
+    for (let columns = 1; columns <= Math.max(1, count); columns += 1) {
+      const size = layout(grid, columns);
+      const zoom = Math.min(room.width / size.width, room.height / size.height);
+      if (zoom > best.zoom + 1e-3) best = {zoom, columns};
+    }
+    layout(grid, best.columns);
+    grid.style.zoom = String(Math.min(best.zoom, MAX_ZOOM));
+    grid.dataset.columns = String(best.columns);
+    document.body.dataset.boardFitted = "yes";
+  }
+
+  let pending = 0;
+  function later() {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(fit);
+  }
+
+  new MutationObserver(later).observe(live, {childList: true});
+  window.addEventListener("resize", later);
+  fit();
+})();
