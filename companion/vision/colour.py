@@ -275,6 +275,16 @@ def colour_distance(
     return float(np.linalg.norm(diff))
 
 
+def prototype_distance(lab: Sequence[float] | np.ndarray, name: str) -> float:
+    """The distance (`colour_distance`) of a Lab colour to the nearest prototype of `name`
+    (a setup's own colours are named beside the prototypes: companion.vision.adapt)."""
+    mine = np.array([n == name for n in _PROTO_NAMES])
+    if not mine.any():
+        return math.inf
+    diff = (_PROTO_LAB[mine] - np.asarray(lab, dtype=np.float32)) * _WEIGHTS
+    return float(np.linalg.norm(diff, axis=1).min())
+
+
 @dataclass(frozen=True, slots=True)
 class ColourName:
     """A basic colour name with a confidence 0..1 and the runner-up name."""

@@ -1,0 +1,209 @@
+"""A setup that learns from its confirmed rolls: record a roll's dice, refresh the heads,
+read with them.
+
+`SetupLearner` ties the store (companion.vision.adapt_store) to the heads
+(companion.vision.adapt) for one setup:
+
+- `record(image, dice)`: each confirmed die of one photo (read as shown, corrected by a
+  tap, added by the host, or taught) is cut out as a 64 px crop, read once more by the
+  *shipped* classifier in one batch (its embedding, and the shipped head's probabilities
+  that the poisoning check weighs), its body colour measured, and stored;
+- `refresh()`: loads the setup's dice (embedding again, from their crops, any made by
+  another classifier), holds back the suspect ones and fits the heads, in well under a
+  second for 500 dice (bench/adapt.py --speed);
+- `reader(base)`: the base DiceReader's finder with the adapted classifier and the setup's
+  own dice colours.
+
+Every call is synchronous and may take milliseconds (record) to a few hundred
+(refresh of thousands of dice): a server runs them off its event loop. One lock keeps a
+refresh from reading a half-recorded roll's state."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import cv2
+import numpy as np
+
+from companion.vision.adapt import FACES, Adaptation, AdaptedClassifier, adapt
+from companion.vision.adapt_store import CROP_SIZE, NewExample, SetupStore, StoredExample
+from companion.vision.classifier import PipClassifier, crop_die
+from companion.vision.colour import DiceSet, measure_die
+from companion.vision.pipeline import DiceReader
+from companion.vision.types import DieBox
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ConfirmedDie:
+    """One die of a confirmed photo: where it lies, its confirmed value, how it was
+    confirmed (adapt_store.SOURCES) and its colour name and set die when known."""
+
+    where: DieBox
+    value: int
+    source: str = "read"
+    colour: str | None = None
+    set_index: int | None = None
+
+
+def model_key(classifier: PipClassifier) -> str:
+    """What an embedding is tied to: the classifier file's sha256."""
+    return classifier.model.manifest.sha256
+
+
+def new_examples(
+    classifier: PipClassifier, image: np.ndarray, dice: Sequence[ConfirmedDie]
+) -> list[NewExample]:
+    """The dice of one photo as records to store (no table, photo or throw yet): one batch
+    through the shipped classifier for their embeddings and probabilities."""
+    if not dice:
+        return []
+    boxes = [d.where for d in dice]
+    classified = classifier.classify(image, boxes)
+    if classified.embeddings is None:
+        raise ValueError(f"{classifier.model.path}: the classifier has no embedding output")
+    key = model_key(classifier)
+    out = []
+    for k, die in enumerate(dice):
+        body = measure_die(image, die.where)
+        out.append(
+            NewExample(
+                crop=crop_die(image, die.where, classifier.margin, CROP_SIZE),
+                value=die.value,
+                embedding=classified.embeddings[k],
+                model=key,
+                source=die.source,
+                probabilities=classified.probabilities[k] if die.source != "added" else None,
+                lab=None if body is None else body.lab,
+                colour=die.colour,
+                set_index=die.set_index,
+            )
+        )
+    return out
+
+
+def embed_crops(classifier: PipClassifier, crops: Sequence[np.ndarray]) -> np.ndarray:
+    """N x D embeddings of stored 64 px BGR crops (resized to the model's input)."""
+    height, width = classifier.size
+    batch = np.stack([cv2.resize(c, (width, height), interpolation=cv2.INTER_AREA) for c in crops])
+    if classifier.model.manifest.input.colour_order == "RGB":
+        batch = batch[..., ::-1]
+    index = classifier.embedding_index
+    if index is None:
+        raise ValueError(f"{classifier.model.path}: the classifier has no embedding output")
+    return classifier.model.run(classifier.model.normalise(batch))[index]
+
+
+@dataclass(frozen=True)
+class SetupSummary:
+    """What a setup has learnt, for the pages: confirmed dice stored and used, held back
+    ids, and per face and per set die how many dice and how far the setup's head counts."""
+
+    setup: str
+    stored: int
+    used: int
+    held: tuple[int, ...]
+    faces: tuple[int, ...]
+    face_progress: tuple[float, ...]
+    set_dice: tuple[int, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "setup": self.setup,
+            "stored": self.stored,
+            "used": self.used,
+            "held": list(self.held),
+            "faces": list(self.faces),
+            "face_progress": [round(p, 3) for p in self.face_progress],
+            "set_dice": list(self.set_dice),
+        }
+
+
+class SetupLearner:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        store: SetupStore,
+        setup: str,
+        classifier: PipClassifier,
+        dice_set: DiceSet | None = None,
+    ) -> None:
+        self.store = store
+        self.setup = setup
+        self.classifier = classifier
+        self.dice_set = dice_set
+        self._lock = threading.Lock()
+        self.stored: list[StoredExample] = []
+        self.adaptation: Adaptation | None = None
+
+    def record(
+        self,
+        image: np.ndarray,
+        dice: Sequence[ConfirmedDie],
+        *,
+        table_id: str | None = None,
+        photo: str | None = None,
+        throw: int | None = None,
+    ) -> list[int]:
+        """Store the confirmed dice of one photo; returns their ids."""
+        made = new_examples(self.classifier, image, dice)
+        rows = [replace(e, table_id=table_id, photo=photo, throw=throw) for e in made]
+        with self._lock:
+            return self.store.add(self.setup, rows)
+
+    def refresh(self) -> Adaptation:
+        """Fit the heads on every stored die of the setup (module docstring)."""
+        with self._lock:
+            stored = self.store.examples(self.setup)
+            stored = self._embedded_now(stored)
+            adaptation = adapt([s.example for s in stored], self.dice_set)
+            self.stored, self.adaptation = stored, adaptation
+        return adaptation
+
+    def _embedded_now(self, stored: list[StoredExample]) -> list[StoredExample]:
+        """The stored dice with embeddings of the current classifier (stale ones embedded
+        again from their crops and written back; a die whose crop is gone is left out)."""
+        key = model_key(self.classifier)
+        stale = [s for s in stored if s.model != key]
+        if not stale:
+            return stored
+        ready = []
+        for s in stale:
+            crop = self.store.crop(self.setup, s.example_id)
+            if crop is not None:
+                ready.append((s.example_id, crop))
+        if ready:
+            fresh = embed_crops(self.classifier, [crop for _, crop in ready])
+            updates = [(k, e) for (k, _), e in zip(ready, fresh, strict=True)]
+            self.store.set_embeddings(updates, key)
+        logger.info("setup %s: %d dice embedded again for %s", self.setup, len(ready), key[:12])
+        missing = {s.example_id for s in stale} - {k for k, _ in ready}
+        return [s for s in self.store.examples(self.setup) if s.example_id not in missing]
+
+    def reader(self, base: DiceReader) -> DiceReader:
+        """`base`'s finder with this setup's classifier and dice colours (refresh first)."""
+        adaptation = self.adaptation or self.refresh()
+        classifier = AdaptedClassifier(base.classifier, adaptation.head)
+        return DiceReader(base.finder, classifier, adaptation.dice_set or base.dice_set)
+
+    def summary(self) -> SetupSummary:
+        adaptation = self.adaptation or self.refresh()
+        held = tuple(self.stored[k].example_id for k in adaptation.held)
+        used = [s.example for k, s in enumerate(self.stored) if k not in set(adaptation.held)]
+        faces = tuple(sum(e.value == v for e in used) for v in range(1, FACES + 1))
+        size = len(self.dice_set.dice) if self.dice_set is not None else 0
+        set_dice = tuple(sum(e.set_index == j for e in used) for j in range(size))
+        return SetupSummary(
+            self.setup,
+            len(self.stored),
+            adaptation.used,
+            held,
+            faces,
+            tuple(adaptation.face_progress()),
+            set_dice,
+        )

@@ -1,0 +1,355 @@
+"""A setup's confirmed dice, kept in the data directory: one SQLite file for the records
+(``setups.sqlite3``) and one small PNG per die (``setups/<setup>/<id>.png``, 64 px).
+
+A setup is a camera with a dice set, what a calibration file names (companion.vision
+.calibration), so the name is a calibration name and a second evening at the same table
+starts where the first ended. Each record holds what the heads of companion.vision.adapt
+need (value, embedding, the shipped head's probabilities when the camera read it, body
+colour, set die) and where the die came from (table, photo, throw, and how it was
+confirmed: read as shown, corrected by a tap, added by the host, or taught in a teaching
+round). The embedding is stored with the classifier it came from (its sha256): after a
+model update the crops are embedded again (`SetupLearner.refresh`).
+
+The store is synchronous and thread-safe (one connection behind a lock); callers in the
+server run it off the event loop. A crop file is written before its record and removed
+after it, so a record never names a missing file; `delete_setup` removes the records and
+the setup's folder."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.adapt import Example, Lab
+from companion.vision.calibration import NAME_PATTERN
+
+STORE_FILE = "setups.sqlite3"
+CROPS_DIR = "setups"
+CROP_SIZE = 64
+SOURCES = ("read", "corrected", "added", "taught")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS examples (
+    example_id    INTEGER PRIMARY KEY AUTOINCREMENT,
+    setup         TEXT NOT NULL,
+    value         INTEGER NOT NULL CHECK (value BETWEEN 1 AND 6),
+    colour        TEXT,
+    set_index     INTEGER,
+    lab_l         REAL,
+    lab_a         REAL,
+    lab_b         REAL,
+    embedding     BLOB NOT NULL,
+    probabilities BLOB,
+    model         TEXT NOT NULL,
+    table_id      TEXT,
+    photo         TEXT,
+    throw         INTEGER,
+    source        TEXT NOT NULL CHECK (source IN ('read', 'corrected', 'added', 'taught')),
+    kept_by_host  INTEGER NOT NULL DEFAULT 0,
+    created_at    REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS examples_by_setup ON examples(setup, example_id);
+"""
+
+
+class SetupError(ValueError):
+    """A setup name that is not a calibration name, or a die that cannot be stored."""
+
+
+def check_setup(name: str) -> str:
+    """`name` when it is a valid calibration name (it names a folder), else SetupError."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise SetupError(f"setup {name!r}: use 1-48 letters, digits, '-' or '_'")
+    return name
+
+
+@dataclass(frozen=True)
+class NewExample:
+    """A confirmed die to store: its 64 px BGR crop (companion.vision.classifier's framing)
+    with the fields of a record."""
+
+    crop: np.ndarray = field(repr=False)
+    value: int
+    embedding: np.ndarray = field(repr=False)
+    model: str
+    source: str
+    probabilities: np.ndarray | None = field(default=None, repr=False)
+    lab: Lab | None = None
+    colour: str | None = None
+    set_index: int | None = None
+    table_id: str | None = None
+    photo: str | None = None
+    throw: int | None = None
+
+
+@dataclass(frozen=True)
+class StoredExample:
+    """One stored die: its id, record fields and the heads' `Example`."""
+
+    example_id: int
+    setup: str
+    example: Example
+    model: str
+    source: str
+    table_id: str | None
+    photo: str | None
+    throw: int | None
+    created_at: float
+
+    def to_json(self) -> dict[str, object]:
+        e = self.example
+        return {
+            "id": self.example_id,
+            "value": e.value,
+            "colour": e.colour,
+            "set_index": e.set_index,
+            "source": self.source,
+            "kept_by_host": e.kept_by_host,
+            "table_id": self.table_id,
+            "photo": self.photo,
+            "throw": self.throw,
+            "created_at": self.created_at,
+        }
+
+
+def _blob(array: np.ndarray | None) -> bytes | None:
+    return None if array is None else np.asarray(array, np.float32).tobytes()
+
+
+def _array(blob: bytes | None) -> np.ndarray | None:
+    return None if blob is None else np.frombuffer(blob, np.float32).copy()
+
+
+class SetupStore:
+    """See the module docstring. `SetupStore(data_dir)`; `close()` when done."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.crops_dir = self.data_dir / CROPS_DIR
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            self.data_dir / STORE_FILE, check_same_thread=False, isolation_level=None
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def crop_path(self, setup: str, example_id: int) -> Path:
+        return self.crops_dir / check_setup(setup) / f"{int(example_id)}.png"
+
+    # -- writing --------------------------------------------------------------------------
+    def add(self, setup: str, examples: Sequence[NewExample]) -> list[int]:
+        """Store dice of one roll (crops first, then the records in one transaction);
+        returns their ids."""
+        check_setup(setup)
+        for new in examples:
+            _check_new(new)
+        encoded = [_png(new.crop) for new in examples]
+        folder = self.crops_dir / setup
+        folder.mkdir(parents=True, exist_ok=True)
+        ids: list[int] = []
+        with self._transaction() as db:
+            for new, png in zip(examples, encoded, strict=True):
+                cursor = db.execute(
+                    "INSERT INTO examples (setup, value, colour, set_index, lab_l, lab_a, lab_b,"
+                    " embedding, probabilities, model, table_id, photo, throw, source,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    _row(setup, new),
+                )
+                example_id = int(cursor.lastrowid or 0)
+                # the file before the commit: a committed record always has its crop
+                (folder / f"{example_id}.png").write_bytes(png)
+                ids.append(example_id)
+        return ids
+
+    def set_embeddings(self, updates: Sequence[tuple[int, np.ndarray]], model: str) -> None:
+        """Replace embeddings made by another classifier (`SetupLearner.refresh`)."""
+        with self._transaction() as db:
+            db.executemany(
+                "UPDATE examples SET embedding = ?, model = ? WHERE example_id = ?",
+                [(_blob(e), model, int(k)) for k, e in updates],
+            )
+
+    def keep(self, setup: str, example_id: int) -> bool:
+        """The host looked at a held-back die and keeps it; False when there is none."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE examples SET kept_by_host = 1 WHERE setup = ? AND example_id = ?",
+                (check_setup(setup), int(example_id)),
+            )
+            return cursor.rowcount > 0
+
+    def delete_example(self, setup: str, example_id: int) -> bool:
+        """Delete one die (record, then crop); False when the setup has no such die."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "DELETE FROM examples WHERE setup = ? AND example_id = ?",
+                (check_setup(setup), int(example_id)),
+            )
+            found = cursor.rowcount > 0
+        self.crop_path(setup, example_id).unlink(missing_ok=True)
+        return found
+
+    def delete_setup(self, setup: str) -> int:
+        """Delete every die of a setup, records and crops; returns how many."""
+        with self._transaction() as db:
+            cursor = db.execute("DELETE FROM examples WHERE setup = ?", (check_setup(setup),))
+            count = cursor.rowcount
+        shutil.rmtree(self.crops_dir / setup, ignore_errors=True)
+        return count
+
+    # -- reading --------------------------------------------------------------------------
+    def examples(self, setup: str) -> list[StoredExample]:
+        """Every stored die of a setup, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT example_id, setup, value, colour, set_index, lab_l, lab_a, lab_b,"
+                " embedding, probabilities, model, table_id, photo, throw, source,"
+                " kept_by_host, created_at FROM examples WHERE setup = ? ORDER BY example_id",
+                (check_setup(setup),),
+            ).fetchall()
+        return [_stored(row) for row in rows]
+
+    def count(self, setup: str) -> int:
+        with self._lock:
+            (n,) = self._db.execute(
+                "SELECT COUNT(*) FROM examples WHERE setup = ?", (check_setup(setup),)
+            ).fetchone()
+        return int(n)
+
+    def setups(self) -> dict[str, int]:
+        """Every setup with stored dice and how many."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT setup, COUNT(*) FROM examples GROUP BY setup ORDER BY setup"
+            ).fetchall()
+        return {str(name): int(n) for name, n in rows}
+
+    def crop_png(self, setup: str, example_id: int) -> bytes | None:
+        """The die's crop as PNG bytes, None when the setup has no such die."""
+        path = self.crop_path(setup, example_id)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def crop(self, setup: str, example_id: int) -> np.ndarray | None:
+        """The die's 64 px BGR crop, None when missing."""
+        png = self.crop_png(setup, example_id)
+        if png is None:
+            return None
+        image = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+        return None if image is None else np.asarray(image)
+
+
+def _check_new(new: NewExample) -> None:
+    if not 1 <= int(new.value) <= 6:
+        raise SetupError(f"a die's value is 1-6, not {new.value}")
+    if new.source not in SOURCES:
+        raise SetupError(f"source {new.source!r} is not one of {', '.join(SOURCES)}")
+    crop = np.asarray(new.crop)
+    if crop.ndim != 3 or crop.shape[2] != 3 or crop.dtype != np.uint8:
+        raise SetupError(f"a crop is H x W x 3 uint8, not {crop.shape} {crop.dtype}")
+
+
+def _png(crop: np.ndarray) -> bytes:
+    if crop.shape[:2] != (CROP_SIZE, CROP_SIZE):
+        crop = cv2.resize(crop, (CROP_SIZE, CROP_SIZE), interpolation=cv2.INTER_AREA)
+    ok, buffer = cv2.imencode(".png", crop)
+    if not ok:
+        raise SetupError("PNG encoding of a crop failed")
+    return bytes(buffer.tobytes())
+
+
+def _row(setup: str, new: NewExample) -> tuple[object, ...]:
+    lab = new.lab if new.lab is not None else (None, None, None)
+    return (
+        setup,
+        int(new.value),
+        new.colour,
+        new.set_index,
+        *lab,
+        _blob(new.embedding),
+        _blob(new.probabilities),
+        new.model,
+        new.table_id,
+        new.photo,
+        new.throw,
+        new.source,
+        time.time(),
+    )
+
+
+def _number(value: object) -> float:
+    if not isinstance(value, int | float):
+        raise SetupError(f"a stored number is {value!r}")
+    return float(value)
+
+
+def _whole(value: object) -> int | None:
+    return None if value is None else int(_number(value))
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _floats(value: object) -> np.ndarray | None:
+    if value is not None and not isinstance(value, bytes):
+        raise SetupError("a stored vector is not a blob")
+    return _array(value)
+
+
+def _stored(row: tuple[object, ...]) -> StoredExample:
+    (example_id, setup, value, colour, set_index, lab_l, lab_a, lab_b, embedding,
+     probabilities, model, table_id, photo, throw, source, kept, created) = row  # fmt: skip
+    lab = None if lab_l is None else (_number(lab_l), _number(lab_a), _number(lab_b))
+    vector = _floats(embedding)
+    if vector is None:
+        raise SetupError(f"example {example_id}: no embedding")
+    example = Example(
+        value=int(_number(value)),
+        embedding=vector,
+        probabilities=_floats(probabilities),
+        lab=lab,
+        colour=_text(colour),
+        set_index=_whole(set_index),
+        kept_by_host=bool(kept),
+        photo=_text(photo) if photo is not None else f"example {example_id}",
+    )
+    return StoredExample(
+        int(_number(example_id)),
+        str(setup),
+        example,
+        str(model),
+        str(source),
+        _text(table_id),
+        _text(photo),
+        _whole(throw),
+        _number(created),
+    )

@@ -1,0 +1,240 @@
+"""A setup that learns, end to end with the real pip classifier (onnxruntime) and a real
+SQLite store: confirmed dice stored and reloaded across a restart, the adapted reader
+beating the cold one on the held-back part of a fixture folder (also when a share of the
+taught values are wrong taps), and a deleted setup leaving no crop behind.
+
+The fixture (tests/fixtures/adapt, made by its make.py) is the 256 crops of
+tomitomi-dish-crops' validation blocks, which no model trains on, as one mosaic in the
+order they were taken: this camera's black die shows its 1 and 2 so that classifier 1.3
+misreads them; the even cells are the rolls a table confirmed, the odd ones are read."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.adapt import AdaptedClassifier, adapt
+from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, embed_crops, model_key
+from companion.vision.adapt_store import SetupError, SetupStore
+from companion.vision.classifier import PipClassifier
+from companion.vision.types import DieBox
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt"
+CELL = 48
+COLUMNS = 16
+# classifier 1.3.x misreads 18 of the 128 read cells cold; a classifier that misreads
+# fewer than this makes the comparison say little: re-choose the fixture then
+MIN_COLD_ERRORS = 8
+
+
+@pytest.fixture(scope="module")
+def classifier() -> PipClassifier:
+    return PipClassifier.load()
+
+
+@pytest.fixture(scope="module")
+def mosaic() -> tuple[np.ndarray, list[DieBox], np.ndarray]:
+    image = cv2.imread(str(FIXTURE / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
+    assert image is not None
+    with open(FIXTURE / "labels.csv", newline="", encoding="utf-8") as handle:
+        values = np.array([int(row["value"]) for row in csv.DictReader(handle)])
+    side = CELL / PipClassifier.load().margin
+    boxes = []
+    for k in range(len(values)):
+        y, x = divmod(k, COLUMNS)
+        boxes.append(DieBox(x * CELL + CELL / 2, y * CELL + CELL / 2, side, side))
+    return image, boxes, values
+
+
+def confirm(
+    boxes: list[DieBox], values: np.ndarray, cells: range | list[int]
+) -> list[ConfirmedDie]:
+    return [ConfirmedDie(boxes[k], int(values[k])) for k in cells]
+
+
+def record_cells(
+    learner: SetupLearner, image: np.ndarray, dice: list[ConfirmedDie], cells: list[int]
+) -> None:
+    """Each cell as the photo of its own roll (the fixture's crops come from separate photos)."""
+    for die, k in zip(dice, cells, strict=True):
+        learner.record(image, [die], photo=f"cell {k}", throw=k)
+
+
+def errors(
+    classifier: PipClassifier, image: np.ndarray, boxes: list[DieBox], values: np.ndarray
+) -> int:
+    readings = classifier.read(image, boxes)
+    return sum(value != int(truth) for (value, _, _), truth in zip(readings, values, strict=True))
+
+
+def wrong_taps(values: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """`values` with `share` of them replaced by another value, and which."""
+    rng = np.random.default_rng(seed)
+    wrong = rng.random(len(values)) < share
+    out = values.copy()
+    out[wrong] = (out[wrong] - 1 + rng.integers(1, 6, int(wrong.sum()))) % 6 + 1
+    return out, wrong
+
+
+def taught_and_read(
+    mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+) -> tuple[list[int], list[int]]:
+    _, boxes, _ = mosaic
+    return list(range(0, len(boxes), 2)), list(range(1, len(boxes), 2))
+
+
+def test_the_adapted_reader_beats_the_cold_one_on_the_held_back_part(
+    tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    image, boxes, values = mosaic
+    taught, read = taught_and_read(mosaic)
+    learner = SetupLearner(SetupStore(tmp_path), "kitchen", classifier)
+    record_cells(learner, image, confirm(boxes, values, taught), taught)
+    adapted = AdaptedClassifier(classifier, learner.refresh().head)
+    held_boxes, held_values = [boxes[k] for k in read], values[read]
+    cold = errors(classifier, image, held_boxes, held_values)
+    assert cold >= MIN_COLD_ERRORS, f"the cold reader misreads only {cold}: re-choose the fixture"
+    assert errors(adapted, image, held_boxes, held_values) < 0.75 * cold
+
+
+def test_a_poisoned_setup_still_beats_the_cold_reader(
+    tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """A quarter of the taught values are wrong taps: most are held back for the host and
+    the adapted reader still reads the held-back cells better than the cold one."""
+    image, boxes, values = mosaic
+    taught, read = taught_and_read(mosaic)
+    tapped, wrong = wrong_taps(values[taught], 0.25, seed=15)
+    assert wrong.sum() >= 20
+    learner = SetupLearner(SetupStore(tmp_path), "kitchen", classifier)
+    dice = [ConfirmedDie(boxes[k], int(v)) for k, v in zip(taught, tapped, strict=True)]
+    record_cells(learner, image, dice, taught)
+    summary = learner.summary()
+    caught = set(summary.held)
+    ids = [s.example_id for s in learner.stored]
+    wrong_ids = {ids[k] for k in np.flatnonzero(wrong)}
+    assert len(caught & wrong_ids) >= 0.8 * len(wrong_ids)
+    assert len(caught - wrong_ids) <= 3  # few right taps held back
+    held_boxes, held_values = [boxes[k] for k in read], values[read]
+    adapted = AdaptedClassifier(classifier, learner.refresh().head)
+    cold = errors(classifier, image, held_boxes, held_values)
+    assert errors(adapted, image, held_boxes, held_values) < cold
+
+
+def test_stored_dice_come_back_after_a_restart(
+    tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    image, boxes, values = mosaic
+    store = SetupStore(tmp_path)
+    learner = SetupLearner(store, "kitchen", classifier)
+    ids = learner.record(
+        image, confirm(boxes, values, range(0, 40)), table_id="t1", photo="p1", throw=3
+    )
+    before = learner.refresh()
+    probe = classifier.classify(image, boxes[100:110])
+    store.close()
+
+    again = SetupStore(tmp_path)  # a new process opening the same data directory
+    reloaded = SetupLearner(again, "kitchen", classifier)
+    after = reloaded.refresh()
+    assert [s.example_id for s in reloaded.stored] == ids
+    assert [s.example.value for s in reloaded.stored] == [int(v) for v in values[:40]]
+    first = reloaded.stored[0]
+    assert (first.table_id, first.photo, first.throw, first.source) == ("t1", "p1", 3, "read")
+    assert first.example.probabilities is not None and first.example.lab is not None
+    assert np.allclose(after.head.means, before.head.means)
+    assert np.allclose(
+        after.head.adjust(probe.probabilities, probe.embeddings),
+        before.head.adjust(probe.probabilities, probe.embeddings),
+    )
+    crop = again.crop("kitchen", ids[0])
+    assert crop is not None and crop.shape == (64, 64, 3)
+
+
+def test_deleting_a_setup_deletes_its_crops_and_only_its_own(
+    tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    image, boxes, values = mosaic
+    store = SetupStore(tmp_path)
+    kitchen = SetupLearner(store, "kitchen", classifier).record(
+        image, confirm(boxes, values, range(10))
+    )
+    SetupLearner(store, "garden", classifier).record(image, confirm(boxes, values, range(10, 15)))
+    paths = [store.crop_path("kitchen", k) for k in kitchen]
+    assert all(p.is_file() for p in paths)
+    assert store.setups() == {"garden": 5, "kitchen": 10}
+
+    assert store.delete_setup("kitchen") == 10
+    assert not any(p.exists() for p in paths)
+    assert not (tmp_path / "setups" / "kitchen").exists()
+    assert store.examples("kitchen") == [] and store.setups() == {"garden": 5}
+    assert len(list((tmp_path / "setups" / "garden").glob("*.png"))) == 5
+
+
+def test_one_die_is_deleted_or_kept_by_the_host(
+    tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    image, boxes, values = mosaic
+    store = SetupStore(tmp_path)
+    ids = SetupLearner(store, "kitchen", classifier).record(image, confirm(boxes, values, range(3)))
+    assert store.keep("kitchen", ids[1])
+    assert [s.example.kept_by_host for s in store.examples("kitchen")] == [False, True, False]
+    assert store.delete_example("kitchen", ids[0])
+    assert not store.crop_path("kitchen", ids[0]).exists()
+    assert not store.delete_example("kitchen", ids[0])  # gone already
+    assert not store.delete_example("garden", ids[1])  # another setup's id
+    assert [s.example_id for s in store.examples("kitchen")] == ids[1:]
+
+
+def test_a_new_classifier_embeds_the_stored_crops_again(
+    tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    image, boxes, values = mosaic
+    store = SetupStore(tmp_path)
+    learner = SetupLearner(store, "kitchen", classifier)
+    ids = learner.record(image, confirm(boxes, values, range(6)))
+    original = np.stack([s.example.embedding for s in store.examples("kitchen")])
+    store.set_embeddings([(k, np.zeros_like(original[0])) for k in ids], "an older classifier")
+    learner.refresh()
+    stored = store.examples("kitchen")
+    assert {s.model for s in stored} == {model_key(classifier)}
+    again = np.stack([s.example.embedding for s in stored])
+    cosine = (
+        (again * original).sum(1) / np.linalg.norm(again, axis=1) / np.linalg.norm(original, axis=1)
+    )
+    assert cosine.min() > 0.9  # from the 64 px crop, close to the frame's own
+    assert np.allclose(
+        embed_crops(classifier, [store.crop("kitchen", ids[0])]), again[:1], atol=1e-5
+    )  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("name", ["", "../etc", "a/b", "x" * 49, "kitchen table"])
+def test_a_setup_is_named_as_a_calibration_is(tmp_path: Path, name: str) -> None:
+    with pytest.raises(SetupError):
+        SetupStore(tmp_path).examples(name)
+
+
+def test_adapting_five_hundred_dice_takes_no_model_call(
+    classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """The fit works on stored embeddings alone (bench/adapt_speed.py times it)."""
+    image, boxes, values = mosaic
+    classified = classifier.classify(image, boxes)
+    assert classified.embeddings is not None
+    from companion.vision.adapt import Example
+
+    examples = [
+        Example(
+            int(values[k % len(values)]),
+            classified.embeddings[k % len(values)],
+            classified.probabilities[k % len(values)],
+        )
+        for k in range(500)
+    ]
+    adaptation = adapt(examples)
+    assert adaptation.used + len(adaptation.held) == 500
+    assert adaptation.head.examples == adaptation.used
