@@ -58,8 +58,7 @@ TEMPERATURE = 20.0  # cosine similarity -> logit scale of the class-mean head
 PRIOR_EXAMPLES = 4.0  # a face with this many examples is trusted half and half ...
 # ... until there are enough examples to choose it on them (`choose_prior`)
 PRIOR_CHOICES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 256.0)
-MIN_EXAMPLES_TO_CHOOSE = 12
-LIKELIHOOD_WEIGHT = 1e-3  # choosing the prior: dice read right first, the likelihood breaks ties
+MIN_EXAMPLES_TO_CHOOSE = 4
 HOLD_BACK_BELOW = 0.05  # own-head probability of its value under which an example is suspect
 SHIPPED_VOUCHES = 0.5  # ... unless the shipped head gives its value at least this much
 SHIPPED_REFUSES = 0.05  # the shipped head's probability of a value it refuses
@@ -225,18 +224,18 @@ def leave_one_out_own(embeddings: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def choose_prior(examples: Sequence[Example]) -> float:
-    """The prior (PRIOR_CHOICES) under which the blend of the shipped head and the own
-    head fitted without the example's photo (`leave_photo_out`) reads the most of the
-    setup's examples right, the likelihood of their values breaking ties (and the larger
-    prior when still tied): the setup's head
-    counts only as much as it earns on the setup's own dice. On a mixed bag of dice a
-    face's mean says less than the shipped head, which keeps the say; where the shipped
-    head misreads or doubts the setup's dice and their means do not, the means get it.
-    PRIOR_EXAMPLES while fewer than MIN_EXAMPLES_TO_CHOOSE examples were read by the
-    camera."""
+    """The largest prior (PRIOR_CHOICES) among those under which the blend of the shipped
+    head and the own head fitted without the example's photo (`leave_photo_out`) reads
+    the most of the setup's examples right: the setup's head gets a say only as far as it
+    earns it on the setup's own dice, by reading right dice of a new photo that the
+    shipped head misreads (which the taps that corrected them have shown). Where the
+    shipped head reads this setup's dice right, a face's mean has nothing to add and only
+    risks misreading a die unlike those seen (a mixed bag of dice sets), so the shipped
+    head keeps the say; so too while fewer than MIN_EXAMPLES_TO_CHOOSE examples were read
+    by the camera (nothing to judge the means by)."""
     read = [e for e in examples if e.probabilities is not None]
     if len(read) < MIN_EXAMPLES_TO_CHOOSE:
-        return PRIOR_EXAMPLES
+        return PRIOR_CHOICES[-1]
     values = np.array([e.value for e in read])
     embeddings = np.stack([e.embedding for e in read])
     own = leave_photo_out(embeddings, values, [e.photo for e in read])
@@ -244,17 +243,14 @@ def choose_prior(examples: Sequence[Example]) -> float:
     counts = np.bincount(values - 1, minlength=FACES)[:FACES].astype(np.float64)
     informed = own.sum(axis=1) > 0  # a photo holding every example of the seen faces: no say
     if informed.sum() < MIN_EXAMPLES_TO_CHOOSE:
-        return PRIOR_EXAMPLES
+        return PRIOR_CHOICES[-1]
     own, shipped, values = own[informed], shipped[informed], values[informed]
-    rows = np.arange(len(values))
-    best, best_score = PRIOR_CHOICES[-1], -np.inf
+    best, best_right = PRIOR_CHOICES[-1], -1
     for prior in sorted(PRIOR_CHOICES, reverse=True):
         blended = blend(shipped.astype(np.float64), own, counts / (counts + prior))
-        right = float((blended[:, :FACES].argmax(axis=1) == values - 1).sum())
-        likelihood = float(np.log(np.maximum(blended[rows, values - 1], 1e-6)).sum())
-        score = right + LIKELIHOOD_WEIGHT * likelihood
-        if score > best_score + 1e-9:  # a smaller prior only for a better score
-            best, best_score = prior, score
+        right = int((blended[:, :FACES].argmax(axis=1) == values - 1).sum())
+        if right > best_right:  # a smaller prior only for more dice read right
+            best, best_right = prior, right
     return best
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from companion.vision.adapt import (
-    PRIOR_EXAMPLES,
+    PRIOR_CHOICES,
     Example,
     adapt,
     adapted_dice_set,
@@ -120,9 +120,17 @@ def test_leave_one_out_compares_an_example_with_the_rest_of_its_face() -> None:
 
 def test_the_prior_follows_what_the_setup_head_earns() -> None:
     helpful = examples_of([1] * 10 + [2] * 10, read_as={1: 2})  # the shipped head errs
-    assert choose_prior(helpful) < PRIOR_EXAMPLES
-    too_few = examples_of([1, 2, 3])
-    assert choose_prior(too_few) == PRIOR_EXAMPLES
+    prior = choose_prior(helpful)
+    assert prior < PRIOR_CHOICES[-1]
+    head = fit_value_head(
+        np.stack([e.embedding for e in helpful]), np.array([e.value for e in helpful]), prior
+    )
+    assert (
+        head.adjust(shipped(2)[None], face_vector(1, np.random.default_rng(9))[None]).argmax() == 0
+    )
+    # the shipped head reads this setup right: its means have nothing to add
+    assert choose_prior(examples_of([1] * 10 + [2] * 10)) == PRIOR_CHOICES[-1]
+    assert choose_prior(examples_of([1, 2, 3])) == PRIOR_CHOICES[-1]  # too few to judge
 
 
 def test_each_set_die_moves_to_the_setup_colour() -> None:
