@@ -37,6 +37,7 @@ Nothing here does I/O: the examples come from companion.vision.adapt_store."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -349,18 +350,43 @@ def name_with(lab: Sequence[float], own: Mapping[str, Lab]) -> str:
 @dataclass(frozen=True)
 class Adaptation:
     """What a setup's examples made: the value head, the adapted dice set (None without a
-    set), the own colour prototypes, and which examples were held back (indices into the
-    examples given)."""
+    set), the own colour prototypes, which examples were held back (indices into the
+    examples given), and per used example how sure the adapted reader would be of its
+    value on a new photo (`sureness`, NaN where it cannot say)."""
 
     head: ValueHead
     dice_set: DiceSet | None
     prototypes: dict[str, Lab]
     held: tuple[int, ...]
     used: int
+    sureness: tuple[float, ...] = ()
 
     def face_progress(self) -> list[float]:
         """Per face 1-6 how far the setup's head counts (0..1): n / (n + prior)."""
         return [float(w) for w in self.head.weights()]
+
+
+def sureness(examples: Sequence[Example], head: ValueHead) -> tuple[float, ...]:
+    """Per example, the probability the adapted reader gives its value when its photo is
+    new to the head (the shipped head's probabilities blended with face means fitted
+    without that photo): how sure the reader has become of such a die. NaN for a die the
+    camera did not read (added by the host: no shipped probabilities)."""
+    if not examples:
+        return ()
+    values = np.array([e.value for e in examples])
+    own = leave_photo_out(
+        np.stack([e.embedding for e in examples]), values, [e.photo for e in examples]
+    )
+    out = []
+    for k, e in enumerate(examples):
+        if e.probabilities is None:
+            out.append(math.nan)
+            continue
+        blended = blend(
+            np.asarray(e.probabilities, np.float64)[None], own[k : k + 1], head.weights()
+        )
+        out.append(float(blended[0, e.value - 1]))
+    return tuple(out)
 
 
 def adapt(examples: Sequence[Example], dice_set: DiceSet | None = None) -> Adaptation:
@@ -375,7 +401,9 @@ def adapt(examples: Sequence[Example], dice_set: DiceSet | None = None) -> Adapt
         width = examples[0].embedding.shape[0] if examples else 0
         head = fit_value_head(np.zeros((0, width), np.float32), np.zeros(0, np.int64))
     adapted = adapted_dice_set(dice_set, used) if dice_set is not None else None
-    return Adaptation(head, adapted, own_prototypes(used), tuple(held), len(used))
+    return Adaptation(
+        head, adapted, own_prototypes(used), tuple(held), len(used), sureness(used, head)
+    )
 
 
 class AdaptedClassifier(PipClassifier):

@@ -21,6 +21,7 @@ refresh from reading a half-recorded roll's state."""
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -48,6 +49,23 @@ class ConfirmedDie:
     source: str = "read"
     colour: str | None = None
     set_index: int | None = None
+
+
+def with_set_dice(dice: Sequence[ConfirmedDie], dice_set: DiceSet | None) -> list[ConfirmedDie]:
+    """The dice with each unassigned one given the set die of its colour (the first of
+    that colour no other die of the photo has: Qwixx's two whites take one each)."""
+    if dice_set is None:
+        return list(dice)
+    taken = {d.set_index for d in dice if d.set_index is not None}
+    out = []
+    for die in dice:
+        if die.set_index is None and die.colour is not None:
+            free = [j for j, c in enumerate(dice_set.colours) if c == die.colour and j not in taken]
+            if free:
+                taken.add(free[0])
+                die = replace(die, set_index=free[0])
+        out.append(die)
+    return out
 
 
 def model_key(classifier: PipClassifier) -> str:
@@ -100,16 +118,19 @@ def embed_crops(classifier: PipClassifier, crops: Sequence[np.ndarray]) -> np.nd
 
 @dataclass(frozen=True)
 class SetupSummary:
-    """What a setup has learnt, for the pages: confirmed dice stored and used, held back
-    ids, and per face and per set die how many dice and how far the setup's head counts."""
+    """What a setup has learnt, for the pages: confirmed dice stored and used, held-back
+    ids, and per face and per set die how many dice and how sure the reader has become of
+    such a die (the mean `Adaptation.sureness` of its dice; 0 with none)."""
 
     setup: str
     stored: int
     used: int
     held: tuple[int, ...]
     faces: tuple[int, ...]
-    face_progress: tuple[float, ...]
+    face_sureness: tuple[float, ...]
     set_dice: tuple[int, ...]
+    set_die_sureness: tuple[float, ...]
+    set_colours: tuple[str, ...]
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -118,9 +139,16 @@ class SetupSummary:
             "used": self.used,
             "held": list(self.held),
             "faces": list(self.faces),
-            "face_progress": [round(p, 3) for p in self.face_progress],
+            "face_sureness": [round(p, 3) for p in self.face_sureness],
             "set_dice": list(self.set_dice),
+            "set_die_sureness": [round(p, 3) for p in self.set_die_sureness],
+            "set_colours": list(self.set_colours),
         }
+
+
+def _mean_sureness(values: Sequence[float]) -> float:
+    known = [v for v in values if not math.isnan(v)]
+    return float(sum(known) / len(known)) if known else 0.0
 
 
 class SetupLearner:
@@ -137,7 +165,7 @@ class SetupLearner:
         self.setup = setup
         self.classifier = classifier
         self.dice_set = dice_set
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.stored: list[StoredExample] = []
         self.adaptation: Adaptation | None = None
 
@@ -151,7 +179,7 @@ class SetupLearner:
         throw: int | None = None,
     ) -> list[int]:
         """Store the confirmed dice of one photo; returns their ids."""
-        made = new_examples(self.classifier, image, dice)
+        made = new_examples(self.classifier, image, with_set_dice(dice, self.dice_set))
         rows = [replace(e, table_id=table_id, photo=photo, throw=throw) for e in made]
         with self._lock:
             return self.store.add(self.setup, rows)
@@ -192,18 +220,28 @@ class SetupLearner:
         return DiceReader(base.finder, classifier, adaptation.dice_set or base.dice_set)
 
     def summary(self) -> SetupSummary:
-        adaptation = self.adaptation or self.refresh()
-        held = tuple(self.stored[k].example_id for k in adaptation.held)
-        used = [s.example for k, s in enumerate(self.stored) if k not in set(adaptation.held)]
-        faces = tuple(sum(e.value == v for e in used) for v in range(1, FACES + 1))
-        size = len(self.dice_set.dice) if self.dice_set is not None else 0
-        set_dice = tuple(sum(e.set_index == j for e in used) for j in range(size))
+        """Counts and sureness per face and per set die (refresh first when never done)."""
+        with self._lock:
+            adaptation = self.adaptation or self.refresh()
+            stored = list(self.stored)
+        held = set(adaptation.held)
+        used = [s.example for k, s in enumerate(stored) if k not in held]
+        sure = adaptation.sureness
+        faces = tuple(range(1, FACES + 1))
+        colours = self.dice_set.colours if self.dice_set is not None else ()
+        by_face = [[p for e, p in zip(used, sure, strict=True) if e.value == v] for v in faces]
+        by_die = [
+            [p for e, p in zip(used, sure, strict=True) if e.set_index == j]
+            for j in range(len(colours))
+        ]
         return SetupSummary(
             self.setup,
-            len(self.stored),
+            len(stored),
             adaptation.used,
-            held,
-            faces,
-            tuple(adaptation.face_progress()),
-            set_dice,
+            tuple(stored[k].example_id for k in adaptation.held),
+            tuple(len(group) for group in by_face),
+            tuple(_mean_sureness(group) for group in by_face),
+            tuple(len(group) for group in by_die),
+            tuple(_mean_sureness(group) for group in by_die),
+            colours,
         )

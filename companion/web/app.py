@@ -27,7 +27,8 @@ from companion.web.camera_runtime import ReaderFactory
 from companion.web.deps import NoAccess
 from companion.web.errors import status_for
 from companion.web.fragments import page_templates
-from companion.web.routes import api, live, pages, ws
+from companion.web.learning import Learning
+from companion.web.routes import api, live, pages, setups, ws
 from companion.web.settings import Settings
 from companion.web.store import StorageError, Store
 from companion.web.tables import Tables
@@ -134,10 +135,13 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
             camera.set_calibration(load_calibration(settings.camera.calibration))
         await camera.feed.restore_attachment()  # before the first throw can be routed
         camera.start(asyncio.get_running_loop())
+        # the setups that learn from confirmed rolls (companion/web/learning.py)
+        app.state.learning = Learning(settings.data_dir)
         try:
             yield
         finally:
             camera.stop()
+            app.state.learning.close()
             app.state.tables.close()
             store.close()
 
@@ -156,6 +160,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     app.include_router(api.router)
     app.include_router(ws.router)
     app.include_router(live.router)
+    app.include_router(setups.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     @app.exception_handler(Rejection)

@@ -1,0 +1,529 @@
+"""How a reader that learns its table gets better as rolls are confirmed.
+
+    .venv/bin/python bench/adapt.py DIR --shots 0,5,10,25,50
+    .venv/bin/python bench/adapt.py ../shared/data/byler-d6-train --every 5 --offset 4
+    .venv/bin/python bench/adapt.py ../shared/data/chase-casino-crops --shots 0,5,10,25,50
+    .venv/bin/python bench/adapt.py ../shared/data/byler-d6-train --every 5 --offset 4 --colours
+
+On a labelled folder, for each K of --shots: adapt on the labelled dice of the first K
+photos (by sorted name, as if those rolls had been confirmed: the dice the pipeline found
+there, with their labelled values, and the labelled dice it missed where the labels put
+them, as a host adds them), then read the rest with the adapted reader
+(companion.vision.adapt_learn; the pipeline's finder, the classifier with the setup's
+value head, companion.vision.adapt). Printed per K: value accuracy of the found dice,
+recall, and the share of the remaining photos that would go in without a tap and of those
+applied wrong (a die missed, misread or false); the same figures of the cold reader on the
+same photos beside them; the last line is ``adapted_value_accuracy_k25: X``.
+
+Without a tap: as many dice found as labelled and every die read with at least the
+classifier manifest's ``min_confidence`` (the uncalibrated top probability: the calibrated
+confidence and the shipped auto-apply threshold of the vision issue are not in this
+classifier yet), so the "without a tap" figures are the uncalibrated stand-in.
+
+A folder of single-die crops (chase-casino-crops, tomitomi-dish-crops) is read crop by crop
+by the classifier alone on the whole-crop box (as bench/vision_eval.py reads it); a
+chase crop's photo is its file name without ``_detection_N`` (two dice per photo).
+
+--poison SHARE gives that share of the adaptation dice a wrong value (seeded), as wrong
+taps would; the figures then show what the held-back check (adapt.held_back) saves.
+--colours (byler-d6-train: colours.csv) names the remaining dice's body colours with the
+setup's own colours of the first K photos beside the shipped prototypes, strict and
+lenient (colour-alternatives.csv), against the hand labels.
+--plot PNG draws the value-accuracy and without-a-tap curves of one or more runs' --json
+files (--plot OUT.png A.json B.json ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.adapt import (
+    Adaptation,
+    AdaptedClassifier,
+    Example,
+    adapt,
+    name_with,
+    own_prototypes,
+)
+from companion.vision.adapt_learn import ConfirmedDie, new_examples
+from companion.vision.adapt_store import NewExample
+from companion.vision.classifier import PipClassifier
+from companion.vision.colour import measure_die, name_colour
+from companion.vision.datasets import (
+    LabelledImage,
+    every_nth,
+    is_crop_folder,
+    read_labelled_folder,
+)
+from companion.vision.pipeline import DiceReader, classify
+from companion.vision.scoring import Figures, match, ratio, score
+from companion.vision.types import DieBox, DieReading
+
+
+@dataclass
+class Photo:
+    """One photo (or, in a crop folder, the crops of one photo) with its labels."""
+
+    name: str
+    images: list[LabelledImage] = field(default_factory=list)
+
+
+def group_photos(images: Sequence[LabelledImage], crops: bool) -> list[Photo]:
+    """Photos by sorted name; a crop folder's crops grouped by the photo they were cut
+    from (``NAME_detection_N`` -> ``NAME``)."""
+    photos: dict[str, Photo] = {}
+    for image in images:
+        name = image.path.stem.split("_detection_")[0] if crops else image.path.name
+        photos.setdefault(name, Photo(name)).images.append(image)
+    return [photos[name] for name in sorted(photos)]
+
+
+def read_image(
+    reader: DiceReader, truth: LabelledImage, picture: np.ndarray, crops: bool
+) -> tuple[DieReading, ...]:
+    """The dice read: the pipeline, or for a crop the classifier on the whole-crop box."""
+    if crops:
+        boxes = [DieBox(d.cx, d.cy, d.side, d.side) for d in truth.dice]
+        return classify(reader.classifier, picture, boxes)
+    return reader.read(picture).dice
+
+
+def confirmed(truth: LabelledImage, found: Sequence[DieReading]) -> list[ConfirmedDie]:
+    """The labelled dice of a photo as a table confirms them: the found ones where the
+    finder put them with their labelled value (read as shown, or corrected), the missed
+    ones where the labels put them (added by the host)."""
+    pairs = dict(match(truth, found))
+    dice = []
+    for i, die in enumerate(truth.dice):
+        j = pairs.get(i)
+        if j is None:
+            dice.append(
+                ConfirmedDie(DieBox(die.cx, die.cy, die.side, die.side), die.value, "added")
+            )
+        else:
+            source = "read" if found[j].value == die.value else "corrected"
+            dice.append(ConfirmedDie(found[j].where, die.value, source))
+    return dice
+
+
+def as_example(new: NewExample, photo: str) -> Example:
+    return Example(
+        new.value, new.embedding, new.probabilities, new.lab, new.colour, new.set_index,
+        photo=photo,
+    )  # fmt: skip
+
+
+def poisoned(examples: list[Example], share: float, seed: int) -> list[Example]:
+    """``share`` of the examples with another value than their own (seeded)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for e in examples:
+        if rng.random() < share:
+            wrong = (e.value - 1 + int(rng.integers(1, 6))) % 6 + 1
+            e = replace(e, value=wrong)
+        out.append(e)
+    return out
+
+
+@dataclass
+class Run:
+    """The cold readings of every photo, and the folder's data to adapt on."""
+
+    photos: list[Photo]
+    pictures: dict[Path, np.ndarray]
+    cold: dict[Path, tuple[DieReading, ...]]
+    crops: bool
+
+
+def read_cold(reader: DiceReader, photos: list[Photo], crops: bool) -> Run:
+    pictures: dict[Path, np.ndarray] = {}
+    cold: dict[Path, tuple[DieReading, ...]] = {}
+    for k, photo in enumerate(photos, start=1):
+        for truth in photo.images:
+            pictures[truth.path] = truth.load()
+            cold[truth.path] = read_image(reader, truth, pictures[truth.path], crops)
+        if k % 25 == 0 or k == len(photos):
+            print(f"  cold: {k}/{len(photos)} photos read", flush=True)
+    return Run(photos, pictures, cold, crops)
+
+
+def examples_of(run: Run, classifier: PipClassifier, shots: int) -> list[Example]:
+    examples: list[Example] = []
+    for photo in run.photos[:shots]:
+        for truth in photo.images:
+            picture = run.pictures[truth.path]
+            dice = confirmed(truth, run.cold[truth.path])
+            made = new_examples(classifier, picture, dice)
+            examples += [as_example(n, photo.name) for n in made]
+    return examples
+
+
+@dataclass
+class Outcome:
+    """One reader on the remaining photos: the scored figures and the tap decisions."""
+
+    figures: Figures
+    photos: int = 0
+    applied: int = 0
+    applied_wrong: int = 0
+
+    def to_json(self) -> dict[str, float | int]:
+        f = self.figures
+        return {
+            "photos": self.photos,
+            "dice": f.labelled,
+            "recall": ratio(f.matched, f.labelled),
+            "value_accuracy_of_found": ratio(f.right, f.matched),
+            "misread": f.misread,
+            "applied_without_tap": ratio(self.applied, self.photos),
+            "applied_wrong": self.applied_wrong,
+        }
+
+
+def without_tap(dice: Sequence[DieReading], expected: int, min_confidence: float) -> bool:
+    """The uncalibrated stand-in for the vision issue's decision (module docstring)."""
+    return len(dice) == expected and all(
+        d.value is not None and d.confidence >= min_confidence for d in dice
+    )
+
+
+def outcome(
+    run: Run, photos: Sequence[Photo], readings: dict[Path, tuple[DieReading, ...]], bar: float
+) -> Outcome:
+    rows = []
+    result = Outcome(Figures())
+    for photo in photos:
+        found_all: list[DieReading] = []
+        expected = 0
+        for truth in photo.images:
+            found = readings[truth.path]
+            rows.append((truth, found, ()))
+            found_all += found
+            expected += len(truth.dice)
+        part = score([(t, readings[t.path], ()) for t in photo.images])
+        right = part.whole == len(photo.images)
+        result.photos += 1
+        if without_tap(found_all, expected, bar):
+            result.applied += 1
+            result.applied_wrong += not right
+    result.figures = score(rows)
+    return result
+
+
+def adapted_readings(
+    run: Run, reader: DiceReader, adaptation: Adaptation, photos: Sequence[Photo]
+) -> dict[Path, tuple[DieReading, ...]]:
+    classifier = AdaptedClassifier(reader.classifier, adaptation.head)
+    adapted = DiceReader(reader.finder, classifier, reader.dice_set)
+    return {
+        t.path: read_image(adapted, t, run.pictures[t.path], run.crops)
+        for photo in photos
+        for t in photo.images
+    }
+
+
+def bench_shots(
+    run: Run, reader: DiceReader, shots: Sequence[int], poison: float, seed: int
+) -> list[dict[str, object]]:
+    bar = reader.classifier.min_confidence
+    results = []
+    for k in shots:
+        rest = run.photos[k:]
+        if not rest:
+            print(f"K={k}: no photo left to read")
+            continue
+        examples = poisoned(examples_of(run, reader.classifier, k), poison, seed)
+        started = time.perf_counter()
+        adaptation = adapt(examples)
+        fit_ms = 1000 * (time.perf_counter() - started)
+        cold = outcome(run, rest, run.cold, bar)
+        adapted = outcome(run, rest, adapted_readings(run, reader, adaptation, rest), bar)
+        row = {
+            "shots": k,
+            "examples": len(examples),
+            "held_back": len(adaptation.held),
+            "prior": adaptation.head.prior,
+            "fit_ms": round(fit_ms, 1),
+            "adapted": adapted.to_json(),
+            "cold": cold.to_json(),
+        }
+        print_row(row)
+        results.append(row)
+    return results
+
+
+def print_row(row: dict[str, object]) -> None:
+    k = row["shots"]
+    a, c = row["adapted"], row["cold"]
+    assert isinstance(a, dict) and isinstance(c, dict)
+    print(
+        f"K={k}: {row['examples']} dice taught ({row['held_back']} held back, prior "
+        f"{row['prior']}, fit {row['fit_ms']} ms); remaining {a['photos']} photos / "
+        f"{a['dice']} dice"
+    )
+    for name, figures in (("adapted", a), ("cold", c)):
+        print(
+            f"  {name:>7}: value accuracy of found {100 * figures['value_accuracy_of_found']:.2f} % "
+            f"({figures['misread']} misread), recall {100 * figures['recall']:.2f} %, "
+            f"without a tap {100 * figures['applied_without_tap']:.1f} % of photos, "
+            f"{figures['applied_wrong']} of them wrong"
+        )
+    for key in ("value_accuracy_of_found", "recall", "applied_without_tap", "applied_wrong"):
+        print(f"adapted_{key}_k{k}: {a[key]}")
+        print(f"cold_{key}_k{k}: {c[key]}")
+
+
+def print_table(results: Sequence[dict[str, object]]) -> None:
+    print(
+        "| K | dice taught (held back) | photos / dice read | value accuracy of found, "
+        "adapted (cold) | recall, adapted (cold) | without a tap, adapted (cold) | "
+        "applied wrong, adapted (cold) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for row in results:
+        a, c = row["adapted"], row["cold"]
+        assert isinstance(a, dict) and isinstance(c, dict)
+        print(
+            f"| {row['shots']} | {row['examples']} ({row['held_back']}) | {a['photos']} / "
+            f"{a['dice']} | {100 * a['value_accuracy_of_found']:.2f} % "
+            f"({100 * c['value_accuracy_of_found']:.2f}) | {100 * a['recall']:.1f} % "
+            f"({100 * c['recall']:.1f}) | {100 * a['applied_without_tap']:.1f} % "
+            f"({100 * c['applied_without_tap']:.1f}) | {a['applied_wrong']} "
+            f"({c['applied_wrong']}) |"
+        )
+
+
+# ----------------------------------------------------------------------------------------
+# Colour names (byler-d6-train)
+
+
+def byler_colours(
+    folder: Path,
+) -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], set[str]]]:
+    truth: dict[tuple[str, int], str] = {}
+    lenient: dict[tuple[str, int], set[str]] = defaultdict(set)
+    with open(folder / "colours.csv", newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            truth[(row["image"], int(row["die_index"]))] = row["body_colour"]
+    with open(folder / "colour-alternatives.csv", newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            lenient[(row["image"], int(row["die_index"]))].add(row["alt_body_colour"])
+    return truth, lenient
+
+
+def bench_colours(run: Run, folder: Path, shots: Sequence[int]) -> None:
+    """Colour names of the dice of the remaining photos: shipped prototypes alone and
+    with the setup's own (the hand-labelled colours of the first K photos' dice)."""
+    truth, alternatives = byler_colours(folder)
+    measured: list[tuple[int, tuple[str, int], tuple[float, float, float]]] = []
+    for k, photo in enumerate(run.photos):
+        for image in photo.images:
+            for i, die in enumerate(image.dice):
+                body = measure_die(
+                    run.pictures[image.path], DieBox(die.cx, die.cy, die.side, die.side)
+                )
+                key = (image.path.name, i)
+                if body is not None and key in truth:
+                    measured.append((k, key, body.lab))
+    for shots_k in shots:
+        taught = [
+            Example(1, np.zeros(1, np.float32), lab=lab, colour=truth[key])
+            for k, key, lab in measured
+            if k < shots_k
+        ]
+        own = own_prototypes(taught)
+        rest = [(key, lab) for k, key, lab in measured if k >= shots_k]
+        namers = {"cold": lambda lab: name_colour(lab).name, "adapted": _namer(own)}
+        for name, namer in namers.items():
+            strict = sum(namer(lab) == truth[key] for key, lab in rest)
+            lenient = sum(
+                namer(lab) == truth[key] or namer(lab) in alternatives[key] for key, lab in rest
+            )
+            n = max(1, len(rest))
+            print(
+                f"colour K={shots_k} {name}: {len(rest)} dice, strict {100 * strict / n:.2f} %, "
+                f"lenient {100 * lenient / n:.2f} %"
+            )
+            print(f"{name}_colour_lenient_k{shots_k}: {round(lenient / n, 4)}")
+            print(f"{name}_colour_strict_k{shots_k}: {round(strict / n, 4)}")
+
+
+def _namer(own: dict[str, tuple[float, float, float]]) -> Callable[[Sequence[float]], str]:
+    return lambda lab: name_with(lab, own)
+
+
+# ----------------------------------------------------------------------------------------
+# The plot
+
+
+PLOT_COLOURS = ((180, 90, 20), (40, 140, 40), (30, 30, 200), (150, 60, 150), (0, 140, 220))
+
+
+def plot(out: Path, runs: Sequence[Path]) -> int:
+    """Two panels (value accuracy of found dice; photos without a tap), one line per run
+    (solid: adapted, dashed: cold), K on the x axis."""
+    width, height, margin = 1000, 430, 60
+    canvas = np.full((height, width, 3), 255, np.uint8)
+    data = [(p.stem, json.loads(p.read_text(encoding="utf-8"))) for p in runs]
+    max_k = max(row["shots"] for _, rows in data for row in rows) or 1
+    panels = (("value accuracy of found dice", "value_accuracy_of_found", 0.8),
+              ("photos without a tap (uncalibrated)", "applied_without_tap", 0.0))  # fmt: skip
+    panel_w = (width - 3 * margin) // 2
+    for p, (title, key, low) in enumerate(panels):
+        x0 = margin + p * (panel_w + margin)
+        _axes(canvas, x0, margin, panel_w, height - 2 * margin, title, low, max_k)
+        for r, (name, rows) in enumerate(data):
+            colour = PLOT_COLOURS[r % len(PLOT_COLOURS)]
+            for which, dashed in (("adapted", False), ("cold", True)):
+                points = [
+                    (x0 + int(panel_w * row["shots"] / max_k),
+                     margin + int((height - 2 * margin) * (1 - (row[which][key] - low) / (1 - low))))
+                    for row in rows
+                ]  # fmt: skip
+                _polyline(canvas, points, colour, dashed)
+            if p == 0:
+                cv2.putText(canvas, name, (x0 + 8, margin + 18 + 18 * r),
+                            cv2.FONT_HERSHEY_SIMPLEX, 0.45, colour, 1, cv2.LINE_AA)  # fmt: skip
+    cv2.putText(canvas, "solid: adapted   dashed: cold   x: confirmed photos K",
+                (margin, height - 12), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (60, 60, 60), 1, cv2.LINE_AA)  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(out), canvas)
+    print(f"wrote {out}")
+    return 0
+
+
+def _axes(
+    canvas: np.ndarray, x0: int, y0: int, w: int, h: int, title: str, low: float, max_k: int
+) -> None:
+    grey = (170, 170, 170)
+    cv2.rectangle(canvas, (x0, y0), (x0 + w, y0 + h), grey, 1)
+    for k in range(5):
+        value = low + (1 - low) * k / 4
+        y = y0 + int(h * (1 - k / 4))
+        cv2.line(canvas, (x0, y), (x0 + w, y), (235, 235, 235), 1)
+        cv2.putText(
+            canvas,
+            f"{100 * value:.0f}%",
+            (x0 - 44, y + 4),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.4,
+            (90, 90, 90),
+            1,
+            cv2.LINE_AA,
+        )
+    for k in range(0, max_k + 1, max(1, max_k // 5)):
+        x = x0 + int(w * k / max_k)
+        cv2.putText(
+            canvas,
+            str(k),
+            (x - 6, y0 + h + 16),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.4,
+            (90, 90, 90),
+            1,
+            cv2.LINE_AA,
+        )
+    cv2.putText(
+        canvas, title, (x0, y0 - 10), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (30, 30, 30), 1, cv2.LINE_AA
+    )
+
+
+def _polyline(
+    canvas: np.ndarray, points: list[tuple[int, int]], colour: tuple[int, int, int], dashed: bool
+) -> None:
+    for (xa, ya), (xb, yb) in zip(points, points[1:], strict=False):
+        if not dashed:
+            cv2.line(canvas, (xa, ya), (xb, yb), colour, 2, cv2.LINE_AA)
+            continue
+        steps = max(1, int(np.hypot(xb - xa, yb - ya) // 8))
+        for s in range(0, steps, 2):
+            a = (xa + (xb - xa) * s // steps, ya + (yb - ya) * s // steps)
+            b = (xa + (xb - xa) * (s + 1) // steps, ya + (yb - ya) * (s + 1) // steps)
+            cv2.line(canvas, a, b, colour, 1, cv2.LINE_AA)
+    for point in points:
+        cv2.circle(canvas, point, 3, colour, -1, cv2.LINE_AA)
+
+
+# ----------------------------------------------------------------------------------------
+
+
+def parse_shots(text: str) -> list[int]:
+    try:
+        shots = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"--shots {text!r}: whole numbers like 0,5,10,25,50"
+        ) from exc
+    if not shots or shots[0] < 0:
+        raise argparse.ArgumentTypeError(f"--shots {text!r}: K >= 0")
+    return shots
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("folder", type=Path, nargs="?")
+    parser.add_argument("--shots", type=parse_shots, default=parse_shots("0,5,10,25,50"))
+    parser.add_argument("--every", type=int, default=1)
+    parser.add_argument("--offset", type=int, default=0)
+    parser.add_argument("--models", type=Path, default=None)
+    parser.add_argument(
+        "--poison", type=float, default=0.0, help="share of wrong adaptation values"
+    )
+    parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument(
+        "--colours", action="store_true", help="colour names too (byler's colours.csv)"
+    )
+    parser.add_argument("--json", type=Path, default=None, help="write the per-K figures here")
+    parser.add_argument(
+        "--plot", type=Path, default=None, metavar="PNG", help="plot the --json files given"
+    )
+    parser.add_argument("runs", type=Path, nargs="*", help="with --plot: the --json files")
+    args = parser.parse_args(argv)
+    if args.plot:
+        return plot(args.plot, [args.folder, *args.runs] if args.folder else args.runs)
+    if args.folder is None:
+        parser.error("give a labelled folder")
+    return run_folder(args)
+
+
+def run_folder(args: argparse.Namespace) -> int:
+    crops = is_crop_folder(args.folder)
+    images = every_nth(read_labelled_folder(args.folder), args.every, args.offset)
+    photos = group_photos(images, crops)
+    if not photos:
+        print(f"{args.folder}: no labelled photos", file=sys.stderr)
+        return 1
+    print(f"{args.folder}: {len(photos)} photos, {sum(len(i.dice) for i in images)} dice, "
+          f"single-die crops: {crops}, poisoned share: {args.poison}", flush=True)  # fmt: skip
+    reader = DiceReader.load(args.models)
+    run = read_cold(reader, photos, crops)
+    results = bench_shots(run, reader, args.shots, args.poison, args.seed)
+    print()
+    print_table(results)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    if args.colours:
+        bench_colours(run, args.folder, args.shots)
+    k25 = next((r for r in results if r["shots"] == 25), None)
+    if k25 is not None:
+        adapted = k25["adapted"]
+        assert isinstance(adapted, dict)
+        print(f"adapted_value_accuracy_k25: {adapted['value_accuracy_of_found']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

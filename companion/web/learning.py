@@ -1,0 +1,291 @@
+"""The server's side of a reader that learns its table (issue 15): every confirmed camera
+roll teaches the setup the camera is calibrated for.
+
+`Learning` owns the setup store (companion.vision.adapt_store, in the data directory) and
+one `SetupLearner` per setup. A setup is a calibration name (a camera with a dice set): a
+table whose camera has no calibration has no setup and stores nothing, and neither does a
+roll entered by tapping the dice (there is no photo to learn from).
+
+Nothing here runs on the event loop but the bookkeeping: recording a roll's dice (crops,
+the shipped classifier once more, SQLite, PNG files) and refreshing the heads run in worker
+threads (`asyncio.to_thread`); a refresh asked for while one runs is done once more after
+it, so a burst of confirmed rolls costs at most two. Each finished refresh is handed to
+the listeners (the camera, which then reads with the adapted head).
+
+It also keeps, per setup and in memory, whether each applied camera roll went in without
+a tap, for the camera panel's "in the last hour" share, and the teaching round's snapshots
+(a frame and its dice, shown as crops until confirmed)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from companion.vision.adapt import Adaptation
+from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, SetupSummary
+from companion.vision.adapt_store import CROP_SIZE, SetupStore, StoredExample, check_setup
+from companion.vision.classifier import PipClassifier, crop_die
+from companion.vision.colour import DiceSet
+from companion.vision.types import DieReading
+
+logger = logging.getLogger(__name__)
+
+WINDOW_S = 3600.0  # "in the last hour"
+SNAPSHOTS_KEPT = 4  # teaching snapshots held at once (one page, a few tabs)
+ADDED_FLAG = "added"  # a die the host added to a held reading (companion.web.camera)
+
+ClassifierFactory = Callable[[], PipClassifier]
+Listener = Callable[[str, Adaptation], None]
+
+
+@dataclass(frozen=True)
+class TeachSnapshot:
+    """A frame of the teaching round and the dice read in it, until confirmed."""
+
+    token: str
+    setup: str
+    image: np.ndarray = field(repr=False)
+    dice: tuple[DieReading, ...]
+    at: float
+
+
+@dataclass
+class _Refresh:
+    running: bool = False
+    again: bool = False
+
+
+def confirmed_dice(dice: Sequence[DieReading], by_host: bool) -> list[ConfirmedDie]:
+    """A roll's dice as confirmed: a die the host added, a die of a roll the host fixed
+    (corrected), or read as shown. Dice without a value (none in an applied roll) are
+    left out."""
+    out = []
+    for die in dice:
+        if die.value is None:
+            continue
+        if ADDED_FLAG in die.flags:
+            source = "added"
+        elif by_host:
+            source = "corrected"
+        else:
+            source = "read"
+        out.append(ConfirmedDie(die.where, die.value, source, die.colour, die.set_index))
+    return out
+
+
+class Learning:
+    """See the module docstring. `Learning(data_dir)`; `close()` at shutdown."""
+
+    def __init__(self, data_dir: Path, classifier_factory: ClassifierFactory | None = None) -> None:
+        self.store = SetupStore(data_dir)
+        self._classifier_factory = classifier_factory or PipClassifier.load
+        self._classifier: PipClassifier | None = None
+        self._load_lock = threading.Lock()
+        self._learners: dict[str, SetupLearner] = {}
+        self._refresh: dict[str, _Refresh] = {}
+        self._outcomes: dict[str, deque[tuple[float, bool]]] = {}
+        self._snapshots: dict[str, TeachSnapshot] = {}
+        self.listeners: list[Listener] = []
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- learners (worker threads) --------------------------------------------------------
+    def classifier(self) -> PipClassifier:
+        """The shipped classifier the dice are embedded with (loaded on first use)."""
+        with self._load_lock:
+            if self._classifier is None:
+                self._classifier = self._classifier_factory()
+            return self._classifier
+
+    def learner(self, setup: str, dice_set: DiceSet | None = None) -> SetupLearner:
+        """The setup's learner (made on first use; a later dice set replaces the first)."""
+        check_setup(setup)
+        with self._load_lock:
+            learner = self._learners.get(setup)
+        if learner is None:
+            learner = SetupLearner(self.store, setup, self.classifier(), dice_set)
+            with self._load_lock:
+                learner = self._learners.setdefault(setup, learner)
+        if dice_set is not None:
+            learner.dice_set = dice_set
+        return learner
+
+    # -- rolls ----------------------------------------------------------------------------
+    async def roll_applied(
+        self,
+        setup: str | None,
+        image: np.ndarray | None,
+        dice: Sequence[DieReading],
+        *,
+        tapped: bool,
+        by_host: bool = False,
+        dice_set: DiceSet | None = None,
+        table_id: str | None = None,
+        photo: str | None = None,
+        throw: int | None = None,
+    ) -> list[int]:
+        """An applied camera roll: count it for the share without a tap, store its dice
+        (off the loop) and refresh the setup's heads. Without a setup or a picture nothing
+        is stored. A failure is logged, never raised: the roll stands."""
+        if setup is None or image is None:
+            return []
+        self._outcomes.setdefault(setup, deque()).append((time.time(), not tapped))
+        confirmed = confirmed_dice(dice, by_host)
+        try:
+            learner = await asyncio.to_thread(self.learner, setup, dice_set)
+            ids = await asyncio.to_thread(
+                learner.record, image, confirmed, table_id=table_id, photo=photo, throw=throw
+            )
+        except Exception:
+            logger.warning("dice of a roll not stored for setup %s", setup, exc_info=True)
+            return []
+        self.refresh_soon(setup)
+        return ids
+
+    def share_without_tap(self, setup: str | None, now: float | None = None) -> tuple[int, float]:
+        """Applied camera rolls of the setup in the last WINDOW_S and the share of them
+        that went in without a tap (0.0 with none)."""
+        if setup is None:
+            return 0, 0.0
+        now = time.time() if now is None else now
+        outcomes = self._outcomes.get(setup, deque())
+        while outcomes and outcomes[0][0] < now - WINDOW_S:
+            outcomes.popleft()
+        if not outcomes:
+            return 0, 0.0
+        return len(outcomes), sum(free for _, free in outcomes) / len(outcomes)
+
+    # -- refreshing -----------------------------------------------------------------------
+    def refresh_soon(self, setup: str) -> None:
+        """Refresh the setup's heads in a worker thread (once more after a running one)."""
+        state = self._refresh.setdefault(setup, _Refresh())
+        if state.running:
+            state.again = True
+            return
+        state.running = True
+        asyncio.get_running_loop().create_task(self._refresh_loop(setup, state))
+
+    async def _refresh_loop(self, setup: str, state: _Refresh) -> None:
+        try:
+            while True:
+                state.again = False
+                adaptation = await self.refresh(setup)
+                if adaptation is not None:
+                    for listener in list(self.listeners):
+                        try:
+                            listener(setup, adaptation)
+                        except Exception:
+                            logger.exception("a learning listener failed")
+                if not state.again:
+                    break
+        finally:
+            state.running = False
+
+    async def refresh(self, setup: str) -> Adaptation | None:
+        """Refresh now (off the loop); None when it failed (logged)."""
+        try:
+            learner = await asyncio.to_thread(self.learner, setup)
+            return await asyncio.to_thread(learner.refresh)
+        except Exception:
+            logger.warning("setup %s not refreshed", setup, exc_info=True)
+            return None
+
+    def idle(self, setup: str) -> bool:
+        """Whether no refresh of the setup runs or waits (tests wait for this)."""
+        state = self._refresh.get(setup)
+        return state is None or not state.running
+
+    # -- what the pages show --------------------------------------------------------------
+    async def summary(self, setup: str, dice_set: DiceSet | None = None) -> SetupSummary:
+        learner = await asyncio.to_thread(self.learner, setup, dice_set)
+        return await asyncio.to_thread(learner.summary)
+
+    async def examples(self, setup: str) -> list[StoredExample]:
+        return await asyncio.to_thread(self.store.examples, check_setup(setup))
+
+    async def crop_png(self, setup: str, example_id: int) -> bytes | None:
+        return await asyncio.to_thread(self.store.crop_png, setup, example_id)
+
+    async def delete_example(self, setup: str, example_id: int) -> bool:
+        found = await asyncio.to_thread(self.store.delete_example, setup, example_id)
+        if found:
+            self.refresh_soon(setup)
+        return found
+
+    async def keep(self, setup: str, example_id: int) -> bool:
+        found = await asyncio.to_thread(self.store.keep, setup, example_id)
+        if found:
+            self.refresh_soon(setup)
+        return found
+
+    async def delete_setup(self, setup: str) -> int:
+        """Forget every stored die of the setup (records and crops)."""
+        count = await asyncio.to_thread(self.store.delete_setup, setup)
+        self._outcomes.pop(setup, None)
+        learner = self._learners.get(setup)
+        if learner is not None:
+            await asyncio.to_thread(learner.refresh)
+        return count
+
+    # -- the teaching round ---------------------------------------------------------------
+    def snapshot(self, setup: str, image: np.ndarray, dice: Sequence[DieReading]) -> TeachSnapshot:
+        """Keep a frame and its dice until the person confirms them (the latest few)."""
+        taken = TeachSnapshot(
+            secrets.token_hex(8), check_setup(setup), image, tuple(dice), time.time()
+        )
+        self._snapshots[taken.token] = taken
+        for token in sorted(self._snapshots, key=lambda t: self._snapshots[t].at)[:-SNAPSHOTS_KEPT]:
+            del self._snapshots[token]
+        return taken
+
+    def snapshot_of(self, setup: str, token: str) -> TeachSnapshot | None:
+        taken = self._snapshots.get(token)
+        return taken if taken is not None and taken.setup == setup else None
+
+    async def snapshot_crop(self, taken: TeachSnapshot, index: int) -> bytes | None:
+        """The PNG of die `index` of a snapshot, framed as the classifier frames it."""
+        if not 0 <= index < len(taken.dice):
+            return None
+        classifier = await asyncio.to_thread(self.classifier)
+        box = taken.dice[index].where
+
+        def encode() -> bytes:
+            crop = crop_die(taken.image, box, classifier.margin, CROP_SIZE)
+            ok, buffer = cv2.imencode(".png", crop)
+            return bytes(buffer.tobytes()) if ok else b""
+
+        return await asyncio.to_thread(encode)
+
+    async def teach(
+        self, taken: TeachSnapshot, values: Sequence[int], dice_set: DiceSet | None
+    ) -> list[int]:
+        """Store a snapshot's dice with the values the person confirmed (a changed value
+        counts as corrected) and refresh; the snapshot is used up."""
+        self._snapshots.pop(taken.token, None)
+        dice = [
+            ConfirmedDie(
+                d.where,
+                int(v),
+                "taught" if d.value == v else "corrected",
+                d.colour,
+                d.set_index,
+            )
+            for d, v in zip(taken.dice, values, strict=True)
+        ]
+        learner = await asyncio.to_thread(self.learner, taken.setup, dice_set)
+        ids = await asyncio.to_thread(
+            learner.record, taken.image, dice, photo=f"teach-{taken.token}"
+        )
+        self.refresh_soon(taken.setup)
+        return ids

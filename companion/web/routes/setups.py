@@ -1,0 +1,309 @@
+"""A setup's stored dice and its teaching round (issue 15), for the host.
+
+Two ways in, one page (setup.html, web/static/js/setup.js):
+- on the server machine, any setup by name: ``/setups/NAME`` (beside the calibration
+  page, which is local-only too), with the teaching round and "forget this setup";
+- from a table's host device, the setup of the camera attached to that table:
+  ``/t/TABLE/setup``.
+
+Each shows every stored die of the setup as a picture, grouped by value and colour, the
+held-back ones (dice whose value disagrees with the rest of their face) first for a look
+(keep or delete), and how sure the reader has become of each face and each set die.
+
+The teaching round (``/api/setups/NAME/teach``): the page takes a snapshot of what the
+camera reads now (the frame and its dice, kept by the server), shows each die's crop with
+its value, the person taps a die to change its value, and confirms; the dice are stored as
+taught (or corrected) and the heads refreshed. Handlers only translate: the work runs in
+companion.web.learning, off the event loop."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Protocol
+
+import numpy as np
+from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from companion.rules.base import Reason, Rejection
+from companion.vision.adapt_store import SetupError, StoredExample, check_setup
+from companion.vision.calibration import TableCalibration, calibration_path, load_calibration
+from companion.vision.colour import CalibrationError, DiceSet
+from companion.vision.types import FrameReading
+from companion.web.deps import ApiAccess, PageAccess, SameOrigin, SettingsDep, TemplatesDep
+from companion.web.learning import Learning
+
+router = APIRouter()
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class CameraView(Protocol):
+    """What these pages need of the camera (companion.web.camera)."""
+
+    calibration: TableCalibration | None
+
+    def latest(self) -> tuple[np.ndarray | None, FrameReading | None]: ...
+
+    def attached_to(self, table_id: str) -> bool: ...
+
+
+class TeachRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    token: str = Field(min_length=1, max_length=32, description="the snapshot's token")
+    values: list[int] = Field(max_length=12, description="each die's value 1-6, in order")
+
+
+def learning_of(request: Request) -> Learning:
+    learning: Learning = request.app.state.learning
+    return learning
+
+
+def camera_of(request: Request) -> CameraView:
+    camera: CameraView = request.app.state.camera
+    return camera
+
+
+def require_local(request: Request) -> None:
+    """The setups by name live on the server: only from the machine that runs it."""
+    if request.client is None or request.client.host not in ("127.0.0.1", "::1"):
+        raise HTTPException(
+            status_code=403,
+            detail={
+                "reason": "not_allowed",
+                "rule": "local_only",
+                "message": "open the setups on the machine the camera is connected to",
+            },
+        )
+
+
+def setup_name(name: str) -> str:
+    try:
+        return check_setup(name)
+    except SetupError as exc:
+        raise Rejection(Reason.MALFORMED, "setup", str(exc)) from exc
+
+
+def table_setup(request: Request, access: ApiAccess) -> str:
+    """The setup of the camera attached to this table, for its host."""
+    if not access.viewer.host:
+        raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may do this")
+    camera = camera_of(request)
+    if not camera.attached_to(access.table.table_id):
+        raise Rejection(Reason.NOT_ALLOWED, "not_attached", "the camera serves another table")
+    if camera.calibration is None:
+        raise HTTPException(
+            status_code=404,
+            detail={
+                "reason": "not_found",
+                "rule": "no_setup",
+                "message": "the camera has no calibration, so no setup learns: calibrate first",
+            },
+        )
+    return camera.calibration.name
+
+
+def dice_set_of(request: Request, settings: SettingsDep, setup: str) -> DiceSet | None:
+    """The setup's dice set: the camera's when it is calibrated for it, else its file's."""
+    calibration = camera_of(request).calibration
+    if calibration is not None and calibration.name == setup:
+        return calibration.dice_set
+    try:
+        return load_calibration(calibration_path(setup, settings.camera.calibration_dir)).dice_set
+    except CalibrationError:
+        return None
+
+
+def example_json(stored: StoredExample, held: set[int], crops: str) -> dict[str, object]:
+    out = stored.to_json()
+    out["held_back"] = stored.example_id in held
+    out["crop"] = f"{crops}/{stored.example_id}.png"
+    return out
+
+
+async def setup_json(
+    request: Request, settings: SettingsDep, setup: str, crops: str
+) -> dict[str, object]:
+    """Summary, every stored die (held-back first) and the share without a tap."""
+    learning = learning_of(request)
+    summary = await learning.summary(setup, dice_set_of(request, settings, setup))
+    held = set(summary.held)
+    stored = await learning.examples(setup)
+    examples = [example_json(s, held, crops) for s in stored]
+    groups: dict[str, list[int]] = defaultdict(list)
+    for s in stored:
+        if s.example_id not in held:
+            groups[f"{s.example.value} {s.example.colour or 'any colour'}"].append(s.example_id)
+    rolls, share = learning.share_without_tap(setup)
+    return {
+        "summary": summary.to_json(),
+        "examples": examples,
+        "groups": [{"name": name, "ids": ids} for name, ids in sorted(groups.items())],
+        "rolls_last_hour": rolls,
+        "share_without_tap": round(share, 3),
+    }
+
+
+# -- by name, on the server machine ---------------------------------------------------------
+@router.get("/setups/{name}", response_class=HTMLResponse)
+async def setup_page(request: Request, name: str, templates: TemplatesDep) -> Response:
+    require_local(request)
+    setup = setup_name(name)
+    context = {
+        "setup": setup,
+        "api": f"/api/setups/{setup}",
+        "local": True,
+        "back": "/calibrate",
+    }
+    return templates.TemplateResponse(request, "setup.html", context)
+
+
+@router.get("/api/setups/{name}")
+async def setup_state(request: Request, name: str, settings: SettingsDep) -> dict[str, object]:
+    require_local(request)
+    setup = setup_name(name)
+    return await setup_json(request, settings, setup, f"/api/setups/{setup}/crops")
+
+
+@router.get("/api/setups/{name}/crops/{example_id}.png")
+async def setup_crop(request: Request, name: str, example_id: int) -> Response:
+    require_local(request)
+    return await crop_answer(request, setup_name(name), example_id)
+
+
+@router.delete("/api/setups/{name}/examples/{example_id}", dependencies=[SameOrigin])
+async def delete_die(request: Request, name: str, example_id: int) -> dict[str, object]:
+    require_local(request)
+    return await delete_answer(request, setup_name(name), example_id)
+
+
+@router.post("/api/setups/{name}/examples/{example_id}/keep", dependencies=[SameOrigin])
+async def keep_die(request: Request, name: str, example_id: int) -> dict[str, object]:
+    require_local(request)
+    return await keep_answer(request, setup_name(name), example_id)
+
+
+@router.delete("/api/setups/{name}", dependencies=[SameOrigin])
+async def forget_setup(request: Request, name: str) -> dict[str, object]:
+    """Forget every stored die of the setup, records and crops."""
+    require_local(request)
+    deleted = await learning_of(request).delete_setup(setup_name(name))
+    return {"deleted": deleted}
+
+
+# -- the teaching round ----------------------------------------------------------------------
+@router.post("/api/setups/{name}/teach/snapshot", dependencies=[SameOrigin])
+async def teach_snapshot(request: Request, name: str) -> dict[str, object]:
+    """Keep what the camera reads now, for the person to confirm."""
+    require_local(request)
+    setup = setup_name(name)
+    image, reading = camera_of(request).latest()
+    if image is None or reading is None:
+        raise Rejection(Reason.NOT_ALLOWED, "no_picture", "the camera delivers no picture")
+    dice = [d for d in reading.dice if d.value is not None]
+    if not dice:
+        raise Rejection(Reason.WRONG_DICE, "no_dice", "no die read: throw the dice in view")
+    taken = learning_of(request).snapshot(setup, image, dice)
+    base = f"/api/setups/{setup}/teach/{taken.token}"
+    return {
+        "token": taken.token,
+        "dice": [
+            {"index": i, "value": d.value, "colour": d.colour, "crop": f"{base}/{i}.png"}
+            for i, d in enumerate(taken.dice)
+        ],
+    }
+
+
+@router.get("/api/setups/{name}/teach/{token}/{index}.png")
+async def teach_crop(request: Request, name: str, token: str, index: int) -> Response:
+    require_local(request)
+    learning = learning_of(request)
+    taken = learning.snapshot_of(setup_name(name), token)
+    png = None if taken is None else await learning.snapshot_crop(taken, index)
+    if not png:
+        raise HTTPException(status_code=404, detail="no such die in that snapshot")
+    return Response(png, media_type="image/png", headers=NO_STORE)
+
+
+@router.post("/api/setups/{name}/teach", dependencies=[SameOrigin])
+async def teach(
+    request: Request, name: str, body: TeachRequest, settings: SettingsDep
+) -> dict[str, object]:
+    """Store the snapshot's dice with the confirmed values."""
+    require_local(request)
+    setup = setup_name(name)
+    learning = learning_of(request)
+    taken = learning.snapshot_of(setup, body.token)
+    if taken is None:
+        raise Rejection(Reason.STALE_STATE, "no_snapshot", "that snapshot is gone: take another")
+    if len(body.values) != len(taken.dice):
+        raise Rejection(
+            Reason.MALFORMED, "values", f"give {len(taken.dice)} values, one per die, in order"
+        )
+    if any(not 1 <= v <= 6 for v in body.values):
+        raise Rejection(Reason.MALFORMED, "values", "a die's value is 1 to 6")
+    ids = await learning.teach(taken, body.values, dice_set_of(request, settings, setup))
+    return {"stored": ids}
+
+
+# -- from a table's host device --------------------------------------------------------------
+@router.get("/t/{table_id}/setup", response_class=HTMLResponse)
+async def table_setup_page(
+    request: Request, access: PageAccess, templates: TemplatesDep
+) -> Response:
+    setup = table_setup(request, access)
+    table_id = access.table.table_id
+    context = {
+        "setup": setup,
+        "api": f"/api/tables/{table_id}/setup",
+        "local": False,
+        "back": f"/t/{table_id}",
+    }
+    return templates.TemplateResponse(request, "setup.html", context)
+
+
+@router.get("/api/tables/{table_id}/setup")
+async def table_setup_state(
+    request: Request, access: ApiAccess, settings: SettingsDep
+) -> dict[str, object]:
+    setup = table_setup(request, access)
+    crops = f"/api/tables/{access.table.table_id}/setup/crops"
+    return await setup_json(request, settings, setup, crops)
+
+
+@router.get("/api/tables/{table_id}/setup/crops/{example_id}.png")
+async def table_setup_crop(request: Request, access: ApiAccess, example_id: int) -> Response:
+    return await crop_answer(request, table_setup(request, access), example_id)
+
+
+@router.delete("/api/tables/{table_id}/setup/examples/{example_id}", dependencies=[SameOrigin])
+async def table_delete_die(
+    request: Request, access: ApiAccess, example_id: int
+) -> dict[str, object]:
+    return await delete_answer(request, table_setup(request, access), example_id)
+
+
+@router.post("/api/tables/{table_id}/setup/examples/{example_id}/keep", dependencies=[SameOrigin])
+async def table_keep_die(request: Request, access: ApiAccess, example_id: int) -> dict[str, object]:
+    return await keep_answer(request, table_setup(request, access), example_id)
+
+
+# -- shared answers ----------------------------------------------------------------------------
+async def crop_answer(request: Request, setup: str, example_id: int) -> Response:
+    png = await learning_of(request).crop_png(setup, example_id)
+    if png is None:
+        raise HTTPException(status_code=404, detail="no such die in this setup")
+    return Response(png, media_type="image/png", headers={"Cache-Control": "max-age=3600"})
+
+
+async def delete_answer(request: Request, setup: str, example_id: int) -> dict[str, object]:
+    if not await learning_of(request).delete_example(setup, example_id):
+        raise HTTPException(status_code=404, detail="no such die in this setup")
+    return {"deleted": example_id}
+
+
+async def keep_answer(request: Request, setup: str, example_id: int) -> dict[str, object]:
+    if not await learning_of(request).keep(setup, example_id):
+        raise HTTPException(status_code=404, detail="no such die in this setup")
+    return {"kept": example_id}

@@ -1,0 +1,193 @@
+"""The server's learning setups (companion/web/learning.py, routes/setups.py) with real
+parts: the shipped classifier, SQLite and PNG files in a temporary data folder, a real
+uvicorn server whose camera replays a rendered Qwixx throw, httpx from this machine.
+
+A table without a setup (no calibration, or dice entered by hand) stores nothing; an
+applied roll is stored in a worker thread and the heads refreshed after it; the teaching
+round stores what the person confirmed; the host deletes and keeps dice; a player's
+device may not."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from companion.vision.adapt import Adaptation
+from companion.vision.adapt_store import NewExample, SetupStore
+from companion.vision.types import DieBox, DieReading
+from companion.web.app import create_app
+from companion.web.learning import Learning, confirmed_dice
+from companion.web.settings import Settings
+from tests.live.replay import LiveServer, wait_until
+from tests.web.helpers import QWIXX_ROLL_7, act, create_table
+from tests.web.setups import QWIXX, calibrated_camera, rest_of
+
+
+class ThreadNotingStore(SetupStore):
+    """The real store, noting the thread each write ran on."""
+
+    def __init__(self, data_dir: Path) -> None:
+        super().__init__(data_dir)
+        self.threads: list[int] = []
+
+    def add(self, setup: str, examples: Sequence[NewExample]) -> list[int]:
+        self.threads.append(threading.get_ident())
+        return super().add(setup, examples)
+
+
+def test_a_roll_without_a_setup_stores_nothing(tmp_path: Path) -> None:
+    image, dice, _ = rest_of(1501)
+    learning = Learning(tmp_path)
+
+    async def main() -> list[int]:
+        return await learning.roll_applied(None, image, dice, tapped=False)
+
+    assert asyncio.run(main()) == []
+    assert learning.store.setups() == {}
+    assert not (tmp_path / "setups").exists()
+
+
+def test_a_table_with_dice_entered_by_hand_stores_nothing(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    with TestClient(create_app(settings)) as client:
+        table = create_table(client, "qwixx", ["Ann", "Bob"], {"players": 2})
+        answer = act(client, table["table_id"], QWIXX_ROLL_7, "by-hand-1")
+        assert answer.status_code == 200, answer.text
+        assert client.app.state.learning.store.setups() == {}  # type: ignore[attr-defined]
+    assert not (tmp_path / "data" / "setups").exists()
+
+
+def test_an_applied_roll_is_stored_off_the_loop_and_refreshes_the_heads(tmp_path: Path) -> None:
+    learning = Learning(tmp_path)
+    store = ThreadNotingStore(tmp_path)
+    learning.store = store
+    refreshed: list[Adaptation] = []
+    learning.listeners.append(lambda setup, adaptation: refreshed.append(adaptation))
+    image, dice, _ = rest_of(1502)
+
+    async def main() -> tuple[list[int], int]:
+        loop_thread = threading.get_ident()
+        ids = await learning.roll_applied("kitchen", image, dice, tapped=False, table_id="t1")
+        await learning.roll_applied("kitchen", image, dice, tapped=True, by_host=True)
+        while not learning.idle("kitchen"):
+            await asyncio.sleep(0.01)
+        return ids, loop_thread
+
+    ids, loop_thread = asyncio.run(main())
+    assert len(ids) == 6
+    assert store.threads and loop_thread not in store.threads
+    assert refreshed and refreshed[-1].used + len(refreshed[-1].held) == 12
+    stored = store.examples("kitchen")
+    assert [s.source for s in stored] == ["read"] * 6 + ["corrected"] * 6
+    assert [s.table_id for s in stored[:6]] == ["t1"] * 6
+    assert learning.share_without_tap("kitchen") == (2, 0.5)
+    assert learning.share_without_tap("kitchen", now=1e12) == (0, 0.0)  # an hour later
+
+
+def test_a_die_the_host_added_is_stored_as_added() -> None:
+    box = DieBox(10, 10, 20, 20)
+    dice = (DieReading(box, 3, 1.0, "red", flags=("added",)), DieReading(box, 4, 0.9, "blue"))
+    assert [d.source for d in confirmed_dice(dice, by_host=True)] == ["added", "corrected"]
+    assert [d.source for d in confirmed_dice(dice, by_host=False)] == ["added", "read"]
+
+
+@pytest.fixture
+def camera_server(tmp_path: Path) -> Iterator[tuple[LiveServer, str]]:
+    with calibrated_camera(tmp_path) as server:
+        yield server, server.base_url
+
+
+def test_the_teaching_round_stores_what_the_person_confirmed(
+    camera_server: tuple[LiveServer, str],
+) -> None:
+    server, base = camera_server
+    with httpx.Client(base_url=base, timeout=30) as client:
+        taken = client.post("/api/setups/kitchen/teach/snapshot")
+        assert taken.status_code == 200, taken.text
+        dice = taken.json()["dice"]
+        assert len(dice) == 6
+        picture = client.get(dice[0]["crop"])
+        assert picture.status_code == 200 and picture.content[:4] == b"\x89PNG"
+        values = [d["value"] for d in dice]
+        values[0] = values[0] % 6 + 1  # the person corrects the first die
+        wrong = client.post(
+            "/api/setups/kitchen/teach", json={"token": taken.json()["token"], "values": values[:3]}
+        )
+        assert wrong.status_code == 422 and wrong.json()["rule"] == "values"
+        stored = client.post(
+            "/api/setups/kitchen/teach", json={"token": taken.json()["token"], "values": values}
+        )
+        assert stored.status_code == 200, stored.text
+        assert len(stored.json()["stored"]) == 6
+        again = client.post(
+            "/api/setups/kitchen/teach", json={"token": taken.json()["token"], "values": values}
+        )
+        assert again.status_code == 409  # a snapshot is used once
+
+        learning = server.app.state.learning
+        wait_until(lambda: learning.idle("kitchen"), what="the refresh after teaching")
+        state = client.get("/api/setups/kitchen").json()
+        assert state["summary"]["stored"] == 6
+        assert sorted(e["source"] for e in state["examples"]) == ["corrected"] + ["taught"] * 5
+        assert state["summary"]["set_colours"] == list(QWIXX)
+        assert sum(state["summary"]["set_dice"]) + len(state["summary"]["held"]) == 6
+        first = state["examples"][0]
+        assert client.get(first["crop"]).status_code == 200
+
+
+def test_the_host_deletes_and_keeps_dice_and_forgets_the_setup(
+    camera_server: tuple[LiveServer, str], tmp_path: Path
+) -> None:
+    server, base = camera_server
+    with httpx.Client(base_url=base, timeout=30) as client:
+        taken = client.post("/api/setups/kitchen/teach/snapshot").json()
+        values = [d["value"] for d in taken["dice"]]
+        ids = client.post(
+            "/api/setups/kitchen/teach", json={"token": taken["token"], "values": values}
+        ).json()["stored"]
+        assert client.delete(f"/api/setups/kitchen/examples/{ids[0]}").status_code == 200
+        assert client.delete(f"/api/setups/kitchen/examples/{ids[0]}").status_code == 404
+        assert client.post(f"/api/setups/kitchen/examples/{ids[1]}/keep").status_code == 200
+        state = client.get("/api/setups/kitchen").json()
+        assert [e["id"] for e in state["examples"]] == ids[1:]
+        assert state["examples"][0]["kept_by_host"] is True
+        crops = tmp_path / "data" / "setups" / "kitchen"
+        assert len(list(crops.glob("*.png"))) == 5
+        foreign = client.delete("/api/setups/kitchen", headers={"Origin": "http://evil.example"})
+        assert foreign.status_code == 403
+        assert client.delete("/api/setups/kitchen").json() == {"deleted": 5}
+        assert not crops.exists()
+        assert client.get("/api/setups/kitchen").json()["examples"] == []
+        assert client.get("/api/setups/..%2Fetc").status_code in (404, 422)
+
+
+def test_a_table_host_sees_the_camera_setup_and_a_player_does_not(
+    camera_server: tuple[LiveServer, str],
+) -> None:
+    server, base = camera_server
+    with (
+        httpx.Client(base_url=base, timeout=30) as host,
+        httpx.Client(base_url=base, timeout=30) as player,
+    ):
+        table = host.post(
+            "/api/tables",
+            json={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        ).json()
+        table_id = table["table_id"]
+        wait_until(
+            lambda: server.hub.attached_to(table_id), what="the camera following the new table"
+        )
+        answer = host.get(f"/api/tables/{table_id}/setup")
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["summary"]["setup"] == "kitchen"
+        page = host.get(f"/t/{table_id}/setup", headers={"Accept": "text/html"})
+        assert page.status_code == 200 and "kitchen" in page.text
+        assert player.post("/api/join", json={"code": table["code"]}).status_code == 200
+        refused = player.get(f"/api/tables/{table_id}/setup")
+        assert refused.status_code == 403 and refused.json()["rule"] == "host_only"

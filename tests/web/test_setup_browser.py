@@ -1,0 +1,97 @@
+"""The setup page in Debian's Chromium (web/templates/setup.html, web/static/js/setup.js)
+on a real server whose camera replays a rendered Qwixx throw at rest, calibrated as the
+setup "kitchen": the teaching round (take what the camera reads, the dice as crops, tap a
+die to change its value, confirm) fills the bars per face and per set die; a wrong tap is
+held back for a look and deleted; the host's page of the table shows the same dice.
+Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.live.replay import wait_until
+from tests.web.conftest import shot
+from tests.web.setups import QWIXX, calibrated_camera
+
+pytestmark = pytest.mark.browser
+
+LAPTOP = {"viewport": {"width": 1280, "height": 900}}
+
+
+def take_and_confirm(page: Any, change: int | None = None, times: int = 0) -> list[int]:
+    """One teaching round: take, change die `change` `times` times, confirm. Returns the
+    values confirmed."""
+    page.click("#teach-take")
+    page.wait_for_selector("#teach:not([hidden]) .crop img")
+    page.wait_for_function(
+        "[...document.querySelectorAll('#teach-dice img')].every(i => i.naturalWidth === 64)"
+    )
+    if change is not None:
+        for _ in range(times):
+            page.click(f"#teach-dice [data-cycle='{change}']")
+        assert (
+            page.locator(f"#teach-dice .crop[data-index='{change}']").get_attribute("class")
+            == "crop changed"
+        )
+    values = [int(v) for v in page.locator("#teach-dice .value").all_inner_texts()]
+    page.click("#teach-confirm")
+    page.wait_for_selector("#teach[hidden]", state="attached")
+    return values
+
+
+def test_teaching_rounds_fill_the_bars_and_a_wrong_tap_is_held_back(
+    browser: Any, tmp_path: Path
+) -> None:
+    with calibrated_camera(tmp_path) as server:
+        context = browser.new_context(**LAPTOP)
+        page = context.new_page()
+        page.goto(f"{server.base_url}/setups/kitchen")
+        page.wait_for_selector("#setup-status[data-used='0']")
+        assert "nothing yet" in page.inner_text("#groups")
+
+        learning = server.app.state.learning
+        for _ in range(3):
+            take_and_confirm(page)
+        wait_until(lambda: learning.idle("kitchen"), what="the refresh after teaching")
+        page.wait_for_selector("#setup-status[data-used='18']", timeout=20000)
+        bars = page.locator("#die-bars .bar")
+        assert bars.count() == len(QWIXX)
+        assert [int(b.get_attribute("data-count") or 0) for b in bars.all()] == [3] * len(QWIXX)
+        fills = page.locator("#die-bars .bar-fill").evaluate_all(
+            "els => els.map(e => e.style.width)"
+        )
+        assert all(width != "0%" for width in fills)
+        assert page.locator("#groups .crop img").count() == 18
+        shot(page, "setup-taught-laptop")
+
+        # a wrong tap: die 0 confirmed three values off what it shows
+        values = take_and_confirm(page, change=0, times=3)
+        wait_until(lambda: learning.idle("kitchen"), what="the refresh after the wrong tap")
+        page.wait_for_selector(
+            "#held-section:not([hidden]) .crop.held, #held-section:not([hidden]) .crop",
+            timeout=20000,
+        )
+        held = page.locator("#held-dice .crop")
+        assert held.count() == 1
+        assert held.locator(".value").inner_text() == str(values[0])
+        shot(page, "setup-held-back-laptop")
+        held.locator("[data-remove]").click()
+        page.wait_for_selector("#held-section[hidden]", state="attached")
+        assert len(learning.store.examples("kitchen")) == 23
+        page.wait_for_selector("#setup-status[data-used='23']", timeout=20000)
+
+        # the host's page of the table shows the same setup
+        created = context.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        )
+        table_id = created.json()["table_id"]
+        wait_until(lambda: server.hub.attached_to(table_id), what="the camera following the table")
+        page.goto(f"{server.base_url}/t/{table_id}/setup")
+        page.wait_for_selector("#setup-status[data-used='23']")
+        assert page.locator("#teach-take").count() == 0  # teaching is on the server machine
+        assert page.locator("#groups .crop img").count() == 23
+        context.close()

@@ -1,0 +1,169 @@
+// The setup page: how sure the reader is per face and per set die, the teaching round
+// (take what the camera reads, tap a die to change its value, confirm), the held-back dice
+// (keep or delete) and every stored die as a picture, grouped by value and colour.
+(() => {
+  "use strict";
+  const root = document.getElementById("setup");
+  if (!root) return;
+  const api = root.dataset.api;
+  const local = root.dataset.local === "yes";
+  const statusEl = document.getElementById("setup-status");
+  let snapshot = null; // {token, dice: [{index, value, colour, crop}]}, values as tapped
+
+  function send(method, path, body) {
+    const options = {method, credentials: "same-origin", headers: {}};
+    if (body !== undefined) {
+      options.headers["Content-Type"] = "application/json";
+      options.body = JSON.stringify(body);
+    }
+    return fetch(path, options);
+  }
+
+  function bar(label, share, count) {
+    const row = document.createElement("div");
+    row.className = "bar";
+    row.dataset.count = String(count);
+    const name = document.createElement("span");
+    name.textContent = label;
+    const track = document.createElement("span");
+    track.className = "bar-track";
+    const fill = document.createElement("span");
+    fill.className = "bar-fill";
+    fill.style.width = `${Math.round(100 * share)}%`;
+    track.appendChild(fill);
+    const figure = document.createElement("span");
+    figure.textContent = `${Math.round(100 * share)} % · ${count}`;
+    row.append(name, track, figure);
+    return row;
+  }
+
+  function crop(src, value, extra) {
+    const box = document.createElement("div");
+    box.className = "crop";
+    const img = document.createElement("img");
+    img.src = src;
+    img.alt = `a stored die showing ${value}`;
+    img.width = 64;
+    img.height = 64;
+    const label = document.createElement("span");
+    label.className = "value";
+    label.textContent = String(value);
+    box.append(img, label);
+    (extra || []).forEach((el) => box.appendChild(el));
+    return box;
+  }
+
+  function button(text, data) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "small";
+    b.textContent = text;
+    Object.entries(data).forEach(([k, v]) => { b.dataset[k] = String(v); });
+    return b;
+  }
+
+  function show(body) {
+    const s = body.summary;
+    statusEl.textContent = `${s.used} confirmed dice learnt from` +
+      (s.held.length ? `, ${s.held.length} held back for a look` : "") +
+      ` · ${body.rolls_last_hour} camera rolls in the last hour, ${Math.round(100 * body.share_without_tap)} % without a tap`;
+    statusEl.dataset.used = String(s.used);
+    const faces = document.getElementById("face-bars");
+    faces.replaceChildren(...s.faces.map((n, k) => bar(`face ${k + 1}`, s.face_sureness[k], n)));
+    const dice = document.getElementById("die-bars");
+    dice.replaceChildren(...s.set_colours.map((c, j) => bar(c, s.set_die_sureness[j], s.set_dice[j])));
+    if (!s.set_colours.length) dice.textContent = "no dice set in this setup's calibration";
+    const byId = new Map(body.examples.map((e) => [e.id, e]));
+    const held = body.examples.filter((e) => e.held_back);
+    document.getElementById("held-section").hidden = held.length === 0;
+    document.getElementById("held-dice").replaceChildren(...held.map((e) =>
+      crop(e.crop, e.value, [button("Keep", {keep: e.id}), button("Delete", {remove: e.id})])));
+    const groups = document.getElementById("groups");
+    groups.replaceChildren(...body.groups.map((g) => {
+      const section = document.createElement("div");
+      section.className = "group";
+      section.dataset.group = g.name;
+      const title = document.createElement("h3");
+      title.textContent = `${g.name} (${g.ids.length})`;
+      const row = document.createElement("div");
+      row.className = "crop-row";
+      g.ids.forEach((id) => {
+        const e = byId.get(id);
+        row.appendChild(crop(e.crop, e.value, [button("Delete", {remove: id})]));
+      });
+      section.append(title, row);
+      return section;
+    }));
+    if (!body.groups.length) groups.textContent = "nothing yet: confirmed camera rolls and teaching rounds end up here";
+  }
+
+  async function refresh() {
+    const r = await send("GET", api);
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) { statusEl.textContent = body.message || "not available"; return; }
+    show(body);
+  }
+
+  function showSnapshot() {
+    const row = document.getElementById("teach-dice");
+    row.replaceChildren(...snapshot.dice.map((d, i) => {
+      const box = crop(d.crop, d.value, [button("change", {cycle: i})]);
+      box.dataset.index = String(i);
+      box.classList.toggle("changed", d.value !== snapshot.read[i]);
+      return box;
+    }));
+    document.getElementById("teach").hidden = false;
+  }
+
+  async function take() {
+    const result = document.getElementById("teach-result");
+    const r = await send("POST", `${api}/teach/snapshot`);
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) { result.textContent = body.message || "no reading"; return; }
+    snapshot = {token: body.token, dice: body.dice, read: body.dice.map((d) => d.value)};
+    result.textContent = `${body.dice.length} dice read: tap "change" under a wrong one, then confirm`;
+    showSnapshot();
+  }
+
+  async function confirm() {
+    const result = document.getElementById("teach-result");
+    const values = snapshot.dice.map((d) => d.value);
+    const r = await send("POST", `${api}/teach`, {token: snapshot.token, values});
+    const body = await r.json().catch(() => ({}));
+    result.textContent = r.ok ? `${body.stored.length} dice taught: throw again` : (body.message || "refused");
+    snapshot = null;
+    document.getElementById("teach").hidden = true;
+    // the heads refresh in the background; ask again a moment later for the new bars
+    await refresh();
+    setTimeout(refresh, 1500);
+  }
+
+  root.addEventListener("click", async (event) => {
+    const target = event.target;
+    if (!(target instanceof HTMLElement)) return;
+    if (target.dataset.cycle !== undefined && snapshot) {
+      const die = snapshot.dice[Number(target.dataset.cycle)];
+      die.value = die.value % 6 + 1;
+      showSnapshot();
+    } else if (target.dataset.keep) {
+      await send("POST", `${api}/examples/${target.dataset.keep}/keep`);
+      await refresh();
+    } else if (target.dataset.remove) {
+      await send("DELETE", `${api}/examples/${target.dataset.remove}`);
+      await refresh();
+    } else if (target.id === "teach-take") {
+      await take();
+    } else if (target.id === "teach-confirm" && snapshot) {
+      await confirm();
+    } else if (target.id === "teach-cancel") {
+      snapshot = null;
+      document.getElementById("teach").hidden = true;
+    } else if (target.id === "forget" && local) {
+      if (!window.confirm(`Forget every stored die of ${root.dataset.setup}?`)) return;
+      await send("DELETE", api);
+      await refresh();
+    }
+  });
+  refresh();
+  setInterval(refresh, 10000);
+})();
