@@ -5,6 +5,9 @@ Shows the dice set to the camera and writes calibration/NAME.json (or --out FILE
 die's colour under this table's light, the die size, and the play area (the one given, or
 the region the dice lay in). Prints what the camera read and the file written.
 `companion calibrate --check FILE` validates a calibration file and prints it.
+`companion calibrate NAME --teach ROUNDS [--data-dir DIR] [--yes]` then runs the teaching
+round (companion/vision/adapt_cli.py): throw all the dice, confirm or correct what the
+camera read, repeat; an existing calibration/NAME.json is taught without measuring again.
 
 Exit status: 0 written (or valid), 2 a bad file, argument, model, or a die never seen."""
 
@@ -15,7 +18,10 @@ import json
 import sys
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from companion.vision.calibration import TableCalibration
 
 # cv2, numpy and the pipeline are imported inside the functions: `companion --help` and
 # `companion replay` build this parser and must not load the vision stack
@@ -47,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="x0,y0,x1,y1 as fractions; default: detected from the dice")  # fmt: skip
     parser.add_argument("--out", default=None, help="write here instead of calibration/NAME.json")
     parser.add_argument("--check", default=None, metavar="FILE", help="validate a file and exit")
+    parser.add_argument("--teach", type=int, default=0, metavar="ROUNDS",
+                        help="teaching rounds after calibrating: throw, confirm, repeat")  # fmt: skip
+    parser.add_argument("--data-dir", default="companion-data",
+                        help="where the taught dice are kept (the server's --data-dir)")  # fmt: skip
+    parser.add_argument("--yes", action="store_true", help="teaching: confirm every round as read")
+    parser.add_argument("--sheet", default=None, help="teaching: write the dice picture here")
 
 
 def _frames(args: argparse.Namespace) -> list[Any]:
@@ -97,6 +109,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
             print("companion calibrate: give a NAME (or --check FILE)", file=sys.stderr)
             return 2
         path = Path(args.out) if args.out else calibration_path(args.name)
+        if args.teach and path.is_file():
+            return _teach(args, load_calibration(path))
         reference = builtin_dice_set(args.dice_set)
         frames = _frames(args)
         reader = DiceReader.load()
@@ -114,4 +128,24 @@ def run_calibrate(args: argparse.Namespace) -> int:
     side = f"{calibration.die_side:.1f} px" if calibration.die_side else "not measured"
     print(f"play area {area}; die side {side}")
     print(f"wrote {path}")
-    return 0
+    return _teach(args, calibration) if args.teach else 0
+
+
+def _teach(args: argparse.Namespace, calibration: TableCalibration) -> int:
+    from companion.vision.adapt_cli import run_teaching, teaching_frames
+    from companion.vision.colour import CalibrationError
+    from companion.vision.model import ModelError
+
+    if not 1 <= args.teach <= 100:
+        print("companion calibrate: --teach takes 1 to 100 rounds", file=sys.stderr)
+        return 2
+    print(f"teaching {calibration.name}: {args.teach} rounds")
+    try:
+        frames, stills = teaching_frames(args)
+        return run_teaching(args, calibration, frames, stills, None if args.yes else input)
+    except (CalibrationError, ModelError) as exc:
+        print(f"companion calibrate: {exc}", file=sys.stderr)
+        return 2
+    except EOFError:
+        print("companion calibrate: no answer on the input: stopped (--yes confirms as read)")
+        return 0

@@ -118,6 +118,19 @@ def _timestamp(value: float | None) -> Markup:
     )
 
 
+def _camera_with_learning(
+    app: FastAPI, settings: Settings, reader_factory: ReaderFactory | None
+) -> CameraHub:
+    """The camera hub and the setups that learn from its confirmed rolls
+    (companion/web/learning.py), both on app.state."""
+    learning = Learning(settings.data_dir)
+    app.state.learning = learning
+    camera = CameraHub(settings.camera, app.state.tables, reader_factory, learning)
+    learning.attach_camera(camera.runtime)
+    app.state.camera = camera
+    return camera
+
+
 def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) -> FastAPI:
     """The companion's web app for `settings`. `reader_factory` builds the camera's dice
     reader (default: the real ONNX pipeline, companion.web.camera_runtime)."""
@@ -129,14 +142,11 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
         app.state.tables = Tables(store)
         app.state.tables.attach_loop(asyncio.get_running_loop())
         # the camera runs on its own threads, started and stopped with the server
-        camera = CameraHub(settings.camera, app.state.tables, reader_factory)
-        app.state.camera = camera
+        camera = _camera_with_learning(app, settings, reader_factory)
         if settings.camera.calibration is not None:
             camera.set_calibration(load_calibration(settings.camera.calibration))
         await camera.feed.restore_attachment()  # before the first throw can be routed
         camera.start(asyncio.get_running_loop())
-        # the setups that learn from confirmed rolls (companion/web/learning.py)
-        app.state.learning = Learning(settings.data_dir)
         try:
             yield
         finally:
@@ -156,11 +166,8 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     templates.env.filters["timestamp"] = _timestamp
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=settings.web_dir / "static"), name="static")
-    app.include_router(pages.router)
-    app.include_router(api.router)
-    app.include_router(ws.router)
-    app.include_router(live.router)
-    app.include_router(setups.router)
+    for routes in (pages, api, ws, live, setups):
+        app.include_router(routes.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     @app.exception_handler(Rejection)

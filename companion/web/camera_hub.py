@@ -11,6 +11,8 @@
          a re-throw), or a matching roll for the active player to confirm (mode
          "confirm"). A held reading is never applied by itself.
       -> roll_intake.RollIntake: the implied moves and the roll, with a photo in SQLite.
+      -> learning.Learning: the applied roll's dice teach the camera's setup (stored and
+         learnt from in worker threads; issue 15).
 
 Each part owns one thing: the runtime its threads, reader and status; the feed which table
 and how; a held reading is a frozen value changed by pure functions; the intake applies.
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from companion.live.settle import RollEvent
 from companion.rules.base import Reason, Rejection, Throw
+from companion.rules.session import HOST
 from companion.web.camera_feed import CameraFeed, dice_set_for
 from companion.web.camera_pictures import held_picture
 from companion.web.camera_runtime import (
@@ -55,6 +58,7 @@ from companion.web.held_reading import (
     judge_throw,
     rematch,
 )
+from companion.web.learning import Learning
 from companion.web.roll_intake import RollIntake
 from companion.web.settings import CameraSettings
 from companion.web.snapshot import Snapshot
@@ -82,9 +86,14 @@ class CameraHub:
     """See the module docstring. Create in the lifespan, `start(loop)`, `stop()`."""
 
     def __init__(
-        self, settings: CameraSettings, tables: Tables, reader_factory: ReaderFactory | None = None
+        self,
+        settings: CameraSettings,
+        tables: Tables,
+        reader_factory: ReaderFactory | None = None,
+        learning: Learning | None = None,
     ) -> None:
         self.settings = settings
+        self.learning = learning
         self.tables = tables
         self.runtime = CameraRuntime(settings, reader_factory)
         self.feed = CameraFeed(tables)
@@ -172,7 +181,7 @@ class CameraHub:
         )
         if isinstance(outcome, CameraRoll):
             self.held.drop(table.table_id)
-            await self.intake.apply(table, outcome)
+            self._learn(table, outcome, await self.intake.apply(table, outcome), tapped=False)
             return
         self.held.put(await _with_picture(outcome))
         if outcome.kind == "mismatch":
@@ -189,7 +198,9 @@ class CameraHub:
         async with self.held.lock:
             camera_roll = confirmed(self.held.take(table, held_id))
             self.held.drop(table.table_id)
-            return await self.intake.apply(table, camera_roll)
+            seq = await self.intake.apply(table, camera_roll)
+            self._learn(table, camera_roll, seq, tapped=True)
+            return seq
 
     async def fix(
         self,
@@ -235,7 +246,23 @@ class CameraHub:
             return {"applied": False, "pending": self._held_json(table, outcome)}
         self.held.drop(table.table_id)
         seq = await self.intake.apply(table, outcome)
+        self._learn(table, outcome, seq, tapped=True)
         return {"applied": seq is not None, "state_id": seq}
+
+    def _learn(self, table: Table, camera_roll: CameraRoll, seq: int | None, tapped: bool) -> None:
+        """An applied roll (seq not None) teaches the camera's setup, in the background."""
+        calibration = self.runtime.calibration
+        if self.learning is None or seq is None or calibration is None:
+            return
+        self.learning.roll_applied_soon(
+            calibration.name,
+            camera_roll.image,
+            camera_roll.dice,
+            tapped=tapped,
+            by_host=camera_roll.by == HOST,
+            table_id=table.table_id,
+            throw=seq,
+        )
 
     def dismiss(self, table: Table, held_id: str) -> None:
         """Forget a held reading: the host asks for a re-throw."""
@@ -259,7 +286,14 @@ class CameraHub:
             "implies": [describe_move(table.game, m) for m in throw.moves] if throw else [],
             "pending": self._held_json(table, held) if held else None,
             **self.intake.note_of(table.table_id).to_json(),
+            "learning": self._learning_json(),
         }
+
+    def _learning_json(self) -> dict[str, object] | None:
+        calibration = self.runtime.calibration
+        if self.learning is None or calibration is None:
+            return None
+        return self.learning.status(calibration.name)
 
 
 async def _with_picture(held: HeldReading) -> HeldReading:

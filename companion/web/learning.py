@@ -14,7 +14,12 @@ the listeners (the camera, which then reads with the adapted head).
 
 It also keeps, per setup and in memory, whether each applied camera roll went in without
 a tap, for the camera panel's "in the last hour" share, and the teaching round's snapshots
-(a frame and its dice, shown as crops until confirmed)."""
+(a frame and its dice, shown as crops until confirmed).
+
+`attach_camera(runtime)` joins it to the camera (companion.web.camera_runtime): the dice
+are embedded with the camera's own classifier once it is loaded, and each refresh of the
+setup the camera is calibrated for puts a `LearntReader` in the camera's place (one
+attribute store: the worker thread reads with it from its next frame)."""
 
 from __future__ import annotations
 
@@ -31,12 +36,14 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.vision.adapt import Adaptation
+from companion.vision.adapt import Adaptation, AdaptedClassifier
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, SetupSummary
 from companion.vision.adapt_store import CROP_SIZE, SetupStore, StoredExample, check_setup
 from companion.vision.classifier import PipClassifier, crop_die
 from companion.vision.colour import DiceSet
-from companion.vision.types import DieReading
+from companion.vision.pipeline import DiceReader
+from companion.vision.types import DieReading, FrameReading
+from companion.web.camera_runtime import CameraRuntime
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +90,38 @@ def confirmed_dice(dice: Sequence[DieReading], by_host: bool) -> list[ConfirmedD
     return out
 
 
+class LearntReader:
+    """The camera's reader with a setup's heads: the base DiceReader's finder with the
+    adapted classifier; a dice set the camera is given that is the setup's calibrated set
+    (by name and colours) is read with the setup's own colours of those dice instead."""
+
+    def __init__(self, base: DiceReader, setup: str, adaptation: Adaptation) -> None:
+        self.base = base
+        self.setup = setup
+        self.adaptation = adaptation
+        classifier = AdaptedClassifier(base.classifier, adaptation.head)
+        self._reader = DiceReader(base.finder, classifier, base.dice_set)
+        self.dice_set = base.dice_set
+
+    @property
+    def dice_set(self) -> DiceSet | None:
+        return self._given
+
+    @dice_set.setter
+    def dice_set(self, dice_set: DiceSet | None) -> None:
+        self._given = dice_set
+        own = self.adaptation.dice_set
+        same = (
+            dice_set is not None
+            and own is not None
+            and (dice_set.name, dice_set.colours) == (own.name, own.colours)
+        )
+        self._reader.dice_set = own if same else dice_set
+
+    def read(self, image: object, frame_index: int = 0) -> FrameReading:
+        return self._reader.read(image, frame_index)
+
+
 class Learning:
     """See the module docstring. `Learning(data_dir)`; `close()` at shutdown."""
 
@@ -95,10 +134,83 @@ class Learning:
         self._refresh: dict[str, _Refresh] = {}
         self._outcomes: dict[str, deque[tuple[float, bool]]] = {}
         self._snapshots: dict[str, TeachSnapshot] = {}
+        self._learnt: dict[str, int] = {}  # per setup: confirmed dice used at its last refresh
+        self._tasks: set[asyncio.Task[list[int]]] = set()
+        self._runtime: CameraRuntime | None = None
         self.listeners: list[Listener] = []
+        self.listeners.append(self._count)
 
     def close(self) -> None:
         self.store.close()
+
+    # -- the camera -----------------------------------------------------------------------
+    def attach_camera(self, runtime: CameraRuntime) -> None:
+        """Embed with the camera's classifier, and read with the camera's setup's heads
+        after each of its refreshes (module docstring)."""
+        self._runtime = runtime
+
+        def camera_classifier() -> PipClassifier:
+            base = _base_reader(runtime)
+            return base.classifier if base is not None else PipClassifier.load()
+
+        self._classifier_factory = camera_classifier
+        self.listeners.append(self._install)
+
+    def _install(self, setup: str, adaptation: Adaptation) -> None:
+        runtime = self._runtime
+        calibration = runtime.calibration if runtime is not None else None
+        base = _base_reader(runtime) if runtime is not None else None
+        if runtime is None or base is None or calibration is None or calibration.name != setup:
+            return
+        runtime.reader.reader = LearntReader(base, setup, adaptation)
+        logger.info("camera reads with setup %s's heads (%d dice)", setup, adaptation.used)
+
+    def status(self, setup: str | None) -> dict[str, object] | None:
+        """For the camera panel: confirmed dice the setup learnt from (None until its
+        first refresh, which this asks for) and its rolls of the last hour."""
+        if setup is None:
+            return None
+        if setup not in self._learnt and self.idle(setup):
+            self.refresh_soon(setup)
+        rolls, share = self.share_without_tap(setup)
+        return {
+            "setup": setup,
+            "learnt": self._learnt.get(setup),
+            "rolls_last_hour": rolls,
+            "share_without_tap": round(share, 3),
+        }
+
+    def roll_applied_soon(
+        self,
+        setup: str | None,
+        image: np.ndarray | None,
+        dice: Sequence[DieReading],
+        *,
+        tapped: bool,
+        by_host: bool,
+        table_id: str,
+        throw: int,
+    ) -> None:
+        """`roll_applied` in a task of its own, with the camera's dice set: the caller
+        (the intake answering a tap) does not wait for the dice to be stored."""
+        if setup is None:
+            return
+        calibration = self._runtime.calibration if self._runtime is not None else None
+        dice_set = calibration.dice_set if calibration and calibration.name == setup else None
+        work = self.roll_applied(
+            setup,
+            image,
+            dice,
+            tapped=tapped,
+            by_host=by_host,
+            dice_set=dice_set,
+            table_id=table_id,
+            photo=f"roll {throw}",
+            throw=throw,
+        )
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # -- learners (worker threads) --------------------------------------------------------
     def classifier(self) -> PipClassifier:
@@ -165,6 +277,9 @@ class Learning:
         if not outcomes:
             return 0, 0.0
         return len(outcomes), sum(free for _, free in outcomes) / len(outcomes)
+
+    def _count(self, setup: str, adaptation: Adaptation) -> None:
+        self._learnt[setup] = adaptation.used
 
     # -- refreshing -----------------------------------------------------------------------
     def refresh_soon(self, setup: str) -> None:
@@ -289,3 +404,12 @@ class Learning:
         )
         self.refresh_soon(taken.setup)
         return ids
+
+
+def _base_reader(runtime: CameraRuntime | None) -> DiceReader | None:
+    """The camera's own DiceReader (under a LearntReader once one is in place); None
+    while the models load, or when the camera reads with something else (a test's)."""
+    reader = runtime.reader.reader if runtime is not None else None
+    if isinstance(reader, LearntReader):
+        return reader.base
+    return reader if isinstance(reader, DiceReader) else None

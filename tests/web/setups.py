@@ -10,14 +10,15 @@ from pathlib import Path
 
 import numpy as np
 
+from companion.rules.registry import standard_dice_sets
 from companion.vision.calibration import TableCalibration, save_calibration
 from companion.vision.colour import builtin_dice_set
-from companion.vision.types import STANDARD_DICE_SETS, DieBox, DieReading
+from companion.vision.types import DieBox, DieReading
 from companion.web.settings import CameraSettings, Settings
 from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, wait_until, write_throw
 from tests.web.conftest import free_port
 
-QWIXX = STANDARD_DICE_SETS["qwixx"]
+QWIXX = standard_dice_sets()["qwixx"]
 
 
 def rest_of(seed: int) -> tuple[np.ndarray, tuple[DieReading, ...], Throw]:
@@ -33,19 +34,28 @@ def rest_of(seed: int) -> tuple[np.ndarray, tuple[DieReading, ...], Throw]:
 
 
 @contextmanager
-def calibrated_camera(tmp_path: Path, seed: int = 1503) -> Iterator[LiveServer]:
-    """A real server whose camera replays a throw at rest, calibrated as "kitchen"."""
+def calibrated_camera(
+    tmp_path: Path, seed: int = 1503, whole_throw: bool = False
+) -> Iterator[LiveServer]:
+    """A real server calibrated as "kitchen" whose camera replays a throw: cut to its
+    resting frame (the latest reading shows the dice), or whole (tumbling, rest, picked
+    up: the camera reports it as a roll)."""
     folder = tmp_path / "camera"
     calibrations = tmp_path / "calibration"
     kitchen = dataclasses.replace(builtin_dice_set("qwixx"), name="kitchen")
     path = save_calibration(TableCalibration(kitchen), calibrations / "kitchen.json")
-    _, _, throw = rest_of(seed)
+    throw = render_throw(QWIXX, seed=seed) if whole_throw else rest_of(seed)[2]
     reader = ClipReader()
     reader.throw = throw
     write_throw(folder, throw)
     camera = CameraSettings(images=folder, calibration=path, calibration_dir=calibrations)
     settings = Settings(port=free_port(), data_dir=tmp_path / "data", camera=camera)
     with LiveServer(settings, lambda: reader) as server:
-        wait_until(lambda: (server.hub.latest()[1] or None) and server.hub.latest()[1].dice,
-                   what="the camera's reading of the throw")  # fmt: skip
+        if not whole_throw:
+            wait_until(lambda: _dice_in_view(server), what="the camera's reading of the throw")
         yield server
+
+
+def _dice_in_view(server: LiveServer) -> bool:
+    reading = server.hub.runtime.latest()[1]
+    return reading is not None and bool(reading.dice)

@@ -10,6 +10,7 @@ device may not."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -20,10 +21,14 @@ from fastapi.testclient import TestClient
 
 from companion.vision.adapt import Adaptation
 from companion.vision.adapt_store import NewExample, SetupStore
+from companion.vision.calibration import TableCalibration
+from companion.vision.colour import builtin_dice_set
+from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox, DieReading
 from companion.web.app import create_app
-from companion.web.learning import Learning, confirmed_dice
-from companion.web.settings import Settings
+from companion.web.camera_runtime import CameraRuntime
+from companion.web.learning import Learning, LearntReader, confirmed_dice
+from companion.web.settings import CameraSettings, Settings
 from tests.live.replay import LiveServer, wait_until
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table
 from tests.web.setups import QWIXX, calibrated_camera, rest_of
@@ -181,7 +186,7 @@ def test_a_table_host_sees_the_camera_setup_and_a_player_does_not(
         ).json()
         table_id = table["table_id"]
         wait_until(
-            lambda: server.hub.attached_to(table_id), what="the camera following the new table"
+            lambda: server.hub.feed.attached_to(table_id), what="the camera following the new table"
         )
         answer = host.get(f"/api/tables/{table_id}/setup")
         assert answer.status_code == 200, answer.text
@@ -191,3 +196,45 @@ def test_a_table_host_sees_the_camera_setup_and_a_player_does_not(
         assert player.post("/api/join", json={"code": table["code"]}).status_code == 200
         refused = player.get(f"/api/tables/{table_id}/setup")
         assert refused.status_code == 403 and refused.json()["rule"] == "host_only"
+
+
+def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
+    """With the real pipeline as the camera's reader: the dice are embedded with the
+    camera's own classifier, and after a refresh the camera reads with a LearntReader
+    (the setup's heads, the setup's own colours for its calibrated set), built on the
+    camera's DiceReader again at the next refresh, never on the previous LearntReader."""
+    kitchen = dataclasses.replace(builtin_dice_set("qwixx"), name="kitchen")
+    runtime = CameraRuntime(CameraSettings(disabled=True), None)
+    base = DiceReader.load()
+    runtime.reader.reader = base
+    runtime.set_calibration(TableCalibration(kitchen))
+    learning = Learning(tmp_path)
+    learning.attach_camera(runtime)
+    image, dice, _ = rest_of(1504)
+
+    async def teach_once() -> None:
+        await learning.roll_applied("kitchen", image, dice, tapped=False, dice_set=kitchen)
+        while not learning.idle("kitchen"):
+            await asyncio.sleep(0.01)
+
+    asyncio.run(teach_once())
+    assert learning.classifier() is base.classifier
+    learnt = runtime.reader.reader
+    assert isinstance(learnt, LearntReader) and learnt.base is base
+    assert learnt.adaptation.used + len(learnt.adaptation.held) == 6
+    runtime.reader.use_dice_set(kitchen)  # what the feed does for a Qwixx table
+    assert learnt.dice_set is kitchen
+    own = learnt.adaptation.dice_set
+    assert own is not None and own.colours == kitchen.colours and own.dice != kitchen.dice
+    reading = runtime.reader.read(image)
+    assert len(reading.dice) == 6 and reading.dice_set == "kitchen"
+
+    asyncio.run(teach_once())
+    again = runtime.reader.reader
+    assert isinstance(again, LearntReader) and again is not learnt and again.base is base
+    assert learning.status("kitchen") == {
+        "setup": "kitchen",
+        "learnt": again.adaptation.used,
+        "rolls_last_hour": 2,
+        "share_without_tap": 1.0,
+    }

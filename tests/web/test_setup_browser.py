@@ -89,9 +89,50 @@ def test_teaching_rounds_fill_the_bars_and_a_wrong_tap_is_held_back(
             data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
         )
         table_id = created.json()["table_id"]
-        wait_until(lambda: server.hub.attached_to(table_id), what="the camera following the table")
+        wait_until(
+            lambda: server.hub.feed.attached_to(table_id), what="the camera following the table"
+        )
         page.goto(f"{server.base_url}/t/{table_id}/setup")
         page.wait_for_selector("#setup-status[data-used='23']")
         assert page.locator("#teach-take").count() == 0  # teaching is on the server machine
         assert page.locator("#groups .crop img").count() == 23
+        context.close()
+
+
+def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A throw replayed as the camera goes in without a tap (a replay applies at once); its
+    six dice are stored under the camera's setup with the table, photo and throw, and the
+    camera panel says what the setup learnt from and the share without a tap."""
+    with calibrated_camera(tmp_path, seed=1511, whole_throw=True) as server:
+        context = browser.new_context(**LAPTOP)
+        page = context.new_page()
+        created = context.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        )
+        table_id = created.json()["table_id"]
+        wait_until(
+            lambda: server.hub.feed.attached_to(table_id), what="the camera following the table"
+        )
+        page.goto(f"{server.base_url}/t/{table_id}")
+        page.wait_for_selector(".live[data-state-id='0']")
+        page.click("details.camera-tools summary")
+        page.click("[data-camera-restart]")  # replay the throw now that the table is there
+        page.wait_for_selector(".live[data-state-id='1']", timeout=20000)
+        learning = server.app.state.learning
+        stored = wait_until(
+            lambda: learning.store.examples("kitchen"), what="the roll's dice stored"
+        )
+        assert len(stored) == 6
+        assert {(s.table_id, s.throw, s.source) for s in stored} == {(table_id, 1, "read")}
+        assert {s.photo for s in stored} == {"roll 1"}
+        page.wait_for_selector("#camera-learning[data-learnt='6']", timeout=20000)
+        line = page.inner_text("#camera-learning")
+        assert "from 6 confirmed dice" in line and "100 % of the last hour's 1 camera rolls" in line
+        shot(page, "setup-camera-panel-laptop")
+        page.click("#camera-setup-link")
+        page.wait_for_selector("#setup-status[data-used='6']")
+        assert page.locator("#groups .crop img").count() == 6
         context.close()

@@ -19,33 +19,21 @@ companion.web.learning, off the event loop."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Protocol
 
-import numpy as np
 from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from companion.rules.base import Reason, Rejection
 from companion.vision.adapt_store import SetupError, StoredExample, check_setup
-from companion.vision.calibration import TableCalibration, calibration_path, load_calibration
+from companion.vision.calibration import calibration_path, load_calibration
 from companion.vision.colour import CalibrationError, DiceSet
-from companion.vision.types import FrameReading
+from companion.web.camera_hub import CameraHub
 from companion.web.deps import ApiAccess, PageAccess, SameOrigin, SettingsDep, TemplatesDep
 from companion.web.learning import Learning
 
 router = APIRouter()
 NO_STORE = {"Cache-Control": "no-store"}
-
-
-class CameraView(Protocol):
-    """What these pages need of the camera (companion.web.camera)."""
-
-    calibration: TableCalibration | None
-
-    def latest(self) -> tuple[np.ndarray | None, FrameReading | None]: ...
-
-    def attached_to(self, table_id: str) -> bool: ...
 
 
 class TeachRequest(BaseModel):
@@ -60,8 +48,8 @@ def learning_of(request: Request) -> Learning:
     return learning
 
 
-def camera_of(request: Request) -> CameraView:
-    camera: CameraView = request.app.state.camera
+def camera_of(request: Request) -> CameraHub:
+    camera: CameraHub = request.app.state.camera
     return camera
 
 
@@ -90,7 +78,7 @@ def table_setup(request: Request, access: ApiAccess) -> str:
     if not access.viewer.host:
         raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may do this")
     camera = camera_of(request)
-    if not camera.attached_to(access.table.table_id):
+    if not camera.feed.attached_to(access.table.table_id):
         raise Rejection(Reason.NOT_ALLOWED, "not_attached", "the camera serves another table")
     if camera.calibration is None:
         raise HTTPException(
@@ -198,7 +186,7 @@ async def teach_snapshot(request: Request, name: str) -> dict[str, object]:
     """Keep what the camera reads now, for the person to confirm."""
     require_local(request)
     setup = setup_name(name)
-    image, reading = camera_of(request).latest()
+    image, reading = camera_of(request).runtime.latest()
     if image is None or reading is None:
         raise Rejection(Reason.NOT_ALLOWED, "no_picture", "the camera delivers no picture")
     dice = [d for d in reading.dice if d.value is not None]

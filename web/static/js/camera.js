@@ -109,6 +109,23 @@
     panel.querySelector("[data-camera-rethrow]").hidden = !viewer.host;
   }
 
+  // what the camera's setup learnt: confirmed dice, and the share of the last hour's
+  // camera rolls that went in without a tap (none: the camera has no calibration)
+  function showLearning(learning, attached) {
+    const el = document.getElementById("camera-learning");
+    const link = document.getElementById("camera-setup-link");
+    if (!el) return;
+    el.hidden = !learning || !attached;
+    if (link) link.hidden = el.hidden;
+    if (el.hidden) return;
+    const learnt = learning.learnt === null ? "…" : learning.learnt;
+    el.dataset.learnt = String(learning.learnt ?? "");
+    el.textContent = `The camera learnt ${learning.setup} from ${learnt} confirmed dice` +
+      (learning.rolls_last_hour
+        ? ` · ${Math.round(100 * learning.share_without_tap)} % of the last hour's ${learning.rolls_last_hour} camera rolls went in without a tap`
+        : " · no camera roll in the last hour");
+  }
+
   function render(body) {
     current = body;
     panel.hidden = !body.enabled && panel.dataset.cameraMode === "sheet";
@@ -128,6 +145,7 @@
     noteEl.textContent = body.note || "";
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);
+    showLearning(body.learning, body.attached);
     panel.querySelectorAll("input[name=camera-mode]").forEach((radio) => {
       radio.checked = radio.value === body.mode;
     });
