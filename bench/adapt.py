@@ -392,8 +392,9 @@ def plot(out: Path, runs: Sequence[Path]) -> int:
                     for row in rows
                 ]  # fmt: skip
                 _polyline(canvas, points, colour, dashed)
-            if p == 0:
-                cv2.putText(canvas, name, (x0 + 8, margin + 18 + 18 * r),
+            if p == 0:  # the legend low in the first panel, under the curves
+                legend_y = height - margin - 10 - 18 * (len(data) - 1 - r)
+                cv2.putText(canvas, name, (x0 + 8, legend_y),
                             cv2.FONT_HERSHEY_SIMPLEX, 0.45, colour, 1, cv2.LINE_AA)  # fmt: skip
     cv2.putText(canvas, "solid: adapted   dashed: cold   x: confirmed photos K",
                 (margin, height - 12), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (60, 60, 60), 1, cv2.LINE_AA)  # fmt: skip

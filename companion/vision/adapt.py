@@ -9,29 +9,39 @@ that knows this setup:
   L2-normalised embeddings of the setup's dice confirmed with that value; a die's
   similarity to each mean (cosine, scaled by TEMPERATURE) gives the setup's own class
   probabilities, softmax over the faces it has seen. They are blended with the shipped
-  head's, face by face, by how many examples that face has: weight n / (n + PRIOR_EXAMPLES)
-  for a face with n examples, so one confirmed die moves a reading a little and fifty move
-  it almost all the way. The setup's head only shares out the probability the shipped head
+  head's, face by face, by how many examples that face has: weight n / (n + prior) for a
+  face with n examples. The setup's head only shares out the probability the shipped head
   gives the faces it has seen: a face it has no example of, and "unreadable", keep the
   shipped head's probability.
+- **how much it counts** (`choose_prior`): the prior is chosen per setup, on its own dice:
+  the largest of PRIOR_CHOICES under which the blend, with each photo's dice left out of
+  the face means, reads the most of the setup's dice right. So the setup's head gets a
+  say only once it reads right dice of a new photo that the shipped head misreads (dice a
+  tap corrected); until then (and with fewer than MIN_EXAMPLES_TO_CHOOSE dice) the prior
+  is the largest and the shipped head keeps the say.
 - **colours** (`adapted_dice_set`): each die of the set gets the setup's own colour, the
-  median Lab of the dice confirmed as that set die, blended with the calibrated colour by
-  the same rule; without a set, `own_prototypes` gives each colour name the median Lab of
-  its confirmed dice, named beside the shipped prototypes (`name_with`).
+  median Lab of the dice confirmed as that set die, blended with the calibrated colour
+  (which counts as COLOUR_PRIOR_EXAMPLES dice); without a set, `own_prototypes` gives each
+  colour name the median Lab of its confirmed dice, named beside the shipped prototypes
+  (`name_with`).
 
 **A wrong tap must not poison it.** `held_back` finds the examples whose value disagrees
 strongly with the rest of their face: with that example left out, the setup's other dice
 of that value are much less like it than the dice of another value (own-head probability
-of its value under HOLD_BACK_BELOW), and the shipped head does not vouch for it either
-(its probability of that value under SHIPPED_VOUCHES). Those are left out of the fit and
+of its value under HOLD_BACK_BELOW), or the shipped head refuses the value and no other
+die of the face vouches for it; and the shipped head does not vouch for it either (its
+probability of that value under SHIPPED_VOUCHES). Those are left out of the fit and
 shown to the host, who deletes or keeps each one (a kept one is never held back again).
 
-Why a class-mean head and not a logistic regression: on the calibration parts (the photos
-held back from training for fitting such things, companion/vision/datasets.py; never the
-validation parts or the measure-only folders) the regularised logistic regression on the
-embeddings, with the shipped head as its offset, fixed 1-3 of 33 misread dice after 50
-confirmed photos; the class means fixed 9-13, and were the faster fit. TEMPERATURE and
-PRIOR_EXAMPLES were chosen there too (docs/BENCHMARKS.md, "Adaptation").
+How this was chosen, on the calibration parts only (the photos held back from training
+for fitting such things, companion/vision/datasets.py; never the validation parts or the
+measure-only folders): after K confirmed photos (K = 5, 10, 25, 50) the shipped head
+misread 33, 33, 33, 29 of the remaining dice of the four parts; a regularised logistic
+regression on the embeddings with the shipped head as its offset (lambda 10) 32, 32, 33, 27; the
+class means at a fixed prior of 4 37, 35, 28, 21 (better with many dice, worse with few,
+and worse than the shipped head on byler-d6-train's mixed bag of dice sets); the class
+means with the prior chosen as above 33, 32, 32, 29, never worse than the shipped head.
+docs/benchmarks/adapt.md has the figures.
 
 Nothing here does I/O: the examples come from companion.vision.adapt_store."""
 
@@ -56,8 +66,8 @@ from companion.vision.types import DieBox
 FACES = 6  # classes 0..5 are the values 1..6; class 6, "unreadable", stays the shipped head's
 CLASSES = 7
 TEMPERATURE = 20.0  # cosine similarity -> logit scale of the class-mean head
-PRIOR_EXAMPLES = 4.0  # a face with this many examples is trusted half and half ...
-# ... until there are enough examples to choose it on them (`choose_prior`)
+PRIOR_EXAMPLES = 4.0  # fit_value_head's default prior: 4 dice of a face count half and half
+# the priors `choose_prior` chooses from; the last is the shipped head keeping the say
 PRIOR_CHOICES = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 256.0)
 MIN_EXAMPLES_TO_CHOOSE = 4
 HOLD_BACK_BELOW = 0.05  # own-head probability of its value under which an example is suspect
