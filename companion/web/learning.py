@@ -135,6 +135,7 @@ class Learning:
         self._outcomes: dict[str, deque[tuple[float, bool]]] = {}
         self._snapshots: dict[str, TeachSnapshot] = {}
         self._learnt: dict[str, int] = {}  # per setup: confirmed dice used at its last refresh
+        self._asked: set[str] = set()  # setups whose first refresh the camera panel asked for
         self._tasks: set[asyncio.Task[list[int]]] = set()
         self._runtime: CameraRuntime | None = None
         self.listeners: list[Listener] = []
@@ -170,7 +171,8 @@ class Learning:
         first refresh, which this asks for) and its rolls of the last hour."""
         if setup is None:
             return None
-        if setup not in self._learnt and self.idle(setup):
+        if setup not in self._learnt and setup not in self._asked:  # once, not per poll
+            self._asked.add(setup)
             self.refresh_soon(setup)
         rolls, share = self.share_without_tap(setup)
         return {
@@ -295,17 +297,22 @@ class Learning:
         try:
             while True:
                 state.again = False
-                adaptation = await self.refresh(setup)
-                if adaptation is not None:
-                    for listener in list(self.listeners):
-                        try:
-                            listener(setup, adaptation)
-                        except Exception:
-                            logger.exception("a learning listener failed")
+                await self.refresh_and_tell(setup)
                 if not state.again:
                     break
         finally:
             state.running = False
+
+    async def refresh_and_tell(self, setup: str) -> Adaptation | None:
+        """Refresh now and hand the result to the listeners (the camera)."""
+        adaptation = await self.refresh(setup)
+        if adaptation is not None:
+            for listener in list(self.listeners):
+                try:
+                    listener(setup, adaptation)
+                except Exception:
+                    logger.exception("a learning listener failed")
+        return adaptation
 
     async def refresh(self, setup: str) -> Adaptation | None:
         """Refresh now (off the loop); None when it failed (logged)."""
@@ -333,24 +340,24 @@ class Learning:
         return await asyncio.to_thread(self.store.crop_png, setup, example_id)
 
     async def delete_example(self, setup: str, example_id: int) -> bool:
+        """Delete one die; the heads (and the page's next look) are without it at once."""
         found = await asyncio.to_thread(self.store.delete_example, setup, example_id)
         if found:
-            self.refresh_soon(setup)
+            await self.refresh_and_tell(setup)
         return found
 
     async def keep(self, setup: str, example_id: int) -> bool:
+        """The host keeps a held-back die: it is learnt from from now on."""
         found = await asyncio.to_thread(self.store.keep, setup, example_id)
         if found:
-            self.refresh_soon(setup)
+            await self.refresh_and_tell(setup)
         return found
 
     async def delete_setup(self, setup: str) -> int:
         """Forget every stored die of the setup (records and crops)."""
         count = await asyncio.to_thread(self.store.delete_setup, setup)
         self._outcomes.pop(setup, None)
-        learner = self._learners.get(setup)
-        if learner is not None:
-            await asyncio.to_thread(learner.refresh)
+        await self.refresh_and_tell(setup)
         return count
 
     # -- the teaching round ---------------------------------------------------------------
