@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))  # `companion` and `models.recipe` without install
 
 from companion.vision.classifier import EXPECTED_LABELS, PipClassifier  # noqa: E402
 from companion.vision.datasets import (  # noqa: E402
+    FOLDERS,
     LabelledImage,
     load_split,
 )
@@ -460,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
         "--classifier-from",
         type=Path,
         default=None,
-        help="continue training this exported pip_classifier.onnx (skips the first stage)",
+        help="continue training this exported pip_classifier.onnx (skips the first stage); "
+        "'scratch': the --classifier-continue stages alone, the first from scratch",
     )
     parser.add_argument(
         "--classifier-continue",
@@ -496,14 +498,17 @@ def main(argv: list[str] | None = None) -> int:
     synthetic_dice = sum(len(s.dice) for s in synthetic)
     synthetic_unreadable = sum(v is None for s in synthetic for v in s.values)
     real_counts = {}
-    for labelled in train_images:
+    for labelled in train_images + list(split.train_crops):
         entry = real_counts.setdefault(labelled.folder, {"images": 0, "dice": 0})
         entry["images"] += 1
         entry["dice"] += len(labelled.dice)
     trained_on = {
         "real": real_counts,
-        "split": "companion/vision/datasets.py: epanemu-dice3 train/ (valid/ held out), "
-        "byler-d6-train all but every 5th image by name, matteop65-d6 train/ (valid/ held out)",
+        "split": "companion/vision/datasets.py: epanemu-dice3 train/ but every 8th photo "
+        "with its copies (calibration; valid/ held out), byler-d6-train all but every 5th "
+        "image by name from index 4 (validation) and from index 1 (calibration), matteop65-d6 "
+        "train/ but the six_ session (calibration; valid/ held out), tomitomi-dish-crops "
+        "(classifier only) but blocks 3, 11 (calibration) and 7, 15 (validation)",
         "synthetic": {
             "images": synthetic_count,
             "dice": synthetic_dice,
@@ -525,6 +530,8 @@ def main(argv: list[str] | None = None) -> int:
             stages.insert(0, Stage(args.classifier_epochs, args.classifier_lr, args.seed))
         elif not stages:
             parser.error("--classifier-from needs --classifier-continue stages")
+        if str(args.classifier_from) == "scratch":
+            args.classifier_from = None
         val = validation_crops(list(split.all_validation()))
         previous, done_log = args.classifier_from, []
         for number, stage in enumerate(stages):
@@ -536,7 +543,9 @@ def main(argv: list[str] | None = None) -> int:
                 hard_negatives = mine_hard_negatives(
                     train_images, miner if miner.exists() else MODELS / "dice_finder.onnx"
                 )
-            bank = recipe_data.build_crop_bank(train_images, scenes, stage.seed, hard_negatives)
+            bank = recipe_data.build_crop_bank(
+                train_images, scenes, stage.seed, hard_negatives, list(split.train_crops)
+            )
             net, done = train_classifier(
                 bank,
                 val,
@@ -696,7 +705,8 @@ def main(argv: list[str] | None = None) -> int:
     classifier = PipClassifier.load(out)
     finder_or_none = DiceFinder.load(out) if (out / "dice_finder.onnx").exists() else None
     if finder_or_none is not None:
-        tuning = train_images[:: max(1, len(train_images) // 150)]
+        # chosen on the calibration part (never trained on by models since 2026-12-01)
+        tuning = [im for im in split.all_calibration() if im.folder in FOLDERS]
         rule = best_peak_rule(tuning, finder_or_none, classifier)
         path = out / "dice_finder.json"
         body = json.loads(path.read_text(encoding="utf-8"))
@@ -713,7 +723,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         body.pop("sha256", None)
         write_manifest(path, body)
-        logger.info("finder peak rule %s (chosen on %d training images)", rule, len(tuning))
+        logger.info("finder peak rule %s (chosen on %d calibration images)", rule, len(tuning))
         finder_or_none = DiceFinder.load(out)
 
     # Final figures, through onnxruntime, on the validation part only.
@@ -742,6 +752,7 @@ def main(argv: list[str] | None = None) -> int:
                 # without a finder the summary has no pipeline figures: keep what it has
                 folder: {k: figures[folder][k] for k in keys if k in figures[folder]}
                 for folder in figures
+                if name == "pip_classifier" or folder in FOLDERS  # the finder: scenes
             },
         }
         body.pop("sha256", None)
