@@ -9,7 +9,9 @@ dice confidences calibrated by the classifier manifest's map, and
 companion.vision.confidence.decide_roll decides at the shipped threshold (the manifest's
 ``confidence.auto_apply_threshold``, or --threshold): apply at once, or ask about the dice
 it names. A roll applied is wrong unless every labelled die was found and read right with
-no false die (a die nobody labelled counts false, as in vision_eval).
+no false die (a die nobody labelled counts false, as in vision_eval). Beside the wrong
+rolls counted, the number the roll confidences expected (the sum of 1 - confidence over the
+rolls applied): a calibrated roll confidence expects about as many as happen.
 
 Prints the share of photos applied without a tap, the number of those applied wrong (the
 target: at most 1 in 500, none on a folder under 500 photos), and for the rolls asked
@@ -55,6 +57,7 @@ class Tally:
     named_dice: int = 0
     named_every_error: int = 0  # asked, count right: the misread dice are all named
     asked_with_count_right: int = 0
+    expected_wrong: float = 0.0  # the sum of 1 - roll confidence over the rolls applied
 
     def add(self, truth: LabelledImage, dice: Sequence[DieReading], decision: RollDecision) -> None:
         self.photos += 1
@@ -62,6 +65,7 @@ class Tally:
         if decision.apply:
             self.applied += 1
             self.applied_wrong += not right
+            self.expected_wrong += 1.0 - decision.roll_confidence
             return
         self.asked += 1
         self.named_dice += len(decision.unsure)
@@ -78,7 +82,8 @@ class Tally:
             f"{self.name}: {self.photos} photos (rolls)",
             f"applied_without_a_tap: {share:.4f} ({self.applied} of {self.photos})",
             f"applied_wrong: {self.applied_wrong} (1 in "
-            f"{self.applied // self.applied_wrong if self.applied_wrong else '-'})",
+            f"{self.applied // self.applied_wrong if self.applied_wrong else '-'}); the roll "
+            f"confidences expected {self.expected_wrong:.2f}",
             f"asked: {self.asked}, of them for the dice count: {self.asked_for_count}; "
             f"dice named per question: {self.named_dice / max(1, self.asked):.2f}",
             f"asked with the count right, the question names every misread die: "

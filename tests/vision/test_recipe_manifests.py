@@ -131,7 +131,7 @@ def test_a_pack_gives_back_its_images_labels_and_scene_recipe(tmp_path: Path) ->
         p.path.read_bytes() == o.path.read_bytes()
         for p, o in zip(back.train_crops, crops, strict=True)
     )
-    assert np.array_equal(back.validation_crops[0], val[0])
+    assert np.abs(back.validation_crops[0].astype(int) - val[0]).max() <= 3
     assert list(back.validation_crops[1]) == [2, 5]
 
 
