@@ -43,13 +43,15 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from companion.vision.confidence import expected_calibration_error, reliability_bins
 from companion.vision.datasets import (
+    CROP_DIE_SHARE,
     LabelCorrection,
     LabelledImage,
     corrected,
@@ -61,9 +63,11 @@ from companion.vision.datasets import (
     read_label_corrections,
     read_labelled_folder,
 )
-from companion.vision.pipeline import DiceReader, classify
-from companion.vision.scoring import SIZE_RANGE, Figures, ratio, score
+from companion.vision.pipeline import DiceReader, calibrate, classify
+from companion.vision.scoring import SIZE_RANGE, Figures, ratio, read_outcomes, score
 from companion.vision.types import DieBox, DieReading
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -75,30 +79,52 @@ class FolderResult:
     boxes: Figures
     seconds: float
     readings: list[tuple[DieReading, ...]]  # the pipeline's, per image
+    # (calibrated confidence, right) per die read with a value: the pipeline's dice and
+    # the classifier alone on the labelled boxes
+    outcomes: list[tuple[float, bool]] = field(default_factory=list)
+    box_outcomes: list[tuple[float, bool]] = field(default_factory=list)
+    crops: bool = False  # a folder of single-die crops
+
+    def calibration_outcomes(self) -> tuple[str, list[tuple[float, bool]]]:
+        """What the folder's calibration is measured on: the classifier alone for a folder
+        of single-die crops (how such crops are read), else the pipeline's dice."""
+        if self.crops:
+            return "classifier alone", self.box_outcomes
+        return "pipeline", self.outcomes
 
 
-def read_folder(name: str, images: Sequence[LabelledImage], reader: DiceReader) -> FolderResult:
+def read_folder(
+    name: str, images: Sequence[LabelledImage], reader: DiceReader, crops: bool = False
+) -> FolderResult:
     """Every image through the pipeline (as `companion read` reads it) and its labelled
     boxes through the classifier alone; progress every 25 images."""
     started = time.perf_counter()
     rows, box_rows = [], []
+    outcomes, box_outcomes = [], []
     for k, truth in enumerate(images, start=1):
         picture = truth.load()
-        rows.append((truth, reader.read(picture).dice, ()))
-        box_rows.append((truth, read_labelled_boxes(reader, picture, truth), ()))
+        found = reader.read(picture).dice
+        boxes = read_labelled_boxes(reader, picture, truth)
+        rows.append((truth, found, ()))
+        box_rows.append((truth, boxes, ()))
+        outcomes += read_outcomes(truth, found)
+        box_outcomes += read_outcomes(truth, boxes)
         if k % 25 == 0 or k == len(images):
             print(f"  {name}: {k}/{len(images)} images read", flush=True)
     seconds = time.perf_counter() - started
     readings = [tuple(found) for _, found, _ in rows]
-    return FolderResult(name, score(rows), score(box_rows), seconds, readings)
+    return FolderResult(
+        name, score(rows), score(box_rows), seconds, readings, outcomes, box_outcomes, crops
+    )
 
 
 def read_labelled_boxes(
     reader: DiceReader, picture: np.ndarray, truth: LabelledImage
 ) -> tuple[DieReading, ...]:
-    """The classifier alone (with its second look) on each labelled die's square box."""
+    """The classifier alone (with its second look) on each labelled die's square box, its
+    confidences calibrated as the pipeline calibrates them."""
     boxes = [DieBox(d.cx, d.cy, d.side, d.side) for d in truth.dice]
-    return classify(reader.classifier, picture, boxes)
+    return calibrate(classify(reader.classifier, picture, boxes), reader.classifier.confidence_map)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,6 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--models", type=Path, default=None)
     parser.add_argument(
+        "--diagram",
+        type=Path,
+        default=None,
+        help="draw the reliability diagram here (--suite default: "
+        "docs/benchmarks/vision-reliability.png)",
+    )
+    parser.add_argument(
         "--corrections",
         default=str(Path(__file__).with_name("label_corrections.csv")),
         help="label faults checked by eye: figures are printed again with them applied "
@@ -138,26 +171,30 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give a folder or --suite, not both")
     reader = DiceReader.load(args.models)
     if args.suite:
-        return run_suite(reader, args.data, args.limit)
+        diagram = args.diagram or REPO / "docs" / "benchmarks" / "vision-reliability.png"
+        return run_suite(reader, args.data, args.limit, diagram)
     return run_folder(reader, args)
 
 
-def run_suite(reader: DiceReader, data: Path | None, limit: int | None) -> int:
-    """The validation parts, then the measure-only folders, then one table."""
+def run_suite(reader: DiceReader, data: Path | None, limit: int | None, diagram: Path) -> int:
+    """The validation parts, then the measure-only folders, then one table and the
+    reliability diagram."""
     split = load_split(data)
-    folders = [(f"{name} (validation)", images) for name, images in split.validation.items()]
-    folders += [
-        (f"{name} (measure only)", images) for name, images in load_measure_only(data).items()
-    ]
+    folders = [(name, "validation", images) for name, images in split.validation.items()]
+    folders += [(name, "measure only", images) for name, images in load_measure_only(data).items()]
     results = []
-    for name, images in folders:
+    for folder, part, images in folders:
         picked = list(images)[:limit]
-        result = read_folder(name, picked, reader)
+        name = f"{folder} ({part})"
+        result = read_folder(name, picked, reader, crops=folder in CROP_DIE_SHARE)
         print(f"{name}: {len(picked)} images, {result.seconds:.1f} s")
         report(result.pipeline, boxes=result.boxes)
+        report_calibration(result)
         print()
         results.append(result)
     print_table(results)
+    draw_reliability(results, diagram)
+    print(f"wrote {diagram}")
     return 0
 
 
@@ -166,17 +203,80 @@ def print_table(results: Sequence[FolderResult]) -> None:
     print(
         "| folder | images / dice | recall | false dice per 100 images | value accuracy of "
         "found | images entirely right | missed + false + misread | classifier alone on "
-        "labelled boxes |"
+        "labelled boxes | expected calibration error |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         f, b = r.pipeline, r.boxes
         print(
             f"| {r.name} | {f.images} / {f.labelled} | {100 * ratio(f.matched, f.labelled):.1f} % "
             f"| {100 * f.false / max(1, f.images):.1f} | {100 * ratio(f.right, f.matched):.1f} % "
             f"| {100 * ratio(f.whole, f.images):.1f} % | {f.missed} + {f.false} + {f.misread} = "
-            f"{f.errors} | {100 * ratio(b.right, b.labelled):.1f} % ({b.right} of {b.labelled}) |"
+            f"{f.errors} | {100 * ratio(b.right, b.labelled):.1f} % ({b.right} of {b.labelled}) "
+            f"| {ece_text(r)} |"
         )
+
+
+def ece_text(result: FolderResult) -> str:
+    kind, outcomes = result.calibration_outcomes()
+    confidence, right = [c for c, _ in outcomes], [r for _, r in outcomes]
+    return f"{100 * expected_calibration_error(confidence, right):.1f} % ({kind}, {len(outcomes)} dice)"
+
+
+def report_calibration(result: FolderResult) -> None:
+    """Expected calibration error of the pipeline's dice and of the classifier alone."""
+    for name, outcomes in (("", result.outcomes), ("_labelled_boxes", result.box_outcomes)):
+        confidence, right = [c for c, _ in outcomes], [r for _, r in outcomes]
+        ece = expected_calibration_error(confidence, right)
+        print(f"expected_calibration_error{name}: {ece:.4f} ({len(outcomes)} dice read)")
+
+
+PANEL, MARGIN, TOP = 320, 40, 76  # the reliability diagram's plot side, border, title, px
+BLACK = (0, 0, 0)
+
+
+def draw_reliability(results: Sequence[FolderResult], path: Path) -> None:
+    """One panel per folder, three to a row (`reliability_panel`)."""
+    pictures = [reliability_panel(result) for result in results]
+    columns = 3
+    while len(pictures) % columns:
+        pictures.append(np.full_like(pictures[0], 255))
+    rows = [np.hstack(pictures[k : k + columns]) for k in range(0, len(pictures), columns)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(path), np.vstack(rows))
+
+
+def _at(x: float, y: float) -> tuple[int, int]:
+    """A point of the unit square in the panel's pixels (y up)."""
+    return int(MARGIN + x * PANEL), int(TOP + PANEL - y * PANEL)
+
+
+def _text(canvas: np.ndarray, text: str, where: tuple[int, int], scale: float = 0.42) -> None:
+    cv2.putText(canvas, text, where, cv2.FONT_HERSHEY_SIMPLEX, scale, BLACK, 1, cv2.LINE_AA)
+
+
+def reliability_panel(result: FolderResult) -> np.ndarray:
+    """Per confidence bin, the share of its dice read right (bar) against the bin's mean
+    confidence (dot on the diagonal): a calibrated model's bars reach their dots. Each
+    bar's count above it."""
+    kind, outcomes = result.calibration_outcomes()
+    confidence, right = [c for c, _ in outcomes], [r for _, r in outcomes]
+    canvas = np.full((TOP + PANEL + MARGIN, PANEL + 2 * MARGIN, 3), 255, np.uint8)
+    cv2.rectangle(canvas, _at(0, 1), _at(1, 0), (120, 120, 120), 1)
+    cv2.line(canvas, _at(0, 0), _at(1, 1), (160, 160, 160), 1, cv2.LINE_AA)
+    for b in reliability_bins(confidence, right):
+        if b.count:
+            cv2.rectangle(
+                canvas, _at(b.low + 0.01, b.accuracy), _at(b.high - 0.01, 0), (200, 140, 60), -1
+            )
+            cv2.circle(canvas, _at(b.confidence, b.confidence), 3, (40, 40, 200), -1, cv2.LINE_AA)
+            _text(canvas, str(b.count), _at(b.low + 0.01, b.accuracy + 0.015), 0.33)
+    ece = expected_calibration_error(confidence, right)
+    _text(canvas, result.name, (8, 16))
+    _text(canvas, f"{kind}: {len(outcomes)} dice, ECE {100 * ece:.1f} %", (8, 32))
+    _text(canvas, "bars: share read right, dots: mean confidence (per tenth)", (8, 48), 0.36)
+    _text(canvas, "confidence", _at(0.38, -0.08), 0.4)
+    return canvas
 
 
 def run_folder(reader: DiceReader, args: argparse.Namespace) -> int:
@@ -195,9 +295,13 @@ def run_folder(reader: DiceReader, args: argparse.Namespace) -> int:
         f"single-die crops: {crops}",
         flush=True,
     )
-    result = read_folder(args.folder.name, images, reader)
+    result = read_folder(args.folder.name, images, reader, crops)
     print(f"images: {len(images)}, seconds: {result.seconds:.1f}")
     report(result.pipeline, boxes=result.boxes)
+    report_calibration(result)
+    if args.diagram:
+        draw_reliability([result], args.diagram)
+        print(f"wrote {args.diagram}")
     report_corrections(args, images, result.readings)
     return 0
 

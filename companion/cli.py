@@ -83,6 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="assign dice to a set: qwixx, sixto or a calibration file",
     )
     read.add_argument(
+        "--dice",
+        type=int,
+        default=None,
+        metavar="N",
+        help="each image is a roll of N dice (default: the dice set's size, else as found)",
+    )
+    read.add_argument(
         "--annotate",
         default=None,
         metavar="DIR",

@@ -12,6 +12,10 @@ and 270 degrees and mirrored (a face's pip count does not change under any of th
 all eight views averaged. Only the unsure dice pay for it, so a frame of clearly read dice
 costs one small batch.
 
+The manifest's ``confidence`` map (companion.vision.confidence) turns the raw top
+probability into the probability of being right; the pipeline applies it after the peak
+rule (`pipeline.calibrate`): `read` itself gives the raw probability.
+
 A classifier whose manifest declares the output ``embedding`` (1.3.1 on) also gives each
 crop's pooled features before the final linear layer, from the same batch call: what the
 adaptation to a new table builds on. They are the features of the crop as cut (the first
@@ -27,6 +31,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.vision.confidence import CONFIDENCE_KEY, ConfidenceError, ConfidenceMap
 from companion.vision.finder import as_bgr_uint8
 from companion.vision.model import ModelError, OnnxModel, default_models_dir
 from companion.vision.types import UNREADABLE, DieBox
@@ -105,6 +110,13 @@ class PipClassifier:
         self.margin = float(manifest.option("crop_margin", 1.3))
         self.min_confidence = float(manifest.option("min_confidence", 0.7))
         self.second_look_below = float(manifest.option("second_look_below", self.min_confidence))
+        # raw top probability -> probability of being right (None: the manifest has none)
+        self.confidence_map: ConfidenceMap | None = None
+        if CONFIDENCE_KEY in manifest.raw:
+            try:
+                self.confidence_map = ConfidenceMap.from_json(manifest.raw[CONFIDENCE_KEY])
+            except ConfidenceError as exc:
+                raise ModelError(f"{model.path}: manifest '{CONFIDENCE_KEY}': {exc}") from exc
 
     @classmethod
     def load(

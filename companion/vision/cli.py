@@ -1,15 +1,24 @@
-"""`companion read IMAGE... [--json] [--dice-set qwixx|sixto|FILE] [--annotate DIR]`.
+"""`companion read IMAGE... [--json] [--dice-set qwixx|sixto|FILE] [--dice N] [--annotate DIR]`.
 
 Reads the dice in each image with the whole pipeline. With --json, one line of JSON per
 image::
 
     {"image": PATH, "width": W, "height": H, "ms": T,
      "dice": [{"value": 1-6 or null, "colour": NAME, "confidence": 0..1,
-               "box": [x0, y0, x1, y1], "flags": [...], ...}], ...}
+               "box": [x0, y0, x1, y1], "flags": [...], ...}],
+     "expected_dice": N, "roll_confidence": 0..1, "sure": true/false,
+     "unsure": [{"index": I, "confidence": 0..1, "choices": [V1, V2]}], ...}
 
 boxes in pixels of the original image; a file that cannot be read gives
 {"image": PATH, "error": "..."} instead. Without --json, one readable line per image.
 --annotate DIR writes DIR/<image name>.annotated.png per image.
+
+A die's confidence is the probability that it is read right (calibrated,
+companion.vision.confidence). Each image is taken as one roll of N dice (--dice N, else
+the dice set's size, else as many as were found): ``roll_confidence`` is the probability
+that every die of it is right (0 when another count was found), ``sure`` whether the roll
+would be applied without a tap at the shipped threshold, and ``unsure`` the dice a
+question would ask about (indices into ``dice``, each with its two likeliest values).
 
 Exit status: 0 when every file could be read (an image with no dice is fine), 1 when a
 file could not be read, 2 when the models or the dice set cannot be loaded.
@@ -27,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import cv2
 
+from companion.vision.confidence import RollDecision, decide_roll
 from companion.vision.types import DieReading, FrameReading
 
 if TYPE_CHECKING:
@@ -35,7 +45,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def reading_to_json(path: str, reading: FrameReading) -> dict[str, object]:
+def reading_to_json(
+    path: str, reading: FrameReading, decision: RollDecision | None = None, expected: int = 0
+) -> dict[str, object]:
     """The JSON line of one image (see the module docstring)."""
     dice = []
     for die in reading.dice:
@@ -55,7 +67,34 @@ def reading_to_json(path: str, reading: FrameReading) -> dict[str, object]:
     if reading.dice_set is not None:
         out["dice_set"] = reading.dice_set
         out["missing"] = list(reading.missing)
+    if decision is not None:
+        out["expected_dice"] = expected
+        out["roll_confidence"] = round(decision.roll_confidence, 4)
+        out["sure"] = decision.apply
+        out["unsure"] = [
+            {"index": u.index, "confidence": round(u.confidence, 4), "choices": list(u.choices)}
+            for u in decision.unsure
+        ]
     return out
+
+
+def expected_dice(args: argparse.Namespace, reader: DiceReader, reading: FrameReading) -> int:
+    """The roll's dice count: --dice, else the dice set's size, else the dice found."""
+    if getattr(args, "dice", None):
+        return int(args.dice)
+    if reader.dice_set is not None:
+        return len(reader.dice_set.dice)
+    return len(reading.dice)
+
+
+def decide(
+    args: argparse.Namespace, reader: DiceReader, reading: FrameReading
+) -> tuple[RollDecision, int]:
+    """The auto-apply decision on one image taken as a roll (module docstring)."""
+    confidence_map = reader.classifier.confidence_map
+    threshold = confidence_map.threshold if confidence_map is not None else None
+    expected = expected_dice(args, reader, reading)
+    return decide_roll(reading.dice, expected, threshold), expected
 
 
 def describe_die(die: DieReading) -> str:
@@ -65,7 +104,7 @@ def describe_die(die: DieReading) -> str:
     return f"{colour} {value} ({die.confidence:.2f}){flags}"
 
 
-def reading_to_text(path: str, reading: FrameReading) -> str:
+def reading_to_text(path: str, reading: FrameReading, decision: RollDecision | None = None) -> str:
     """One readable line per image."""
     head = f"{path}: {reading.width}x{reading.height}, {reading.ms:.0f} ms, "
     if not reading.dice:
@@ -76,6 +115,9 @@ def reading_to_text(path: str, reading: FrameReading) -> str:
         body += f"; missing from {reading.dice_set}: {', '.join(reading.missing)}"
     if reading.problems:
         body += f" ({'; '.join(reading.problems)})"
+    if decision is not None and reading.dice:
+        verdict = "sure" if decision.apply else f"ask about {len(decision.unsure)}"
+        body += f"; roll {decision.roll_confidence:.3f}, {verdict}"
     return head + body
 
 
@@ -86,6 +128,9 @@ def run_read(args: argparse.Namespace) -> int:
     from companion.vision.pipeline import DiceReader
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if getattr(args, "dice", None) is not None and args.dice < 1:
+        print(f"companion read: --dice must be 1 or more, not {args.dice}", file=sys.stderr)
+        return 2
     try:
         reader = DiceReader.load(dice_set=args.dice_set)
     except (ModelError, CalibrationError, OSError) as exc:
@@ -126,10 +171,11 @@ def _read_all(args: argparse.Namespace, reader: DiceReader, annotate_dir: Path |
                 print(f"companion read: {name}: {error}", file=sys.stderr, flush=True)
             continue
         reading = reader.read(image, frame_index=index)
+        decision, expected = decide(args, reader, reading)
         if args.json:
-            print(json.dumps(reading_to_json(name, reading)), flush=True)
+            print(json.dumps(reading_to_json(name, reading, decision, expected)), flush=True)
         else:
-            print(reading_to_text(name, reading), flush=True)
+            print(reading_to_text(name, reading, decision), flush=True)
         if annotate_dir is not None:
             _write_annotation(annotate_dir, _annotation_name(path, written), image, reading)
     return 1 if failed else 0

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import logging
 import math
 from collections.abc import Sequence
@@ -288,8 +289,14 @@ def every_nth(images: Sequence[LabelledImage], every: int, offset: int) -> list[
 
 def load_split(data_root: Path | None = None) -> DatasetSplit:
     """The documented train / calibration / validation split of every training folder
-    under ``data_root`` (the measure-only folders are not read: `load_measure_only`)."""
+    under ``data_root`` (the measure-only folders are not read: `load_measure_only`).
+    Read once per folder and process (it decodes every image for its size)."""
     root = data_root if data_root is not None else default_data_root()
+    return _load_split(root.resolve())
+
+
+@functools.lru_cache(maxsize=4)
+def _load_split(root: Path) -> DatasetSplit:
     if not root.is_dir():
         raise DatasetError(f"{root}: no data folder (expected ../shared/data)")
     parts = [_byler_parts(root), _epanemu_parts(root), _matteo_parts(root)]

@@ -75,6 +75,65 @@ class Manifest:
         options = self.raw.get("options", {})
         return options.get(key, default) if isinstance(options, dict) else default
 
+    def with_fields(self, **fields: object) -> Manifest:
+        """A copy with these top-level fields of the file set (e.g. ``options``,
+        ``validation``, ``confidence``); the typed fields stay as they are."""
+        return dataclasses.replace(self, raw={**self.raw, **fields})
+
+    def to_json(self) -> dict[str, object]:
+        """The manifest as its file holds it (`parse_manifest` reads it back): the typed
+        fields, and every other field of ``raw`` as it is."""
+        spec = self.input
+        outputs: dict[str, object] = {
+            **self.raw.get("outputs", {}),
+            "names": list(self.output_names),
+        }
+        if self.output_shapes:
+            outputs["shapes"] = {name: list(shape) for name, shape in self.output_shapes.items()}
+        body = {
+            **self.raw,
+            "name": self.name,
+            "version": self.version,
+            "task": self.task,
+            "input": {
+                **self.raw.get("input", {}),
+                "name": spec.name,
+                "shape": list(spec.shape),
+                "layout": spec.layout,
+                "colour_order": spec.colour_order,
+                "size": list(spec.size),
+                "scale": spec.scale,
+                "mean": list(spec.mean),
+                "std": list(spec.std),
+            },
+            "outputs": outputs,
+            "labels": list(self.labels),
+            "sha256": self.sha256,
+        }
+        return {key: body[key] for key in _key_order(body)}
+
+
+def _key_order(body: dict[str, object]) -> list[str]:
+    """The contract's fields first, in the order the shipped files have them."""
+    first = ["name", "version", "task", "created", "input", "crop", "resize", "outputs"]
+    first += ["labels", "options"]
+    last = ["sha256"]
+    return (
+        [k for k in first if k in body]
+        + [k for k in body if k not in first and k not in last]
+        + last
+    )
+
+
+def save_manifest(manifest: Manifest, onnx_path: Path) -> Manifest:
+    """Write ``manifest`` beside ``onnx_path`` (same name, ``.json``) with the file's
+    sha256, and return it as written."""
+    written = dataclasses.replace(manifest, sha256=sha256_of(onnx_path))
+    onnx_path.with_suffix(".json").write_text(
+        json.dumps(written.to_json(), indent=2) + "\n", encoding="utf-8"
+    )
+    return written
+
 
 def parse_manifest(path: Path) -> Manifest:
     """Read and validate a manifest JSON; raises ModelError naming the file and the field."""

@@ -13,6 +13,8 @@ pipeline reads top to bottom and each stage can be tested on stored images:
   enough confidence);
 - `read_dice`: the four stages above in order (what the training recipe measures);
   `trace_dice` keeps each stage's output (where a missed die was lost);
+- `calibrate`: readings -> the same readings, each confidence the probability that the die
+  is read right (companion.vision.confidence; the classifier manifest's map);
 - `colour_readings` (companion.vision.colour): readings -> colour names, and with a dice set
   the set die of each reading, extra dice and missing set dice.
 
@@ -23,6 +25,7 @@ caller (the camera loop), not here.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -34,6 +37,7 @@ import numpy as np
 
 from companion.vision.classifier import PipClassifier
 from companion.vision.colour import DiceSet, colour_readings, resolve_dice_set, to_lab
+from companion.vision.confidence import ConfidenceMap
 from companion.vision.finder import DiceFinder, PeakRule, as_bgr_uint8
 from companion.vision.types import DieBox, DieReading, FrameReading
 
@@ -101,19 +105,25 @@ def _covers(big: DieBox, small: DieBox, small_side: float) -> bool:
 def classify(
     classifier: PipClassifier, picture: np.ndarray, boxes: Sequence[DieBox]
 ) -> tuple[DieReading, ...]:
-    """The classify stage: a value (or None), a confidence, flags and the classifier's
-    embedding per box."""
-    results, embeddings = classifier.read_with_embeddings(picture, list(boxes))
-    return tuple(
-        DieReading(
-            where=box,
-            value=value,
-            confidence=confidence,
-            flags=tuple(flags),
-            embedding=None if embeddings is None else embeddings[k],
+    """The classify stage: a value (or None), the classifier's raw confidence, flags, its
+    probabilities and its embedding per box (one batch)."""
+    if not boxes:
+        return ()
+    classified = classifier.classify(picture, list(boxes))
+    readings = []
+    for k, box in enumerate(boxes):
+        value, confidence, flags = classifier.reading(classified.probabilities[k])
+        readings.append(
+            DieReading(
+                where=box,
+                value=value,
+                confidence=confidence,
+                flags=flags,
+                embedding=None if classified.embeddings is None else classified.embeddings[k],
+                probabilities=classified.probabilities[k],
+            )
         )
-        for k, (box, (value, confidence, flags)) in enumerate(zip(boxes, results, strict=True))
-    )
+    return tuple(readings)
 
 
 def confirm_weak(readings: Sequence[DieReading], rule: PeakRule) -> tuple[DieReading, ...]:
@@ -121,6 +131,21 @@ def confirm_weak(readings: Sequence[DieReading], rule: PeakRule) -> tuple[DieRea
     peak is a cocked or hidden die, flagged, not dropped); the others only when the
     classifier read a face there with the confidence their band asks."""
     return tuple(r for r in readings if rule.keeps(r.where.score, r.value, r.confidence))
+
+
+def calibrate(
+    readings: Sequence[DieReading], confidence_map: ConfidenceMap | None
+) -> tuple[DieReading, ...]:
+    """The calibrate stage: each read die's confidence becomes the probability that it is
+    read right (the classifier manifest's map; companion.vision.confidence). It runs after
+    the peak rule, which is chosen on the raw probabilities. A die read as unreadable keeps
+    the classifier's probability of "unreadable"; without a map nothing changes."""
+    if confidence_map is None:
+        return tuple(readings)
+    return tuple(
+        r if r.value is None else dataclasses.replace(r, confidence=confidence_map(r.confidence))
+        for r in readings
+    )
 
 
 class DiceReader:
@@ -169,6 +194,7 @@ class DiceReader:
             )
         try:
             readings = read_dice(picture, self.finder, self.classifier)
+            readings = calibrate(readings, self.classifier.confidence_map)
             readings, missing = colour_readings(picture, readings, self.dice_set)
         except Exception as exc:  # a model failure must not take the camera loop down
             logger.exception("frame %d: reading failed", frame_index)

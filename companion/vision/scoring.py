@@ -122,6 +122,18 @@ class Figures:
         return out
 
 
+def read_outcomes(truth: LabelledImage, found: Sequence[DieReading]) -> list[tuple[float, bool]]:
+    """(confidence, right) for every reading with a value: right when it is matched to a
+    labelled die (the match rule) and shows its value; a false die is wrong. What a
+    confidence map is fitted on and measured by (companion.vision.confidence)."""
+    pairs = {j: i for i, j in match(truth, found)}
+    return [
+        (r.confidence, j in pairs and truth.dice[pairs[j]].value == r.value)
+        for j, r in enumerate(found)
+        if r.value is not None
+    ]
+
+
 def ratio(part: int, whole: int) -> float:
     """part / whole to four places, 0.0 for nothing counted."""
     return round(part / whole, 4) if whole else 0.0

@@ -64,6 +64,9 @@ class DieReading:
     # the classifier's pooled features of this die's crop (PipClassifier, models 1.3.1 on;
     # None without): what adapting to a new table builds on. Not compared, not in JSON.
     embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # the classifier's 7 probabilities ("1".."6", "unreadable") after its second look: the
+    # question about an unsure die offers its two likeliest values. Not compared.
+    probabilities: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, object]:
         return {

@@ -51,3 +51,48 @@ def motion_blur(image: np.ndarray, rng: np.random.Generator, max_length: int = 9
     kernel = cv2.warpAffine(kernel, rotation, (length, length))
     kernel /= max(kernel.sum(), 1e-6)
     return cv2.filter2D(image, -1, kernel)
+
+
+def camera_look(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Cameras the real training photos lack: a greyscale webcam, a near-infrared one
+    (the scene lit by an IR lamp: red and skin tones come out bright, blue dark, the whole
+    picture grey and soft) and a lens's vignetting (light falling off towards the frame's
+    corners, across a die's crop a gradient). Each with its own chance; BGR uint8 in and
+    out."""
+    out = image
+    roll = rng.random()
+    if roll < 0.12:
+        out = cv2.cvtColor(cv2.cvtColor(out, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    elif roll < 0.2:
+        out = near_infrared(out, rng)
+    if rng.random() < 0.25:
+        out = vignetting(out, rng)
+    return out
+
+
+def near_infrared(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A near-infrared look: one grey channel weighted towards red (B, G, R weights about
+    0.05, 0.25, 0.7), lifted blacks and a little glow."""
+    weights = rng.dirichlet((1.0, 4.0, 12.0)).astype(np.float32)
+    grey = image.astype(np.float32) @ weights
+    grey = 30 + grey * rng.uniform(0.7, 0.9)
+    if rng.random() < 0.5:
+        glow = cv2.GaussianBlur(grey, (0, 0), max(1.0, image.shape[0] / 24))
+        grey = 0.8 * grey + 0.2 * glow
+    grey = np.clip(grey, 0, 255).astype(np.uint8)
+    return cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
+
+
+def vignetting(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Light falling off with the distance from a centre somewhere off the picture (a crop
+    is a small part of the frame), down to 45-85 % at the far side."""
+    h, w = image.shape[:2]
+    angle = rng.uniform(0, 2 * np.pi)
+    reach = rng.uniform(0.5, 2.0) * max(h, w)
+    cx, cy = w / 2 + reach * np.cos(angle), h / 2 + reach * np.sin(angle)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    distance = np.hypot(xs - cx, ys - cy)
+    near, far = float(distance.min()), float(distance.max())
+    falloff = rng.uniform(0.15, 0.55)
+    gain = 1.0 - falloff * ((distance - near) / max(far - near, 1e-3)) ** 2
+    return np.clip(image.astype(np.float32) * gain[..., None], 0, 255).astype(np.uint8)

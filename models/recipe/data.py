@@ -14,9 +14,9 @@ import cv2
 import numpy as np
 
 from companion.vision.classifier import crop_square
-from companion.vision.datasets import LabelledImage
+from companion.vision.datasets import LabelledDie, LabelledImage
 
-from .augment import photometric
+from .augment import camera_look, photometric
 
 if TYPE_CHECKING:
     from companion.synth import SceneKeywords
@@ -31,6 +31,11 @@ BANK_SIZE = 88
 # "up" roughly up (the runtime turns a crop by at most 45 deg, the box angle mod 90).
 OBLIQUE_FOLDERS = ("epanemu-dice3",)
 OBLIQUE_ROTATION = 45.0
+# An oblique photo's labelled box holds the top face and the side faces below it; each
+# such die also gives a crop centred on its top face: OBLIQUE_TOP_SHIFT x the box height
+# up, OBLIQUE_TOP_SIDE x its side (side-face pips were the classifier's errors there).
+OBLIQUE_TOP_SHIFT = 0.15
+OBLIQUE_TOP_SIDE = 0.85
 UNREADABLE = 6  # class index of "unreadable"
 # share of finder windows placed around a mined hard negative (when the scene has any)
 HARD_NEGATIVE_CHANCE = 0.3
@@ -144,11 +149,14 @@ def build_crop_bank(
     synthetic: list[Scene],
     seed: int,
     hard: dict[Path, np.ndarray] | None = None,
+    single_dice: list[LabelledImage] | None = None,
 ) -> CropBank:
-    """Context crops of every labelled and rendered die, background patches and, when
-    given, ``hard`` negatives ((cx, cy, side) rows per training photo: places a finder
-    took for dice) as "unreadable": the classifier is the second opinion on weak finder
-    peaks, so it must know the board print and table marks the finder falls for."""
+    """Context crops of every labelled and rendered die (and of oblique dice's top faces),
+    background patches and, when given, ``hard`` negatives ((cx, cy, side) rows per
+    training photo: places a finder took for dice) as "unreadable": the classifier is the
+    second opinion on weak finder peaks, so it must know the board print and table marks
+    the finder falls for. ``single_dice``: single-die crops (tomitomi's), for the
+    classifier only, turned freely (a top-down camera)."""
     rng = np.random.default_rng(seed)
     crops: list[np.ndarray] = []
     labels: list[int] = []
@@ -156,12 +164,19 @@ def build_crop_bank(
     real_die: list[bool] = []
     for labelled in real:
         image = labelled.load()
-        turn = OBLIQUE_ROTATION if labelled.folder in OBLIQUE_FOLDERS else 180.0
+        oblique = labelled.folder in OBLIQUE_FOLDERS
+        turn = OBLIQUE_ROTATION if oblique else 180.0
         for die in labelled.dice:
             crops.append(crop_square(image, die.cx, die.cy, die.side * CONTEXT, BANK_SIZE))
             labels.append(die.value - 1)
             rotation.append(turn)
             real_die.append(True)
+            if oblique:
+                cx, cy, side = top_face(die)
+                crops.append(crop_square(image, cx, cy, side * CONTEXT, BANK_SIZE))
+                labels.append(die.value - 1)
+                rotation.append(turn)
+                real_die.append(True)
         rows = np.asarray([(d.cx, d.cy, d.side) for d in labelled.dice], np.float32)
         for patch in _background_patches(image, rows, rng, 1):
             crops.append(patch)
@@ -171,6 +186,13 @@ def build_crop_bank(
         for cx, cy, side in (hard or {}).get(labelled.path, ()):
             crops.append(crop_square(image, cx, cy, side * CONTEXT, BANK_SIZE, 0.0))
             labels.append(UNREADABLE)
+            rotation.append(180.0)
+            real_die.append(True)
+    for labelled in single_dice or ():
+        image = labelled.load()
+        for die in labelled.dice:
+            crops.append(crop_square(image, die.cx, die.cy, die.side * CONTEXT, BANK_SIZE))
+            labels.append(die.value - 1)
             rotation.append(180.0)
             real_die.append(True)
     for scene in synthetic:
@@ -194,6 +216,12 @@ def build_crop_bank(
     counts = np.bincount(bank.labels, minlength=7)
     logger.info("crop bank: %d crops, per class %s", len(bank), counts.tolist())
     return bank
+
+
+def top_face(die: LabelledDie) -> tuple[float, float, float]:
+    """(cx, cy, side) of an oblique die's top face, estimated from its labelled box (the
+    camera looks from above and in front, so the top face is the upper part of the box)."""
+    return die.cx, die.cy - OBLIQUE_TOP_SHIFT * die.h, die.side * OBLIQUE_TOP_SIDE
 
 
 def classifier_sample(
@@ -225,7 +253,8 @@ def classifier_sample(
         crop = crop[:, ::-1]
     if rng.random() < 0.1:
         crop = 255 - crop  # light pips on dark bodies and the reverse
-    crop = photometric(np.ascontiguousarray(crop), rng, strength=0.5, blur_chance=0.5)
+    crop = camera_look(np.ascontiguousarray(crop), rng)
+    crop = photometric(crop, rng, strength=0.5, blur_chance=0.5)
     return crop, label
 
 

@@ -6,10 +6,16 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-FINDER_STRIDE = 4
-# Finder output channels: centre heat (sigmoid), log side (input px), centre offset
-# (x, y in cells), rotation as (cos 4θ, sin 4θ) because a square repeats every 90°.
-FINDER_HEADS = ("heat", "log_side", "offset_x", "offset_y", "cos4", "sin4")
+from .manifests import FINDER_HEADS, FINDER_STRIDE
+
+__all__ = [
+    "FINDER_HEADS",
+    "FINDER_STRIDE",
+    "ClassifierExport",
+    "ClassifierNet",
+    "FinderExport",
+    "FinderNet",
+]
 
 
 def conv_bn(cin: int, cout: int, stride: int = 1, groups: int = 1, k: int = 3) -> nn.Sequential:

@@ -132,3 +132,34 @@ def test_bad_dice_set_file_is_a_clear_error(tmp_path: Path, pictures: dict[str, 
     assert "colour 'mauve'" in result.stderr and "Traceback" not in result.stderr
     result = run_read(str(pictures["grey"]), "--dice-set", "yahtzee")
     assert result.returncode == 2 and "unknown dice set 'yahtzee'" in result.stderr
+
+
+def test_each_image_is_a_roll_with_its_confidence_and_decision(pictures: dict[str, Path]) -> None:
+    from companion.vision.classifier import PipClassifier
+
+    confidence_map = PipClassifier.load().confidence_map
+    assert confidence_map is not None and confidence_map.threshold is not None
+    result = run_read(str(pictures["dice"]), str(pictures["grey"]), "--json")
+    assert result.returncode == 0, result.stderr
+    dice, grey = (json.loads(line) for line in result.stdout.splitlines())
+    assert dice["expected_dice"] == len(dice["dice"])  # no --dice, no set: as found
+    product = float(np.prod([d["confidence"] for d in dice["dice"]]))
+    assert dice["roll_confidence"] == pytest.approx(product, abs=1e-3)
+    assert dice["sure"] == (dice["roll_confidence"] >= confidence_map.threshold)
+    assert dice["sure"] == (dice["unsure"] == [])
+    for unsure in dice["unsure"]:
+        die = dice["dice"][unsure["index"]]
+        assert unsure["confidence"] == pytest.approx(die["confidence"], abs=1e-4)
+        assert len(set(unsure["choices"])) == 2 and set(unsure["choices"]) <= set(range(1, 7))
+    assert (grey["roll_confidence"], grey["sure"]) == (0.0, False)
+
+    # a roll of one die more than was found is never sure, and says so
+    more = run_read(str(pictures["dice"]), "--json", "--dice", str(len(dice["dice"]) + 1))
+    line = json.loads(more.stdout)
+    assert (line["expected_dice"], line["roll_confidence"], line["sure"]) == (
+        len(dice["dice"]) + 1,
+        0.0,
+        False,
+    )
+    bad = run_read(str(pictures["dice"]), "--dice", "0")
+    assert bad.returncode == 2 and "--dice must be 1 or more" in bad.stderr
