@@ -186,6 +186,14 @@ async def list_games() -> list[dict[str, Any]]:
     return games_catalogue()
 
 
+@router.get("/games/{game}/moves")
+async def move_schemas(game: Annotated[str, Path(max_length=20)]) -> dict[str, Any]:
+    """One JSON Schema per move kind of `game`, as every move is checked when it arrives
+    (Game.move_schema, generated from the move dataclasses)."""
+    rules = find_game(game)
+    return {kind: rules.move_schema(kind) for kind in rules.move_kinds()}
+
+
 @router.post("/tables", status_code=201)
 async def create_table(body: CreateTable, tables: TablesDep, settings: SettingsDep) -> Response:
     table = await tables.create(body.game, body.options, body.players)
