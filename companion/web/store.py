@@ -128,6 +128,7 @@ class TableRow:
     created_at: float
     finished_at: float | None
     summary: dict[str, Any] | None
+    problem: str | None = None  # why the stored header could not be read, if it could not
 
 
 @dataclass(frozen=True, slots=True)
@@ -431,16 +432,25 @@ class Store:
 
 
 def _table_row(row: tuple[Any, ...] | None) -> TableRow | None:
+    """A stored table's header. JSON that no longer reads (a damaged or hand-edited file)
+    does not stop the listing: the row comes back with `problem` naming it, for the pages
+    to show instead of the game."""
     if row is None:
         return None
     table_id, code, game, options, players, created_at, finished_at, summary = row
-    return TableRow(
-        table_id=table_id,
-        code=code,
-        game=game,
-        options=json.loads(options),
-        players=json.loads(players),
-        created_at=created_at,
-        finished_at=finished_at,
-        summary=json.loads(summary) if summary else None,
-    )
+    try:
+        return TableRow(
+            table_id=table_id,
+            code=code,
+            game=game,
+            options=json.loads(options),
+            players=json.loads(players),
+            created_at=created_at,
+            finished_at=finished_at,
+            summary=json.loads(summary) if summary else None,
+        )
+    except (TypeError, ValueError) as exc:
+        logger.warning("table %s: its stored header does not read: %s", table_id, exc)
+        return TableRow(
+            table_id, code, game, {}, [], created_at, finished_at, None, f"unreadable ({exc})"
+        )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import logging
 import secrets
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from typing import Any
 from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
-from companion.rules.session import CAMERA, Proposal, Session, replay_record
+from companion.rules.session import CAMERA, HOST, Proposal, RecordError, Session, replay_record
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
 from companion.web.fragments import Fragment, SheetCache
 from companion.web.snapshot import Snapshot
@@ -33,8 +34,49 @@ from companion.web.store import Device, LogEntry, Store, TableRow
 logger = logging.getLogger(__name__)
 
 
+# what a table's header may hold, the same at creation, import and load (api.py's request
+# models use the same bounds, so the API's schema says them)
+PLAYER_NAME_MAX = 40
+PLAYERS_MAX = 64
+OPTIONS_JSON_MAX = 4096
+ACTOR_MAX = 16  # "host", "camera" or a seat number
+
+
 class TableLoadError(Exception):
-    """A stored table whose log no longer replays (e.g. the engine changed)."""
+    """A stored table that cannot be opened: its header does not read or breaks the
+    rules a new table is checked by, or its log no longer replays (e.g. the engine
+    changed). Pages answer with its message (409, rule stored_table), never a 500."""
+
+
+def check_players(names: Sequence[object], seats: int) -> None:
+    """The names of a table's seats: one per seat, each 1-40 characters. Raises
+    Rejection(BAD_OPTIONS) naming the problem. The one check for a table made here, an
+    imported record and a stored table being opened."""
+    if len(names) != seats:
+        raise Rejection(
+            Reason.BAD_OPTIONS,
+            "player_names",
+            f"{len(names)} player names for {seats} seats: give one name per seat",
+        )
+    for seat, name in enumerate(names):
+        if not isinstance(name, str) or not 1 <= len(name) <= PLAYER_NAME_MAX:
+            raise Rejection(
+                Reason.BAD_OPTIONS,
+                "player_name",
+                f"the name of seat {seat + 1} must be text of 1 to {PLAYER_NAME_MAX} characters",
+            )
+
+
+def check_options_size(options: object) -> None:
+    """Options are small: at most OPTIONS_JSON_MAX bytes of JSON."""
+    if len(json.dumps(options)) > OPTIONS_JSON_MAX:
+        raise Rejection(
+            Reason.BAD_OPTIONS, "options", f"options larger than {OPTIONS_JSON_MAX} bytes"
+        )
+
+
+def seat_count(game: Game[object, object], options: object) -> int:
+    return len(game.scores(game.setup(options)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,13 +363,47 @@ def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[Lo
         try:
             if entry.kind == "undo":
                 session.undo(by=entry.by)
+            elif entry.move is None:
+                raise Rejection(Reason.MALFORMED, "move", "a move entry without its move")
             else:
-                assert entry.move is not None
                 session.act(game.move_from_json(entry.move), by=entry.by)
         except Rejection as exc:
             raise TableLoadError(f"log entry {entry.seq} no longer replays: {exc.message}") from exc
         if session.state_id != entry.seq:
             raise TableLoadError(f"log entry {entry.seq} out of order")
+    return session
+
+
+def checked_record(record: object) -> Session:
+    """Replay an imported game record after checking it as a new table is checked
+    (check_players, check_options_size) and its actors: each `by` is "host", "camera" or
+    a seat of the table. Raises RecordError naming the problem."""
+
+    def refuse(rule: str, message: str, index: int | None = None) -> RecordError:
+        return RecordError(index, Rejection(Reason.MALFORMED, rule, message))
+
+    if isinstance(record, dict):
+        try:
+            check_options_size(record.get("options") or {})
+        except Rejection as exc:
+            raise RecordError(None, exc) from exc
+        players = record.get("players")
+        if isinstance(players, list) and len(players) > PLAYERS_MAX:
+            raise refuse("player_names", f"{len(players)} player names: at most {PLAYERS_MAX}")
+        actions = record.get("actions")
+        for index, item in enumerate(actions if isinstance(actions, list) else []):
+            by = item.get("by") if isinstance(item, dict) else None
+            if by is not None and (not isinstance(by, str) or len(by) > ACTOR_MAX):
+                raise refuse("actor", '"by" is "host", "camera" or a seat number', index)
+    session = replay_record(record)
+    try:
+        check_players(session.players, seat_count(session.game, session.options))
+    except Rejection as exc:
+        raise RecordError(None, exc) from exc
+    actors = {HOST, CAMERA, *(str(seat) for seat in range(len(session.players)))}
+    for index, action in enumerate(session.actions):
+        if action.by not in actors:
+            raise refuse("actor", f"no seat {action.by[:16]!r} at this table", index)
     return session
 
 
@@ -337,6 +413,7 @@ class Tables:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._tables: dict[str, Table] = {}
+        self._damaged: dict[str, TableLoadError] = {}  # tables that cannot be opened
         self._loop: asyncio.AbstractEventLoop | None = None
         self._load_lock = asyncio.Lock()
         # one thread draws every table's fragments: rendering is CPU work under the GIL (more
@@ -356,26 +433,50 @@ class Tables:
             table._loop = loop
 
     async def get(self, table_id: str) -> Table | None:
+        """The table, loaded on first use; None when there is no such table. Raises
+        TableLoadError for a stored table that cannot be opened (remembered: it is not
+        replayed again on every request)."""
         table = self._tables.get(table_id)
         if table is not None:
             return table
         async with self._load_lock:
             table = self._tables.get(table_id)
             if table is None:
-                table = await asyncio.to_thread(self._load, table_id)
+                if table_id in self._damaged:
+                    raise self._damaged[table_id]
+                try:
+                    table = await asyncio.to_thread(self._load, table_id)
+                except TableLoadError as exc:
+                    logger.error("table %s cannot be opened: %s", table_id, exc)
+                    self._damaged[table_id] = exc
+                    raise
                 if table is not None:
                     table._loop = self._loop
                     self._tables[table_id] = table
         return table
 
+    async def openable(self, table_id: str) -> Table | None:
+        """The table, or None when there is none or it cannot be opened (for the camera's
+        choice of table, which skips a damaged one)."""
+        try:
+            return await self.get(table_id)
+        except TableLoadError:
+            return None
+
     def _load(self, table_id: str) -> Table | None:
         row = self.store.table(table_id)
         if row is None:
             return None
-        game = find_game(row.game)
-        options = game.parse_options(row.options)
         log = self.store.log(table_id)
-        session = _replay(game, options, row.players, log)
+        try:
+            if row.problem is not None:
+                raise Rejection(Reason.MALFORMED, "stored_table", row.problem)
+            game = find_game(row.game)
+            options = game.parse_options(row.options)
+            check_players(row.players, seat_count(game, options))
+            session = _replay(game, options, row.players, log)
+        except (Rejection, TableLoadError) as exc:
+            raise TableLoadError(f"the stored table {table_id} is damaged: {exc}") from exc
         devices = self.store.devices(table_id)
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
         return Table(row, session, self.store, log, devices, self.render_pool)
@@ -389,19 +490,16 @@ class Tables:
     ) -> Table:
         """A new table; raises Rejection(BAD_OPTIONS) for bad options or names."""
         game = find_game(game_name)
+        check_options_size(options_data)
         options = game.parse_options(options_data)
         session = Session(game, options, players or None)
-        if len(session.players) != len(game.scores(session.state)):
-            raise Rejection(
-                Reason.BAD_OPTIONS,
-                "player_names",
-                f"{len(players)} names for {len(game.scores(session.state))} seats",
-            )
+        check_players(session.players, seat_count(game, options))
         return await self._insert(game, encode(options), session.players, [])
 
-    async def import_record(self, record: Any) -> Table:
-        """A new table continuing a game record; raises RecordError naming the bad action."""
-        session = replay_record(record)
+    async def import_record(self, record: object) -> Table:
+        """A new table continuing a game record, checked as a new table is (names,
+        options) and then replayed; raises RecordError naming the problem."""
+        session = checked_record(record)
         seed = [
             LogEntry(i + 1, f"import-{i + 1}", "move", a.by, session.game.move_to_json(a.move))
             for i, a in enumerate(session.actions)

@@ -26,7 +26,7 @@ from companion.web.deps import (
 )
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
-from companion.web.tables import Table
+from companion.web.tables import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX, Table
 from companion.web.views import move_attr, option_fields, with_names
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin])
@@ -41,17 +41,22 @@ class Strict(BaseModel):
 
 
 class CreateTable(Strict):
+    """A new table. Tables.create checks the names and options again, with the same
+    functions as an imported record (check_players, check_options_size)."""
+
     game: str = Field(max_length=20, description="one of the registered games")
     options: dict[str, Any] = Field(default_factory=dict, description="the game's Options")
-    players: list[Annotated[str, Field(min_length=1, max_length=40)]] = Field(
-        default_factory=list, max_length=64, description="a name per seat (default Player N)"
+    players: list[Annotated[str, Field(min_length=1, max_length=PLAYER_NAME_MAX)]] = Field(
+        default_factory=list,
+        max_length=PLAYERS_MAX,
+        description="a name per seat (default Player N)",
     )
 
     @field_validator("options")
     @classmethod
     def _small(cls, value: dict[str, Any]) -> dict[str, Any]:
-        if len(json.dumps(value)) > MAX_MOVE_JSON:
-            raise ValueError(f"options larger than {MAX_MOVE_JSON} bytes")
+        if len(json.dumps(value)) > OPTIONS_JSON_MAX:
+            raise ValueError(f"options larger than {OPTIONS_JSON_MAX} bytes")
         return value
 
 
@@ -187,7 +192,7 @@ async def list_games() -> list[dict[str, Any]]:
 
 
 @router.get("/games/{game}/moves")
-async def move_schemas(game: Annotated[str, Path(max_length=20)]) -> dict[str, Any]:
+async def move_schemas(game: Annotated[str, Path(max_length=20)]) -> dict[str, object]:
     """One JSON Schema per move kind of `game`, as every move is checked when it arrives
     (Game.move_schema, generated from the move dataclasses)."""
     rules = find_game(game)
