@@ -29,7 +29,7 @@ from companion.rules.session import CAMERA, HOST, Proposal, RecordError, Session
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
 from companion.web.fragments import Fragment, SheetCache
 from companion.web.snapshot import Snapshot
-from companion.web.store import Device, LogEntry, Store, TableRow
+from companion.web.store import Device, Finish, LogEntry, Store, TableRow
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class Table:
         self._store = store
         self._action_seq: dict[str, int] = {e.action_id: e.seq for e in log}
         self._devices = devices
-        self._ended_by_host = row.finished_at is not None and session.outcome() is None
+        self._ended_by_host = ended_by_host(row, session)
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -296,23 +296,33 @@ class Table:
     async def _commit(self, entry: LogEntry, proposal: Proposal) -> None:
         """Store the change, then make it in the session and publish it. A change the store
         refuses is never made: the session still holds the state before it, and nothing
-        has to be put back (the store may be what broke; it is not read here)."""
-        was_finished = self.snapshot.outcome is not None
+        has to be put back (the store may be what broke; it is not read here).
+        Everything the change makes is stored in one transaction: the log entry and, when
+        it ends or reopens the game, its history entry (two commits let a crash between
+        them leave a game that said running while refusing every move as ended by the
+        host, or a finished game missing from the history)."""
         try:
-            await asyncio.to_thread(self._store.append, self.table_id, entry)
+            await asyncio.to_thread(
+                self._store.append, self.table_id, entry, self._history_change(proposal)
+            )
         except Exception:
             logger.exception("could not store action %s of table %s", entry.seq, self.table_id)
             raise
         self.session.commit(proposal)
         self._action_seq[entry.action_id] = entry.seq
-        outcome = self.session.outcome()
-        if (outcome is not None) != was_finished:
-            summary = self._summary() if outcome is not None else None
-            try:
-                await asyncio.to_thread(self._store.set_finished, self.table_id, summary)
-            except Exception:  # the log is the truth; the history entry is recomputed on load
-                logger.exception("could not update the history of table %s", self.table_id)
         self._publish()
+
+    def _history_change(self, proposal: Proposal) -> Finish | None:
+        """The history entry `proposal` changes: the game's summary when it ends the game,
+        None-summary when it reopens it (an undo of the ending), None when neither."""
+        ends = self.game.outcome(proposal.state) is not None
+        if ends == (self.snapshot.outcome is not None):
+            return None
+        if not ends:
+            return Finish(None)
+        actions = len(self.session.actions) + (-1 if proposal.undo else 1)
+        s = self.session
+        return Finish(history_summary(s.game, s.players, proposal.state, actions))
 
     def _publish(self) -> None:
         self.snapshot = self._take_snapshot()
@@ -320,22 +330,8 @@ class Table:
         for subscriber in list(self._subscribers):
             subscriber.notify(self.snapshot.state_id)
 
-    def _summary(self, ended_by_host: bool = False) -> dict[str, Any]:
-        s = self.session
-        outcome = s.outcome()
-        return {
-            "game": s.game.name,
-            "title": s.game.title,
-            "players": list(s.players),
-            "scores": [
-                {"seat": sc.player, "total": sc.total, "breakdown": [list(b) for b in sc.breakdown]}
-                for sc in s.scores()
-            ],
-            "winners": list(outcome.winners) if outcome else [],
-            "end_message": outcome.message if outcome else "ended by the host",
-            "ended_by_host": ended_by_host,
-            "actions": len(s.actions),
-        }
+    def _summary(self, ended_by_host: bool = False) -> dict[str, object]:
+        return summary_of(self.session, ended_by_host)
 
     # -- listeners ----------------------------------------------------------------------
     def subscribe(self) -> Subscription:
@@ -353,6 +349,55 @@ class Table:
     def record(self) -> dict[str, Any]:
         """The game record (Session.to_record format) for export."""
         return self.session.to_record()
+
+
+def history_summary(
+    game: Game[object, object],
+    players: Sequence[str],
+    state: object,
+    actions: int,
+    by_host: bool = False,
+) -> dict[str, object]:
+    """A finished game's history entry: names, scores with their breakdown, winners."""
+    outcome = game.outcome(state)
+    return {
+        "game": game.name,
+        "title": game.title,
+        "players": list(players),
+        "scores": [
+            {"seat": sc.player, "total": sc.total, "breakdown": [list(b) for b in sc.breakdown]}
+            for sc in game.scores(state)
+        ],
+        "winners": list(outcome.winners) if outcome else [],
+        "end_message": outcome.message if outcome else "ended by the host",
+        "ended_by_host": by_host,
+        "actions": actions,
+    }
+
+
+def summary_of(s: Session, ended_by_host: bool = False) -> dict[str, object]:
+    """The history entry of a session as it is now."""
+    return history_summary(s.game, s.players, s.state, len(s.actions), ended_by_host)
+
+
+def ended_by_host(row: TableRow, session: Session) -> bool:
+    """Whether the host stopped this stored game: it is in the history without an engine
+    ending, and its history entry says so (an entry of an engine ending whose undo was not
+    stored, which an older server could leave behind, is not a host's end)."""
+    if row.finished_at is None or session.outcome() is not None:
+        return False
+    return bool((row.summary or {}).get("ended_by_host", True))
+
+
+def history_mismatch(row: TableRow, session: Session) -> Finish | None:
+    """The history entry a stored table should have and lacks, derived from its log: an
+    engine ending without its entry, or an entry of an engine ending that was undone."""
+    ended = session.outcome() is not None
+    if ended and row.finished_at is None:
+        return Finish(summary_of(session))
+    if not ended and row.finished_at is not None and not ended_by_host(row, session):
+        return Finish(None)
+    return None
 
 
 def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[LogEntry]) -> Session:
@@ -477,6 +522,11 @@ class Tables:
             session = _replay(game, options, row.players, log)
         except (Rejection, TableLoadError) as exc:
             raise TableLoadError(f"the stored table {table_id} is damaged: {exc}") from exc
+        mismatch = history_mismatch(row, session)
+        if mismatch is not None:  # the log is the truth: put the history entry right
+            logger.warning("table %s: its history entry did not match its log", table_id)
+            self.store.set_finished(table_id, mismatch.summary)
+            row = self.store.table(table_id) or row
         devices = self.store.devices(table_id)
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
         return Table(row, session, self.store, log, devices, self.render_pool)
@@ -494,7 +544,7 @@ class Tables:
         options = game.parse_options(options_data)
         session = Session(game, options, players or None)
         check_players(session.players, seat_count(game, options))
-        return await self._insert(game, encode(options), session.players, [])
+        return await self._insert(session, [])
 
     async def import_record(self, record: object) -> Table:
         """A new table continuing a game record, checked as a new table is (names,
@@ -504,11 +554,12 @@ class Tables:
             LogEntry(i + 1, f"import-{i + 1}", "move", a.by, session.game.move_to_json(a.move))
             for i, a in enumerate(session.actions)
         ]
-        return await self._insert(session.game, encode(session.options), session.players, seed)
+        return await self._insert(session, seed)
 
-    async def _insert(
-        self, game: Game[Any, Any], options: Any, players: list[str], seed: list[LogEntry]
-    ) -> Table:
+    async def _insert(self, session: Session, seed: list[LogEntry]) -> Table:
+        """Store a new table (with an imported record's log, and its history entry when
+        that game has ended: one transaction) and open it from `session`, which holds the
+        game the log replays to (so an import is replayed once)."""
         table_id = secrets.token_urlsafe(9)
         for _ in range(100):
             code = new_join_code()
@@ -516,13 +567,24 @@ class Tables:
                 break
         else:  # pragma: no cover - 32**6 codes
             raise RuntimeError("no free join code")
+        summary = summary_of(session) if session.outcome() is not None else None
+        options, players = encode(session.options), list(session.players)
         await asyncio.to_thread(
-            self.store.create_table, table_id, code, game.name, options, list(players), seed
+            self.store.create_table,
+            table_id,
+            code,
+            session.game.name,
+            options,
+            players,
+            seed,
+            summary,
         )
-        table = await self.get(table_id)
-        assert table is not None
-        if table.session.outcome() is not None:
-            await asyncio.to_thread(self.store.set_finished, table_id, table._summary())
+        row = await asyncio.to_thread(self.store.table, table_id)
+        assert row is not None
+        table = Table(row, session, self.store, seed, {}, self.render_pool)
+        async with self._load_lock:
+            table._loop = self._loop
+            self._tables[table_id] = table
         return table
 
     def open_tables(self) -> list[TableRow]:
