@@ -6,7 +6,9 @@ WebSocket or a state-changing request from another site's page is refused."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -129,6 +131,30 @@ def test_guessing_codes_is_slowed(server: ServerProcess, table: SeatedTable) -> 
     assert blocked.status_code == 429 and int(blocked.headers["Retry-After"]) >= 1
     form = guesser.post("/join", data={"code": "ZZZZ99"})  # the HTML form shares the limit
     assert form.status_code == 429 or "try again" in form.text
+
+
+def test_simultaneous_wrong_codes_get_no_more_tries_than_the_limit(
+    server: ServerProcess, table: SeatedTable
+) -> None:
+    """100 wrong codes at the same instant from one address, each on a fresh connection:
+    exactly 10 (Settings.join_attempts) are looked up, the other 90 wait (429). The check
+    and the count of an attempt straddled an await, and 16-100 were looked up."""
+
+    async def guess_all() -> list[int]:
+        clients = [httpx.AsyncClient(base_url=server.base_url, timeout=30) for _ in range(100)]
+        try:
+            answers = await asyncio.gather(
+                *(c.post("/api/join", json={"code": f"QQ{n:04d}"}) for n, c in enumerate(clients))
+            )
+        finally:
+            await asyncio.gather(*(c.aclose() for c in clients))
+        return [a.status_code for a in answers]
+
+    statuses = Counter(asyncio.run(guess_all()))
+    assert statuses == {404: 10, 429: 90}, statuses
+    # a right code now waits too, and the table's own devices were never counted
+    late = httpx.post(f"{server.base_url}/api/join", json={"code": table.code}, timeout=5)
+    assert late.status_code == 429
 
 
 TRAVERSALS = [

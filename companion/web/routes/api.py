@@ -232,7 +232,7 @@ async def join_table(
     """The table of a join code and the device token this browser already holds for it;
     counts wrong codes per client and answers 429 when they come too fast."""
     client = client_key(request)
-    wait = limiter.retry_after(client)
+    wait, attempt = limiter.begin(client)  # counted now, before any await
     if wait > 0:
         raise HTTPException(
             status_code=429,
@@ -247,7 +247,6 @@ async def join_table(
     table_id = await tables.table_id_for_code(code) if code.isalnum() else None
     table = await tables.get(table_id) if table_id else None
     if table is None:
-        limiter.failed(client)
         raise HTTPException(
             status_code=404,
             detail={
@@ -256,6 +255,7 @@ async def join_table(
                 "message": f"no table has the code {code_text.strip()[:16]!r}",
             },
         )
+    limiter.forgive(client, attempt)
     existing = request.cookies.get(cookie_name(table.table_id))
     return table, existing if table.viewer(existing) is not None else None
 
