@@ -172,12 +172,21 @@ class Table:
 
     async def take_seat(self, token: str, seat: int | None) -> None:
         """Bind the device to `seat` (None: become a table view). A seat has one device; the
-        host frees a seat with `free_seat` when a player changes devices."""
+        host frees a seat with `free_seat` when a player changes devices. A player's
+        device keeps its seat: another seat (or none) needs the host to free it first, or
+        a device could sit at an empty seat, move for that player and sit back."""
         token_hash = hash_token(token)
         async with self._lock:
             device = self._devices.get(token_hash)
             if device is None:
                 raise Rejection(Reason.NOT_ALLOWED, "no_access", "join this table first")
+            if device.seat is not None and seat != device.seat and not device.host:
+                raise Rejection(
+                    Reason.NOT_ALLOWED,
+                    "seat_held",
+                    f"this device is {self.session.players[device.seat]}'s seat; to sit "
+                    "elsewhere, ask the host to free it first",
+                )
             if seat is not None:
                 if not 0 <= seat < len(self.session.players):
                     raise Rejection(

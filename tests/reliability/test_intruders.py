@@ -107,9 +107,47 @@ def test_a_player_marks_only_their_own_sheet(table: SeatedTable) -> None:
     )
     undo = ben.post(f"/api/tables/{tid}/undo", json={"action_id": "ben-undo-01"})
     assert undo.status_code == 403 and undo.json()["rule"] == "undo_own_only"
-    # a player may not take another player's seat
+    # a player may not take another player's seat (nor leave their own: seat_held)
     taken = ben.post(f"/api/tables/{tid}/seat", json={"seat": 0})
-    assert taken.status_code == 403 and taken.json()["rule"] == "seat_taken"
+    assert taken.status_code == 403 and taken.json()["rule"] in ("seat_taken", "seat_held")
+
+
+def test_a_seated_device_cannot_hop_to_an_empty_seat(server: ServerProcess) -> None:
+    """Ann's device holds seat 0; seat 2 has no device. Hopping there to move for that
+    player and sitting back was possible; now the seat stays Ann's until the host frees it."""
+    host = httpx.Client(base_url=server.base_url, timeout=5)
+    ann = httpx.Client(base_url=server.base_url, timeout=5)
+    created = host.post(
+        "/api/tables", json={"game": "qwixx", "options": {"players": 3}, "players": ["A", "B", "C"]}
+    ).json()
+    tid = created["table_id"]
+    assert ann.post("/api/join", json={"code": created["code"]}).status_code == 200
+    assert ann.post(f"/api/tables/{tid}/seat", json={"seat": 0}).status_code == 200
+    assert host.post(
+        f"/api/tables/{tid}/actions", json=action("roll-0001", QWIXX_ROLL_7)
+    ).is_success
+    before = state_id(host, tid)
+    for seat in (2, None):
+        hop = ann.post(f"/api/tables/{tid}/seat", json={"seat": seat})
+        assert hop.status_code == 403 and hop.json()["rule"] == "seat_held", hop.text
+    pass_2 = ann.post(
+        f"/api/tables/{tid}/actions", json=action("ann-as-c-1", {"kind": "pass", "player": 2})
+    )
+    assert pass_2.status_code == 403 and pass_2.json()["rule"] == "own_sheet_only"
+    assert state_id(host, tid) == before
+    assert ann.get(f"/api/tables/{tid}/state").json()["viewer"] == {"seat": 0, "host": False}
+    assert ann.post(f"/api/tables/{tid}/seat", json={"seat": 0}).status_code == 200  # own seat
+    form = ann.post(f"/t/{tid}/seat", data={"seat": "2"})
+    assert form.status_code == 409 and "ask the host to free it" in form.text
+    page = ann.get(f"/t/{tid}/seat")
+    assert page.text.count("disabled") == 2  # the other two seats are closed to this device
+    # the host frees Ann's seat: now her device may sit elsewhere
+    assert host.post(f"/api/tables/{tid}/seats/0/free").status_code == 200
+    assert ann.post(f"/api/tables/{tid}/seat", json={"seat": 2}).status_code == 200
+    moved = ann.post(
+        f"/api/tables/{tid}/actions", json=action("ann-as-c-2", {"kind": "pass", "player": 2})
+    )
+    assert moved.status_code == 200, moved.text
 
 
 def test_host_actions_need_the_hosts_device(table: SeatedTable) -> None:

@@ -20,6 +20,7 @@ from companion.rules.base import Rejection
 from companion.rules.registry import find_game
 from companion.web.auth import cookie_name
 from companion.web.deps import (
+    Access,
     LimiterDep,
     PageAccess,
     SameOrigin,
@@ -146,18 +147,26 @@ def _page_context(request: Request, access: Any) -> dict[str, Any]:
 
 @router.get("/t/{table_id}/seat", response_class=HTMLResponse)
 async def seat_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
+    context = _page_context(request, access) | {"seats": seat_choices(access), "error": None}
+    return templates.TemplateResponse(request, "seat.html", context)
+
+
+def seat_choices(access: Access) -> list[dict[str, object]]:
+    """The seat page's buttons: a seat is open unless another device holds it or this
+    device holds another (a player's device keeps its seat until the host frees it)."""
     taken = access.table.seats_taken()
-    seats = [
+    mine = access.viewer.seat
+    held = mine is not None and not access.viewer.host
+    return [
         {
             "seat": i,
             "name": name,
-            "taken": i in taken and i != access.viewer.seat,
-            "mine": i == access.viewer.seat,
+            "taken": i in taken and i != mine,
+            "mine": i == mine,
+            "closed": held and i != mine,
         }
         for i, name in enumerate(access.table.snapshot.players)
     ]
-    context = _page_context(request, access) | {"seats": seats, "error": None}
-    return templates.TemplateResponse(request, "seat.html", context)
 
 
 @router.post("/t/{table_id}/seat", dependencies=[SameOrigin])
@@ -174,12 +183,10 @@ async def seat_form(
             raise HTTPException(status_code=422, detail=f"no seat {seat!r}")
         await access.table.take_seat(access.token, chosen)
     except Rejection as exc:
-        taken = access.table.seats_taken()
-        seats = [
-            {"seat": i, "name": n, "taken": i in taken, "mine": i == access.viewer.seat}
-            for i, n in enumerate(access.table.snapshot.players)
-        ]
-        context = _page_context(request, access) | {"seats": seats, "error": exc.message}
+        context = _page_context(request, access) | {
+            "seats": seat_choices(access),
+            "error": exc.message,
+        }
         return templates.TemplateResponse(request, "seat.html", context, status_code=409)
     target = f"/t/{access.table.table_id}" + ("/sheet" if chosen is not None else "")
     return RedirectResponse(target, status_code=303)
