@@ -28,6 +28,7 @@ from companion.web.camera_runtime import ReaderFactory
 from companion.web.deps import NoAccess
 from companion.web.errors import status_for
 from companion.web.fragments import page_templates
+from companion.web.hosts import HostCheck
 from companion.web.learning import Learning
 from companion.web.routes import api, live, pages, setups, ws
 from companion.web.settings import Settings
@@ -154,6 +155,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     for routes in (pages, api, ws, live, setups):
         app.include_router(routes.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(HostCheck, settings=settings)  # outermost: before anything else
     _add_error_answers(app, templates)
     return app
 

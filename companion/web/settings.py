@@ -91,6 +91,13 @@ class Settings(BaseModel):
         "its QR code show; empty when the machine is on no network; None when nobody "
         "looked (Settings built in code: pages show the address the browser used)",
     )
+    host_names: tuple[str, ...] = Field(
+        default=(),
+        max_length=32,
+        description="other names tablets reach this server by (a router's DNS name, "
+        "name.local): the Host-header check (DNS rebinding, companion.web.hosts) accepts "
+        "them besides this server's own addresses (`companion serve --host-name NAME`)",
+    )
     data_dir: Path = Field(
         default=Path("companion-data"),
         description="folder for the SQLite game store (created if missing)",
