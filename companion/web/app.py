@@ -146,7 +146,9 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     app.state.settings = settings
     app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)
     app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
+    app.state.table_limiter = DeviceRateLimiter(settings.table_rate_per_s, settings.table_burst)
     app.state.public_url = None
+    app.state.dice_pages = {}  # (table, which rolls) -> the dice page drawn (routes/live.py)
     templates = page_templates(settings.web_dir / "templates")
     templates.env.globals["colour_class"] = colour_class
     templates.env.filters["timestamp"] = _timestamp
@@ -172,6 +174,7 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
         app.state.store = store
         app.state.tables = Tables(store)
         app.state.tables.attach_loop(asyncio.get_running_loop())
+        app.state.tables.start()  # the dice counts, read in the background
         # the camera runs on its own threads, started and stopped with the server
         camera = _camera_with_learning(app, settings, reader_factory)
         if settings.camera.calibration is not None:

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,11 +166,40 @@ class _Statements:
         self._db, self._name, self._hook = db, name, hook
         self.count = 0
 
-    def execute(self, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Cursor:
+    def _announce(self, sql: str) -> None:
         if self._hook is not None:
             self._hook(self._name, self.count, sql)
         self.count += 1
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        self._announce(sql)
         return self._db.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[tuple[object, ...]]) -> sqlite3.Cursor:
+        self._announce(sql)
+        return self._db.executemany(sql, rows)
+
+
+_INSERT_ACTION = (
+    "INSERT INTO actions (table_id, seq, action_id, kind, by, move_json, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+# a log entry as stored: (seq, action_id, kind, by, move JSON text or None); an import's
+# log arrives so from the import process, encoded there (records.plan_import)
+EncodedEntry = tuple[int, str, str, str, str | None]
+
+
+def encoded(entry: LogEntry | EncodedEntry) -> EncodedEntry:
+    if isinstance(entry, tuple):
+        return entry
+    move = json.dumps(entry.move) if entry.move is not None else None
+    return (entry.seq, entry.action_id, entry.kind, entry.by, move)
+
+
+def _action_row(table_id: str, entry: LogEntry | EncodedEntry, now: float) -> tuple[object, ...]:
+    return (table_id, *encoded(entry), now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +284,7 @@ class Store:
         game: str,
         options: dict[str, Any],
         players: list[str],
-        seed_log: list[LogEntry] | None = None,
+        seed_log: Sequence[LogEntry | EncodedEntry] = (),
         summary: dict[str, Any] | None = None,
     ) -> None:
         """Insert a table and (for an imported record) its first log entries and, when that
@@ -267,8 +296,8 @@ class Store:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (table_id, code, game, json.dumps(options), json.dumps(players), now),
             )
-            for entry in seed_log or []:
-                self._insert_entry(db, table_id, entry, now)
+            if seed_log:  # one statement for the whole log: an import's thousand rows
+                db.executemany(_INSERT_ACTION, (_action_row(table_id, e, now) for e in seed_log))
             if summary is not None:
                 self._set_finished(db, table_id, Finish(summary), now)
 
@@ -333,19 +362,7 @@ class Store:
 
     @staticmethod
     def _insert_entry(db: _Statements, table_id: str, entry: LogEntry, now: float) -> None:
-        db.execute(
-            "INSERT INTO actions (table_id, seq, action_id, kind, by, move_json, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                table_id,
-                entry.seq,
-                entry.action_id,
-                entry.kind,
-                entry.by,
-                json.dumps(entry.move) if entry.move is not None else None,
-                now,
-            ),
-        )
+        db.execute(_INSERT_ACTION, _action_row(table_id, entry, now))
 
     def log(self, table_id: str) -> list[LogEntry]:
         with self._guarded():

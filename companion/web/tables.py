@@ -15,68 +15,44 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import logging
+import multiprocessing
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
-from companion.rules.session import CAMERA, HOST, Proposal, RecordError, Session, replay_record
+from companion.rules.session import CAMERA, Proposal, Session
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
+from companion.web.dice import DiceKeeper, DiceTally
 from companion.web.fragments import Fragment, SheetCache
+from companion.web.records import (
+    MAX_RECORD_ACTIONS,
+    ImportPlan,
+    ImportRefusal,
+    check_options_size,
+    check_players,
+    history_summary,
+    plan_import,
+    seat_count,
+    summary_of,
+)
 from companion.web.snapshot import Snapshot
-from companion.web.store import Device, Finish, LogEntry, Store, TableRow
+from companion.web.store import Device, EncodedEntry, Finish, LogEntry, Store, TableRow
 
 logger = logging.getLogger(__name__)
-
-
-# what a table's header may hold, the same at creation, import and load (api.py's request
-# models use the same bounds, so the API's schema says them)
-PLAYER_NAME_MAX = 40
-PLAYERS_MAX = 64
-OPTIONS_JSON_MAX = 4096
-ACTOR_MAX = 16  # "host", "camera" or a seat number
+_T = TypeVar("_T")
 
 
 class TableLoadError(Exception):
     """A stored table that cannot be opened: its header does not read or breaks the
     rules a new table is checked by, or its log no longer replays (e.g. the engine
     changed). Pages answer with its message (409, rule stored_table), never a 500."""
-
-
-def check_players(names: Sequence[object], seats: int) -> None:
-    """The names of a table's seats: one per seat, each 1-40 characters. Raises
-    Rejection(BAD_OPTIONS) naming the problem. The one check for a table made here, an
-    imported record and a stored table being opened."""
-    if len(names) != seats:
-        raise Rejection(
-            Reason.BAD_OPTIONS,
-            "player_names",
-            f"{len(names)} player names for {seats} seats: give one name per seat",
-        )
-    for seat, name in enumerate(names):
-        if not isinstance(name, str) or not 1 <= len(name) <= PLAYER_NAME_MAX:
-            raise Rejection(
-                Reason.BAD_OPTIONS,
-                "player_name",
-                f"the name of seat {seat + 1} must be text of 1 to {PLAYER_NAME_MAX} characters",
-            )
-
-
-def check_options_size(options: object) -> None:
-    """Options are small: at most OPTIONS_JSON_MAX bytes of JSON."""
-    if len(json.dumps(options)) > OPTIONS_JSON_MAX:
-        raise Rejection(
-            Reason.BAD_OPTIONS, "options", f"options larger than {OPTIONS_JSON_MAX} bytes"
-        )
-
-
-def seat_count(game: Game[object, object], options: object) -> int:
-    return len(game.scores(game.setup(options)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +103,7 @@ class Table:
         # drawn on `render_pool` (None: asyncio's default executor)
         self.render_cache: dict[tuple[Any, ...], asyncio.Future[Fragment]] = {}
         self.render_pool = render_pool
+        self.dice: DiceKeeper | None = None  # the server's dice counts, changed per roll
         self.sheet_cache = SheetCache()
         self.snapshot = self._take_snapshot()
 
@@ -243,6 +220,8 @@ class Table:
                 move=self.game.move_to_json(move),
             )
             await self._commit(entry, proposal)
+            if self.dice is not None:
+                self.dice.record(self.table_id, entry.seq, move, by, 1)
             return ActResult(entry.seq)
 
     async def undo(
@@ -257,6 +236,9 @@ class Table:
             proposal = self.session.propose_undo(by, expected_state_id)
             entry = LogEntry(proposal.state_id, action_id, "undo", by, None)
             await self._commit(entry, proposal)
+            if self.dice is not None:  # the dice statistics: the undone roll counts no more
+                undone = proposal.action
+                self.dice.record(self.table_id, entry.seq, undone.move, undone.by, -1)
             return ActResult(entry.seq)
 
     async def apply_roll(
@@ -360,35 +342,6 @@ class Table:
         return self.session.to_record()
 
 
-def history_summary(
-    game: Game[object, object],
-    players: Sequence[str],
-    state: object,
-    actions: int,
-    by_host: bool = False,
-) -> dict[str, object]:
-    """A finished game's history entry: names, scores with their breakdown, winners."""
-    outcome = game.outcome(state)
-    return {
-        "game": game.name,
-        "title": game.title,
-        "players": list(players),
-        "scores": [
-            {"seat": sc.player, "total": sc.total, "breakdown": [list(b) for b in sc.breakdown]}
-            for sc in game.scores(state)
-        ],
-        "winners": list(outcome.winners) if outcome else [],
-        "end_message": outcome.message if outcome else "ended by the host",
-        "ended_by_host": by_host,
-        "actions": actions,
-    }
-
-
-def summary_of(s: Session, ended_by_host: bool = False) -> dict[str, object]:
-    """The history entry of a session as it is now."""
-    return history_summary(s.game, s.players, s.state, len(s.actions), ended_by_host)
-
-
 def ended_by_host(row: TableRow, session: Session) -> bool:
     """Whether the host stopped this stored game: it is in the history without an engine
     ending, and its history entry says so (an entry of an engine ending whose undo was not
@@ -428,44 +381,24 @@ def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[Lo
     return session
 
 
-def checked_record(record: object) -> Session:
-    """Replay an imported game record after checking it as a new table is checked
-    (check_players, check_options_size) and its actors: each `by` is "host", "camera" or
-    a seat of the table. Raises RecordError naming the problem."""
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """A table made from an imported record: stored, opened when first used."""
 
-    def refuse(rule: str, message: str, index: int | None = None) -> RecordError:
-        return RecordError(index, Rejection(Reason.MALFORMED, rule, message))
-
-    if isinstance(record, dict):
-        try:
-            check_options_size(record.get("options") or {})
-        except Rejection as exc:
-            raise RecordError(None, exc) from exc
-        players = record.get("players")
-        if isinstance(players, list) and len(players) > PLAYERS_MAX:
-            raise refuse("player_names", f"{len(players)} player names: at most {PLAYERS_MAX}")
-        actions = record.get("actions")
-        for index, item in enumerate(actions if isinstance(actions, list) else []):
-            by = item.get("by") if isinstance(item, dict) else None
-            if by is not None and (not isinstance(by, str) or len(by) > ACTOR_MAX):
-                raise refuse("actor", '"by" is "host", "camera" or a seat number', index)
-    session = replay_record(record)
-    try:
-        check_players(session.players, seat_count(session.game, session.options))
-    except Rejection as exc:
-        raise RecordError(None, exc) from exc
-    actors = {HOST, CAMERA, *(str(seat) for seat in range(len(session.players)))}
-    for index, action in enumerate(session.actions):
-        if action.by not in actors:
-            raise refuse("actor", f"no seat {action.by[:16]!r} at this table", index)
-    return session
+    table_id: str
+    code: str
 
 
 class Tables:
     """Every table of this server, loaded from the store on first use."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, import_process: bool = True) -> None:
         self.store = store
+        # imports are checked and replayed in a process of their own (records.plan_import),
+        # started at the first import; without (tests of the store's faults) on the replay
+        # thread
+        self._import_process = import_process
+        self._import_pool: ProcessPoolExecutor | None = None
         self._tables: dict[str, Table] = {}
         self._damaged: dict[str, TableLoadError] = {}  # tables that cannot be opened
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -476,10 +409,38 @@ class Tables:
         self.render_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="render"
         )
+        # one thread replays the tables opened from the store and reads the dice counts at
+        # start-up, so several at once queue there instead of each taking a thread that
+        # competes with the event loop for the interpreter
+        self.replay_pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="replay"
+        )
+        self.imports_waiting = 0  # imports queued for or in the import process
+        self._dice = DiceKeeper()
+        self._dice_started = False
 
     def close(self) -> None:
-        """Stop the render thread (after the server stopped serving)."""
+        """Stop the render, replay and import workers (after the server stopped serving)."""
         self.render_pool.shutdown(wait=True, cancel_futures=True)
+        self.replay_pool.shutdown(wait=True, cancel_futures=True)
+        if self._import_pool is not None:
+            self._import_pool.shutdown(wait=True, cancel_futures=True)
+
+    async def _replaying(self, work: Callable[[], _T]) -> _T:
+        """Run `work` on the replay thread, off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self.replay_pool, work)
+
+    def start(self) -> None:
+        """Read the dice counts of every stored game, in the background (DiceKeeper)."""
+        self._dice_started = True
+        self._dice.start(self.store.all_logs, self.replay_pool)
+
+    async def dice(self) -> DiceTally:
+        """The dice counts of every table, kept up to date by every roll and undo (read
+        from the store first if `start` was not called)."""
+        if not self._dice_started:
+            self.start()
+        return await self._dice.ready()
 
     def attach_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -499,13 +460,14 @@ class Tables:
                 if table_id in self._damaged:
                     raise self._damaged[table_id]
                 try:
-                    table = await asyncio.to_thread(self._load, table_id)
+                    table = await self._replaying(lambda: self._load(table_id))
                 except TableLoadError as exc:
                     logger.error("table %s cannot be opened: %s", table_id, exc)
                     self._damaged[table_id] = exc
                     raise
                 if table is not None:
                     table._loop = self._loop
+                    table.dice = self._dice
                     self._tables[table_id] = table
         return table
 
@@ -553,22 +515,77 @@ class Tables:
         options = game.parse_options(options_data)
         session = Session(game, options, players or None)
         check_players(session.players, seat_count(game, options))
-        return await self._insert(session, [])
+        encoded = encode(options)
+        table_id, _ = await self._store_new(game.name, encoded, session.players, [], None)
+        row = await asyncio.to_thread(self.store.table, table_id)
+        assert row is not None
+        table = Table(row, session, self.store, [], {}, self.render_pool)
+        async with self._load_lock:
+            table._loop = self._loop
+            table.dice = self._dice
+            self._tables[table_id] = table
+        return table
 
-    async def import_record(self, record: object) -> Table:
-        """A new table continuing a game record, checked as a new table is (names,
-        options) and then replayed; raises RecordError naming the problem."""
-        session = checked_record(record)
-        seed = [
-            LogEntry(i + 1, f"import-{i + 1}", "move", a.by, session.game.move_to_json(a.move))
-            for i, a in enumerate(session.actions)
-        ]
-        return await self._insert(session, seed)
+    async def import_record(
+        self, record: object, max_actions: int = MAX_RECORD_ACTIONS
+    ) -> Imported:
+        """A new table continuing a game record (JSON bytes, or parsed), checked as a new
+        table is, at most `max_actions` long, and replayed (records.plan_import) in the
+        import process, then stored. It is opened (replayed here) when first used. Raises
+        RecordError naming the problem."""
+        self.imports_waiting += 1
+        try:
+            plan = await self._planned(record, max_actions)
+        finally:
+            self.imports_waiting -= 1
+        if isinstance(plan, ImportRefusal):
+            raise plan.error()
+        table_id, code = await self._store_new(
+            plan.game, plan.options, list(plan.players), plan.seed, plan.summary
+        )
+        if plan.seed:
+            self._dice.record_import(table_id, plan.dice)
+        return Imported(table_id, code)
 
-    async def _insert(self, session: Session, seed: list[LogEntry]) -> Table:
-        """Store a new table (with an imported record's log, and its history entry when
-        that game has ended: one transaction) and open it from `session`, which holds the
-        game the log replays to (so an import is replayed once)."""
+    async def _planned(self, record: object, max_actions: int) -> ImportPlan | ImportRefusal:
+        """records.plan_import in the import process (or, without one, the replay thread)."""
+        if not self._import_process:
+            return await self._replaying(lambda: plan_import(record, max_actions))
+        loop = asyncio.get_running_loop()
+        for attempt in range(2):
+            if self._import_pool is None:
+                context = multiprocessing.get_context("spawn")  # no fork of a threaded server
+                self._import_pool = ProcessPoolExecutor(1, mp_context=context)
+            try:
+                return await loop.run_in_executor(
+                    self._import_pool, plan_import, record, max_actions
+                )
+            except BrokenProcessPool:  # the process died (killed): start a new one, once
+                logger.warning("the import process ended; starting another")
+                self._import_pool = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def add_device(self, table_id: str, host: bool) -> str:
+        """A device token for a table, opened or not (an import's host device)."""
+        table = self._tables.get(table_id)
+        if table is not None:
+            return await table.add_device(host)
+        token = new_token()
+        await asyncio.to_thread(self.store.add_device, hash_token(token), table_id, host, None)
+        return token
+
+    async def _store_new(
+        self,
+        game: str,
+        options: object,
+        players: list[str],
+        seed: Sequence[EncodedEntry],
+        summary: dict[str, object] | None,
+    ) -> tuple[str, str]:
+        """Store a new table with a free join code (with an imported record's log, and its
+        history entry when that game has ended: one transaction); (table id, code)."""
         table_id = secrets.token_urlsafe(9)
         for _ in range(100):
             code = new_join_code()
@@ -576,25 +593,11 @@ class Tables:
                 break
         else:  # pragma: no cover - 32**6 codes
             raise RuntimeError("no free join code")
-        summary = summary_of(session) if session.outcome() is not None else None
-        options, players = encode(session.options), list(session.players)
+        assert isinstance(options, dict)
         await asyncio.to_thread(
-            self.store.create_table,
-            table_id,
-            code,
-            session.game.name,
-            options,
-            players,
-            seed,
-            summary,
+            self.store.create_table, table_id, code, game, options, players, seed, summary
         )
-        row = await asyncio.to_thread(self.store.table, table_id)
-        assert row is not None
-        table = Table(row, session, self.store, seed, {}, self.render_pool)
-        async with self._load_lock:
-            table._loop = self._loop
-            self._tables[table_id] = table
-        return table
+        return table_id, code
 
     def open_tables(self) -> list[TableRow]:
         return self.store.tables(finished=False)

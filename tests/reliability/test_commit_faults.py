@@ -114,7 +114,7 @@ async def prepare(path: Path, scenario: Scenario) -> str | None:
     if scenario.action is None:
         return None
     store = Store.open(path)
-    tables = Tables(store)
+    tables = Tables(store, import_process=False)
     try:
         assert scenario.start is not None
         return (await tables.import_record(scenario.start)).table_id
@@ -139,7 +139,7 @@ def fault_at(point: int, fault: Callable[[], None]) -> Callable[[str, int, str],
 async def run_action(path: Path, scenario: Scenario, table_id: str | None, hook: Any) -> object:
     store = Store.open(path)
     store.fault_hook = hook
-    tables = Tables(store)
+    tables = Tables(store, import_process=False)
     try:
         if scenario.action is None:
             assert scenario.start is not None
@@ -237,7 +237,7 @@ def check_on_disk(path: Path, before: int | None) -> None:
 async def check_reopened(path: Path) -> None:
     """A restart: the tables opened from the file play on as their state says."""
     store = Store.open(path)
-    tables = Tables(store)
+    tables = Tables(store, import_process=False)
     try:
         for row in store.tables():
             table = await opened(tables, row.table_id)
@@ -315,7 +315,7 @@ def test_a_failing_statement_at_any_point_refuses_the_action_and_keeps_the_game(
 ) -> None:
     async def fail_then_check(path: Path, point: int) -> bool:
         store = Store.open(path)
-        tables = Tables(store)
+        tables = Tables(store, import_process=False)
         assert scenario.start is not None
         table_id = (await tables.import_record(scenario.start)).table_id
         table = await opened(tables, table_id)
@@ -330,7 +330,7 @@ def test_a_failing_statement_at_any_point_refuses_the_action_and_keeps_the_game(
             failed = False
         store.fault_hook = None
         # the table in memory is the table in the file
-        again = Tables(store)
+        again = Tables(store, import_process=False)
         reopened = await opened(again, table_id)
         assert reopened.snapshot.state_id == table.snapshot.state_id
         assert reopened.snapshot.state == table.snapshot.state
@@ -361,7 +361,7 @@ def test_a_history_entry_an_older_server_left_wrong_is_put_right_from_the_log(
 
     async def older_store() -> tuple[str, str]:
         store = Store.open(path)
-        tables = Tables(store)
+        tables = Tables(store, import_process=False)
         ended = (await tables.import_record(GAME)).table_id
         undone = (await tables.import_record(GAME)).table_id
         await (await opened(tables, undone)).undo(HOST, "undo-the-end")

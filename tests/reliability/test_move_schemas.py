@@ -32,7 +32,12 @@ from tests.rules.move_strategies import moves
 
 EXAMPLES = int(os.environ.get("RELIABILITY_MOVE_EXAMPLES", "40"))  # per game and channel
 IDS = itertools.count()
-UNLIMITED = {"device_rate_per_s": 10_000, "device_burst": 10_000}
+UNLIMITED = {
+    "device_rate_per_s": 10_000,
+    "device_burst": 10_000,
+    "table_rate_per_s": 10_000,
+    "table_burst": 10_000,
+}
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import json
 from dataclasses import asdict
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from companion.rules.base import Reason, Rejection
@@ -24,9 +24,10 @@ from companion.web.deps import (
     TablesDep,
     client_key,
 )
+from companion.web.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
-from companion.web.tables import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX, Table
+from companion.web.tables import Table
 from companion.web.views import move_attr, option_fields, with_names
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin])
@@ -179,10 +180,10 @@ def state_payload(snapshot: Snapshot, seat: int | None) -> dict[str, Any]:
     }
 
 
-def _created(table: Table, token: str, settings: Settings) -> Response:
-    body = {"table_id": table.table_id, "code": table.code, "url": f"/t/{table.table_id}"}
+def _created(table_id: str, code: str, token: str, settings: Settings) -> Response:
+    body = {"table_id": table_id, "code": code, "url": f"/t/{table_id}"}
     response = Response(json.dumps(body), status_code=201, media_type="application/json")
-    set_device_cookie(response, settings, table.table_id, token)
+    set_device_cookie(response, settings, table_id, token)
     return response
 
 
@@ -199,19 +200,71 @@ async def move_schemas(game: Annotated[str, Path(max_length=20)]) -> dict[str, o
     return {kind: rules.move_schema(kind) for kind in rules.move_kinds()}
 
 
-@router.post("/tables", status_code=201)
+def check_table_rate(request: Request) -> None:
+    """Table creations and imports per client (address): a token bucket (Settings
+    table_rate_per_s, table_burst); 429 once its burst is spent."""
+    wait = request.app.state.table_limiter.take(client_key(request))
+    if wait > 0:
+        retry = int(wait) + 1
+        raise HTTPException(
+            status_code=429,
+            detail={
+                "reason": "too_many_requests",
+                "rule": "table_rate",
+                "message": f"too many new tables from this device; try again in {retry} s",
+                "retry_after": round(wait, 2),
+            },
+            headers={"Retry-After": str(retry)},
+        )
+
+
+@router.post("/tables", status_code=201, dependencies=[Depends(check_table_rate)])
 async def create_table(body: CreateTable, tables: TablesDep, settings: SettingsDep) -> Response:
     table = await tables.create(body.game, body.options, body.players)
     token = await table.add_device(host=True)
-    return _created(table, token, settings)
+    return _created(table.table_id, table.code, token, settings)
 
 
-@router.post("/import", status_code=201)
-async def import_record(
-    record: Annotated[dict[str, Any], Body()], tables: TablesDep, settings: SettingsDep
-) -> Response:
+@router.post(
+    "/import",
+    status_code=201,
+    dependencies=[Depends(check_table_rate)],
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    },
+)
+async def import_record(request: Request, tables: TablesDep, settings: SettingsDep) -> Response:
+    """A new table continuing a game record (docs/game-records.md). The record is read,
+    checked and replayed off the event loop (Tables.import_record), at most
+    Settings.max_import_bytes and max_record_actions long."""
+    if tables.imports_waiting >= settings.max_imports_waiting:
+        raise HTTPException(
+            status_code=429,
+            detail={
+                "reason": "too_many_requests",
+                "rule": "imports_busy",
+                "message": "other imports are being read; try again in a few seconds",
+            },
+            headers={"Retry-After": "2"},
+        )
+    length = request.headers.get("content-length", "")
+    # an announced length over the cap is refused before the body is read
+    too_large = length.isdigit() and int(length) > settings.max_import_bytes
+    body = b"" if too_large else await request.body()
+    if too_large or len(body) > settings.max_import_bytes:
+        raise HTTPException(
+            status_code=413,
+            detail={
+                "reason": "malformed",
+                "rule": "too_large",
+                "message": f"a game record is at most {settings.max_import_bytes} bytes",
+            },
+        )
     try:
-        table = await tables.import_record(record)
+        imported = await tables.import_record(body, settings.max_record_actions)
     except RecordError as exc:
         raise HTTPException(
             status_code=422,
@@ -222,8 +275,8 @@ async def import_record(
                 "index": exc.index,
             },
         ) from exc
-    token = await table.add_device(host=True)
-    return _created(table, token, settings)
+    token = await tables.add_device(imported.table_id, host=True)
+    return _created(imported.table_id, imported.code, token, settings)
 
 
 async def join_table(

@@ -29,10 +29,11 @@ from companion.web.deps import (
     TemplatesDep,
 )
 from companion.web.fragments import live_html
+from companion.web.records import check_players
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
 from companion.web.settings import Settings
 from companion.web.store import TableRow
-from companion.web.tables import Tables, check_players
+from companion.web.tables import Tables
 from companion.web.views import for_display
 
 router = APIRouter()
