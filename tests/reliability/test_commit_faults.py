@@ -294,6 +294,7 @@ def test_a_kill_at_any_point_of_a_commit_leaves_a_consistent_game(
         asyncio.run(check_reopened(path))
         points += 1
     assert points >= 3, f"only {points} points in the commit of {scenario.name}"
+    print(f"{scenario.name}: killed at {points} points")
 
 
 def raise_at(point: int) -> Callable[[str, int, str], None]:
@@ -348,6 +349,7 @@ def test_a_failing_statement_at_any_point_refuses_the_action_and_keeps_the_game(
         check_on_disk(tmp_path / f"raise-{point}" / "c.sqlite3", None)
         point += 1
     assert point >= 2, f"only {point} failing points in {scenario.name}"
+    print(f"{scenario.name}: failed at {point} points")
 
 
 def test_a_history_entry_an_older_server_left_wrong_is_put_right_from_the_log(
