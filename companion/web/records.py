@@ -6,7 +6,8 @@ same functions for a new table, an import and a stored table being opened (table
 `plan_import` does all of an import's work that needs no store (parse, check, replay,
 encode the log to store) and returns only what is stored: the server runs it in a
 separate process (Tables), so a long or hostile record never holds the event loop's
-interpreter. This module imports only the rules and the store's value types."""
+interpreter. This module imports only the rules, the store's value types and the dice
+counts."""
 
 from __future__ import annotations
 
@@ -100,6 +101,8 @@ def checked_record(record: object, max_actions: int = MAX_RECORD_ACTIONS) -> Ses
             record = json.loads(record)
         except ValueError as exc:  # also bytes that are not UTF-8
             raise _refused("record", f"a game record is JSON: {exc}") from exc
+        except RecursionError as exc:  # [[[[...]]]] nested deeper than the parser goes
+            raise _refused("record", "a game record is not nested that deep") from exc
     if isinstance(record, dict):
         _check_record_header(record, max_actions)
     session = replay_record(record)

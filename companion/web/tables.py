@@ -561,11 +561,12 @@ class Tables:
                     self._import_pool, plan_import, record, max_actions
                 )
             except BrokenProcessPool:  # the process died (killed): start a new one, once
-                logger.warning("the import process ended; starting another")
                 self._import_pool = None
-                if attempt:
-                    raise
-        raise AssertionError("unreachable")
+                if attempt:  # it cannot start here (e.g. no importable __main__)
+                    logger.warning("no import process; importing on the replay thread")
+                    break
+                logger.warning("the import process ended; starting another")
+        return await self._replaying(lambda: plan_import(record, max_actions))
 
     async def add_device(self, table_id: str, host: bool) -> str:
         """A device token for a table, opened or not (an import's host device)."""

@@ -119,6 +119,11 @@ def test_imports_are_replayed_off_the_event_loop_and_capped(
     many = record | {"actions": [roll_only] * 10_001}
     too_long = client.post("/api/import", json=many)
     assert too_long.status_code == 422 and too_long.json()["rule"] == "too_long"
+    # nested deeper than a JSON parser goes, well under the size cap: refused, not a 500
+    deep = b'{"schema": 1, "game": "qwixx", "actions": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    for path in ("/api/import", "/api/tables"):
+        nested = client.post(path, content=deep, headers={"content-type": "application/json"})
+        assert 400 <= nested.status_code < 500, (path, nested.status_code, nested.text[:200])
 
 
 def wait_for_file(path: str, deadline_s: float) -> None:
