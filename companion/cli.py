@@ -131,6 +131,14 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument(
+        "--host-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another name tablets open the companion by (e.g. a router's DNS name); "
+        "requests naming any other host are refused (DNS rebinding). Repeatable",
+    )
+    serve.add_argument(
         "--data-dir", default=None, help="where games are stored (default: ./companion-data)"
     )
     serve.add_argument(

@@ -48,7 +48,6 @@ MAX_FUNCTION_LINES = 60
 # Functions over MAX_FUNCTION_LINES today ("path::qualified name": lines). Split them; remove
 # the entry when a function is short enough; never add one.
 LONG_FUNCTIONS: dict[str, int] = {
-    "companion/web/app.py::create_app": 89,
     "companion/web/routes/ws.py::table_socket": 150,
     "companion/web/routes/ws.py::table_socket.receive_actions": 107,
 }
@@ -57,12 +56,12 @@ LONG_FUNCTIONS: dict[str, int] = {
 # counted). Lower a budget when a package needs fewer; never raise one.
 ANY_BUDGET: dict[str, int] = {
     "companion": 9,  # the modules directly in companion/
-    "companion.rules": 55,
+    "companion.rules": 25,
     "companion.vision": 6,
     "companion.live": 0,
     "companion.synth": 0,
     "companion.assets": 0,
-    "companion.web": 123,
+    "companion.web": 119,
 }
 
 

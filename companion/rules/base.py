@@ -301,23 +301,49 @@ class Game(ABC, Generic[OptionsT, StateT]):
         assert isinstance(data, dict)
         return {"kind": move.kind, **data}
 
-    def move_from_json(self, data: Mapping[str, Any]) -> Move:
-        from companion.rules.codec import decode
-
-        if not isinstance(data, Mapping) or "kind" not in data:
-            raise Rejection(Reason.MALFORMED, "move", "a move needs a 'kind'")
+    def move_kinds(self) -> dict[str, type[Move]]:
+        """Every move this game accepts, by its `kind` (the chance player's roll first)."""
         move_types: tuple[type[Move], ...] = (Roll, *self.move_types)
-        kinds = {t.kind: t for t in move_types}
-        kind = data["kind"]
-        if kind not in kinds:
+        return {t.kind: t for t in move_types}
+
+    def move_schema(self, kind: str) -> dict[str, object]:
+        """The JSON Schema of one move kind as `move_from_json` checks it (codec.schema of
+        its dataclass with the boundary's limits, plus its `kind`)."""
+        from companion.rules.codec import MOVE_LIMITS, schema
+
+        described = schema(self.move_kinds()[kind], MOVE_LIMITS)
+        fields, required = described["properties"], described["required"]
+        assert isinstance(fields, dict) and isinstance(required, list)
+        return described | {
+            "properties": {"kind": {"const": kind}, **fields},
+            "required": ["kind", *required],
+        }
+
+    def move_from_json(self, data: object) -> Move:
+        """Parse a move from outside (a screen, a record): every field type-checked and
+        bounded (codec.MOVE_LIMITS); raises Rejection(MALFORMED) naming the field."""
+        from companion.rules.codec import MOVE_LIMITS, decode
+
+        if not isinstance(data, Mapping):
+            raise Rejection(Reason.MALFORMED, "move", "a move is a JSON object with a 'kind'")
+        kinds = self.move_kinds()
+        kind = data.get("kind")
+        if not isinstance(kind, str) or kind not in kinds:
+            got = (
+                f"unknown move kind {kind[:30]!r}"
+                if isinstance(kind, str)
+                else (
+                    "move.kind is missing" if kind is None else f"move.kind is {_json_type(kind)}"
+                )
+            )
             raise Rejection(
                 Reason.MALFORMED,
                 "move_kind",
-                f"unknown move kind {kind!r} for {self.name}; known: {', '.join(sorted(kinds))}",
+                f"{got}; a {self.name} move's kind is one of {', '.join(sorted(kinds))}",
             )
         fields = {k: v for k, v in data.items() if k != "kind"}
         try:
-            move: Move = decode(kinds[kind], fields)
+            move: Move = decode(kinds[kind], fields, "move", MOVE_LIMITS)
         except (TypeError, ValueError, KeyError) as exc:
             raise Rejection(Reason.MALFORMED, "move", f"bad {kind} move: {exc}") from exc
         return move
@@ -349,6 +375,17 @@ def seat_name(seat: int) -> str:
     """How the rules call a seat in a sentence: 'player 3' for seat 2 (the rules know no
     names; the web layer puts the seat's name in place of 'player N')."""
     return f"player {seat + 1}"
+
+
+def _json_type(value: object) -> str:
+    """What a JSON value is, in words: 'a list', 'an object', 'a number' ..."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else "not a string"
 
 
 def describe_seats(seats: Sequence[int]) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import mimetypes
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,6 +15,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -27,11 +28,12 @@ from companion.web.camera_runtime import ReaderFactory
 from companion.web.deps import NoAccess
 from companion.web.errors import status_for
 from companion.web.fragments import page_templates
+from companion.web.hosts import HostCheck
 from companion.web.learning import Learning
 from companion.web.routes import api, live, pages, setups, ws
 from companion.web.settings import Settings
 from companion.web.store import StorageError, Store
-from companion.web.tables import Tables
+from companion.web.tables import TableLoadError, Tables
 from companion.web.views import colour_class
 
 logger = logging.getLogger(__name__)
@@ -134,6 +136,37 @@ def _camera_with_learning(
 def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) -> FastAPI:
     """The companion's web app for `settings`. `reader_factory` builds the camera's dice
     reader (default: the real ONNX pipeline, companion.web.camera_runtime)."""
+    mimetypes.add_type("application/manifest+json", ".webmanifest")
+    app = FastAPI(
+        title="Table Companion",
+        lifespan=_lifespan(settings, reader_factory),
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)
+    app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
+    app.state.table_limiter = DeviceRateLimiter(settings.table_rate_per_s, settings.table_burst)
+    app.state.public_url = None
+    app.state.dice_pages = {}  # (table, which rolls) -> the dice page drawn (routes/live.py)
+    templates = page_templates(settings.web_dir / "templates")
+    templates.env.globals["colour_class"] = colour_class
+    templates.env.filters["timestamp"] = _timestamp
+    app.state.templates = templates
+    app.mount("/static", StaticFiles(directory=settings.web_dir / "static"), name="static")
+    for routes in (pages, api, ws, live, setups):
+        app.include_router(routes.router)
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(HostCheck, settings=settings)  # outermost: before anything else
+    _add_error_answers(app, templates)
+    return app
+
+
+Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+
+
+def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifespan:
+    """What runs while the server serves: the store, the tables and the camera's threads."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -141,6 +174,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
         app.state.store = store
         app.state.tables = Tables(store)
         app.state.tables.attach_loop(asyncio.get_running_loop())
+        app.state.tables.start()  # the dice counts, read in the background
         # the camera runs on its own threads, started and stopped with the server
         camera = _camera_with_learning(app, settings, reader_factory)
         if settings.camera.calibration is not None:
@@ -155,20 +189,22 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
             app.state.tables.close()
             store.close()
 
-    mimetypes.add_type("application/manifest+json", ".webmanifest")
-    app = FastAPI(title="Table Companion", lifespan=lifespan, docs_url=None, redoc_url=None)
-    app.state.settings = settings
-    app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)
-    app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
-    app.state.public_url = None
-    templates = page_templates(settings.web_dir / "templates")
-    templates.env.globals["colour_class"] = colour_class
-    templates.env.filters["timestamp"] = _timestamp
-    app.state.templates = templates
-    app.mount("/static", StaticFiles(directory=settings.web_dir / "static"), name="static")
-    for routes in (pages, api, ws, live, setups):
-        app.include_router(routes.router)
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    return lifespan
+
+
+def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
+    """How each kind of refusal is answered: JSON for the API and scripts, a page for a
+    person's browser."""
+
+    def page_or_json(request: Request, status: int, body: Mapping[str, object]) -> Response:
+        if _wants_page(request):  # a person with a stale link reads a page, not JSON
+            return templates.TemplateResponse(
+                request,
+                "error.html",
+                {"status": status, "message": body.get("message", "")},
+                status_code=status,
+            )
+        return JSONResponse(body, status_code=status)
 
     @app.exception_handler(Rejection)
     async def rejection_answer(request: Request, exc: Rejection) -> Response:
@@ -183,6 +219,12 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
             headers={"Retry-After": "30"},
         )
 
+    @app.exception_handler(TableLoadError)
+    async def damaged_answer(request: Request, exc: TableLoadError) -> Response:
+        # what is stored is the trouble, not the request nor the server: say what it is
+        body = {"reason": "damaged", "rule": "stored_table", "message": str(exc)}
+        return page_or_json(request, 409, body)
+
     @app.exception_handler(NoAccess)
     async def no_access_answer(request: Request, exc: NoAccess) -> Response:
         if exc.page:
@@ -194,29 +236,23 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
         detail: Any = exc.detail
         if not isinstance(detail, dict):
             detail = {"reason": "error", "rule": "http", "message": str(detail)}
-        if _wants_page(request):  # a person with a stale link reads a page, not JSON
-            return templates.TemplateResponse(
-                request,
-                "error.html",
-                {"status": exc.status_code, "message": str(detail.get("message", ""))},
-                status_code=exc.status_code,
-                headers=exc.headers,
-            )
-        return JSONResponse(detail, status_code=exc.status_code, headers=exc.headers)
+        answer = page_or_json(request, exc.status_code, detail)
+        answer.headers.update(exc.headers or {})
+        return answer
 
     @app.exception_handler(RequestValidationError)
     async def validation_answer(request: Request, exc: RequestValidationError) -> Response:
-        problems = [
-            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
-        ]
-        return JSONResponse(
-            {
-                "reason": "malformed",
-                "rule": "request",
-                "message": "; ".join(problems[:5]),
-                "problems": problems[:20],
-            },
-            status_code=422,
-        )
+        return JSONResponse(_validation_body(exc), status_code=422)
 
-    return app
+
+def _validation_body(exc: RequestValidationError) -> dict[str, object]:
+    """A refused request body in words: the first problems, each naming its field."""
+    problems = [
+        f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
+    ]
+    return {
+        "reason": "malformed",
+        "rule": "request",
+        "message": "; ".join(problems[:5]),
+        "problems": problems[:20],
+    }

@@ -93,7 +93,12 @@ def actor_for(viewer: Viewer, move: Move, turn: Turn) -> str:
 
 class AttemptLimiter:
     """At most `limit` failed attempts per client within `window_s` seconds; `retry_after`
-    says how long a blocked client has to wait."""
+    says how long a blocked client has to wait.
+
+    An attempt is counted when it begins (`begin`, which checks and records in one step,
+    with no await between) and forgiven when it turns out right (`forgive`): checking first
+    and recording a failure only after the code was looked up (an await) let 100
+    simultaneous wrong codes through where 10 may be tried."""
 
     def __init__(self, limit: int, window_s: float) -> None:
         self._limit = limit
@@ -114,9 +119,24 @@ class AttemptLimiter:
             return 0.0
         return max(0.0, failures[0] + self._window - now)
 
-    def failed(self, client: str) -> None:
-        now = time.monotonic()
-        self._recent(client, now).append(now)
+    def begin(self, client: str) -> tuple[float, float]:
+        """Count an attempt that is about to be checked: (0, its stamp for `forgive`) when
+        the client may try, else (seconds to wait, 0) and nothing is counted."""
+        wait = self.retry_after(client)
+        if wait > 0:
+            return wait, 0.0
+        stamp = time.monotonic()
+        self._recent(client, stamp).append(stamp)
+        self._forget_idle()
+        return 0.0, stamp
+
+    def forgive(self, client: str, stamp: float) -> None:
+        """The attempt begun at `stamp` was right: it does not count."""
+        failures = self._failures.get(client)
+        if failures is not None and stamp in failures:
+            failures.remove(stamp)
+
+    def _forget_idle(self) -> None:
         if len(self._failures) > 10_000:  # forget idle clients so memory stays bounded
             for key in [k for k, v in self._failures.items() if not v]:
                 del self._failures[key]

@@ -69,12 +69,12 @@ class CameraFeed:
         """The table camera rolls go to (`cached`: as the follower last found it)."""
         table_id = self._explicit or (self._target if cached else None)
         if table_id is not None:
-            table = await self.tables.get(table_id)
+            table = await self.tables.openable(table_id)
             if table is not None and not table.snapshot.finished:
                 return table
         rows = await asyncio.to_thread(self.tables.store.tables, False)
         for row in rows:
-            table = await self.tables.get(row.table_id)
+            table = await self.tables.openable(row.table_id)
             if table is not None and not table.snapshot.finished:
                 return table
         return None

@@ -43,6 +43,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "lan": lan,
         "lan_addresses": lan_addresses() if lan else (),
         "port": args.port,
+        "host_names": tuple(getattr(args, "host_name", None) or ()),
         "camera": camera,
         "sqlite_synchronous": getattr(args, "sqlite_synchronous", "NORMAL"),
     }

@@ -91,6 +91,13 @@ class Settings(BaseModel):
         "its QR code show; empty when the machine is on no network; None when nobody "
         "looked (Settings built in code: pages show the address the browser used)",
     )
+    host_names: tuple[str, ...] = Field(
+        default=(),
+        max_length=32,
+        description="other names tablets reach this server by (a router's DNS name, "
+        "name.local): the Host-header check (DNS rebinding, companion.web.hosts) accepts "
+        "them besides this server's own addresses (`companion serve --host-name NAME`)",
+    )
     data_dir: Path = Field(
         default=Path("companion-data"),
         description="folder for the SQLite game store (created if missing)",
@@ -133,6 +140,36 @@ class Settings(BaseModel):
     )
     device_burst: int = Field(
         default=60, ge=1, le=100_000, description="how many of them it may send at once"
+    )
+    table_rate_per_s: float = Field(
+        default=0.5,
+        gt=0,
+        le=10_000,
+        description="table creations and record imports one client (address) may make per "
+        "second on average",
+    )
+    table_burst: int = Field(
+        default=30, ge=1, le=100_000, description="how many of them it may make at once"
+    )
+    max_import_bytes: int = Field(
+        default=1_000_000,
+        ge=1024,
+        le=50_000_000,
+        description="largest game record accepted for import (the longest real games' "
+        "records are about 300 KB)",
+    )
+    max_record_actions: int = Field(
+        default=10_000,
+        ge=1,
+        le=1_000_000,
+        description="most actions an imported record may hold (real games: under 1,600)",
+    )
+    max_imports_waiting: int = Field(
+        default=4,
+        ge=1,
+        le=1000,
+        description="imports replayed or queued at once; more are refused (429) until one "
+        "is done (they replay one at a time, off the event loop)",
     )
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
         default="NORMAL",

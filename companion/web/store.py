@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +128,7 @@ class TableRow:
     created_at: float
     finished_at: float | None
     summary: dict[str, Any] | None
+    problem: str | None = None  # why the stored header could not be read, if it could not
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +141,65 @@ class LogEntry:
     kind: Literal["move", "undo"]
     by: str
     move: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """A change of a table's place in the history, committed in the same transaction as
+    the action that made it: the `summary` of a game that has ended, or None for a game an
+    undo reopened."""
+
+    summary: dict[str, Any] | None
+
+
+# (transaction, statement index, SQL): called before every statement of a transaction
+# (BEGIN is 0, COMMIT the last) and once after its COMMIT with "" as the SQL. The fault
+# tests kill the process there, or raise sqlite3.OperationalError (not after COMMIT: the
+# caller would be told of a failure that did not happen)
+FaultHook = Callable[[str, int, str], None]
+
+
+class _Statements:
+    """A transaction's statements, each announced to the fault hook before it runs."""
+
+    def __init__(self, db: sqlite3.Connection, name: str, hook: FaultHook | None) -> None:
+        self._db, self._name, self._hook = db, name, hook
+        self.count = 0
+
+    def _announce(self, sql: str) -> None:
+        if self._hook is not None:
+            self._hook(self._name, self.count, sql)
+        self.count += 1
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        self._announce(sql)
+        return self._db.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[tuple[object, ...]]) -> sqlite3.Cursor:
+        self._announce(sql)
+        return self._db.executemany(sql, rows)
+
+
+_INSERT_ACTION = (
+    "INSERT INTO actions (table_id, seq, action_id, kind, by, move_json, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+# a log entry as stored: (seq, action_id, kind, by, move JSON text or None); an import's
+# log arrives so from the import process, encoded there (records.plan_import)
+EncodedEntry = tuple[int, str, str, str, str | None]
+
+
+def encoded(entry: LogEntry | EncodedEntry) -> EncodedEntry:
+    if isinstance(entry, tuple):
+        return entry
+    move = json.dumps(entry.move) if entry.move is not None else None
+    return (entry.seq, entry.action_id, entry.kind, entry.by, move)
+
+
+def _action_row(table_id: str, entry: LogEntry | EncodedEntry, now: float) -> tuple[object, ...]:
+    return (table_id, *encoded(entry), now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +218,7 @@ class Store:
         self._db = connection
         self._lock = threading.Lock()
         self.path = path
+        self.fault_hook: FaultHook | None = None  # tests only (tests/reliability)
 
     @classmethod
     def open(cls, path: Path, synchronous: str = "NORMAL") -> Store:
@@ -197,12 +258,14 @@ class Store:
                 raise storage_error(exc, self.path) from exc
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, name: str) -> Iterator[_Statements]:
+        """One transaction: everything its statements write is kept, or none of it."""
         with self._guarded() as db:
-            db.execute("BEGIN IMMEDIATE")
+            statements = _Statements(db, name, self.fault_hook)
+            statements.execute("BEGIN IMMEDIATE")
             try:
-                yield db
-                db.execute("COMMIT")
+                yield statements
+                statements.execute("COMMIT")
             except BaseException:
                 # a failed COMMIT (disk full, read-only) may leave the transaction open;
                 # close it so the next action does not meet "transaction within transaction"
@@ -210,6 +273,8 @@ class Store:
                     with contextlib.suppress(sqlite3.Error):
                         db.execute("ROLLBACK")
                 raise
+            if self.fault_hook is not None:
+                self.fault_hook(name, statements.count, "")
 
     # -- tables -------------------------------------------------------------------------
     def create_table(
@@ -219,18 +284,22 @@ class Store:
         game: str,
         options: dict[str, Any],
         players: list[str],
-        seed_log: list[LogEntry] | None = None,
+        seed_log: Sequence[LogEntry | EncodedEntry] = (),
+        summary: dict[str, Any] | None = None,
     ) -> None:
-        """Insert a table and (for an imported record) its first log entries, atomically."""
+        """Insert a table and (for an imported record) its first log entries and, when that
+        game has ended, its history entry (`summary`), all in one transaction."""
         now = time.time()
-        with self._transaction() as db:
+        with self._transaction("create_table") as db:
             db.execute(
                 "INSERT INTO tables (table_id, code, game, options_json, players_json, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (table_id, code, game, json.dumps(options), json.dumps(players), now),
             )
-            for entry in seed_log or []:
-                self._insert_entry(db, table_id, entry, now)
+            if seed_log:  # one statement for the whole log: an import's thousand rows
+                db.executemany(_INSERT_ACTION, (_action_row(table_id, e, now) for e in seed_log))
+            if summary is not None:
+                self._set_finished(db, table_id, Finish(summary), now)
 
     def code_in_use(self, code: str) -> bool:
         with self._guarded():
@@ -264,38 +333,36 @@ class Store:
     def set_finished(self, table_id: str, summary: dict[str, Any] | None) -> None:
         """Mark a table finished with its final `summary` (scores, winners), or running
         again (None: an undo reopened it)."""
-        with self._transaction() as db:
-            db.execute(
-                "UPDATE tables SET finished_at = ?, summary_json = ? WHERE table_id = ?",
-                (
-                    time.time() if summary is not None else None,
-                    json.dumps(summary) if summary is not None else None,
-                    table_id,
-                ),
-            )
-
-    # -- the action log -----------------------------------------------------------------
-    def append(self, table_id: str, entry: LogEntry) -> None:
-        """Commit one accepted action. Raises sqlite3.IntegrityError when its seq or action
-        id is already taken (the caller checks first, under the table's lock)."""
-        with self._transaction() as db:
-            self._insert_entry(db, table_id, entry, time.time())
+        with self._transaction("set_finished") as db:
+            self._set_finished(db, table_id, Finish(summary), time.time())
 
     @staticmethod
-    def _insert_entry(db: sqlite3.Connection, table_id: str, entry: LogEntry, now: float) -> None:
+    def _set_finished(db: _Statements, table_id: str, finish: Finish, now: float) -> None:
+        summary = finish.summary
         db.execute(
-            "INSERT INTO actions (table_id, seq, action_id, kind, by, move_json, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "UPDATE tables SET finished_at = ?, summary_json = ? WHERE table_id = ?",
             (
+                now if summary is not None else None,
+                json.dumps(summary) if summary is not None else None,
                 table_id,
-                entry.seq,
-                entry.action_id,
-                entry.kind,
-                entry.by,
-                json.dumps(entry.move) if entry.move is not None else None,
-                now,
             ),
         )
+
+    # -- the action log -----------------------------------------------------------------
+    def append(self, table_id: str, entry: LogEntry, finish: Finish | None = None) -> None:
+        """Commit one accepted action and, when it ended the game or reopened it, the
+        change of the table's history entry, in one transaction: a crash keeps both or
+        neither. Raises sqlite3.IntegrityError when its seq or action id is already taken
+        (the caller checks first, under the table's lock)."""
+        now = time.time()
+        with self._transaction("append") as db:
+            self._insert_entry(db, table_id, entry, now)
+            if finish is not None:
+                self._set_finished(db, table_id, finish, now)
+
+    @staticmethod
+    def _insert_entry(db: _Statements, table_id: str, entry: LogEntry, now: float) -> None:
+        db.execute(_INSERT_ACTION, _action_row(table_id, entry, now))
 
     def log(self, table_id: str) -> list[LogEntry]:
         with self._guarded():
@@ -311,7 +378,7 @@ class Store:
 
     # -- devices ------------------------------------------------------------------------
     def add_device(self, token_hash: str, table_id: str, host: bool, seat: int | None) -> None:
-        with self._transaction() as db:
+        with self._transaction("add_device") as db:
             db.execute(
                 "INSERT INTO devices (token_hash, table_id, host, seat, created_at)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -345,11 +412,11 @@ class Store:
     def bind_seat(self, token_hash: str, seat: int | None) -> None:
         """Bind a device to a seat (None frees it); one device per seat is the caller's
         check, made under the table's lock."""
-        with self._transaction() as db:
+        with self._transaction("bind_seat") as db:
             db.execute("UPDATE devices SET seat = ? WHERE token_hash = ?", (seat, token_hash))
 
     def free_seat(self, table_id: str, seat: int) -> None:
-        with self._transaction() as db:
+        with self._transaction("free_seat") as db:
             db.execute(
                 "UPDATE devices SET seat = NULL WHERE table_id = ? AND seat = ?", (table_id, seat)
             )
@@ -364,7 +431,7 @@ class Store:
     # -- the live table: roll photos and per-table settings ------------------------------
     def add_photo(self, table_id: str, action_id: str, jpeg: bytes) -> None:
         """Keep the photo of the table behind the camera roll `action_id`."""
-        with self._transaction() as db:
+        with self._transaction("add_photo") as db:
             db.execute(
                 "INSERT OR REPLACE INTO action_photos (table_id, action_id, jpeg, created_at)"
                 " VALUES (?, ?, ?, ?)",
@@ -396,7 +463,7 @@ class Store:
         return str(row[0]) if row else None
 
     def set_table_setting(self, table_id: str, key: str, value: str) -> None:
-        with self._transaction() as db:
+        with self._transaction("set_table_setting") as db:
             db.execute(
                 "INSERT OR REPLACE INTO table_settings (table_id, key, value) VALUES (?, ?, ?)",
                 (table_id, key, value),
@@ -410,7 +477,7 @@ class Store:
         return str(row[0]) if row else None
 
     def set_server_setting(self, key: str, value: str) -> None:
-        with self._transaction() as db:
+        with self._transaction("set_server_setting") as db:
             db.execute(
                 "INSERT OR REPLACE INTO server_settings (key, value) VALUES (?, ?)", (key, value)
             )
@@ -431,16 +498,25 @@ class Store:
 
 
 def _table_row(row: tuple[Any, ...] | None) -> TableRow | None:
+    """A stored table's header. JSON that no longer reads (a damaged or hand-edited file)
+    does not stop the listing: the row comes back with `problem` naming it, for the pages
+    to show instead of the game."""
     if row is None:
         return None
     table_id, code, game, options, players, created_at, finished_at, summary = row
-    return TableRow(
-        table_id=table_id,
-        code=code,
-        game=game,
-        options=json.loads(options),
-        players=json.loads(players),
-        created_at=created_at,
-        finished_at=finished_at,
-        summary=json.loads(summary) if summary else None,
-    )
+    try:
+        return TableRow(
+            table_id=table_id,
+            code=code,
+            game=game,
+            options=json.loads(options),
+            players=json.loads(players),
+            created_at=created_at,
+            finished_at=finished_at,
+            summary=json.loads(summary) if summary else None,
+        )
+    except (TypeError, ValueError) as exc:
+        logger.warning("table %s: its stored header does not read: %s", table_id, exc)
+        return TableRow(
+            table_id, code, game, {}, [], created_at, finished_at, None, f"unreadable ({exc})"
+        )

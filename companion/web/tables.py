@@ -16,25 +16,43 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import multiprocessing
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
-from companion.rules.session import CAMERA, Proposal, Session, replay_record
+from companion.rules.session import CAMERA, Proposal, Session
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
+from companion.web.dice import DiceKeeper, DiceTally
 from companion.web.fragments import Fragment, SheetCache
+from companion.web.records import (
+    MAX_RECORD_ACTIONS,
+    ImportPlan,
+    ImportRefusal,
+    check_options_size,
+    check_players,
+    history_summary,
+    plan_import,
+    seat_count,
+    summary_of,
+)
 from companion.web.snapshot import Snapshot
-from companion.web.store import Device, LogEntry, Store, TableRow
+from companion.web.store import Device, EncodedEntry, Finish, LogEntry, Store, TableRow
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 
 class TableLoadError(Exception):
-    """A stored table whose log no longer replays (e.g. the engine changed)."""
+    """A stored table that cannot be opened: its header does not read or breaks the
+    rules a new table is checked by, or its log no longer replays (e.g. the engine
+    changed). Pages answer with its message (409, rule stored_table), never a 500."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +95,7 @@ class Table:
         self._store = store
         self._action_seq: dict[str, int] = {e.action_id: e.seq for e in log}
         self._devices = devices
-        self._ended_by_host = row.finished_at is not None and session.outcome() is None
+        self._ended_by_host = ended_by_host(row, session)
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -85,6 +103,7 @@ class Table:
         # drawn on `render_pool` (None: asyncio's default executor)
         self.render_cache: dict[tuple[Any, ...], asyncio.Future[Fragment]] = {}
         self.render_pool = render_pool
+        self.dice: DiceKeeper | None = None  # the server's dice counts, changed per roll
         self.sheet_cache = SheetCache()
         self.snapshot = self._take_snapshot()
 
@@ -130,12 +149,21 @@ class Table:
 
     async def take_seat(self, token: str, seat: int | None) -> None:
         """Bind the device to `seat` (None: become a table view). A seat has one device; the
-        host frees a seat with `free_seat` when a player changes devices."""
+        host frees a seat with `free_seat` when a player changes devices. A player's
+        device keeps its seat: another seat (or none) needs the host to free it first, or
+        a device could sit at an empty seat, move for that player and sit back."""
         token_hash = hash_token(token)
         async with self._lock:
             device = self._devices.get(token_hash)
             if device is None:
                 raise Rejection(Reason.NOT_ALLOWED, "no_access", "join this table first")
+            if device.seat is not None and seat != device.seat and not device.host:
+                raise Rejection(
+                    Reason.NOT_ALLOWED,
+                    "seat_held",
+                    f"this device is {self.session.players[device.seat]}'s seat; to sit "
+                    "elsewhere, ask the host to free it first",
+                )
             if seat is not None:
                 if not 0 <= seat < len(self.session.players):
                     raise Rejection(
@@ -192,6 +220,8 @@ class Table:
                 move=self.game.move_to_json(move),
             )
             await self._commit(entry, proposal)
+            if self.dice is not None:
+                self.dice.record(self.table_id, entry.seq, move, by, 1)
             return ActResult(entry.seq)
 
     async def undo(
@@ -206,6 +236,9 @@ class Table:
             proposal = self.session.propose_undo(by, expected_state_id)
             entry = LogEntry(proposal.state_id, action_id, "undo", by, None)
             await self._commit(entry, proposal)
+            if self.dice is not None:  # the dice statistics: the undone roll counts no more
+                undone = proposal.action
+                self.dice.record(self.table_id, entry.seq, undone.move, undone.by, -1)
             return ActResult(entry.seq)
 
     async def apply_roll(
@@ -254,23 +287,33 @@ class Table:
     async def _commit(self, entry: LogEntry, proposal: Proposal) -> None:
         """Store the change, then make it in the session and publish it. A change the store
         refuses is never made: the session still holds the state before it, and nothing
-        has to be put back (the store may be what broke; it is not read here)."""
-        was_finished = self.snapshot.outcome is not None
+        has to be put back (the store may be what broke; it is not read here).
+        Everything the change makes is stored in one transaction: the log entry and, when
+        it ends or reopens the game, its history entry (two commits let a crash between
+        them leave a game that said running while refusing every move as ended by the
+        host, or a finished game missing from the history)."""
         try:
-            await asyncio.to_thread(self._store.append, self.table_id, entry)
+            await asyncio.to_thread(
+                self._store.append, self.table_id, entry, self._history_change(proposal)
+            )
         except Exception:
             logger.exception("could not store action %s of table %s", entry.seq, self.table_id)
             raise
         self.session.commit(proposal)
         self._action_seq[entry.action_id] = entry.seq
-        outcome = self.session.outcome()
-        if (outcome is not None) != was_finished:
-            summary = self._summary() if outcome is not None else None
-            try:
-                await asyncio.to_thread(self._store.set_finished, self.table_id, summary)
-            except Exception:  # the log is the truth; the history entry is recomputed on load
-                logger.exception("could not update the history of table %s", self.table_id)
         self._publish()
+
+    def _history_change(self, proposal: Proposal) -> Finish | None:
+        """The history entry `proposal` changes: the game's summary when it ends the game,
+        None-summary when it reopens it (an undo of the ending), None when neither."""
+        ends = self.game.outcome(proposal.state) is not None
+        if ends == (self.snapshot.outcome is not None):
+            return None
+        if not ends:
+            return Finish(None)
+        actions = len(self.session.actions) + (-1 if proposal.undo else 1)
+        s = self.session
+        return Finish(history_summary(s.game, s.players, proposal.state, actions))
 
     def _publish(self) -> None:
         self.snapshot = self._take_snapshot()
@@ -278,22 +321,8 @@ class Table:
         for subscriber in list(self._subscribers):
             subscriber.notify(self.snapshot.state_id)
 
-    def _summary(self, ended_by_host: bool = False) -> dict[str, Any]:
-        s = self.session
-        outcome = s.outcome()
-        return {
-            "game": s.game.name,
-            "title": s.game.title,
-            "players": list(s.players),
-            "scores": [
-                {"seat": sc.player, "total": sc.total, "breakdown": [list(b) for b in sc.breakdown]}
-                for sc in s.scores()
-            ],
-            "winners": list(outcome.winners) if outcome else [],
-            "end_message": outcome.message if outcome else "ended by the host",
-            "ended_by_host": ended_by_host,
-            "actions": len(s.actions),
-        }
+    def _summary(self, ended_by_host: bool = False) -> dict[str, object]:
+        return summary_of(self.session, ended_by_host)
 
     # -- listeners ----------------------------------------------------------------------
     def subscribe(self) -> Subscription:
@@ -313,6 +342,26 @@ class Table:
         return self.session.to_record()
 
 
+def ended_by_host(row: TableRow, session: Session) -> bool:
+    """Whether the host stopped this stored game: it is in the history without an engine
+    ending, and its history entry says so (an entry of an engine ending whose undo was not
+    stored, which an older server could leave behind, is not a host's end)."""
+    if row.finished_at is None or session.outcome() is not None:
+        return False
+    return bool((row.summary or {}).get("ended_by_host", True))
+
+
+def history_mismatch(row: TableRow, session: Session) -> Finish | None:
+    """The history entry a stored table should have and lacks, derived from its log: an
+    engine ending without its entry, or an entry of an engine ending that was undone."""
+    ended = session.outcome() is not None
+    if ended and row.finished_at is None:
+        return Finish(summary_of(session))
+    if not ended and row.finished_at is not None and not ended_by_host(row, session):
+        return Finish(None)
+    return None
+
+
 def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[LogEntry]) -> Session:
     """Rebuild a session from its stored log: every move and undo in order, so the state id
     comes out equal to the number of entries."""
@@ -321,8 +370,9 @@ def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[Lo
         try:
             if entry.kind == "undo":
                 session.undo(by=entry.by)
+            elif entry.move is None:
+                raise Rejection(Reason.MALFORMED, "move", "a move entry without its move")
             else:
-                assert entry.move is not None
                 session.act(game.move_from_json(entry.move), by=entry.by)
         except Rejection as exc:
             raise TableLoadError(f"log entry {entry.seq} no longer replays: {exc.message}") from exc
@@ -331,12 +381,26 @@ def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[Lo
     return session
 
 
+@dataclass(frozen=True, slots=True)
+class Imported:
+    """A table made from an imported record: stored, opened when first used."""
+
+    table_id: str
+    code: str
+
+
 class Tables:
     """Every table of this server, loaded from the store on first use."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, import_process: bool = True) -> None:
         self.store = store
+        # imports are checked and replayed in a process of their own (records.plan_import),
+        # started at the first import; without (tests of the store's faults) on the replay
+        # thread
+        self._import_process = import_process
+        self._import_pool: ProcessPoolExecutor | None = None
         self._tables: dict[str, Table] = {}
+        self._damaged: dict[str, TableLoadError] = {}  # tables that cannot be opened
         self._loop: asyncio.AbstractEventLoop | None = None
         self._load_lock = asyncio.Lock()
         # one thread draws every table's fragments: rendering is CPU work under the GIL (more
@@ -345,10 +409,38 @@ class Tables:
         self.render_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="render"
         )
+        # one thread replays the tables opened from the store and reads the dice counts at
+        # start-up, so several at once queue there instead of each taking a thread that
+        # competes with the event loop for the interpreter
+        self.replay_pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="replay"
+        )
+        self.imports_waiting = 0  # imports queued for or in the import process
+        self._dice = DiceKeeper()
+        self._dice_started = False
 
     def close(self) -> None:
-        """Stop the render thread (after the server stopped serving)."""
+        """Stop the render, replay and import workers (after the server stopped serving)."""
         self.render_pool.shutdown(wait=True, cancel_futures=True)
+        self.replay_pool.shutdown(wait=True, cancel_futures=True)
+        if self._import_pool is not None:
+            self._import_pool.shutdown(wait=True, cancel_futures=True)
+
+    async def _replaying(self, work: Callable[[], _T]) -> _T:
+        """Run `work` on the replay thread, off the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self.replay_pool, work)
+
+    def start(self) -> None:
+        """Read the dice counts of every stored game, in the background (DiceKeeper)."""
+        self._dice_started = True
+        self._dice.start(self.store.all_logs, self.replay_pool)
+
+    async def dice(self) -> DiceTally:
+        """The dice counts of every table, kept up to date by every roll and undo (read
+        from the store first if `start` was not called)."""
+        if not self._dice_started:
+            self.start()
+        return await self._dice.ready()
 
     def attach_loop(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -356,26 +448,56 @@ class Tables:
             table._loop = loop
 
     async def get(self, table_id: str) -> Table | None:
+        """The table, loaded on first use; None when there is no such table. Raises
+        TableLoadError for a stored table that cannot be opened (remembered: it is not
+        replayed again on every request)."""
         table = self._tables.get(table_id)
         if table is not None:
             return table
         async with self._load_lock:
             table = self._tables.get(table_id)
             if table is None:
-                table = await asyncio.to_thread(self._load, table_id)
+                if table_id in self._damaged:
+                    raise self._damaged[table_id]
+                try:
+                    table = await self._replaying(lambda: self._load(table_id))
+                except TableLoadError as exc:
+                    logger.error("table %s cannot be opened: %s", table_id, exc)
+                    self._damaged[table_id] = exc
+                    raise
                 if table is not None:
                     table._loop = self._loop
+                    table.dice = self._dice
                     self._tables[table_id] = table
         return table
+
+    async def openable(self, table_id: str) -> Table | None:
+        """The table, or None when there is none or it cannot be opened (for the camera's
+        choice of table, which skips a damaged one)."""
+        try:
+            return await self.get(table_id)
+        except TableLoadError:
+            return None
 
     def _load(self, table_id: str) -> Table | None:
         row = self.store.table(table_id)
         if row is None:
             return None
-        game = find_game(row.game)
-        options = game.parse_options(row.options)
         log = self.store.log(table_id)
-        session = _replay(game, options, row.players, log)
+        try:
+            if row.problem is not None:
+                raise Rejection(Reason.MALFORMED, "stored_table", row.problem)
+            game = find_game(row.game)
+            options = game.parse_options(row.options)
+            check_players(row.players, seat_count(game, options))
+            session = _replay(game, options, row.players, log)
+        except (Rejection, TableLoadError) as exc:
+            raise TableLoadError(f"the stored table {table_id} is damaged: {exc}") from exc
+        mismatch = history_mismatch(row, session)
+        if mismatch is not None:  # the log is the truth: put the history entry right
+            logger.warning("table %s: its history entry did not match its log", table_id)
+            self.store.set_finished(table_id, mismatch.summary)
+            row = self.store.table(table_id) or row
         devices = self.store.devices(table_id)
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
         return Table(row, session, self.store, log, devices, self.render_pool)
@@ -389,28 +511,82 @@ class Tables:
     ) -> Table:
         """A new table; raises Rejection(BAD_OPTIONS) for bad options or names."""
         game = find_game(game_name)
+        check_options_size(options_data)
         options = game.parse_options(options_data)
         session = Session(game, options, players or None)
-        if len(session.players) != len(game.scores(session.state)):
-            raise Rejection(
-                Reason.BAD_OPTIONS,
-                "player_names",
-                f"{len(players)} names for {len(game.scores(session.state))} seats",
-            )
-        return await self._insert(game, encode(options), session.players, [])
+        check_players(session.players, seat_count(game, options))
+        encoded = encode(options)
+        table_id, _ = await self._store_new(game.name, encoded, session.players, [], None)
+        row = await asyncio.to_thread(self.store.table, table_id)
+        assert row is not None
+        table = Table(row, session, self.store, [], {}, self.render_pool)
+        async with self._load_lock:
+            table._loop = self._loop
+            table.dice = self._dice
+            self._tables[table_id] = table
+        return table
 
-    async def import_record(self, record: Any) -> Table:
-        """A new table continuing a game record; raises RecordError naming the bad action."""
-        session = replay_record(record)
-        seed = [
-            LogEntry(i + 1, f"import-{i + 1}", "move", a.by, session.game.move_to_json(a.move))
-            for i, a in enumerate(session.actions)
-        ]
-        return await self._insert(session.game, encode(session.options), session.players, seed)
+    async def import_record(
+        self, record: object, max_actions: int = MAX_RECORD_ACTIONS
+    ) -> Imported:
+        """A new table continuing a game record (JSON bytes, or parsed), checked as a new
+        table is, at most `max_actions` long, and replayed (records.plan_import) in the
+        import process, then stored. It is opened (replayed here) when first used. Raises
+        RecordError naming the problem."""
+        self.imports_waiting += 1
+        try:
+            plan = await self._planned(record, max_actions)
+        finally:
+            self.imports_waiting -= 1
+        if isinstance(plan, ImportRefusal):
+            raise plan.error()
+        table_id, code = await self._store_new(
+            plan.game, plan.options, list(plan.players), plan.seed, plan.summary
+        )
+        if plan.seed:
+            self._dice.record_import(table_id, plan.dice)
+        return Imported(table_id, code)
 
-    async def _insert(
-        self, game: Game[Any, Any], options: Any, players: list[str], seed: list[LogEntry]
-    ) -> Table:
+    async def _planned(self, record: object, max_actions: int) -> ImportPlan | ImportRefusal:
+        """records.plan_import in the import process (or, without one, the replay thread)."""
+        if not self._import_process:
+            return await self._replaying(lambda: plan_import(record, max_actions))
+        loop = asyncio.get_running_loop()
+        for attempt in range(2):
+            if self._import_pool is None:
+                context = multiprocessing.get_context("spawn")  # no fork of a threaded server
+                self._import_pool = ProcessPoolExecutor(1, mp_context=context)
+            try:
+                return await loop.run_in_executor(
+                    self._import_pool, plan_import, record, max_actions
+                )
+            except BrokenProcessPool:  # the process died (killed): start a new one, once
+                self._import_pool = None
+                if attempt:  # it cannot start here (e.g. no importable __main__)
+                    logger.warning("no import process; importing on the replay thread")
+                    break
+                logger.warning("the import process ended; starting another")
+        return await self._replaying(lambda: plan_import(record, max_actions))
+
+    async def add_device(self, table_id: str, host: bool) -> str:
+        """A device token for a table, opened or not (an import's host device)."""
+        table = self._tables.get(table_id)
+        if table is not None:
+            return await table.add_device(host)
+        token = new_token()
+        await asyncio.to_thread(self.store.add_device, hash_token(token), table_id, host, None)
+        return token
+
+    async def _store_new(
+        self,
+        game: str,
+        options: object,
+        players: list[str],
+        seed: Sequence[EncodedEntry],
+        summary: dict[str, object] | None,
+    ) -> tuple[str, str]:
+        """Store a new table with a free join code (with an imported record's log, and its
+        history entry when that game has ended: one transaction); (table id, code)."""
         table_id = secrets.token_urlsafe(9)
         for _ in range(100):
             code = new_join_code()
@@ -418,14 +594,11 @@ class Tables:
                 break
         else:  # pragma: no cover - 32**6 codes
             raise RuntimeError("no free join code")
+        assert isinstance(options, dict)
         await asyncio.to_thread(
-            self.store.create_table, table_id, code, game.name, options, list(players), seed
+            self.store.create_table, table_id, code, game, options, players, seed, summary
         )
-        table = await self.get(table_id)
-        assert table is not None
-        if table.session.outcome() is not None:
-            await asyncio.to_thread(self.store.set_finished, table_id, table._summary())
-        return table
+        return table_id, code
 
     def open_tables(self) -> list[TableRow]:
         return self.store.tables(finished=False)

@@ -10,10 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from companion.rules.base import Die, Roll
 from companion.web.camera_hub import expected_throw
 from companion.web.camera_runtime import status_line
-from companion.web.routes.live import effective_entries, rolls_in
+from companion.web.dice import DiceTally, effective_entries
 from companion.web.settings import CameraSettings, Settings
 from companion.web.store import LogEntry
 from tests.live.replay import LiveServer
@@ -68,8 +67,11 @@ def test_effective_entries_drop_what_was_undone() -> None:
         LogEntry(1, "x", "move", "camera", camera_roll),
         LogEntry(2, "y", "move", "0", by_hand),
     ]
-    assert rolls_in(mixed, camera_only=True) == [Roll(dice=(Die("red", 6),))]
-    assert len(rolls_in(mixed, camera_only=False)) == 2
+    tally = DiceTally.from_logs({"t": mixed}).of("t")
+    assert tally.camera.rolls == 1 and tally.camera.counts == {"red": [0, 0, 0, 0, 0, 1]}
+    assert tally.all.rolls == 2 and tally.all.counts == {"red": [1, 0, 0, 0, 0, 1]}
+    undone = DiceTally.from_logs({"t": [*mixed, LogEntry(3, "z", "undo", "host", None)]})
+    assert undone.of("t").all.counts == {"red": [0, 0, 0, 0, 0, 1]}
 
 
 def test_status_line_names_faults() -> None:

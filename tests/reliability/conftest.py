@@ -68,8 +68,9 @@ class ThreadServer:
         self.settings = settings
         self.port = settings.port  # type: ignore[attr-defined]
         self.base_url = f"http://127.0.0.1:{self.port}"
+        self.app = create_app(settings)  # type: ignore[arg-type]
         config = uvicorn.Config(
-            create_app(settings),  # type: ignore[arg-type]
+            self.app,
             host="127.0.0.1",
             port=self.port,
             log_level="warning",

@@ -44,10 +44,11 @@ FUZZ_EXAMPLES = int(os.environ.get("RELIABILITY_FUZZ_EXAMPLES", "25"))  # per AP
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """A ThreadServer (per-device rate raised so the fuzzer is not throttled) with one
-    Qwixx table after a roll; the host's cookies."""
+    """A ThreadServer (per-device and table-creation rates raised so the fuzzer is not
+    throttled) with one Qwixx table after a roll; the host's cookies."""
     data = tmp_path_factory.mktemp("fuzz")
-    with ThreadServer(thread_settings(data, device_rate_per_s=10_000, device_burst=10_000)) as srv:
+    unlimited = {"device_rate_per_s": 10_000, "device_burst": 10_000, "table_burst": 10_000}
+    with ThreadServer(thread_settings(data, **unlimited)) as srv:
         host = httpx.Client(base_url=srv.base_url, timeout=10)
         created = host.post("/api/tables", json={"game": "qwixx", "options": {"players": 3}})
         table_id = created.json()["table_id"]

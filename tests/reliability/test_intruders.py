@@ -6,7 +6,9 @@ WebSocket or a state-changing request from another site's page is refused."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -105,9 +107,47 @@ def test_a_player_marks_only_their_own_sheet(table: SeatedTable) -> None:
     )
     undo = ben.post(f"/api/tables/{tid}/undo", json={"action_id": "ben-undo-01"})
     assert undo.status_code == 403 and undo.json()["rule"] == "undo_own_only"
-    # a player may not take another player's seat
+    # a player may not take another player's seat (nor leave their own: seat_held)
     taken = ben.post(f"/api/tables/{tid}/seat", json={"seat": 0})
-    assert taken.status_code == 403 and taken.json()["rule"] == "seat_taken"
+    assert taken.status_code == 403 and taken.json()["rule"] in ("seat_taken", "seat_held")
+
+
+def test_a_seated_device_cannot_hop_to_an_empty_seat(server: ServerProcess) -> None:
+    """Ann's device holds seat 0; seat 2 has no device. Hopping there to move for that
+    player and sitting back was possible; now the seat stays Ann's until the host frees it."""
+    host = httpx.Client(base_url=server.base_url, timeout=5)
+    ann = httpx.Client(base_url=server.base_url, timeout=5)
+    created = host.post(
+        "/api/tables", json={"game": "qwixx", "options": {"players": 3}, "players": ["A", "B", "C"]}
+    ).json()
+    tid = created["table_id"]
+    assert ann.post("/api/join", json={"code": created["code"]}).status_code == 200
+    assert ann.post(f"/api/tables/{tid}/seat", json={"seat": 0}).status_code == 200
+    assert host.post(
+        f"/api/tables/{tid}/actions", json=action("roll-0001", QWIXX_ROLL_7)
+    ).is_success
+    before = state_id(host, tid)
+    for seat in (2, None):
+        hop = ann.post(f"/api/tables/{tid}/seat", json={"seat": seat})
+        assert hop.status_code == 403 and hop.json()["rule"] == "seat_held", hop.text
+    pass_2 = ann.post(
+        f"/api/tables/{tid}/actions", json=action("ann-as-c-1", {"kind": "pass", "player": 2})
+    )
+    assert pass_2.status_code == 403 and pass_2.json()["rule"] == "own_sheet_only"
+    assert state_id(host, tid) == before
+    assert ann.get(f"/api/tables/{tid}/state").json()["viewer"] == {"seat": 0, "host": False}
+    assert ann.post(f"/api/tables/{tid}/seat", json={"seat": 0}).status_code == 200  # own seat
+    form = ann.post(f"/t/{tid}/seat", data={"seat": "2"})
+    assert form.status_code == 409 and "ask the host to free it" in form.text
+    page = ann.get(f"/t/{tid}/seat")
+    assert page.text.count("disabled") == 2  # the other two seats are closed to this device
+    # the host frees Ann's seat: now her device may sit elsewhere
+    assert host.post(f"/api/tables/{tid}/seats/0/free").status_code == 200
+    assert ann.post(f"/api/tables/{tid}/seat", json={"seat": 2}).status_code == 200
+    moved = ann.post(
+        f"/api/tables/{tid}/actions", json=action("ann-as-c-2", {"kind": "pass", "player": 2})
+    )
+    assert moved.status_code == 200, moved.text
 
 
 def test_host_actions_need_the_hosts_device(table: SeatedTable) -> None:
@@ -129,6 +169,30 @@ def test_guessing_codes_is_slowed(server: ServerProcess, table: SeatedTable) -> 
     assert blocked.status_code == 429 and int(blocked.headers["Retry-After"]) >= 1
     form = guesser.post("/join", data={"code": "ZZZZ99"})  # the HTML form shares the limit
     assert form.status_code == 429 or "try again" in form.text
+
+
+def test_simultaneous_wrong_codes_get_no_more_tries_than_the_limit(
+    server: ServerProcess, table: SeatedTable
+) -> None:
+    """100 wrong codes at the same instant from one address, each on a fresh connection:
+    exactly 10 (Settings.join_attempts) are looked up, the other 90 wait (429). The check
+    and the count of an attempt straddled an await, and 16-100 were looked up."""
+
+    async def guess_all() -> list[int]:
+        clients = [httpx.AsyncClient(base_url=server.base_url, timeout=30) for _ in range(100)]
+        try:
+            answers = await asyncio.gather(
+                *(c.post("/api/join", json={"code": f"QQ{n:04d}"}) for n, c in enumerate(clients))
+            )
+        finally:
+            await asyncio.gather(*(c.aclose() for c in clients))
+        return [a.status_code for a in answers]
+
+    statuses = Counter(asyncio.run(guess_all()))
+    assert statuses == {404: 10, 429: 90}, statuses
+    # a right code now waits too, and the table's own devices were never counted
+    late = httpx.post(f"{server.base_url}/api/join", json={"code": table.code}, timeout=5)
+    assert late.status_code == 429
 
 
 TRAVERSALS = [

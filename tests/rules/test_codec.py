@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from functools import cache
+from typing import Any
+
+import jsonschema_rs
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from companion.rules.base import DiceSpec, Die, Outcome, Reason, Rejection, Roll, Score, Turn
-from companion.rules.codec import decode, encode
+from companion.rules.codec import MOVE_LIMITS, decode, encode
+from companion.rules.registry import GAME_NAMES, find_game
+from tests.rules.move_strategies import moves
 
 dice = st.builds(Die, st.sampled_from(["white", "red", "blue"]), st.integers(1, 6))
 
@@ -62,3 +68,61 @@ def test_dice_spec_refuses_wrong_colours_and_values() -> None:
     with pytest.raises(Rejection) as seven:
         spec.check(Roll(dice=(Die("white", 1), Die("red", 7), Die("white", 6))))
     assert seven.value.rule == "die_value"
+
+
+@cache
+def move_validators(name: str) -> tuple[st.SearchStrategy[Any], list[Any]]:
+    """The game's moves strategy and one validator per move kind (built once: both cost)."""
+    game = find_game(name)
+    schemas = {kind: game.move_schema(kind) for kind in game.move_kinds()}
+    return moves(schemas, huge=False), [jsonschema_rs.validator_for(s) for s in schemas.values()]
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_every_move_is_checked_as_its_schema_says(name: str, data: st.DataObject) -> None:
+    """Game.move_schema (generated from the move dataclasses) and move_from_json agree on
+    every move kind: what the schema accepts is decoded, anything else is refused with a
+    MALFORMED Rejection naming the problem (never another exception: a `kind` that is a
+    list gave TypeError: unhashable type)."""
+    game = find_game(name)
+    strategy, validators = move_validators(name)
+    value = data.draw(strategy)
+    accepted = any(validator.is_valid(value) for validator in validators)
+    try:
+        move = game.move_from_json(value)
+    except Rejection as refused:
+        assert refused.reason is Reason.MALFORMED and refused.message
+        assert not accepted, (value, refused.message)
+    else:
+        assert accepted, value
+        assert game.move_from_json(game.move_to_json(move)) == move
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ({"kind": ["pass"], "player": 0}, "move.kind is a list"),
+        ({"kind": {"pass": 1}, "player": 0}, "move.kind is an object"),
+        ({"kind": 3, "player": 0}, "move.kind is a number"),
+        ({"player": 0}, "move.kind is missing"),
+        ({"kind": "fly", "player": 0}, "unknown move kind 'fly'"),
+        ({"kind": "pass", "player": 10**400}, "move.player: at most 2147483647"),
+        ({"kind": "pass", "player": 1.5}, "move.player: expected an integer"),
+        ({"kind": "cross", "player": 0, "colour": "r" * 65, "number": 5}, "at most 64 char"),
+        ({"kind": "roll", "player": -1, "dice": [{"colour": "red", "value": 1}] * 65}, "64 items"),
+        (["pass"], "a move is a JSON object"),
+    ],
+)
+def test_a_malformed_move_is_refused_naming_the_field(value: object, words: str) -> None:
+    with pytest.raises(Rejection) as refused:
+        find_game("qwixx").move_from_json(value)
+    assert refused.value.reason is Reason.MALFORMED and words in refused.value.message
+
+
+def test_decoding_from_outside_bounds_every_scalar() -> None:
+    for bad in (float("nan"), float("inf"), 10**400):
+        with pytest.raises(ValueError, match="number"):
+            decode(float, bad, "x", MOVE_LIMITS)
+    assert decode(int, 10**400) == 10**400  # the engine's own data is not bounded

@@ -8,7 +8,7 @@ import json
 from dataclasses import asdict
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from companion.rules.base import Reason, Rejection
@@ -24,6 +24,7 @@ from companion.web.deps import (
     TablesDep,
     client_key,
 )
+from companion.web.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
 from companion.web.tables import Table
@@ -41,17 +42,22 @@ class Strict(BaseModel):
 
 
 class CreateTable(Strict):
+    """A new table. Tables.create checks the names and options again, with the same
+    functions as an imported record (check_players, check_options_size)."""
+
     game: str = Field(max_length=20, description="one of the registered games")
     options: dict[str, Any] = Field(default_factory=dict, description="the game's Options")
-    players: list[Annotated[str, Field(min_length=1, max_length=40)]] = Field(
-        default_factory=list, max_length=64, description="a name per seat (default Player N)"
+    players: list[Annotated[str, Field(min_length=1, max_length=PLAYER_NAME_MAX)]] = Field(
+        default_factory=list,
+        max_length=PLAYERS_MAX,
+        description="a name per seat (default Player N)",
     )
 
     @field_validator("options")
     @classmethod
     def _small(cls, value: dict[str, Any]) -> dict[str, Any]:
-        if len(json.dumps(value)) > MAX_MOVE_JSON:
-            raise ValueError(f"options larger than {MAX_MOVE_JSON} bytes")
+        if len(json.dumps(value)) > OPTIONS_JSON_MAX:
+            raise ValueError(f"options larger than {OPTIONS_JSON_MAX} bytes")
         return value
 
 
@@ -174,10 +180,10 @@ def state_payload(snapshot: Snapshot, seat: int | None) -> dict[str, Any]:
     }
 
 
-def _created(table: Table, token: str, settings: Settings) -> Response:
-    body = {"table_id": table.table_id, "code": table.code, "url": f"/t/{table.table_id}"}
+def _created(table_id: str, code: str, token: str, settings: Settings) -> Response:
+    body = {"table_id": table_id, "code": code, "url": f"/t/{table_id}"}
     response = Response(json.dumps(body), status_code=201, media_type="application/json")
-    set_device_cookie(response, settings, table.table_id, token)
+    set_device_cookie(response, settings, table_id, token)
     return response
 
 
@@ -186,19 +192,79 @@ async def list_games() -> list[dict[str, Any]]:
     return games_catalogue()
 
 
-@router.post("/tables", status_code=201)
+@router.get("/games/{game}/moves")
+async def move_schemas(game: Annotated[str, Path(max_length=20)]) -> dict[str, object]:
+    """One JSON Schema per move kind of `game`, as every move is checked when it arrives
+    (Game.move_schema, generated from the move dataclasses)."""
+    rules = find_game(game)
+    return {kind: rules.move_schema(kind) for kind in rules.move_kinds()}
+
+
+def check_table_rate(request: Request) -> None:
+    """Table creations and imports per client (address): a token bucket (Settings
+    table_rate_per_s, table_burst); 429 once its burst is spent."""
+    wait = request.app.state.table_limiter.take(client_key(request))
+    if wait > 0:
+        retry = int(wait) + 1
+        raise HTTPException(
+            status_code=429,
+            detail={
+                "reason": "too_many_requests",
+                "rule": "table_rate",
+                "message": f"too many new tables from this device; try again in {retry} s",
+                "retry_after": round(wait, 2),
+            },
+            headers={"Retry-After": str(retry)},
+        )
+
+
+@router.post("/tables", status_code=201, dependencies=[Depends(check_table_rate)])
 async def create_table(body: CreateTable, tables: TablesDep, settings: SettingsDep) -> Response:
     table = await tables.create(body.game, body.options, body.players)
     token = await table.add_device(host=True)
-    return _created(table, token, settings)
+    return _created(table.table_id, table.code, token, settings)
 
 
-@router.post("/import", status_code=201)
-async def import_record(
-    record: Annotated[dict[str, Any], Body()], tables: TablesDep, settings: SettingsDep
-) -> Response:
+@router.post(
+    "/import",
+    status_code=201,
+    dependencies=[Depends(check_table_rate)],
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    },
+)
+async def import_record(request: Request, tables: TablesDep, settings: SettingsDep) -> Response:
+    """A new table continuing a game record (docs/game-records.md). The record is read,
+    checked and replayed off the event loop (Tables.import_record), at most
+    Settings.max_import_bytes and max_record_actions long."""
+    if tables.imports_waiting >= settings.max_imports_waiting:
+        raise HTTPException(
+            status_code=429,
+            detail={
+                "reason": "too_many_requests",
+                "rule": "imports_busy",
+                "message": "other imports are being read; try again in a few seconds",
+            },
+            headers={"Retry-After": "2"},
+        )
+    length = request.headers.get("content-length", "")
+    # an announced length over the cap is refused before the body is read
+    too_large = length.isdigit() and int(length) > settings.max_import_bytes
+    body = b"" if too_large else await request.body()
+    if too_large or len(body) > settings.max_import_bytes:
+        raise HTTPException(
+            status_code=413,
+            detail={
+                "reason": "malformed",
+                "rule": "too_large",
+                "message": f"a game record is at most {settings.max_import_bytes} bytes",
+            },
+        )
     try:
-        table = await tables.import_record(record)
+        imported = await tables.import_record(body, settings.max_record_actions)
     except RecordError as exc:
         raise HTTPException(
             status_code=422,
@@ -209,8 +275,8 @@ async def import_record(
                 "index": exc.index,
             },
         ) from exc
-    token = await table.add_device(host=True)
-    return _created(table, token, settings)
+    token = await tables.add_device(imported.table_id, host=True)
+    return _created(imported.table_id, imported.code, token, settings)
 
 
 async def join_table(
@@ -219,7 +285,7 @@ async def join_table(
     """The table of a join code and the device token this browser already holds for it;
     counts wrong codes per client and answers 429 when they come too fast."""
     client = client_key(request)
-    wait = limiter.retry_after(client)
+    wait, attempt = limiter.begin(client)  # counted now, before any await
     if wait > 0:
         raise HTTPException(
             status_code=429,
@@ -234,7 +300,6 @@ async def join_table(
     table_id = await tables.table_id_for_code(code) if code.isalnum() else None
     table = await tables.get(table_id) if table_id else None
     if table is None:
-        limiter.failed(client)
         raise HTTPException(
             status_code=404,
             detail={
@@ -243,6 +308,7 @@ async def join_table(
                 "message": f"no table has the code {code_text.strip()[:16]!r}",
             },
         )
+    limiter.forgive(client, attempt)
     existing = request.cookies.get(cookie_name(table.table_id))
     return table, existing if table.viewer(existing) is not None else None
 

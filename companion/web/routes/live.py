@@ -17,13 +17,12 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from companion.live.stats import Fairness, dice_report
-from companion.rules.base import COLOURS, Die, Reason, Rejection, Roll
+from companion.live.stats import Fairness, report_from_counts
+from companion.rules.base import COLOURS, Reason, Rejection
 from companion.rules.registry import standard_dice_sets
-from companion.rules.session import standing
 from companion.web.camera_hub import CameraHub
 from companion.web.deps import ApiAccess, PageAccess, SameOrigin, TablesDep, TemplatesDep
-from companion.web.store import LogEntry
+from companion.web.dice import effective_entries, roll_of
 from companion.web.views import colour_class, describe_move
 
 logger = logging.getLogger(__name__)
@@ -216,22 +215,6 @@ async def camera_dismiss(body: HeldRequest, access: ApiAccess, hub: HubDep) -> d
 
 
 # -- the game's log with photos ----------------------------------------------------------
-def effective_entries(log: list[LogEntry]) -> list[LogEntry]:
-    """The moves that stand, by the session's own undo rule (companion.rules.session)."""
-    return standing(log, lambda entry: entry.kind == "undo")
-
-
-def roll_of(entry: LogEntry) -> Roll | None:
-    move = entry.move
-    if not move or move.get("kind") != "roll":
-        return None
-    try:
-        return Roll(dice=tuple(Die(str(d["colour"]), int(d["value"])) for d in move["dice"]))
-    except (KeyError, TypeError, ValueError):
-        logger.warning("log entry %s holds a malformed roll", entry.seq)
-        return None
-
-
 @router.get("/t/{table_id}/log", response_class=HTMLResponse)
 async def game_log(
     request: Request, access: PageAccess, tables: TablesDep, templates: TemplatesDep
@@ -292,13 +275,7 @@ def report_json(report: list[Fairness]) -> list[dict[str, Any]]:
     return out
 
 
-def rolls_in(log: list[LogEntry], camera_only: bool) -> list[Roll]:
-    rolls = []
-    for entry in effective_entries(log):
-        roll = roll_of(entry)
-        if roll is not None and (not camera_only or entry.by == "camera"):
-            rolls.append(roll)
-    return rolls
+DICE_PAGES_KEPT = 256
 
 
 @router.get("/t/{table_id}/dice", response_class=HTMLResponse)
@@ -310,29 +287,41 @@ async def dice_page(
     rolls: Literal["all", "camera"] = "all",
 ) -> Response:
     """How often each face came up per die colour, in this game and over every recorded
-    game, with the chi-square verdict (companion.live.stats)."""
-    logs = await asyncio.to_thread(tables.store.all_logs)
+    game, with the chi-square verdict (companion.live.stats). The counts are kept as the
+    games go (companion.web.dice): a request reads no log, and a page is drawn again only
+    after a roll changed the counts (looping requests cost a dictionary lookup)."""
+    tally = await tables.dice()
+    table_id = access.table.table_id
+    drawn: dict[tuple[str, str], tuple[object, int, bytes]] = request.app.state.dice_pages
+    kept = drawn.get((table_id, rolls))
+    if kept is not None and kept[0] is tally and kept[1] == tally.version:
+        return HTMLResponse(kept[2])
     camera_only = rolls == "camera"
-    this_game = rolls_in(logs.get(access.table.table_id, []), camera_only)
-    every_game = [r for log in logs.values() for r in rolls_in(log, camera_only)]
+    this_game = tally.of(table_id).faces(camera_only)
+    every_game = tally.total.faces(camera_only)
     context = {
-        "table_id": access.table.table_id,
+        "table_id": table_id,
         "game": access.table.game,
         "which": rolls,
         "sections": [
             {
                 "title": "This game",
-                "rolls": len(this_game),
-                "report": report_json(dice_report(this_game)),
+                "rolls": this_game.rolls,
+                "report": report_json(report_from_counts(this_game.counts)),
             },
             {
-                "title": f"All recorded games ({len(logs)})",
-                "rolls": len(every_game),
-                "report": report_json(dice_report(every_game)),
+                "title": f"All recorded games ({len(tally.games)})",
+                "rolls": every_game.rolls,
+                "report": report_json(report_from_counts(every_game.counts)),
             },
         ],
     }
-    return templates.TemplateResponse(request, "dice.html", context)
+    page = templates.TemplateResponse(request, "dice.html", context)
+    drawn.pop((table_id, rolls), None)
+    if len(drawn) >= DICE_PAGES_KEPT:
+        drawn.pop(next(iter(drawn)))  # the oldest drawn
+    drawn[(table_id, rolls)] = (tally, tally.version, bytes(page.body))
+    return page
 
 
 # -- calibration -------------------------------------------------------------------------

@@ -4,6 +4,7 @@ same live fragment the WebSocket pushes (render.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import re
@@ -15,9 +16,11 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
+from companion.rules.base import Rejection
 from companion.rules.registry import find_game
 from companion.web.auth import cookie_name
 from companion.web.deps import (
+    Access,
     LimiterDep,
     PageAccess,
     SameOrigin,
@@ -26,6 +29,7 @@ from companion.web.deps import (
     TemplatesDep,
 )
 from companion.web.fragments import live_html
+from companion.web.records import check_players
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
 from companion.web.settings import Settings
 from companion.web.store import TableRow
@@ -144,18 +148,26 @@ def _page_context(request: Request, access: Any) -> dict[str, Any]:
 
 @router.get("/t/{table_id}/seat", response_class=HTMLResponse)
 async def seat_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
+    context = _page_context(request, access) | {"seats": seat_choices(access), "error": None}
+    return templates.TemplateResponse(request, "seat.html", context)
+
+
+def seat_choices(access: Access) -> list[dict[str, object]]:
+    """The seat page's buttons: a seat is open unless another device holds it or this
+    device holds another (a player's device keeps its seat until the host frees it)."""
     taken = access.table.seats_taken()
-    seats = [
+    mine = access.viewer.seat
+    held = mine is not None and not access.viewer.host
+    return [
         {
             "seat": i,
             "name": name,
-            "taken": i in taken and i != access.viewer.seat,
-            "mine": i == access.viewer.seat,
+            "taken": i in taken and i != mine,
+            "mine": i == mine,
+            "closed": held and i != mine,
         }
         for i, name in enumerate(access.table.snapshot.players)
     ]
-    context = _page_context(request, access) | {"seats": seats, "error": None}
-    return templates.TemplateResponse(request, "seat.html", context)
 
 
 @router.post("/t/{table_id}/seat", dependencies=[SameOrigin])
@@ -165,8 +177,6 @@ async def seat_form(
     seat: Annotated[str, Form(max_length=8)],
     templates: TemplatesDep,
 ) -> Response:
-    from companion.rules.base import Rejection
-
     # isascii: str.isdigit() also accepts digits such as "¹" that int() refuses
     chosen = None if seat == "table" else int(seat) if seat.isascii() and seat.isdigit() else -1
     try:
@@ -174,12 +184,10 @@ async def seat_form(
             raise HTTPException(status_code=422, detail=f"no seat {seat!r}")
         await access.table.take_seat(access.token, chosen)
     except Rejection as exc:
-        taken = access.table.seats_taken()
-        seats = [
-            {"seat": i, "name": n, "taken": i in taken, "mine": i == access.viewer.seat}
-            for i, n in enumerate(access.table.snapshot.players)
-        ]
-        context = _page_context(request, access) | {"seats": seats, "error": exc.message}
+        context = _page_context(request, access) | {
+            "seats": seat_choices(access),
+            "error": exc.message,
+        }
         return templates.TemplateResponse(request, "seat.html", context, status_code=409)
     target = f"/t/{access.table.table_id}" + ("/sheet" if chosen is not None else "")
     return RedirectResponse(target, status_code=303)
@@ -238,14 +246,14 @@ def is_local(request: Request) -> bool:
 async def visible_tables(request: Request, tables: Tables, finished: bool) -> list[TableRow]:
     """The stored tables this browser may see: all of them on the machine running the
     server, else the ones it holds a valid device cookie for (no join code, no access)."""
-    rows = tables.store.tables(finished=finished)
+    rows = await asyncio.to_thread(tables.store.tables, finished)
     if is_local(request):
         return rows
     rows = [r for r in rows if request.cookies.get(cookie_name(r.table_id))]
     return [
         r
         for r in rows
-        if (t := await tables.get(r.table_id)) is not None
+        if (t := await tables.openable(r.table_id)) is not None  # a damaged one: not shown
         and t.viewer(request.cookies.get(cookie_name(r.table_id))) is not None
     ]
 
@@ -253,30 +261,52 @@ async def visible_tables(request: Request, tables: Tables, finished: bool) -> li
 @router.get("/history", response_class=HTMLResponse)
 async def history_page(request: Request, tables: TablesDep, templates: TemplatesDep) -> Response:
     """Finished games. The machine running the server sees all of them; another device
-    sees the games it has a cookie for (no join code, no access)."""
-    games = []
+    sees the games it has a cookie for (no join code, no access). A stored game that
+    cannot be shown is left out with a note naming it, never a 500."""
+    games, notes = [], []
     for row in await visible_tables(request, tables, finished=True):
-        summary = row.summary or {}
-        players = summary.get("players", row.players)
-        scores = sorted(summary.get("scores", []), key=lambda s: -s["total"])
-        winners = summary.get("winners", [])
-        if not winners and summary.get("ended_by_host") and scores:
-            # ended before the game's own end: who was ahead wins (views.winners_of)
-            winners = [s["seat"] for s in scores if s["total"] == scores[0]["total"]]
-        games.append(
-            {
-                "table_id": row.table_id,
-                "title": summary.get("title", row.game),
-                "finished_at": row.finished_at,
-                "message": for_display(summary.get("end_message", ""), players),
-                "scores": [
-                    {
-                        "name": players[s["seat"]],
-                        "total": s["total"],
-                        "winner": s["seat"] in winners,
-                    }
-                    for s in scores
-                ],
-            }
+        try:
+            games.append(history_entry(row))
+        except ValueError as exc:
+            notes.append(f"A finished game (table {row.table_id}) cannot be shown: {exc}")
+    context = {"games": games, "notes": notes}
+    return templates.TemplateResponse(request, "history.html", context)
+
+
+def history_entry(row: TableRow) -> dict[str, object]:
+    """One finished game for the history page from its stored summary; raises
+    ValueError naming what in the stored row does not fit."""
+    if row.problem is not None:
+        raise ValueError(f"its stored header is {row.problem}")
+    summary = row.summary or {}
+    players = summary.get("players", row.players)
+    if not isinstance(players, list):
+        raise ValueError("its stored player names are not a list of names")
+    try:
+        check_players(players, len(players))  # the names a new table may have
+    except Rejection as exc:
+        raise ValueError(f"its stored player names break the rules: {exc.message}") from exc
+    try:
+        scores = sorted(
+            ((int(s["seat"]), int(s["total"])) for s in summary.get("scores", [])),
+            key=lambda seat_total: -seat_total[1],
         )
-    return templates.TemplateResponse(request, "history.html", {"games": games})
+        winners = {int(w) for w in summary.get("winners", [])}
+        message = str(summary.get("end_message", ""))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"its stored summary does not read ({exc!r:.80})") from exc
+    if any(not 0 <= seat < len(players) for seat, _ in scores):
+        raise ValueError(f"its stored scores name a seat beyond its {len(players)} player(s)")
+    if not winners and summary.get("ended_by_host") and scores:
+        # ended before the game's own end: who was ahead wins (views.winners_of)
+        winners = {seat for seat, total in scores if total == scores[0][1]}
+    return {
+        "table_id": row.table_id,
+        "title": str(summary.get("title", row.game)),
+        "finished_at": row.finished_at,
+        "message": for_display(message, players),
+        "scores": [
+            {"name": players[seat], "total": total, "winner": seat in winners}
+            for seat, total in scores
+        ],
+    }

@@ -91,7 +91,7 @@ async def table_socket(websocket: WebSocket, table_id: str, view: str = "table")
     if not is_same_origin(websocket.headers.get("origin"), websocket.headers.get("host")):
         await websocket.close(code=1008, reason="foreign origin")
         return
-    table = await app.state.tables.get(table_id) if len(table_id) <= 64 else None
+    table = await app.state.tables.openable(table_id) if len(table_id) <= 64 else None
     token = websocket.cookies.get(cookie_name(table_id), "")
     viewer = table.viewer(token) if table is not None else None
     if table is None or viewer is None or view not in MODES:

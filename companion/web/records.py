@@ -1,0 +1,189 @@
+"""An imported game record, checked exactly as a new table is checked (one name per seat
+of 1-40 characters, options small and in range) and then replayed, with the bounds every
+record meets (its length, who made each action). The checks of a table's header are the
+same functions for a new table, an import and a stored table being opened (tables.py).
+
+`plan_import` does all of an import's work that needs no store (parse, check, replay,
+encode the log to store) and returns only what is stored: the server runs it in a
+separate process (Tables), so a long or hostile record never holds the event loop's
+interpreter. This module imports only the rules, the store's value types and the dice
+counts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from companion.rules.base import Game, Reason, Rejection
+from companion.rules.codec import encode
+from companion.rules.session import CAMERA, HOST, RecordError, Session, replay_record
+from companion.web.dice import DiceTally, Tally
+from companion.web.store import EncodedEntry, LogEntry, encoded
+
+# what a table's header may hold, the same at creation, import and load (api.py's request
+# models use the same bounds, so the API's schema says them)
+PLAYER_NAME_MAX = 40
+PLAYERS_MAX = 64
+OPTIONS_JSON_MAX = 4096
+ACTOR_MAX = 16  # "host", "camera" or a seat number
+# the longest random games of bench/rules.py have under 1,600 actions (Sixis, 4 players)
+MAX_RECORD_ACTIONS = 10_000
+
+
+def check_players(names: Sequence[object], seats: int) -> None:
+    """The names of a table's seats: one per seat, each 1-40 characters. Raises
+    Rejection(BAD_OPTIONS) naming the problem. The one check for a table made here, an
+    imported record and a stored table being opened."""
+    if len(names) != seats:
+        raise Rejection(
+            Reason.BAD_OPTIONS,
+            "player_names",
+            f"{len(names)} player names for {seats} seats: give one name per seat",
+        )
+    for seat, name in enumerate(names):
+        if not isinstance(name, str) or not 1 <= len(name) <= PLAYER_NAME_MAX:
+            raise Rejection(
+                Reason.BAD_OPTIONS,
+                "player_name",
+                f"the name of seat {seat + 1} must be text of 1 to {PLAYER_NAME_MAX} characters",
+            )
+
+
+def check_options_size(options: object) -> None:
+    """Options are small: at most OPTIONS_JSON_MAX bytes of JSON."""
+    if len(json.dumps(options)) > OPTIONS_JSON_MAX:
+        raise Rejection(
+            Reason.BAD_OPTIONS, "options", f"options larger than {OPTIONS_JSON_MAX} bytes"
+        )
+
+
+def seat_count(game: Game[object, object], options: object) -> int:
+    return len(game.scores(game.setup(options)))
+
+
+def history_summary(
+    game: Game[object, object],
+    players: Sequence[str],
+    state: object,
+    actions: int,
+    by_host: bool = False,
+) -> dict[str, object]:
+    """A finished game's history entry: names, scores with their breakdown, winners."""
+    outcome = game.outcome(state)
+    return {
+        "game": game.name,
+        "title": game.title,
+        "players": list(players),
+        "scores": [
+            {"seat": sc.player, "total": sc.total, "breakdown": [list(b) for b in sc.breakdown]}
+            for sc in game.scores(state)
+        ],
+        "winners": list(outcome.winners) if outcome else [],
+        "end_message": outcome.message if outcome else "ended by the host",
+        "ended_by_host": by_host,
+        "actions": actions,
+    }
+
+
+def summary_of(s: Session, ended_by_host: bool = False) -> dict[str, object]:
+    """The history entry of a session as it is now."""
+    return history_summary(s.game, s.players, s.state, len(s.actions), ended_by_host)
+
+
+def checked_record(record: object, max_actions: int = MAX_RECORD_ACTIONS) -> Session:
+    """Replay an imported game record (JSON text as bytes, or parsed) after checking it as
+    a new table is checked (check_players, check_options_size), its length (at most
+    `max_actions` actions) and its actors: each `by` is "host", "camera" or a seat of the
+    table. Raises RecordError naming the problem."""
+    if isinstance(record, bytes):
+        try:
+            record = json.loads(record)
+        except ValueError as exc:  # also bytes that are not UTF-8
+            raise _refused("record", f"a game record is JSON: {exc}") from exc
+        except RecursionError as exc:  # [[[[...]]]] nested deeper than the parser goes
+            raise _refused("record", "a game record is not nested that deep") from exc
+    if isinstance(record, dict):
+        _check_record_header(record, max_actions)
+    session = replay_record(record)
+    try:
+        check_players(session.players, seat_count(session.game, session.options))
+    except Rejection as exc:
+        raise RecordError(None, exc) from exc
+    actors = {HOST, CAMERA, *(str(seat) for seat in range(len(session.players)))}
+    for index, action in enumerate(session.actions):
+        if action.by not in actors:
+            raise _refused("actor", f"no seat {action.by[:16]!r} at this table", index)
+    return session
+
+
+def _refused(rule: str, message: str, index: int | None = None) -> RecordError:
+    return RecordError(index, Rejection(Reason.MALFORMED, rule, message))
+
+
+def _check_record_header(record: dict[str, object], max_actions: int) -> None:
+    """What can be checked before the record is replayed: its length, options size,
+    number of names and the type of each actor."""
+    actions = record.get("actions")
+    if isinstance(actions, list) and len(actions) > max_actions:
+        raise _refused("too_long", f"{len(actions)} actions: a record holds at most {max_actions}")
+    try:
+        check_options_size(record.get("options") or {})
+    except Rejection as exc:
+        raise RecordError(None, exc) from exc
+    players = record.get("players")
+    if isinstance(players, list) and len(players) > PLAYERS_MAX:
+        raise _refused("player_names", f"{len(players)} player names: at most {PLAYERS_MAX}")
+    for index, item in enumerate(actions if isinstance(actions, list) else []):
+        by = item.get("by") if isinstance(item, dict) else None
+        if by is not None and (not isinstance(by, str) or len(by) > ACTOR_MAX):
+            raise _refused("actor", '"by" is "host", "camera" or a seat number', index)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportPlan:
+    """What an accepted import stores: the table's header, its log, and its history entry
+    when the game has already ended."""
+
+    game: str
+    options: dict[str, object]
+    players: tuple[str, ...]
+    seed: tuple[EncodedEntry, ...]  # encoded here: the server only stores the rows
+    summary: dict[str, object] | None
+    dice: Tally  # its rolls, counted here for the dice statistics
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRefusal:
+    """A refused import as it crosses from the import process (RecordError and Rejection
+    do not survive pickling): `error()` is the RecordError again."""
+
+    index: int | None
+    reason: str
+    rule: str
+    message: str
+
+    def error(self) -> RecordError:
+        return RecordError(self.index, Rejection(Reason(self.reason), self.rule, self.message))
+
+
+def plan_import(
+    record: object, max_actions: int = MAX_RECORD_ACTIONS
+) -> ImportPlan | ImportRefusal:
+    """Check and replay an imported record (JSON bytes, or parsed; checked_record) and
+    return what is to be stored, or why it is refused."""
+    try:
+        session = checked_record(record, max_actions)
+    except RecordError as exc:
+        refused = exc.rejection
+        return ImportRefusal(exc.index, refused.reason.value, refused.rule, refused.message)
+    log = [
+        LogEntry(i + 1, f"import-{i + 1}", "move", a.by, session.game.move_to_json(a.move))
+        for i, a in enumerate(session.actions)
+    ]
+    options = encode(session.options)
+    assert isinstance(options, dict)
+    summary = summary_of(session) if session.outcome() is not None else None
+    dice = DiceTally.from_logs({"import": log}).of("import")
+    seed = tuple(encoded(entry) for entry in log)
+    return ImportPlan(session.game.name, options, tuple(session.players), seed, summary, dice)
