@@ -19,8 +19,9 @@ companion.web.learning, off the event loop."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, HTTPException, Path, Request, Response
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,6 +35,9 @@ from companion.web.learning import Learning
 
 router = APIRouter()
 NO_STORE = {"Cache-Control": "no-store"}
+# a stored die's id is an SQLite row id: an id outside its range is a 422 naming the field,
+# not an overflow in the store
+ExampleId = Annotated[int, Path(ge=1, le=2**63 - 1)]
 
 
 class TeachRequest(BaseModel):
@@ -155,19 +159,19 @@ async def setup_state(request: Request, name: str, settings: SettingsDep) -> dic
 
 
 @router.get("/api/setups/{name}/crops/{example_id}.png")
-async def setup_crop(request: Request, name: str, example_id: int) -> Response:
+async def setup_crop(request: Request, name: str, example_id: ExampleId) -> Response:
     require_local(request)
     return await crop_answer(request, setup_name(name), example_id)
 
 
 @router.delete("/api/setups/{name}/examples/{example_id}", dependencies=[SameOrigin])
-async def delete_die(request: Request, name: str, example_id: int) -> dict[str, object]:
+async def delete_die(request: Request, name: str, example_id: ExampleId) -> dict[str, object]:
     require_local(request)
     return await delete_answer(request, setup_name(name), example_id)
 
 
 @router.post("/api/setups/{name}/examples/{example_id}/keep", dependencies=[SameOrigin])
-async def keep_die(request: Request, name: str, example_id: int) -> dict[str, object]:
+async def keep_die(request: Request, name: str, example_id: ExampleId) -> dict[str, object]:
     require_local(request)
     return await keep_answer(request, setup_name(name), example_id)
 
@@ -261,19 +265,21 @@ async def table_setup_state(
 
 
 @router.get("/api/tables/{table_id}/setup/crops/{example_id}.png")
-async def table_setup_crop(request: Request, access: ApiAccess, example_id: int) -> Response:
+async def table_setup_crop(request: Request, access: ApiAccess, example_id: ExampleId) -> Response:
     return await crop_answer(request, table_setup(request, access), example_id)
 
 
 @router.delete("/api/tables/{table_id}/setup/examples/{example_id}", dependencies=[SameOrigin])
 async def table_delete_die(
-    request: Request, access: ApiAccess, example_id: int
+    request: Request, access: ApiAccess, example_id: ExampleId
 ) -> dict[str, object]:
     return await delete_answer(request, table_setup(request, access), example_id)
 
 
 @router.post("/api/tables/{table_id}/setup/examples/{example_id}/keep", dependencies=[SameOrigin])
-async def table_keep_die(request: Request, access: ApiAccess, example_id: int) -> dict[str, object]:
+async def table_keep_die(
+    request: Request, access: ApiAccess, example_id: ExampleId
+) -> dict[str, object]:
     return await keep_answer(request, table_setup(request, access), example_id)
 
 
