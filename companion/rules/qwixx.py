@@ -547,18 +547,23 @@ class Qwixx(Game[Options, State]):
         step = state.step
         if step is Step.OVER:
             check_actor(True, _OVER_TURN, move)
-        if not isinstance(move, Roll) and 0 <= move.player < state.players:
+        seated = not isinstance(move, Roll) and 0 <= move.player < state.players
+        if seated and isinstance(move, Cross):
+            # in the order a player thinks (module docstring): a box that can never be
+            # crossed says why first (the row, its order, the lock), then whose turn it
+            # is, then the dice
+            index = _check_box(state, move)
+            refusal = _row_refusal(state.sheets[move.player].rows()[index], index, move.number)
+            if refusal is not None:
+                raise refusal
+        if seated:
             _check_step_actor(state, move.player)
         check_actor(False, self.turn(state), move)
         if isinstance(move, (Roll, Pass)):
             return
         if not isinstance(move, Cross):
             raise illegal("unknown_move", f"Qwixx has no {type(move).__name__} move")
-        # in the order a player thinks (module docstring): the row, its order, the dice
-        index = _check_box(state, move)
-        refusal = _row_refusal(state.sheets[move.player].rows()[index], index, move.number)
-        if refusal is not None:
-            raise refusal
+        _check_box(state, move)
         _check_sum(state, move)
 
     def apply(self, state: State, move: Move) -> State:

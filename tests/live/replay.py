@@ -66,6 +66,10 @@ class ClipReader:
     def __init__(self) -> None:
         self.throw: Throw | None = None
         self.hide: set[str] = set()
+        # the confidence of each colour's die (default 0.99), and the threshold a
+        # calibrated classifier would ship (None: uncalibrated; companion.web.camera_decision)
+        self.confidence: dict[str, float] = {}
+        self.auto_apply_threshold: float | None = None
 
     def read(self, image: object, frame_index: int = 0) -> FrameReading:
         shape = getattr(image, "shape", (480, 640))
@@ -77,7 +81,7 @@ class ClipReader:
             DieReading(
                 DieBox(d.cx, d.cy, d.side, d.side, d.angle),
                 d.value,
-                0.99,
+                self.confidence.get(d.colour, 0.99),
                 d.colour,
                 flags=() if d.value else (UNREADABLE,),
             )

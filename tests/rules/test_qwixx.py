@@ -424,6 +424,18 @@ def test_refusals(state: State, move: Move, reason: Reason, rule: str, message: 
         GAME.check(state, Pass(move.player))
 
 
+def test_a_struck_through_box_is_named_before_whose_turn_it_is() -> None:
+    """Ann is done with the white sum and taps a box left of her last cross: that box can
+    never be crossed, which she hears first (not that Bob is still on the white sum)."""
+    state = position(Sheet(red=(6,)), Sheet(), step=Step.WHITE_SUM, dice=roll(4, 5), waiting=(1,))
+    rejection = refusal(state, Cross(0, "red", 4))
+    assert (rejection.rule, rejection.message) == (
+        "left_to_right",
+        "red 4 is left of your last red cross",
+    )
+    assert refusal(state, Cross(0, "red", 9)).rule == "white_sum_first"
+
+
 # -- crossing: left to right with skipping ------------------------------------------------
 
 

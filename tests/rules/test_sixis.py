@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from companion.rules.base import DiceSpec, Die, Move, Reason, Rejection, Roll
 from companion.rules.session import RecordError, replay_record
 from companion.rules.sixis import (
-    Starter,
     CARD_IDS,
     CARDS,
     GAME,
@@ -35,6 +34,7 @@ from companion.rules.sixis import (
     RollAll,
     RoundResult,
     SaveDice,
+    Starter,
     State,
     Step,
     TakeCard,

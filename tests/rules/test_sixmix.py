@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 from companion.rules.base import Die, Move, Reason, Rejection, Roll, Score
 from companion.rules.session import RecordError, replay_record
 from companion.rules.sixmix import (
-    Starter,
     DEFAULT_COLOURS,
     FREE,
     GAME,
     Options,
     Place,
     RoundResult,
+    Starter,
     State,
     die_at,
     digits_of,
