@@ -82,12 +82,17 @@ def test_the_next_roll_passes_for_those_who_have_not_acted(
     # the host turns the option off: Ann (next to roll) is offered no roll while Bob's
     # white sum is open
     board = host.new_page()
-    board.goto(f"{server.base_url}/t/{table['table_id']}")
-    board.click("details.host-tools summary")
+
+    def host_tools() -> None:
+        # the join panel folded away once both seats were taken; the host opens it
+        board.goto(f"{server.base_url}/t/{table['table_id']}")
+        board.click("#join-panel > summary > span:first-child")
+        board.click("details.host-tools summary")
+
+    host_tools()
     board.uncheck("[data-host-auto-pass]")
     ann.wait_for_function("!document.querySelector('.roll-entry')")
-    board.reload()
-    board.click("details.host-tools summary")
+    host_tools()
     assert not board.is_checked("[data-host-auto-pass]")  # stored
     for context in (ann.context, bob.context, host):
         context.close()
