@@ -349,9 +349,10 @@ def test_corrupt_frames_are_counted_and_skipped(live: Any, clip_folder: Path) ->
     assert len(rolls_in_log(live, table_id)) == 1
 
 
-def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["auto", "sure"])
+def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path, mode: str) -> None:
     """`companion serve --images DIR` with the shipped ONNX models: a rendered Qwixx throw
-    becomes the table's roll."""
+    becomes the table's roll; in mode "sure" too (the calibrated models are sure of it)."""
     folder = tmp_path / "camera"
     folder.mkdir()
     server = ServerProcess(tmp_path / "data", free_port(), ["--images", str(folder)])
@@ -359,6 +360,7 @@ def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path) -> None:
     try:
         client = host_client(server)
         table_id = new_table(client, "qwixx")
+        assert client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": mode}).is_success
         throw = render_throw(QWIXX, seed=901, side=56)
         write_throw(folder, throw)
         wait_until(lambda: not camera(client, table_id)["starting"], 30, "the models to load")
@@ -378,6 +380,8 @@ def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path) -> None:
         )
         dice = state()["state"]["state"]["dice"]
         assert sorted((d["colour"], d["value"]) for d in dice) == sorted(throw.rest)
+        threshold = camera(client, table_id)["sure_threshold"]
+        assert threshold is not None and 0 < threshold < 1  # the shipped classifier's
     finally:
         server.stop()
 
