@@ -213,12 +213,15 @@ def _hand_mask(h: int, w: int, cx: float, cy: float, scale: float, tilt: float) 
 def _rest_layout(
     rng: np.random.Generator, colours: Sequence[str], w: int, h: int, side: float
 ) -> list[tuple[float, float, float]]:
-    """Centres and angles of dice at rest in the middle of the table, not touching."""
+    """Centres and angles of dice at rest in the middle of the table, not touching; more
+    than six dice (Sixmix's twelve with two players) spread over most of the table, where
+    they fit without touching."""
+    x0, x1, y0, y1 = (0.22, 0.78, 0.22, 0.72) if len(colours) <= 6 else (0.1, 0.9, 0.12, 0.8)
     placed: list[tuple[float, float, float]] = []
     for _ in colours:
         for _attempt in range(200):
-            cx = rng.uniform(0.22 * w, 0.78 * w)
-            cy = rng.uniform(0.22 * h, 0.72 * h)
+            cx = rng.uniform(x0 * w, x1 * w)
+            cy = rng.uniform(y0 * h, y1 * h)
             if all(math.hypot(cx - x, cy - y) > side * 1.9 for x, y, _a in placed):
                 break
         placed.append((cx, cy, rng.uniform(0, 90)))

@@ -125,6 +125,7 @@
   function showAsk(pending, viewer) {
     const mayAct = viewer.host || viewer.may_confirm;
     if (!pending || !mayAct) { ask.hidden = true; ask.dataset.key = ""; pickingDie = null; return; }
+    if (ask.dataset.reading !== pending.id) { ask.dataset.reading = pending.id; pickingDie = null; }
     const key = `${pending.id}:${pending.dice.length}:${pending.kind}:${JSON.stringify(pending.unsure)}:${pickingDie}`;
     keepAskInBanner();
     ask.hidden = false;
