@@ -1,5 +1,14 @@
-"""The demo clip: a Qwixx set thrown on a table, rendered with our own renderer
-(companion.synth), so `companion serve` shows live dice when no camera is attached.
+"""The demo camera: dice thrown on a table, rendered with our own renderer (companion.synth),
+so `companion serve` shows live dice when no camera is attached.
+
+- `DemoThrows` is the demo camera `companion serve` opens: an empty table until the game
+  attached to the camera asks for dice, then one throw of exactly those dice (the colours
+  of the roll the game expects, the kept dice lying still), rendered on the fly. The
+  server says what to throw through a `DemoDirector` (it knows the game; this module
+  does not): so the demo never throws dice a game does not use, throws once per roll the
+  game asks for (never while players still cross, never as Sixto's re-roll before the
+  player chose), and says so when it has nothing to throw. Dice of a colour the renderer
+  cannot draw: the demo has no clip for that game and says so.
 
 - `render_throws(...)` draws the clip frame by frame with its ground truth: per throw the
   dice tumble in (moving, spinning, motion-blurred, a random face each frame), come to rest,
@@ -7,7 +16,8 @@
   a moment. scripts/make_demo_clip.py writes it to companion/live/data/demo_qwixx/ as JPEG
   frames (fixed seed; a folder of JPEGs is about four times smaller than OpenCV's own
   Motion-JPEG writer makes the same frames); tests use it directly.
-- `open_demo_source()` opens the bundled clip as a source that loops for ever;
+- `open_demo_source()` opens the bundled Qwixx clip as a source that loops for ever (tests,
+  benchmarks);
   `find_camera_or_demo(index)` tries the webcam briefly and falls back to the demo.
 
 Each die is a sprite cut from a one-die scene of `render_scene` (the same seed rendered with
@@ -19,15 +29,18 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from companion.rules.base import describe_colours
 from companion.rules.qwixx import DICE_COLOURS as QWIXX_DICE
-from companion.synth import DieSpec, render_scene
+from companion.synth import BODY_BGR, DieSpec, render_scene
 from companion.vision.sources import CameraSource, FolderSource, FrameSource, VideoSource
 from companion.vision.types import Frame
 
@@ -200,16 +213,56 @@ def _hand_mask(h: int, w: int, cx: float, cy: float, scale: float, tilt: float) 
 def _rest_layout(
     rng: np.random.Generator, colours: Sequence[str], w: int, h: int, side: float
 ) -> list[tuple[float, float, float]]:
-    """Centres and angles of dice at rest in the middle of the table, not touching."""
+    """Centres and angles of dice at rest in the middle of the table, not touching; more
+    than six dice (Sixmix's twelve with two players) spread over most of the table, where
+    they fit without touching."""
+    x0, x1, y0, y1 = (0.22, 0.78, 0.22, 0.72) if len(colours) <= 6 else (0.1, 0.9, 0.12, 0.8)
     placed: list[tuple[float, float, float]] = []
     for _ in colours:
         for _attempt in range(200):
-            cx = rng.uniform(0.22 * w, 0.78 * w)
-            cy = rng.uniform(0.22 * h, 0.72 * h)
+            cx = rng.uniform(x0 * w, x1 * w)
+            cy = rng.uniform(y0 * h, y1 * h)
             if all(math.hypot(cx - x, cy - y) > side * 1.9 for x, y, _a in placed):
                 break
         placed.append((cx, cy, rng.uniform(0, 90)))
     return placed
+
+
+@dataclass(frozen=True, slots=True)
+class _DemoTable:
+    """The table a demo is thrown on: the background (soft, even light from one side so
+    the table is not flat), the dice sprites and the sensor noise."""
+
+    table: np.ndarray  # float32 BGR
+    book: _SpriteBook
+    noise: _Noise
+    side: float
+
+
+def _demo_table(
+    rng: np.random.Generator,
+    seed: int,
+    width: int,
+    height: int,
+    side: float,
+    surface: str,
+    noise_sd: float,
+) -> _DemoTable:
+    book = _SpriteBook(seed, side, surface)
+    table, _ = render_scene(
+        np.random.default_rng(seed),
+        width,
+        height,
+        dice=[],
+        surface=surface,
+        light="default",
+        clutter=0.0,
+        camera_tilt=0.0,
+    )
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    gain = 1.04 - 0.12 * (xx / width) - 0.06 * (yy / height)
+    table_f = table.astype(np.float32) * gain[..., None]
+    return _DemoTable(table_f, book, _Noise(rng, table_f.shape, noise_sd), side)
 
 
 def render_throws(
@@ -225,37 +278,57 @@ def render_throws(
     """The demo clip frame by frame (see the module docstring); the same seed gives the
     same frames."""
     rng = np.random.default_rng(seed)
-    book = _SpriteBook(seed, side, surface)
-    table, _ = render_scene(
-        np.random.default_rng(seed),
-        width,
-        height,
-        dice=[],
-        surface=surface,
-        light="default",
-        clutter=0.0,
-        camera_tilt=0.0,
-    )
-    # soft, even light from one side so the table is not flat
-    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
-    gain = 1.04 - 0.12 * (xx / width) - 0.06 * (yy / height)
-    table_f = table.astype(np.float32) * gain[..., None]
-    noise = _Noise(rng, table_f.shape, noise_sd)
+    demo = _demo_table(rng, seed, width, height, side, surface, noise_sd)
     for throw in range(throws):
-        path = _throw_path(rng, colours, width, height, side)
-        yield from _tumble(rng, table_f, book, path, colours, throw, noise)
-        still = table_f.copy()
-        dice = []
-        for k, colour in enumerate(colours):
-            cx, cy, angle = path.rest[k]
-            sprite = book.get(colour, path.values[k])
-            _paste(still, sprite, cx, cy, angle - sprite.angle, None)
-            dice.append(TruthDie(colour, path.values[k], cx, cy, side, angle % 90))
-        for _ in range(REST_FRAMES):
-            yield ClipFrame(noise.finish(rng, still), "rest", throw, tuple(dice))
-        yield from _pick_up(rng, table_f, book, dice, throw, noise, side)
-        for _ in range(EMPTY_FRAMES):
-            yield ClipFrame(noise.finish(rng, table_f), "empty", throw, ())
+        yield from _one_throw(rng, demo, colours, throw)
+
+
+def _one_throw(
+    rng: np.random.Generator,
+    demo: _DemoTable,
+    colours: Sequence[str],
+    throw: int,
+    kept: Sequence[tuple[str, int]] = (),
+) -> Iterator[ClipFrame]:
+    """One throw of dice of `colours` (random values): they tumble in, rest, and a hand
+    picks them up; `kept` dice (colour, value) lie still on the table from the start
+    (Sixis' saved dice) and are picked up with the others."""
+    height, width = demo.table.shape[:2]
+    side, book, noise = demo.side, demo.book, demo.noise
+    path = _throw_path(rng, colours, width, height, side)
+    base, lying = _with_kept(demo, kept)
+    yield from _tumble(rng, base, book, path, colours, throw, noise, lying)
+    still = base.copy()
+    dice = []
+    for k, colour in enumerate(colours):
+        cx, cy, angle = path.rest[k]
+        sprite = book.get(colour, path.values[k])
+        _paste(still, sprite, cx, cy, angle - sprite.angle, None)
+        dice.append(TruthDie(colour, path.values[k], cx, cy, side, angle % 90))
+    dice.extend(lying)
+    for _ in range(REST_FRAMES):
+        yield ClipFrame(noise.finish(rng, still), "rest", throw, tuple(dice))
+    yield from _pick_up(rng, demo.table, book, dice, throw, noise, side)
+    for _ in range(EMPTY_FRAMES):
+        yield ClipFrame(noise.finish(rng, demo.table), "empty", throw, ())
+
+
+def _with_kept(
+    demo: _DemoTable, kept: Sequence[tuple[str, int]]
+) -> tuple[np.ndarray, list[TruthDie]]:
+    """The table with the kept dice lying in a line near the bottom edge, below where the
+    thrown dice come to rest (`_rest_layout`), and those dice."""
+    if not kept:
+        return demo.table, []
+    height, width = demo.table.shape[:2]
+    base = demo.table.copy()
+    lying = []
+    for k, (colour, value) in enumerate(kept):
+        cx, cy = width * (k + 1) / (len(kept) + 1), height * 0.87
+        sprite = demo.book.get(colour, value)
+        _paste(base, sprite, cx, cy, -sprite.angle, None)
+        lying.append(TruthDie(colour, value, cx, cy, demo.side, 0.0))
+    return base, lying
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,13 +371,15 @@ def _tumble(
     colours: Sequence[str],
     throw: int,
     noise: _Noise,
+    lying: Sequence[TruthDie] = (),
 ) -> Iterator[ClipFrame]:
     """The frames in which the dice roll in along `path`, a random face each frame,
-    motion-blurred, until each stops at its rest place and value."""
+    motion-blurred, until each stops at its rest place and value (`lying`: dice already
+    on the table, drawn into `table_f`)."""
     side = path.side
     for t in range(TUMBLE_FRAMES):
         canvas = table_f.copy()
-        truth = []
+        truth = list(lying)
         for k, colour in enumerate(colours):
             cx, cy, angle = path.rest[k]
             stop = path.stops[k]
@@ -380,6 +455,108 @@ class _Noise:
 
 
 # ----------------------------------------------------------------------------------------
+# The demo camera
+
+
+@dataclass(frozen=True, slots=True)
+class DemoThrow:
+    """A throw the game expects: the dice of the roll (`colours`), the `kept` dice lying on
+    the table with their values, and `key`, what it answers (the table and its state), so
+    each is thrown once."""
+
+    key: str
+    colours: tuple[str, ...]
+    kept: tuple[tuple[str, int], ...] = ()
+
+
+def can_draw(colours: Sequence[str]) -> bool:
+    """Whether the renderer draws dice of every one of these colours."""
+    return all(colour in BODY_BGR for colour in colours)
+
+
+@dataclass
+class DemoDirector:
+    """Between the server (which knows the game) and the demo camera (which draws): the
+    server says which throw the game expects now, or none and why (`expect`); the camera
+    takes each throw once (`take`) and says what it does (`line`). The same key is thrown
+    again after `again_s` seconds without a change (the roll was refused or held: throw
+    again, as a player would). One lock; any thread."""
+
+    again_s: float = 12.0
+    _wanted: DemoThrow | None = None
+    _why: str = "the demo camera waits for a game"
+    _thrown: str | None = None
+    _thrown_at: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def expect(self, throw: DemoThrow | None, why: str = "") -> None:
+        with self._lock:
+            self._wanted, self._why = throw, why
+
+    def take(self, now: float | None = None) -> DemoThrow | None:
+        """The throw to show now, once per key (again after `again_s`), or None."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            wanted = self._wanted
+            if wanted is None:
+                return None
+            if wanted.key == self._thrown and now - self._thrown_at < self.again_s:
+                return None
+            self._thrown, self._thrown_at = wanted.key, now
+            return wanted
+
+    def line(self) -> str:
+        """What the demo camera does now, for the status line."""
+        with self._lock:
+            if self._wanted is None:
+                return f"demo camera: {self._why}" if self._why else "demo camera: waiting"
+            return f"demo camera: throwing {describe_colours(self._wanted.colours)}"
+
+
+class DemoThrows(FrameSource):
+    """The demo camera (module docstring): frames of an empty table, and of each throw the
+    director asks for, rendered on the fly; never ends. Paced by the worker (DEMO_FPS)."""
+
+    def __init__(
+        self,
+        director: DemoDirector,
+        seed: int = DEMO_SEED,
+        width: int = 640,
+        height: int = 480,
+        side: float = 44.0,
+        surface: str = "cardboard",
+    ) -> None:
+        super().__init__()
+        self.director = director
+        self.seed = seed
+        self.size = (width, height)
+        self.side = side
+        self.surface = surface
+
+    def describe(self) -> str:
+        return "demo camera (dice rendered for the attached game)"
+
+    def __iter__(self) -> Iterator[Frame]:
+        rng = np.random.default_rng(self.seed)
+        width, height = self.size
+        demo = _demo_table(rng, self.seed, width, height, self.side, self.surface, 1.5)
+        index, throws = 0, 0
+        while True:
+            wanted = self.director.take()
+            if wanted is None:
+                frames: Iterator[ClipFrame] = iter(
+                    [ClipFrame(demo.noise.finish(rng, demo.table), "empty", throws, ())]
+                )
+            else:
+                frames = _one_throw(rng, demo, wanted.colours, throws, wanted.kept)
+                throws += 1
+            for clip_frame in frames:
+                self.status.frames += 1
+                yield Frame(clip_frame.image, index, index / DEMO_FPS, "demo")
+                index += 1
+
+
+# ----------------------------------------------------------------------------------------
 # Sources
 
 
@@ -451,10 +628,12 @@ def plan_source(
     video: str | Path | None = None,
     images: str | Path | None = None,
     images_fps: float = DEMO_FPS,
+    director: DemoDirector | None = None,
 ) -> SourcePlan:
     """The plan for `companion serve`'s source options: a webcam by index, a video file
     (at its own frame rate, once), a folder of images (at `images_fps`, once), or with none
-    given the webcam 0 when one answers, else the demo clip in a loop."""
+    given the webcam 0 when one answers, else the demo: the demo camera throwing what
+    `director` says (the server's), or without one the bundled clip in a loop."""
     if camera is not None:
         index = camera
         return SourcePlan(f"camera {index}", lambda: CameraSource(index), None, True, live=True)
@@ -466,6 +645,9 @@ def plan_source(
         return SourcePlan(f"folder {folder}", lambda: FolderSource(folder), images_fps, False)
     if camera_is_available(0):
         return SourcePlan("camera 0", lambda: CameraSource(0), None, True, live=True)
+    if director is not None:
+        demo = director
+        return SourcePlan("demo camera", lambda: DemoThrows(demo), DEMO_FPS, True)
     return SourcePlan("demo clip", open_demo_source, DEMO_FPS, False)
 
 

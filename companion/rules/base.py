@@ -128,11 +128,24 @@ def describe_colours(colours: Sequence[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Throw:
-    """What a new throw of the dice means now: the `moves` it implies, made first and in
-    order (Sixto: the active player's re-roll), then a roll that must match `dice`."""
+    """What a new throw of the dice means now: the moves it implies, made first and in
+    order, then a roll that must match `dice`, thrown by seat `roller`.
+
+    - `closes`: the moves of those who have not acted in a step the throw closes, as a
+      paper table reads it: whoever has not crossed when the next roll comes has passed
+      (Qwixx's white sum and colour step, Sixto's crossing). Made only where the table
+      plays with automatic passes (`Turn.on_throw`).
+    - `moves`: what the throw itself is (Sixto's keep/re-roll step: the re-roll)."""
 
     dice: DiceSpec
     moves: tuple[Move, ...] = ()
+    closes: tuple[Move, ...] = ()
+    roller: int | None = None
+
+    @property
+    def implied(self) -> tuple[Move, ...]:
+        """Every move the throw implies, in the order they are made: `closes`, `moves`."""
+        return (*self.closes, *self.moves)
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +166,8 @@ class Turn:
       others hear the rule that stops them (the step goes on: `moves_in_step`). A screen
       may say so; nothing is resent after a lost connection.
     - `throw`: what a throw of the dice means when the state expects no roll yet, e.g.
-      Sixto's keep/re-roll step, where a new throw is the active player re-rolling. Ask
+      Sixto's keep/re-roll step, where a new throw is the active player re-rolling, or a
+      step the next roll closes for those who have not acted (`Throw.closes`). Ask
       `on_throw()`, which also covers the plain roll."""
 
     step: str
@@ -165,13 +179,15 @@ class Turn:
     race: bool = False
     throw: Throw | None = None
 
-    def on_throw(self) -> Throw | None:
+    def on_throw(self, close_step: bool = True) -> Throw | None:
         """What a new throw of the dice means now: the game's declared `throw`, else a roll
-        of `dice` when one is expected, else None (the game expects no dice now)."""
-        if self.throw is not None:
+        of `dice` when one is expected, else None (the game expects no dice now). Without
+        `close_step` (a table that does not play automatic passes) a throw that would close
+        a step for those who have not acted means nothing: they pass by hand first."""
+        if self.throw is not None and (close_step or not self.throw.closes):
             return self.throw
         if self.chance and self.dice is not None:
-            return Throw(self.dice)
+            return Throw(self.dice, roller=self.active)
         return None
 
 
@@ -373,7 +389,8 @@ class Game(ABC, Generic[OptionsT, StateT]):
 
 def seat_name(seat: int) -> str:
     """How the rules call a seat in a sentence: 'player 3' for seat 2 (the rules know no
-    names; the web layer puts the seat's name in place of 'player N')."""
+    names; the web layer puts the seat's name in place of 'player N'). A refusal speaks to
+    the player who made the move as "you" and names only the others so."""
     return f"player {seat + 1}"
 
 
@@ -443,7 +460,5 @@ def check_actor(game_over: bool, turn: Turn, move: Move) -> None:
             )
         waiting = describe_seats(turn.players)
         raise Rejection(
-            Reason.NOT_YOUR_TURN,
-            "not_your_turn",
-            f"{seat_name(move.player)} may not act now; waiting for {waiting}",
+            Reason.NOT_YOUR_TURN, "not_your_turn", f"you may not act now; waiting for {waiting}"
         )

@@ -31,6 +31,15 @@ House decisions where the rulebook is silent (or where the product needs a fixed
   it counts as one more cross when scoring (NOTES: no "bonus point", and the last number itself
   is not among the 5 crosses it needs).
 - Ties share the win (rulebook); there is no tie-break.
+- The next roll closes the turn, as at a paper table: whoever has not crossed the white sum
+  when the next roll comes has passed, and so has the active player who has not used a
+  coloured die (with the penalty the rulebook gives for a turn without a cross). The Turn
+  declares those passes (`Throw.closes`); a table may play without them. A throw declares
+  none when those passes would end the game (a second lock closing, a fourth penalty):
+  ending the game is the players' call, not a throw's.
+- A refusal names the rule a player breaks first, in the order a player thinks: the row is
+  closed, the box lies left of your last cross (or is crossed), the lock needs five
+  crosses, the dice do not show the number.
 """
 
 from __future__ import annotations
@@ -51,8 +60,10 @@ from companion.rules.base import (
     Rejection,
     Roll,
     Score,
+    Throw,
     Turn,
     check_actor,
+    describe_seats,
     die_value,
     illegal,
     replaced,
@@ -240,7 +251,8 @@ def _row_refusal(row: tuple[int, ...], index: int, number: int) -> Rejection | N
     if position == LAST_POSITION and len(row) < LOCK_NEEDS:
         return illegal(
             "lock_needs_five",
-            f"{colour} {number} needs at least {LOCK_NEEDS} crosses in {colour} first",
+            f"{colour} {number} locks the row: it needs {LOCK_NEEDS} crosses in {colour} "
+            f"first (you have {len(row)})",
         )
     return None
 
@@ -279,15 +291,46 @@ def _roll_turn(active: int, locked: tuple[str, ...]) -> Turn:
 
 
 @cache
-def _white_turn(active: int, waiting: tuple[int, ...], players: int) -> Turn:
+def _white_turn(active: int, waiting: tuple[int, ...], players: int, throw: Throw | None) -> Turn:
     # everyone acts once in any order: the taps of those who acted belong to this step
     acted = players - len(waiting)
-    return Turn(step=Step.WHITE_SUM.value, active=active, players=waiting, moves_in_step=acted)
+    return Turn(
+        step=Step.WHITE_SUM.value, active=active, players=waiting, moves_in_step=acted,
+        throw=throw,
+    )  # fmt: skip
 
 
 @cache
-def _colour_turn(active: int) -> Turn:
-    return Turn(step=Step.COLOUR.value, active=active, players=(active,))
+def _colour_turn(active: int, throw: Throw | None) -> Turn:
+    return Turn(step=Step.COLOUR.value, active=active, players=(active,), throw=throw)
+
+
+@cache
+def _closing_throw(
+    players: int,
+    active: int,
+    waiting: tuple[int, ...],
+    locked: tuple[str, ...],
+    last_penalty: bool,
+) -> Throw | None:
+    """What the next roll means while the turn is open (module docstring): the waiting
+    players pass on the white sum, then the active player passes the colour step, then the
+    next player rolls the dice still in the game. `locked` includes the rows the white sum
+    is locking; `last_penalty`: that pass would mark the active player's fourth penalty.
+    None when the passes would end the game."""
+    if len(locked) >= LOCKS_TO_END or last_penalty:
+        return None
+    closes = (*(_PASSES[seat] for seat in waiting), _PASSES[active])
+    colours = tuple(c for c in DICE_COLOURS if c not in locked)
+    return Throw(DiceSpec(colours=colours), closes=closes, roller=(active + 1) % players)
+
+
+def _turn_throw(state: State) -> Throw | None:
+    """`_closing_throw` for the white-sum or colour step of `state`."""
+    locked = (*state.locked, *state.locking)
+    penalties = state.sheets[state.active].penalties
+    last_penalty = not state.active_crossed and penalties + 1 >= MAX_PENALTIES
+    return _closing_throw(state.players, state.active, state.waiting, locked, last_penalty)
 
 
 def _white_sum_moves(state: State, player: int) -> list[Move]:
@@ -333,18 +376,27 @@ def _colour_moves(state: State, player: int) -> list[Move]:
 
 
 def _check_step_actor(state: State, player: int) -> None:
-    """The step's own who-may-act refusals, more precise than `check_actor`'s."""
+    """The step's own who-may-act refusals, more precise than `check_actor`'s, spoken to
+    the player (the others named as "player N")."""
     if state.step is Step.COLOUR and player != state.active:
         raise Rejection(
             Reason.NOT_YOUR_TURN,
             "active_player_only",
-            "only the active player may use a coloured die",
+            f"only {seat_name(state.active)}, whose turn it is, may use a coloured die now",
         )
     if state.step is Step.WHITE_SUM and player not in state.waiting:
+        if player == state.active:
+            # the active player who is done with the white sum wants a coloured die
+            raise Rejection(
+                Reason.NOT_YOUR_TURN,
+                "white_sum_first",
+                "the coloured dice are yours once everyone has crossed or passed on the "
+                f"white sum; waiting for {describe_seats(state.waiting)}",
+            )
         raise Rejection(
             Reason.NOT_YOUR_TURN,
             "already_acted",
-            f"{seat_name(player)} has already crossed or passed on this white sum",
+            "you have already crossed or passed on this white sum",
         )
 
 
@@ -359,8 +411,16 @@ def _check_box(state: State, move: Cross) -> int:
     if isinstance(number, bool) or not isinstance(number, int) or not 2 <= number <= 12:
         raise illegal("no_such_number", f"{colour} has no box {number!r}; it runs 2 to 12")
     if colour in state.locked:
-        raise illegal("row_locked", f"{colour} is locked")
+        raise illegal("row_locked", f"{colour} is locked: nobody crosses in it any more")
     return index
+
+
+def _colour_sums(state: State, colour: str) -> list[int]:
+    """The numbers a white die and the die of `colour` make (none when it is not rolled)."""
+    value = die_value(state.dice, colour)
+    if value is None:
+        return []
+    return sorted({white + value for white in _white_values(state.dice)})
 
 
 def _check_sum(state: State, move: Cross) -> None:
@@ -368,12 +428,13 @@ def _check_sum(state: State, move: Cross) -> None:
     colour, number = move.colour, move.number
     if state.step is Step.WHITE_SUM:
         white_sum = sum(_white_values(state.dice))
-        if number != white_sum:
-            raise illegal("white_sum", f"the white dice show {white_sum}, not {number}")
-        return
-    value = die_value(state.dice, colour)
-    assert value is not None  # an open colour is always rolled
-    sums = sorted({white + value for white in _white_values(state.dice)})
+        if number == white_sum:
+            return
+        early = move.player == state.active and number in _colour_sums(state, colour)
+        after = "; a white and a coloured die come after the white sum" if early else ""
+        raise illegal("white_sum", f"the white dice show {white_sum}, not {number}{after}")
+    sums = _colour_sums(state, colour)
+    assert sums  # an open colour is always rolled
     if number not in sums:
         options = " or ".join(str(s) for s in sums)
         raise illegal(
@@ -466,9 +527,9 @@ class Qwixx(Game[Options, State]):
     def turn(self, state: State) -> Turn:
         step = state.step
         if step is Step.WHITE_SUM:
-            return _white_turn(state.active, state.waiting, state.players)
+            return _white_turn(state.active, state.waiting, state.players, _turn_throw(state))
         if step is Step.COLOUR:
-            return _colour_turn(state.active)
+            return _colour_turn(state.active, _turn_throw(state))
         if step is Step.ROLL:
             return _roll_turn(state.active, state.locked)
         return _OVER_TURN
@@ -486,18 +547,24 @@ class Qwixx(Game[Options, State]):
         step = state.step
         if step is Step.OVER:
             check_actor(True, _OVER_TURN, move)
-        if not isinstance(move, Roll) and 0 <= move.player < state.players:
+        seated = not isinstance(move, Roll) and 0 <= move.player < state.players
+        if seated and isinstance(move, Cross):
+            # in the order a player thinks (module docstring): a box that can never be
+            # crossed says why first (the row, its order, the lock), then whose turn it
+            # is, then the dice
+            index = _check_box(state, move)
+            refusal = _row_refusal(state.sheets[move.player].rows()[index], index, move.number)
+            if refusal is not None:
+                raise refusal
+        if seated:
             _check_step_actor(state, move.player)
         check_actor(False, self.turn(state), move)
         if isinstance(move, (Roll, Pass)):
             return
         if not isinstance(move, Cross):
             raise illegal("unknown_move", f"Qwixx has no {type(move).__name__} move")
-        index = _check_box(state, move)
+        _check_box(state, move)
         _check_sum(state, move)
-        refusal = _row_refusal(state.sheets[move.player].rows()[index], index, move.number)
-        if refusal is not None:
-            raise refusal
 
     def apply(self, state: State, move: Move) -> State:
         if isinstance(move, Roll):

@@ -38,14 +38,17 @@ from companion.rules.registry import find_game
 
 HOST = "host"
 CAMERA = "camera"
+# the table itself: a move a throw implied for a player who had not acted when the next roll
+# came (`Throw.closes`: an automatic pass); only the host takes one back
+AUTO = "auto"
 
 EntryT = TypeVar("EntryT")
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """An accepted move and who made it: a seat number (as str, e.g. "0"), "host" or
-    "camera"."""
+    """An accepted move and who made it: a seat number (as str, e.g. "0"), "host",
+    "camera" or "auto" (an automatic pass)."""
 
     move: Move
     by: str
@@ -158,7 +161,7 @@ class Session:
             raise stale_view()
         if by is None:
             by = CAMERA if isinstance(move, Roll) else str(move.player)
-        if not isinstance(move, Roll) and by not in (str(move.player), HOST):
+        if not isinstance(move, Roll) and by not in (str(move.player), HOST, AUTO):
             raise Rejection(
                 Reason.NOT_ALLOWED, "own_sheet_only", "you may only mark your own sheet"
             )

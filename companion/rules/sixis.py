@@ -54,7 +54,10 @@ House decisions where the rulebook is silent or unclear (each is tested):
   creation; `layouts` overrides the deal round by round so a physical deal can be entered.
   Slot order: arm by arm, each arm from the Sixis card outwards.
 - Start player: `first_player` (the table rolls for it, the companion takes the result); in
-  later rounds the start passes clockwise: round r starts with seat first_player + r - 1.
+  later rounds the start passes clockwise: round r starts with seat first_player + r - 1,
+  unless the table chooses another opener before the round's first roll (the rulebook
+  leaves later rounds open): that opener or the host hands it on (`Starter`, a move the
+  record holds).
 - Advanced start: the start phase of every round. After the start player is known, the
   second, third and fourth seats (clockwise from the start player) each roll six dice and
   save up to 2, 3 and 4 of them (the start player's roll has no use and is not recorded).
@@ -426,6 +429,15 @@ class Decline(Move):
 
 
 @dataclass(frozen=True, slots=True)
+class Starter(Move):
+    """`seat` opens this round instead of `player` (the opener the companion picked): a
+    later round, before its first roll, by that opener or the host."""
+
+    kind: ClassVar[str] = "starter"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
 class SaveDice(Move):
     """Set these dice values aside for the next turn (any number, none included); also the
     advanced start's save. Values are kept sorted: dice of one colour are alike."""
@@ -500,6 +512,8 @@ class State:
     turn_action: str = ""
     turn_card: str = ""
     history: tuple[RoundResult, ...] = ()
+    # a later round that has had no roll yet: its opener may hand the opening on (`Starter`)
+    opener_open: bool = False
 
 
 # -- the game -------------------------------------------------------------------------------
@@ -642,7 +656,7 @@ class Sixis(Game[Options, State]):
     players = PlayerCount(2, 4)
     options_type = Options
     state_type = State
-    move_types = (KeepSaved, RollAll, EndRound, TakeCard, FlipCard, Decline, SaveDice)
+    move_types = (KeepSaved, RollAll, EndRound, TakeCard, FlipCard, Decline, SaveDice, Starter)
 
     # -- setup --------------------------------------------------------------------------
     def options_for(self, players: int) -> Options:
@@ -681,14 +695,17 @@ class Sixis(Game[Options, State]):
         count = TABLE_LAYOUTS[options.players].card_count
         return deal_layout(options.deal_seed, round_no, count)
 
-    def _begin_round(self, state: State, round_no: int) -> State:
+    def _begin_round(self, state: State, round_no: int, starter: int | None = None) -> State:
+        """Deal round `round_no` and give the first turn to `starter` (None: clockwise from
+        the first player, see the module docstring)."""
         o = state.options
-        starter = (o.first_player + round_no - 1) % o.players
+        if starter is None:
+            starter = (o.first_player + round_no - 1) % o.players
         cards = self.layout_of_round(o, round_no)
         state = replace(
             state, round=round_no, starter=starter, cards=cards, red=(False,) * len(cards),
             taken_by=(NOT_TAKEN,) * len(cards), saved=((),) * o.players, dice=(),
-            turn_action="", turn_card="",
+            turn_action="", turn_card="", opener_open=round_no > 1,
         )  # fmt: skip
         if o.advanced_start:
             return replace(state, step=Step.START_ROLL, active=(starter + 1) % o.players)
@@ -741,16 +758,24 @@ class Sixis(Game[Options, State]):
         if state.step is Step.OVER:
             return Turn(step=Step.OVER.value, active=None)
         colour = seat_colours(state.options)[state.active]
+        # before a later round's first roll its opener may hand the opening on
+        opener = (state.starter,) if state.opener_open else ()
         if state.step is Step.START_ROLL:
             spec = DiceSpec(colours=(colour,) * DICE_PER_PLAYER)
-            return Turn(step=state.step.value, active=state.active, chance=True, dice=spec)
+            return Turn(
+                step=state.step.value, active=state.active, players=opener, chance=True,
+                dice=spec,
+            )  # fmt: skip
         if state.step is Step.ROLL:
             kept = state.saved[state.active]
             spec = DiceSpec(
                 colours=(colour,) * (DICE_PER_PLAYER - len(kept)),
                 kept=tuple(Die(colour, value) for value in kept),
             )
-            return Turn(step=state.step.value, active=state.active, chance=True, dice=spec)
+            return Turn(
+                step=state.step.value, active=state.active, players=opener, chance=True,
+                dice=spec,
+            )  # fmt: skip
         return Turn(step=state.step.value, active=state.active, players=(state.active,))
 
     # -- moves --------------------------------------------------------------------------------
@@ -771,6 +796,10 @@ class Sixis(Game[Options, State]):
         return moves
 
     def legal_moves(self, state: State, player: int) -> list[Move]:
+        if state.opener_open and player == state.starter:
+            return [
+                Starter(player, seat) for seat in range(state.options.players) if seat != player
+            ]
         if state.step is Step.OVER or player != state.active:
             return []
         step = state.step
@@ -793,6 +822,11 @@ class Sixis(Game[Options, State]):
         if isinstance(move, Roll):
             return
         step = state.step
+        if step in (Step.ROLL, Step.START_ROLL) and not isinstance(move, Starter):
+            # the opener may act before a round's first roll, but only to hand it on
+            raise Rejection(
+                Reason.NOT_YOUR_TURN, "waiting_for_roll", "the dice have to be rolled first"
+            )
         if isinstance(move, KeepSaved | RollAll):
             self._check_start_choice(state, move)
         elif isinstance(move, EndRound):
@@ -803,6 +837,8 @@ class Sixis(Game[Options, State]):
                 self._check_take(state, move)
             elif isinstance(move, FlipCard):
                 self._check_flip(state, move)
+        elif isinstance(move, Starter):
+            self._check_starter(state, move)
         elif isinstance(move, SaveDice):
             if step is Step.START:
                 raise illegal("roll_first", "roll first: keep your saved dice or roll all six")
@@ -813,6 +849,19 @@ class Sixis(Game[Options, State]):
             self._check_save(state, move)
         else:
             raise illegal("unknown_move", f"{type(move).__name__} is not a Sixis move")
+
+    @staticmethod
+    def _check_starter(state: State, move: Starter) -> None:
+        if not state.opener_open:
+            raise illegal(
+                "opener_chosen_before_first_roll",
+                "who opens a round is chosen before its first roll, from the second round on",
+            )
+        if not 0 <= move.seat < state.options.players or move.seat == move.player:
+            raise illegal(
+                "opener_is_another_seat",
+                f"the opening goes to another seat of this table, not {move.seat + 1}",
+            )
 
     def _check_start_choice(self, state: State, move: KeepSaved | RollAll) -> None:
         if state.step is Step.START_SAVE:
@@ -891,10 +940,10 @@ class Sixis(Game[Options, State]):
             )
         index = state.cards.index(move.card)
         name = side_of(move.card, state.red[index]).name
-        if state.taken_by[index] != NOT_TAKEN:
-            raise illegal(
-                "card_taken", f"{name} was already taken by {seat_name(state.taken_by[index])}"
-            )
+        holder = state.taken_by[index]
+        if holder != NOT_TAKEN:
+            by = "you" if holder == move.player else seat_name(holder)
+            raise illegal("card_taken", f"{name} was already taken by {by}")
         if index not in _REACH[state.options.players][move.player]:
             raise illegal("out_of_reach", f"that card ({name}) is out of your reach")
         return index
@@ -956,9 +1005,12 @@ class Sixis(Game[Options, State]):
             return self._after_card(state, move)
         if isinstance(move, SaveDice):
             return self._after_save(state, move.values)
+        if isinstance(move, Starter):
+            return self._begin_round(state, state.round, move.seat)
         raise TypeError(f"not a Sixis move: {move!r}")
 
     def _after_roll(self, state: State, rolled: tuple[int, ...]) -> State:
+        state = replace(state, opener_open=False)
         if state.step is Step.START_ROLL:
             return replace(state, step=Step.START_SAVE, dice=tuple(sorted(rolled)))
         dice = tuple(sorted(state.saved[state.active] + rolled))

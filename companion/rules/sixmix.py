@@ -36,7 +36,9 @@ House decisions where the rulebook is silent (each is tested):
   companion takes the result as ``Options.first_player``.
 - Tie for the lowest row (the rulebook says the youngest starts; the companion knows no
   ages): the tied owner reached first going clockwise from the seat after the previous
-  round's starter.
+  round's starter starts, and until the round's first roll that starter (or the host) may
+  hand the start to another of the tied owners (`Starter`, a move the record holds), so
+  the table follows the rulebook's youngest.
 - End tie (most points shared): the higher total of the player's rows in the final round
   (one row, or the sum of her two rows with 2 players), then her higher 100,000 digit(s)
   (compared highest first), then a shared win. With one row per player the second key
@@ -77,6 +79,7 @@ from companion.rules.base import (
     check_actor,
     illegal,
 )
+from companion.rules.base import seat_name as base_seat_name
 
 # -- constants ---------------------------------------------------------------------------
 
@@ -130,6 +133,16 @@ class Place(Move):
     space: int
 
 
+@dataclass(frozen=True, slots=True)
+class Starter(Move):
+    """`seat` starts this round instead of `player`, the starter the companion picked: one
+    of the owners tied for the lowest row of the last round (the rulebook: the youngest of
+    them), chosen before the round's first roll by that starter or the host."""
+
+    kind: ClassVar[str] = "starter"
+    seat: int
+
+
 # -- state -------------------------------------------------------------------------------
 
 
@@ -167,6 +180,9 @@ class State:
     round_points: tuple[tuple[int, ...], ...] = ()
     last_values: tuple[int, ...] = ()
     over: bool = False
+    # the owners tied for the last round's lowest row, while the round they open has had no
+    # roll: the starter may hand the start to another of them (`Starter`)
+    tied: tuple[int, ...] = ()
 
 
 # -- pure helpers (shared by the game and its tests) -------------------------------------
@@ -224,11 +240,9 @@ def last_round(state: State) -> RoundResult | None:
 
 
 def seat_name(state: State, seat: int) -> str:
-    """How a player is called in messages: her colour, or both colours with 2 players."""
-    names = [state.colours[r] for r in seat_rows(state.players, seat)]
-    if len(names) == 1:
-        return names[0]
-    return f"the {'-and-'.join(names)} player"
+    """How a player is called in messages: "player N" (seat N - 1), which the web layer
+    replaces by the player's name (base.seat_name); `state` is kept for the callers."""
+    return base_seat_name(seat)
 
 
 def seat_colours(state: State, seat: int) -> tuple[str, ...]:
@@ -287,7 +301,7 @@ class Sixmix(Game[Options, State]):
     players: ClassVar[PlayerCount] = PlayerCount(MIN_PLAYERS, MAX_PLAYERS)
     options_type: ClassVar[type] = Options
     state_type: ClassVar[type] = State
-    move_types: ClassVar[tuple[type[Move], ...]] = (Place,)
+    move_types: ClassVar[tuple[type[Move], ...]] = (Place, Starter)
 
     # -- setup -------------------------------------------------------------------------
     def setup(self, options: Options) -> State:
@@ -368,6 +382,10 @@ class Sixmix(Game[Options, State]):
             assert sorted(d.colour for d in state.roll) == sorted(
                 unplaced_colours(state, state.active)
             )
+        if state.tied:
+            assert len(state.tied) > 1 and not state.roll and not state.over
+            assert state.active in state.tied and state.starter == state.active
+            assert set(state.tied) <= set(range(state.players))
 
     # -- whose turn ---------------------------------------------------------------------
     def turn(self, state: State) -> Turn:
@@ -377,6 +395,8 @@ class Sixmix(Game[Options, State]):
             return Turn(
                 step="roll",
                 active=state.active,
+                # the starter of a round with a tie for the lowest row may hand it on
+                players=(state.active,) if state.tied else (),
                 chance=True,
                 dice=DiceSpec(colours=unplaced_colours(state, state.active)),
             )
@@ -384,6 +404,8 @@ class Sixmix(Game[Options, State]):
 
     # -- moves --------------------------------------------------------------------------
     def legal_moves(self, state: State, player: int) -> list[Move]:
+        if state.tied and player == state.active:
+            return [Starter(player, seat) for seat in state.tied if seat != player]
         if state.over or not state.roll or player != state.active:
             return []
         may_place_elsewhere = len(unplaced_colours(state, player)) > empty_first_spaces(
@@ -407,9 +429,32 @@ class Sixmix(Game[Options, State]):
         check_actor(state.over, self.turn(state), move)
         if isinstance(move, Roll):
             return
+        if isinstance(move, Starter):
+            self._check_starter(state, move)
+            return
+        if not state.roll:
+            # the starter may act before the round's first roll, but only to hand it on
+            raise Rejection(
+                Reason.NOT_YOUR_TURN, "waiting_for_roll", "the dice have to be rolled first"
+            )
         if not isinstance(move, Place):
             raise Rejection(Reason.MALFORMED, "move_kind", f"{self.name} has no {move.kind!r} move")
         self._check_place(state, move)
+
+    @staticmethod
+    def _check_starter(state: State, move: Starter) -> None:
+        if not state.tied:
+            raise illegal(
+                "no_tie_to_settle",
+                "the start is chosen only before the first roll of a round that follows a "
+                "tie for the lowest row",
+            )
+        if move.seat not in state.tied or move.seat == move.player:
+            raise illegal(
+                "starter_among_tied",
+                f"the start goes to another of those tied for the lowest row: "
+                f"{' or '.join(base_seat_name(s) for s in state.tied if s != move.player)}",
+            )
 
     def _check_place(self, state: State, move: Place) -> None:
         if move.die not in state.roll:
@@ -446,7 +491,9 @@ class Sixmix(Game[Options, State]):
 
     def apply(self, state: State, move: Move) -> State:
         if isinstance(move, Roll):
-            return replace(state, roll=move.dice)
+            return replace(state, roll=move.dice, tied=())
+        if isinstance(move, Starter):
+            return replace(state, starter=move.seat, active=move.seat)
         assert isinstance(move, Place)
         row = state.colours.index(move.row)
         board = tuple(
@@ -488,25 +535,25 @@ class Sixmix(Game[Options, State]):
         )
         if max(points) >= state.target:
             return replace(scored, over=True)
-        starter = self._next_starter(state, values)
+        tied = self._lowest_owners(state, values)
         return replace(
             scored,
             round=state.round + 1,
-            starter=starter,
-            active=starter,
+            starter=tied[0],
+            active=tied[0],
             board=_empty_board(len(state.colours)),
+            tied=tied if len(tied) > 1 else (),
         )
 
-    def _next_starter(self, state: State, values: tuple[int, ...]) -> int:
-        """The owner of the lowest row; among tied owners the first clockwise from the seat
-        after the previous starter (house rule; the rulebook's youngest is unknown here)."""
+    @staticmethod
+    def _lowest_owners(state: State, values: tuple[int, ...]) -> tuple[int, ...]:
+        """The owners of the lowest row, first the one reached first clockwise from the seat
+        after the previous starter: the next round's starter unless the table hands the
+        start to another of them (house rule; the rulebook's youngest is unknown here)."""
         lowest = min(values)
         owners = {row_owner(state.players, r) for r, v in enumerate(values) if v == lowest}
-        for step in range(1, state.players + 1):
-            seat = (state.starter + step) % state.players
-            if seat in owners:
-                return seat
-        raise AssertionError("the lowest row has an owner")
+        order = [(state.starter + step) % state.players for step in range(1, state.players + 1)]
+        return tuple(seat for seat in order if seat in owners)
 
     # -- scoring and end ----------------------------------------------------------------
     def scores(self, state: State) -> tuple[Score, ...]:

@@ -47,6 +47,9 @@ House decisions where the rulebook is silent (or where the product needs a fixed
   We read that sentence literally: a die of that turn's roll the solo player did not cross
   with, whether no box fitted or the player chose not to, counts as not used. Closed colours
   are not rolled and do not count.
+- The next roll closes the cross step, as at a paper table: whoever has not said done when
+  the next roll comes is done (`Throw.closes`); a table may play without that. No throw is
+  declared when those `Done`s would end the game (the end is the players' call).
 - Scores: rows and main columns 1-9 by the rulebook table (target crosses count for the row,
   target columns are not scored as columns). Ties: the most crosses on the sheet wins; still
   tied, the win is shared.
@@ -538,13 +541,37 @@ def _roll_turn(active: int, colours: tuple[str, ...]) -> Turn:
 def _reroll_turn(active: int, in_play: tuple[str, ...]) -> Turn:
     # a new throw while the active player decides is that player re-rolling (keeping the
     # dice is a tap): the re-roll, then a roll of every die still in play
-    throw = Throw(DiceSpec(colours=in_play), (Reroll(active),))
+    throw = Throw(DiceSpec(colours=in_play), (Reroll(active),), roller=active)
     return Turn(step=Step.REROLL.value, active=active, players=(active,), throw=throw)
 
 
 @cache
-def _cross_turn(active: int, waiting: tuple[int, ...], moves_made: int) -> Turn:
-    return Turn(step=Step.CROSS.value, active=active, players=waiting, moves_in_step=moves_made)
+def _cross_turn(
+    active: int, waiting: tuple[int, ...], moves_made: int, throw: Throw | None
+) -> Turn:
+    return Turn(
+        step=Step.CROSS.value, active=active, players=waiting, moves_in_step=moves_made,
+        throw=throw,
+    )  # fmt: skip
+
+
+def _closing_throw(state: State) -> Throw | None:
+    """What the next roll means in the cross step (module docstring): those still crossing
+    are done, then the next player rolls the dice still in play; None when the end of this
+    turn would end the game."""
+    closed = (*state.closed, *state.closing)
+    if len(closed) >= DICE_OUT_TO_END:
+        return None
+    if any(_can_cross_nothing(sheet, state.colours, closed) for sheet in state.sheets):
+        return None
+    if len(state.sheets) == 1:
+        unused = sum(1 for die in state.dice if die.colour not in state.used[0])
+        if unused >= SOLO_UNUSED_TO_END:
+            return None
+    closes = tuple(Done(seat) for seat in state.waiting)
+    in_play = tuple(c for c in state.colours if c not in closed)
+    roller = (state.active + 1) % len(state.sheets)
+    return Throw(DiceSpec(colours=in_play), closes=closes, roller=roller)
 
 
 _OVER_TURN = Turn(step=Step.OVER.value, active=None)
@@ -645,7 +672,7 @@ class Sixto(Game[Options, State]):
         if step is Step.CROSS:
             # everyone crosses in any order: each cross and each Done of this turn so far
             moves_made = sum(map(len, state.used)) + len(state.sheets) - len(state.waiting)
-            return _cross_turn(state.active, state.waiting, moves_made)
+            return _cross_turn(state.active, state.waiting, moves_made, _closing_throw(state))
         in_play = tuple(c for c in state.colours if c not in state.closed)
         if step is Step.ROLL:
             return _roll_turn(state.active, in_play)
@@ -688,7 +715,7 @@ class Sixto(Game[Options, State]):
                 raise Rejection(
                     Reason.NOT_YOUR_TURN,
                     "already_done",
-                    f"{seat_name(seat)} has finished crossing this turn",
+                    "you have finished crossing this turn",
                 )
             if step is Step.REROLL and seat == state.active and not isinstance(move, Keep | Reroll):
                 raise Rejection(

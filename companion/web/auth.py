@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from companion.rules.base import Move, Reason, Rejection, Roll, Turn
+from companion.rules.base import Move, Reason, Rejection, Roll, Throw, Turn
 from companion.rules.session import HOST
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud, typed on phones
@@ -66,16 +66,23 @@ class Viewer:
         """Whether this device may tap boxes on `seat`'s sheet."""
         return self.seat == seat or (self.host and self.seat is None)
 
-    def may_roll(self, turn: Turn) -> bool:
-        """Rolls are entered on the active player's device or by the host."""
-        return self.host or (self.seat is not None and self.seat == turn.active)
+    def may_roll(self, turn: Turn, throw: Throw | None = None) -> bool:
+        """Rolls are entered on the active player's device or by the host; the next throw
+        while a step is open (`throw`, e.g. one that closes the white sum) on its roller's
+        (the next player's) or by the host."""
+        if self.host or self.seat is None:
+            return self.host
+        if not turn.chance and throw is not None:
+            return self.seat == throw.roller
+        return self.seat == turn.active
 
 
-def actor_for(viewer: Viewer, move: Move, turn: Turn) -> str:
-    """The `by` the session is told for `move` from this device; raises NOT_ALLOWED when the
-    device may not send it. Session.act still checks seat against `by`."""
+def actor_for(viewer: Viewer, move: Move, turn: Turn, throw: Throw | None = None) -> str:
+    """The `by` the session is told for `move` from this device (`throw`: what a throw
+    means now, whose roller may enter it); raises NOT_ALLOWED when the device may not send
+    it. Session.act still checks seat against `by`."""
     if isinstance(move, Roll):
-        if not viewer.may_roll(turn):
+        if not viewer.may_roll(turn, throw):
             raise Rejection(
                 Reason.NOT_ALLOWED,
                 "roll_by_active_or_host",

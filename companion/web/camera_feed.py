@@ -4,9 +4,10 @@
   `server_settings` before the host is answered, restored at start-up while that table is
   open), else the most recently created open table, looked up again every second by the
   hub's follower so a throw never waits for a query.
-- Each table's mode: "auto" applies a matching roll at once, "confirm" waits for the active
-  player (stored in `table_settings`; None until a host chooses, when the runtime's default
-  for its source applies).
+- Each table's mode: "auto" applies a matching roll at once, "sure" applies a roll the
+  camera is sure of and asks about its unsure dice otherwise, "confirm" waits for the
+  active player (stored in `table_settings`; None until a host chooses, when the runtime's
+  default for its source applies).
 - The dice set the colour stage assigns to at a table: the dice its game declares
   (`Game.dice_colours`), measured by the active calibration when that holds those colours,
   else the shipped standard set or each colour's typical look."""
@@ -19,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from companion.rules.base import Game
-from companion.web.camera_runtime import Mode
+from companion.web.held_reading import Mode
 from companion.web.tables import Table, Tables
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MODE_KEY = "camera_mode"
+MODES: tuple[Mode, ...] = ("auto", "sure", "confirm")
 ATTACH_KEY = "camera_table"  # server_settings: the table a host attached the camera to
 
 
@@ -129,9 +131,10 @@ class CameraFeed:
 
     def _read_mode(self, table_id: str) -> Mode | None:
         value = self.tables.store.table_setting(table_id, MODE_KEY)
-        if value == "confirm":
-            return "confirm"
-        return "auto" if value == "auto" else None
+        for mode in MODES:
+            if value == mode:
+                return mode
+        return None
 
     async def set_mode(self, table_id: str, mode: Mode) -> None:
         await asyncio.to_thread(self.tables.store.set_table_setting, table_id, MODE_KEY, mode)

@@ -4,15 +4,22 @@
       (the event carries the frame it was read from)
       -> camera_runtime.CameraRuntime hands it to the server's loop: `CameraHub.on_throw`
       -> camera_feed.CameraFeed: the table the camera feeds
-      -> the engine says what a throw means there (`Turn.on_throw`: the roll it must be,
-         and any moves it implies first, Sixto's re-roll)
-      -> held_reading.judge_throw: a roll to apply (mode "auto"), or a reading held for a
-         person: a mismatch for the host to fix (`fix`, `add`: a die the finder missed, or
-         a re-throw), or a matching roll for the active player to confirm (mode
-         "confirm"). A held reading is never applied by itself.
+      -> the engine says what a throw means there (`Snapshot.throw`, the Turn's
+         `on_throw` with the table's automatic passes: the roll it must be, and the moves
+         it implies first: the passes of those who have not acted, Sixto's re-roll)
+      -> held_reading.judge_throw: a roll to apply (mode "auto"; mode "sure" when the
+         camera is sure of it, camera_decision), or a reading held for a person: a
+         mismatch for the host to fix (`fix`, `add`: a die the finder missed, or a
+         re-throw), a matching roll for the active player to confirm (mode "confirm"), or
+         one whose unsure dice they answer with a tap each (mode "sure"). A held reading
+         is never applied by itself.
       -> roll_intake.RollIntake: the implied moves and the roll, with a photo in SQLite.
       -> learning.Learning: the applied roll's dice teach the camera's setup (stored and
          learnt from in worker threads; issue 15).
+
+The demo camera (companion.live.demo.DemoThrows) is told here what to throw: the dice of
+the roll the fed table expects now (`Turn.chance`), once per state, nothing while players
+still act; so it never feeds a game dice it does not use.
 
 Each part owns one thing: the runtime its threads, reader and status; the feed which table
 and how; a held reading is a frozen value changed by pure functions; the intake applies.
@@ -35,21 +42,20 @@ import secrets
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from companion.live.demo import DemoThrow, can_draw
 from companion.live.settle import RollEvent
-from companion.rules.base import Reason, Rejection, Throw
+from companion.rules.base import Move, Reason, Rejection, Throw
 from companion.rules.session import HOST
+from companion.web.camera_decision import decider
 from companion.web.camera_feed import CameraFeed, dice_set_for
-from companion.web.camera_pictures import held_picture
-from companion.web.camera_runtime import (
-    CameraRuntime,
-    Mode,
-    ReaderFactory,
-    default_camera_mode,
-)
+from companion.web.camera_pictures import held_picture, held_thumbnail
+from companion.web.camera_runtime import CameraRuntime, ReaderFactory, default_camera_mode
 from companion.web.held_reading import (
     CameraRoll,
+    Decide,
     HeldReading,
     HeldReadings,
+    Mode,
     add_die,
     added_die_side,
     confirmed,
@@ -63,7 +69,7 @@ from companion.web.roll_intake import RollIntake
 from companion.web.settings import CameraSettings
 from companion.web.snapshot import Snapshot
 from companion.web.tables import Table, Tables
-from companion.web.views import describe_move
+from companion.web.views import describe_move, with_names
 
 if TYPE_CHECKING:
     from companion.vision.calibration import TableCalibration
@@ -74,12 +80,27 @@ TARGET_REFRESH_S = 1.0
 
 
 def expected_throw(snapshot: Snapshot) -> Throw | None:
-    """What a camera throw means now, as the engine declares it (`Turn.on_throw`): the roll
-    it must be and any moves it implies first; None when the game is over or expects no
-    dice."""
+    """What a camera throw means now, as the engine declares it (`Snapshot.throw`: the
+    Turn's `on_throw` with the table's automatic passes): the roll it must be and any moves
+    it implies first; None when the game is over or expects no dice."""
+    return snapshot.throw
+
+
+def demo_throw(table: Table) -> tuple[DemoThrow | None, str]:
+    """What the demo camera throws at `table` now, or why nothing: only a roll the game
+    asks for (`Turn.chance`), so that it never throws while players act (a throw there
+    would close their step or be Sixto's re-roll before the player chose)."""
+    snapshot = table.snapshot
+    turn = snapshot.turn
     if snapshot.finished:
-        return None
-    return snapshot.turn.on_throw()
+        return None, "the game is over"
+    if not turn.chance or turn.dice is None:
+        return None, "waiting until the game asks for dice"
+    colours = turn.dice.colours + tuple(d.colour for d in turn.dice.kept)
+    if not can_draw(colours):
+        return None, f"it has no dice for {table.game.title}'s colours"
+    kept = tuple((d.colour, d.value) for d in turn.dice.kept)
+    return DemoThrow(f"{table.table_id}:{snapshot.state_id}", turn.dice.colours, kept), ""
 
 
 class CameraHub:
@@ -135,6 +156,18 @@ class CameraHub:
         table = await self.feed.refresh()
         if table is not None:
             self._use_dice_of(table)
+        self._direct_demo(table)
+
+    def _direct_demo(self, table: Table | None) -> None:
+        """Tell the demo camera (when it runs) what the fed table expects now."""
+        director = self.runtime.demo
+        if director is None:
+            return
+        if table is None:
+            director.expect(None, "no table is open")
+            return
+        throw, why = demo_throw(table)
+        director.expect(throw, why)
 
     def _use_dice_of(self, table: Table) -> None:
         dice_set = dice_set_for(table.game, table.session.options, self.runtime.calibration)
@@ -144,6 +177,7 @@ class CameraHub:
         table = await self.feed.attach(table_id)
         if table is not None:
             self._use_dice_of(table)
+        self._direct_demo(table)
 
     def set_calibration(self, calibration: TableCalibration) -> None:
         """Use a table calibration from now on: its play area and die size in the reader,
@@ -160,6 +194,9 @@ class CameraHub:
             logger.exception("camera throw not handled")
             if self.feed.target_id:
                 self.intake.note(self.feed.target_id, f"the camera's roll was not handled: {exc}")
+        finally:
+            # the demo camera throws the next roll once the game asks for it
+            self._direct_demo(await self.feed.target_table())
 
     async def _judge(self, event: RollEvent) -> None:
         self.events_seen += 1
@@ -175,10 +212,11 @@ class CameraHub:
                 table.table_id, f"dice thrown, but the game expects no roll now ({step})"
             )
             return
-        confirm = await self.mode(table.table_id) == "confirm"
+        mode = await self.mode(table.table_id)
         outcome = judge_throw(
-            event, throw, snapshot.state_id, table.table_id, confirm, secrets.token_hex(6)
-        )
+            event, throw, snapshot.state_id, table.table_id, mode, secrets.token_hex(6),
+            self._decide(mode),
+        )  # fmt: skip
         if isinstance(outcome, CameraRoll):
             self.held.drop(table.table_id)
             self._learn(table, outcome, await self.intake.apply(table, outcome), tapped=False)
@@ -186,8 +224,19 @@ class CameraHub:
         self.held.put(await _with_picture(outcome))
         if outcome.kind == "mismatch":
             self.intake.note(table.table_id, f"not applied: {outcome.message}")
+        elif outcome.kind == "unsure":
+            self.intake.note(table.table_id, f"{outcome.message}: waiting for the active player")
         else:
             self.intake.note(table.table_id, "waiting for the active player to confirm the roll")
+
+    def _decide(self, mode: Mode) -> Decide | None:
+        """How sure the camera is of a roll (camera_decision): in mode "sure" always (no
+        shipped threshold: nothing is sure); in mode "confirm" only to mark the unsure dice
+        of a calibrated model; not needed in mode "auto"."""
+        threshold = self.runtime.auto_apply_threshold
+        if mode == "sure" or (mode == "confirm" and threshold is not None):
+            return decider(threshold)
+        return None
 
     async def mode(self, table_id: str) -> Mode:
         return await self.feed.mode(table_id, default_camera_mode(self.runtime.live_camera))
@@ -210,12 +259,14 @@ class CameraHub:
         value: int | None,
         colour: str | None,
         remove: bool,
+        by: str = HOST,
     ) -> dict[str, Any]:
-        """The host corrects die `index` of a held reading (or removes it: not a die). When
-        the corrected dice match, they are applied as the host's roll."""
+        """`by` (the host, or the active player on a roll to confirm or answer) corrects die
+        `index` of a held reading (or removes it: not a die). When the corrected dice match
+        and no unsure die is left, they are applied as `by`'s roll."""
         async with self.held.lock:
             held = fix_die(self.held.take(table, held_id), index, value, colour, remove)
-            return await self._rematch(table, held)
+            return await self._rematch(table, held, by)
 
     async def add(
         self, table: Table, held_id: str, x: float, y: float, value: int, colour: str
@@ -234,12 +285,12 @@ class CameraHub:
             )
             return await self._rematch(table, add_die(held, x, y, value, colour, side))
 
-    async def _rematch(self, table: Table, held: HeldReading) -> dict[str, Any]:
+    async def _rematch(self, table: Table, held: HeldReading, by: str = HOST) -> dict[str, Any]:
         throw = expected_throw(table.snapshot)
         if throw is None:
             self.held.drop(table.table_id)
             raise Rejection(Reason.ILLEGAL_MOVE, "no_roll_now", "the game expects no roll now")
-        outcome = rematch(held, throw)
+        outcome = rematch(held, throw, by)
         if isinstance(outcome, HeldReading):
             outcome = await _with_picture(outcome)
             self.held.put(outcome)
@@ -272,7 +323,7 @@ class CameraHub:
 
     # -- status ---------------------------------------------------------------------------
     def _held_json(self, table: Table, held: HeldReading) -> dict[str, object]:
-        return held_json(held, lambda move: describe_move(table.game, move))
+        return held_json(held, lambda move: implied_text(table, move))
 
     async def status_json(self, table: Table) -> dict[str, Any]:
         held = self.held.current(table)
@@ -281,9 +332,10 @@ class CameraHub:
             **self.runtime.status_json(),
             "attached": self.feed.attached_to(table.table_id),
             "mode": await self.mode(table.table_id),
+            "sure_threshold": self.runtime.auto_apply_threshold,
             "expects": list(throw.dice.colours) if throw else None,
             "kept": [[d.colour, d.value] for d in throw.dice.kept] if throw else [],
-            "implies": [describe_move(table.game, m) for m in throw.moves] if throw else [],
+            "implies": [implied_text(table, m) for m in throw.implied] if throw else [],
             "pending": self._held_json(table, held) if held else None,
             **self.intake.note_of(table.table_id).to_json(),
             "learning": self._learning_json(),
@@ -296,7 +348,17 @@ class CameraHub:
         return self.learning.status(calibration.name)
 
 
+def implied_text(table: Table, move: Move) -> str:
+    """A move a throw implies, in words with its player's name: "Bob: Pass"."""
+    players = table.snapshot.players
+    text = with_names(describe_move(table.game, move), players)
+    return f"{players[move.player]}: {text}" if 0 <= move.player < len(players) else text
+
+
 async def _with_picture(held: HeldReading) -> HeldReading:
-    """The held reading with its picture (problem dice marked), drawn off the loop."""
-    picture = await asyncio.to_thread(held_picture, held.image, held.dice, held.problem_boxes)
-    return replace(held, picture=picture)
+    """The held reading with its picture and thumbnail (problem or unsure dice marked),
+    drawn off the loop."""
+    boxes = held.problem_boxes
+    picture = await asyncio.to_thread(held_picture, held.image, held.dice, boxes)
+    thumbnail = await asyncio.to_thread(held_thumbnail, held.image, held.dice, boxes)
+    return replace(held, picture=picture, thumbnail=thumbnail)

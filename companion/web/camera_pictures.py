@@ -45,6 +45,26 @@ def held_picture(image: np.ndarray, dice: tuple[DieReading, ...], boxes: list[Di
     return encode_jpeg(mark_problems(image, dice, boxes), PICTURE_QUALITY, PICTURE_WIDTH)
 
 
+THUMB_WIDTH = 240
+THUMB_MARGIN = 1.2  # die sides of table kept around the dice
+
+
+def held_thumbnail(image: np.ndarray, dice: tuple[DieReading, ...], boxes: list[DieBox]) -> bytes:
+    """The held reading small, for the question in the banner: the picture of
+    `held_picture` cropped to the dice (with a margin of table), THUMB_WIDTH wide."""
+    marked = mark_problems(image, dice, boxes)
+    if dice:
+        h, w = marked.shape[:2]
+        side = max(max(d.where.w, d.where.h) for d in dice) * THUMB_MARGIN
+        x0 = max(0, int(min(d.where.cx for d in dice) - side))
+        y0 = max(0, int(min(d.where.cy for d in dice) - side))
+        x1 = min(w, int(max(d.where.cx for d in dice) + side))
+        y1 = min(h, int(max(d.where.cy for d in dice) + side))
+        if x1 > x0 and y1 > y0:
+            marked = marked[y0:y1, x0:x1]
+    return encode_jpeg(marked, PICTURE_QUALITY, THUMB_WIDTH)
+
+
 def roll_photo(image: np.ndarray, dice: tuple[DieReading, ...]) -> bytes:
     """The photo of an applied roll: the frame with its dice outlined, PHOTO_WIDTH wide."""
     h, w = image.shape[:2]

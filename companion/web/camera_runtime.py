@@ -21,13 +21,16 @@ import logging
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from companion.live.demo import DemoDirector
 from companion.live.settle import RollEvent, SettleConfig
 from companion.live.worker import CameraStatus, CameraWorker
 from companion.vision.types import FrameReading
+from companion.web.camera_decision import shipped_threshold
+from companion.web.held_reading import Mode
 from companion.web.settings import CameraSettings
 
 if TYPE_CHECKING:
@@ -41,7 +44,6 @@ SETTLE_SECONDS = 0.2
 MIN_STABLE_FRAMES = 3
 FULL_FRAME = (0.0, 0.0, 1.0, 1.0)
 
-Mode = Literal["auto", "confirm"]
 ThrowHandler = Callable[[RollEvent], Coroutine[Any, Any, None]]
 
 
@@ -137,8 +139,10 @@ def default_camera_mode(live_camera: bool) -> Mode:
     """The mode of a table whose host chose none. A live camera reads real dice, where the
     models still misread some (docs/BENCHMARKS.md: 2 of 274 dice on byler-d6-train, 34 of
     379 on epanemu-dice3's oblique phone photos), so its rolls wait for the active
-    player's "Use this roll"; a replayed source (the demo clip, a video, a folder of
-    images) applies a matching roll at once."""
+    player's "Use this roll"; a replayed source (the demo camera, a video, a folder of
+    images) applies a matching roll at once. "sure" (apply sure rolls, ask about the
+    unsure dice) is offered to the host; it becomes a webcam's default once issue 14's
+    targets hold on photos of tables the models never saw (not yet)."""
     return "confirm" if live_camera else "auto"
 
 
@@ -180,6 +184,10 @@ class CameraRuntime:
         self.calibration: TableCalibration | None = None
         self.source_name = ""
         self.live_camera = False  # the running source is a live camera (not a replay)
+        # the demo camera throws what the server says the attached game expects
+        self.demo = DemoDirector() if settings.source == "demo" else None
+        # the classifier's shipped auto-apply threshold (None: no roll is sure)
+        self.auto_apply_threshold: float | None = None
         self.starting = False
         self.reader_error: str | None = None
         self._reader_factory = reader_factory or default_reader_factory
@@ -212,6 +220,7 @@ class CameraRuntime:
                 logger.error("dice reader not loaded: %s", exc)
                 self.reader_error = f"dice reader not loaded: {exc}"
         self.reader.reader = self._models
+        self.auto_apply_threshold = shipped_threshold(self._models)
 
     def _start_worker(self) -> None:
         try:
@@ -247,8 +256,7 @@ class CameraRuntime:
 
         s = self.settings
         if s.source == "demo":
-            plan = demo.plan_source()
-            return replace(plan, reopen_at_end=True) if plan.name == "demo clip" else plan
+            return demo.plan_source(director=self.demo)
         return demo.plan_source(camera=s.index, video=s.video, images=s.images)
 
     def stop(self) -> None:
@@ -297,9 +305,15 @@ class CameraRuntime:
             "starting": self.starting,
             "status": body,
             "error": self.reader_error,
-            "line": status_line(self.enabled, self.starting, body, self.reader_error),
+            "line": self._line(body),
             "calibration": self.calibration.name if self.calibration else None,
         }
+
+    def _line(self, body: dict[str, object] | None) -> str:
+        line = status_line(self.enabled, self.starting, body, self.reader_error)
+        if self.demo is not None and self.source_name == "demo camera":
+            line += f" · {self.demo.line()}"
+        return line
 
     def preview_jpeg(self) -> bytes | None:
         worker = self._worker

@@ -1,20 +1,30 @@
 """A camera reading held for a person, and the pure functions that change it.
 
-A settled throw either goes straight to the game or is held: a `Mismatch` (the dice do not
-match the roll the game expects) for the host to fix, or a matching roll waiting for the
-active player's confirmation. `HeldReading` is frozen; `judge_throw`, `fix_die`, `add_die`,
-`rematch` and `confirmed` return a new `HeldReading` or the `CameraRoll` to apply, so each
-step can be tested on literals. `HeldReadings` is the one mutable holder (per table, with a
-lock so two taps sent together each finish before the next starts).
+A settled throw either goes straight to the game or is held:
+- "mismatch": the dice do not match the roll the game expects, for the host to fix;
+- "confirm": a matching roll waiting for the active player's "Use this roll" (the table's
+  camera mode "confirm");
+- "unsure": a matching roll the camera is not sure of (mode "sure": apply sure rolls), held
+  with just its unsure dice, each with its two likeliest values: a tap on a value answers
+  that die, and when no unsure die is left the roll is applied.
+Which dice are unsure is a `RollVerdict`, the camera's decision on the whole roll
+(companion.web.camera_decision: calibrated confidence against the shipped threshold),
+handed in as a function so that everything here stays pure.
 
-What a throw means (the roll and any moves it implies first, Sixto's re-roll) is the
-engine's `Throw` (`Turn.on_throw`); nothing here knows a game."""
+`HeldReading` is frozen; `judge_throw`, `fix_die`, `add_die`, `rematch` and `confirmed`
+return a new `HeldReading` or the `CameraRoll` to apply, so each step can be tested on
+literals. `HeldReadings` is the one mutable holder (per table, with a lock so two taps sent
+together each finish before the next starts).
+
+What a throw means (the roll and any moves it implies first: automatic passes, Sixto's
+re-roll) is the engine's `Throw` (`Turn.on_throw`); the table makes those moves when it
+applies the roll (`Table.act_throw`); nothing here knows a game."""
 
 from __future__ import annotations
 
 import asyncio
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -32,17 +42,40 @@ if TYPE_CHECKING:
 ADDED = "added"  # flag of a die the host added to a held reading (the finder missed it)
 DEFAULT_SIDE_FRACTION = 0.09  # an added die's side with no other dice and no calibration
 
-HeldKind = Literal["mismatch", "confirm"]
+HeldKind = Literal["mismatch", "confirm", "unsure"]
+Mode = Literal["auto", "sure", "confirm"]  # a table's camera mode (camera_feed)
+
+
+@dataclass(frozen=True, slots=True)
+class UnsureDie:
+    """A die the camera is not sure of: its index in the reading and its two likeliest
+    values, the likeliest first (the buttons the question shows)."""
+
+    index: int
+    choices: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class RollVerdict:
+    """The camera's decision on a matching roll: `apply` it without a tap, or ask about the
+    `unsure` dice only; `confidence` the probability that every die is read right."""
+
+    apply: bool
+    unsure: tuple[UnsureDie, ...] = ()
+    confidence: float = 0.0
+
+
+# (the reading's dice, how many dice lie on the table) -> the verdict
+Decide = Callable[[Sequence[DieReading], int], RollVerdict]
 
 
 @dataclass(frozen=True, slots=True)
 class CameraRoll:
-    """A roll the camera read, ready to apply on state `state_id`: the moves its throw
-    implies, then `roll`, by `by` (the camera, or the host who fixed the reading), with the
-    frame and the dice it was read from (its photo)."""
+    """A roll the camera read, ready to apply on state `state_id` (after the moves its throw
+    implies), by `by` (the camera, or whoever fixed the reading), with the frame and the
+    dice it was read from (its photo)."""
 
     roll: Roll
-    implied: tuple[Move, ...]
     state_id: int
     by: str
     image: np.ndarray = field(repr=False, compare=False)
@@ -52,8 +85,9 @@ class CameraRoll:
 @dataclass(frozen=True, slots=True)
 class HeldReading:
     """A reading held for a person at state `state_id` of table `table_id`: a mismatch to
-    fix (`problems`), or a matching `roll` to confirm. `throw` is what the throw meant then;
-    `picture` the held frame with the problem dice marked (drawn off the loop)."""
+    fix (`problems`), or a matching `roll` to confirm or to answer for its `unsure` dice.
+    `throw` is what the throw meant then; `picture` the held frame with the problem (or
+    unsure) dice marked (drawn off the loop)."""
 
     held_id: str
     table_id: str
@@ -67,11 +101,15 @@ class HeldReading:
     message: str = ""
     problems: tuple[Problem, ...] = ()
     roll: Roll | None = None
+    unsure: tuple[UnsureDie, ...] = ()
     picture: bytes = field(default=b"", repr=False, compare=False)
+    thumbnail: bytes = field(default=b"", repr=False, compare=False)  # cropped to the dice
 
     @property
     def problem_boxes(self) -> list[DieBox]:
-        return [box for problem in self.problems for box in problem.boxes]
+        """The dice the picture marks: those a problem names, or the unsure ones."""
+        named = [box for problem in self.problems for box in problem.boxes]
+        return named + [self.dice[u.index].where for u in self.unsure]
 
 
 def _held(
@@ -89,28 +127,54 @@ def judge_throw(
     throw: Throw,
     state_id: int,
     table_id: str,
-    confirm: bool,
+    mode: Mode,
     held_id: str,
+    decide: Decide | None = None,
 ) -> HeldReading | CameraRoll:
-    """A settled throw on state `state_id`: the roll to apply, or a reading to hold (a
-    mismatch; with `confirm`, a matching roll for the active player to confirm)."""
+    """A settled throw on state `state_id`: the roll to apply, or a reading to hold: a
+    mismatch; in mode "confirm" a matching roll for the active player to confirm (its
+    unsure dice marked when `decide` is given); in mode "sure" a matching roll that
+    `decide` does not find sure enough, with its unsure dice (no `decide`: every die)."""
     held = _held(held_id, table_id, state_id, throw, event)
     result = match_roll(event.dice, throw.dice)
     if isinstance(result, Mismatch):
         return replace(held, message=result.message, problems=result.problems)
-    if confirm:
-        return replace(held, kind="confirm", message="confirm the camera's roll", roll=result)
-    return CameraRoll(result, throw.moves, state_id, CAMERA, held.image, held.dice)
+    on_table = len(throw.dice.colours) + len(throw.dice.kept)
+    verdict = decide(event.dice, on_table) if decide is not None else None
+    if mode == "auto" or (mode == "sure" and verdict is not None and verdict.apply):
+        return CameraRoll(result, state_id, CAMERA, held.image, held.dice)
+    if mode == "confirm":
+        unsure = verdict.unsure if verdict is not None else ()
+        return replace(
+            held, kind="confirm", message="confirm the camera's roll", roll=result, unsure=unsure
+        )
+    unsure = verdict.unsure if verdict is not None else every_die_unsure(event.dice)
+    count = len(unsure)
+    message = f"the camera is not sure of {count} {'die' if count == 1 else 'dice'}"
+    return replace(held, kind="unsure", message=message, roll=result, unsure=unsure)
+
+
+def every_die_unsure(dice: Sequence[DieReading]) -> tuple[UnsureDie, ...]:
+    """Every die as unsure, with its value and the opposite face (no decision at hand)."""
+    return tuple(UnsureDie(k, (d.value or 1, 7 - (d.value or 1))) for k, d in enumerate(dice))
 
 
 def fix_die(
     held: HeldReading, index: int, value: int | None, colour: str | None, remove: bool
 ) -> HeldReading:
-    """The host corrects die `index` (its value and/or colour) or removes it (not a die).
-    Match the result again with `rematch`."""
+    """A person corrects die `index` (its value and/or colour) or removes it (not a die);
+    the die is no longer unsure. Match the result again with `rematch`."""
     if not 0 <= index < len(held.dice):
         raise Rejection(Reason.MALFORMED, "no_such_die", f"there is no die {index + 1}")
     dice = list(held.dice)
+    # the answered die leaves the question; after a removal the later dice move up one
+    shift = 1 if remove else 0
+    unsure = tuple(
+        UnsureDie(u.index - shift if u.index > index else u.index, u.choices)
+        for u in held.unsure
+        if u.index != index
+    )
+    held = replace(held, unsure=unsure)
     if remove:
         del dice[index]
     else:
@@ -148,23 +212,36 @@ def add_die(
     return replace(held, dice=(*held.dice, added))
 
 
-def rematch(held: HeldReading, throw: Throw) -> HeldReading | CameraRoll:
-    """Match a corrected reading again: the host's roll when it matches (fixing is the
-    host's check, so it needs no confirmation), else the reading held with the problems
-    that remain (a corrected roll that no longer matches is no roll to confirm)."""
+def rematch(held: HeldReading, throw: Throw, by: str = HOST) -> HeldReading | CameraRoll:
+    """Match a corrected reading again: `by`'s roll when it matches and no unsure die is
+    left to answer (fixing is that person's check, so it needs no confirmation); a roll
+    that matches with unsure dice left stays held for them; a reading that does not match
+    is held with the problems that remain (a corrected roll that no longer matches is no
+    roll to confirm)."""
     result = match_roll(held.dice, throw.dice)
     if isinstance(result, Mismatch):
         return replace(
-            held, kind="mismatch", roll=None, message=result.message, problems=result.problems
+            held,
+            kind="mismatch",
+            roll=None,
+            unsure=(),
+            message=result.message,
+            problems=result.problems,
         )
-    return CameraRoll(result, throw.moves, held.state_id, HOST, held.image, held.dice)
+    if held.unsure and held.kind in ("confirm", "unsure"):
+        count = len(held.unsure)
+        message = f"the camera is not sure of {count} {'die' if count == 1 else 'dice'}"
+        return replace(
+            held, roll=result, message=message if held.kind == "unsure" else held.message
+        )
+    return CameraRoll(result, held.state_id, by, held.image, held.dice)
 
 
 def confirmed(held: HeldReading) -> CameraRoll:
-    """The roll the active player (or the host) accepts; refused for a mismatch."""
-    if held.kind != "confirm" or held.roll is None:
+    """The roll the active player (or the host) accepts as read; refused for a mismatch."""
+    if held.kind not in ("confirm", "unsure") or held.roll is None:
         raise Rejection(Reason.WRONG_DICE, "fix_first", "these dice do not match: fix them first")
-    return CameraRoll(held.roll, held.throw.moves, held.state_id, CAMERA, held.image, held.dice)
+    return CameraRoll(held.roll, held.state_id, CAMERA, held.image, held.dice)
 
 
 def added_die_side(
@@ -193,7 +270,8 @@ def held_json(held: HeldReading, describe: Callable[[Move], str]) -> dict[str, o
         "state_id": held.state_id,
         "message": held.message,
         "problems": [p.to_json() for p in held.problems],
-        "implies": [describe(move) for move in held.throw.moves],
+        "unsure": [{"index": u.index, "choices": list(u.choices)} for u in held.unsure],
+        "implies": [describe(move) for move in held.throw.implied],
         "width": held.width,
         "height": held.height,
         "dice": [
@@ -235,9 +313,11 @@ class HeldReadings:
             return None
         return held
 
-    def picture(self, table_id: str) -> bytes | None:
+    def picture(self, table_id: str, thumbnail: bool = False) -> bytes | None:
         held = self._held.get(table_id)
-        return held.picture if held else None
+        if held is None:
+            return None
+        return held.thumbnail if thumbnail else held.picture
 
     def take(self, table: Table, held_id: str) -> HeldReading:
         """The reading a tap refers to; refused when it is gone or the game moved on."""

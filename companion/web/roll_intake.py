@@ -1,10 +1,15 @@
 """The intake: camera rolls into the game, each with its photo.
 
-`RollIntake.apply` makes the moves a throw implies (each by its player's seat, as that
-player would tap them: Sixto's re-roll), then the roll, on the state the throw was read
-at, so a game that moved on refuses it as stale; the photo of the frame the roll was read
-from is stored beside the roll's action in SQLite. A refusal is noted, never raised: the
-camera's status line says what happened to each throw (`notes`)."""
+`RollIntake.apply` hands the roll to the table as the next throw (`Table.act_throw`: the
+moves the throw implies first, the automatic passes by "auto" and e.g. Sixto's re-roll by
+its player's seat, then the roll), on the state the throw was read at, so a game that
+moved on refuses it as stale. A refusal is noted, never raised: the camera's status line
+says what happened to each throw (`notes`).
+
+`RollIntake.roll_applied` is the one place where a camera roll counts as applied, with the
+reading it came from (every die's box, value, colour and confidence) and its frame: the
+photo goes into SQLite beside the roll's action; whatever else should learn from applied
+camera rolls (a reader adapting to its table) is called from there."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from companion.web.camera_pictures import roll_photo
 from companion.web.held_reading import CameraRoll
 from companion.web.store import Store
 from companion.web.tables import Table
+from companion.web.views import with_names
 
 logger = logging.getLogger(__name__)
 
@@ -56,30 +62,31 @@ class RollIntake:
         return self._notes.get(table_id, TableNote())
 
     async def apply(self, table: Table, camera_roll: CameraRoll) -> int | None:
-        """Apply the implied moves and the roll; store the photo beside the roll. Returns
-        the roll's log seq, or None when the engine refused (noted)."""
+        """Apply the roll as the next throw (its implied moves first); then
+        `roll_applied`. Returns the roll's log seq, or None when the engine refused
+        (noted)."""
         action_id = f"camera-{secrets.token_hex(8)}"
-        state_id = camera_roll.state_id
         try:
-            for number, move in enumerate(camera_roll.implied):
-                done = await table.act(move, str(move.player), f"{action_id}-{number}", state_id)
-                state_id = done.state_id
-            result = await table.apply_roll(
-                camera_roll.roll.dice,
-                by=camera_roll.by,
-                action_id=action_id,
-                expected_state_id=state_id,
+            result = await table.act_throw(
+                camera_roll.roll, camera_roll.by, action_id, camera_roll.state_id
             )
         except Rejection as exc:
-            self.note(table.table_id, f"the game refused the camera's roll: {exc.message}")
+            refusal = with_names(exc.message, table.snapshot.players)
+            self.note(table.table_id, f"the game refused the camera's roll: {refusal}")
             return None
         self.note(table.table_id, "roll applied")
         rolled = tuple((d.colour, d.value) for d in camera_roll.roll.dice)
         self._notes[table.table_id] = replace(
             self.note_of(table.table_id), last_roll=rolled, last_roll_seq=result.state_id
         )
-        await self._keep_photo(table, action_id, camera_roll)
+        await self.roll_applied(table, action_id, camera_roll)
         return result.state_id
+
+    async def roll_applied(self, table: Table, action_id: str, camera_roll: CameraRoll) -> None:
+        """A camera roll was applied as action `action_id` of `table`: its reading is
+        `camera_roll.dice`, its frame `camera_roll.image` (module docstring). Keeps its
+        photo; never raises (the roll stands either way)."""
+        await self._keep_photo(table, action_id, camera_roll)
 
     async def _keep_photo(self, table: Table, action_id: str, camera_roll: CameraRoll) -> None:
         try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from companion.rules.base import Game, Outcome, Score, Turn
+from companion.rules.base import Game, Outcome, Score, Throw, Turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,15 @@ class Snapshot:
     last_by: str | None  # who made the action an undo would take back
     ended_by_host: bool
     step_id: int = 0  # the state id at which the current step began (Session.step_id)
+    # the table's option: the next roll passes for those who have not acted (Throw.closes)
+    auto_pass: bool = True
 
     @property
     def finished(self) -> bool:
         return self.outcome is not None or self.ended_by_host
+
+    @property
+    def throw(self) -> Throw | None:
+        """What a new throw of the dice means now at this table (`Turn.on_throw` with the
+        table's automatic passes); None when the game is over or expects no dice."""
+        return None if self.finished else self.turn.on_throw(self.auto_pass)

@@ -24,10 +24,10 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll
+from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll, Throw
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
-from companion.rules.session import CAMERA, Proposal, Session
+from companion.rules.session import AUTO, CAMERA, Proposal, Session, stale_view
 from companion.web.auth import Viewer, hash_token, new_join_code, new_token
 from companion.web.dice import DiceKeeper, DiceTally
 from companion.web.fragments import Fragment, SheetCache
@@ -47,6 +47,8 @@ from companion.web.store import Device, EncodedEntry, Finish, LogEntry, Store, T
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
+
+AUTO_PASS_KEY = "auto_pass"  # table_settings: "off" when the next roll passes for nobody
 
 
 class TableLoadError(Exception):
@@ -87,6 +89,7 @@ class Table:
         log: list[LogEntry],
         devices: dict[str, Device],
         render_pool: concurrent.futures.Executor | None = None,
+        auto_pass: bool = True,
     ) -> None:
         self.table_id = row.table_id
         self.code = row.code
@@ -96,6 +99,7 @@ class Table:
         self._action_seq: dict[str, int] = {e.action_id: e.seq for e in log}
         self._devices = devices
         self._ended_by_host = ended_by_host(row, session)
+        self.auto_pass = auto_pass
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -124,6 +128,7 @@ class Table:
             last_by=s.last_by,
             ended_by_host=self._ended_by_host,
             step_id=s.step_id,
+            auto_pass=self.auto_pass,
         )
 
     # -- devices ------------------------------------------------------------------------
@@ -240,6 +245,59 @@ class Table:
                 undone = proposal.action
                 self.dice.record(self.table_id, entry.seq, undone.move, undone.by, -1)
             return ActResult(entry.seq)
+
+    async def act_throw(
+        self, roll: Roll, by: str, action_id: str, expected_state_id: int | None = None
+    ) -> ActResult:
+        """A roll as the next throw of the dice, drawn or read at `expected_state_id`: the
+        moves the engine says the throw implies now (`Snapshot.throw`: the automatic passes
+        of those who have not acted, by "auto", then e.g. Sixto's re-roll, by its player's
+        seat), then the roll, by `by`. All of it is checked before any of it is made, under
+        the table's lock, so a refusal changes nothing. Idempotent per `action_id` (the
+        roll's; an implied move's is `action_id-N`, N the state id it leads to)."""
+        async with self._lock:
+            if action_id in self._action_seq:
+                return ActResult(self._action_seq[action_id], duplicate=True)
+            if self._ended_by_host:
+                raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
+            if not self.session.is_current(roll, expected_state_id):
+                raise stale_view()
+            chain = self._throw_chain(self.snapshot.throw, roll, by)
+            state = self.session.state
+            for move, _who in chain:  # the whole chain first: a refusal changes nothing
+                state = self.game.play(state, move)
+            for move, who in chain:
+                proposal = self.session.propose(move, who)
+                # an implied move's id names the state it leads to: unique, also on a retry
+                entry_id = action_id if move is roll else f"{action_id}-{proposal.state_id}"
+                entry = LogEntry(
+                    proposal.state_id, entry_id, "move", who, self.game.move_to_json(move)
+                )
+                await self._commit(entry, proposal)
+                if self.dice is not None:  # the dice statistics count the roll as act does
+                    self.dice.record(self.table_id, entry.seq, move, who, 1)
+            return ActResult(self.snapshot.state_id)
+
+    @staticmethod
+    def _throw_chain(throw: Throw | None, roll: Roll, by: str) -> list[tuple[Move, str]]:
+        """The moves `act_throw` makes, each with who makes it."""
+        if throw is None:
+            return [(roll, by)]  # no throw expected: the engine refuses the roll with its rule
+        closes = [(move, AUTO) for move in throw.closes]
+        implied = [(move, str(move.player)) for move in throw.moves]
+        return [*closes, *implied, (roll, by)]
+
+    async def set_auto_pass(self, on: bool) -> None:
+        """The table's option: the next roll passes for those who have not acted (stored
+        before it holds, then every screen redraws: the roll entry depends on it)."""
+        async with self._lock:
+            value = "on" if on else "off"
+            await asyncio.to_thread(
+                self._store.set_table_setting, self.table_id, AUTO_PASS_KEY, value
+            )
+            self.auto_pass = on
+            self._publish()
+            self._redraw_all()
 
     async def apply_roll(
         self,
@@ -499,8 +557,9 @@ class Tables:
             self.store.set_finished(table_id, mismatch.summary)
             row = self.store.table(table_id) or row
         devices = self.store.devices(table_id)
+        auto_pass = self.store.table_setting(table_id, AUTO_PASS_KEY) != "off"
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
-        return Table(row, session, self.store, log, devices, self.render_pool)
+        return Table(row, session, self.store, log, devices, self.render_pool, auto_pass)
 
     async def table_id_for_code(self, code: str) -> str | None:
         row = await asyncio.to_thread(self.store.table_by_code, code)

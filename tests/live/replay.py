@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import cv2
@@ -66,6 +67,19 @@ class ClipReader:
     def __init__(self) -> None:
         self.throw: Throw | None = None
         self.hide: set[str] = set()
+        # the confidence of each colour's die (default 0.99)
+        self.confidence: dict[str, float] = {}
+        # as the real reader's classifier: its calibrated confidence map with the shipped
+        # auto-apply threshold (None: uncalibrated; companion.web.camera_decision)
+        self.classifier = SimpleNamespace(confidence_map=SimpleNamespace(threshold=None))
+
+    @property
+    def auto_apply_threshold(self) -> float | None:
+        return self.classifier.confidence_map.threshold  # type: ignore[no-any-return]
+
+    @auto_apply_threshold.setter
+    def auto_apply_threshold(self, threshold: float | None) -> None:
+        self.classifier.confidence_map.threshold = threshold
 
     def read(self, image: object, frame_index: int = 0) -> FrameReading:
         shape = getattr(image, "shape", (480, 640))
@@ -77,7 +91,7 @@ class ClipReader:
             DieReading(
                 DieBox(d.cx, d.cy, d.side, d.side, d.angle),
                 d.value,
-                0.99,
+                self.confidence.get(d.colour, 0.99),
                 d.colour,
                 flags=() if d.value else (UNREADABLE,),
             )

@@ -4,6 +4,7 @@ statistics page (a real server with the camera off; rolls entered by hand)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,14 @@ QWIXX_ROLL = roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green
     ("game", "players", "moves", "colours", "reroll"),
     [
         ("qwixx", ["A", "B"], [], ("white", "white", "red", "yellow", "green", "blue"), None),
-        ("qwixx", ["A", "B"], [QWIXX_ROLL], None, None),  # crossing: no roll expected
+        # crossing: the next roll passes for those who have not acted (the table's option)
+        (
+            "qwixx",
+            ["A", "B"],
+            [QWIXX_ROLL],
+            ("white", "white", "red", "yellow", "green", "blue"),
+            None,
+        ),
         ("sixto", ["A", "B"], [], ("red", "orange", "yellow", "green", "blue", "purple"), None),
         (
             "sixto",
@@ -51,6 +59,11 @@ def test_expected_dice_come_from_the_engine(
     assert (throw.dice.colours if throw else None) == colours
     implied = [move.kind for move in throw.moves] if throw else []
     assert implied == ([reroll] if reroll else [])
+    if throw is not None and throw.closes:
+        # the white sum is open: both pass on it, then the active player's colour step
+        assert [(m.kind, m.player) for m in throw.closes] == [("pass", 0), ("pass", 1), ("pass", 0)]
+        # a table without automatic passes expects no roll while the step is open
+        assert expected_throw(replace(snapshot, auto_pass=False)) is None
 
 
 def test_effective_entries_drop_what_was_undone() -> None:

@@ -112,24 +112,42 @@ def test_qwixx_one_roll_per_throw_with_photo(live: Any, clip_folder: Path) -> No
     assert live.hub.events_seen == 1  # nothing while the dice tumbled or the hand passed
     assert live.table(table_id).snapshot.turn.step == "white_sum"
 
-    # a throw while the players still cross is not applied
+    # a throw while the players still cross closes the turn as at a paper table: those
+    # who have not acted pass automatically (the table's option, on by default)
     early = render_throw(QWIXX, seed=102)
     replay(live, client, table_id, clip_folder, early)
-    assert len(rolls_in_log(live, table_id)) == 1
+    log = live.app.state.tables.store.log(table_id)
+    assert [(e.by, e.move["kind"], e.move["player"]) for e in log] == [
+        ("camera", "roll", -1),
+        ("auto", "pass", 0),  # the white sum
+        ("auto", "pass", 1),
+        ("auto", "pass", 0),  # the active player's colour step (a penalty: no cross)
+        ("camera", "roll", -1),
+    ]
+    assert rolls_in_log(live, table_id)[1] == ("camera", sorted(early.rest))
+
+    # without automatic passes a throw while the players still cross is not applied
+    off = client.post(f"/api/tables/{table_id}/auto_pass", json={"on": False})
+    assert off.status_code == 200
+    ignored = render_throw(QWIXX, seed=104)
+    replay(live, client, table_id, clip_folder, ignored)
+    assert len(rolls_in_log(live, table_id)) == 2
     assert "expects no roll" in camera(client, table_id)["note"]
 
     finish_step(live, client, table_id, "pass")
     second = render_throw(QWIXX, seed=103)
     replay(live, client, table_id, clip_folder, second)
     rolls = rolls_in_log(live, table_id)
-    assert rolls[1] == ("camera", sorted(second.rest))
-    assert len(rolls) == 2
+    assert rolls[2] == ("camera", sorted(second.rest))
+    assert len(rolls) == 3
 
     # each camera roll keeps a photo about 320 px wide, shown in the game's log
     page = client.get(f"/t/{table_id}/log")
     assert page.status_code == 200
     photos = sorted(set(part.split('"')[0] for part in page.text.split("/photos/")[1:]))
-    assert len(photos) == 2
+    assert len(photos) == 3
+    assert page.text.count("data-automatic") == 3  # the passes the early roll made
+    assert "P2: Pass (no cross) (the next roll came)" in page.text
     jpeg = client.get(f"/t/{table_id}/photos/{photos[0]}")
     assert jpeg.headers["content-type"] == "image/jpeg"
     picture = cv2.imdecode(np.frombuffer(jpeg.content, np.uint8), cv2.IMREAD_COLOR)
@@ -218,6 +236,50 @@ def test_confirm_mode_waits_for_the_active_player(live: Any, clip_folder: Path) 
     assert rolls_in_log(live, table_id) == [("camera", sorted(throw.rest))]
 
 
+def test_sure_rolls_are_applied_and_only_the_unsure_die_is_asked(
+    live: Any, clip_folder: Path
+) -> None:
+    """Mode "sure" (issue 14 item 4): a roll whose confidence clears the shipped threshold
+    is applied at once; otherwise the question names only the unsure die, with its two
+    likeliest values, and the active player's one tap on a value applies the roll."""
+    live.reader.auto_apply_threshold = 0.9  # 0.99 ** 6 = 0.94: sure
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    assert client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": "sure"}).json() == {
+        "mode": "sure"
+    }
+    sure = render_throw(QWIXX, seed=551)
+    replay(live, client, table_id, clip_folder, sure)
+    assert rolls_in_log(live, table_id) == [("camera", sorted(sure.rest))]
+
+    finish_step(live, client, table_id, "pass")
+    live.reader.confidence = {"red": 0.5}
+    unsure = render_throw(QWIXX, seed=552)
+    replay(live, client, table_id, clip_folder, unsure)
+    assert len(rolls_in_log(live, table_id)) == 1
+    body = camera(client, table_id)
+    pending = body["pending"]
+    assert pending["kind"] == "unsure" and body["sure_threshold"] == 0.9
+    red = next(d for d in pending["dice"] if d["colour"] == "red")
+    assert pending["unsure"] == [
+        {"index": red["index"], "choices": [red["value"], 7 - red["value"]]}
+    ]
+    # Bob (seat 1) rolls now: his device answers the red die with one tap
+    state = client.get(f"/api/tables/{table_id}/state").json()
+    bob = httpx.Client(base_url=live.base_url, timeout=10)
+    assert bob.post("/api/join", json={"code": live.table(table_id).code}).status_code == 200
+    assert bob.post(f"/api/tables/{table_id}/seat", json={"seat": 1}).status_code == 200
+    assert state["turn"]["active"] == 1
+    answer = {"id": pending["id"], "index": red["index"], "value": 7 - red["value"]}
+    # a value only: the active player may not drop or re-colour dice
+    refused = bob.post(f"/api/tables/{table_id}/camera/fix", json={**answer, "remove": True})
+    assert refused.status_code == 403 and refused.json()["rule"] == "fix_by_host"
+    done = bob.post(f"/api/tables/{table_id}/camera/fix", json=answer)
+    assert done.status_code == 200 and done.json()["applied"] is True, done.text
+    by, dice = rolls_in_log(live, table_id)[-1]
+    assert by == "1" and ("red", 7 - red["value"]) in dice
+
+
 def test_camera_goes_to_the_attached_table(live: Any, clip_folder: Path) -> None:
     client = host_client(live)
     first = new_table(client, "qwixx")
@@ -287,9 +349,10 @@ def test_corrupt_frames_are_counted_and_skipped(live: Any, clip_folder: Path) ->
     assert len(rolls_in_log(live, table_id)) == 1
 
 
-def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["auto", "sure"])
+def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path, mode: str) -> None:
     """`companion serve --images DIR` with the shipped ONNX models: a rendered Qwixx throw
-    becomes the table's roll."""
+    becomes the table's roll; in mode "sure" too (the calibrated models are sure of it)."""
     folder = tmp_path / "camera"
     folder.mkdir()
     server = ServerProcess(tmp_path / "data", free_port(), ["--images", str(folder)])
@@ -297,6 +360,7 @@ def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path) -> None:
     try:
         client = host_client(server)
         table_id = new_table(client, "qwixx")
+        assert client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": mode}).is_success
         throw = render_throw(QWIXX, seed=901, side=56)
         write_throw(folder, throw)
         wait_until(lambda: not camera(client, table_id)["starting"], 30, "the models to load")
@@ -316,6 +380,8 @@ def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path) -> None:
         )
         dice = state()["state"]["state"]["dice"]
         assert sorted((d["colour"], d["value"]) for d in dice) == sorted(throw.rest)
+        threshold = camera(client, table_id)["sure_threshold"]
+        assert threshold is not None and 0 < threshold < 1  # the shipped classifier's
     finally:
         server.stop()
 
@@ -410,7 +476,7 @@ def test_adding_a_die_refuses_bad_requests(live: Any, clip_folder: Path) -> None
     assert player.post("/api/join", json={"code": live.table(table_id).code}).status_code == 200
     assert player.post(f"/api/tables/{table_id}/seat", json={"seat": 1}).status_code == 200
     refused = player.post(url, json={"id": held["id"], "add": good})
-    assert refused.status_code == 403 and refused.json()["rule"] == "host_only"
+    assert refused.status_code == 403 and refused.json()["rule"] == "fix_by_host"
     stranger = httpx.Client(base_url=live.base_url, timeout=10)
     assert stranger.post(url, json={"id": held["id"], "add": good}).status_code == 401
 

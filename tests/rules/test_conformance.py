@@ -3,7 +3,8 @@ seeded random games with random legal moves and random rolls; JSON round-trip of
 move at every step; the game ends within a bound; nobody may act after the end; totals equal
 their breakdown; each game's own invariants hold after every action; and what the Turn
 declares holds: a move begins a step or is one more of it (`moves_in_step`), a throw's
-implied moves lead to the roll it names, a roll needs only dice the game declares."""
+implied moves (with or without automatic passes) lead to the roll and roller it names, a
+roll needs only dice the game declares."""
 
 from __future__ import annotations
 
@@ -58,13 +59,18 @@ def test_random_games_conform(name: str) -> None:
 def check_turn_declarations(game: Game[Any, Any], options: Any, before: Any, after: Any) -> None:
     was, now = game.turn(before), game.turn(after)
     assert now.moves_in_step in (0, was.moves_in_step + 1), (was, now)
-    throw = now.on_throw()
-    if throw is not None:
+    for close_step in (True, False):
+        throw = now.on_throw(close_step)
+        if throw is None:
+            continue
+        if not close_step:
+            assert not throw.closes
         state = after
-        for move in throw.moves:
+        for move in throw.implied:
             state = game.play(state, move)
         expected = game.turn(state)
         assert expected.chance and expected.dice == throw.dice, (now, expected)
+        assert expected.active == throw.roller, (now, expected)
     dice = game.dice_colours(options)
     if dice is not None and now.chance and now.dice is not None:
         needed = Counter(now.dice.colours) + Counter(d.colour for d in now.dice.kept)

@@ -215,7 +215,7 @@ def test_rulebook_example_turn_kari_ola_mia() -> None:
     # The coloured half is Kari's alone: white 4 + blue 6 = blue 10.
     assert GAME.legal_moves(state, ola) == []
     assert refusal(state, Cross(ola, "blue", 10)).message == (
-        "only the active player may use a coloured die"
+        "only player 1, whose turn it is, may use a coloured die now"
     )
     assert Cross(kari, "blue", 10) in GAME.legal_moves(state, kari)
     state = play(state, Cross(kari, "blue", 10))
@@ -281,19 +281,19 @@ REFUSALS = [
         "last number needs five crosses",
         position(Sheet(red=(2, 3, 4, 5)), Sheet(), step=Step.WHITE_SUM, dice=roll(6, 6)),
         Cross(0, "red", 12),
-        Reason.ILLEGAL_MOVE, "lock_needs_five", "red 12 needs at least 5 crosses in red first",
+        Reason.ILLEGAL_MOVE, "lock_needs_five", "red 12 locks the row: it needs 5 crosses in red first (you have 4)",
     ),
     (
         "blue 2 needs five crosses",
         position(Sheet(blue=(12, 10, 8, 6)), Sheet(), step=Step.WHITE_SUM, dice=roll(1, 1)),
         Cross(0, "blue", 2),
-        Reason.ILLEGAL_MOVE, "lock_needs_five", "blue 2 needs at least 5 crosses in blue first",
+        Reason.ILLEGAL_MOVE, "lock_needs_five", "blue 2 locks the row: it needs 5 crosses in blue first (you have 4)",
     ),
     (
         "locked row",
         position(step=Step.WHITE_SUM, dice=roll(3, 4, green=0), locked=("green",)),
         Cross(1, "green", 7),
-        Reason.ILLEGAL_MOVE, "row_locked", "green is locked",
+        Reason.ILLEGAL_MOVE, "row_locked", "green is locked: nobody crosses in it any more",
     ),
     (
         "white sum",
@@ -305,13 +305,13 @@ REFUSALS = [
         "colour step for the active player only",
         position(step=Step.COLOUR, dice=WHITE_7),
         Cross(1, "yellow", 8),
-        Reason.NOT_YOUR_TURN, "active_player_only", "only the active player may use a coloured die",
+        Reason.NOT_YOUR_TURN, "active_player_only", "only player 1, whose turn it is, may use a coloured die now",
     ),
     (
         "colour step pass by another player",
         position(step=Step.COLOUR, dice=WHITE_7),
         Pass(2),
-        Reason.NOT_YOUR_TURN, "active_player_only", "only the active player may use a coloured die",
+        Reason.NOT_YOUR_TURN, "active_player_only", "only player 1, whose turn it is, may use a coloured die now",
     ),
     (
         "colour sum",
@@ -341,25 +341,53 @@ REFUSALS = [
         "colour step: locked row",
         position(step=Step.COLOUR, dice=roll(3, 4, red=0), locked=("red",)),
         Cross(0, "red", 5),
-        Reason.ILLEGAL_MOVE, "row_locked", "red is locked",
+        Reason.ILLEGAL_MOVE, "row_locked", "red is locked: nobody crosses in it any more",
     ),
     (
         "each player uses the white sum once",
         position(step=Step.WHITE_SUM, dice=WHITE_7, waiting=(0, 2)),
         Cross(1, "red", 7),
-        Reason.NOT_YOUR_TURN, "already_acted", "player 2 has already crossed or passed on this white sum",
+        Reason.NOT_YOUR_TURN, "already_acted", "you have already crossed or passed on this white sum",
     ),
     (
-        "a player who passed on the white sum is not told they used it",
+        "the active player done with the white sum waits for the others to use a coloured die",
         position(step=Step.WHITE_SUM, dice=WHITE_7, waiting=(1, 2)),
-        Pass(0),
-        Reason.NOT_YOUR_TURN, "already_acted", "player 1 has already crossed or passed on this white sum",
+        Cross(0, "yellow", 8),
+        Reason.NOT_YOUR_TURN, "white_sum_first",
+        "the coloured dice are yours once everyone has crossed or passed on the white sum; "
+        "waiting for player 2 and player 3",
+    ),
+    (
+        "the active player's colour cross before their white sum",
+        position(step=Step.WHITE_SUM, dice=WHITE_7),
+        Cross(0, "yellow", 9),
+        Reason.ILLEGAL_MOVE, "white_sum",
+        "the white dice show 7, not 9; a white and a coloured die come after the white sum",
+    ),
+    (
+        "a lock with the wrong sum names the five crosses it needs",
+        position(Sheet(red=(2, 3)), Sheet(), step=Step.WHITE_SUM, dice=roll(2, 3)),
+        Cross(0, "red", 12),
+        Reason.ILLEGAL_MOVE, "lock_needs_five",
+        "red 12 locks the row: it needs 5 crosses in red first (you have 2)",
+    ),
+    (
+        "a struck-through box with the wrong sum names the left-to-right rule",
+        position(Sheet(red=(6,)), Sheet(), step=Step.WHITE_SUM, dice=roll(4, 5)),
+        Cross(0, "red", 4),
+        Reason.ILLEGAL_MOVE, "left_to_right", "red 4 is left of your last red cross",
+    ),
+    (
+        "a locked row is named before the dice",
+        position(step=Step.WHITE_SUM, dice=roll(3, 4, green=0), locked=("green",)),
+        Cross(1, "green", 9),
+        Reason.ILLEGAL_MOVE, "row_locked", "green is locked: nobody crosses in it any more",
     ),
     (
         "no such seat",
         position(step=Step.WHITE_SUM, dice=WHITE_7),
         Pass(5),
-        Reason.NOT_YOUR_TURN, "not_your_turn", "player 6 may not act now; waiting for player 1, player 2 and player 3",
+        Reason.NOT_YOUR_TURN, "not_your_turn", "you may not act now; waiting for player 1, player 2 and player 3",
     ),
     (
         "no such row",
@@ -394,6 +422,18 @@ def test_refusals(state: State, move: Move, reason: Reason, rule: str, message: 
     if reason is Reason.ILLEGAL_MOVE:
         # A refused cross may always be replaced by a pass: nothing is lost.
         GAME.check(state, Pass(move.player))
+
+
+def test_a_struck_through_box_is_named_before_whose_turn_it_is() -> None:
+    """Ann is done with the white sum and taps a box left of her last cross: that box can
+    never be crossed, which she hears first (not that Bob is still on the white sum)."""
+    state = position(Sheet(red=(6,)), Sheet(), step=Step.WHITE_SUM, dice=roll(4, 5), waiting=(1,))
+    rejection = refusal(state, Cross(0, "red", 4))
+    assert (rejection.rule, rejection.message) == (
+        "left_to_right",
+        "red 4 is left of your last red cross",
+    )
+    assert refusal(state, Cross(0, "red", 9)).rule == "white_sum_first"
 
 
 # -- crossing: left to right with skipping ------------------------------------------------
@@ -483,7 +523,9 @@ def test_white_sum_lock_lets_others_cross_and_lock_the_same_colour() -> None:
     assert state.sheets[0].crosses("red") == state.sheets[1].crosses("red") == 7
     # The red die has left the game: Mia may not use white 6 + red 5 = red 11 any more.
     assert GAME.turn(state).step == "colour"
-    assert refusal(state, Cross(2, "red", 11)).message == "red is locked"
+    assert refusal(state, Cross(2, "red", 11)).message == (
+        "red is locked: nobody crosses in it any more"
+    )
     assert {m.colour for m in GAME.legal_moves(state, 2) if isinstance(m, Cross)} == {
         "yellow", "green", "blue",
     }  # fmt: skip
@@ -503,7 +545,7 @@ def test_a_pending_lock_still_needs_five_crosses_from_the_next_player() -> None:
     rejection = refusal(state, Cross(1, "green", 2))
     assert (rejection.rule, rejection.message) == (
         "lock_needs_five",
-        "green 2 needs at least 5 crosses in green first",
+        "green 2 locks the row: it needs 5 crosses in green first (you have 1)",
     )
     state = play(state, Cross(1, "red", 2), Pass(2))
     assert state.locked == ("green",) and state.step is Step.COLOUR
@@ -769,3 +811,63 @@ def test_corrupted_record_names_the_bad_action() -> None:
         replay_record(bad)
     assert info.value.index == index
     assert info.value.rejection.rule == "white_sum"
+
+
+# -- the next roll closes the turn (automatic passes) -------------------------------------
+
+
+def play_throw(state: State, dice: Roll) -> State:
+    """What a table with automatic passes does with a new throw: the passes the Turn
+    declares, then the roll."""
+    throw = GAME.turn(state).on_throw()
+    assert throw is not None
+    return play(state, *throw.implied, dice)
+
+
+def test_the_next_roll_passes_for_those_who_have_not_crossed_the_white_sum() -> None:
+    state = play(position(), WHITE_7, Cross(1, "red", 7))
+    throw = GAME.turn(state).on_throw()
+    assert throw is not None
+    # seat 0 (active) and seat 2 have not acted: both pass, then seat 0's colour step
+    assert throw.closes == (Pass(0), Pass(2), Pass(0))
+    assert throw.moves == () and throw.roller == 1
+    assert throw.dice.colours == ("white", "white", "red", "yellow", "green", "blue")
+    after = play_throw(state, roll(2, 2))
+    assert (after.step, after.active, after.waiting) == (Step.WHITE_SUM, 1, (1, 2, 0))
+    # the active player crossed nothing: the rulebook's penalty
+    assert [sheet.penalties for sheet in after.sheets] == [1, 0, 0]
+    assert after.sheets[1].red == (7,)
+
+
+def test_the_next_roll_in_the_colour_step_passes_for_the_active_player_only() -> None:
+    state = play(position(), WHITE_7, Cross(0, "red", 7), Pass(1), Pass(2))
+    assert state.step is Step.COLOUR
+    throw = GAME.turn(state).on_throw()
+    assert throw is not None and throw.closes == (Pass(0),)
+    after = play_throw(state, roll(1, 1))
+    assert [sheet.penalties for sheet in after.sheets] == [0, 0, 0]  # crossed on the white sum
+
+
+def test_a_table_without_automatic_passes_expects_no_roll_while_the_turn_is_open() -> None:
+    state = play(position(), WHITE_7)
+    assert GAME.turn(state).on_throw(close_step=False) is None
+    with pytest.raises(Rejection) as info:
+        GAME.check(state, roll(1, 1))
+    assert info.value.rule == "no_roll_expected"
+
+
+def test_rows_locked_on_the_white_sum_leave_the_next_roll() -> None:
+    sheets = (Sheet(green=GREEN_FIVE), Sheet(), Sheet())
+    state = play(position(*sheets), roll(1, 1), Cross(0, "green", 2))
+    throw = GAME.turn(state).on_throw()
+    assert throw is not None
+    assert throw.dice.colours == ("white", "white", "red", "yellow", "blue")
+
+
+def test_no_automatic_pass_ends_the_game() -> None:
+    """A fourth penalty or a second lock is the players' call, not a throw's."""
+    last = position(Sheet(penalties=3), Sheet(), Sheet(), step=Step.COLOUR, dice=WHITE_7)
+    assert GAME.turn(last).on_throw() is None
+    sheets = (Sheet(green=GREEN_FIVE), Sheet(), Sheet())
+    locking = play(position(*sheets, locked=("red",)), roll(1, 1, red=0), Cross(0, "green", 2))
+    assert GAME.turn(locking).on_throw() is None

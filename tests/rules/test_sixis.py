@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.rules.base import Die, Move, Reason, Rejection, Roll
+from companion.rules.base import DiceSpec, Die, Move, Reason, Rejection, Roll
 from companion.rules.session import RecordError, replay_record
 from companion.rules.sixis import (
     CARD_IDS,
@@ -34,6 +34,7 @@ from companion.rules.sixis import (
     RollAll,
     RoundResult,
     SaveDice,
+    Starter,
     State,
     Step,
     TakeCard,
@@ -637,7 +638,7 @@ REFUSALS = [
         TakeCard(1, "ones"),
         Reason.NOT_YOUR_TURN,
         "not_your_turn",
-        "player 2 may not act now",
+        "you may not act now",
     ),
     (
         "a move while the dice are due",
@@ -902,6 +903,7 @@ def _candidate_moves(state: State, seat: int, rng: random.Random) -> list[Move]:
     cards = [*CARD_IDS, SIXIS, "nonsense"]
     moves: list[Move] = [KeepSaved(seat), RollAll(seat), EndRound(seat), Decline(seat)]
     moves += [TakeCard(seat, c) for c in cards] + [FlipCard(seat, c) for c in cards]
+    moves += [Starter(seat, other) for other in range(-1, state.options.players + 1)]
     for _ in range(12):
         moves.append(SaveDice(seat, tuple(rng.randint(1, 6) for _ in range(rng.randint(0, 7)))))
     return moves
@@ -920,11 +922,16 @@ def test_legal_moves_agree_with_check(players: int) -> None:
             for seat in range(players):
                 legal = GAME.legal_moves(state, seat)
                 assert len(set(legal)) == len(legal)
-                assert not legal or seat == state.active
+                # the active player acts; before a later round's first roll, its opener
+                assert (
+                    not legal
+                    or seat == state.active
+                    or (state.opener_open and seat == state.starter)
+                )
                 for move in legal:
                     GAME.check(state, move)
                 candidates = _candidate_moves(state, seat, rng)
-                if seat != state.active:  # a few suffice: check_actor refuses them all
+                if seat != state.active:  # a few suffice: check_actor refuses most
                     candidates = rng.sample(candidates, 4)
                 for move in candidates:
                     if move not in legal:
@@ -996,3 +1003,46 @@ def test_a_corrupted_record_names_the_bad_action() -> None:
         replay_record(record)
     assert info.value.index == index
     assert info.value.rejection.rule == "unknown_card"
+
+
+# -- who opens a later round --------------------------------------------------------------
+
+
+def refusal(state: State, move: Move) -> Rejection:
+    with pytest.raises(Rejection) as info:
+        GAME.check(state, move)
+    return info.value
+
+
+def test_the_table_chooses_who_opens_a_later_round() -> None:
+    """The rulebook leaves later rounds open: the companion's opener (clockwise) or the host
+    hands the opening to another seat before the round's first roll."""
+    state = position(dice=(4, 4, 4, 4, 4, 4), opts=options(3, rounds=2))
+    state = GAME.play(state, TakeCard(0, SIXIS))
+    assert (state.round, state.starter, state.opener_open) == (2, 1, True)
+    turn = GAME.turn(state)
+    assert turn.chance and turn.players == (1,)
+    assert GAME.legal_moves(state, 1) == [Starter(1, 0), Starter(1, 2)]
+    assert refusal(state, TakeCard(1, "ones")).rule == "waiting_for_roll"
+    state = GAME.play(state, Starter(1, 2))
+    assert (state.starter, state.active, state.step, state.opener_open) == (2, 2, Step.ROLL, True)
+    assert GAME.turn(state).dice == DiceSpec(colours=("green",) * 6)
+    state = GAME.play(state, roll("green", 1, 2, 3, 4, 5, 6))
+    assert not state.opener_open
+    assert refusal(state, Starter(2, 0)).rule == "opener_chosen_before_first_roll"
+    assert GAME.move_from_json(GAME.move_to_json(Starter(1, 2))) == Starter(1, 2)
+
+
+def test_the_first_round_opens_with_the_first_player_option() -> None:
+    state = GAME.setup(options(3))
+    assert not state.opener_open and GAME.turn(state).players == ()
+
+
+def test_a_chosen_opener_with_the_advanced_start_lets_the_seat_after_it_start_rolling() -> None:
+    state = position(dice=(4,) * 6, opts=replace(options(3, rounds=2), advanced_start=True))
+    state = GAME.play(state, TakeCard(0, SIXIS))
+    assert (state.step, state.starter, state.active) == (Step.START_ROLL, 1, 2)
+    assert GAME.turn(state).players == (1,)
+    state = GAME.play(state, Starter(1, 0))
+    assert (state.step, state.starter, state.active) == (Step.START_ROLL, 0, 1)
+    assert refusal(state, Starter(0, 0)).rule == "opener_is_another_seat"

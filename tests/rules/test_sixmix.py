@@ -26,6 +26,7 @@ from companion.rules.sixmix import (
     Options,
     Place,
     RoundResult,
+    Starter,
     State,
     die_at,
     digits_of,
@@ -264,7 +265,7 @@ POSITIONS: dict[str, Callable[[], State]] = {
             Place(1, Die("green", 5), "green", 3),
             Reason.NOT_YOUR_TURN,
             "not_your_turn",
-            "player 2 may not act now",
+            "you may not act now",
         ),
         (
             "green_rolled",
@@ -313,7 +314,7 @@ POSITIONS: dict[str, Callable[[], State]] = {
             Place(0, Die("green", 5), "red", 0),
             Reason.ILLEGAL_MOVE,
             "owner_fills_first_space",
-            "only red may fill red's 100,000 space",
+            "only player 2 may fill red's 100,000 space",
         ),
         (
             "red_rolled",
@@ -327,7 +328,7 @@ POSITIONS: dict[str, Callable[[], State]] = {
             Place(1, Die("red", 6), "green", 0),
             Reason.ILLEGAL_MOVE,
             "owner_fills_first_space",
-            "only green may fill green's 100,000 space",
+            "only player 1 may fill green's 100,000 space",
         ),
     ],
 )
@@ -580,6 +581,40 @@ def test_tied_lowest_rows_the_first_owner_clockwise_after_the_last_starter_start
     assert after.starter == expected and after.active == expected
 
 
+def test_the_table_may_hand_a_tied_start_to_another_tied_player() -> None:
+    """The rulebook's youngest: the companion's starter (or the host) hands the start to
+    the other tied owner before the round's first roll; the record holds the move."""
+    state, move = last_placement(["65432.", "111111", "111111"], 1, starter=0)
+    after = GAME.play(state, move)
+    assert (after.starter, after.tied) == (1, (1, 2))
+    turn = GAME.turn(after)
+    assert turn.chance and turn.players == (1,)
+    assert GAME.legal_moves(after, 1) == [Starter(1, 2)]
+    assert GAME.legal_moves(after, 2) == []
+    handed = GAME.play(after, Starter(1, 2))
+    assert (handed.starter, handed.active) == (2, 2)
+    spec = GAME.turn(handed).dice
+    assert spec is not None and set(spec.colours) == {"red"}  # the new starter's dice
+    rolled = roll_with(handed, Die("red", 4))
+    assert rolled.tied == () and GAME.legal_moves(rolled, 2) != []
+    assert GAME.move_from_json(GAME.move_to_json(Starter(1, 2))) == Starter(1, 2)
+
+
+def test_the_start_goes_only_to_another_tied_player_before_the_first_roll() -> None:
+    state, move = last_placement(["65432.", "111111", "111111"], 1, starter=0)
+    after = GAME.play(state, move)
+    rejection = refusal(after, Starter(1, 0))
+    assert (rejection.rule, rejection.message) == (
+        "starter_among_tied",
+        "the start goes to another of those tied for the lowest row: player 3",
+    )
+    assert refusal(after, Starter(2, 1)).rule == "not_your_turn"
+    rolled = roll_with(after, Die("blue", 4))
+    assert refusal(rolled, Starter(1, 2)).rule == "no_tie_to_settle"
+    untied, last = last_placement(["65432.", "123456", "111111"], 1, starter=0)
+    assert GAME.play(untied, last).tied == ()
+
+
 def test_scores_list_the_chips_of_every_round() -> None:
     state, move = last_placement(["65432.", "123456", "111222"], 1, before=(1, 3, 0))
     after = GAME.play(state, move)
@@ -602,7 +637,7 @@ def test_the_game_ends_at_the_round_end_when_someone_has_ten() -> None:
     assert GAME.outcome(final) is not None
     assert GAME.outcome(final).winners == (0,)  # type: ignore[union-attr]
     assert GAME.outcome(final).reason == "target_reached"  # type: ignore[union-attr]
-    assert GAME.outcome(final).message == "Green wins with 11 points"  # type: ignore[union-attr]
+    assert GAME.outcome(final).message == "Player 1 wins with 11 points"  # type: ignore[union-attr]
     # The final board stays on the table.
     assert die_at(final, 0, 5) == Die("green", 1)
     turn = GAME.turn(final)

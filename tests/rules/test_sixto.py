@@ -788,3 +788,37 @@ def test_a_corrupted_record_names_the_bad_action() -> None:
         replay_record(broken)
     assert info.value.index == index
     assert info.value.rejection.rule == "no_such_box"
+
+
+# -- the next roll closes the cross step (automatic passes) -------------------------------
+
+
+def test_the_next_roll_is_done_for_those_still_crossing() -> None:
+    state = play_all(crossing(3, red=2), Cross(1, RED, 2), Done(1))
+    throw = GAME.turn(state).on_throw()
+    assert throw is not None
+    assert throw.closes == (Done(0), Done(2)) and throw.moves == ()
+    assert throw.roller == 1 and throw.dice.colours == DEFAULT_COLOURS
+    after = play_all(state, *throw.implied, roll())
+    assert (after.step, after.active) == (Step.REROLL, 1)
+    assert row_marks(after, 1, RED) == (2,)
+    assert GAME.turn(state).on_throw(close_step=False) is None
+
+
+def test_a_colour_closing_this_turn_leaves_the_next_roll() -> None:
+    state = play_all(crossing(2, marks={0: {RED: (1, 2, 3, 4, 10)}}, red=5), Cross(0, RED, 11))
+    throw = GAME.turn(state).on_throw()
+    assert throw is not None and RED not in throw.dice.colours
+
+
+def test_no_automatic_done_ends_the_game() -> None:
+    """Solo: two dice not used would end the game after the turn; that stays a tap."""
+    state = crossing(1)
+    assert GAME.turn(state).on_throw() is None
+
+
+def test_the_reroll_throw_names_its_roller() -> None:
+    state = GAME.play(GAME.setup(simple_options(2)), roll())
+    throw = GAME.turn(state).on_throw()
+    assert throw is not None and throw.moves == (Reroll(0),) and throw.roller == 0
+    assert throw.closes == ()

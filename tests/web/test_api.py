@@ -133,6 +133,9 @@ def test_refusals_carry_reason_rule_and_status(
     rule: str | None,
 ) -> None:
     tid = qwixx["table_id"]
+    # without automatic passes no roll is due while the white sum is open (with them Bob,
+    # the next roller, and the host may enter the next roll: test_auto_pass_browser.py)
+    assert qwixx["host"].post(f"/api/tables/{tid}/auto_pass", json={"on": False}).status_code == 200
     act(qwixx["host"], tid, QWIXX_ROLL_7, "roll-0001")
     response = act(qwixx[who], tid, move, "try-00001")
     assert response.status_code == status, response.text

@@ -94,8 +94,20 @@ def test_a_refusal_names_the_player(tmp_path: Path) -> None:
         again = act(
             bob, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 7}, "bob-x-01"
         )
+        # Bob's own device hears it in the second person
         assert again.status_code == 409
-        assert again.json()["message"] == "Bob has already crossed or passed on this white sum"
+        assert again.json()["message"] == "you have already crossed or passed on this white sum"
+        # the host's table view, tapping for Bob, reads whose move it was; others by name
+        for_bob = act(
+            host, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 7}, "host-x-01"
+        )
+        assert for_bob.json()["message"] == (
+            "Bob: you have already crossed or passed on this white sum"
+        )
+        colour = act(
+            bob, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 9}, "bob-x-02"
+        )
+        assert "player" not in colour.json()["message"]
 
 
 def test_the_history_names_the_players(tmp_path: Path) -> None:

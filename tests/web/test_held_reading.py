@@ -51,15 +51,15 @@ def held_mismatch() -> HeldReading:
     """Five good Qwixx dice and an unreadable blue one."""
     dice = qwixx_dice()
     dice[5] = die(510.0, "blue", None, (UNREADABLE,))
-    outcome = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", False, "h1")
+    outcome = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "auto", "h1")
     assert isinstance(outcome, HeldReading)
     return outcome
 
 
 def test_a_matching_throw_is_a_roll_to_apply_by_the_camera() -> None:
-    outcome = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", False, "h1")
+    outcome = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", "auto", "h1")
     assert isinstance(outcome, CameraRoll)
-    assert outcome.by == "camera" and outcome.state_id == 7 and outcome.implied == ()
+    assert outcome.by == "camera" and outcome.state_id == 7
     assert sorted((d.colour, d.value) for d in outcome.roll.dice) == sorted(
         zip(QWIXX, (3, 4, 2, 5, 6, 1), strict=True)
     )
@@ -67,20 +67,20 @@ def test_a_matching_throw_is_a_roll_to_apply_by_the_camera() -> None:
 
 
 def test_in_confirm_mode_a_matching_throw_is_held_with_its_roll() -> None:
-    outcome = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", True, "h1")
+    outcome = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", "confirm", "h1")
     assert isinstance(outcome, HeldReading)
     assert outcome.kind == "confirm" and outcome.roll is not None and outcome.problems == ()
     roll = confirmed(outcome)
     assert roll.roll == outcome.roll and roll.by == "camera" and roll.state_id == 7
 
 
-def test_a_throw_implying_moves_carries_them_to_the_roll() -> None:
+def test_a_held_throw_implying_moves_names_them() -> None:
     dice = [die(60.0 + 90 * i, c, 2) for i, c in enumerate(SIXTO)]
-    outcome = judge_throw(event(*dice), SIXTO_REROLL, 3, "t1", False, "h1")
-    assert isinstance(outcome, CameraRoll) and outcome.implied == (Reroll(1),)
-    held = judge_throw(event(*dice), SIXTO_REROLL, 3, "t1", True, "h1")
+    outcome = judge_throw(event(*dice), SIXTO_REROLL, 3, "t1", "auto", "h1")
+    assert isinstance(outcome, CameraRoll)  # the table makes the implied moves (act_throw)
+    held = judge_throw(event(*dice), SIXTO_REROLL, 3, "t1", "confirm", "h1")
     assert isinstance(held, HeldReading)
-    assert confirmed(held).implied == (Reroll(1),)
+    assert confirmed(held).roll == held.roll
     assert held_json(held, lambda move: move.kind)["implies"] == ["reroll"]
 
 
@@ -106,7 +106,7 @@ def test_fixing_a_die_returns_a_new_reading_that_matches_again_as_the_hosts_roll
 
 
 def test_a_fix_that_still_mismatches_stays_held_with_the_remaining_problems() -> None:
-    confirm = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", True, "h1")
+    confirm = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", "confirm", "h1")
     assert isinstance(confirm, HeldReading)
     removed = fix_die(confirm, 2, None, None, remove=True)  # "the red die is no die"
     outcome = rematch(removed, QWIXX_THROW)
@@ -132,7 +132,7 @@ def test_bad_fixes_and_additions_are_refused_with_a_named_rule() -> None:
 
 def test_a_missed_die_is_added_where_it_lies() -> None:
     dice = qwixx_dice()[:5]  # the finder missed the blue die
-    held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", False, "h1")
+    held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "auto", "h1")
     assert isinstance(held, HeldReading) and [p.kind for p in held.problems] == ["missing"]
     side = added_die_side(held.dice, held.width, held.height)
     added = add_die(held, 600.0, 300.0, 4, "blue", side)
@@ -191,3 +191,72 @@ def test_a_roll_event_carries_its_own_frame() -> None:
     found, image = events[0]
     assert found.image is image
     assert replace(found, image=None) == found  # the picture is evidence, not identity
+
+
+# -- apply sure rolls, ask only about the unsure dice (issue 14 item 4) ------------------
+
+
+def sure_dice(*confidences: float) -> list[DieReading]:
+    """The six Qwixx dice of `qwixx_dice`, each with its confidence."""
+    return [replace(d, confidence=c) for d, c in zip(qwixx_dice(), confidences, strict=True)]
+
+
+def test_a_sure_roll_is_applied_at_once_in_mode_sure() -> None:
+    from companion.web.camera_decision import decider
+
+    dice = sure_dice(0.999, 0.999, 0.999, 0.999, 0.999, 0.999)
+    outcome = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "sure", "h1", decider(0.99))
+    assert isinstance(outcome, CameraRoll) and outcome.by == "camera"
+
+
+def test_an_unsure_roll_asks_about_the_unsure_die_only_with_its_two_likeliest_values() -> None:
+    from companion.web.camera_decision import decider
+
+    dice = sure_dice(0.999, 0.999, 0.6, 0.999, 0.999, 0.999)
+    held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "sure", "h1", decider(0.99))
+    assert isinstance(held, HeldReading) and held.kind == "unsure"
+    assert [u.index for u in held.unsure] == [2]
+    assert held.unsure[0].choices == (2, 5)  # the red die read 2: 2 first, then the face under
+    assert held.problem_boxes == [held.dice[2].where]  # the picture marks only that die
+    body = held_json(held, lambda move: move.kind)
+    assert body["unsure"] == [{"index": 2, "choices": [2, 5]}]
+    assert body["message"] == "the camera is not sure of 1 die"
+    # one tap on a value answers the die: the roll is applied as that player's
+    outcome = rematch(fix_die(held, 2, 5, None, remove=False), QWIXX_THROW, by="0")
+    assert isinstance(outcome, CameraRoll) and outcome.by == "0"
+    assert Die("red", 5) in outcome.roll.dice
+
+
+def test_two_unsure_dice_wait_for_both_answers() -> None:
+    from companion.web.camera_decision import decider
+
+    dice = sure_dice(0.5, 0.999, 0.6, 0.999, 0.999, 0.999)
+    held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "sure", "h1", decider(0.99))
+    assert isinstance(held, HeldReading) and [u.index for u in held.unsure] == [0, 2]
+    first = rematch(fix_die(held, 0, 3, None, remove=False), QWIXX_THROW, by="0")
+    assert isinstance(first, HeldReading) and [u.index for u in first.unsure] == [2]
+    assert first.kind == "unsure" and first.message == "the camera is not sure of 1 die"
+    second = rematch(fix_die(first, 2, 2, None, remove=False), QWIXX_THROW, by="0")
+    assert isinstance(second, CameraRoll)
+
+
+def test_without_a_shipped_threshold_no_roll_is_sure() -> None:
+    """An uncalibrated classifier makes no promise: in mode "sure" every die is asked."""
+    from companion.web.camera_decision import decider
+
+    dice = sure_dice(1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+    held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "sure", "h1", decider(None))
+    assert isinstance(held, HeldReading) and len(held.unsure) == 6
+
+
+def test_confirm_mode_marks_the_unsure_dice_and_use_this_roll_accepts_them_as_read() -> None:
+    from companion.web.camera_decision import decider
+
+    dice = sure_dice(0.999, 0.999, 0.6, 0.999, 0.999, 0.999)
+    held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "confirm", "h1", decider(0.99))
+    assert isinstance(held, HeldReading) and held.kind == "confirm"
+    assert [u.index for u in held.unsure] == [2]
+    assert confirmed(held).roll == held.roll
+    # a removed die moves the unsure dice after it up one
+    removed = fix_die(held, 0, None, None, remove=True)
+    assert [u.index for u in removed.unsure] == [1]

@@ -106,7 +106,7 @@ def test_a_sixmix_placement_a_refusal_and_the_other_screen(
     foreign = bob.locator(".smx-board:visible button[aria-label='Blue 100,000']")
     assert "legal" not in (foreign.get_attribute("class") or "")
     foreign.click()
-    assert toast(bob) == "Only the green-and-blue player may fill blue's 100,000 space"
+    assert toast(bob) == "Only Ann may fill blue's 100,000 space"
     assert bob.locator(".live").get_attribute("data-state-id") == "3"
     shot(bob, "sixmix-bob-refused-phone")
     assert_finger_sized(bob)

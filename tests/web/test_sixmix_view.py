@@ -260,7 +260,7 @@ def test_a_roll_a_placement_and_a_refusal_through_the_api(table: dict[str, Any])
     assert refused.json() == {
         "reason": "illegal_move",
         "rule": "owner_fills_first_space",
-        "message": "only red may fill red's 100,000 space",
+        "message": "only Mia may fill red's 100,000 space",
     }
     # Kari may not place for Ola: her device is bound to her seat
     other = act(kari, tid, {**foreign, "row": "blue"}, "kari-place-2")

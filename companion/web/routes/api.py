@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from companion.rules.base import Reason, Rejection
+from companion.rules.base import Reason, Rejection, Roll
 from companion.rules.codec import encode
 from companion.rules.registry import GAME_NAMES, find_game
 from companion.rules.session import RecordError
@@ -28,7 +28,7 @@ from companion.web.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
 from companion.web.tables import Table
-from companion.web.views import move_attr, option_fields, with_names
+from companion.web.views import move_attr, option_fields, spoken_to
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin])
 
@@ -342,16 +342,23 @@ async def table_state(access: ApiAccess) -> dict[str, Any]:
 
 
 async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, Any]:
-    """Shared by the HTTP route and the WebSocket: decode, check who acts, act."""
+    """Shared by the HTTP route and the WebSocket: decode, check who acts, act. A roll is
+    the next throw: it makes first the moves the engine says a throw implies now (the
+    table's automatic passes, Sixto's re-roll: `Table.act_throw`)."""
     table = access.table
     move = table.game.move_from_json(body.move)
-    by = actor_for(access.viewer, move, table.snapshot.turn)
+    snapshot = table.snapshot
+    by = actor_for(access.viewer, move, snapshot.turn, snapshot.throw)
     try:
-        result = await table.act(move, by, body.action_id, body.expected_state_id)
+        if isinstance(move, Roll):
+            result = await table.act_throw(move, by, body.action_id, body.expected_state_id)
+        else:
+            result = await table.act(move, by, body.action_id, body.expected_state_id)
     except Rejection as exc:
-        # the engine says "player 3"; the player reads the name the table knows
-        named = Rejection(exc.reason, exc.rule, with_names(exc.message, table.snapshot.players))
-        raise named from exc
+        # the engine says "you" and "player 3"; the player reads the names the table knows
+        mover = None if isinstance(move, Roll) else move.player
+        text = spoken_to(exc.message, snapshot.players, mover, access.viewer.seat)
+        raise Rejection(exc.reason, exc.rule, text) from exc
     return {"state_id": result.state_id, "duplicate": result.duplicate}
 
 
@@ -415,6 +422,19 @@ async def end_game(access: ApiAccess) -> dict[str, Any]:
     require_host(access)
     await access.table.end_by_host()
     return {"finished": True}
+
+
+class AutoPassRequest(Strict):
+    on: bool = Field(description="the next roll passes for those who have not acted")
+
+
+@router.post("/tables/{table_id}/auto_pass")
+async def auto_pass(body: AutoPassRequest, access: ApiAccess) -> dict[str, bool]:
+    """The table's option: the next roll (camera or typed) closes an open step for those
+    who have not acted (Qwixx's white sum, Sixto's crossing); on by default."""
+    require_host(access)
+    await access.table.set_auto_pass(body.on)
+    return {"auto_pass": body.on}
 
 
 @router.get("/tables/{table_id}/record")

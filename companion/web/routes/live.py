@@ -18,12 +18,14 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from companion.live.stats import Fairness, report_from_counts
-from companion.rules.base import COLOURS, Reason, Rejection
+from companion.rules.base import COLOURS, Game, Reason, Rejection
 from companion.rules.registry import standard_dice_sets
+from companion.rules.session import AUTO, HOST
 from companion.web.camera_hub import CameraHub
 from companion.web.deps import ApiAccess, PageAccess, SameOrigin, TablesDep, TemplatesDep
 from companion.web.dice import effective_entries, roll_of
-from companion.web.views import colour_class, describe_move
+from companion.web.store import LogEntry
+from companion.web.views import colour_class, describe_move, with_names
 
 logger = logging.getLogger(__name__)
 router = APIRouter()
@@ -43,8 +45,9 @@ class Strict(BaseModel):
 
 
 class ModeRequest(Strict):
-    mode: Literal["auto", "confirm"] = Field(
-        description="auto: apply a matching roll at once; confirm: the active player confirms"
+    mode: Literal["auto", "sure", "confirm"] = Field(
+        description="auto: apply a matching roll at once; sure: apply the rolls the camera is "
+        "sure of and ask about the unsure dice; confirm: the active player confirms each roll"
     )
 
 
@@ -124,9 +127,10 @@ async def camera_picture(access: ApiAccess, hub: HubDep) -> Response:
 
 
 @router.get("/t/{table_id}/camera/held.jpg")
-async def held_picture(access: ApiAccess, hub: HubDep) -> Response:
-    """The picture of the reading held for a person, its problem dice marked."""
-    jpeg = hub.held.picture(access.table.table_id)
+async def held_picture(access: ApiAccess, hub: HubDep, thumb: bool = False) -> Response:
+    """The picture of the reading held for a person, its problem (or unsure) dice marked;
+    `thumb`: small and cropped to the dice (the question in the banner)."""
+    jpeg = hub.held.picture(access.table.table_id, thumbnail=thumb)
     if jpeg is None:
         raise HTTPException(status_code=404, detail="no camera reading is held")
     return Response(jpeg, media_type="image/jpeg", headers=NO_STORE)
@@ -191,9 +195,29 @@ async def camera_confirm(body: HeldRequest, access: ApiAccess, hub: HubDep) -> d
     return {"applied": seq is not None, "state_id": seq}
 
 
+def may_answer(access: ApiAccess, hub: CameraHub, body: FixRequest) -> str:
+    """Who fixes a held reading (the `by` of the roll it may become): the host fixes any;
+    the active player answers a roll held to confirm or for its unsure dice by setting a
+    die's value (adding, dropping or re-colouring dice, a mismatch: the host's)."""
+    viewer = access.viewer
+    if viewer.host:
+        return HOST
+    held = hub.held.current(access.table)
+    answering = held is not None and held.kind in ("confirm", "unsure")
+    value_only = body.index is not None and body.colour is None and not body.remove
+    if answering and value_only and viewer.seat == access.table.snapshot.turn.active:
+        return str(viewer.seat)
+    raise Rejection(
+        Reason.NOT_ALLOWED,
+        "fix_by_host",
+        "only the host fixes this reading; the active player may set the value of a die "
+        "of a roll to confirm",
+    )
+
+
 @router.post("/api/tables/{table_id}/camera/fix", dependencies=[SameOrigin])
 async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
-    require_host(access)
+    by = may_answer(access, hub, body)
     if body.add is not None:
         add = body.add
         if add.colour not in COLOURS:
@@ -204,7 +228,9 @@ async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[s
     if body.colour is not None and body.colour not in COLOURS:
         raise Rejection(Reason.MALFORMED, "colour", f"{body.colour!r} is not a die colour")
     assert body.index is not None  # FixRequest.one_die
-    return await hub.fix(access.table, body.id, body.index, body.value, body.colour, body.remove)
+    return await hub.fix(
+        access.table, body.id, body.index, body.value, body.colour, body.remove, by
+    )
 
 
 @router.post("/api/tables/{table_id}/camera/dismiss", dependencies=[SameOrigin])
@@ -215,6 +241,29 @@ async def camera_dismiss(body: HeldRequest, access: ApiAccess, hub: HubDep) -> d
 
 
 # -- the game's log with photos ----------------------------------------------------------
+def log_words(
+    game: Game[object, object], players: tuple[str, ...], entry: LogEntry
+) -> dict[str, object]:
+    """Who made a log entry and what it did, in words; an automatic pass (made for a
+    player who had not acted when the next roll came) says so and names that player."""
+    move = None
+    if entry.kind == "undo":
+        text = "undo"
+    else:
+        try:
+            move = game.move_from_json(entry.move or {})
+            text = with_names(describe_move(game, move), players)
+        except Rejection:
+            text = str(entry.move)
+    by = entry.by
+    who = players[int(by)] if by.isdigit() and int(by) < len(players) else by
+    automatic = by == AUTO
+    if automatic and move is not None and 0 <= move.player < len(players):
+        who = "automatic"
+        text = f"{players[move.player]}: {text} (the next roll came)"
+    return {"by": who, "text": text, "automatic": automatic}
+
+
 @router.get("/t/{table_id}/log", response_class=HTMLResponse)
 async def game_log(
     request: Request, access: PageAccess, tables: TablesDep, templates: TemplatesDep
@@ -224,25 +273,13 @@ async def game_log(
     log = await asyncio.to_thread(tables.store.log, table.table_id)
     photos = await asyncio.to_thread(tables.store.photo_ids, table.table_id)
     standing = {e.action_id for e in effective_entries(log)}
-    players = table.snapshot.players
     rows = []
     for entry in log:
-        if entry.kind == "undo":
-            text = "undo"
-        else:
-            try:
-                move = table.game.move_from_json(entry.move or {})
-                text = describe_move(table.game, move)
-            except Rejection:
-                text = str(entry.move)
         roll = roll_of(entry)
-        by = entry.by
-        who = players[int(by)] if by.isdigit() and int(by) < len(players) else by
         rows.append(
             {
                 "seq": entry.seq,
-                "by": who,
-                "text": text,
+                **log_words(table.game, table.snapshot.players, entry),
                 "dice": [
                     {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
                     for d in (roll.dice if roll else ())

@@ -206,6 +206,7 @@ async def table_page(request: Request, access: PageAccess, templates: TemplatesD
         "qr": qr_svg(join_url) if join_url and access.viewer.host else None,
         "reach": reach_notice(request),
         "seats_taken": access.table.seats_taken(),
+        "auto_pass": access.table.auto_pass,
     }
     return templates.TemplateResponse(request, "table.html", context)
 

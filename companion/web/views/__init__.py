@@ -230,6 +230,17 @@ def with_names(text: str, players: Sequence[str]) -> str:
     return _SEAT_NUMBER.sub(name, text)
 
 
+def spoken_to(text: str, players: Sequence[str], mover: int | None, reader: int | None) -> str:
+    """An engine refusal as the device that made the move reads it. The engine speaks to
+    the mover as "you" and names the others "player N": their names go in (`with_names`),
+    and a device that acted for another seat (the host's table view, `reader` not
+    `mover`) reads whose move it was first: "Cid: you have already crossed ..."."""
+    named = with_names(text, players)
+    if mover is not None and mover != reader and 0 <= mover < len(players):
+        return f"{players[mover]}: {named}"
+    return named
+
+
 def for_display(text: str, players: Sequence[str]) -> str:
     """An engine sentence as a screen shows it: seat names put in (`with_names`) and the
     first letter a capital (the rules write "player 2 has ..." or "the white dice ...", to
@@ -290,7 +301,8 @@ def turn_context(snapshot: Snapshot) -> dict[str, Any]:
         text = "Final scores"  # the end card below says "Game over" (once is enough)
     elif snapshot.ended_by_host:
         text = "The host ended this game"
-    elif turn.chance and not turn.players:
+    elif turn.chance and (not turn.players or (active and turn.players == (turn.active,))):
+        # (a roller who may also hand the roll on, e.g. a tied Sixmix start, still rolls)
         text = f"{active} rolls the dice" if active else "Roll the dice"
     elif turn.players and turn.chance and active and set(turn.players) != {turn.active}:
         # e.g. Sixes' pound: the others may act before the dice fall; the roller is not
@@ -339,7 +351,8 @@ def sheet_context(snapshot: Snapshot, seat: int, viewer: Viewer) -> dict[str, An
     for move in legal:
         attr = move_attr(game, move)
         if attr not in drawn and not any(b.get("move") == attr for b in buttons):
-            buttons.append({"label": describe_move(game, move), "move": attr, "legal": True})
+            label = with_names(describe_move(game, move), snapshot.players)
+            buttons.append({"label": label, "move": attr, "legal": True})
     score = snapshot.scores[seat]
     is_current = snapshot.turn.active == seat and not snapshot.finished
     context.update(
@@ -403,19 +416,29 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
 
 
 def _roll_entry(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
-    """The dice to tap in when the game expects a roll and this device enters rolls."""
-    turn = snapshot.turn
-    if not (turn.chance and turn.dice is not None) or snapshot.finished:
+    """The dice to tap in when the game expects a roll and this device enters rolls; also,
+    folded, the next roll while a step is open that it closes (the table's automatic
+    passes: `Throw.closes`), on the next roller's device and the host's."""
+    turn, throw = snapshot.turn, snapshot.throw
+    if throw is None or not (turn.chance or throw.closes):
         return None
-    if not viewer.may_roll(turn):
+    if not viewer.may_roll(turn, throw):
         return None
+    passing = list(dict.fromkeys(move.player for move in throw.closes))  # in their order
     return {
-        "dice": [{"colour": c, "css": colour_class(c)} for c in turn.dice.colours],
+        "dice": [{"colour": c, "css": colour_class(c)} for c in throw.dice.colours],
         "kept": [
             {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
-            for d in turn.dice.kept
+            for d in throw.dice.kept
         ],
-        "key": f"{snapshot.state_id}",
+        # picks made are kept while the key stays: the state for a roll that is due, the
+        # step and its dice for the next roll of an open step (others act meanwhile)
+        "key": f"{snapshot.state_id}"
+        if turn.chance
+        else f"next-{snapshot.step_id}-{'-'.join(throw.dice.colours)}",
+        # the next roll, entered before everyone has acted: who it passes for
+        "closes": names_of(snapshot.players, passing) if not turn.chance else "",
+        "roller": snapshot.players[throw.roller] if throw.roller is not None else "",
     }
 
 

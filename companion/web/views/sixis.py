@@ -36,6 +36,7 @@ from companion.rules.sixis import (
     KeepSaved,
     RollAll,
     SaveDice,
+    Starter,
     State,
     Step,
     TakeCard,
@@ -137,6 +138,8 @@ def describe(move: Move) -> str:
         return "Roll all six"
     if isinstance(move, EndRound):
         return "End the round"
+    if isinstance(move, Starter):
+        return f"Player {move.seat + 1} opens this round instead"
     if isinstance(move, Decline):
         return "Take no card"
     return ""

@@ -27,13 +27,14 @@ from companion.rules.sixmix import (
     SPACE_NAMES,
     SPACE_VALUES,
     Place,
+    Starter,
     State,
     die_at,
     last_round,
     row_owner,
     seat_rows,
 )
-from companion.web.views import OptionText, SheetInput, colour_class
+from companion.web.views import OptionText, SheetInput, colour_class, names_of
 
 TEMPLATE = "games/sixmix.html"
 
@@ -90,10 +91,13 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
 
 
 def describe(move: Move) -> str:
-    """Button label (history, generic buttons): "Place green 5 in red's 10,000 space"."""
+    """Button label (history, generic buttons): "Place green 5 in red's 10,000 space";
+    "Player 3 starts instead" (a tie for the lowest row: the web puts in the name)."""
     if isinstance(move, Place):
         where = SPACE_NAMES[move.space] if 0 <= move.space < len(SPACE_NAMES) else move.space
         return f"Place {move.die.colour} {move.die.value} in {move.row}'s {where} space"
+    if isinstance(move, Starter):
+        return f"Player {move.seat + 1} starts instead (tied for the lowest row)"
     return ""
 
 
@@ -194,9 +198,13 @@ def _hint(inp: SheetInput, state: State, names: list[str], placing: bool) -> str
     if placing:
         return "Pick a die, then tap a free space. Glowing spaces are allowed."
     if inp.turn.chance:
+        tie = ""
+        if state.tied:
+            tied = names_of(tuple(names), state.tied)
+            tie = f" {tied} tied for the lowest row; the youngest of them starts."
         if inp.seat == state.active:
-            return f"Round {state.round}: roll your dice."
-        return f"Round {state.round}: {active} rolls."
+            return f"Round {state.round}: roll your dice.{tie}"
+        return f"Round {state.round}: {active} rolls.{tie}"
     return f"Round {state.round}: {active} places a die."
 
 

@@ -1,9 +1,13 @@
 // The camera panel of a table page: the live picture (a JPEG refreshed in a loop), the
 // camera status, and a reading held for a person: a mismatch the host fixes by tapping a
 // die (value, colour, or "not a die") or by tapping where a die the camera missed lies
-// (value and colour, then "Add this die"), or sends back for a re-throw; or a roll the
-// active player confirms. No rules here: the server matches and the engine accepts or
-// refuses.
+// (value and colour, then "Add this die"), or sends back for a re-throw; a roll the
+// active player confirms; or a roll the camera is not sure of, whose unsure dice the
+// active player answers with one tap each (their two likeliest values).
+// The question is asked where the player looks: in the sticky banner at the top (#camera-ask,
+// put back into the banner after every redraw), with a thumbnail of the photo and the dice
+// read, to the active player and the host only; the others see nothing of it. No rules
+// here: the server matches and the engine accepts or refuses.
 (() => {
   "use strict";
   const panel = document.getElementById("camera");
@@ -28,6 +32,14 @@
   let chosenDie = null; // index of the held die being fixed
   let adding = null; // {x, y, value, colour}: a missed die being added (frame pixels)
   let frame = 0;
+  let pickingDie = null; // the die of a roll to confirm whose value is being changed
+  const live = document.getElementById("live");
+  const ask = document.createElement("div");
+  ask.className = "camera-ask";
+  ask.id = "camera-ask";
+  ask.hidden = true;
+  ask.setAttribute("role", "region");
+  ask.setAttribute("aria-label", "the camera's question");
 
   function say(text) {
     if (!toast) return;
@@ -69,15 +81,132 @@
     heldMark.hidden = true;
   }
 
+  // -- the question in the banner ----------------------------------------------------
+  function keepAskInBanner() {
+    const banner = live && live.querySelector(".banner");
+    if (banner && ask.parentNode !== banner) banner.appendChild(ask);
+  }
+  if (live) new MutationObserver(keepAskInBanner).observe(live, {childList: true});
+
+  function chip(die, extra) {
+    const el = document.createElement(extra && extra.button ? "button" : "span");
+    if (extra && extra.button) el.type = "button";
+    el.className = `die small c-${die.colour || "other"}` + (extra && extra.cls ? ` ${extra.cls}` : "");
+    el.innerHTML = "<b></b><i></i>";
+    el.querySelector("b").textContent = die.value || "?";
+    el.querySelector("i").textContent = die.colour || "?";
+    return el;
+  }
+
+  function valueButton(index, value, colour) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = `ask-value c-${colour || "other"}`;
+    b.dataset.askDie = String(index);
+    b.dataset.askValue = String(value);
+    b.textContent = String(value);
+    b.setAttribute("aria-label", `${colour || "die"} ${index + 1} shows ${value}`);
+    return b;
+  }
+
+  function askText(pending, viewer) {
+    const implies = (pending.implies || []).join(", ");
+    const first = implies ? implies + ", then: " : "";
+    if (pending.kind === "mismatch") {
+      return "Camera: " + pending.message + (viewer.host ? " (fix it on the picture below)" : " (the host fixes it)");
+    }
+    if (pending.kind === "unsure") {
+      const n = pending.unsure.length;
+      return first + `The camera is not sure of ${n === 1 ? "one die" : n + " dice"}: tap the value ${n === 1 ? "it shows" : "each shows"}`;
+    }
+    return first + "The camera read this roll:";
+  }
+
+  function showAsk(pending, viewer) {
+    const mayAct = viewer.host || viewer.may_confirm;
+    if (!pending || !mayAct) { ask.hidden = true; ask.dataset.key = ""; pickingDie = null; return; }
+    if (ask.dataset.reading !== pending.id) { ask.dataset.reading = pending.id; pickingDie = null; }
+    const key = `${pending.id}:${pending.dice.length}:${pending.kind}:${JSON.stringify(pending.unsure)}:${pickingDie}`;
+    keepAskInBanner();
+    ask.hidden = false;
+    ask.dataset.kind = pending.kind;
+    if (ask.dataset.key === key) return;
+    ask.dataset.key = key;
+    ask.innerHTML = "";
+    const thumb = document.createElement("button");
+    thumb.type = "button";
+    thumb.className = "ask-thumb";
+    thumb.dataset.askShow = "";
+    thumb.setAttribute("aria-label", "show the camera's photo");
+    const img = document.createElement("img");
+    img.alt = "the camera's photo of the roll";
+    // a new reading (or a fixed one) gets a new address: the browser fetches it again
+    const pictureKey = `${pending.id}:${pending.dice.length}:${pending.message}`;
+    img.src = `/t/${tableId}/camera/held.jpg?thumb=true&id=${encodeURIComponent(pictureKey)}`;
+    thumb.appendChild(img);
+    ask.appendChild(thumb);
+    const body = document.createElement("div");
+    body.className = "ask-body";
+    const text = document.createElement("p");
+    text.className = "ask-text";
+    text.textContent = askText(pending, viewer);
+    body.appendChild(text);
+    if (pending.kind !== "mismatch") body.appendChild(askDice(pending));
+    if (pending.kind === "confirm" && viewer.may_confirm) {
+      const use = document.createElement("button");
+      use.type = "button";
+      use.className = "primary big";
+      use.dataset.cameraConfirm = "";
+      use.textContent = "Use this roll";
+      body.appendChild(use);
+    }
+    ask.appendChild(body);
+  }
+
+  // the dice read: an unsure die shows its two likeliest values as buttons (one tap
+  // answers it); in a roll to confirm a tap on a die offers its six values
+  function askDice(pending) {
+    const row = document.createElement("div");
+    row.className = "ask-dice";
+    const unsure = new Map((pending.unsure || []).map((u) => [u.index, u.choices]));
+    pending.dice.forEach((die) => {
+      const cell = document.createElement("span");
+      cell.className = "ask-die";
+      cell.dataset.askIndex = String(die.index);
+      const choices = unsure.get(die.index);
+      if (choices) {
+        cell.classList.add("unsure");
+        cell.appendChild(chip(die, {cls: "unsure"}));
+        choices.forEach((v) => cell.appendChild(valueButton(die.index, v, die.colour)));
+      } else if (pending.kind === "confirm") {
+        const face = chip(die, {button: true});
+        face.dataset.askPick = String(die.index);
+        face.setAttribute("aria-label", `change ${die.colour || "die"} ${die.value || "?"}`);
+        cell.appendChild(face);
+        if (pickingDie === die.index) {
+          for (let v = 1; v <= 6; v += 1) if (v !== die.value) cell.appendChild(valueButton(die.index, v, die.colour));
+        }
+      } else {
+        cell.appendChild(chip(die));
+      }
+      row.appendChild(cell);
+    });
+    return row;
+  }
+
   function showHeld(pending, viewer) {
-    if (!pending) { held.hidden = true; held.dataset.heldId = ""; closeFix(); return; }
+    showAsk(pending, viewer);
+    // players who can't act on the camera's question don't get it on their sheet
+    if (!pending || !(viewer.host || viewer.may_confirm)) {
+      held.hidden = true; held.dataset.heldId = ""; closeFix(); return;
+    }
     held.hidden = false;
     held.dataset.heldKind = pending.kind;
     heldDice.dataset.addable = viewer.host && pending.kind === "mismatch" ? "yes" : "no";
     const key = `${pending.id}:${pending.dice.length}:${pending.message}`;
     const fresh = held.dataset.heldId !== key;
     held.dataset.heldId = key;
-    if (pending.kind === "confirm") {
+    if (pending.kind === "confirm" || pending.kind === "unsure") {
       const dice = pending.roll.map(([c, v]) => `${c} ${v}`).join(", ");
       // the moves the throw implies first (the engine's Turn.on_throw, e.g. Sixto's re-roll)
       const implies = pending.implies || [];
@@ -214,6 +343,25 @@
     heldMark.style.top = `${(100 * y) / pending.height}%`;
     heldMark.hidden = false;
     openFix("A missed die here", gameColours(), "add");
+  });
+
+  // -- taps on the question in the banner ----------------------------------------------
+  ask.addEventListener("click", (event) => {
+    const target = event.target.closest("button");
+    if (!target || !current || !current.pending) return;
+    const pending = current.pending;
+    if (target.dataset.askValue) {
+      pickingDie = null;
+      post("fix", {id: pending.id, index: Number(target.dataset.askDie), value: Number(target.dataset.askValue)});
+    } else if (target.dataset.askPick !== undefined) {
+      const index = Number(target.dataset.askPick);
+      pickingDie = pickingDie === index ? null : index;
+      showAsk(pending, current.viewer);
+    } else if (target.hasAttribute("data-camera-confirm")) {
+      post("confirm", {id: pending.id});
+    } else if (target.hasAttribute("data-ask-show")) {
+      held.scrollIntoView({behavior: "smooth", block: "center"});
+    }
   });
 
   // -- taps ---------------------------------------------------------------------------

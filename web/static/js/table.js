@@ -288,7 +288,13 @@
   function restorePicks() {
     const box = rollBox();
     if (!box) { picks.key = null; picks.values = []; return; }
-    if (box.dataset.rollKey !== picks.key) { picks.key = box.dataset.rollKey; picks.values = []; }
+    if (box.dataset.rollKey !== picks.key) { picks.key = box.dataset.rollKey; picks.values = []; picks.open = false; }
+    // the next roll waits folded while a step is open; it stays open across redraws
+    const fold = box.querySelector(".next-roll-fold");
+    if (fold) {
+      fold.open = Boolean(picks.open);
+      fold.addEventListener("toggle", () => { picks.open = fold.open; });
+    }
     box.querySelectorAll(".die-picker").forEach((row) => {
       const value = picks.values[Number(row.dataset.dieIndex)];
       row.querySelectorAll(".face").forEach((face) => {
@@ -385,6 +391,18 @@
     } else if (target.dataset.hostFree !== undefined) {
       hostPost(`seats/${target.dataset.hostFree}/free`, null);
     }
+  });
+
+  // the host's table option (a checkbox): the next roll passes for those who have not acted
+  document.addEventListener("change", (event) => {
+    const box = event.target;
+    if (!box.hasAttribute || !box.hasAttribute("data-host-auto-pass")) return;
+    fetch(`/api/tables/${tableId}/auto_pass`, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: {"Content-Type": "application/json"},
+      body: JSON.stringify({on: box.checked}),
+    }).then(async (r) => { if (!r.ok) showToast((await r.json().catch(() => ({}))).message || "refused"); });
   });
 
   loadOutbox();

@@ -1,0 +1,43 @@
+"""Whether the camera is sure of a matching roll, as the hub asks it (issue 14 item 4).
+
+The vision models decide (companion.vision.confidence, the calibrated confidence): a die's
+confidence is the probability that it is read right, a roll's the product of its dice's,
+and a roll whose confidence clears the classifier's shipped auto-apply threshold (at most
+one wrong roll in 500 on the calibration part) is applied without a tap; otherwise the
+question names only the fewest dice without which the rest would clear it, the least sure
+first, each with its two likeliest values (`decide_roll`). A classifier without a shipped
+threshold makes no promise: nothing is sure and every die is asked about.
+
+`verdict` turns that decision into the hub's `RollVerdict` (companion.web.held_reading).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from companion.vision.confidence import decide_roll
+from companion.vision.types import DieReading
+from companion.web.held_reading import Decide, RollVerdict, UnsureDie
+
+
+def verdict(dice: Sequence[DieReading], on_table: int, threshold: float | None) -> RollVerdict:
+    """The hub's verdict on a matching roll of `on_table` dice (the kept ones included)."""
+    decision = decide_roll(dice, on_table, threshold)
+    unsure = tuple(UnsureDie(u.index, u.choices) for u in decision.unsure)
+    return RollVerdict(decision.apply, unsure, decision.roll_confidence)
+
+
+def decider(threshold: float | None) -> Decide:
+    """The verdict function for a classifier whose shipped threshold is `threshold`."""
+    return partial(verdict, threshold=threshold)
+
+
+def shipped_threshold(reader: object) -> float | None:
+    """The auto-apply threshold the reader's classifier ships with its calibrated
+    confidence map (the classifier manifest's ``confidence``), or None: an uncalibrated
+    model (or no reader), of which no roll is sure."""
+    classifier = getattr(reader, "classifier", None)
+    confidence_map = getattr(classifier, "confidence_map", None)
+    threshold = getattr(confidence_map, "threshold", None)
+    return None if threshold is None else float(threshold)

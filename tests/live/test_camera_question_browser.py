@@ -1,0 +1,169 @@
+"""The camera's question where the player looks (issue 17 item 3, issue 14 item 4), in
+Debian's Chromium on a phone and on a tablet: a real server whose camera replays rendered
+throws (read from their ground truth, so the test checks the pages, not the models).
+
+- Confirm mode: the active player's sheet shows, in the sticky banner at the top, a
+  thumbnail of the photo and the dice read; one tap on "Use this roll" applies it, and a
+  die is fixed there too (tap it, tap its value). The other player's sheet shows nothing
+  of it.
+- "Apply sure rolls": a roll the camera is not sure of is asked about in the banner with
+  just the unsure die, its two likeliest values as buttons; one tap applies the roll.
+Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion.rules.registry import standard_dice_sets
+from companion.web.settings import CameraSettings, Settings
+from tests.live.replay import ClipReader, LiveServer, render_throw, write_throw
+from tests.web.conftest import free_port, shot
+
+pytestmark = pytest.mark.browser
+
+QWIXX = standard_dice_sets()["qwixx"]
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
+DEVICES = [(PHONE, "phone"), (TABLET, "tablet")]
+
+
+@contextmanager
+def camera_table(
+    browser: Any, tmp_path: Path, reader: ClipReader, device: dict[str, Any], mode: str
+) -> Iterator[tuple[LiveServer, Any, Any, Any, Path]]:
+    """A Qwixx table for Ann and Bob on a server whose camera replays a folder, in camera
+    mode `mode`: (server, host page, Ann's sheet on `device`, Bob's sheet, folder)."""
+    folder = tmp_path / "camera"
+    folder.mkdir()
+    settings = Settings(
+        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
+    )
+    with LiveServer(settings, lambda: reader) as server:
+        host = browser.new_context(viewport={"width": 1280, "height": 900})
+        created = host.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        )
+        assert created.status == 201
+        table = created.json()
+        api = f"{server.base_url}/api/tables/{table['table_id']}"
+        assert host.request.post(f"{api}/camera/mode", data={"mode": mode}).ok
+        sheets = []
+        for seat, context in enumerate((browser.new_context(**device), browser.new_context())):
+            assert context.request.post(
+                f"{server.base_url}/api/join", data={"code": table["code"]}
+            ).ok
+            assert context.request.post(f"{api}/seat", data={"seat": seat}).ok
+            page = context.new_page()
+            page.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
+            page.wait_for_selector("#conn[data-conn=live]")
+            sheets.append(page)
+        host_page = host.new_page()
+        host_page.goto(f"{server.base_url}/t/{table['table_id']}")
+        try:
+            yield server, host_page, sheets[0], sheets[1], folder
+        finally:
+            for context in (host, sheets[0].context, sheets[1].context):
+                context.close()
+
+
+def throw_now(server: LiveServer, host: Any, folder: Path, reader: ClipReader, seed: int) -> Any:
+    """Replay one rendered Qwixx throw as the camera; returns it."""
+    throw = render_throw(QWIXX, seed=seed)
+    reader.throw = throw
+    write_throw(folder, throw)
+    restarted = host.request.post(f"{host.url.replace('/t/', '/api/tables/')}/camera/restart")
+    assert restarted.ok
+    return throw
+
+
+def banner_dice(page: Any) -> set[tuple[str | None, int]]:
+    return {
+        (el.get_attribute("data-colour"), int(el.get_attribute("data-value") or 0))
+        for el in page.locator(".banner > .dice .die").all()
+    }
+
+
+def in_sticky_banner(page: Any) -> None:
+    """The question sits in the banner, at the top of the screen, however far down the
+    sheet the player has scrolled (to the end of the sheets: the banner sticks to the top
+    of the live part)."""
+    page.evaluate(
+        "() => { const live = document.querySelector('.live').getBoundingClientRect();"
+        " window.scrollTo(0, window.scrollY + live.bottom - window.innerHeight) }"
+    )
+    longer = page.evaluate("document.querySelector('.live').offsetHeight > window.innerHeight")
+    assert not longer or page.evaluate("window.scrollY") > 0
+    page.wait_for_function(
+        "() => { const a = document.getElementById('camera-ask');"
+        " const r = a.getBoundingClientRect(); return r.top >= 0 && r.top < 260 }"
+    )
+    assert page.locator(".banner #camera-ask").count() == 1
+
+
+@pytest.mark.parametrize(("device", "name"), DEVICES)
+def test_the_active_player_confirms_or_fixes_the_roll_in_the_banner(
+    browser: Any, tmp_path: Path, device: dict[str, Any], name: str
+) -> None:
+    reader = ClipReader()
+    with camera_table(browser, tmp_path, reader, device, "confirm") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        throw = throw_now(server, host, folder, reader, seed=3101)
+        ann.wait_for_selector("#camera-ask:not([hidden])", timeout=20000)
+        in_sticky_banner(ann)
+        ann.wait_for_function(
+            "document.querySelector('#camera-ask .ask-thumb img').naturalWidth > 0"
+        )
+        assert ann.locator("#camera-ask .ask-die").count() == 6
+        assert "The camera read this roll" in ann.inner_text("#camera-ask .ask-text")
+        assert ann.locator("#camera-ask [data-camera-confirm]").is_visible()
+        shot(ann, f"camera-question-banner-{name}")
+        # Bob cannot act on it: nothing of it on his sheet
+        host.wait_for_selector("#camera-ask:not([hidden])")  # the host sees it too
+        assert bob.locator("#camera-ask").is_hidden() and bob.locator("#camera-held").is_hidden()
+
+        # Ann fixes the red die in the banner: tap it, tap its value: applied at once
+        red = dict(throw.rest)["red"]
+        other = 1 if red != 1 else 2
+        ann.click("#camera-ask .ask-die button[aria-label^='change red']")
+        ann.click(f"#camera-ask button.ask-value[data-ask-value='{other}']")
+        ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
+        ann.wait_for_selector("#camera-ask", state="hidden")
+        assert ("red", other) in banner_dice(ann)
+        table_id = ann.url.split("/t/")[1].split("/")[0]
+        [entry] = server.app.state.tables.store.log(table_id)
+        assert entry.by == "0"  # Ann's own check of the camera's roll
+
+
+@pytest.mark.parametrize(("device", "name"), DEVICES)
+def test_an_unsure_roll_asks_only_about_its_unsure_die(
+    browser: Any, tmp_path: Path, device: dict[str, Any], name: str
+) -> None:
+    reader = ClipReader()
+    reader.auto_apply_threshold = 0.9
+    reader.confidence = {"yellow": 0.4}  # the camera is not sure of the yellow die
+    with camera_table(browser, tmp_path, reader, device, "sure") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        throw = throw_now(server, host, folder, reader, seed=3201)
+        ann.wait_for_selector("#camera-ask[data-kind=unsure]:not([hidden])", timeout=20000)
+        in_sticky_banner(ann)
+        assert ann.locator("#camera-ask .ask-die.unsure").count() == 1
+        yellow = dict(throw.rest)["yellow"]
+        choices = ann.locator("#camera-ask .ask-die.unsure .ask-value").all_inner_texts()
+        assert choices == [str(yellow), str(7 - yellow)]  # its two likeliest values
+        assert "not sure of one die" in ann.inner_text("#camera-ask .ask-text")
+        assert bob.locator("#camera-ask").is_hidden()
+        shot(ann, f"camera-unsure-die-{name}")
+
+        # one tap: the yellow die shows the other value; the roll is applied
+        ann.click(f"#camera-ask .ask-value[data-ask-value='{7 - yellow}']")
+        ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
+        assert ("yellow", 7 - yellow) in banner_dice(ann)
+        ann.wait_for_selector("#camera-ask", state="hidden")

@@ -1,0 +1,90 @@
+"""The demo camera on a Sixto table (issue 17 item 4), in Debian's Chromium on a phone and
+a tablet: a real server with no camera plays its demo camera through the shipped ONNX
+models. It throws Sixto's six dice (no Qwixx whites), the roll is applied, and while the
+player decides to keep or re-roll the demo waits (the next throw is no re-roll the player
+did not choose) and says so; after Keep it still waits while the players cross."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from companion.rules.base import DiceSpec, Turn
+from companion.rules.sixto import DEFAULT_COLOURS
+from companion.web.camera_hub import demo_throw
+from companion.web.settings import CameraSettings, Settings
+from tests.live.replay import LiveServer
+from tests.web.conftest import free_port, shot
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
+
+
+def test_the_demo_throws_only_a_games_own_dice_when_it_asks_for_them(
+    browser: Any, tmp_path: Path
+) -> None:
+    settings = Settings(port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings())
+    with LiveServer(settings, None) as server:  # the demo camera, the real models
+        host = browser.new_context(**TABLET)
+        created = host.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "sixto", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        )
+        assert created.status == 201
+        table = created.json()
+        tablet = host.new_page()
+        tablet.goto(f"{server.base_url}/t/{table['table_id']}")
+        phone_context = browser.new_context(**PHONE)
+        assert phone_context.request.post(
+            f"{server.base_url}/api/join", data={"code": table["code"]}
+        ).ok
+        api = f"{server.base_url}/api/tables/{table['table_id']}"
+        assert phone_context.request.post(f"{api}/seat", data={"seat": 0}).ok
+        phone = phone_context.new_page()
+        phone.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
+
+        for page in (tablet, phone):
+            page.wait_for_selector(".live[data-state-id='1']", timeout=90000)
+            colours = [
+                el.get_attribute("data-colour") for el in page.locator(".banner > .dice .die").all()
+            ]
+            assert sorted(colours) == sorted(DEFAULT_COLOURS)  # Sixto's dice, nothing else
+        # Ann decides: the demo waits (a throw now would be a re-roll she did not choose)
+        tablet.wait_for_function(
+            "document.getElementById('camera-status').textContent"
+            ".includes('waiting until the game asks for dice')",
+            timeout=20000,
+        )
+        state = host.request.get(f"{api}/state").json()
+        assert (state["state_id"], state["turn"]["step"]) == (1, "reroll")
+        log = server.app.state.tables.store.log(table["table_id"])
+        assert [(e.by, e.move["kind"]) for e in log] == [("camera", "roll")]
+        shot(tablet, "demo-sixto-waits-tablet")
+        shot(phone, "demo-sixto-roll-phone")
+
+        phone.click(".sheet-buttons button[data-move*='keep']")
+        phone.wait_for_selector(".live[data-state-id='2']")
+        tablet.wait_for_selector(".live[data-state-id='2']")
+        assert "waiting until the game asks for dice" in tablet.inner_text("#camera-status")
+        assert host.request.get(f"{api}/state").json()["turn"]["step"] == "cross"
+        host.close()
+        phone_context.close()
+
+
+def test_the_demo_says_when_it_has_no_dice_for_a_game() -> None:
+    """Dice of a colour the renderer cannot draw: nothing is thrown, and it says why."""
+    snapshot = SimpleNamespace(
+        finished=False, state_id=3, turn=Turn("roll", 0, chance=True, dice=DiceSpec(("gold",)))
+    )
+    table = SimpleNamespace(table_id="t", snapshot=snapshot, game=SimpleNamespace(title="Gold"))
+    throw, why = demo_throw(table)  # type: ignore[arg-type]
+    assert throw is None and why == "it has no dice for Gold's colours"
+    crossing = SimpleNamespace(table_id="t", snapshot=SimpleNamespace(
+        finished=False, state_id=4, turn=Turn("cross", 0, players=(0, 1))
+    ), game=table.game)  # fmt: skip
+    assert demo_throw(crossing) == (None, "waiting until the game asks for dice")  # type: ignore[arg-type]

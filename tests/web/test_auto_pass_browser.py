@@ -1,0 +1,98 @@
+"""Nobody has to tap "pass" every white sum (issue 17 item 7), in Debian's Chromium on a
+phone and a tablet: while Ann's white sum is open, Bob (who rolls next) types the next roll
+in on his device; it passes for those who have not acted (Bob on the white sum, Ann on her
+coloured dice) and the game log shows those passes as automatic. The host turns the table
+option off: the next roll then waits until everyone has acted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ServerProcess, shot
+from tests.web.helpers import QWIXX_ROLL_7
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
+
+
+def seated(
+    browser: Any, server: ServerProcess, table: dict[str, Any], seat: int, device: Any
+) -> Any:
+    context = browser.new_context(**device)
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    assert context.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+    assert context.request.post(f"{api}/seat", data={"seat": seat}).ok
+    page = context.new_page()
+    page.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
+    page.wait_for_selector("#conn[data-conn=live]")
+    return page
+
+
+@pytest.mark.parametrize(("device", "name"), [(PHONE, "phone"), (TABLET, "tablet")])
+def test_the_next_roll_passes_for_those_who_have_not_acted(
+    browser: Any, server: ServerProcess, device: dict[str, Any], name: str
+) -> None:
+    host = browser.new_context(viewport={"width": 1280, "height": 900})
+    table = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    ).json()
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    ann = seated(browser, server, table, 0, PHONE)
+    bob = seated(browser, server, table, 1, device)
+    assert host.request.post(
+        f"{api}/actions", data={"action_id": "roll-0001", "move": QWIXX_ROLL_7}
+    ).ok
+    ann.wait_for_selector(".live[data-state-id='1']")
+    ann.click(".qx-row[data-row=red] .box[data-number='7']")  # Ann crosses her white sum
+    bob.wait_for_selector(".live[data-state-id='2']")
+    assert ann.locator(".roll-entry").count() == 0  # Bob rolls next, not Ann
+
+    # Bob's device offers the next roll, folded, saying whom it passes for
+    fold = bob.locator(".roll-entry.next-roll summary")
+    assert (
+        " ".join(fold.inner_text().split()) == "Enter Bob's next roll (it passes for Bob and Ann)"
+    )
+    fold.click()
+    for index, value in enumerate((1, 1, 2, 3, 4, 5)):
+        bob.click(f".roll-entry .die-picker[data-die-index='{index}'] .face[data-face='{value}']")
+    shot(bob, f"auto-pass-next-roll-{name}")
+    bob.click("[data-roll-submit]")
+    # Bob's pass, Ann's colour step, then the roll: three passes later it is Bob's roll
+    bob.wait_for_selector(".live[data-state-id='5']")
+    state = bob.request.get(f"{api}/state").json()
+    assert (state["turn"]["step"], state["turn"]["active"]) == ("white_sum", 1)
+    assert [s["total"] for s in state["scores"]] == [1, 0]  # Ann crossed: no penalty
+
+    log = ann.context.new_page()
+    log.goto(f"{server.base_url}/t/{table['table_id']}/log")
+    automatic = log.locator("tr[data-automatic]")
+    assert automatic.count() == 2
+    assert automatic.nth(0).inner_text().split("\t")[1:3] == [
+        "automatic",
+        "Bob: Pass (no cross) (the next roll came)",
+    ]
+    assert "Ann: Pass (no cross)" in automatic.nth(1).inner_text()
+    shot(log, f"auto-pass-log-{name}")
+
+    # the host turns the option off: Ann (next to roll) is offered no roll while Bob's
+    # white sum is open
+    board = host.new_page()
+
+    def host_tools() -> None:
+        # the join panel folded away once both seats were taken; the host opens it
+        board.goto(f"{server.base_url}/t/{table['table_id']}")
+        board.click("#join-panel > summary > span:first-child")
+        board.click("details.host-tools summary")
+
+    host_tools()
+    board.uncheck("[data-host-auto-pass]")
+    ann.wait_for_function("!document.querySelector('.roll-entry')")
+    host_tools()
+    assert not board.is_checked("[data-host-auto-pass]")  # stored
+    for context in (ann.context, bob.context, host):
+        context.close()

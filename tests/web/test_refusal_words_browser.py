@@ -1,0 +1,76 @@
+"""Refusals that name the rule a player broke first (issue 17 item 6), in Debian's Chromium
+on a phone and on a tablet: Ann taps a lock with the wrong sum, a coloured box before Bob
+has finished the white sum, and a box left of her last cross; each refusal names the rule
+she broke first, speaks to her as "you" and names Bob by his name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ServerProcess, shot
+from tests.web.helpers import QWIXX_ROLL_7
+
+pytestmark = pytest.mark.browser
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
+
+
+def refusal_after(page: Any, selector: str) -> str:
+    """Tap `selector` and read the toast that answers it."""
+    page.evaluate("document.getElementById('toast').hidden = true")
+    page.click(selector)
+    page.wait_for_selector("#toast:not([hidden])")
+    return str(page.inner_text("#toast"))
+
+
+@pytest.mark.parametrize(("device", "name"), [(PHONE, "phone"), (TABLET, "tablet")])
+def test_refusals_name_the_rule_broken_first_and_the_players_by_name(
+    browser: Any, server: ServerProcess, device: dict[str, Any], name: str
+) -> None:
+    host = browser.new_context()
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    table = created.json()
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    ann = browser.new_context(**device).new_page()
+    assert ann.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+    assert ann.request.post(f"{api}/seat", data={"seat": 0}).ok
+    ann.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
+    ann.wait_for_selector("#conn[data-conn=live]")
+    roll = host.request.post(
+        f"{api}/actions", data={"action_id": "roll-0001", "move": QWIXX_ROLL_7}
+    )
+    assert roll.ok
+    ann.wait_for_selector(".live[data-state-id='1']")
+    red = ".qx-row[data-row=red]"
+
+    # the lock with the wrong sum (white 3 + 4 = 7): the lock's own rule comes first
+    said = refusal_after(ann, f"{red} .box.lock")
+    assert said == "Red 12 locks the row: it needs 5 crosses in red first (you have 0)"
+    # a colour sum before the white sum (white 3 + yellow 5 = 8)
+    said = refusal_after(ann, ".qx-row[data-row=yellow] .box[data-number='8']")
+    assert said == (
+        "The white dice show 7, not 8; a white and a coloured die come after the white sum"
+    )
+    ann.click(f"{red} .box[data-number='7']")  # her white sum
+    ann.wait_for_selector(".live[data-state-id='2']")
+    # Bob has not finished the white sum: she hears his name, never "player 2"
+    said = refusal_after(ann, ".qx-row[data-row=yellow] .box[data-number='8']")
+    assert said == (
+        "The coloured dice are yours once everyone has crossed or passed on the white sum; "
+        "waiting for Bob"
+    )
+    shot(ann, f"refusal-waiting-for-bob-{name}")
+    # a box left of her last red cross, with a sum the dice do not show either
+    said = refusal_after(ann, f"{red} .box[data-number='4']")
+    assert said == "Red 4 is left of your last red cross"
+    assert "player" not in said.lower()
+    state = ann.request.get(f"{api}/state").json()
+    assert state["state_id"] == 2  # nothing refused was applied
+    host.close()
+    ann.context.close()
