@@ -22,7 +22,8 @@ the WebSocket (match, engine, SQLite, push). It includes the settle stage's deli
 
 --reader truth: the clip's ground truth stands in for the vision models (measures the live
 chain: settle, match, engine, SQLite, WebSocket); pipeline: the shipped ONNX models read
-the frames the worker reads. --write appends the figures to docs/benchmarks/live.md.
+the frames the worker reads. --write adds the run as the first row of the table in
+docs/benchmarks/live.md.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -66,6 +67,7 @@ from tests.web.conftest import free_port  # noqa: E402
 
 FPS = 30.0
 EXTRA_EMPTY_FRAMES = 15
+TABLE_HEADER = "| date (UTC) | code |"  # the table of docs/benchmarks/live.md --write adds to
 QWIXX = standard_dice_sets()["qwixx"]
 
 
@@ -304,16 +306,12 @@ def main() -> int:
     print(
         f"rest frame -> WebSocket: p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {latencies[-1]:.0f} ms"
     )
-    print_parts([p for p in parts if p is not None])
+    timed = [p for p in parts if p is not None]
+    print_parts(timed)
     if args.write:
-        line = (
-            f"| {datetime.now(UTC):%Y-%m-%d %H:%M} UTC | {args.reader} | {len(latencies)}/{args.throws} "
-            f"| {p50:.0f} ms | {p95:.0f} ms | {latencies[-1]:.0f} ms | {os.cpu_count()} cores, "
-            f"{platform.processor() or platform.machine()} | "
-            f"`.venv/bin/python bench/live_latency.py --throws {args.throws} --reader {args.reader}` |\n"
-        )
-        with (REPO / "docs" / "benchmarks" / "live.md").open("a", encoding="utf-8") as out:
-            out.write(line)
+        row = table_row(args, latencies, timed)
+        write_row(REPO / "docs" / "benchmarks" / "live.md", row)
+        print(f"written to docs/benchmarks/live.md: {row}")
     return 0
 
 
@@ -335,6 +333,36 @@ def split_latency(
     wait = arrival[ending] - arrival[rest]
     read = settled[ending] - arrival[ending]
     return wait * 1000, read * 1000, (received - settled[ending]) * 1000
+
+
+def table_row(
+    args: argparse.Namespace, latencies: list[float], parts: list[tuple[float, float, float]]
+) -> str:
+    """The run as a row of docs/benchmarks/live.md's table (its columns, in order)."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    split = ", ".join(
+        f"{statistics.median(v):.0f}/{percentile(list(v), 0.95):.0f}"
+        for v in zip(*parts, strict=True)
+    )
+    command = (
+        f"`.venv/bin/python bench/live_latency.py --throws {args.throws} --reader {args.reader}`"
+    )
+    return (
+        f"| {datetime.now(UTC):%Y-%m-%d %H:%M} | {commit or '?'} | {args.reader} "
+        f"| {os.getloadavg()[0]:.1f} | {len(latencies)}/{args.throws} "
+        f"| {statistics.median(latencies):.0f} ms | {percentile(latencies, 0.95):.0f} ms "
+        f"| {max(latencies):.0f} ms | {split} ms | {command} |"
+    )
+
+
+def write_row(path: Path, row: str) -> None:
+    """Put `row` first in the table whose header starts with TABLE_HEADER."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith(TABLE_HEADER))
+    lines.insert(header + 2, row)  # below the header and its |---| line
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def print_parts(parts: list[tuple[float, float, float]]) -> None:
