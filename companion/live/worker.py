@@ -28,6 +28,7 @@ import logging
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Protocol
@@ -42,6 +43,7 @@ from companion.vision.types import Frame, FrameReading
 logger = logging.getLogger(__name__)
 
 PREVIEW_JPEG_QUALITY = 75
+FPS_WINDOW = 2.0  # seconds of frames the status's frame rate is measured over
 
 # How one pass over a source ended (see CameraWorker._run_source).
 ENDED, FAILED, DELIVERED = "ended", "failed", "delivered"
@@ -132,8 +134,7 @@ class CameraWorker:
         self._preview_at = 0.0
         self._reading: FrameReading | None = None
         self._corrupt_before = 0  # unreadable frames of sources already closed
-        self._last_frame_at: float | None = None
-        self._mean_interval: float | None = None
+        self._frame_times: deque[float] = deque()  # the last FPS_WINDOW seconds' frames
 
     # -- control ---------------------------------------------------------------------
     def start(self) -> None:
@@ -285,7 +286,7 @@ class CameraWorker:
     def _process(self, frame: Frame, source: FrameSource) -> None:
         """One frame: motion, the reading where it can end a throw, settle, publish,
         preview, status."""
-        started = time.perf_counter()
+        started, arrived = time.perf_counter(), time.monotonic()
         reading, event = self._look_and_read(frame)
         if event is not None:
             self._publish(event)
@@ -295,8 +296,7 @@ class CameraWorker:
             preview = self._encode_preview(frame.image, self._drawn_reading(frame, reading))
             self._preview_at = now
         ms = (time.perf_counter() - started) * 1000.0
-        self._note_frame(source, reading, event, preview, ms, now)
-        self._last_frame_at = now
+        self._note_frame(source, reading, event, preview, ms, arrived)
 
     def _look_and_read(self, frame: Frame) -> tuple[FrameReading | None, RollEvent | None]:
         """The settle stage looks first; the reader reads only where it can matter:
@@ -336,6 +336,18 @@ class CameraWorker:
             return last
         return unread(frame)
 
+    def _frame_rate(self, arrived: float) -> float:
+        """Frames per second over the frames that arrived in the last FPS_WINDOW seconds,
+        timed where the worker took them: frames not read take a millisecond, so after a
+        slow reading a replay catches up in a burst, which an average of the intervals
+        between frames done would count as a higher rate."""
+        times = self._frame_times
+        times.append(arrived)
+        while arrived - times[0] > FPS_WINDOW:
+            times.popleft()
+        span = arrived - times[0]
+        return (len(times) - 1) / span if span > 0 else 0.0
+
     def _note_frame(
         self,
         source: FrameSource,
@@ -343,21 +355,13 @@ class CameraWorker:
         event: RollEvent | None,
         preview: bytes | None,
         ms: float,
-        now: float,
+        arrived: float,
     ) -> None:
-        """The status after one frame (`reading` None: not read)."""
+        """The status after one frame (`reading` None: not read; `arrived`: when the worker
+        took it from the source, monotonic)."""
         with self._lock:
             old = self._status
-            if self._last_frame_at is not None:
-                interval = now - self._last_frame_at
-                # a moving average of the interval (averaging rates would let one short
-                # interval dominate)
-                self._mean_interval = (
-                    interval
-                    if self._mean_interval is None
-                    else 0.9 * self._mean_interval + 0.1 * interval
-                )
-            fps = 1.0 / self._mean_interval if self._mean_interval else 0.0
+            fps = self._frame_rate(arrived)
             self._status = replace(
                 old,
                 frames_read=old.frames_read + 1,
