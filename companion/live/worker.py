@@ -1,10 +1,16 @@
-"""The camera worker: source -> DiceReader -> settle in its own thread.
+"""The camera worker: source -> motion -> DiceReader -> settle in its own thread.
 
-`CameraWorker` pulls frames from a source (companion.vision.sources: a webcam, a video file, a
-folder, the looping demo clip), reads each with the DiceReader, feeds the settle stage and
-hands every settled throw (`RollEvent`) to a callback. It runs on a plain thread, never on an
-asyncio loop: the web layer passes a callback that hands the event (which carries its
-frame) to its loop with `asyncio.run_coroutine_threadsafe(...)`, and reads `status()` and `preview_jpeg()` whenever it likes.
+`CameraWorker` pulls frames from a source (companion.vision.sources: a webcam, a video file,
+a folder, the looping demo clip), measures each frame's motion (the settle stage's `look`,
+on a small grey copy, no models), reads with the DiceReader only the frames that can end a
+throw, settles those and hands every settled throw (`RollEvent`) to a callback. A frame in
+which something moves (dice still tumbling, a hand) is never read; nor are the still frames
+after a settled throw until something moves again, but for one every `idle_read_interval`
+seconds (the preview's outlines, the calibration page). The reader's time goes to the frames
+that decide the roll, and the server's to handing the roll over. It runs on a plain thread,
+never on an asyncio loop: the web layer passes a callback that hands the event (which
+carries its frame) to its loop with `asyncio.run_coroutine_threadsafe(...)`, and reads
+`status()` and `preview_jpeg()` whenever it likes.
 
 Failures stay inside the thread: a source that cannot be opened, that is lost (its
 `status.problem`), or that raises, is reported in the status and opened again after an
@@ -19,8 +25,10 @@ as fast as the reader allows (tests, benchmarks). A live camera paces itself."""
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Protocol
@@ -28,13 +36,14 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from companion.live.settle import RollEvent, SettleConfig, Settler
+from companion.live.settle import RollEvent, SettleConfig, Settler, Stillness
 from companion.vision.sources import FrameSource
 from companion.vision.types import Frame, FrameReading
 
 logger = logging.getLogger(__name__)
 
 PREVIEW_JPEG_QUALITY = 75
+FPS_WINDOW = 2.0  # seconds of frames the status's frame rate is measured over
 
 # How one pass over a source ended (see CameraWorker._run_source).
 ENDED, FAILED, DELIVERED = "ended", "failed", "delivered"
@@ -63,7 +72,9 @@ class BackOff:
 class CameraStatus:
     """A snapshot of the worker for the status line: which source, whether it delivers
     frames, measured frames per second and milliseconds of work per frame, counts, the last
-    error and how often the source was reopened."""
+    error and how often the source was reopened. `frames_read` counts every frame taken
+    from the source, `frames_unread` those of them the reader did not read (something moved,
+    or the dice lay as they were read and settled)."""
 
     source: str = ""
     running: bool = False
@@ -72,6 +83,7 @@ class CameraStatus:
     fps: float = 0.0
     ms_per_frame: float = 0.0
     frames_read: int = 0
+    frames_unread: int = 0
     corrupt_frames: int = 0
     events: int = 0
     reconnect_attempts: int = 0
@@ -100,6 +112,7 @@ class CameraWorker:
         back_off: BackOff = BackOff(),
         reopen_at_end: bool = False,
         preview_interval: float = 0.1,
+        idle_read_interval: float = 0.25,
         name: str = "camera-worker",
     ) -> None:
         self._open_source = open_source
@@ -110,6 +123,8 @@ class CameraWorker:
         self._back_off = back_off
         self._reopen_at_end = reopen_at_end
         self._preview_interval = preview_interval
+        self._idle_read_interval = idle_read_interval
+        self._read_at = -math.inf  # when the reader last read a frame (monotonic)
         self._name = name
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -119,8 +134,7 @@ class CameraWorker:
         self._preview_at = 0.0
         self._reading: FrameReading | None = None
         self._corrupt_before = 0  # unreadable frames of sources already closed
-        self._last_frame_at: float | None = None
-        self._mean_interval: float | None = None
+        self._frame_times: deque[float] = deque()  # the last FPS_WINDOW seconds' frames
 
     # -- control ---------------------------------------------------------------------
     def start(self) -> None:
@@ -168,6 +182,7 @@ class CameraWorker:
             return self._preview
 
     def latest_reading(self) -> FrameReading | None:
+        """The reading of the last frame read (frames whose dice moved are not read)."""
         with self._lock:
             return self._reading
 
@@ -269,48 +284,103 @@ class CameraWorker:
         return ENDED
 
     def _process(self, frame: Frame, source: FrameSource) -> None:
-        """One frame: read, settle, publish, preview, status."""
-        started = time.perf_counter()
-        reading = self._read(frame)
-        event = self._settler.feed(frame, reading)
+        """One frame: motion, the reading where it can end a throw, settle, publish,
+        preview, status."""
+        started, arrived = time.perf_counter(), time.monotonic()
+        reading, event = self._look_and_read(frame)
         if event is not None:
             self._publish(event)
         now = time.monotonic()
         preview: bytes | None = None
         if event is not None or now - self._preview_at >= self._preview_interval:
-            preview = self._encode_preview(frame.image, reading)
+            preview = self._encode_preview(frame.image, self._drawn_reading(frame, reading))
             self._preview_at = now
         ms = (time.perf_counter() - started) * 1000.0
+        self._note_frame(source, reading, event, preview, ms, arrived)
+
+    def _look_and_read(self, frame: Frame) -> tuple[FrameReading | None, RollEvent | None]:
+        """The settle stage looks first; the reader reads only where it can matter:
+        - something moves: not read (the frame cannot end a throw), except a source's first
+          frame, whose motion is unknown: read, not settled;
+        - still, and surely unchanged since the frame read last: settled with that reading;
+        - still, the throw settled (or the table read empty) and nothing moved since: not
+          read, but for one every `idle_read_interval` seconds (the reading the preview and
+          the calibration page show stays current);
+        - any other still frame: read and settled."""
+        settler = self._settler
+        now = time.monotonic()
+        if settler.look(frame) is Stillness.MOVING:
+            if settler.last_motion.known:
+                return None, None
+            # a source's first frame: the reader meets the camera's frame size before a
+            # throw depends on it (the first inference at a new size is slow), and the
+            # preview shows the dice at once
+            self._read_at = now
+            return self._read(frame), None
+        if not settler.can_end_throw:
+            if now - self._read_at < self._idle_read_interval:
+                return None, None
+        elif settler.reading_stands:
+            return None, settler.settle(frame, None)
+        self._read_at = now
+        reading = self._read(frame)
+        return reading, settler.settle(frame, reading)
+
+    def _drawn_reading(self, frame: Frame, reading: FrameReading | None) -> FrameReading:
+        """What the preview outlines: this frame's reading; for a still frame left unread,
+        the last reading (nothing moved since); none while something moves."""
+        if reading is not None:
+            return reading
+        last = self._reading
+        if last is not None and self._settler.last_stillness is not Stillness.MOVING:
+            return last
+        return unread(frame)
+
+    def _frame_rate(self, arrived: float) -> float:
+        """Frames per second over the frames that arrived in the last FPS_WINDOW seconds,
+        timed where the worker took them: frames not read take a millisecond, so after a
+        slow reading a replay catches up in a burst, which an average of the intervals
+        between frames done would count as a higher rate."""
+        times = self._frame_times
+        times.append(arrived)
+        while arrived - times[0] > FPS_WINDOW:
+            times.popleft()
+        span = arrived - times[0]
+        return (len(times) - 1) / span if span > 0 else 0.0
+
+    def _note_frame(
+        self,
+        source: FrameSource,
+        reading: FrameReading | None,
+        event: RollEvent | None,
+        preview: bytes | None,
+        ms: float,
+        arrived: float,
+    ) -> None:
+        """The status after one frame (`reading` None: not read; `arrived`: when the worker
+        took it from the source, monotonic)."""
         with self._lock:
             old = self._status
-            if self._last_frame_at is not None:
-                interval = now - self._last_frame_at
-                # a moving average of the interval (averaging rates would let one short
-                # interval dominate)
-                self._mean_interval = (
-                    interval
-                    if self._mean_interval is None
-                    else 0.9 * self._mean_interval + 0.1 * interval
-                )
-            fps = 1.0 / self._mean_interval if self._mean_interval else 0.0
+            fps = self._frame_rate(arrived)
             self._status = replace(
                 old,
                 frames_read=old.frames_read + 1,
+                frames_unread=old.frames_unread + (reading is None),
                 corrupt_frames=self._corrupt_before + source.status.skipped,
                 events=old.events + (event is not None),
                 fps=fps,
                 ms_per_frame=ms if old.ms_per_frame == 0 else 0.9 * old.ms_per_frame + 0.1 * ms,
                 settle=self._settler.state,
             )
-            self._reading = reading
+            if reading is not None:
+                self._reading = reading
             if preview is not None:
                 self._preview = preview
-        self._last_frame_at = now
 
     def _read(self, frame: Frame) -> FrameReading:
         h, w = frame.image.shape[:2]
         if self._reader is None:
-            return FrameReading(w, h, (), frame_index=frame.index)
+            return unread(frame)
         try:
             return self._reader.read(frame.image, frame.index)
         except Exception as exc:  # DiceReader never raises; any other reader might
@@ -337,6 +407,12 @@ class CameraWorker:
         except Exception:
             logger.warning("preview failed", exc_info=True)
             return None
+
+
+def unread(frame: Frame) -> FrameReading:
+    """The reading of a frame nobody read: its size, no dice."""
+    h, w = frame.image.shape[:2]
+    return FrameReading(w, h, (), frame_index=frame.index)
 
 
 def annotate_frame(image: np.ndarray, reading: FrameReading) -> np.ndarray:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from companion.live.demo import DemoDirector
-from companion.live.settle import RollEvent, SettleConfig
+from companion.live.settle import RollEvent, SettleConfig, sure_frames_for
 from companion.live.worker import CameraStatus, CameraWorker
 from companion.vision.types import FrameReading
 from companion.web.camera_decision import shipped_threshold
@@ -127,12 +127,14 @@ def settle_config(
     fps: float, play_area: tuple[float, float, float, float] = FULL_FRAME
 ) -> SettleConfig:
     """The settle stage for the live table: a roll is reported after SETTLE_SECONDS of
-    still, unchanged dice, at least MIN_STABLE_FRAMES frames (6 at 30 fps: the roll goes out
-    167 ms after the first still frame; a tumbling die never looks still and alike in that
-    many frames in a row; 3 at the demo clip's 10 fps), which keeps the rest-to-screen
-    delay under 300 ms at 30 fps (docs/benchmarks/live.md)."""
+    still, unchanged dice, at least MIN_STABLE_FRAMES frames (6 at 30 fps; 3 at the demo
+    clip's 10 fps), or sooner where the motion measure is sure that nothing changed at all
+    (`sure_frames_for`: 2 frames at 30 fps, the roll goes out 67 ms after the first still
+    frame; docs/benchmarks/live.md)."""
     frames = max(MIN_STABLE_FRAMES, round(fps * SETTLE_SECONDS))
-    return SettleConfig.model_validate({"stable_frames": frames, "play_area": play_area})
+    return SettleConfig.model_validate(
+        {"stable_frames": frames, "sure_frames": sure_frames_for(fps), "play_area": play_area}
+    )
 
 
 def default_camera_mode(live_camera: bool) -> Mode:

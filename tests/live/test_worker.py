@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +36,15 @@ FAST = BackOff(first=0.02, longest=0.1)
 class ClipReader:
     """Reads a rendered clip by frame index from its ground truth: the pipeline's place
     taken by a perfect reader, so these tests check the worker, not the models (the real
-    DiceReader runs in test_settle.py when the models exist)."""
+    DiceReader runs in test_settle.py when the models exist). `read_indices` lists the
+    frames it was asked to read."""
 
     def __init__(self, clip: list[ClipFrame]) -> None:
         self.clip = clip
+        self.read_indices: list[int] = []
 
     def read(self, image: object, frame_index: int = 0) -> FrameReading:
+        self.read_indices.append(frame_index)
         shown = self.clip[frame_index % len(self.clip)]
         dice = tuple(
             DieReading(
@@ -365,3 +369,122 @@ def test_the_calibrated_die_size_follows_the_camera_resolution() -> None:
     assert [d.where.cx for d in kept] == [600, 1000]
     outside = PlayArea(area=(0.0, 0.0, 0.5, 1.0), die_side=42.0, side_frame_width=1280)
     assert [d.where.cx for d in outside.keeps(reading).dice] == [600]
+
+
+SURE = SettleConfig(stable_frames=6, sure_frames=2)
+
+
+def test_the_worker_reads_no_frame_in_which_dice_move(
+    tmp_path: Path, clip: list[ClipFrame]
+) -> None:
+    """The motion measure decides before the reader: the first frame is read (the reader
+    meets the frame size), then only still frames after motion; the roll goes out two
+    frames after the dice stop, read once; nothing is read while dice tumble or the hand
+    moves, nor while the settled dice lie still."""
+    folder = tmp_path / "frames"
+    write_clip(folder, clip)
+    reader = ClipReader(clip)
+    events: list[RollEvent] = []
+    worker = CameraWorker(
+        lambda: FolderSource(folder),
+        reader,
+        events.append,
+        settle=SURE,
+        idle_read_interval=3600.0,
+    )
+    worker.start()
+    assert worker.wait(30.0)
+    [event] = events
+    first_rest = next(k for k, c in enumerate(clip) if all(d.value for d in c.dice) and c.dice)
+    assert clip[event.frame_index].phase == "rest"
+    assert first_rest <= event.rest_index <= first_rest + 1
+    assert event.frame_index == event.rest_index + 1
+    read = reader.read_indices
+    assert read[0] == 0 and event.rest_index in read
+    assert [k for k in read[1:] if any(d.value is None for d in clip[k].dice)] == []
+
+    def changed(k: int) -> float:
+        return float(np.abs(clip[k].image.astype(int) - clip[k - 1].image.astype(int)).mean())
+
+    # every frame read after the first shows what the frame before it showed (noise aside):
+    # the first still frame of the dice, a hand pausing, the empty table
+    assert all(changed(k) < 3 for k in read[1:]), [(k, changed(k)) for k in read]
+    hand = next(k for k, c in enumerate(clip) if c.phase == "hand")
+    assert [k for k in read if event.frame_index <= k < hand] == []  # settled: not read
+    status = worker.status()
+    assert status.frames_unread == len(clip) - len(read) and status.frames_read == len(clip)
+    # the event's picture is the frame that was read; the frame after it did not change
+    assert event.image is not None
+    assert np.abs(event.image.astype(int) - clip[event.rest_index].image.astype(int)).mean() < 3
+
+
+class ListSource(FrameSource):
+    """Given images, once, in order (frame index = place in the list)."""
+
+    def __init__(self, images: list[np.ndarray]) -> None:
+        super().__init__()
+        self.images = images
+
+    def describe(self) -> str:
+        return "listed frames"
+
+    def __iter__(self) -> Iterator[Frame]:
+        for index, image in enumerate(self.images):
+            yield self._frame(image, index, "listed")
+
+
+class ListReader:
+    def __init__(self, readings: list[FrameReading]) -> None:
+        self.readings = readings
+        self.read_indices: list[int] = []
+
+    def read(self, image: object, frame_index: int = 0) -> FrameReading:
+        self.read_indices.append(frame_index)
+        return self.readings[frame_index]
+
+
+def moved_die(rest: ClipFrame, table: np.ndarray, colour: str, dx: int) -> ClipFrame:
+    """The rest frame with the die of `colour` pushed `dx` pixels to the right."""
+    die = next(d for d in rest.dice if d.colour == colour)
+    reach = int(die.side * 0.75)
+    x0, y0 = int(die.cx) - reach, int(die.cy) - reach
+    image = rest.image.copy()
+    image[y0 : y0 + 2 * reach, x0 : x0 + 2 * reach] = table[
+        y0 : y0 + 2 * reach, x0 : x0 + 2 * reach
+    ]
+    image[y0 : y0 + 2 * reach, x0 + dx : x0 + dx + 2 * reach] = rest.image[
+        y0 : y0 + 2 * reach, x0 : x0 + 2 * reach
+    ]
+    dice = tuple(replace(d, cx=d.cx + dx) if d is die else d for d in rest.dice)
+    return replace(rest, image=image, dice=dice)
+
+
+def test_a_die_nudged_after_the_roll_is_reported_again_through_the_worker(
+    clip: list[ClipFrame],
+) -> None:
+    """A die pushed after the roll went out: the worker skips the frames of the push, reads
+    the dice once they lie still again and reports the new layout once; the dice lying on
+    afterwards report nothing more."""
+    rest = next(c for c in clip if c.phase == "rest")
+    empty = next(c for c in clip if c.phase == "empty")
+    side = int(rest.dice[0].side)
+    throw = [c for c in clip if c.phase in ("tumble", "rest")]
+    push = [moved_die(rest, empty.image, "red", side // 2)]
+    pushed = [moved_die(rest, empty.image, "red", side)] * 8
+    shown = [*throw, *push, *pushed]
+    reader = ListReader([ClipReader(shown).read(c.image, k) for k, c in enumerate(shown)])
+    events: list[RollEvent] = []
+    worker = CameraWorker(
+        lambda: ListSource([c.image for c in shown]),
+        reader,
+        events.append,
+        settle=SURE,
+        idle_read_interval=3600.0,
+    )
+    worker.start()
+    assert worker.wait(30.0)
+    assert len(events) == 2
+    red = [next(d for d in e.dice if d.colour == "red") for e in events]
+    assert red[1].where.cx - red[0].where.cx == pytest.approx(side)
+    assert events[1].rest_index >= len(throw) + 1  # after the push, never during it
+    assert len(throw) not in reader.read_indices  # the frame of the push is not read
