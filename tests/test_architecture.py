@@ -45,12 +45,9 @@ FORBIDDEN_IMPORTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 MAX_FUNCTION_LINES = 60
 
-# Functions over MAX_FUNCTION_LINES today ("path::qualified name": lines). Split them; remove
-# the entry when a function is short enough; never add one.
-LONG_FUNCTIONS: dict[str, int] = {
-    "companion/web/routes/ws.py::table_socket": 150,
-    "companion/web/routes/ws.py::table_socket.receive_actions": 107,
-}
+# Functions allowed over MAX_FUNCTION_LINES ("path::qualified name": lines): none are left
+# (the last two, the WebSocket's, were split into routes/ws.py's steps); never add one.
+LONG_FUNCTIONS: dict[str, int] = {}
 
 # How often each package may name `typing.Any` (annotations, casts, aliases; imports not
 # counted). Lower a budget when a package needs fewer; never raise one.
@@ -61,7 +58,7 @@ ANY_BUDGET: dict[str, int] = {
     "companion.live": 0,
     "companion.synth": 0,
     "companion.assets": 0,
-    "companion.web": 119,
+    "companion.web": 118,
 }
 
 

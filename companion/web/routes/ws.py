@@ -11,14 +11,14 @@ import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from companion.rules.base import Rejection
-from companion.web.auth import cookie_name, is_same_origin
+from companion.web.auth import DeviceRateLimiter, Viewer, cookie_name, is_same_origin
 from companion.web.deps import Access
 from companion.web.errors import status_for
 from companion.web.fragments import MODES, live_fragment
@@ -85,154 +85,179 @@ async def push_to_screen(
             sent = -1
 
 
-@router.websocket("/t/{table_id}/ws")
-async def table_socket(websocket: WebSocket, table_id: str, view: str = "table") -> None:
-    app = websocket.app
+def malformed(status: int, rule: str, message: str) -> dict[str, object]:
+    """The error frame for a message refused before it is read: `rule` says which check
+    refused it, `message` names the field."""
+    return {
+        "type": "error",
+        "status": status,
+        "reason": "malformed",
+        "rule": rule,
+        "message": message,
+    }
+
+
+def validation_problem(exc: ValidationError) -> str:
+    """The first three problems of a message, each named by its field path."""
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3])
+
+
+async def answer_to(access: Access, message: ActMessage | UndoMessage) -> dict[str, object]:
+    """Perform an act or an undo (the same checks as the HTTP API): its ack, or the error
+    frame that refused it, carrying its action id."""
+    action_id = message.action_id
+    try:
+        if isinstance(message, ActMessage):
+            body = ActionRequest(
+                action_id=action_id,
+                expected_state_id=message.expected_state_id,
+                move=message.move,
+                race=message.race,
+            )
+            result = await perform_action(access, body)
+        else:
+            undo = UndoRequest(action_id=action_id, expected_state_id=message.expected_state_id)
+            result = await perform_undo(access, undo)
+    except Rejection as exc:
+        return {"type": "error", "action_id": action_id, "status": status_for(exc), **exc.to_json()}
+    except StorageError as exc:
+        return {
+            "type": "error",
+            "action_id": action_id,
+            "status": 503,
+            "reason": "storage",
+            "rule": exc.problem,
+            "message": exc.message,
+        }
+    except HTTPException as exc:
+        return {
+            "type": "error",
+            "action_id": action_id,
+            "status": exc.status_code,
+            "reason": "error",
+            "rule": "http",
+            "message": str(exc.detail),
+        }
+    return {"type": "ack", "action_id": action_id, **result}
+
+
+async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, str] | None:
+    """The table and device token of a screen let onto the channel, or None once the socket
+    is refused (closed with 1008, before the handshake completes): a foreign Origin, an
+    unknown table, no seat or table view for the device's cookie, an unknown view."""
     if not is_same_origin(websocket.headers.get("origin"), websocket.headers.get("host")):
         await websocket.close(code=1008, reason="foreign origin")
-        return
-    table = await app.state.tables.openable(table_id) if len(table_id) <= 64 else None
+        return None
+    tables = websocket.app.state.tables
+    table = await tables.openable(table_id) if len(table_id) <= 64 else None
     token = websocket.cookies.get(cookie_name(table_id), "")
     viewer = table.viewer(token) if table is not None else None
     if table is None or viewer is None or view not in MODES:
         await websocket.close(code=1008, reason="join this table first")
-        return
-    await websocket.accept()
-    send_lock = asyncio.Lock()
-    subscription = table.subscribe()
-    templates = app.state.templates
-    limit = app.state.settings.max_ws_message_bytes
+        return None
+    return table, token
 
-    async def send(message: dict[str, Any]) -> None:
-        await send_text(json.dumps(message))
 
-    async def send_text(text: str) -> None:
-        async with send_lock:
-            await websocket.send_text(text)
+class ScreenChannel:
+    """One accepted screen's socket: its subscription to the table, the lock that keeps the
+    pusher's and the answerer's frames whole, and the two tasks that share it."""
 
-    async def push_states() -> None:
-        await push_to_screen(table, token, view, templates, subscription, send_text)
+    def __init__(self, websocket: WebSocket, table: Table, token: str, view: str) -> None:
+        state = websocket.app.state
+        self.websocket = websocket
+        self.table = table
+        self.token = token
+        self.view = view
+        self.templates: Jinja2Templates = state.templates
+        self.limiter: DeviceRateLimiter = state.device_limiter
+        self.limit: int = state.settings.max_ws_message_bytes
+        self.send_lock = asyncio.Lock()
+        self.subscription = table.subscribe()
 
-    async def receive_actions() -> None:
-        while True:
-            incoming = await websocket.receive()
-            if incoming["type"] == "websocket.disconnect":
-                raise WebSocketDisconnect(incoming.get("code", 1000))
-            text = incoming.get("text")
-            if text is None:  # a binary frame: answer it, do not let it end the socket
-                await send(
-                    {
-                        "type": "error",
-                        "status": 422,
-                        "reason": "malformed",
-                        "rule": "message",
-                        "message": "messages are JSON text, not binary frames",
-                    }
-                )
-                continue
-            current = table.viewer(token)
-            if current is None:
-                return
-            refusal = too_fast(app.state.device_limiter, token)
-            if refusal is not None:  # a flooding device: refuse, do not read further
-                await send({"type": "error", "status": 429, **refusal})
-                continue
-            if len(text) > limit:
-                await send(
-                    {
-                        "type": "error",
-                        "status": 413,
-                        "reason": "malformed",
-                        "rule": "too_large",
-                        "message": f"messages are at most {limit} bytes",
-                    }
-                )
-                continue
-            try:
-                message = ClientMessage.validate_json(text)
-            except ValidationError as exc:
-                problem = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3]
-                )
-                await send(
-                    {
-                        "type": "error",
-                        "status": 422,
-                        "reason": "malformed",
-                        "rule": "message",
-                        "message": problem,
-                    }
-                )
-                continue
-            if isinstance(message, SyncMessage):
-                subscription.notify(-1)
-                continue
-            access = Access(table, current, token)
-            action_id = message.action_id
-            try:
-                if isinstance(message, ActMessage):
-                    body = ActionRequest(
-                        action_id=action_id,
-                        expected_state_id=message.expected_state_id,
-                        move=message.move,
-                        race=message.race,
-                    )
-                    result = await perform_action(access, body)
-                else:
-                    undo = UndoRequest(
-                        action_id=action_id, expected_state_id=message.expected_state_id
-                    )
-                    result = await perform_undo(access, undo)
-            except Rejection as exc:
-                await send(
-                    {
-                        "type": "error",
-                        "action_id": action_id,
-                        "status": status_for(exc),
-                        **exc.to_json(),
-                    }
-                )
-                if exc.reason == "stale_state":
-                    subscription.notify(-1)
-                continue
-            except StorageError as exc:
-                await send(
-                    {
-                        "type": "error",
-                        "action_id": action_id,
-                        "status": 503,
-                        "reason": "storage",
-                        "rule": exc.problem,
-                        "message": exc.message,
-                    }
-                )
-                continue
-            except HTTPException as exc:
-                await send(
-                    {
-                        "type": "error",
-                        "action_id": action_id,
-                        "status": exc.status_code,
-                        "reason": "error",
-                        "rule": "http",
-                        "message": str(exc.detail),
-                    }
-                )
-                continue
-            await send({"type": "ack", "action_id": action_id, **result})
+    async def send(self, frame: dict[str, object]) -> None:
+        await self.send_text(json.dumps(frame))
 
-    pusher = asyncio.create_task(push_states())
-    receiver = asyncio.create_task(receive_actions())
-    try:
-        done, _ = await asyncio.wait({pusher, receiver}, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            exc = task.exception()
-            if exc is not None and not isinstance(exc, WebSocketDisconnect):
-                logger.warning("table %s socket ended: %r", table_id, exc)
-    finally:
-        table.unsubscribe(subscription)
-        for task in (pusher, receiver):
+    async def send_text(self, text: str) -> None:
+        async with self.send_lock:
+            await self.websocket.send_text(text)
+
+    async def serve(self) -> None:
+        """Push states and answer messages until either side ends; then close."""
+        pusher = asyncio.create_task(self.push_states())
+        receiver = asyncio.create_task(self.receive_actions())
+        try:
+            done, _ = await asyncio.wait({pusher, receiver}, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                exc = task.exception()
+                if exc is not None and not isinstance(exc, WebSocketDisconnect):
+                    logger.warning("table %s socket ended: %r", self.table.table_id, exc)
+        finally:
+            await self.close(pusher, receiver)
+
+    async def close(self, *tasks: asyncio.Task[None]) -> None:
+        self.table.unsubscribe(self.subscription)
+        for task in tasks:
             task.cancel()
-        if websocket.client_state.name == "CONNECTED":
+        if self.websocket.client_state.name == "CONNECTED":
             with contextlib.suppress(RuntimeError):
-                await websocket.close()
+                await self.websocket.close()
+
+    async def push_states(self) -> None:
+        await push_to_screen(
+            self.table, self.token, self.view, self.templates, self.subscription, self.send_text
+        )
+
+    async def receive_actions(self) -> None:
+        """Answer every message until the screen disconnects or its device loses the table."""
+        while True:
+            text = await self.receive_text()
+            if text is None:
+                continue
+            viewer = self.table.viewer(self.token)
+            if viewer is None:
+                return
+            await self.answer(text, viewer)
+
+    async def receive_text(self) -> str | None:
+        """The next text message; None for a binary frame, answered here rather than let it
+        end the socket. A disconnect raises WebSocketDisconnect."""
+        incoming = await self.websocket.receive()
+        if incoming["type"] == "websocket.disconnect":
+            raise WebSocketDisconnect(incoming.get("code", 1000))
+        text: str | None = incoming.get("text")
+        if text is None:
+            await self.send(malformed(422, "message", "messages are JSON text, not binary frames"))
+        return text
+
+    async def answer(self, text: str, viewer: Viewer) -> None:
+        """Answer one message: refused (a flood, too large, malformed: naming the field), a
+        sync (the current state pushed even if unchanged), or an act or undo performed."""
+        refusal = too_fast(self.limiter, self.token)
+        if refusal is not None:  # a flooding device: refuse, do not read further
+            await self.send({"type": "error", "status": 429, **refusal})
+            return
+        if len(text) > self.limit:
+            await self.send(malformed(413, "too_large", f"messages are at most {self.limit} bytes"))
+            return
+        try:
+            message = ClientMessage.validate_json(text)
+        except ValidationError as exc:
+            await self.send(malformed(422, "message", validation_problem(exc)))
+            return
+        if isinstance(message, SyncMessage):
+            self.subscription.notify(-1)
+            return
+        frame = await answer_to(Access(self.table, viewer, self.token), message)
+        await self.send(frame)
+        if frame.get("reason") == "stale_state":  # refused as drawn on an old state: send
+            self.subscription.notify(-1)  # the screen the current one (after the refusal)
+
+
+@router.websocket("/t/{table_id}/ws")
+async def table_socket(websocket: WebSocket, table_id: str, view: str = "table") -> None:
+    admitted = await admit(websocket, table_id, view)
+    if admitted is None:
+        return
+    table, token = admitted
+    await websocket.accept()
+    await ScreenChannel(websocket, table, token, view).serve()
