@@ -186,14 +186,13 @@ def calibrate(out_dir: Path, scenes: int, seed: int) -> int:
     return 0
 
 
-def prototypes(seed: int) -> int:
-    """Print the prototype table: 4 k-means centres per name from the byler training part
-    and 4 from rendered dice under random light."""
-    weights = np.float32([LIGHTNESS_WEIGHT, 1, 1])
-    by_source: dict[str, dict[str, list[tuple[float, float, float]]]] = {
-        "real": defaultdict(list),
-        "rendered": defaultdict(list),
-    }
+Lab = tuple[float, float, float]
+
+
+def real_samples() -> dict[str, list[Lab]]:
+    """The measured colour of every die of byler's training part (never its validation
+    part), by body colour."""
+    samples: dict[str, list[Lab]] = defaultdict(list)
     valid = byler_validation_names()
     images: dict[str, np.ndarray] = {}
     for row in byler_rows():
@@ -205,14 +204,51 @@ def prototypes(seed: int) -> int:
         x0, y0, x1, y1 = (float(row[k]) for k in ("x0", "y0", "x1", "y1"))
         m = measure_die(image, DieBox((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0))
         if m is not None:
-            by_source["real"][row["body_colour"]].append(m.lab)
-    for k in range(150):
+            samples[row["body_colour"]].append(m.lab)
+    return samples
+
+
+def rendered_samples(seed: int, scenes: int = 150) -> dict[str, list[Lab]]:
+    """The measured colour of every die of rendered scenes under random light, by body."""
+    samples: dict[str, list[Lab]] = defaultdict(list)
+    for k in range(scenes):
         rng = np.random.default_rng(seed + k)
         image, dice = render_scene(rng, 640, 480, unreadable=0.0)
         for die in dice:
             m = measure_die(image, truth_box(die))
             if m is not None:
-                by_source["rendered"][die.body].append(m.lab)
+                samples[die.body].append(m.lab)
+    return samples
+
+
+def kept_centres(
+    labs: np.ndarray, name: str, medians: dict[str, np.ndarray], weights: np.ndarray
+) -> list[np.ndarray]:
+    """Up to 4 k-means centres of one name's weighted samples (in Lab), less those nearer
+    another name's median than their own: such a centre (e.g. white dice under the dimmest
+    light, which look grey) would take that name's dice."""
+    cv2.setRNGSeed(1)
+    _, _, centres = cv2.kmeans(
+        labs,
+        min(4, len(labs)),
+        None,
+        (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 50, 0.1),
+        5,
+        cv2.KMEANS_PP_CENTERS,
+    )
+    kept: list[np.ndarray] = []
+    for c in centres:
+        own = np.linalg.norm(c - medians[name])
+        if not any(np.linalg.norm(c - m) < own for n, m in medians.items() if n != name):
+            kept.append(c / weights)
+    return kept
+
+
+def prototypes(seed: int) -> int:
+    """Print the prototype table: 4 k-means centres per name from the byler training part
+    and 4 from rendered dice under random light."""
+    weights = np.float32([LIGHTNESS_WEIGHT, 1, 1])
+    by_source = {"real": real_samples(), "rendered": rendered_samples(seed)}
     pooled = {
         name: by_source["real"].get(name, []) + by_source["rendered"].get(name, [])
         for name in BASIC_COLOURS
@@ -225,23 +261,7 @@ def prototypes(seed: int) -> int:
             samples = by_source[source].get(name, [])
             if not samples:
                 continue
-            labs = np.float32(samples) * weights
-            cv2.setRNGSeed(1)
-            _, _, centres = cv2.kmeans(
-                labs,
-                min(4, len(labs)),
-                None,
-                (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 50, 0.1),
-                5,
-                cv2.KMEANS_PP_CENTERS,
-            )
-            for c in centres:
-                # a centre nearer another name's median than its own (e.g. white dice under
-                # the dimmest light, which look grey) would take that name's dice
-                own = np.linalg.norm(c - medians[name])
-                if any(np.linalg.norm(c - m) < own for n, m in medians.items() if n != name):
-                    continue
-                lab = c / weights
+            for lab in kept_centres(np.float32(samples) * weights, name, medians, weights):
                 print(f"        ({lab[0]:.1f}, {lab[1]:.1f}, {lab[2]:.1f}),")
         print("    ),")
     print("}")

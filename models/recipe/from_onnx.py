@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import onnx
 import torch
 from onnx import numpy_helper
@@ -18,46 +19,76 @@ def load_folded_onnx(net: nn.Module, onnx_path: Path) -> None:
     (same architecture)."""
     graph = onnx.load(str(onnx_path)).graph
     weights = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
-    onnx_convs = [node for node in graph.node if node.op_type == "Conv"]
     modules = list(net.modules())
-    torch_convs = [m for m in modules if isinstance(m, nn.Conv2d)]
-    if len(onnx_convs) != len(torch_convs):
-        raise ValueError(f"{onnx_path}: {len(onnx_convs)} convs, net has {len(torch_convs)}")
-    following_bn = {}
+    with torch.no_grad():
+        load_convs(modules, [n for n in graph.node if n.op_type == "Conv"], weights, onnx_path)
+        # the classifier's final Linear is exported as Gemm (weight stored out x in)
+        load_linears(modules, [n for n in graph.node if n.op_type == "Gemm"], weights, onnx_path)
+
+
+def batchnorm_after(modules: list[nn.Module]) -> dict[int, nn.BatchNorm2d | None]:
+    """For each Conv2d (by id): the BatchNorm2d that follows it in module order, if any."""
+    following: dict[int, nn.BatchNorm2d | None] = {}
     for i, module in enumerate(modules):
         if isinstance(module, nn.Conv2d):
             after = next((m for m in modules[i + 1 :] if not isinstance(m, nn.Sequential)), None)
-            following_bn[id(module)] = after if isinstance(after, nn.BatchNorm2d) else None
-    with torch.no_grad():
-        for node, conv in zip(onnx_convs, torch_convs, strict=True):
-            weight = torch.from_numpy(weights[node.input[1]].copy())
-            bias = torch.from_numpy(weights[node.input[2]].copy()) if len(node.input) > 2 else None
-            if weight.shape != conv.weight.shape:
-                raise ValueError(f"{node.name}: shape {weight.shape} != {conv.weight.shape}")
-            conv.weight.copy_(weight)
-            bn = following_bn[id(conv)]
-            if bn is not None:
-                bn.weight.fill_(1.0)
-                bn.running_mean.zero_()
-                bn.running_var.fill_(1.0 - bn.eps)
-                bn.bias.copy_(bias if bias is not None else torch.zeros_like(bn.bias))
-            elif conv.bias is not None and bias is not None:
-                conv.bias.copy_(bias)
-        # the classifier's final Linear is exported as Gemm (weight stored out x in)
-        onnx_gemms = [node for node in graph.node if node.op_type == "Gemm"]
-        torch_linears = [m for m in modules if isinstance(m, nn.Linear)]
-        if len(onnx_gemms) != len(torch_linears):
-            raise ValueError(f"{onnx_path}: {len(onnx_gemms)} Gemm, net has {len(torch_linears)}")
-        for node, linear in zip(onnx_gemms, torch_linears, strict=True):
-            trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
-            weight = torch.from_numpy(weights[node.input[1]].copy())
-            if not trans_b:
-                weight = weight.T.contiguous()
-            if weight.shape != linear.weight.shape:
-                raise ValueError(f"{node.name}: shape {weight.shape} != {linear.weight.shape}")
-            linear.weight.copy_(weight)
-            if linear.bias is not None and len(node.input) > 2:
-                linear.bias.copy_(torch.from_numpy(weights[node.input[2]].copy()))
+            following[id(module)] = after if isinstance(after, nn.BatchNorm2d) else None
+    return following
+
+
+def tensor(weights: dict[str, np.ndarray], name: str) -> torch.Tensor:
+    return torch.from_numpy(weights[name].copy())
+
+
+def load_convs(
+    modules: list[nn.Module],
+    onnx_convs: list[onnx.NodeProto],
+    weights: dict[str, np.ndarray],
+    onnx_path: Path,
+) -> None:
+    """Each ONNX Conv's weight into the torch Conv2d of the same rank; its folded bias into
+    the BatchNorm after it (set to add just that bias), or else the conv's own bias."""
+    torch_convs = [m for m in modules if isinstance(m, nn.Conv2d)]
+    if len(onnx_convs) != len(torch_convs):
+        raise ValueError(f"{onnx_path}: {len(onnx_convs)} convs, net has {len(torch_convs)}")
+    following_bn = batchnorm_after(modules)
+    for node, conv in zip(onnx_convs, torch_convs, strict=True):
+        weight = tensor(weights, node.input[1])
+        bias = tensor(weights, node.input[2]) if len(node.input) > 2 else None
+        if weight.shape != conv.weight.shape:
+            raise ValueError(f"{node.name}: shape {weight.shape} != {conv.weight.shape}")
+        conv.weight.copy_(weight)
+        bn = following_bn[id(conv)]
+        if bn is not None:
+            bn.weight.fill_(1.0)
+            bn.running_mean.zero_()
+            bn.running_var.fill_(1.0 - bn.eps)
+            bn.bias.copy_(bias if bias is not None else torch.zeros_like(bn.bias))
+        elif conv.bias is not None and bias is not None:
+            conv.bias.copy_(bias)
+
+
+def load_linears(
+    modules: list[nn.Module],
+    onnx_gemms: list[onnx.NodeProto],
+    weights: dict[str, np.ndarray],
+    onnx_path: Path,
+) -> None:
+    """Each ONNX Gemm's weight (transposed unless transB) and bias into the torch Linear of
+    the same rank."""
+    torch_linears = [m for m in modules if isinstance(m, nn.Linear)]
+    if len(onnx_gemms) != len(torch_linears):
+        raise ValueError(f"{onnx_path}: {len(onnx_gemms)} Gemm, net has {len(torch_linears)}")
+    for node, linear in zip(onnx_gemms, torch_linears, strict=True):
+        trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+        weight = tensor(weights, node.input[1])
+        if not trans_b:
+            weight = weight.T.contiguous()
+        if weight.shape != linear.weight.shape:
+            raise ValueError(f"{node.name}: shape {weight.shape} != {linear.weight.shape}")
+        linear.weight.copy_(weight)
+        if linear.bias is not None and len(node.input) > 2:
+            linear.bias.copy_(tensor(weights, node.input[2]))
 
 
 def freeze_batchnorm(net: nn.Module) -> None:
