@@ -27,8 +27,9 @@ chase crop's photo is its file name without ``_detection_N`` (two dice per photo
 --poison SHARE gives that share of the adaptation dice a wrong value (seeded), as wrong
 taps would; the figures then show what the held-back check (adapt.held_back) saves.
 --colours (byler-d6-train: colours.csv) names the remaining dice's body colours with the
-setup's own colours of the first K photos beside the shipped prototypes, strict and
-lenient (colour-alternatives.csv), against the hand labels.
+setup's own colours of the first K photos beside the shipped prototypes (each confirmed
+die a prototype of its name, adapt.OwnColours), strict and lenient
+(colour-alternatives.csv), against the hand labels.
 --plot PNG draws the value-accuracy and without-a-tap curves of one or more runs' --json
 files (--plot OUT.png A.json B.json ...).
 """
@@ -52,9 +53,9 @@ from companion.vision.adapt import (
     Adaptation,
     AdaptedClassifier,
     Example,
+    OwnColours,
     adapt,
-    name_with,
-    own_prototypes,
+    own_colours,
 )
 from companion.vision.adapt_learn import ConfirmedDie, new_examples
 from companion.vision.adapt_store import NewExample
@@ -120,7 +121,7 @@ def confirmed(truth: LabelledImage, found: Sequence[DieReading]) -> list[Confirm
 def as_example(new: NewExample, photo: str) -> Example:
     return Example(
         new.value, new.embedding, new.probabilities, new.lab, new.colour, new.set_index,
-        photo=photo,
+        photo=photo, views=new.views, view_probabilities=new.view_probabilities,
     )  # fmt: skip
 
 
@@ -253,7 +254,12 @@ def bench_shots(
             "shots": k,
             "examples": len(examples),
             "held_back": len(adaptation.held),
-            "prior": adaptation.head.prior,
+            "head": adaptation.head.active,
+            "gate": [
+                adaptation.head.gate.shipped_right,
+                adaptation.head.gate.adapted_right,
+                adaptation.head.gate.dice,
+            ],  # fmt: skip
             "fit_ms": round(fit_ms, 1),
             "adapted": adapted.to_json(),
             "cold": cold.to_json(),
@@ -267,10 +273,13 @@ def print_row(row: dict[str, object]) -> None:
     k = row["shots"]
     a, c = row["adapted"], row["cold"]
     assert isinstance(a, dict) and isinstance(c, dict)
+    gate = row["gate"]
+    assert isinstance(gate, list)
     print(
-        f"K={k}: {row['examples']} dice taught ({row['held_back']} held back, prior "
-        f"{row['prior']}, fit {row['fit_ms']} ms); remaining {a['photos']} photos / "
-        f"{a['dice']} dice"
+        f"K={k}: {row['examples']} dice taught ({row['held_back']} held back; left-out "
+        f"photos' dice read right: shipped {gate[0]}, setup's head {gate[1]} of {gate[2]}, "
+        f"so {'the setup' if row['head'] else 'the shipped'} head reads; fit "
+        f"{row['fit_ms']} ms); remaining {a['photos']} photos / {a['dice']} dice"
     )
     for name, figures in (("adapted", a), ("cold", c)):
         print(
@@ -342,7 +351,7 @@ def bench_colours(run: Run, folder: Path, shots: Sequence[int]) -> None:
             for k, key, lab in measured
             if k < shots_k
         ]
-        own = own_prototypes(taught)
+        own = own_colours(taught)
         rest = [(key, lab) for k, key, lab in measured if k >= shots_k]
         namers = {"cold": lambda lab: name_colour(lab).name, "adapted": _namer(own)}
         for name, namer in namers.items():
@@ -359,8 +368,8 @@ def bench_colours(run: Run, folder: Path, shots: Sequence[int]) -> None:
             print(f"{name}_colour_strict_k{shots_k}: {round(strict / n, 4)}")
 
 
-def _namer(own: dict[str, tuple[float, float, float]]) -> Callable[[Sequence[float]], str]:
-    return lambda lab: name_with(lab, own)
+def _namer(own: OwnColours) -> Callable[[Sequence[float]], str]:
+    return own.name
 
 
 # ----------------------------------------------------------------------------------------

@@ -72,7 +72,11 @@ def time_fit(learner: SetupLearner, repeats: int) -> tuple[float, float]:
         started = time.perf_counter()
         adapt(examples)
         alone.append(1000 * (time.perf_counter() - started))
-    print(f"  held back {len(adaptation.held)}, prior {adaptation.head.prior}")
+    gate = adaptation.head.gate
+    print(
+        f"  held back {len(adaptation.held)}; left-out photos read right: shipped "
+        f"{gate.shipped_right}, setup head {gate.adapted_right} of {gate.dice}"
+    )
     return statistics.median(refresh), statistics.median(alone)
 
 

@@ -6,11 +6,13 @@ read with them.
 
 - `record(image, dice)`: each confirmed die of one photo (read as shown, corrected by a
   tap, added by the host, or taught) is cut out as a 64 px crop, read once more by the
-  *shipped* classifier in one batch (its embedding, and the shipped head's probabilities
-  that the poisoning check weighs), its body colour measured, and stored;
-- `refresh()`: loads the setup's dice (embedding again, from their crops, any made by
-  another classifier), holds back the suspect ones and fits the heads, in well under a
-  second for 500 dice (bench/adapt.py --speed);
+  *shipped* classifier in one batch with its seven other symmetric views (the embeddings
+  and shipped probabilities of all eight, which the value head learns from, and the
+  shipped head's reading after its second look, which the poisoning check weighs), its
+  body colour measured, and stored;
+- `refresh()`: loads the setup's dice (their features made again from their crops where
+  another classifier made them, or the views were not kept), holds back the suspect ones
+  and fits the heads, in well under a second for 500 dice (bench/adapt_speed.py);
 - `reader(base)`: the base DiceReader's finder with the adapted classifier and the setup's
   own dice colours.
 
@@ -29,9 +31,15 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from companion.vision.adapt import FACES, Adaptation, AdaptedClassifier, adapt
-from companion.vision.adapt_store import CROP_SIZE, NewExample, SetupStore, StoredExample
-from companion.vision.classifier import PipClassifier, crop_die
+from companion.vision.adapt import FACES, VIEWS, Adaptation, AdaptedClassifier, adapt
+from companion.vision.adapt_store import (
+    CROP_SIZE,
+    NewExample,
+    SetupStore,
+    StoredExample,
+    ViewUpdate,
+)
+from companion.vision.classifier import PipClassifier, crop_die, symmetric_views
 from companion.vision.colour import DiceSet, measure_die
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox
@@ -73,17 +81,48 @@ def model_key(classifier: PipClassifier) -> str:
     return classifier.model.manifest.sha256
 
 
+@dataclass(frozen=True)
+class CropFeatures:
+    """What the shipped classifier makes of N crops and their views: the reading after its
+    second look (N x 7), and per view (VIEWS, the first the crop as cut) the embeddings
+    (N x V x D) and probabilities (N x V x 7)."""
+
+    probabilities: np.ndarray
+    views: np.ndarray
+    view_probabilities: np.ndarray
+
+    @property
+    def embeddings(self) -> np.ndarray:
+        return np.asarray(self.views[:, 0])
+
+
+def crop_features(classifier: PipClassifier, crops: np.ndarray) -> CropFeatures:
+    """N crops (H x W x 3 in the model's colour order and size) and their seven symmetric
+    views in one batch through the classifier. The reading is the classifier's own
+    (`PipClassifier.classify`): the crop as cut, or the mean of the eight views for a die
+    read under its second-look threshold."""
+    index = classifier.embedding_index
+    if index is None:
+        raise ValueError(f"{classifier.model.path}: the classifier has no embedding output")
+    count = len(crops)
+    batch = np.concatenate([crops, symmetric_views(crops)])
+    outputs = classifier.model.run(classifier.model.normalise(batch))
+    probabilities = outputs[classifier.probabilities_index].reshape(VIEWS, count, -1)
+    embeddings = outputs[index].reshape(VIEWS, count, -1)
+    reading = probabilities[0].copy()
+    unsure = reading.max(axis=1) < classifier.second_look_below
+    reading[unsure] = probabilities[:, unsure].mean(axis=0)
+    return CropFeatures(reading, embeddings.transpose(1, 0, 2), probabilities.transpose(1, 0, 2))
+
+
 def new_examples(
     classifier: PipClassifier, image: np.ndarray, dice: Sequence[ConfirmedDie]
 ) -> list[NewExample]:
     """The dice of one photo as records to store (no table, photo or throw yet): one batch
-    through the shipped classifier for their embeddings and probabilities."""
+    through the shipped classifier for their features (`crop_features`)."""
     if not dice:
         return []
-    boxes = [d.where for d in dice]
-    classified = classifier.classify(image, boxes)
-    if classified.embeddings is None:
-        raise ValueError(f"{classifier.model.path}: the classifier has no embedding output")
+    features = crop_features(classifier, classifier.crops(image, [d.where for d in dice]))
     key = model_key(classifier)
     out = []
     for k, die in enumerate(dice):
@@ -92,28 +131,30 @@ def new_examples(
             NewExample(
                 crop=crop_die(image, die.where, classifier.margin, CROP_SIZE),
                 value=die.value,
-                embedding=classified.embeddings[k],
+                embedding=features.embeddings[k],
                 model=key,
                 source=die.source,
-                probabilities=classified.probabilities[k] if die.source != "added" else None,
+                probabilities=features.probabilities[k] if die.source != "added" else None,
                 lab=None if body is None else body.lab,
                 colour=die.colour,
                 set_index=die.set_index,
+                views=features.views[k],
+                view_probabilities=features.view_probabilities[k],
             )
         )
     return out
 
 
-def embed_crops(classifier: PipClassifier, crops: Sequence[np.ndarray]) -> np.ndarray:
-    """N x D embeddings of stored 64 px BGR crops (resized to the model's input)."""
+def model_crops(classifier: PipClassifier, crops: Sequence[np.ndarray]) -> np.ndarray:
+    """Stored 64 px BGR crops as the model takes them (its size and colour order)."""
     height, width = classifier.size
     batch = np.stack([cv2.resize(c, (width, height), interpolation=cv2.INTER_AREA) for c in crops])
-    if classifier.model.manifest.input.colour_order == "RGB":
-        batch = batch[..., ::-1]
-    index = classifier.embedding_index
-    if index is None:
-        raise ValueError(f"{classifier.model.path}: the classifier has no embedding output")
-    return classifier.model.run(classifier.model.normalise(batch))[index]
+    return batch[..., ::-1] if classifier.model.manifest.input.colour_order == "RGB" else batch
+
+
+def embed_crops(classifier: PipClassifier, crops: Sequence[np.ndarray]) -> np.ndarray:
+    """N x D embeddings of stored 64 px BGR crops."""
+    return crop_features(classifier, model_crops(classifier, crops)).embeddings
 
 
 @dataclass(frozen=True)
@@ -144,6 +185,19 @@ class SetupSummary:
             "set_die_sureness": [round(p, 3) for p in self.set_die_sureness],
             "set_colours": list(self.set_colours),
         }
+
+
+def _update(stored: StoredExample, features: CropFeatures, k: int, key: str) -> ViewUpdate:
+    """The new features of one stored die: all of them after a model change; only the
+    views (its embedding from the photo itself kept) when the same classifier made it."""
+    same = stored.model == key
+    return ViewUpdate(
+        stored.example_id,
+        stored.example.embedding if same else features.embeddings[k],
+        features.views[k],
+        features.view_probabilities[k],
+        None if same else features.probabilities[k],
+    )
 
 
 def _mean_sureness(values: Sequence[float]) -> float:
@@ -194,23 +248,29 @@ class SetupLearner:
         return adaptation
 
     def _embedded_now(self, stored: list[StoredExample]) -> list[StoredExample]:
-        """The stored dice with embeddings of the current classifier (stale ones embedded
-        again from their crops and written back; a die whose crop is gone is left out)."""
+        """The stored dice with the current classifier's features: those made by another
+        classifier, or kept without their views, made again from their crops and written
+        back (a die whose crop is gone and whose embedding is stale is left out)."""
         key = model_key(self.classifier)
-        stale = [s for s in stored if s.model != key]
+        stale = [s for s in stored if s.model != key or s.example.views is None]
         if not stale:
             return stored
         ready = []
         for s in stale:
             crop = self.store.crop(self.setup, s.example_id)
             if crop is not None:
-                ready.append((s.example_id, crop))
+                ready.append((s, crop))
         if ready:
-            fresh = embed_crops(self.classifier, [crop for _, crop in ready])
-            updates = [(k, e) for (k, _), e in zip(ready, fresh, strict=True)]
-            self.store.set_embeddings(updates, key)
-        logger.info("setup %s: %d dice embedded again for %s", self.setup, len(ready), key[:12])
-        missing = {s.example_id for s in stale} - {k for k, _ in ready}
+            features = crop_features(
+                self.classifier, model_crops(self.classifier, [c for _, c in ready])
+            )
+            self.store.set_features(
+                [_update(s, features, k, key) for k, (s, _) in enumerate(ready)], key
+            )
+        logger.info(
+            "setup %s: %d dice's features made again for %s", self.setup, len(ready), key[:12]
+        )
+        missing = {s.example_id for s in stale if s.model != key} - {s.example_id for s, _ in ready}
         return [s for s in self.store.examples(self.setup) if s.example_id not in missing]
 
     def reader(self, base: DiceReader) -> DiceReader:

@@ -7,8 +7,10 @@ starts where the first ended. Each record holds what the heads of companion.visi
 need (value, embedding, the shipped head's probabilities when the camera read it, body
 colour, set die) and where the die came from (table, photo, throw, and how it was
 confirmed: read as shown, corrected by a tap, added by the host, or taught in a teaching
-round). The embedding is stored with the classifier it came from (its sha256): after a
-model update the crops are embedded again (`SetupLearner.refresh`).
+round). The embedding is stored with the classifier it came from (its sha256), beside the
+embeddings and shipped probabilities of the crop's eight symmetric views that the value
+head learns from: after a model update, or for a record made before the views were kept,
+they are made again from the crop (`SetupLearner.refresh`).
 
 The store is synchronous and thread-safe (one connection behind a lock); callers in the
 server run it off the event loop. A crop file is written before its record and removed
@@ -29,7 +31,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from companion.vision.adapt import Example, Lab
+from companion.vision.adapt import CLASSES, Example, Lab
 from companion.vision.calibration import NAME_PATTERN
 
 STORE_FILE = "setups.sqlite3"
@@ -55,10 +57,14 @@ CREATE TABLE IF NOT EXISTS examples (
     throw         INTEGER,
     source        TEXT NOT NULL CHECK (source IN ('read', 'corrected', 'added', 'taught')),
     kept_by_host  INTEGER NOT NULL DEFAULT 0,
-    created_at    REAL NOT NULL
+    created_at    REAL NOT NULL,
+    views         BLOB,
+    view_probabilities BLOB
 );
 CREATE INDEX IF NOT EXISTS examples_by_setup ON examples(setup, example_id);
 """
+# columns added since the first schema: (name, type), added to an older file when opened
+ADDED_COLUMNS = (("views", "BLOB"), ("view_probabilities", "BLOB"))
 
 
 class SetupError(ValueError):
@@ -89,6 +95,21 @@ class NewExample:
     table_id: str | None = None
     photo: str | None = None
     throw: int | None = None
+    views: np.ndarray | None = field(default=None, repr=False)  # V x D, the first as cut
+    view_probabilities: np.ndarray | None = field(default=None, repr=False)  # V x 7
+
+
+@dataclass(frozen=True)
+class ViewUpdate:
+    """Features made again for one stored die (`SetupStore.set_features`): its embedding,
+    its views' embeddings and shipped probabilities, and (None: leave them) the shipped
+    probabilities of its reading."""
+
+    example_id: int
+    embedding: np.ndarray = field(repr=False)
+    views: np.ndarray = field(repr=False)
+    view_probabilities: np.ndarray = field(repr=False)
+    probabilities: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -143,6 +164,10 @@ class SetupStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(examples)")}
+        for name, kind in ADDED_COLUMNS:
+            if name not in present:
+                self._db.execute(f"ALTER TABLE examples ADD COLUMN {name} {kind}")
 
     def close(self) -> None:
         with self._lock:
@@ -178,7 +203,8 @@ class SetupStore:
                 cursor = db.execute(
                     "INSERT INTO examples (setup, value, colour, set_index, lab_l, lab_a, lab_b,"
                     " embedding, probabilities, model, table_id, photo, throw, source,"
-                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " created_at, views, view_probabilities)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     _row(setup, new),
                 )
                 example_id = int(cursor.lastrowid or 0)
@@ -187,13 +213,23 @@ class SetupStore:
                 ids.append(example_id)
         return ids
 
-    def set_embeddings(self, updates: Sequence[tuple[int, np.ndarray]], model: str) -> None:
-        """Replace embeddings made by another classifier (`SetupLearner.refresh`)."""
+    def set_features(self, updates: Sequence[ViewUpdate], model: str) -> None:
+        """Replace features made by another classifier, or add the views to a record made
+        without them (`SetupLearner.refresh`)."""
         with self._transaction() as db:
-            db.executemany(
-                "UPDATE examples SET embedding = ?, model = ? WHERE example_id = ?",
-                [(_blob(e), model, int(k)) for k, e in updates],
-            )
+            for u in updates:
+                db.execute(
+                    "UPDATE examples SET embedding = ?, views = ?, view_probabilities = ?,"
+                    " model = ? WHERE example_id = ?",
+                    (_blob(u.embedding), _blob(u.views), _blob(u.view_probabilities), model,
+                     int(u.example_id)),
+                )  # fmt: skip
+                if u.probabilities is not None:
+                    db.execute(
+                        "UPDATE examples SET probabilities = ? WHERE example_id = ?"
+                        " AND probabilities IS NOT NULL",
+                        (_blob(u.probabilities), int(u.example_id)),
+                    )
 
     def keep(self, setup: str, example_id: int) -> bool:
         """The host looked at a held-back die and keeps it; False when there is none."""
@@ -230,7 +266,8 @@ class SetupStore:
             rows = self._db.execute(
                 "SELECT example_id, setup, value, colour, set_index, lab_l, lab_a, lab_b,"
                 " embedding, probabilities, model, table_id, photo, throw, source,"
-                " kept_by_host, created_at FROM examples WHERE setup = ? ORDER BY example_id",
+                " kept_by_host, created_at, views, view_probabilities"
+                " FROM examples WHERE setup = ? ORDER BY example_id",
                 (check_setup(setup),),
             ).fetchall()
         return [_stored(row) for row in rows]
@@ -302,6 +339,8 @@ def _row(setup: str, new: NewExample) -> tuple[object, ...]:
         new.throw,
         new.source,
         time.time(),
+        _blob(new.views),
+        _blob(new.view_probabilities),
     )
 
 
@@ -325,13 +364,23 @@ def _floats(value: object) -> np.ndarray | None:
     return _array(value)
 
 
+def _matrix(value: object, width: int) -> np.ndarray | None:
+    """A stored V x width matrix (None: not stored, or not a whole number of rows)."""
+    flat = _floats(value)
+    if flat is None or width == 0 or len(flat) % width or not len(flat):
+        return None
+    return flat.reshape(-1, width)
+
+
 def _stored(row: tuple[object, ...]) -> StoredExample:
     (example_id, setup, value, colour, set_index, lab_l, lab_a, lab_b, embedding,
-     probabilities, model, table_id, photo, throw, source, kept, created) = row  # fmt: skip
+     probabilities, model, table_id, photo, throw, source, kept, created, views,
+     view_probabilities) = row  # fmt: skip
     lab = None if lab_l is None else (_number(lab_l), _number(lab_a), _number(lab_b))
     vector = _floats(embedding)
     if vector is None:
         raise SetupError(f"example {example_id}: no embedding")
+    view_vectors, view_shipped = _matrix(views, len(vector)), _matrix(view_probabilities, CLASSES)
     example = Example(
         value=int(_number(value)),
         embedding=vector,
@@ -341,6 +390,8 @@ def _stored(row: tuple[object, ...]) -> StoredExample:
         set_index=_whole(set_index),
         kept_by_host=bool(kept),
         photo=_text(photo) if photo is not None else f"example {example_id}",
+        views=view_vectors if view_shipped is not None else None,
+        view_probabilities=view_shipped if view_vectors is not None else None,
     )
     return StoredExample(
         int(_number(example_id)),

@@ -1,6 +1,7 @@
-"""The setup's heads (companion.vision.adapt) on small literal embeddings: the blend keeps
-what the setup has not seen, moves with how many examples a face has, the held-back check
-finds a wrong tap, the prior is chosen on the examples, and colours move to the setup's."""
+"""The setup's heads (companion.vision.adapt) on small literal embeddings: the anchored
+regression keeps what the setup has not seen and corrects what the shipped head misreads,
+the check on left-out photos keeps the shipped head where the setup's has nothing to add,
+the held-back check finds a wrong tap, and colours move to the setup's."""
 
 from __future__ import annotations
 
@@ -8,18 +9,19 @@ import numpy as np
 import pytest
 
 from companion.vision.adapt import (
-    PRIOR_CHOICES,
+    MAX_ROWS,
+    VIEWS,
     Example,
     adapt,
     adapted_dice_set,
-    blend,
-    choose_prior,
+    check_head,
+    example_rows,
     fit_value_head,
     held_back,
     leave_one_out_own,
-    name_with,
-    own_prototypes,
+    own_colours,
 )
+from companion.vision.adapt_fit import Rows, fit
 from companion.vision.colour import DiceSet, SetDie, name_colour
 
 DIM = 12
@@ -52,9 +54,10 @@ def examples_of(
 
 
 def test_a_head_without_examples_changes_nothing() -> None:
-    head = fit_value_head(np.zeros((0, DIM), np.float32), np.zeros(0, np.int64))
+    head = fit_value_head([])
     probabilities = np.stack([shipped(3), shipped(5)])
     embeddings = np.stack([face_vector(3, np.random.default_rng(1))] * 2)
+    assert not head.active
     assert np.array_equal(head.adjust(probabilities, embeddings), probabilities)
     assert np.array_equal(head.adjust(probabilities, None), probabilities)
 
@@ -63,6 +66,9 @@ def test_the_setup_corrects_a_face_the_shipped_head_misreads() -> None:
     """The shipped head reads this setup's 1s as 2s; ten confirmed 1s teach it."""
     taught = examples_of([1] * 10 + [2] * 10, read_as={1: 2})
     adaptation = adapt(taught)
+    assert adaptation.head.active  # it read more left-out dice right than the shipped head
+    gate = adaptation.head.gate
+    assert gate.dice == 20 and gate.shipped_right == 10 and gate.adapted_right > 10
     rng = np.random.default_rng(7)
     new_one = face_vector(1, rng)[None]
     cold = shipped(2)[None]  # the shipped head misreads it again
@@ -70,11 +76,14 @@ def test_the_setup_corrects_a_face_the_shipped_head_misreads() -> None:
     adjusted = adaptation.head.adjust(cold, new_one)
     assert adjusted.argmax() == 0  # read as 1
     assert np.isclose(adjusted.sum(), 1.0)
+    # and a 2 stays a 2
+    assert adaptation.head.adjust(shipped(2)[None], face_vector(2, rng)[None]).argmax() == 1
 
 
 def test_faces_the_setup_has_not_seen_keep_the_shipped_probability() -> None:
-    taught = examples_of([1] * 6 + [2] * 6)
+    taught = examples_of([1] * 6 + [2] * 6, read_as={1: 2})
     head = adapt(taught).head
+    assert head.active
     probabilities = np.array([[0.05, 0.05, 0.1, 0.6, 0.1, 0.05, 0.05]], np.float32)
     adjusted = head.adjust(probabilities, face_vector(1, np.random.default_rng(3))[None])
     assert np.allclose(adjusted[0, 2:], probabilities[0, 2:])  # 3..6 and unreadable kept
@@ -82,13 +91,44 @@ def test_faces_the_setup_has_not_seen_keep_the_shipped_probability() -> None:
     assert adjusted[0, 0] > probabilities[0, 0]
 
 
-def test_the_blend_counts_each_face_by_its_examples() -> None:
-    own = np.array([[1.0, 0, 0, 0, 0, 0]])
-    cold = np.array([[0.1, 0.8, 0.02, 0.02, 0.02, 0.02, 0.02]])
-    few = blend(cold, own, np.array([1 / (1 + 4), 1 / (1 + 4), 0, 0, 0, 0]))
-    many = blend(cold, own, np.array([50 / 54, 50 / 54, 0, 0, 0, 0]))
-    assert few[0, 0] < many[0, 0]
-    assert few.argmax() == 1 and many.argmax() == 0
+def test_the_fit_is_the_shipped_head_plus_a_pull_towards_the_examples() -> None:
+    """With a huge penalty nothing moves; with a small one the examples win; the rows of
+    faces not seen are never touched."""
+    rng = np.random.default_rng(4)
+    features = np.stack([face_vector(v, rng) for v in [1, 2] * 10])
+    labels = np.array([0, 1] * 10)
+    wrong = np.stack([shipped(2)] * 20)  # the shipped head reads everything as 2
+    stiff, loose = fit(Rows(features, wrong, labels), 1e6), fit(Rows(features, wrong, labels), 0.1)
+    assert stiff.seen == loose.seen == (0, 1)
+    assert np.abs(stiff.weights).max() < 1e-3
+    assert np.array_equal(stiff.apply(wrong, features).argmax(axis=1), np.ones(20))
+    assert np.array_equal(loose.apply(wrong, features).argmax(axis=1), labels)
+
+
+def test_each_view_of_a_die_is_a_row_until_the_rows_run_out() -> None:
+    rng = np.random.default_rng(6)
+    views = np.stack([face_vector(3, rng) for _ in range(VIEWS)])
+    view_probabilities = np.stack([shipped(3)] * VIEWS)
+    one = Example(3, views[0], shipped(3), views=views, view_probabilities=view_probabilities)
+    rows = example_rows([one, one])
+    assert rows.features.shape == (2 * VIEWS, len(views[0])) and set(rows.labels) == {2}
+    many = example_rows([one] * (MAX_ROWS // 2))
+    assert len(many.labels) == MAX_ROWS  # two views each
+    # a die kept without views teaches with its reading; one with neither, not at all
+    bare = Example(3, views[0], shipped(3))
+    assert len(example_rows([bare]).labels) == 1
+    assert len(example_rows([Example(3, views[0])]).labels) == 0
+
+
+def test_the_shipped_head_keeps_reading_where_the_setup_head_has_nothing_to_add() -> None:
+    # the shipped head reads this setup right: the setup's head cannot read more right
+    gate, sure = check_head(examples_of([1] * 10 + [2] * 10))
+    assert not gate.opens and gate.shipped_right == 20
+    assert not adapt(examples_of([1] * 10 + [2] * 10)).head.active
+    assert np.allclose(sure, 0.8)  # the shipped head's own probability of each value
+    # too few photos to judge by
+    few = examples_of([1, 2], read_as={1: 2})
+    assert not check_head(few)[0].opens and not adapt(few).head.active
 
 
 def test_a_wrong_tap_is_held_back_and_a_kept_one_is_not() -> None:
@@ -118,21 +158,6 @@ def test_leave_one_out_compares_an_example_with_the_rest_of_its_face() -> None:
     assert np.isnan(own[2])  # its face's only example
 
 
-def test_the_prior_follows_what_the_setup_head_earns() -> None:
-    helpful = examples_of([1] * 10 + [2] * 10, read_as={1: 2})  # the shipped head errs
-    prior = choose_prior(helpful)
-    assert prior < PRIOR_CHOICES[-1]
-    head = fit_value_head(
-        np.stack([e.embedding for e in helpful]), np.array([e.value for e in helpful]), prior
-    )
-    assert (
-        head.adjust(shipped(2)[None], face_vector(1, np.random.default_rng(9))[None]).argmax() == 0
-    )
-    # the shipped head reads this setup right: its means have nothing to add
-    assert choose_prior(examples_of([1] * 10 + [2] * 10)) == PRIOR_CHOICES[-1]
-    assert choose_prior(examples_of([1, 2, 3])) == PRIOR_CHOICES[-1]  # too few to judge
-
-
 def test_each_set_die_moves_to_the_setup_colour() -> None:
     calibrated = DiceSet(
         "qwixx", (SetDie("red", (40.0, 50.0, 30.0)), SetDie("blue", (30.0, 0.0, -30.0)))
@@ -148,13 +173,26 @@ def test_the_setup_own_colours_are_named_beside_the_shipped_ones() -> None:
     # a teal die under this table's light measures where the shipped prototypes say green
     lab = (45.0, -40.0, 24.0)
     assert name_colour(lab).name == "green"
-    own = own_prototypes([Example(1, np.ones(DIM, np.float32), lab=lab, colour="teal")] * 3)
-    assert name_with(lab, own) == "teal"
-    assert name_with((60.0, 2.0, 70.0), own) == name_colour((60.0, 2.0, 70.0)).name
+    own = own_colours([Example(1, np.ones(DIM, np.float32), lab=lab, colour="teal")] * 3)
+    assert own.name(lab) == "teal"
+    assert own.name((60.0, 2.0, 70.0)) == name_colour((60.0, 2.0, 70.0)).name
+
+
+def test_each_confirmed_die_is_a_colour_prototype_of_its_own() -> None:
+    """Two blues that look nothing alike (a mixed bag of dice): each is named by the
+    confirmed die it resembles, where one median blue would name neither."""
+    dark, light = (14.0, 4.0, -1.0), (45.0, -5.0, -30.0)
+    assert name_colour(dark).name == "black"
+    own = own_colours(
+        [Example(1, np.ones(DIM, np.float32), lab=lab, colour="blue") for lab in (dark, light)]
+    )
+    assert own.name((15.0, 4.5, -1.5)) == "blue"
+    assert own.name((44.0, -4.0, -31.0)) == "blue"
+    assert own.name((50.0, 45.0, 30.0)) == name_colour((50.0, 45.0, 30.0)).name
 
 
 @pytest.mark.parametrize("count", [0, 1, 5])
 def test_adapt_takes_any_number_of_examples(count: int) -> None:
     adaptation = adapt(examples_of([3] * count))
     assert adaptation.used == count
-    assert len(adaptation.face_progress()) == 6
+    assert len(adaptation.sureness) == count and not adaptation.head.active

@@ -19,14 +19,14 @@ import pytest
 
 from companion.vision.adapt import AdaptedClassifier, adapt
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, embed_crops, model_key
-from companion.vision.adapt_store import SetupError, SetupStore
+from companion.vision.adapt_store import SetupError, SetupStore, ViewUpdate
 from companion.vision.classifier import PipClassifier
 from companion.vision.types import DieBox
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt"
 CELL = 48
 COLUMNS = 16
-# classifier 1.3.x misreads 18 of the 128 read cells cold; a classifier that misreads
+# classifier 1.3.x misreads 18 of the 128 read cells cold (adapted: 0); a classifier that misreads
 # fewer than this makes the comparison say little: re-choose the fixture then
 MIN_COLD_ERRORS = 8
 
@@ -98,7 +98,8 @@ def test_the_adapted_reader_beats_the_cold_one_on_the_held_back_part(
     held_boxes, held_values = [boxes[k] for k in read], values[read]
     cold = errors(classifier, image, held_boxes, held_values)
     assert cold >= MIN_COLD_ERRORS, f"the cold reader misreads only {cold}: re-choose the fixture"
-    assert errors(adapted, image, held_boxes, held_values) < 0.75 * cold
+    assert learner.adaptation is not None and learner.adaptation.head.active
+    assert errors(adapted, image, held_boxes, held_values) <= cold // 4
 
 
 def test_a_poisoned_setup_still_beats_the_cold_reader(
@@ -146,7 +147,9 @@ def test_stored_dice_come_back_after_a_restart(
     first = reloaded.stored[0]
     assert (first.table_id, first.photo, first.throw, first.source) == ("t1", "p1", 3, "read")
     assert first.example.probabilities is not None and first.example.lab is not None
-    assert np.allclose(after.head.means, before.head.means)
+    assert first.example.views is not None and first.example.views.shape == (8, 96)
+    assert first.example.view_probabilities is not None
+    assert after.head.gate == before.head.gate and after.head.active == before.head.active
     assert np.allclose(
         after.head.adjust(probe.probabilities, probe.embeddings),
         before.head.adjust(probe.probabilities, probe.embeddings),
@@ -198,7 +201,11 @@ def test_a_new_classifier_embeds_the_stored_crops_again(
     learner = SetupLearner(store, "kitchen", classifier)
     ids = learner.record(image, confirm(boxes, values, range(6)))
     original = np.stack([s.example.embedding for s in store.examples("kitchen")])
-    store.set_embeddings([(k, np.zeros_like(original[0])) for k in ids], "an older classifier")
+    zero = np.zeros_like(original[0])
+    store.set_features(
+        [ViewUpdate(k, zero, np.zeros((8, len(zero))), np.zeros((8, 7))) for k in ids],
+        "an older classifier",
+    )
     learner.refresh()
     stored = store.examples("kitchen")
     assert {s.model for s in stored} == {model_key(classifier)}
@@ -210,6 +217,52 @@ def test_a_new_classifier_embeds_the_stored_crops_again(
     assert np.allclose(
         embed_crops(classifier, [store.crop("kitchen", ids[0])]), again[:1], atol=1e-5
     )  # type: ignore[list-item]
+    views = stored[0].example.views
+    assert views is not None and np.allclose(views[0], again[0], atol=1e-5)
+
+
+def test_a_record_kept_without_its_views_gets_them_from_its_crop(
+    tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """A store written before the views were kept: its records get them at the next
+    refresh, made from their crops, and keep the embedding made from the photo."""
+    image, boxes, values = mosaic
+    store = SetupStore(tmp_path)
+    learner = SetupLearner(store, "kitchen", classifier)
+    learner.record(image, confirm(boxes, values, range(4)))
+    with store._transaction() as db:  # as an older companion wrote them
+        db.execute("UPDATE examples SET views = NULL, view_probabilities = NULL")
+    before = store.examples("kitchen")
+    assert all(s.example.views is None for s in before)
+    learner.refresh()
+    after = store.examples("kitchen")
+    for old, new in zip(before, after, strict=True):
+        assert new.example.views is not None and new.example.views.shape == (8, 96)
+        assert new.example.view_probabilities is not None
+        assert np.allclose(new.example.view_probabilities.sum(axis=1), 1.0, atol=1e-4)
+        assert np.array_equal(new.example.embedding, old.example.embedding)
+        # the views read the same die: its value stays the likeliest in most of them
+        value = new.example.value - 1
+        assert (new.example.view_probabilities.argmax(axis=1) == value).sum() >= 4
+
+
+def test_an_older_store_file_gains_the_view_columns(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "setups.sqlite3")
+    db.executescript(
+        "CREATE TABLE examples (example_id INTEGER PRIMARY KEY AUTOINCREMENT, setup TEXT NOT NULL,"
+        " value INTEGER NOT NULL, colour TEXT, set_index INTEGER, lab_l REAL, lab_a REAL,"
+        " lab_b REAL, embedding BLOB NOT NULL, probabilities BLOB, model TEXT NOT NULL,"
+        " table_id TEXT, photo TEXT, throw INTEGER, source TEXT NOT NULL,"
+        " kept_by_host INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL);"
+        "INSERT INTO examples (setup, value, embedding, model, source, created_at)"
+        " VALUES ('kitchen', 3, x'0000803f0000803f', 'm', 'read', 1.0);"
+    )
+    db.commit()
+    db.close()
+    (only,) = SetupStore(tmp_path).examples("kitchen")
+    assert only.example.value == 3 and only.example.views is None
 
 
 @pytest.mark.parametrize("name", ["", "../etc", "a/b", "x" * 49, "kitchen table"])
@@ -238,3 +291,4 @@ def test_adapting_five_hundred_dice_takes_no_model_call(
     adaptation = adapt(examples)
     assert adaptation.used + len(adaptation.held) == 500
     assert adaptation.head.examples == adaptation.used
+    assert adaptation.head.gate.dice == adaptation.used
