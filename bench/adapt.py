@@ -15,10 +15,15 @@ recall, and the share of the remaining photos that would go in without a tap and
 applied wrong (a die missed, misread or false); the same figures of the cold reader on the
 same photos beside them; the last line is ``adapted_value_accuracy_k25: X``.
 
-Without a tap: as many dice found as labelled and every die read with at least the
-classifier manifest's ``min_confidence`` (the uncalibrated top probability: the calibrated
-confidence and the shipped auto-apply threshold of the vision issue are not in this
-classifier yet), so the "without a tap" figures are the uncalibrated stand-in.
+Without a tap: the camera's own decision (companion.vision.confidence.decide_roll): as
+many dice found as labelled and the roll's calibrated confidence (the product of its dice's)
+at least the classifier manifest's shipped ``auto_apply_threshold``; a classifier without a
+confidence map falls back to every die's top probability at least ``min_confidence``. The
+adapted reader's confidences go through the same shipped map.
+
+The finder runs once per photo: the adapted reader reads the boxes the cold pipeline found
+(its finder is the same), through the same classify, peak-rule, calibrate and colour stages
+(companion.vision.pipeline), so each K costs only the classifier.
 
 A folder of single-die crops (chase-casino-crops, tomitomi-dish-crops) is read crop by crop
 by the classifier alone on the whole-crop box (as bench/vision_eval.py reads it); a
@@ -60,14 +65,15 @@ from companion.vision.adapt import (
 from companion.vision.adapt_learn import ConfirmedDie, new_examples
 from companion.vision.adapt_store import NewExample
 from companion.vision.classifier import PipClassifier
-from companion.vision.colour import measure_die, name_colour
+from companion.vision.colour import colour_readings, measure_die, name_colour
+from companion.vision.confidence import decide_roll
 from companion.vision.datasets import (
     LabelledImage,
     every_nth,
     is_crop_folder,
     read_labelled_folder,
 )
-from companion.vision.pipeline import DiceReader, classify
+from companion.vision.pipeline import DiceReader, calibrate, classify, confirm_weak, trace_dice
 from companion.vision.scoring import Figures, match, ratio, score
 from companion.vision.types import DieBox, DieReading
 
@@ -90,14 +96,30 @@ def group_photos(images: Sequence[LabelledImage], crops: bool) -> list[Photo]:
     return [photos[name] for name in sorted(photos)]
 
 
-def read_image(
+def found_boxes(
     reader: DiceReader, truth: LabelledImage, picture: np.ndarray, crops: bool
-) -> tuple[DieReading, ...]:
-    """The dice read: the pipeline, or for a crop the classifier on the whole-crop box."""
+) -> tuple[DieBox, ...]:
+    """The boxes the classifier reads: the finder's after its box filters, or for a crop
+    the whole-crop box."""
     if crops:
-        boxes = [DieBox(d.cx, d.cy, d.side, d.side) for d in truth.dice]
-        return classify(reader.classifier, picture, boxes)
-    return reader.read(picture).dice
+        return tuple(DieBox(d.cx, d.cy, d.side, d.side) for d in truth.dice)
+    return trace_dice(picture, reader.finder, reader.classifier).filtered
+
+
+def read_boxes(
+    reader: DiceReader,
+    classifier: PipClassifier,
+    picture: np.ndarray,
+    boxes: Sequence[DieBox],
+    crops: bool,
+) -> tuple[DieReading, ...]:
+    """The rest of DiceReader.read after its finder (companion.vision.pipeline): classify,
+    the finder's peak rule (not for crops: no finder there), calibrate, colour."""
+    readings = classify(classifier, picture, boxes) if boxes else ()
+    if not crops:
+        readings = confirm_weak(readings, reader.finder.peak_rule)
+    readings = calibrate(readings, classifier.confidence_map)
+    return colour_readings(picture, readings, reader.dice_set)[0]
 
 
 def confirmed(truth: LabelledImage, found: Sequence[DieReading]) -> list[ConfirmedDie]:
@@ -145,18 +167,23 @@ class Run:
     pictures: dict[Path, np.ndarray]
     cold: dict[Path, tuple[DieReading, ...]]
     crops: bool
+    boxes: dict[Path, tuple[DieBox, ...]] = field(default_factory=dict)
 
 
 def read_cold(reader: DiceReader, photos: list[Photo], crops: bool) -> Run:
     pictures: dict[Path, np.ndarray] = {}
     cold: dict[Path, tuple[DieReading, ...]] = {}
+    boxes: dict[Path, tuple[DieBox, ...]] = {}
     for k, photo in enumerate(photos, start=1):
         for truth in photo.images:
-            pictures[truth.path] = truth.load()
-            cold[truth.path] = read_image(reader, truth, pictures[truth.path], crops)
+            picture = pictures[truth.path] = truth.load()
+            boxes[truth.path] = found_boxes(reader, truth, picture, crops)
+            cold[truth.path] = read_boxes(
+                reader, reader.classifier, picture, boxes[truth.path], crops
+            )
         if k % 25 == 0 or k == len(photos):
             print(f"  cold: {k}/{len(photos)} photos read", flush=True)
-    return Run(photos, pictures, cold, crops)
+    return Run(photos, pictures, cold, crops, boxes)
 
 
 def examples_of(run: Run, classifier: PipClassifier, shots: int) -> list[Example]:
@@ -192,15 +219,29 @@ class Outcome:
         }
 
 
-def without_tap(dice: Sequence[DieReading], expected: int, min_confidence: float) -> bool:
-    """The uncalibrated stand-in for the vision issue's decision (module docstring)."""
-    return len(dice) == expected and all(
-        d.value is not None and d.confidence >= min_confidence for d in dice
-    )
+@dataclass(frozen=True)
+class TapRule:
+    """When a roll goes in without a tap (module docstring): the shipped auto-apply
+    threshold, or (None) the uncalibrated stand-in at ``min_confidence``."""
+
+    threshold: float | None
+    min_confidence: float
+
+    @classmethod
+    def of(cls, classifier: PipClassifier) -> TapRule:
+        shipped = classifier.confidence_map
+        return cls(None if shipped is None else shipped.threshold, classifier.min_confidence)
+
+    def applies(self, dice: Sequence[DieReading], expected: int) -> bool:
+        if self.threshold is not None:
+            return decide_roll(dice, expected, self.threshold).apply
+        return len(dice) == expected and all(
+            d.value is not None and d.confidence >= self.min_confidence for d in dice
+        )
 
 
 def outcome(
-    run: Run, photos: Sequence[Photo], readings: dict[Path, tuple[DieReading, ...]], bar: float
+    run: Run, photos: Sequence[Photo], readings: dict[Path, tuple[DieReading, ...]], rule: TapRule
 ) -> Outcome:
     rows = []
     result = Outcome(Figures())
@@ -215,7 +256,7 @@ def outcome(
         part = score([(t, readings[t.path], ()) for t in photo.images])
         right = part.whole == len(photo.images)
         result.photos += 1
-        if without_tap(found_all, expected, bar):
+        if rule.applies(found_all, expected):
             result.applied += 1
             result.applied_wrong += not right
     result.figures = score(rows)
@@ -226,9 +267,8 @@ def adapted_readings(
     run: Run, reader: DiceReader, adaptation: Adaptation, photos: Sequence[Photo]
 ) -> dict[Path, tuple[DieReading, ...]]:
     classifier = AdaptedClassifier(reader.classifier, adaptation.head)
-    adapted = DiceReader(reader.finder, classifier, reader.dice_set)
     return {
-        t.path: read_image(adapted, t, run.pictures[t.path], run.crops)
+        t.path: read_boxes(reader, classifier, run.pictures[t.path], run.boxes[t.path], run.crops)
         for photo in photos
         for t in photo.images
     }
@@ -237,7 +277,12 @@ def adapted_readings(
 def bench_shots(
     run: Run, reader: DiceReader, shots: Sequence[int], poison: float, seed: int
 ) -> list[dict[str, object]]:
-    bar = reader.classifier.min_confidence
+    rule = TapRule.of(reader.classifier)
+    print(
+        f"without a tap: roll confidence >= {rule.threshold} (the shipped threshold)"
+        if rule.threshold is not None
+        else f"without a tap: every die's top probability >= {rule.min_confidence} (no map)"
+    )
     results = []
     for k in shots:
         rest = run.photos[k:]
@@ -248,8 +293,8 @@ def bench_shots(
         started = time.perf_counter()
         adaptation = adapt(examples)
         fit_ms = 1000 * (time.perf_counter() - started)
-        cold = outcome(run, rest, run.cold, bar)
-        adapted = outcome(run, rest, adapted_readings(run, reader, adaptation, rest), bar)
+        cold = outcome(run, rest, run.cold, rule)
+        adapted = outcome(run, rest, adapted_readings(run, reader, adaptation, rest), rule)
         row = {
             "shots": k,
             "examples": len(examples),
@@ -387,7 +432,7 @@ def plot(out: Path, runs: Sequence[Path]) -> int:
     data = [(p.stem, json.loads(p.read_text(encoding="utf-8"))) for p in runs]
     max_k = max(row["shots"] for _, rows in data for row in rows) or 1
     panels = (("value accuracy of found dice", "value_accuracy_of_found", 0.8),
-              ("photos without a tap (uncalibrated)", "applied_without_tap", 0.0))  # fmt: skip
+              ("photos without a tap (shipped threshold)", "applied_without_tap", 0.0))  # fmt: skip
     panel_w = (width - 3 * margin) // 2
     for p, (title, key, low) in enumerate(panels):
         x0 = margin + p * (panel_w + margin)

@@ -292,3 +292,45 @@ def test_adapting_five_hundred_dice_takes_no_model_call(
     assert adaptation.used + len(adaptation.held) == 500
     assert adaptation.head.examples == adaptation.used
     assert adaptation.head.gate.dice == adaptation.used
+
+
+def test_the_head_bench_reads_as_the_adapted_classifier(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    classifier: PipClassifier,
+    mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+) -> None:
+    """bench/adapt_heads.py reads cached views instead of crops (read_cached): it must give
+    what AdaptedClassifier.classify gives, second look included."""
+    import importlib.util
+    import sys
+
+    from companion.vision.classifier import symmetric_views
+
+    spec = importlib.util.spec_from_file_location(
+        "adapt_heads", Path(__file__).resolve().parents[2] / "bench" / "adapt_heads.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "adapt_heads", bench)  # its dataclasses look it up
+    spec.loader.exec_module(bench)
+    image, boxes, values = mosaic
+    taught, read = taught_and_read(mosaic)
+    learner = SetupLearner(SetupStore(tmp_path), "kitchen", classifier)
+    record_cells(learner, image, confirm(boxes, values, taught), taught)
+    head = learner.refresh().head
+    assert head.active
+    read_boxes = [boxes[k] for k in read]
+    crops = classifier.crops(image, read_boxes)
+    outputs = classifier.model.run(
+        classifier.model.normalise(np.concatenate([crops, symmetric_views(crops)]))
+    )
+    assert classifier.embedding_index is not None
+    views = outputs[classifier.embedding_index].reshape(8, len(read), -1).transpose(1, 0, 2)
+    shipped = outputs[classifier.probabilities_index].reshape(8, len(read), -1).transpose(1, 0, 2)
+    below = classifier.second_look_below
+    expected = AdaptedClassifier(classifier, head).classify(image, read_boxes).probabilities
+    assert (expected.max(axis=1) < below).any()  # the second look is part of the comparison
+    assert np.allclose(bench.read_cached(head, views, shipped, below), expected, atol=1e-4)
+    cold = classifier.classify(image, read_boxes).probabilities
+    assert np.allclose(bench.read_cached(None, views, shipped, below), cold, atol=1e-4)
