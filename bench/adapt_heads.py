@@ -134,10 +134,11 @@ def read_cached(
     views: np.ndarray,
     view_probabilities: np.ndarray,
     second_look_below: float,
-) -> np.ndarray:
-    """N x 7 probabilities as AdaptedClassifier.classify (or, without a head, the shipped
-    PipClassifier.classify) makes them from the dice's cached views: the head on the crop
-    as cut; a die under ``second_look_below`` read as the mean over its eight views."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """N x 7 probabilities and N raw confidences as AdaptedClassifier.classify (or,
+    without a head, the shipped PipClassifier.classify) makes them from the dice's cached
+    views: the head on the crop as cut; a die under ``second_look_below`` read as the mean
+    over its eight views; the confidence the head's (`ValueHead.confidence`)."""
 
     def adjusted(view: int, rows: np.ndarray) -> np.ndarray:
         shipped = view_probabilities[rows, view].astype(np.float64)
@@ -148,24 +149,31 @@ def read_cached(
     unsure = np.flatnonzero(out.max(axis=1) < second_look_below)
     if len(unsure):
         out[unsure] = sum(adjusted(v, unsure) for v in range(views.shape[1])) / views.shape[1]
-    return out
+    if head is None:
+        return out, out.max(axis=1)
+    return out, head.confidence(out, view_probabilities[:, 0].astype(np.float64))
 
 
 def rolls_applied(
-    classifier: PipClassifier, probabilities: np.ndarray, values: np.ndarray, photos: np.ndarray
+    classifier: PipClassifier,
+    read: tuple[np.ndarray, np.ndarray],
+    values: np.ndarray,
+    photos: np.ndarray,
 ) -> tuple[int, int]:
-    """Rolls that go in without a tap, and of those wrong (module docstring)."""
+    """Rolls that go in without a tap, and of those wrong (module docstring); ``read``:
+    the dice's probabilities and raw confidences (`read_cached`)."""
     shipped = classifier.confidence_map
     if shipped is None or shipped.threshold is None:
         return 0, 0
-    read = probabilities.argmax(axis=1)
-    confidence = np.where(read == 6, 0.0, shipped.apply(probabilities.max(axis=1)))
+    probabilities, raw = read
+    read_as = probabilities.argmax(axis=1)
+    confidence = np.where(read_as == 6, 0.0, shipped.apply(raw))
     applied = wrong = 0
     for photo in np.unique(photos):
         mine = photos == photo
         if float(np.prod(confidence[mine])) >= shipped.threshold:
             applied += 1
-            wrong += int((read[mine] + 1 != values[mine]).any())
+            wrong += int((read_as[mine] + 1 != values[mine]).any())
     return applied, wrong
 
 
@@ -182,7 +190,7 @@ def bench_part(
     classifier: PipClassifier, part: Part, args: argparse.Namespace, totals: dict[int, list[int]]
 ) -> None:
     below = classifier.second_look_below
-    cold = read_cached(None, part.views, part.view_probabilities, below)
+    cold, cold_sure = read_cached(None, part.views, part.view_probabilities, below)
     for k in args.shots:
         taught, rest = np.flatnonzero(part.photos < k), np.flatnonzero(part.photos >= k)
         if not len(rest):
@@ -207,12 +215,14 @@ def bench_part(
                 )
             head, held = head_of(examples, args.variant)
             wrong_taught = [n for n, j in enumerate(taught) if examples[n].value != part.values[j]]
-            adapted = read_cached(head, part.views[rest], part.view_probabilities[rest], below)
+            adapted, sure = read_cached(
+                head, part.views[rest], part.view_probabilities[rest], below
+            )
             truth, photos = part.values[rest], part.photos[rest]
             misread_cold = int((cold[rest].argmax(axis=1) + 1 != truth).sum())
             misread = int((adapted.argmax(axis=1) + 1 != truth).sum())
-            applied_cold = rolls_applied(classifier, cold[rest], truth, photos)
-            applied = rolls_applied(classifier, adapted, truth, photos)
+            applied_cold = rolls_applied(classifier, (cold[rest], cold_sure[rest]), truth, photos)
+            applied = rolls_applied(classifier, (adapted, sure), truth, photos)
             gate = head.gate
             print(
                 f"{part.name}, K={k}{f', seed {seed}' if args.poison else ''}: "

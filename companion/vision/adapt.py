@@ -70,6 +70,7 @@ LAMBDA = 1.0  # the pull of the shipped final layer (the penalty on the change o
 MAX_ROWS = 2048  # training rows at most: fewer views per die past MAX_ROWS / VIEWS dice
 GATE_FOLDS = 3  # the setup's photos in three parts for `check_head`
 GATE_MIN_PHOTOS = 3  # fewer photos than this: nothing to judge the head by
+MIN_FACE_EXAMPLES = 3  # fewer of a die's two likeliest faces: no surer than the shipped head
 SIMILARITY_SCALE = 20.0  # cosine similarity -> logit scale of the held-back check's means
 HOLD_BACK_BELOW = 0.05  # class-mean probability of its value under which an example is suspect
 SHIPPED_VOUCHES = 0.5  # ... unless the shipped head gives its value at least this much
@@ -156,6 +157,25 @@ class ValueHead:
         if self.delta is None or embeddings is None or not len(probabilities):
             return probabilities
         return self.delta.apply(probabilities, embeddings)
+
+    def confidence(self, adjusted: np.ndarray, shipped: np.ndarray) -> np.ndarray:
+        """N raw confidences of dice read as ``adjusted`` (N x 7, this head's) whose
+        shipped probabilities (before a second look) are ``shipped``: the top probability,
+        but where the setup has fewer than MIN_FACE_EXAMPLES examples of either of the
+        die's two likeliest faces, no more than the shipped head gave that value. A head
+        taught two 1s and five 2s may read this table's 1s as 2s more surely than the
+        shipped head did, without having seen enough 1s to know; so such a die is asked
+        about unless the shipped head was sure of it too. Chosen on the calibration parts
+        (docs/benchmarks/adapt.md): after 10 rolls, 21 of 492 rolls applied wrong became 5
+        of 340 (the cold reader: 32 of 236), the dice read the same."""
+        top = adjusted.max(axis=1)
+        if self.delta is None or not len(adjusted):
+            return np.asarray(top)
+        likeliest = np.argsort(-adjusted[:, :FACES], axis=1)[:, :2]
+        known = self.counts[likeliest].min(axis=1) >= MIN_FACE_EXAMPLES
+        rows = np.arange(len(adjusted))
+        capped = np.minimum(top, shipped[rows, adjusted.argmax(axis=1)])
+        return np.asarray(np.where(known, top, capped))
 
 
 def views_per_die(count: int) -> int:
@@ -413,7 +433,8 @@ class AdaptedClassifier(PipClassifier):
     applied to each crop's probabilities: a few hundred multiply-adds per die. Its second
     look is the shipped one's (classifier.PipClassifier.classify) with the head applied to
     every view, and asked for by the adapted probabilities: a die the setup's head reads
-    surely needs no second look, one it doubts gets one."""
+    surely needs no second look, one it doubts gets one. Each die's confidence is the
+    head's (`ValueHead.confidence`)."""
 
     def __init__(self, base: PipClassifier, head: ValueHead) -> None:
         super().__init__(base.model)
@@ -426,11 +447,12 @@ class AdaptedClassifier(PipClassifier):
         crops = self.crops(image_bgr, boxes)
         outputs = self.model.run(self.model.normalise(crops))
         embeddings = outputs[self.embedding_index]
-        probabilities = self.head.adjust(outputs[self.probabilities_index], embeddings)
+        shipped = outputs[self.probabilities_index]
+        probabilities = self.head.adjust(shipped, embeddings)
         unsure = np.flatnonzero(probabilities.max(axis=1) < self.second_look_below)
         if len(unsure):
             views = self.model.run(self.model.normalise(symmetric_views(crops[unsure])))
             others = self.head.adjust(views[self.probabilities_index], views[self.embedding_index])
             others = others.reshape(-1, len(unsure), probabilities.shape[1])
             probabilities[unsure] = (probabilities[unsure] + others.sum(axis=0)) / (1 + len(others))
-        return Classified(probabilities, embeddings)
+        return Classified(probabilities, embeddings, self.head.confidence(probabilities, shipped))

@@ -50,10 +50,14 @@ Reading = tuple[int | None, float, tuple[str, ...]]
 @dataclass(frozen=True)
 class Classified:
     """One batch of crops read: N x 7 probabilities (second look applied) and, when the
-    model has the output, N x D embeddings (None otherwise)."""
+    model has the output, N x D embeddings (None otherwise); ``confidence``: N raw
+    confidences where a die's is not its top probability (a setup's value head that has
+    seen too few dice of a die's two likeliest faces: companion.vision.adapt), None where
+    every die's is."""
 
     probabilities: np.ndarray
     embeddings: np.ndarray | None
+    confidence: np.ndarray | None = None
 
 
 def crop_square(
@@ -174,12 +178,18 @@ class PipClassifier:
         if image is None:
             return [(None, 0.0, (UNREADABLE,)) for _ in boxes], None
         classified = self.classify(image, boxes)
-        return [self.reading(probs) for probs in classified.probabilities], classified.embeddings
+        sure = classified.confidence
+        readings = [
+            self.reading(probs, None if sure is None else float(sure[k]))
+            for k, probs in enumerate(classified.probabilities)
+        ]
+        return readings, classified.embeddings
 
-    def reading(self, probabilities: np.ndarray) -> Reading:
-        """One die's (value, confidence, flags) from its 7 probabilities."""
+    def reading(self, probabilities: np.ndarray, confidence: float | None = None) -> Reading:
+        """One die's (value, confidence, flags) from its 7 probabilities; its confidence
+        is its top probability unless given (`Classified.confidence`)."""
         best = int(np.argmax(probabilities))
-        confidence = float(probabilities[best])
+        confidence = float(probabilities[best]) if confidence is None else confidence
         flags: list[str] = []
         value: int | None = best + 1
         if EXPECTED_LABELS[best] == UNREADABLE:

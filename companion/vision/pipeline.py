@@ -110,9 +110,11 @@ def classify(
     if not boxes:
         return ()
     classified = classifier.classify(picture, list(boxes))
+    sure = classified.confidence
     readings = []
     for k, box in enumerate(boxes):
-        value, confidence, flags = classifier.reading(classified.probabilities[k])
+        given = None if sure is None else float(sure[k])
+        value, confidence, flags = classifier.reading(classified.probabilities[k], given)
         readings.append(
             DieReading(
                 where=box,

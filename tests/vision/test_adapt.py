@@ -91,6 +91,26 @@ def test_faces_the_setup_has_not_seen_keep_the_shipped_probability() -> None:
     assert adjusted[0, 0] > probabilities[0, 0]
 
 
+def test_a_die_of_faces_barely_taught_is_no_surer_than_the_shipped_head() -> None:
+    """The head reads a die as 1 surely; with only two 1s taught it may not be believed
+    beyond what the shipped head gave the 1, with ten it is."""
+    rng = np.random.default_rng(11)
+    probe_shipped = np.array([[0.3, 0.6, 0.02, 0.02, 0.02, 0.02, 0.02]])
+    probe = face_vector(1, rng)[None]
+    for ones, capped in ((2, True), (10, False)):
+        taught = examples_of([1] * ones + [2] * 10, read_as={1: 2})
+        head = fit_value_head(taught)  # no check: the head reads
+        adjusted = head.adjust(probe_shipped, probe)
+        assert adjusted.argmax() == 0 and adjusted.max() > 0.5
+        confidence = head.confidence(adjusted, probe_shipped)
+        if capped:
+            assert np.isclose(confidence[0], 0.3)  # what the shipped head gave the 1
+        else:
+            assert np.isclose(confidence[0], adjusted.max())
+    # a head that does not read: the top probability, whatever the counts
+    assert np.isclose(fit_value_head([]).confidence(probe_shipped, probe_shipped)[0], 0.6)
+
+
 def test_the_fit_is_the_shipped_head_plus_a_pull_towards_the_examples() -> None:
     """With a huge penalty nothing moves; with a small one the examples win; the rows of
     faces not seen are never touched."""

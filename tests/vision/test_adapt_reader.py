@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.vision.adapt import AdaptedClassifier, adapt
+from companion.vision.adapt import AdaptedClassifier, adapt, fit_value_head
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, embed_crops, model_key
 from companion.vision.adapt_store import SetupError, SetupStore, ViewUpdate
 from companion.vision.classifier import PipClassifier
@@ -306,6 +306,7 @@ def test_the_head_bench_reads_as_the_adapted_classifier(
     import sys
 
     from companion.vision.classifier import symmetric_views
+    from companion.vision.pipeline import classify
 
     spec = importlib.util.spec_from_file_location(
         "adapt_heads", Path(__file__).resolve().parents[2] / "bench" / "adapt_heads.py"
@@ -329,8 +330,20 @@ def test_the_head_bench_reads_as_the_adapted_classifier(
     views = outputs[classifier.embedding_index].reshape(8, len(read), -1).transpose(1, 0, 2)
     shipped = outputs[classifier.probabilities_index].reshape(8, len(read), -1).transpose(1, 0, 2)
     below = classifier.second_look_below
-    expected = AdaptedClassifier(classifier, head).classify(image, read_boxes).probabilities
-    assert (expected.max(axis=1) < below).any()  # the second look is part of the comparison
-    assert np.allclose(bench.read_cached(head, views, shipped, below), expected, atol=1e-4)
+    expected = AdaptedClassifier(classifier, head).classify(image, read_boxes)
+    assert (expected.probabilities.max(axis=1) < below).any()  # the second look counts too
+    probabilities, confidence = bench.read_cached(head, views, shipped, below)
+    assert np.allclose(probabilities, expected.probabilities, atol=1e-4)
+    assert expected.confidence is not None
+    assert np.allclose(confidence, expected.confidence, atol=1e-4)
     cold = classifier.classify(image, read_boxes).probabilities
-    assert np.allclose(bench.read_cached(None, views, shipped, below), cold, atol=1e-4)
+    assert np.allclose(bench.read_cached(None, views, shipped, below)[0], cold, atol=1e-4)
+    # the pipeline's dice carry the head's confidence: a head taught a dozen dice (few of
+    # each face) gives some of them less than their top probability
+    few = fit_value_head([s.example for s in learner.stored[:12]])
+    assert few.active
+    small = AdaptedClassifier(classifier, few).classify(image, read_boxes)
+    assert small.confidence is not None
+    assert (small.confidence < small.probabilities.max(axis=1) - 1e-6).any()
+    readings = classify(AdaptedClassifier(classifier, few), image, read_boxes)
+    assert np.allclose([r.confidence for r in readings], small.confidence, atol=1e-5)
