@@ -17,6 +17,9 @@ that knows this setup:
   over from the shipped head only when it reads more of them right than the shipped head
   does. Where the shipped head reads this setup right already, or a few dice of one
   colour would teach "red means 4", the shipped head keeps reading alone.
+- **how sure** (`ValueHead.confidence`): a die whose two likeliest faces the setup has
+  fewer than MIN_FACE_EXAMPLES examples of is no surer than the shipped head was of its
+  value, so a half-taught head does not push wrong readings past the auto-apply threshold.
 - **colours**: each die of the set gets the setup's own colour, the median Lab of the
   dice confirmed as that set die, blended with the calibrated colour (which counts as
   COLOUR_PRIOR_EXAMPLES dice; `adapted_dice_set`); without a set, every confirmed die's
@@ -32,15 +35,17 @@ fit and shown to the host, who deletes or keeps each one (a kept one is never he
 again). A wrong tap that slips through is one example among many, and the check on the
 left-out photos judges the head with the wrong ones too.
 
-How this was chosen, on the calibration parts only (the photos held back from training
-for fitting such things, companion/vision/datasets.py; never the validation parts or the
-measure-only folders), in docs/benchmarks/adapt.md: the anchored regression with the
-eight views at LAMBDA 1 and the check on left-out photos took tomitomi-dish-crops'
-calibration part (two dice per roll) from 19 to 3 misread dice after 25 rolls and from 12
-to 0 after 50, and left the other three parts (which classifier 1.3 trained on: it reads
-them almost all right) exactly as read cold. The class-mean head it replaces: 19 -> 10
-and 12 -> 3. A bias or temperature per setup alone, and the regression without the views
-or with every face in its softmax, did worse.
+How this was chosen (bench/adapt_heads.py, docs/benchmarks/adapt.md): on the calibration
+parts (the photos held back from training for choosing such things,
+companion/vision/datasets.py; never the measure-only folders) and tomitomi-dish-crops'
+training blocks as six setups (classifier 1.3.1 never trained on that folder), the
+remaining photos' dice misread after K = 5, 10, 25, 50 confirmed photos: cold 279, 273,
+248, 196; this head 224, 48, 15, 10; without the views 216, 176, 66, 18; without the
+check 125, 50, 29, 16 (dearer at 5 photos, but without it epanemu-dice3's calibration
+dice, which the classifier trained on, were misread 20 times after 25 photos where the
+shipped head misread 6). Where the classifier trained on a folder, the check keeps the
+shipped head and the dice read exactly as cold. The class-mean head this replaces gave up
+nearly all of its gain to stay no worse than the shipped head.
 
 Nothing here does I/O: the examples come from companion.vision.adapt_store."""
 
@@ -166,8 +171,10 @@ class ValueHead:
         taught two 1s and five 2s may read this table's 1s as 2s more surely than the
         shipped head did, without having seen enough 1s to know; so such a die is asked
         about unless the shipped head was sure of it too. Chosen on the calibration parts
-        (docs/benchmarks/adapt.md): after 10 rolls, 21 of 492 rolls applied wrong became 5
-        of 340 (the cold reader: 32 of 236), the dice read the same."""
+        (bench/adapt_heads.py): after 10 photos, 22 of 1,054 rolls applied without a tap
+        went in wrong, with the cap 6 of 902 (cold: 33 of 798); with a fifth of the taps
+        wrong, 147 of 2,900 became 52 of 2,421 (cold 99 of 2,394). The values read stay
+        the same."""
         top = adjusted.max(axis=1)
         if self.delta is None or not len(adjusted):
             return np.asarray(top)
