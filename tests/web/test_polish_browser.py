@@ -39,3 +39,23 @@ def test_camera_off_shows_a_note_and_no_broken_picture(browser: Any, server: Ser
     box = page.locator("#camera").bounding_box()
     assert box is not None and box["height"] < 300  # no 480 px tall empty box
     shot(page, "camera-off-table")
+
+
+def test_the_camera_links_line_ends_in_a_link_not_a_separator(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The host's links under the camera panel: with "What the camera learnt" hidden (no
+    calibration has learnt anything) its " · " hides too (the line read "Game log and roll
+    photos · Dice statistics ·")."""
+    page = browser.new_context(**LAPTOP).new_page()
+    created = page.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    page.goto(server.base_url + created.json()["url"])
+    page.wait_for_selector("#camera-status[data-camera-state=off]", timeout=5000)
+    links = page.locator(".camera-links")
+    assert links.locator("a:visible").count() == 2  # the log and the dice statistics
+    assert not page.locator("#camera-setup-link").is_visible()
+    assert links.inner_text().strip() == "Game log and roll photos · Dice statistics"

@@ -242,7 +242,7 @@
   // camera rolls that went in without a tap (none: the camera has no calibration)
   function showLearning(learning, attached) {
     const el = document.getElementById("camera-learning");
-    const link = document.getElementById("camera-setup-link");
+    const link = document.getElementById("camera-setup-item"); // the link and its " · "
     if (!el) return;
     el.hidden = !learning || !attached;
     if (link) link.hidden = el.hidden;
