@@ -88,3 +88,37 @@ def test_the_demo_says_when_it_has_no_dice_for_a_game() -> None:
         finished=False, state_id=4, turn=Turn("cross", 0, players=(0, 1))
     ), game=table.game)  # fmt: skip
     assert demo_throw(crossing) == (None, "waiting until the game asks for dice")  # type: ignore[arg-type]
+
+
+def test_the_roll_to_confirm_lists_the_dice_in_the_games_order(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A Qwixx table in "confirm" mode: the question in the banner lists the dice read as
+    the banner shows every roll (white, white, red, yellow, green, blue), not in the order
+    the finder met them on the photo (it read "red, yellow, blue, white, green, white")."""
+    settings = Settings(port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings())
+    with LiveServer(settings, None) as server:  # the demo camera, the real models
+        host = browser.new_context(**PHONE)
+        created = host.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        )
+        assert created.status == 201
+        table = created.json()
+        api = f"{server.base_url}/api/tables/{table['table_id']}"
+        page = host.new_page()
+        page.goto(f"{server.base_url}/t/{table['table_id']}")
+        page.wait_for_selector(".live[data-state-id='1']", timeout=90000)  # applied at once
+        assert host.request.post(f"{api}/camera/mode", data={"mode": "confirm"}).ok
+        # the turn ends (both pass the white sum, Ann the colour step): the demo throws again
+        for number, seat in enumerate((0, 1, 0)):
+            move = {"kind": "pass", "player": seat}
+            answer = host.request.post(
+                f"{api}/actions", data={"action_id": f"end-turn-pass-{number}", "move": move}
+            )
+            assert answer.ok, answer.text()
+        page.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=90000)
+        colours = [el.inner_text() for el in page.locator("#camera-ask .ask-die .die i").all()]
+        assert colours == ["white", "white", "red", "yellow", "green", "blue"]
+        shot(page, "demo-qwixx-confirm-phone")
+        host.close()

@@ -163,13 +163,21 @@
     ask.appendChild(body);
   }
 
+  // the dice as the banner shows every roll (the game's order: white, white, red, ...),
+  // not in the order the finder met them on the photo; each keeps its index for answers
+  function inGameOrder(dice) {
+    const order = (current && current.expects) || [];
+    const rank = (die) => (order.includes(die.colour) ? order.indexOf(die.colour) : order.length);
+    return [...dice].sort((a, b) => rank(a) - rank(b));
+  }
+
   // the dice read: an unsure die shows its two likeliest values as buttons (one tap
   // answers it); in a roll to confirm a tap on a die offers its six values
   function askDice(pending) {
     const row = document.createElement("div");
     row.className = "ask-dice";
     const unsure = new Map((pending.unsure || []).map((u) => [u.index, u.choices]));
-    pending.dice.forEach((die) => {
+    inGameOrder(pending.dice).forEach((die) => {
       const cell = document.createElement("span");
       cell.className = "ask-die";
       cell.dataset.askIndex = String(die.index);
