@@ -2,7 +2,7 @@
 server: the host's "End the game now" reaches every open screen without a reload; the final
 breakdown of a wide sheet (Sixto: 6 rows + 9 columns) does not make a phone's page scroll
 sideways; history links are finger-sized; Sixto's column numbers fit their column on a phone
-held upright."""
+held upright; a wrong join code is refused in a sentence."""
 
 from __future__ import annotations
 
@@ -239,3 +239,16 @@ def test_a_qwixx_final_breakdown_fits_an_upright_phone(browser: Any, server: Ser
     )
     assert widths[0] <= widths[1], widths  # player, 4 rows, penalties, total: no scrolling
     shot(phone, "qa-qwixx-final-phone")
+
+
+def test_a_wrong_join_code_is_refused_in_a_sentence(browser: Any, server: ServerProcess) -> None:
+    """A player who mistypes the code reads a sentence that starts with a capital (it read
+    "no table has the code 'WRONG1'"), and the field keeps what was typed."""
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(server.base_url + "/join")
+    page.fill("#code", "wrong1")
+    page.click("button.primary")
+    error = page.locator(".join-form .error")
+    error.wait_for(timeout=5000)
+    assert error.inner_text() == "No table has the code 'wrong1'"
+    assert page.input_value("#code") == "wrong1"
