@@ -2,7 +2,7 @@
 server: the host's "End the game now" reaches every open screen without a reload; the final
 breakdown of a wide sheet (Sixto: 6 rows + 9 columns) does not make a phone's page scroll
 sideways; history links are finger-sized; Sixto's column numbers fit their column on a phone
-held upright; a wrong join code is refused in a sentence."""
+held upright; a wrong join code is refused in a sentence; a host action the server never got says so."""
 
 from __future__ import annotations
 
@@ -252,3 +252,26 @@ def test_a_wrong_join_code_is_refused_in_a_sentence(browser: Any, server: Server
     error.wait_for(timeout=5000)
     assert error.inner_text() == "No table has the code 'wrong1'"
     assert page.input_value("#code") == "wrong1"
+
+
+def test_ending_the_game_while_the_server_is_down_says_it_did_not_happen(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The host taps "End the game now" while the server is unreachable: the page says the
+    game was not ended (it said nothing at all, the promise failed silently)."""
+    page = browser.new_context(**TABLET).new_page()
+    created = page.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    page.goto(server.base_url + created.json()["url"])
+    page.wait_for_selector("#conn[data-conn=live]")
+    page.click(".host-tools > summary")
+    server.kill()
+    page.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.click("[data-host-end]")
+    page.wait_for_selector("#toast:not([hidden])", timeout=5000)
+    assert page.inner_text("#toast").startswith("Not sent: the server cannot be reached")
+    assert page.locator(".outcome").count() == 0

@@ -279,7 +279,10 @@
       .then(async (r) => {
         const data = await r.json().catch(() => ({}));
         if (!r.ok) showToast(data.message || "refused");
-      });
+      })
+      // a host action is not kept for later like a tap (ending a game is not something to
+      // do behind the host's back on reconnect): say it did not happen
+      .catch(() => showToast("not sent: the server cannot be reached. Nothing changed; try again when the banner says live"));
   }
 
   // -- dice entry -----------------------------------------------------------------------
