@@ -1,6 +1,7 @@
 """The camera panel of a server started with `--no-camera`, in Debian's Chromium: no empty
 picture box (it drew a 640x480 black box with a broken-image icon), a short note on how the
-rolls get in instead."""
+rolls get in instead; the host's link line ends in a link; a camera setting sent while the
+server is down says it was not sent."""
 
 from __future__ import annotations
 
@@ -59,3 +60,22 @@ def test_the_camera_links_line_ends_in_a_link_not_a_separator(
     assert links.locator("a:visible").count() == 2  # the log and the dice statistics
     assert not page.locator("#camera-setup-link").is_visible()
     assert links.inner_text().strip() == "Game log and roll photos · Dice statistics"
+
+
+def test_a_camera_setting_the_server_never_got_says_so(browser: Any, server: ServerProcess) -> None:
+    """The host changes how camera rolls are applied while the server is unreachable: the
+    page says it was not sent (the fetch failed silently, the radio looked changed)."""
+    page = browser.new_context(**LAPTOP).new_page()
+    created = page.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    page.goto(server.base_url + created.json()["url"])
+    page.wait_for_selector("#conn[data-conn=live]")
+    page.click(".camera-tools > summary")
+    server.kill()
+    page.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
+    page.check("input[name=camera-mode][value=confirm]")
+    page.wait_for_selector("#toast:not([hidden])", timeout=5000)
+    assert page.inner_text("#toast").startswith("Not sent: the server cannot be reached")

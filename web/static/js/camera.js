@@ -50,12 +50,19 @@
   }
 
   async function post(path, body) {
-    const response = await fetch(`/api/tables/${tableId}/camera/${path}`, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {"Content-Type": "application/json"},
-      body: JSON.stringify(body || {}),
-    });
+    let response;
+    try {
+      response = await fetch(`/api/tables/${tableId}/camera/${path}`, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: {"Content-Type": "application/json"},
+        body: JSON.stringify(body || {}),
+      });
+    } catch (error) {
+      // offline: the answer (a confirmed roll, a fix, a setting) did not get through
+      say("not sent: the server cannot be reached. Nothing changed; try again when the banner says live");
+      return {};
+    }
     const data = await response.json().catch(() => ({}));
     if (!response.ok) say(data.message || "refused");
     poll();
