@@ -57,3 +57,27 @@ def test_replay_of_a_broken_file_is_a_clear_error(tmp_path: Path, content: str) 
 def test_replay_of_a_missing_file() -> None:
     done = companion("replay", "no/such/record.json")
     assert done.returncode == 2 and "no such file" in done.stderr
+
+
+def test_the_readme_names_every_option_of_serve_and_read() -> None:
+    """README's "Command line" is where a new user looks: every option `companion serve`
+    and `companion read` accept is in it (it lacked `--sqlite-synchronous`)."""
+    from companion.cli import build_parser
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Command line", 1)[1].split("\n## ", 1)[0]
+    subcommands = next(
+        action.choices
+        for action in build_parser()._actions
+        if isinstance(action.choices, dict) and "serve" in action.choices
+    )
+    for name in ("serve", "read"):
+        options = [
+            option
+            for action in subcommands[name]._actions
+            for option in action.option_strings
+            if option.startswith("--") and option != "--help"
+        ]
+        assert options, name
+        missing = [option for option in options if option not in section]
+        assert missing == [], (name, missing)
