@@ -6,6 +6,7 @@
 - The scoreboard (`/t/{id}/board`, for a laptop or TV) shows every sheet at once without
   scrolling, under the roll and whose turn it is, for every game and on phone, tablet,
   laptop and TV screens.
+- "Host tools" shows that it opens with a tap (a disclosure triangle).
 """
 
 from __future__ import annotations
@@ -143,3 +144,18 @@ def test_every_game_fits_the_laptop_scoreboard(
     assert_every_sheet_on_screen(page, players)
     assert page.inner_text(".turn-text").strip()
     shot(page, f"scoreboard-{game}-laptop")
+
+
+def test_host_tools_show_they_open_with_a_tap(browser: Any, server: ServerProcess) -> None:
+    """The host tools' summary shows a disclosure triangle that turns when it opens, as "Camera
+    settings" next to it does (a flex summary lost the browser's own: it read as a heading)."""
+    host = browser.new_context(**LAPTOP).new_page()
+    table = create(host, server, "qwixx", ["Ann", "Bob"])
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    marker = "(s) => getComputedStyle(s, '::before').content"
+    summary = host.locator(".host-tools > summary")
+    assert summary.evaluate(marker) == '"\u25b8"'
+    summary.click()
+    host.wait_for_selector(".host-tools[open] [data-host-end]")
+    assert summary.evaluate(marker) == '"\u25be"'
