@@ -129,7 +129,9 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         action="store_true",
         help="listen on every interface: the default now, accepted so old commands work",
     )
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--port", type=int, default=8000, help="the port tablets open (default: 8000)"
+    )
     serve.add_argument(
         "--host-name",
         action="append",

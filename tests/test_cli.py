@@ -81,3 +81,22 @@ def test_the_readme_names_every_option_of_serve_and_read() -> None:
         assert options, name
         missing = [option for option in options if option not in section]
         assert missing == [], (name, missing)
+
+
+def test_every_option_of_serve_and_read_says_what_it_does() -> None:
+    """`companion serve --help` is the other place a new user looks: no option without a
+    line of help (`--port` had none)."""
+    from companion.cli import build_parser
+
+    subcommands = next(
+        action.choices
+        for action in build_parser()._actions
+        if isinstance(action.choices, dict) and "serve" in action.choices
+    )
+    for name in ("serve", "read"):
+        silent = [
+            action.option_strings[0]
+            for action in subcommands[name]._actions
+            if action.option_strings and not action.help
+        ]
+        assert silent == [], (name, silent)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -323,7 +324,7 @@ class CameraHub:
 
     # -- status ---------------------------------------------------------------------------
     def _held_json(self, table: Table, held: HeldReading) -> dict[str, object]:
-        return held_json(held, lambda move: implied_text(table, move))
+        return held_json(held, lambda moves: implied_texts(table, moves))
 
     async def status_json(self, table: Table) -> dict[str, Any]:
         held = self.held.current(table)
@@ -335,7 +336,7 @@ class CameraHub:
             "sure_threshold": self.runtime.auto_apply_threshold,
             "expects": list(throw.dice.colours) if throw else None,
             "kept": [[d.colour, d.value] for d in throw.dice.kept] if throw else [],
-            "implies": [implied_text(table, m) for m in throw.implied] if throw else [],
+            "implies": implied_texts(table, throw.implied) if throw else [],
             "pending": self._held_json(table, held) if held else None,
             **self.intake.note_of(table.table_id).to_json(),
             "learning": self._learning_json(),
@@ -348,11 +349,33 @@ class CameraHub:
         return self.learning.status(calibration.name)
 
 
-def implied_text(table: Table, move: Move) -> str:
-    """A move a throw implies, in words with its player's name: "Bob: Pass"."""
-    players = table.snapshot.players
-    text = with_names(describe_move(table.game, move), players)
-    return f"{players[move.player]}: {text}" if 0 <= move.player < len(players) else text
+def implied_texts(table: Table, moves: Sequence[Move]) -> list[str]:
+    """The moves a throw implies, in order, in words with their players' names ("Bob:
+    Pass (no cross)"); a move that costs its player points, as the engine scores the state
+    after the moves before it, says so ("Ann: Pass (no cross), \N{MINUS SIGN}5 penalty")."""
+    game, players = table.game, table.snapshot.players
+    state: object | None = table.snapshot.state
+    texts = []
+    for move in moves:
+        text = with_names(describe_move(game, move), players)
+        after = _played(table, state, move)
+        if state is not None and after is not None and 0 <= move.player < len(players):
+            change = game.scores(after)[move.player].total - game.scores(state)[move.player].total
+            if change < 0:
+                text += f", \N{MINUS SIGN}{-change} penalty"
+        texts.append(f"{players[move.player]}: {text}" if 0 <= move.player < len(players) else text)
+        state = after
+    return texts
+
+
+def _played(table: Table, state: object | None, move: Move) -> object | None:
+    """The state after `move`, or None (no state, or the engine refuses it now)."""
+    if state is None:
+        return None
+    try:
+        return table.game.play(state, move)
+    except Rejection:
+        return None
 
 
 async def _with_picture(held: HeldReading) -> HeldReading:

@@ -262,8 +262,11 @@ def added_die_side(
     return DEFAULT_SIDE_FRACTION * min(width, height)
 
 
-def held_json(held: HeldReading, describe: Callable[[Move], str]) -> dict[str, object]:
-    """What the table page shows of a held reading (`describe` labels the implied moves)."""
+def held_json(
+    held: HeldReading, describe: Callable[[Sequence[Move]], list[str]]
+) -> dict[str, object]:
+    """What the table page shows of a held reading (`describe` labels the implied moves,
+    all at once: a move's cost can depend on those before it)."""
     return {
         "id": held.held_id,
         "kind": held.kind,
@@ -271,7 +274,7 @@ def held_json(held: HeldReading, describe: Callable[[Move], str]) -> dict[str, o
         "message": held.message,
         "problems": [p.to_json() for p in held.problems],
         "unsure": [{"index": u.index, "choices": list(u.choices)} for u in held.unsure],
-        "implies": [describe(move) for move in held.throw.implied],
+        "implies": describe(held.throw.implied),
         "width": held.width,
         "height": held.height,
         "dice": [

@@ -113,7 +113,8 @@ def reach_lines(settings: Settings) -> list[str]:
 def startup_message(settings: Settings) -> str:
     """What the terminal shows: where to open the companion, and the open tables' codes."""
     lines = reach_lines(settings)
-    store = Store.open(settings.database_path, settings.sqlite_synchronous)
+    # a quick look for the open tables: the server's own open says where the store is
+    store = Store.open(settings.database_path, settings.sqlite_synchronous, announce=False)
     try:
         for row in store.tables(finished=False):
             lines.append(f"  {row.game:<7} table {row.table_id}: join code {row.code}")

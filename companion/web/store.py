@@ -221,9 +221,10 @@ class Store:
         self.fault_hook: FaultHook | None = None  # tests only (tests/reliability)
 
     @classmethod
-    def open(cls, path: Path, synchronous: str = "NORMAL") -> Store:
+    def open(cls, path: Path, synchronous: str = "NORMAL", announce: bool = True) -> Store:
         """Open (or create) the store; raises StorageError naming the trouble when the
-        file is read-only, damaged or on a full disk (the file is left as it was)."""
+        file is read-only, damaged or on a full disk (the file is left as it was).
+        `announce`: log where it is (the server's own open does; a quick look does not)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         try:
@@ -237,7 +238,8 @@ class Store:
         except sqlite3.DatabaseError as exc:
             db.close()
             raise storage_error(exc, path) from exc
-        logger.info("game store at %s", path)
+        if announce:
+            logger.info("game store at %s", path)
         return cls(db, path)
 
     def close(self) -> None:

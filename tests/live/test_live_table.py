@@ -584,3 +584,31 @@ def test_a_live_camera_holds_rolls_for_confirmation_until_the_host_chooses(
     answer = client.post(f"/api/tables/{table_id}/camera/confirm", json=confirm)
     assert answer.status_code == 200 and answer.json()["applied"] is True
     assert rolls_in_log(live, table_id) == [("camera", sorted(throw.rest))]
+
+
+def test_what_a_new_throw_implies_names_the_penalty(live: Any) -> None:
+    """The camera line's "a new throw means" lists the automatic passes; the active
+    player's pass after crossing nothing costs a penalty, and the words say so (the cost as
+    the engine scores it), while the others' passes stay free."""
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    roll = {
+        "action_id": "typed-roll-1",
+        "move": {"kind": "roll", "player": -1, "dice": [{"colour": c, "value": 3} for c in QWIXX]},
+    }
+    assert client.post(f"/api/tables/{table_id}/actions", json=roll).status_code == 200
+    implies = camera(client, table_id)["implies"]
+    # the white sum for both players (P1 rolled, so P1 is active), then P1's colour step
+    assert implies == [
+        "P1: Pass (no cross)",
+        "P2: Pass (no cross)",
+        "P1: Pass (no cross), \N{MINUS SIGN}5 penalty",
+    ]
+    # once P1 has crossed on the white sum, P1's later pass costs nothing
+    cross = {
+        "action_id": "white-cross-1",
+        "move": {"kind": "cross", "player": 0, "colour": "red", "number": 6},
+    }
+    assert client.post(f"/api/tables/{table_id}/actions", json=cross).status_code == 200
+    implies = camera(client, table_id)["implies"]
+    assert not any("penalty" in text for text in implies), implies

@@ -81,7 +81,7 @@ def test_a_held_throw_implying_moves_names_them() -> None:
     held = judge_throw(event(*dice), SIXTO_REROLL, 3, "t1", "confirm", "h1")
     assert isinstance(held, HeldReading)
     assert confirmed(held).roll == held.roll
-    assert held_json(held, lambda move: move.kind)["implies"] == ["reroll"]
+    assert held_json(held, lambda moves: [m.kind for m in moves])["implies"] == ["reroll"]
 
 
 def test_a_mismatch_is_held_naming_its_problem_dice() -> None:
@@ -150,7 +150,7 @@ def test_an_added_die_is_as_big_as_the_others_or_as_calibrated() -> None:
 
 
 def test_the_held_json_lists_every_die_by_index() -> None:
-    body = held_json(held_mismatch(), lambda move: move.kind)
+    body = held_json(held_mismatch(), lambda moves: [m.kind for m in moves])
     assert body["id"] == "h1" and body["kind"] == "mismatch" and body["implies"] == []
     assert [d["index"] for d in body["dice"]] == list(range(6))  # type: ignore[index]
     assert body["dice"][5]["flags"] == [UNREADABLE]  # type: ignore[index]
@@ -218,7 +218,7 @@ def test_an_unsure_roll_asks_about_the_unsure_die_only_with_its_two_likeliest_va
     assert [u.index for u in held.unsure] == [2]
     assert held.unsure[0].choices == (2, 5)  # the red die read 2: 2 first, then the face under
     assert held.problem_boxes == [held.dice[2].where]  # the picture marks only that die
-    body = held_json(held, lambda move: move.kind)
+    body = held_json(held, lambda moves: [m.kind for m in moves])
     assert body["unsure"] == [{"index": 2, "choices": [2, 5]}]
     assert body["message"] == "the camera is not sure of 1 die"
     # one tap on a value answers the die: the roll is applied as that player's

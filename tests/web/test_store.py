@@ -71,3 +71,16 @@ def test_server_settings_are_kept_and_an_older_store_gains_them(tmp_path: Path) 
     assert again.server_setting("camera_table") == "t1"
     assert [t.table_id for t in again.tables()] == ["t1"]
     again.close()
+
+
+def test_only_the_servers_own_open_says_where_the_store_is(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`companion serve` looks into the store for the open tables' codes before the server
+    opens it: the terminal says where the store is once, not twice."""
+    caplog.set_level("INFO", logger="companion.web.store")
+    path = tmp_path / "companion.sqlite3"
+    Store.open(path, announce=False).close()
+    assert not [r for r in caplog.records if "game store at" in r.getMessage()]
+    Store.open(path).close()
+    assert len([r for r in caplog.records if "game store at" in r.getMessage()]) == 1

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from companion.rules.qwixx import Cross
 from companion.rules.registry import find_game
 from companion.simulate import random_action
 from companion.web.auth import Viewer
-from companion.web.views import live_context, move_attr, sheet_context
+from companion.web.views import describe_move, live_context, move_attr, sheet_context
 from tests.web.helpers import roll, snapshot_of
 
 QWIXX_TURN = [
@@ -124,3 +125,13 @@ def test_sixto_buttons_for_keep_reroll_and_done() -> None:
     labels = [b["label"] for b in sheet_context(snapshot, 0, Viewer(0, False))["buttons"]]
     assert labels == ["Keep this roll", "Re-roll all dice"]
     assert sheet_context(snapshot, 1, Viewer(1, False))["buttons"] == []
+
+
+def test_a_qwixx_lock_is_described_as_a_lock() -> None:
+    """The log and the camera line name a cross of a row's last number as the lock it is
+    (red and yellow end at 12, green and blue at 2); other crosses stay plain."""
+    game = find_game("qwixx")
+    assert describe_move(game, Cross(player=0, colour="red", number=12)).endswith("lock the row")
+    assert describe_move(game, Cross(player=1, colour="blue", number=2)).endswith("lock the row")
+    assert describe_move(game, Cross(player=0, colour="red", number=2)) == "Cross red 2"
+    assert describe_move(game, Cross(player=0, colour="green", number=12)) == "Cross green 12"

@@ -10,6 +10,8 @@ from typing import Any
 
 from companion.rules.base import Move
 from companion.rules.qwixx import (
+    COLOUR_INDEX,
+    LAST_NUMBER,
     MAX_PENALTIES,
     ROW_COLOURS,
     ROW_NUMBERS,
@@ -114,6 +116,11 @@ def _pass_button(inp: SheetInput) -> list[dict[str, str | bool]]:
 
 def describe(move: Move) -> str:
     if isinstance(move, Cross):
+        # the row's last number can only be crossed as its lock (the engine refuses it
+        # before five crosses), so the log and the camera line call it what it is
+        index = COLOUR_INDEX.get(move.colour)
+        if index is not None and move.number == LAST_NUMBER[index]:
+            return f"Cross {move.colour} {move.number} and lock the row"
         return f"Cross {move.colour} {move.number}"
     if isinstance(move, Pass):
         return "Pass (no cross)"
