@@ -2,8 +2,15 @@
 `calibration/` folders are mapped into the package `companion.assets` (see
 companion/assets/__init__.py), as data only. Everything else is in pyproject.toml."""
 
+import warnings
+
 from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
+
+# Data folders inside the package (companion/rules/data, companion/live/data/..., the mapped
+# web/static and templates) ship as package data, not as packages: setuptools warns about
+# each of them at every install, about 350 lines a new user's first `scripts/start` showed
+warnings.filterwarnings("ignore", message=r"Package '.*' is absent from the `packages`")
 
 # package -> the repository folder it is built from
 ASSET_PACKAGES = {
