@@ -653,15 +653,21 @@ def plan_source(
 
 def camera_is_available(index: int = 0) -> bool:
     """Whether webcam `index` opens and delivers one frame (takes up to a second or two
-    when there is none)."""
-    capture = cv2.VideoCapture(index)
+    when there is none). OpenCV's own warnings about a missing device are kept quiet
+    during the look: no camera is an answer here, and the caller says what it chose."""
+    level = cv2.utils.logging.getLogLevel()
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
     try:
-        if not capture.isOpened():
-            return False
-        ok, image = capture.read()
-        return bool(ok) and image is not None
+        capture = cv2.VideoCapture(index)
+        try:
+            if not capture.isOpened():
+                return False
+            ok, image = capture.read()
+            return bool(ok) and image is not None
+        finally:
+            capture.release()
     finally:
-        capture.release()
+        cv2.utils.logging.setLogLevel(level)
 
 
 def find_camera_or_demo(index: int = 0) -> FrameSource:

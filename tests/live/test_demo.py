@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import cv2
 import pytest
 
 from companion.live.demo import (
@@ -14,6 +15,7 @@ from companion.live.demo import (
     DemoDirector,
     DemoThrow,
     DemoThrows,
+    camera_is_available,
     can_draw,
     plan_source,
     render_throws,
@@ -121,3 +123,12 @@ def test_the_real_models_read_each_demo_throw_as_the_roll_the_game_expects(
         assert len(events) == 2  # the second throw, then nothing more
     finally:
         assert worker.stop()
+
+
+def test_looking_for_a_camera_that_is_not_there_is_quiet(capfd: pytest.CaptureFixture[str]) -> None:
+    """`scripts/start` without a webcam looks for one first: OpenCV's own warnings about the
+    missing device stayed on the terminal of every start; the log says what was chosen."""
+    level = cv2.utils.logging.getLogLevel()
+    assert camera_is_available(63) is False  # no machine here has 64 cameras
+    assert "WARN" not in capfd.readouterr().err
+    assert cv2.utils.logging.getLogLevel() == level  # OpenCV's level is put back
