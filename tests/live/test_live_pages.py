@@ -138,6 +138,7 @@ def test_log_and_dice_pages(server: Any) -> None:
     log = client.get(f"/t/{table_id}/log").text
     assert log.count('class="undone"') == 1 and "undo" in log
     assert "/photos/" not in log  # rolls entered by hand have no photo
+    assert "data-ended-by-host" not in log
 
     page = client.get(f"/t/{table_id}/dice").text
     white = re.search(r'data-section="0".*?data-colour="white">(.*?)</tr>', page, re.S)
@@ -150,3 +151,21 @@ def test_log_and_dice_pages(server: Any) -> None:
     assert client.get(f"/t/{table_id}/dice?rolls=bogus").status_code == 422
     stranger = httpx.Client(base_url=server.base_url, follow_redirects=False)
     assert stranger.get(f"/t/{table_id}/dice").status_code == 303  # to the join page
+
+
+def test_the_log_shows_where_the_host_ended_the_game(server: Any) -> None:
+    """A game the host ends stops in its log with a row that says so (the end is no action
+    of the record, so the log showed nothing)."""
+    client = httpx.Client(base_url=server.base_url, timeout=10)
+    created = client.post(
+        "/api/tables", json={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}}
+    )
+    table_id = created.json()["table_id"]
+    manual_roll(client, table_id, 4, "roll-one-0002")
+    assert client.post(f"/api/tables/{table_id}/end").status_code == 200
+    log = client.get(f"/t/{table_id}/log").text
+    rows = re.findall(
+        r"<tr class=\"[^\"]*\" data-seq=|<tr class=\"ended\" data-ended-by-host>", log
+    )
+    assert rows[-1] == '<tr class="ended" data-ended-by-host>', rows  # the last row
+    assert "ended the game here" in log

@@ -293,6 +293,9 @@ async def game_log(
         "game": table.game,
         "code": table.code,
         "rows": rows,
+        # the host's end is no action of the log (the record keeps the moves only), but it
+        # is why nothing follows: the page says so where the game stopped
+        "ended_by_host": table.snapshot.ended_by_host,
     }
     return templates.TemplateResponse(request, "log.html", context)
 
