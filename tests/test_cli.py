@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -59,18 +60,23 @@ def test_replay_of_a_missing_file() -> None:
     assert done.returncode == 2 and "no such file" in done.stderr
 
 
-def test_the_readme_names_every_option_of_serve_and_read() -> None:
-    """README's "Command line" is where a new user looks: every option `companion serve`
-    and `companion read` accept is in it (it lacked `--sqlite-synchronous`)."""
+def subcommand_parsers() -> dict[str, Any]:
+    """`companion`'s subcommands by name (serve, read, ...), as argparse built them."""
     from companion.cli import build_parser
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Command line", 1)[1].split("\n## ", 1)[0]
-    subcommands = next(
+    return next(
         action.choices
         for action in build_parser()._actions
         if isinstance(action.choices, dict) and "serve" in action.choices
     )
+
+
+def test_the_readme_names_every_option_of_serve_and_read() -> None:
+    """README's "Command line" is where a new user looks: every option `companion serve`
+    and `companion read` accept is in it (it lacked `--sqlite-synchronous`)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Command line", 1)[1].split("\n## ", 1)[0]
+    subcommands = subcommand_parsers()
     for name in ("serve", "read"):
         options = [
             option
@@ -86,13 +92,7 @@ def test_the_readme_names_every_option_of_serve_and_read() -> None:
 def test_every_option_of_serve_and_read_says_what_it_does() -> None:
     """`companion serve --help` is the other place a new user looks: no option without a
     line of help (`--port` had none)."""
-    from companion.cli import build_parser
-
-    subcommands = next(
-        action.choices
-        for action in build_parser()._actions
-        if isinstance(action.choices, dict) and "serve" in action.choices
-    )
+    subcommands = subcommand_parsers()
     for name in ("serve", "read"):
         silent = [
             action.option_strings[0]
