@@ -23,13 +23,11 @@ from companion.rules.registry import standard_dice_sets
 from companion.web.settings import CameraSettings, Settings
 from tests.live.replay import ClipReader, LiveServer, render_throw, write_throw
 from tests.web.conftest import free_port, shot
+from tests.web.devices import DEVICES
 
 pytestmark = pytest.mark.browser
 
 QWIXX = standard_dice_sets()["qwixx"]
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
-DEVICES = [(PHONE, "phone"), (TABLET, "tablet")]
 
 
 @contextmanager

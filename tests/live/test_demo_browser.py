@@ -18,11 +18,9 @@ from companion.web.camera_hub import demo_throw
 from companion.web.settings import CameraSettings, Settings
 from tests.live.replay import LiveServer
 from tests.web.conftest import free_port, shot
+from tests.web.devices import PHONE, TABLET
 
 pytestmark = pytest.mark.browser
-
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
 
 
 def test_the_demo_throws_only_a_games_own_dice_when_it_asks_for_them(

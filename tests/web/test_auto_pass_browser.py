@@ -11,25 +11,10 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import ServerProcess, shot
+from tests.web.devices import PHONE, TABLET, seated_page
 from tests.web.helpers import QWIXX_ROLL_7
 
 pytestmark = pytest.mark.browser
-
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
-
-
-def seated(
-    browser: Any, server: ServerProcess, table: dict[str, Any], seat: int, device: Any
-) -> Any:
-    context = browser.new_context(**device)
-    api = f"{server.base_url}/api/tables/{table['table_id']}"
-    assert context.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
-    assert context.request.post(f"{api}/seat", data={"seat": seat}).ok
-    page = context.new_page()
-    page.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
-    page.wait_for_selector("#conn[data-conn=live]")
-    return page
 
 
 @pytest.mark.parametrize(("device", "name"), [(PHONE, "phone"), (TABLET, "tablet")])
@@ -42,8 +27,8 @@ def test_the_next_roll_passes_for_those_who_have_not_acted(
         data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
     ).json()
     api = f"{server.base_url}/api/tables/{table['table_id']}"
-    ann = seated(browser, server, table, 0, PHONE)
-    bob = seated(browser, server, table, 1, device)
+    ann = seated_page(browser, server, table, 0, PHONE)
+    bob = seated_page(browser, server, table, 1, device)
     assert host.request.post(
         f"{api}/actions", data={"action_id": "roll-0001", "move": QWIXX_ROLL_7}
     ).ok

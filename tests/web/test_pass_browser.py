@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import ServerProcess, shot
+from tests.web.devices import PHONE, TABLET
 from tests.web.helpers import QWIXX_ROLL_7
 
 pytestmark = pytest.mark.browser
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
 MINUS = "\N{MINUS SIGN}"
 
 

@@ -14,13 +14,11 @@ import pytest
 
 from companion.rules.registry import GAME_NAMES
 from tests.web.conftest import ServerProcess, shot
+from tests.web.devices import DEVICES, PHONE, TABLET
 from tests.web.helpers import QWIXX_ROLL_7
 
 pytestmark = pytest.mark.browser
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
-DEVICES = [(PHONE, "phone"), (TABLET, "tablet")]
 
 SMALL_TEXT = """() => Array.from(document.querySelectorAll('body *'))
   .filter((e) => e.checkVisibility()

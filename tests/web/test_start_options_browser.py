@@ -11,11 +11,10 @@ import pytest
 
 from companion.rules.registry import GAME_NAMES
 from tests.web.conftest import ServerProcess, shot
+from tests.web.devices import PHONE, TABLET
 
 pytestmark = pytest.mark.browser
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
 RAW_NAMES = {"deal seed", "layouts", "purses", "rollers", "starter factor", "target", "target 0"}
 
 OPTIONS = """() => Array.from(document.querySelectorAll('#options .option, #options .record-list'),

@@ -15,12 +15,10 @@ from companion.rules.session import Session
 from companion.rules.sixis import Options as SixisOptions
 from companion.rules.sixis import TakeCard
 from tests.web.conftest import ServerProcess, shot
+from tests.web.devices import DEVICES, seated_page
 
 pytestmark = pytest.mark.browser
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
-TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
-DEVICES = [(PHONE, "phone"), (TABLET, "tablet")]
 THREE = ["Kari", "Ola", "Mia"]
 
 
@@ -55,19 +53,6 @@ def imported(
     answer = host.request.post(server.base_url + "/api/import", data=record)
     assert answer.status == 201, answer.text()
     return host, answer.json()
-
-
-def seated_page(
-    browser: Any, server: ServerProcess, table: dict[str, Any], seat: int, device: Any
-) -> Any:
-    context = browser.new_context(**device)
-    api = f"{server.base_url}/api/tables/{table['table_id']}"
-    assert context.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
-    assert context.request.post(f"{api}/seat", data={"seat": seat}).ok
-    page = context.new_page()
-    page.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
-    page.wait_for_selector("#conn[data-conn=live]")
-    return page
 
 
 @pytest.mark.parametrize(("device", "name"), DEVICES)

@@ -1,0 +1,27 @@
+"""The devices the browser tests play on (a phone and a tablet, as the table's players
+hold them) and a seated player's sheet on one of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.web.conftest import ServerProcess
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
+DEVICES = [(PHONE, "phone"), (TABLET, "tablet")]
+
+
+def seated_page(
+    browser: Any, server: ServerProcess, table: dict[str, Any], seat: int, device: Any
+) -> Any:
+    """A new device that joins `table` with its code, takes `seat` and opens its sheet,
+    returned once the sheet's socket is live."""
+    context = browser.new_context(**device)
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    assert context.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+    assert context.request.post(f"{api}/seat", data={"seat": seat}).ok
+    page = context.new_page()
+    page.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
+    page.wait_for_selector("#conn[data-conn=live]")
+    return page
