@@ -109,6 +109,24 @@ def same_origin(request: Request) -> None:
 SameOrigin = Depends(same_origin)
 
 
+LOOPBACK = ("127.0.0.1", "::1")
+
+
+def is_local(request: Request) -> bool:
+    """Whether the browser runs on the machine running the server (over loopback)."""
+    return request.client is not None and request.client.host in LOOPBACK
+
+
+def require_local(request: Request, message: str) -> None:
+    """Refuse (403, rule local_only) what only the server's own machine may do: pages that
+    write the server's files or show a setup by name; `message` says where to go instead."""
+    if not is_local(request):
+        raise HTTPException(
+            status_code=403,
+            detail={"reason": str(Reason.NOT_ALLOWED), "rule": "local_only", "message": message},
+        )
+
+
 def client_key(request: Request) -> str:
     """The limiter's key: the client's address."""
     return request.client.host if request.client else "unknown"

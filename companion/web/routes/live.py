@@ -22,12 +22,20 @@ from companion.rules.base import COLOURS, Game, Reason, Rejection
 from companion.rules.registry import standard_dice_sets
 from companion.rules.session import AUTO, HOST
 from companion.web.camera_hub import CameraHub
-from companion.web.deps import ApiAccess, PageAccess, SameOrigin, TablesDep, TemplatesDep
+from companion.web.deps import (
+    ApiAccess,
+    PageAccess,
+    SameOrigin,
+    TablesDep,
+    TemplatesDep,
+    require_local,
+)
 from companion.web.dice import effective_entries, roll_of
 from companion.web.store import LogEntry
 from companion.web.views import colour_class, describe_move, with_names
 
 logger = logging.getLogger(__name__)
+LOCAL_CALIBRATION = "calibrate on the machine the camera is connected to"
 router = APIRouter()
 NO_STORE = {"Cache-Control": "no-store"}
 
@@ -101,19 +109,6 @@ class UseCalibration(Strict):
 def require_host(access: ApiAccess) -> None:
     if not access.viewer.host:
         raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may do this")
-
-
-def require_local(request: Request) -> None:
-    """Calibration writes files on the server: only from the machine that runs it."""
-    if request.client is None or request.client.host not in ("127.0.0.1", "::1"):
-        raise HTTPException(
-            status_code=403,
-            detail={
-                "reason": "not_allowed",
-                "rule": "local_only",
-                "message": "calibrate on the machine the camera is connected to",
-            },
-        )
 
 
 # -- the camera of a table ---------------------------------------------------------------
@@ -367,7 +362,7 @@ async def dice_page(
 # -- calibration -------------------------------------------------------------------------
 @router.get("/calibrate", response_class=HTMLResponse)
 async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep) -> Response:
-    require_local(request)
+    require_local(request, LOCAL_CALIBRATION)
     from companion.vision.calibration import list_calibrations
 
     context = {
@@ -381,7 +376,7 @@ async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep)
 
 @router.get("/calibrate/camera.jpg")
 async def calibrate_picture(request: Request, hub: HubDep) -> Response:
-    require_local(request)
+    require_local(request, LOCAL_CALIBRATION)
     jpeg = hub.runtime.preview_jpeg()
     if jpeg is None:
         raise HTTPException(status_code=404, detail="no camera picture yet")
@@ -391,7 +386,7 @@ async def calibrate_picture(request: Request, hub: HubDep) -> Response:
 @router.get("/api/calibration")
 async def calibration_reading(request: Request, hub: HubDep) -> dict[str, Any]:
     """What the camera reads now (for the calibration page)."""
-    require_local(request)
+    require_local(request, LOCAL_CALIBRATION)
     image, reading = hub.runtime.latest()
     status = hub.runtime.worker_status()
     worker_status = status.to_json() if status is not None else None
@@ -410,7 +405,7 @@ async def save_calibration_from_camera(
 ) -> dict[str, Any]:
     """Measure the dice in view over the next frames, save calibration/<name>.json and use
     it from now on."""
-    require_local(request)
+    require_local(request, LOCAL_CALIBRATION)
     from companion.vision.calibration import (
         calibration_path,
         load_calibration,
@@ -466,7 +461,7 @@ async def save_calibration_from_camera(
 
 @router.post("/api/calibration/use", dependencies=[SameOrigin])
 async def use_calibration(request: Request, body: UseCalibration, hub: HubDep) -> dict[str, Any]:
-    require_local(request)
+    require_local(request, LOCAL_CALIBRATION)
     from companion.vision.calibration import calibration_path, load_calibration
     from companion.vision.colour import CalibrationError
 

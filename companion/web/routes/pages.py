@@ -27,6 +27,7 @@ from companion.web.deps import (
     SettingsDep,
     TablesDep,
     TemplatesDep,
+    is_local,
 )
 from companion.web.fragments import live_html
 from companion.web.records import check_players
@@ -237,11 +238,6 @@ async def live_fragment(
         raise HTTPException(status_code=422, detail="view is 'table' or 'sheet'")
     state_id, html = await live_html(templates, access.table, access.viewer, view)
     return HTMLResponse(html, headers={"X-State-Id": str(state_id)})
-
-
-def is_local(request: Request) -> bool:
-    """Whether the browser runs on the machine running the server (over loopback)."""
-    return request.client is not None and request.client.host in ("127.0.0.1", "::1")
 
 
 async def visible_tables(request: Request, tables: Tables, finished: bool) -> list[TableRow]:

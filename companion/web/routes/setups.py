@@ -30,11 +30,19 @@ from companion.vision.adapt_store import SetupError, StoredExample, check_setup
 from companion.vision.calibration import calibration_path, load_calibration
 from companion.vision.colour import CalibrationError, DiceSet
 from companion.web.camera_hub import CameraHub
-from companion.web.deps import ApiAccess, PageAccess, SameOrigin, SettingsDep, TemplatesDep
+from companion.web.deps import (
+    ApiAccess,
+    PageAccess,
+    SameOrigin,
+    SettingsDep,
+    TemplatesDep,
+    require_local,
+)
 from companion.web.learning import Learning
 
 router = APIRouter()
 NO_STORE = {"Cache-Control": "no-store"}
+LOCAL_SETUPS = "open the setups on the machine the camera is connected to"
 # a stored die's id is an SQLite row id: an id outside its range is a 422 naming the field,
 # not an overflow in the store
 ExampleId = Annotated[int, Path(ge=1, le=2**63 - 1)]
@@ -55,19 +63,6 @@ def learning_of(request: Request) -> Learning:
 def camera_of(request: Request) -> CameraHub:
     camera: CameraHub = request.app.state.camera
     return camera
-
-
-def require_local(request: Request) -> None:
-    """The setups by name live on the server: only from the machine that runs it."""
-    if request.client is None or request.client.host not in ("127.0.0.1", "::1"):
-        raise HTTPException(
-            status_code=403,
-            detail={
-                "reason": "not_allowed",
-                "rule": "local_only",
-                "message": "open the setups on the machine the camera is connected to",
-            },
-        )
 
 
 def setup_name(name: str) -> str:
@@ -140,7 +135,7 @@ async def setup_json(
 # -- by name, on the server machine ---------------------------------------------------------
 @router.get("/setups/{name}", response_class=HTMLResponse)
 async def setup_page(request: Request, name: str, templates: TemplatesDep) -> Response:
-    require_local(request)
+    require_local(request, LOCAL_SETUPS)
     setup = setup_name(name)
     context = {
         "setup": setup,
@@ -153,33 +148,33 @@ async def setup_page(request: Request, name: str, templates: TemplatesDep) -> Re
 
 @router.get("/api/setups/{name}")
 async def setup_state(request: Request, name: str, settings: SettingsDep) -> dict[str, object]:
-    require_local(request)
+    require_local(request, LOCAL_SETUPS)
     setup = setup_name(name)
     return await setup_json(request, settings, setup, f"/api/setups/{setup}/crops")
 
 
 @router.get("/api/setups/{name}/crops/{example_id}.png")
 async def setup_crop(request: Request, name: str, example_id: ExampleId) -> Response:
-    require_local(request)
+    require_local(request, LOCAL_SETUPS)
     return await crop_answer(request, setup_name(name), example_id)
 
 
 @router.delete("/api/setups/{name}/examples/{example_id}", dependencies=[SameOrigin])
 async def delete_die(request: Request, name: str, example_id: ExampleId) -> dict[str, object]:
-    require_local(request)
+    require_local(request, LOCAL_SETUPS)
     return await delete_answer(request, setup_name(name), example_id)
 
 
 @router.post("/api/setups/{name}/examples/{example_id}/keep", dependencies=[SameOrigin])
 async def keep_die(request: Request, name: str, example_id: ExampleId) -> dict[str, object]:
-    require_local(request)
+    require_local(request, LOCAL_SETUPS)
     return await keep_answer(request, setup_name(name), example_id)
 
 
 @router.delete("/api/setups/{name}", dependencies=[SameOrigin])
 async def forget_setup(request: Request, name: str) -> dict[str, object]:
     """Forget every stored die of the setup, records and crops."""
-    require_local(request)
+    require_local(request, LOCAL_SETUPS)
     deleted = await learning_of(request).delete_setup(setup_name(name))
     return {"deleted": deleted}
 
@@ -188,7 +183,7 @@ async def forget_setup(request: Request, name: str) -> dict[str, object]:
 @router.post("/api/setups/{name}/teach/snapshot", dependencies=[SameOrigin])
 async def teach_snapshot(request: Request, name: str) -> dict[str, object]:
     """Keep what the camera reads now, for the person to confirm."""
-    require_local(request)
+    require_local(request, LOCAL_SETUPS)
     setup = setup_name(name)
     image, reading = camera_of(request).runtime.latest()
     if image is None or reading is None:
@@ -209,7 +204,7 @@ async def teach_snapshot(request: Request, name: str) -> dict[str, object]:
 
 @router.get("/api/setups/{name}/teach/{token}/{index}.png")
 async def teach_crop(request: Request, name: str, token: str, index: int) -> Response:
-    require_local(request)
+    require_local(request, LOCAL_SETUPS)
     learning = learning_of(request)
     taken = learning.snapshot_of(setup_name(name), token)
     png = None if taken is None else await learning.snapshot_crop(taken, index)
@@ -223,7 +218,7 @@ async def teach(
     request: Request, name: str, body: TeachRequest, settings: SettingsDep
 ) -> dict[str, object]:
     """Store the snapshot's dice with the confirmed values."""
-    require_local(request)
+    require_local(request, LOCAL_SETUPS)
     setup = setup_name(name)
     learning = learning_of(request)
     taken = learning.snapshot_of(setup, body.token)

@@ -1,0 +1,35 @@
+"""What only the server's own machine may do (calibration writes its files, setups by name
+show a camera's stored dice): a device on the network gets 403 local_only with where to go
+instead; the machine itself (loopback) gets the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from companion.web.app import create_app
+from companion.web.settings import CameraSettings, Settings
+
+LAN_DEVICE = ("192.168.1.20", 50000)
+THE_SERVER_ITSELF = ("127.0.0.1", 50000)
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [("/api/calibration", "calibrate on the machine"), ("/api/setups/kitchen", "open the setups")],
+)
+def test_only_the_servers_machine_may_calibrate_or_open_a_setup(
+    tmp_path: Path, path: str, words: str
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", camera=CameraSettings(disabled=True))
+    with TestClient(create_app(settings), client=LAN_DEVICE) as lan:
+        refused = lan.get(path)
+    assert refused.status_code == 403, refused.text
+    detail = refused.json()
+    assert detail["reason"] == "not_allowed" and detail["rule"] == "local_only"
+    assert words in detail["message"]
+    with TestClient(create_app(settings), client=THE_SERVER_ITSELF) as local:
+        answered = local.get(path)
+    assert answered.status_code != 403, answered.text
