@@ -23,6 +23,7 @@ from companion.live.demo import ClipFrame, render_throws
 from companion.vision.types import UNREADABLE, DieBox, DieReading, FrameReading
 from companion.web.app import create_app
 from companion.web.settings import Settings
+from tests.waiting import wait_until  # noqa: F401  (the live tests import it from here)
 
 
 @dataclass(frozen=True)
@@ -133,14 +134,3 @@ class LiveServer:
         """The live Table object (read its snapshot; never mutate it from here)."""
         loop = self.hub.runtime.loop
         return asyncio.run_coroutine_threadsafe(self.app.state.tables.get(table_id), loop).result(5)
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or condition}")
-        time.sleep(0.05)

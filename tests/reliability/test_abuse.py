@@ -44,6 +44,7 @@ from companion.web import tables as tables_module
 from companion.web.dice import effective_entries, roll_of
 from companion.web.store import Store
 from tests.reliability.conftest import ThreadServer, thread_settings
+from tests.waiting import wait_until
 from tests.web.helpers import QWIXX_ROLL_7
 
 UNLIMITED_DEVICES = {"device_rate_per_s": 10_000, "device_burst": 10_000}
@@ -61,13 +62,6 @@ def long_record(name: str = "sixis", seed: int = 3) -> dict[str, Any]:
 
     play_random_game(game, options, random.Random(seed), 20_000, keep)
     return session.to_record()
-
-
-def wait_until(condition: Any, what: str, deadline_s: float = 30.0) -> None:
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {deadline_s} s: {what}"
-        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -145,7 +139,7 @@ def test_imports_queue_for_the_import_process_and_the_rest_come_back_later(
     busy_process = tables._import_pool.submit(wait_for_file, str(release), 120)
     with ThreadPoolExecutor(waiting) as pool:
         queued = [pool.submit(httpx.post, url, json=record, timeout=120) for _ in range(waiting)]
-        wait_until(lambda: tables.imports_waiting == waiting, "the imports queued")
+        wait_until(lambda: tables.imports_waiting == waiting, 30, "the imports queued")
         busy = httpx.post(url, json=record, timeout=60)
         assert busy.status_code == 429 and busy.json()["rule"] == "imports_busy", busy.text
         assert busy.headers["Retry-After"]
