@@ -25,16 +25,21 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import json
 import logging
 import math
+import os
+import pickle
 import random
 import shutil
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import onnx
@@ -61,6 +66,13 @@ from companion.vision.model import (  # noqa: E402
 )
 from models.recipe import data as recipe_data  # noqa: E402
 from models.recipe import manifests  # noqa: E402
+from models.recipe.checkpoint import (  # noqa: E402
+    STATE_FILE,
+    BoxOver,
+    Checkpointer,
+    Progress,
+    load_state,
+)
 from models.recipe.confidence_fit import fit as fit_confidence  # noqa: E402
 from models.recipe.confidence_fit import write_into_manifest  # noqa: E402
 from models.recipe.evaluate import best_peak_rule, evaluate  # noqa: E402
@@ -84,10 +96,37 @@ from models.recipe.training import (  # noqa: E402
 )
 
 logger = logging.getLogger("train")
+T = TypeVar("T")
 
 MODELS = REPO / "models"
 CHECKPOINTS = REPO / ".cache" / "models"
 QUICK_SCENES, QUICK_EPOCHS, QUICK_STEPS = 30, 2, 60
+MODEL_OF = {"pip_classifier": "classifier", "dice_finder": "finder"}
+# flags that belong to one session, not to the run: a resume takes them anew
+SESSION_FLAGS = ("--resume", "--box", "--save-every", "--threads", "--workers", "--device")
+
+
+SAMPLE_CACHE = REPO / ".cache" / "samples"
+
+
+def cached(key: str, make: Callable[[], T], what: str) -> T:
+    """``make()``, kept in .cache/samples/KEY.pkl (git-ignored) and reused by later runs
+    and resumes: rendering the synthetic scenes and mining hard negatives cost minutes
+    that a restarted run should not pay again. The key names everything the result
+    depends on."""
+    path = SAMPLE_CACHE / f"{key}.pkl"
+    if path.is_file():
+        logger.info("%s: reused %s", what, path.name)
+        with path.open("rb") as handle:
+            return pickle.load(handle)  # type: ignore[no-any-return]
+    logger.info("%s", what)
+    value = make()
+    SAMPLE_CACHE.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    with partial.open("wb") as handle:
+        pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(partial, path)
+    return value
 
 
 def set_seed(seed: int) -> None:
@@ -113,6 +152,8 @@ class Run:
     split: DatasetSplit | None
     synthetic: SyntheticRecipe
     command: str
+    argv: list[str] = field(default_factory=list)
+    began: float = field(default_factory=time.time)
     today: str = field(default_factory=lambda: dt.date.today().isoformat())
     _scenes: dict[int, list[recipe_data.Scene]] = field(default_factory=dict)
 
@@ -124,8 +165,11 @@ class Run:
         """The synthetic scenes of a stage's seed (rendered once per seed)."""
         if seed not in self._scenes:
             count = QUICK_SCENES if self.args.quick else self.synthetic.count
-            logger.info("rendering %d synthetic scenes (seed %d)", count, seed)
-            self._scenes[seed] = recipe_data.render_scenes(count, seed, self.synthetic.translucent)
+            self._scenes[seed] = cached(
+                f"scenes-{count}-{seed}-{self.synthetic.translucent:g}",
+                lambda: recipe_data.render_scenes(count, seed, self.synthetic.translucent),
+                f"rendering {count} synthetic scenes (seed {seed})",
+            )
             self._check_renderer(seed, self._scenes[seed])
         return self._scenes[seed]
 
@@ -138,6 +182,46 @@ class Run:
                 "(renderer changed since the pack was made)",
                 seed,
             )
+
+    def checkpointer(self, model: str) -> Checkpointer:
+        """The model's state keeping: in --state DIR/MODEL (resumed from there when a
+        state is saved), or none for a plain run."""
+        state_dir = self.args.state
+        if state_dir is None:
+            return Checkpointer(None, Progress(model), {})
+        folder = Path(state_dir) / model
+        resumed = load_state(folder) if (folder / STATE_FILE).is_file() else None
+        if resumed is not None and resumed.progress.model != model:
+            raise SystemExit(f"{folder}: holds a {resumed.progress.model} run, not a {model} one")
+        return Checkpointer(
+            folder,
+            resumed.progress if resumed else Progress(model),
+            {"argv": self.argv},
+            self.args.save_every,
+            self.args.box,
+            resumed=resumed,
+            began=self.began,
+        )
+
+    def stage_export(self, name: str, number: int) -> Path | None:
+        """A finished stage's export kept for the next stage (None before the first)."""
+        if number < 0:
+            return None
+        folder = Path(self.args.state) / MODEL_OF[name] if self.args.state else CHECKPOINTS
+        path = folder / f"{name}.stage{number}.onnx"
+        if not path.is_file():
+            raise SystemExit(f"{path}: the export of finished stage {number} is missing")
+        return path
+
+    def keep_stage_export(self, path: Path, name: str, number: int) -> Path:
+        """Keep a finished stage's export where the next stage (maybe in a later
+        session, on another machine) finds it: the state folder, else .cache/models."""
+        if self.args.state is None:
+            return stage_copy(path, name, number)
+        kept = Path(self.args.state) / MODEL_OF[name] / f"{name}.stage{number}.onnx"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        kept.write_bytes(path.read_bytes())
+        return kept
 
     def trained_on(self, scenes: list[recipe_data.Scene]) -> dict[str, Any]:
         """The manifests' ``trained_on``: real images per folder, the split, the scenes."""
@@ -262,7 +346,9 @@ def stage_chain(continuation: str, first: Stage, start_from: Path | None) -> lis
 
 
 def classifier_stages(run: Run) -> None:
-    """Train the classifier's chain of stages, export it, write its manifest."""
+    """Train the classifier's chain of stages, export it, write its manifest. With a
+    state folder (--state, --resume) the chain goes on from the stage and step saved
+    there, saves as it goes, and stops cleanly at the end of the session's box."""
     args = run.args
     start = None if str(args.classifier_from) == "scratch" else args.classifier_from
     stages = stage_chain(
@@ -270,9 +356,12 @@ def classifier_stages(run: Run) -> None:
         Stage(args.classifier_epochs, args.classifier_lr, args.seed),
         args.classifier_from,
     )
+    checkpoint = run.checkpointer("classifier")
     target = run.out / "pip_classifier.onnx"
-    previous, done_log = start, []
+    previous = run.stage_export("pip_classifier", checkpoint.progress.stage - 1) or start
     for number, stage in enumerate(stages):
+        if number < checkpoint.progress.stage:
+            continue  # finished in an earlier session: its export is `previous`
         set_seed(stage.seed)
         scenes = run.scenes(stage.seed)
         hard = classifier_hard_negatives(run) if stage.hard else {}
@@ -281,15 +370,66 @@ def classifier_stages(run: Run) -> None:
         )
         settings = ClassifierStage(
             QUICK_EPOCHS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
-            stage.real_repeat, previous,
+            stage.real_repeat, previous, args.workers,
         )  # fmt: skip
-        net, done = train_classifier(bank, run.val_crops, settings, run.device)
-        done_log.append(stage.describe(done, "epochs", hard))
+        checkpoint.export = functools.partial(
+            export_classifier_candidate, run, checkpoint, stage, hard, scenes, bank
+        )
+        net, done = train_classifier(bank, run.val_crops, settings, run.device, checkpoint)
+        checkpoint.next_stage(stage.describe(done, "epochs", hard))
         export_classifier(net, target)
         if number < len(stages) - 1:  # the next stage continues from this export
-            previous = stage_copy(target, "pip_classifier", number)
+            previous = run.keep_stage_export(target, "pip_classifier", number)
+        checkpoint.finish(net, number == len(stages) - 1)
     save_weights(net, "pip_classifier")
+    done_log = checkpoint.progress.finished_stages
     logger.info("classifier stages: %s", "; ".join(done_log))
+    write_classifier(run, net, target, scenes, bank, done_log)
+    logger.info("wrote %s", target)
+
+
+def export_classifier_candidate(
+    run: Run,
+    checkpoint: Checkpointer,
+    stage: Stage,
+    hard: dict[Path, np.ndarray],
+    scenes: list[recipe_data.Scene],
+    bank: recipe_data.CropBank,
+    net: nn.Module,
+    folder: Path,
+) -> None:
+    """The candidate a save exports: the net as it is, with the stages so far."""
+    folder.mkdir(parents=True, exist_ok=True)
+    line = stage.describe(checkpoint.saved_steps, "steps", hard) + " (stage in progress)"
+    done = [*checkpoint.progress.finished_stages, line]
+    write_classifier(run, net, folder / "pip_classifier.onnx", scenes, bank, done)  # type: ignore[arg-type]
+
+
+def export_finder_candidate(
+    run: Run,
+    checkpoint: Checkpointer,
+    stage: Stage,
+    hard: dict[Path, np.ndarray],
+    synthetic: list[recipe_data.Scene],
+    net: nn.Module,
+    folder: Path,
+) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    line = stage.describe(checkpoint.saved_steps, "steps", hard) + " (stage in progress)"
+    done = [*checkpoint.progress.finished_stages, line]
+    write_finder(run, net, folder / "dice_finder.onnx", synthetic, done)
+
+
+def write_classifier(
+    run: Run,
+    net: ClassifierNet,
+    target: Path,
+    scenes: list[recipe_data.Scene],
+    bank: recipe_data.CropBank,
+    done_log: list[str],
+) -> None:
+    """Export the classifier to ``target`` with its manifest (a candidate or the end)."""
+    export_classifier(net, target)
     trained_on = {
         **run.trained_on(scenes),
         "crops": {"total": len(bank), "per_class": np.bincount(bank.labels).tolist()},
@@ -299,11 +439,10 @@ def classifier_stages(run: Run) -> None:
         "(partial), hard negatives of the finder",
     }
     manifest = manifests.classifier_manifest(
-        created=run.today, command=run.command, seed=args.seed, trained_on=trained_on,
+        created=run.today, command=run.command, seed=run.args.seed, trained_on=trained_on,
         embedding_width=net.fc.in_features,
     )  # fmt: skip
     save_manifest(manifest, target)
-    logger.info("wrote %s", target)
 
 
 def classifier_hard_negatives(run: Run) -> dict[Path, np.ndarray]:
@@ -315,13 +454,17 @@ def classifier_hard_negatives(run: Run) -> dict[Path, np.ndarray]:
 
 
 def finder_stages(run: Run) -> None:
-    """Train the finder's chain of stages, export it, write its manifest."""
+    """Train the finder's chain of stages, export it, write its manifest (a state folder
+    as for the classifier)."""
     args = run.args
     stages = stage_chain(
         args.finder_continue, Stage(args.finder_steps, args.finder_lr, args.seed), args.finder_from
     )
-    previous, finder_log = args.finder_from, []
+    checkpoint = run.checkpointer("finder")
+    previous = run.stage_export("dice_finder", checkpoint.progress.stage - 1) or args.finder_from
     for number, stage in enumerate(stages):
+        if number < checkpoint.progress.stage:
+            continue
         set_seed(stage.seed)
         synthetic = run.scenes(stage.seed)
         hard: dict[Path, np.ndarray] = {}
@@ -333,25 +476,39 @@ def finder_stages(run: Run) -> None:
         ] * stage.real_repeat + synthetic
         settings = FinderStage(
             QUICK_STEPS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
-            previous,
+            previous, args.workers,
         )  # fmt: skip
-        net, done = train_finder(scenes, settings, run.device)
-        finder_log.append(stage.describe(done, "steps", hard))
+        checkpoint.export = functools.partial(
+            export_finder_candidate, run, checkpoint, stage, hard, synthetic
+        )
+        net, done = train_finder(scenes, settings, run.device, checkpoint)
+        checkpoint.next_stage(stage.describe(done, "steps", hard))
         if number < len(stages) - 1:
-            previous = CHECKPOINTS / f"dice_finder.stage{number}.onnx"
             CHECKPOINTS.mkdir(parents=True, exist_ok=True)
-            export_finder(net, previous)
+            export_finder(net, CHECKPOINTS / "dice_finder.next.onnx")
+            previous = run.keep_stage_export(
+                CHECKPOINTS / "dice_finder.next.onnx", "dice_finder", number
+            )
+        checkpoint.finish(net, number == len(stages) - 1)
     save_weights(net, "dice_finder")
-    logger.info("finder stages: %s", "; ".join(finder_log))
-    target = run.out / "dice_finder.onnx"
+    logger.info("finder stages: %s", "; ".join(checkpoint.progress.finished_stages))
+    write_finder(
+        run, net, run.out / "dice_finder.onnx", synthetic, checkpoint.progress.finished_stages
+    )
+
+
+def write_finder(
+    run: Run, net: nn.Module, target: Path, synthetic: list[recipe_data.Scene], log: list[str]
+) -> None:
+    """Export the finder to ``target`` with its manifest (a candidate or the end)."""
     export_finder(net, target)
     trained_on = {
         **run.trained_on(synthetic),
         "finder_windows": "192x192, dice 6-110 px",
-        "finder_stages": finder_log,
+        "finder_stages": log,
     }
     manifest = manifests.finder_manifest(
-        created=run.today, command=run.command, seed=args.seed, trained_on=trained_on,
+        created=run.today, command=run.command, seed=run.args.seed, trained_on=trained_on,
         heads=FINDER_HEADS,
     )  # fmt: skip
     save_manifest(manifest, target)
@@ -415,6 +572,17 @@ def mine_hard_negatives(
     """Boxes an exported finder reports on TRAINING images far from every labelled die:
     (cx, cy, side) rows per image, used as hard negatives. epanemu-dice3 is left out: some
     of its background dice are unlabelled, so its "false" boxes may be real dice."""
+    key = f"hard-{sha256_of(finder_onnx)[:16]}-{threshold:g}-{len(images)}"
+    return cached(
+        key,
+        lambda: _mine(images, finder_onnx, threshold),
+        f"mining hard negatives with {finder_onnx.name}",
+    )
+
+
+def _mine(
+    images: list[LabelledImage], finder_onnx: Path, threshold: float
+) -> dict[Path, np.ndarray]:
     with tempfile.TemporaryDirectory() as folder:
         shutil.copy(finder_onnx, Path(folder) / "dice_finder.onnx")
         manifest = json.loads((MODELS / "dice_finder.json").read_text(encoding="utf-8"))
@@ -507,7 +675,71 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="train from a pack (--pack) instead of ../shared/data",
     )  # fmt: skip
     parser.add_argument("--out", type=Path, default=MODELS, help="where the models go")
+    parser.add_argument(
+        "--state", type=Path, default=None, metavar="DIR",
+        help="keep the run's whole state in DIR/classifier and DIR/finder (e.g. "
+        "models/training/NAME, committed): saved every --save-every minutes with a "
+        "candidate export beside it, so the run can go on with --resume DIR",
+    )  # fmt: skip
+    parser.add_argument(
+        "--resume", type=Path, default=None, metavar="DIR",
+        help="go on with the run saved in DIR (its own arguments; this command's --box, "
+        "--save-every, --threads, --workers and --device apply)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--box", type=float, default=None, metavar="MINUTES",
+        help="this session's time box: stop cleanly after MINUTES (state saved, candidate "
+        "exported) so that --resume goes on",
+    )  # fmt: skip
+    parser.add_argument("--save-every", type=float, default=10.0, metavar="MINUTES")
+    parser.add_argument(
+        "--workers", type=int, default=1,
+        help="processes making the augmented batches beside the training (0: inline)",
+    )  # fmt: skip
     return parser.parse_args(argv)
+
+
+def session_flags_removed(argv: list[str]) -> list[str]:
+    """``argv`` without the flags that belong to one session (SESSION_FLAGS, with their
+    values): what a state keeps to resume the run with."""
+    kept, skip = [], False
+    for item in argv:
+        if skip:
+            skip = False
+            continue
+        name = item.split("=", 1)[0]
+        if name in SESSION_FLAGS:
+            skip = "=" not in item
+            continue
+        kept.append(item)
+    return kept
+
+
+def session_flags_only(argv: list[str]) -> list[str]:
+    """The SESSION_FLAGS of ``argv`` with their values, in order."""
+    kept, take = [], False
+    for item in argv:
+        if take:
+            kept.append(item)
+            take = False
+        elif item.split("=", 1)[0] in SESSION_FLAGS:
+            kept.append(item)
+            take = "=" not in item
+    return kept
+
+
+def resumed_arguments(argv: list[str]) -> list[str]:
+    """--resume DIR: the run's saved arguments, then this command's session flags."""
+    args = parse_args(argv)
+    folder = args.resume
+    saved = next(
+        (load_state(folder / model).arguments for model in ("classifier", "finder")
+         if (folder / model / STATE_FILE).is_file()),
+        None,
+    )  # fmt: skip
+    if saved is None:
+        raise SystemExit(f"--resume {folder}: no saved run there (classifier/ or finder/)")
+    return [*saved["argv"], "--state", str(folder), *session_flags_only(argv)]
 
 
 def prepare(args: argparse.Namespace, command: str) -> Run:
@@ -543,22 +775,48 @@ def pack_training_set(run: Run, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    given = list(argv if argv is not None else sys.argv[1:])
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    if parse_args(given).resume is not None:
+        given = resumed_arguments(given)
+    args = parse_args(given)
     torch.set_num_threads(args.threads)
     set_seed(args.seed)
-    command = "python models/train.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    saved_argv = session_flags_removed(given)
+    command = "python models/train.py " + " ".join(saved_argv)
     run = prepare(args, command.strip())
+    run.argv = strip_state(saved_argv)
     if args.pack is not None:
         pack_training_set(run, args.pack)
         return 0
     run.out.mkdir(parents=True, exist_ok=True)
-    if args.only in (None, "classifier"):
-        classifier_stages(run)
-    if args.only in (None, "finder"):
-        finder_stages(run)
+    try:
+        if args.only in (None, "classifier"):
+            classifier_stages(run)
+        if args.only in (None, "finder"):
+            finder_stages(run)
+    except BoxOver as stop:
+        logger.info(
+            "%s: the state and a candidate are in %s; go on with "
+            "python models/train.py --resume %s --box MINUTES",
+            stop, args.state, args.state,
+        )  # fmt: skip
+        return 0
     evaluate_stage(run)
     return 0
+
+
+def strip_state(argv: list[str]) -> list[str]:
+    """The arguments without --state DIR (the resume names the folder itself)."""
+    kept, skip = [], False
+    for item in argv:
+        if skip:
+            skip = False
+        elif item == "--state":
+            skip = True
+        elif not item.startswith("--state="):
+            kept.append(item)
+    return kept
 
 
 if __name__ == "__main__":

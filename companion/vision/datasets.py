@@ -48,6 +48,14 @@ New models never train on it (models trained before 2026-12 did: see models/READ
   webcam session, so no neighbouring frame is left in training; it holds every value);
 - ``tomitomi-dish-crops``: blocks 3 and 11 of each value (blocks of 25 file numbers), and
   blocks 7 and 15 are its validation part.
+
+``rune55-webcams`` (greyscale webcams: white boards and paper from above, a fisheye
+dice-tower camera) is split by groups of similar photos, never by single photo
+(`rune55_group`): Roboflow's copies of one photo share its name (``NAME_jpg.rf.HASH``),
+so they are one group; the tower camera's frames are numbered (``00117``) and a block of
+ten neighbouring numbers is one group, as are the ``IMG_0654``-style phone sequences. Of
+the groups sorted by key, every 5th from index 4 is validation and every 5th from index 1
+the calibration part; the rest is trained on.
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ import dataclasses
 import functools
 import logging
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +78,8 @@ logger = logging.getLogger(__name__)
 BYLER = "byler-d6-train"
 EPANEMU = "epanemu-dice3"
 MATTEO = "matteop65-d6"
-FOLDERS = (BYLER, EPANEMU, MATTEO)  # the labelled scene folders the models train on
+RUNE55 = "rune55-webcams"
+FOLDERS = (BYLER, EPANEMU, MATTEO, RUNE55)  # the labelled scene folders the models train on
 TOMITOMI = "tomitomi-dish-crops"  # single-die crops: the classifier trains on them
 SKOVY = "skovy-catan-webcam"  # measure only
 CHASE = "chase-casino-crops"  # measure only: single-die crops
@@ -86,6 +96,8 @@ BYLER_CALIBRATION_OFFSET = 1  # ... and every 5th from index 1 is the calibratio
 EPANEMU_CALIBRATION_EVERY, EPANEMU_CALIBRATION_OFFSET = 8, 3  # photos of train/
 EPANEMU_COPY_MARK = "_jpg.rf."  # NAME_jpg.rf.HASH.jpg: an augmented copy of photo NAME
 MATTEO_CALIBRATION_SESSION = "six"  # train/six_*.jpg
+RUNE55_EVERY, RUNE55_VALIDATION_OFFSET, RUNE55_CALIBRATION_OFFSET = 5, 4, 1  # of its groups
+RUNE55_BLOCK = 10  # neighbouring frame numbers of one camera: one group
 TOMITOMI_BLOCK = 25  # file numbers per block
 TOMITOMI_CALIBRATION_BLOCKS = (3, 11)
 TOMITOMI_VALIDATION_BLOCKS = (7, 15)
@@ -300,6 +312,7 @@ def _load_split(root: Path) -> DatasetSplit:
     if not root.is_dir():
         raise DatasetError(f"{root}: no data folder (expected ../shared/data)")
     parts = [_byler_parts(root), _epanemu_parts(root), _matteo_parts(root)]
+    parts.append(_rune55_parts(root) if (root / RUNE55).is_dir() else ([], [], []))
     if (root / TOMITOMI).is_dir():
         parts.append(_tomitomi_parts(root))
     train: list[LabelledImage] = []
@@ -307,6 +320,8 @@ def _load_split(root: Path) -> DatasetSplit:
     calibration: dict[str, tuple[LabelledImage, ...]] = {}
     validation: dict[str, tuple[LabelledImage, ...]] = {}
     for name, (trained, held_back, valid) in zip((*FOLDERS, TOMITOMI), parts, strict=False):
+        if not (trained or held_back or valid) and name == RUNE55:
+            continue  # a data root without the folder (older copies of ../shared/data)
         (crops if name in CROP_DIE_SHARE else train).extend(trained)
         calibration[name] = tuple(held_back)
         validation[name] = tuple(valid)
@@ -350,6 +365,31 @@ def _matteo_parts(root: Path) -> Parts:
     session = f"{MATTEO_CALIBRATION_SESSION}_"
     held_back = [im for im in train if im.path.name.startswith(session)]
     return [im for im in train if not im.path.name.startswith(session)], held_back, valid
+
+
+def rune55_group(path: Path) -> str:
+    """The group of similar photos a rune55 image belongs to: the photo's name before
+    Roboflow's ``_jpg.rf.HASH`` (its copies), with a trailing frame number taken in blocks
+    of ``RUNE55_BLOCK`` (neighbouring frames of one camera look alike)."""
+    name = re.split(r"_(?:jpe?g|png)\.rf\.", path.name)[0]
+    name = re.sub(r"_(?:jpe?g|png)$", "", name)  # IMG_0662_jpeg_jpg.rf.HASH
+    numbered = re.fullmatch(r"([^\d]*_)?(\d+)", name)  # 00117, IMG_0662; not random ids
+    if numbered is None:
+        return name
+    return f"{numbered.group(1) or ''}{int(numbered.group(2)) // RUNE55_BLOCK:05d}"
+
+
+def _rune55_parts(root: Path) -> Parts:
+    images = read_yolo_folder(root / RUNE55 / "images", root / RUNE55 / "labels", RUNE55)
+    groups = sorted({rune55_group(im.path) for im in images})
+    valid = set(every_nth_name(groups, RUNE55_EVERY, RUNE55_VALIDATION_OFFSET))
+    held_back = set(every_nth_name(groups, RUNE55_EVERY, RUNE55_CALIBRATION_OFFSET))
+    part = [
+        2 * (rune55_group(im.path) in valid) + (rune55_group(im.path) in held_back) for im in images
+    ]
+    return tuple(  # type: ignore[return-value]
+        [im for im, p in zip(images, part, strict=True) if p == wanted] for wanted in (0, 1, 2)
+    )
 
 
 def tomitomi_block(path: Path) -> int:

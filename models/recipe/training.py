@@ -22,6 +22,7 @@ from torch.nn import functional as F
 from companion.vision.classifier import EXPECTED_LABELS
 
 from . import data as recipe_data
+from .checkpoint import BoxOver, Checkpointer, Progress, batch_rng
 from .from_onnx import freeze_batchnorm, load_folded_onnx
 from .manifests import CLASSIFIER_SIZE, CROP_MARGIN, FINDER_STRIDE, MEAN, SCALE, STD
 from .nets import ClassifierNet, FinderNet
@@ -79,12 +80,11 @@ class Schedule:
         )
         return optimiser, cycle
 
-    def progress(self, done_steps: int, began: float) -> float:
-        """How far a budgeted stage is (the larger of steps and wall time), 0..1."""
+    def progress(self, done_steps: int, seconds: float) -> float:
+        """How far a budgeted stage is (the larger of steps and training seconds, those
+        of earlier sessions of a resumed run included), 0..1."""
         assert self.budget_minutes is not None
-        return max(
-            done_steps / self.total_steps, (time.time() - began) / (60 * self.budget_minutes)
-        )
+        return max(done_steps / self.total_steps, seconds / (60 * self.budget_minutes))
 
     def set_budget_lr(self, optimiser: torch.optim.Optimizer, progress: float) -> None:
         for group in optimiser.param_groups:
@@ -121,7 +121,8 @@ def validation_accuracy(
 
 @dataclass(frozen=True)
 class ClassifierStage:
-    """What one classifier stage trains with."""
+    """What one classifier stage trains with. ``workers``: processes making the augmented
+    batches beside the training (0: in the training process itself)."""
 
     epochs: int
     seed: int
@@ -129,6 +130,49 @@ class ClassifierStage:
     budget_minutes: float | None = None
     real_repeat: int = 1
     init_onnx: Path | None = None
+    workers: int = 1
+
+
+class ClassifierBatches(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
+    """The stage's batches from global step ``start`` on: epoch e draws its order from
+    batch_rng(seed, e) and its step s augments with batch_rng(seed, e, s), so any step's
+    batch is the same whether the run went through or was resumed there."""
+
+    def __init__(
+        self, bank: recipe_data.CropBank, pool: np.ndarray, seed: int, start: int, total: int
+    ) -> None:
+        self.bank, self.pool, self.seed = bank, pool, seed
+        self.start, self.total = start, total
+        self.steps_per_epoch = math.ceil(len(pool) / CLASSIFIER_BATCH)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        order_epoch, order = -1, self.pool
+        for global_step in range(self.start, self.total):
+            epoch, step = divmod(global_step, self.steps_per_epoch)
+            if epoch != order_epoch:
+                order_epoch, order = epoch, batch_rng(self.seed, epoch).permutation(self.pool)
+            rng = batch_rng(self.seed, epoch, step)
+            indices = order[step * CLASSIFIER_BATCH : (step + 1) * CLASSIFIER_BATCH]
+            samples = [
+                recipe_data.classifier_sample(self.bank, int(i), CLASSIFIER_SIZE, CROP_MARGIN, rng)
+                for i in indices
+            ]
+            x = to_tensor(np.stack([sample[0] for sample in samples]))
+            yield x, torch.tensor([sample[1] for sample in samples])
+
+
+def batch_loader(
+    dataset: torch.utils.data.IterableDataset, seed: int, workers: int, device: torch.device
+):  # type: ignore[no-untyped-def,type-arg]
+    """Batches made by ``workers`` processes (0: inline). Its own generator, so making
+    the loader never draws from the torch random state a resumed run restored."""
+    return torch.utils.data.DataLoader(
+        dataset,
+        batch_size=None,
+        num_workers=workers,
+        generator=torch.Generator().manual_seed(seed),
+        pin_memory=device.type == "cuda",
+    )
 
 
 def train_classifier(
@@ -136,10 +180,14 @@ def train_classifier(
     val: tuple[np.ndarray, np.ndarray],
     stage: ClassifierStage,
     device: torch.device,
+    checkpoint: Checkpointer | None = None,
 ) -> tuple[ClassifierNet, int]:
     """Train (or continue from an exported ONNX) the classifier on ``device``; returns the
-    net (on the CPU) and the epochs done."""
-    rng = np.random.default_rng(stage.seed + 1)
+    net (on the CPU) and the epochs done. With a ``checkpoint`` the state is saved as it
+    says, a saved state of this stage is resumed, and the end of its time box raises
+    BoxOver after saving."""
+    checkpoint = checkpoint or Checkpointer(None, Progress("classifier"), {})
+    torch.manual_seed(stage.seed)  # the initial weights and dropout: the stage's own
     net = ClassifierNet(classes=len(EXPECTED_LABELS))
     if stage.init_onnx is not None:
         load_folded_onnx(net, stage.init_onnx)
@@ -147,78 +195,120 @@ def train_classifier(
     net.to(device)
     pool = classifier_pool(bank, stage.real_repeat)
     steps_per_epoch = math.ceil(len(pool) / CLASSIFIER_BATCH)
-    schedule = Schedule(stage.max_lr, stage.epochs * steps_per_epoch, stage.budget_minutes)
+    total = stage.epochs * steps_per_epoch
+    schedule = Schedule(stage.max_lr, total, stage.budget_minutes)
     optimiser, cycle = schedule.optimiser(net)
-    began, done_steps, epochs_done = time.time(), 0, 0
-    for epoch in range(stage.epochs):
-        net.train()
-        if stage.init_onnx is not None:
-            freeze_batchnorm(net)
-        order = rng.permutation(pool)
-        started, total_loss = time.time(), 0.0
-        for step in range(steps_per_epoch):
-            if cycle is None:
-                schedule.set_budget_lr(optimiser, schedule.progress(done_steps, began))
-            indices = order[step * CLASSIFIER_BATCH : (step + 1) * CLASSIFIER_BATCH]
-            total_loss += classifier_step(net, bank, indices, rng, optimiser, device)
-            if cycle is not None:
-                cycle.step()  # type: ignore[attr-defined]
-            done_steps += 1
-        epochs_done += 1
-        accuracy = validation_accuracy(net, val, device)
-        logger.info(
-            "classifier epoch %d/%d loss %.4f val accuracy (labelled boxes) %.4f  %.0fs",
-            epoch + 1, stage.epochs, total_loss / steps_per_epoch, accuracy, time.time() - started,
-        )  # fmt: skip
-        if stage.budget_minutes is not None and time.time() - began >= 60 * stage.budget_minutes:
-            logger.info("classifier: time budget reached after %d epochs", epochs_done)
-            break
+    start = checkpoint.resume_into(net, optimiser, cycle)
+    batches = ClassifierBatches(bank, pool, stage.seed, start, total)
+    since, done = time.time(), start
+    loop = ClassifierLoop(net, optimiser, cycle, schedule, stage, device, checkpoint)
+    loop.train_mode()
+    started, total_loss = time.time(), 0.0
+    for global_step, (x, y) in enumerate(
+        batch_loader(batches, stage.seed, stage.workers, device), start=start
+    ):
+        seconds = checkpoint.stage_seconds(since)
+        if cycle is None:
+            schedule.set_budget_lr(optimiser, schedule.progress(global_step, seconds))
+        total_loss += loop.step(x, y)
+        done = global_step + 1
+        epoch, step = divmod(global_step, steps_per_epoch)
+        if step == steps_per_epoch - 1:
+            accuracy = validation_accuracy(net, val, device)
+            checkpoint.note(done, loss=total_loss / (step + 1), val_accuracy=accuracy)
+            logger.info(
+                "classifier epoch %d/%d loss %.4f val accuracy (labelled boxes) %.4f  %.0fs",
+                epoch + 1, stage.epochs, total_loss / (step + 1), accuracy, time.time() - started,
+            )  # fmt: skip
+            started, total_loss = time.time(), 0.0
+            loop.train_mode()
+            if (
+                stage.budget_minutes is not None
+                and checkpoint.stage_seconds(since) >= 60 * stage.budget_minutes
+            ):
+                logger.info("classifier: time budget reached after %d epochs", epoch + 1)
+                break
+        loop.save_or_stop(done, checkpoint.stage_seconds(since))
     net.eval()
-    return net.cpu(), epochs_done
+    return net.cpu(), math.ceil(done / steps_per_epoch)
 
 
-def classifier_step(
+@dataclass
+class ClassifierLoop:
+    """One classifier stage's net, optimiser and schedule, stepped by train_classifier."""
+
+    net: ClassifierNet
+    optimiser: torch.optim.Optimizer
+    cycle: object | None
+    schedule: Schedule
+    stage: ClassifierStage
+    device: torch.device
+    checkpoint: Checkpointer
+
+    def train_mode(self) -> None:
+        self.net.train()
+        if self.stage.init_onnx is not None:
+            freeze_batchnorm(self.net)
+
+    def step(self, x: torch.Tensor, y: torch.Tensor) -> float:
+        """One batch of augmented crops; returns its loss."""
+        x, y = x.to(self.device), y.to(self.device)
+        loss = F.cross_entropy(self.net(x), y, label_smoothing=0.05)
+        self.optimiser.zero_grad()
+        loss.backward()
+        self.optimiser.step()
+        if self.cycle is not None:
+            self.cycle.step()  # type: ignore[attr-defined]
+        return float(loss.detach())
+
+    def save_or_stop(self, done: int, seconds: float) -> None:
+        save_or_stop(self.checkpoint, self.net, self.optimiser, self.cycle, done, seconds)
+
+
+def save_or_stop(
+    checkpoint: Checkpointer,
     net: nn.Module,
-    bank: recipe_data.CropBank,
-    indices: np.ndarray,
-    rng: np.random.Generator,
     optimiser: torch.optim.Optimizer,
-    device: torch.device,
-) -> float:
-    """One batch of augmented crops; returns its loss."""
-    samples = [
-        recipe_data.classifier_sample(bank, int(i), CLASSIFIER_SIZE, CROP_MARGIN, rng)
-        for i in indices
-    ]
-    x = to_tensor(np.stack([s[0] for s in samples])).to(device)
-    y = torch.tensor([s[1] for s in samples], device=device)
-    loss = F.cross_entropy(net(x), y, label_smoothing=0.05)
-    optimiser.zero_grad()
-    loss.backward()
-    optimiser.step()
-    return float(loss.detach())
+    cycle: object | None,
+    done: int,
+    seconds: float,
+) -> None:
+    """Save when due; at the end of the session's box save and raise BoxOver."""
+    if checkpoint.box_over(done):
+        checkpoint.save(net, optimiser, cycle, done, seconds)
+        raise BoxOver(f"time box over at step {done}")
+    if checkpoint.due():
+        checkpoint.save(net, optimiser, cycle, done, seconds)
 
 
 # ----------------------------------------------------------------------------------------
 # Finder
 
 
-class FinderStream(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
-    """Endless augmented finder windows (one worker process makes them while training)."""
+class FinderBatches(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
+    """The stage's batches of augmented finder windows from step ``start`` on; step k's
+    batch is drawn with batch_rng(seed, k), so a resumed run draws the same batches."""
 
-    def __init__(self, scenes: list[recipe_data.Scene], seed: int) -> None:
-        self.scenes = scenes
-        self.seed = seed
+    def __init__(self, scenes: list[recipe_data.Scene], seed: int, start: int, total: int) -> None:
+        self.scenes, self.seed, self.start, self.total = scenes, seed, start, total
 
     def __iter__(self):  # type: ignore[no-untyped-def]
-        info = torch.utils.data.get_worker_info()
-        rng = np.random.default_rng(self.seed + (info.id if info else 0))
-        while True:
-            scene = self.scenes[int(rng.integers(len(self.scenes)))]
-            window, targets, mask = recipe_data.finder_sample(
-                scene, FINDER_WINDOW, FINDER_STRIDE, rng
+        for step in range(self.start, self.total):
+            rng = batch_rng(self.seed, step)
+            windows, targets, masks = [], [], []
+            for _ in range(FINDER_BATCH):
+                scene = self.scenes[int(rng.integers(len(self.scenes)))]
+                window, target, mask = recipe_data.finder_sample(
+                    scene, FINDER_WINDOW, FINDER_STRIDE, rng
+                )
+                windows.append(window)
+                targets.append(target)
+                masks.append(mask)
+            yield (
+                to_tensor(np.stack(windows)),
+                torch.from_numpy(np.stack(targets)),
+                torch.from_numpy(np.stack(masks)),
             )
-            yield to_tensor(window[None])[0], torch.from_numpy(targets), torch.from_numpy(mask)
 
 
 def focal_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -246,44 +336,46 @@ def finder_loss(out: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) ->
 
 @dataclass(frozen=True)
 class FinderStage:
-    """What one finder stage trains with."""
+    """What one finder stage trains with (``workers`` as ClassifierStage's)."""
 
     steps: int
     seed: int
     max_lr: float = 3e-3
     budget_minutes: float | None = None
     init_onnx: Path | None = None
+    workers: int = 1
 
 
 def train_finder(
-    scenes: list[recipe_data.Scene], stage: FinderStage, device: torch.device
+    scenes: list[recipe_data.Scene],
+    stage: FinderStage,
+    device: torch.device,
+    checkpoint: Checkpointer | None = None,
 ) -> tuple[FinderNet, int]:
     """Train (or continue from an exported ONNX) the finder on ``device``; returns the net
-    (on the CPU) and the steps done."""
+    (on the CPU) and the steps done. ``checkpoint`` as train_classifier's."""
+    checkpoint = checkpoint or Checkpointer(None, Progress("finder"), {})
+    torch.manual_seed(stage.seed)
     net = FinderNet()
     if stage.init_onnx is not None:
         load_folded_onnx(net, stage.init_onnx)
         logger.info("finder starts from %s (BatchNorm folded and frozen)", stage.init_onnx)
     net.to(device)
-    loader = torch.utils.data.DataLoader(
-        FinderStream(scenes, stage.seed + 2),
-        batch_size=FINDER_BATCH,
-        num_workers=1,
-        persistent_workers=True,
-        pin_memory=device.type == "cuda",
-    )
     schedule = Schedule(stage.max_lr, stage.steps, stage.budget_minutes)
     optimiser, cycle = schedule.optimiser(net)
+    start = checkpoint.resume_into(net, optimiser, cycle)
     net.train()
     if stage.init_onnx is not None:
         freeze_batchnorm(net)
-    started, running, step = time.time(), 0.0, 0
-    for step, (x, targets, mask) in enumerate(loader, start=1):
+    batches = FinderBatches(scenes, stage.seed + 2, start, stage.steps)
+    since, started, running, done = time.time(), time.time(), 0.0, start
+    for step, (x, targets, mask) in enumerate(
+        batch_loader(batches, stage.seed, stage.workers, device), start=start + 1
+    ):
         if cycle is None:
-            progress = schedule.progress(step - 1, started)
+            progress = schedule.progress(step - 1, checkpoint.stage_seconds(since))
             if progress >= 1:
                 logger.info("finder: time budget reached after %d steps", step - 1)
-                step -= 1
                 break
             schedule.set_budget_lr(optimiser, progress)
         batch = [t.to(device, non_blocking=True) for t in (x, targets, mask)]
@@ -295,13 +387,14 @@ def train_finder(
         if cycle is not None:
             cycle.step()  # type: ignore[attr-defined]
         value = float(loss.detach())
-        running = 0.98 * running + 0.02 * value if step > 1 else value
+        running = 0.98 * running + 0.02 * value if step > start + 1 else value
+        done = step
         if step % 50 == 0 or step == stage.steps:
+            checkpoint.note(step, loss=running)
             logger.info(
                 "finder step %d/%d loss %.4f  %.0fs",
                 step, stage.steps, running, time.time() - started,
             )  # fmt: skip
-        if step >= stage.steps:
-            break
+        save_or_stop(checkpoint, net, optimiser, cycle, done, checkpoint.stage_seconds(since))
     net.eval()
-    return net.cpu(), step
+    return net.cpu(), done

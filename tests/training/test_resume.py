@@ -1,0 +1,175 @@
+"""A training run survives being stopped (models/recipe/checkpoint.py): a tiny run stopped
+at a step and resumed from its saved state reaches the same weights as one that went
+through, for both nets; the state loads from another folder (another machine's path);
+the candidate a save exports passes the runtime's manifest checks; the command line keeps
+a run's own arguments and takes the session's anew. Needs torch (the `test` extra)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from companion.vision.classifier import PipClassifier
+from companion.vision.model import save_manifest
+from companion.vision.types import DieBox
+from models.recipe import data as recipe_data
+from models.recipe.checkpoint import (
+    CANDIDATE_FOLDER,
+    PROGRESS_FILE,
+    STATE_FILE,
+    BoxOver,
+    Checkpointer,
+    Progress,
+    load_state,
+)
+from models.recipe.manifests import classifier_manifest
+from models.recipe.training import (
+    ClassifierStage,
+    FinderStage,
+    train_classifier,
+    train_finder,
+)
+from models.train import export_classifier, resumed_arguments, session_flags_removed
+
+SEED = 20261202
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> None:
+    torch.set_num_threads(1)  # the same threads for both runs: sums come out the same
+
+
+def tiny_bank(count: int = 300) -> recipe_data.CropBank:
+    rng = np.random.default_rng(5)
+    crops = rng.integers(0, 255, (count, recipe_data.BANK_SIZE, recipe_data.BANK_SIZE, 3))
+    return recipe_data.CropBank(
+        crops.astype(np.uint8),
+        rng.integers(0, 7, count).astype(np.int64),
+        np.full(count, 180.0, np.float32),
+        np.ones(count, bool),
+    )
+
+
+def tiny_validation() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(6)
+    return rng.integers(0, 255, (8, 48, 48, 3)).astype(np.uint8), rng.integers(0, 6, 8)
+
+
+def keeper(folder: Path, model: str, stop_at: int | None = None) -> Checkpointer:
+    resumed = load_state(folder) if (folder / STATE_FILE).is_file() else None
+    progress = resumed.progress if resumed else Progress(model)
+    return Checkpointer(folder, progress, {"argv": []}, resumed=resumed, stop_at_step=stop_at)
+
+
+def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> None:
+    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
+        assert torch.allclose(x.float(), y.float(), atol=1e-6), name
+
+
+def test_a_stopped_and_resumed_classifier_equals_one_that_went_through(tmp_path: Path) -> None:
+    stage = ClassifierStage(epochs=2, seed=SEED, max_lr=3e-3, workers=0)  # 3 steps an epoch
+    through, _ = train_classifier(
+        tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
+        keeper(tmp_path / "through", "classifier"),
+    )  # fmt: skip
+    stopped = tmp_path / "stopped"
+    with pytest.raises(BoxOver):  # mid-epoch, between two validation looks
+        train_classifier(
+            tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
+            keeper(stopped, "classifier", stop_at=4),
+        )  # fmt: skip
+    saved = json.loads((stopped / PROGRESS_FILE).read_text(encoding="utf-8"))
+    assert saved["steps_done"] == 4 and saved["stage"] == 0
+    moved = tmp_path / "another machine" / "state"  # the state is relative to nothing
+    shutil.copytree(stopped, moved)
+    shutil.rmtree(stopped)
+    resumed, epochs = train_classifier(
+        tiny_bank(), tiny_validation(), stage, torch.device("cpu"), keeper(moved, "classifier")
+    )
+    assert epochs == 2
+    same_weights(through, resumed)
+    # and the check can fail: a run that was not resumed from its state differs
+    fresh, _ = train_classifier(
+        tiny_bank(), tiny_validation(), ClassifierStage(2, SEED + 1, 3e-3, workers=0),
+        torch.device("cpu"),
+    )  # fmt: skip
+    with pytest.raises(AssertionError):
+        same_weights(through, fresh)
+
+
+def test_a_stopped_and_resumed_finder_equals_one_that_went_through(tmp_path: Path) -> None:
+    scenes = recipe_data.render_scenes(3, SEED, width=256, height=192)
+    stage = FinderStage(steps=4, seed=SEED, max_lr=3e-3, workers=0)
+    through, _ = train_finder(scenes, stage, torch.device("cpu"))
+    with pytest.raises(BoxOver):
+        train_finder(scenes, stage, torch.device("cpu"), keeper(tmp_path, "finder", stop_at=2))
+    assert load_state(tmp_path).progress.steps_done == 2
+    resumed, steps = train_finder(scenes, stage, torch.device("cpu"), keeper(tmp_path, "finder"))
+    assert steps == 4
+    same_weights(through, resumed)
+
+
+def test_a_time_budgeted_stage_counts_the_seconds_of_earlier_sessions(tmp_path: Path) -> None:
+    stage = ClassifierStage(epochs=2, seed=SEED, budget_minutes=10.0, workers=0)
+    with pytest.raises(BoxOver):
+        train_classifier(
+            tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
+            keeper(tmp_path, "classifier", stop_at=2),
+        )  # fmt: skip
+    first = load_state(tmp_path).progress.seconds
+    assert first > 0
+    with pytest.raises(BoxOver):
+        train_classifier(
+            tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
+            keeper(tmp_path, "classifier", stop_at=4),
+        )  # fmt: skip
+    state = load_state(tmp_path)
+    assert state.progress.seconds > first and state.progress.sessions == 1
+
+
+def test_each_save_exports_a_candidate_that_passes_the_manifest_checks(tmp_path: Path) -> None:
+    def export(net: torch.nn.Module, folder: Path) -> None:  # as train.py's candidates
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / "pip_classifier.onnx"
+        export_classifier(net, target)  # type: ignore[arg-type]
+        manifest = classifier_manifest(
+            created="2026-12-01", command="test", seed=SEED, trained_on={"real": {}},
+            embedding_width=96,
+        )  # fmt: skip
+        save_manifest(manifest, target)
+
+    checkpoint = keeper(tmp_path, "classifier", stop_at=2)
+    checkpoint.export = export
+    with pytest.raises(BoxOver):
+        train_classifier(
+            tiny_bank(), tiny_validation(), ClassifierStage(2, SEED, workers=0),
+            torch.device("cpu"), checkpoint,
+        )  # fmt: skip
+    candidate = tmp_path / CANDIDATE_FOLDER
+    classifier = PipClassifier.load(candidate)  # the runtime's checks: sha256, shapes, labels
+    picture = np.full((120, 160, 3), 200, np.uint8)
+    readings, embeddings = classifier.read_with_embeddings(picture, [DieBox(60, 60, 40, 40)])
+    assert len(readings) == 1 and embeddings is not None and embeddings.shape == (1, 96)
+
+
+def test_a_resume_keeps_the_runs_arguments_and_takes_the_sessions_anew(tmp_path: Path) -> None:
+    argv = ["--only", "classifier", "--seed", "7", "--box", "30", "--threads=2", "--state", "X"]
+    assert session_flags_removed(argv) == ["--only", "classifier", "--seed", "7", "--state", "X"]
+    folder = tmp_path / "run"
+    with pytest.raises(BoxOver):
+        checkpoint = keeper(folder / "classifier", "classifier", stop_at=1)
+        checkpoint.arguments = {"argv": ["--only", "classifier", "--seed", "7"]}
+        train_classifier(
+            tiny_bank(), tiny_validation(), ClassifierStage(1, SEED, workers=0),
+            torch.device("cpu"), checkpoint,
+        )  # fmt: skip
+    again = resumed_arguments(["--resume", str(folder), "--box", "45", "--threads", "1"])
+    assert again == [
+        "--only", "classifier", "--seed", "7", "--state", str(folder),
+        "--resume", str(folder), "--box", "45", "--threads", "1",
+    ]  # fmt: skip
