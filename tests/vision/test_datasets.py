@@ -18,6 +18,7 @@ from companion.vision.datasets import (
     EPANEMU,
     MATTEO,
     MEASURE_ONLY,
+    RUNE55,
     SKOVY,
     TOMITOMI,
     DatasetError,
@@ -29,6 +30,7 @@ from companion.vision.datasets import (
     near_twin_groups,
     read_crop_folder,
     read_labelled_folder,
+    rune55_group,
 )
 
 DATA = default_data_root()
@@ -121,10 +123,10 @@ def test_the_calibration_part_is_held_back_from_training_and_validation(
     validation = {im.path for im in split.all_validation()}
     assert held_back and not held_back & trained and not held_back & validation
     assert not trained & validation
-    assert set(split.calibration) == {BYLER, EPANEMU, MATTEO, TOMITOMI}
+    assert set(split.calibration) == {BYLER, EPANEMU, MATTEO, RUNE55, TOMITOMI}
     assert all(split.calibration[name] for name in split.calibration)
     # the finder never trains on single-die crops; the classifier's crops are tomitomi's
-    assert {im.folder for im in split.train} == {BYLER, EPANEMU, MATTEO}
+    assert {im.folder for im in split.train} == {BYLER, EPANEMU, MATTEO, RUNE55}
     assert {im.folder for im in split.train_crops} == {TOMITOMI}
 
 
@@ -155,6 +157,44 @@ def test_tomitomi_near_twins_never_straddle_two_parts(split: DatasetSplit) -> No
     assert all(len({part[paths[k]] for k in group}) == 1 for group in groups)
     assert 200 <= len(split.calibration[TOMITOMI]) <= 300
     assert 200 <= len(split.validation[TOMITOMI]) <= 300
+
+
+def test_rune55_is_read_as_greyscale_scenes_with_pips_as_class_plus_one() -> None:
+    images = read_labelled_folder(DATA / RUNE55)
+    assert len(images) == 1489 and sum(len(im.dice) for im in images) == 5232
+    assert {(im.width, im.height) for im in images} == {(640, 640)}
+    values = Counter(d.value for im in images for d in im.dice)
+    assert set(values) == set(range(1, 7)) and min(values.values()) > 500
+    first = images[0]  # 00000_jpg.rf.03fc...: "cls xc yc w h", pips = cls + 1
+    label = DATA / RUNE55 / "labels" / f"{first.path.stem}.txt"
+    cls, xc, yc, w, h = label.read_text(encoding="utf-8").split()[:5]
+    assert first.dice[0].value == int(cls) + 1
+    assert first.dice[0].cx == pytest.approx(float(xc) * 640)
+    assert first.dice[0].w == pytest.approx(float(w) * 640)
+    picture = first.load()
+    assert np.abs(picture[..., 0].astype(int) - picture[..., 2]).max() < 30  # greyscale
+
+
+def test_rune55_groups_of_similar_photos_never_straddle_two_parts(split: DatasetSplit) -> None:
+    part = {im.path: "train" for im in split.train if im.folder == RUNE55}
+    part.update({im.path: "calibration" for im in split.calibration[RUNE55]})
+    part.update({im.path: "validation" for im in split.validation[RUNE55]})
+    assert len(part) == 1489
+    by_group: dict[str, set[str]] = {}
+    for path, where in part.items():
+        by_group.setdefault(rune55_group(path), set()).add(where)
+    assert all(len(parts) == 1 for parts in by_group.values())
+    assert 200 <= len(split.validation[RUNE55]) <= 350
+    assert 200 <= len(split.calibration[RUNE55]) <= 350
+
+
+def test_rune55_groups_join_a_photos_copies_and_neighbouring_frames() -> None:
+    group = rune55_group
+    assert group(Path("00117_jpg.rf.d1.jpg")) == group(Path("00117_jpg.rf.3a.jpg"))
+    assert group(Path("00117_jpg.rf.d1.jpg")) == group(Path("00113_jpg.rf.77.jpg"))
+    assert group(Path("00117_jpg.rf.d1.jpg")) != group(Path("00121_jpg.rf.d1.jpg"))
+    assert group(Path("IMG_0662_jpeg_jpg.rf.a.jpg")) == group(Path("IMG_0668_jpeg.rf.b.jpg"))
+    assert group(Path("AKYvOkMr5c4xXRkTjuMD_jpg.rf.c.jpg")) == "AKYvOkMr5c4xXRkTjuMD"
 
 
 def test_near_twin_groups_join_copies_and_leave_other_pictures_alone(tmp_path: Path) -> None:
