@@ -1,0 +1,154 @@
+"""Judge finder x classifier pairs by the ship rule of models/README.md: for each pair, the
+peak rule and the confidence map chosen on the calibration parts (`train.py --only
+evaluate`), then the pooled missed + false + misread dice on the validation parts as
+labelled, skovy-catan-webcam (measure only: all 98 dice right, no false die) and
+chase-casino-crops (measure only, read as single dice by the classifier alone).
+
+    .venv/bin/python bench/model_pairs.py \\
+        --finder shipped=models --finder s12=models/training/stage12-finder/finder/candidate \\
+        --classifier shipped=models \\
+        --classifier s12=models/training/stage12-classifier/classifier/candidate --jobs 2
+
+A NAME=PATH is a folder holding dice_finder.onnx/.json (or pip_classifier.onnx/.json).
+Each pair is put together in .cache/pairs/FINDER+CLASSIFIER (git-ignored) and evaluated in
+a process of its own (``--jobs`` at a time). ``--as-shipped`` also measures the shipped
+pair with its shipped peak rule and map (what users have now): the baseline of the rule.
+Prints one table; the per-folder figures are in each pair's manifests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from companion.vision.datasets import CHASE, SKOVY, default_data_root  # noqa: E402
+
+PAIRS = REPO / ".cache" / "pairs"
+FILES = {"finder": "dice_finder", "classifier": "pip_classifier"}
+
+
+@dataclass
+class PairFigures:
+    name: str
+    per_folder: dict[str, int]
+    skovy: str
+    chase: str
+
+    @property
+    def pooled(self) -> int:
+        return sum(self.per_folder.values())
+
+
+def named_folder(text: str) -> tuple[str, Path]:
+    name, _, path = text.partition("=")
+    if not path:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=PATH")
+    return name, Path(path)
+
+
+def assemble(finder: tuple[str, Path], classifier: tuple[str, Path], shipped: bool) -> Path:
+    """A models folder holding the pair (the runtime reads both from one folder)."""
+    folder = PAIRS / (f"{finder[0]}+{classifier[0]}" + ("-as-shipped" if shipped else ""))
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for (_, source), stem in ((finder, FILES["finder"]), (classifier, FILES["classifier"])):
+        for suffix in (".onnx", ".json"):
+            shutil.copy(source / f"{stem}{suffix}", folder / f"{stem}{suffix}")
+    return folder
+
+
+def run(command: list[str], log: Path) -> str:
+    with log.open("a", encoding="utf-8") as handle:
+        done = subprocess.run(command, cwd=REPO, text=True, capture_output=True, check=False)
+        handle.write(done.stdout + done.stderr)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed; see {log}")
+    return done.stdout + done.stderr
+
+
+def judge(folder: Path, evaluate: bool) -> PairFigures:
+    """The pair's figures: evaluate (peak rule, map, validation figures) unless as shipped."""
+    python, log = sys.executable, folder / "evaluate.log"
+    if evaluate:
+        run([python, "models/train.py", "--only", "evaluate", "--out", str(folder)], log)
+    else:
+        measured = run(
+            [python, "bench/vision_eval.py", "--suite", "--models", str(folder),
+             "--diagram", str(folder / "reliability.png")],
+            log,
+        )  # fmt: skip
+        return from_suite(folder.name, measured)
+    manifest = json.loads((folder / "dice_finder.json").read_text(encoding="utf-8"))
+    figures = {k: v for k, v in manifest["validation"].items() if isinstance(v, dict)}
+    per_folder = {name: int(f["missed_false_misread"]) for name, f in figures.items()}
+    data = default_data_root()
+    vision_eval = [python, "bench/vision_eval.py", "--models", str(folder), "--corrections", ""]
+    skovy = run([*vision_eval, str(data / SKOVY)], log)
+    chase = run([*vision_eval, str(data / CHASE)], log)
+    return PairFigures(folder.name, per_folder, skovy_line(skovy), chase_line(chase))
+
+
+def skovy_line(text: str) -> str:
+    found = re.search(r"missed (\d+) \+ false (\d+) \+ misread (\d+)", text)
+    return "?" if found is None else "missed {} false {} misread {}".format(*found.groups())
+
+
+def chase_line(text: str) -> str:
+    found = re.search(r"classifier_accuracy_on_labelled_boxes: ([\d.]+) \((\d+) of (\d+)", text)
+    return "?" if found is None else f"{found.group(2)} of {found.group(3)}"
+
+
+def from_suite(name: str, text: str) -> PairFigures:
+    """The as-shipped pair's figures, read from bench/vision_eval.py --suite's output."""
+    per_folder: dict[str, int] = {}
+    skovy = chase = "?"
+    for block in text.split("\n\n"):
+        head = re.match(r"\s*(\S+) \((validation|measure only)\): \d+ images", block)
+        if head is None:
+            continue
+        folder, part = head.groups()
+        count = re.search(r"missed_false_misread: (\d+)", block)
+        if folder == SKOVY:
+            skovy = skovy_line(block)
+        elif folder == CHASE:
+            chase = chase_line(block)
+        elif part == "validation" and count is not None:
+            per_folder[folder] = int(count.group(1))
+    return PairFigures(name, per_folder, skovy, chase)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--finder", type=named_folder, action="append", required=True)
+    parser.add_argument("--classifier", type=named_folder, action="append", required=True)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--as-shipped", action="store_true")
+    args = parser.parse_args(argv)
+    tasks = [(assemble(f, c, False), True) for f in args.finder for c in args.classifier]
+    if args.as_shipped:
+        shipped = ("shipped", REPO / "models")
+        tasks.append((assemble(shipped, shipped, True), False))
+    with ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda task: judge(*task), tasks))
+    folders = sorted({name for r in results for name in r.per_folder})
+    print("| pair | " + " | ".join(folders) + " | pooled | skovy | chase (single dice) |")
+    print("|---" * (len(folders) + 4) + "|")
+    for r in sorted(results, key=lambda r: r.pooled):
+        cells = " | ".join(str(r.per_folder.get(name, "")) for name in folders)
+        print(f"| {r.name} | {cells} | **{r.pooled}** | {r.skovy} | {r.chase} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
