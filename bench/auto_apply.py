@@ -220,7 +220,10 @@ def masked_fit(
     right = np.concatenate([f.right[m] for f, m in zip(others, readable, strict=True)])
     looks = fit_look_model(features, right, sure, ood_model)
     fitted = fit_confidence_map(list(looks.score(features)), list(right))
-    scores = fitted.apply(looks.score(cut(die_features(held, ood_model, sure))))
+    held_features = die_features(held, ood_model, sure)
+    scores = fitted.apply(looks.score(cut(held_features)))
+    if ood_model is not None and LOOK_FEATURES.index("ood") in columns:  # and its gate
+        scores = ood_model.gate(scores, held_features[:, LOOK_FEATURES.index("ood")])
     return np.where(held.value > 0, scores, 0.0)
 
 
@@ -368,7 +371,7 @@ def draw_curves(
     )  # fmt: skip
     cv2.putText(
         canvas,
-        "applied, as the threshold falls; dotted: 95 % upper bound (pooled); dot: threshold",
+        "applied, as the threshold falls; dotted: 95 % bound (pooled); dot: the threshold (none",
         (8, 36), 0, 0.4, (0, 0, 0), 1, cv2.LINE_AA,
     )  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)

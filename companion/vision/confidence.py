@@ -163,12 +163,15 @@ class OodModel:
     Mahalanobis distance to the mean of the read value's class, one covariance shared by
     the six classes (fitted on the training part's labelled dice: `fit_ood`), so
     ``distance^2 = |whiten @ (x - means[value - 1])|^2``. ``threshold``: the score above
-    which a die is unfamiliar (fitted on the calibration parts)."""
+    which a die is unfamiliar (fitted on the calibration parts); an unfamiliar die's
+    confidence is at most ``unfamiliar_confidence``, the share of the calibration dice
+    beyond the threshold read right (shrunk as the map's blocks are): it is asked about."""
 
     means: np.ndarray = field(repr=False)  # 6 x D
     # D x D, upper triangular: a Cholesky factor of the precision
     whiten: np.ndarray = field(repr=False)
     threshold: float = float("inf")
+    unfamiliar_confidence: float = 1.0
 
     def score(self, embeddings: np.ndarray, values: np.ndarray) -> np.ndarray:
         """ln(1 + distance^2 / D) per die (values 1-6; 0, unreadable, scores as 1)."""
@@ -182,7 +185,13 @@ class OodModel:
             "means": np.round(self.means, 5).tolist(),
             "whiten": np.round(self.whiten, 5).tolist(),
             "threshold": round(self.threshold, 6),
+            "unfamiliar_confidence": round(self.unfamiliar_confidence, 6),
         }
+
+    def gate(self, confidence: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """The confidences with an unfamiliar die's capped (`unfamiliar_confidence`)."""
+        capped = np.minimum(confidence, self.unfamiliar_confidence)
+        return np.asarray(np.where(scores > self.threshold, capped, confidence), np.float64)
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> OodModel:
@@ -190,7 +199,12 @@ class OodModel:
         whiten = np.asarray(data["whiten"], np.float64)
         if means.ndim != 2 or means.shape[0] != FACES or whiten.shape != (means.shape[1],) * 2:
             raise ConfidenceError("'ood' needs 6 x D means and a D x D whitening matrix")
-        return cls(means, whiten, float(data["threshold"]))  # type: ignore[arg-type]
+        return cls(
+            means,
+            whiten,
+            float(data["threshold"]),  # type: ignore[arg-type]
+            float(data.get("unfamiliar_confidence", 1.0)),  # type: ignore[arg-type]
+        )
 
 
 def fit_ood(embeddings: np.ndarray, values: np.ndarray, shrink: float = 0.05) -> OodModel:
@@ -240,6 +254,14 @@ class LookModel:
         if self.ood is None or embeddings is None or not len(values):
             return np.zeros(len(values))
         return self.ood.score(embeddings, values)
+
+    def confidence(self, features: np.ndarray, points: ConfidenceMap) -> np.ndarray:
+        """Each die's calibrated confidence: its score through the map ``points``, an
+        unfamiliar die's capped (`OodModel.gate`)."""
+        confidence = points.apply(self.score(features))
+        if self.ood is None:
+            return confidence
+        return self.ood.gate(confidence, features[:, LOOK_FEATURES.index("ood")])
 
     def score(self, features: np.ndarray) -> np.ndarray:
         """The logistic model's probability that each die is read right."""

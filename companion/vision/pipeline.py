@@ -160,7 +160,7 @@ def calibrate_looks(
 ) -> tuple[DieReading, ...]:
     """`calibrate` for a map over the looks (companion.vision.confidence.LookModel): each
     read die's looks scored and mapped; a die whose embedding lies beyond the OOD
-    threshold is flagged ``unfamiliar``. A die read without its looks (a caller that did
+    threshold is flagged ``unfamiliar`` and its confidence capped (`OodModel.gate`). A die read without its looks (a caller that did
     not ask for them) is never sure: confidence 0."""
     looks = confidence_map.looks
     assert looks is not None
@@ -185,7 +185,7 @@ def calibrate_looks(
         np.array([max(d.where.w, d.where.h) for d in dice]),
         embeddings,
     )
-    confidence = confidence_map.apply(looks.score(features))
+    confidence = looks.confidence(features, confidence_map)
     ood = features[:, LOOK_FEATURES.index("ood")]
     unfamiliar = looks.ood is not None and embeddings is not None
     for j, k in enumerate(read):

@@ -78,7 +78,10 @@ def fit_die_confidence(
     right = np.concatenate([f.right[m] for f, m in readable])
     if ood is not None:
         scores = np.concatenate([ood.score(f.embedding[m], f.value[m]) for f, m in readable])
-        ood = dataclasses.replace(ood, threshold=float(np.quantile(scores[right], OOD_QUANTILE)))
+        threshold = float(np.quantile(scores[right], OOD_QUANTILE))
+        beyond = right[scores > threshold]
+        share = (float(beyond.sum()) + 0.5) / (len(beyond) + 1.0)
+        ood = dataclasses.replace(ood, threshold=threshold, unfamiliar_confidence=share)
     features = np.concatenate([die_features(f, ood, sure_peak)[m] for f, m in readable])
     looks = fit_look_model(features, right, sure_peak, ood)
     fitted = fit_confidence_map(list(looks.score(features)), list(right))
@@ -97,7 +100,7 @@ def die_confidences(f: Features, confidence_map: ConfidenceMap) -> np.ndarray:
     looks = confidence_map.looks
     assert looks is not None
     features = looks.features(f.raw, f.value, f.views, f.wide, f.peak, f.side, f.embedding)
-    confidence = confidence_map.apply(looks.score(features))
+    confidence = looks.confidence(features, confidence_map)
     return np.where(f.value > 0, confidence, 0.0)
 
 

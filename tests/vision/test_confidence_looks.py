@@ -126,6 +126,10 @@ def test_the_ood_score_of_a_rendered_non_die_object_is_high() -> None:
     dice = classify(classifier, frame, boxes, looks=True)
     die_scores = ood.score(np.stack([np.asarray(d.embedding) for d in dice]), np.array(values))
     assert key_score > ood.threshold
+    (calibrated,) = calibrate([reading], confidence_map)
+    if calibrated.value is not None:  # read as a face: flagged, and never surer than
+        assert "unfamiliar" in calibrated.flags  # the unfamiliar calibration dice were
+        assert calibrated.confidence <= ood.unfamiliar_confidence < 0.99
     assert key_score > np.quantile(die_scores, 0.9)
     assert np.median(die_scores) < ood.threshold  # real dice are familiar
 
