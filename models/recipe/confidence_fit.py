@@ -149,8 +149,13 @@ def read_sources(
     return sources, scenes
 
 
-def training_ood(finder: DiceFinder, classifier: PipClassifier, data: Path | None) -> OodModel:
-    """The OOD model of the classifier's embeddings of the training part's labelled dice."""
+def training_ood(
+    finder: DiceFinder, classifier: PipClassifier, data: Path | None
+) -> OodModel | None:
+    """The OOD model of the classifier's embeddings of the training part's labelled dice
+    (None for a classifier without the ``embedding`` output: no OOD look)."""
+    if classifier.embedding_index is None:
+        return None
     split = load_split(data)
     images = [*split.train, *split.train_crops]
     f = cached_features("train-boxes", images, finder, classifier, crops=True)
