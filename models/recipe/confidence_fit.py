@@ -34,6 +34,7 @@ import dataclasses
 import datetime as dt
 import json
 import logging
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -232,9 +233,23 @@ def write_into_manifest(
     sha256 stay as they are)."""
     path = models_dir / "pip_classifier.json"
     body = json.loads(path.read_text(encoding="utf-8"))
-    body[CONFIDENCE_KEY] = {**confidence_map.to_json(), **record}
-    path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    mark = "\u0000confidence\u0000"  # the rest of the manifest keeps its layout
+    body[CONFIDENCE_KEY] = mark
+    confidence = json.dumps({**confidence_map.to_json(), **record}, indent=2)
+    text = json.dumps(body, indent=2).replace(
+        json.dumps(mark), compact_numbers(confidence).replace("\n", "\n  ")
+    )
+    path.write_text(text + "\n", encoding="utf-8")
     return path
+
+
+NUMBER_LIST = re.compile(r"\[\s*(-?[0-9][-+0-9.eE]*(?:,\s*-?[0-9][-+0-9.eE]*)*)\s*\]")
+
+
+def compact_numbers(text: str) -> str:
+    """Indented JSON with every list of plain numbers on one line (the OOD model's 96 x 96
+    matrix would take a line per number; only the ``confidence`` field is written so)."""
+    return NUMBER_LIST.sub(lambda m: "[" + ", ".join(re.split(r",\s*", m.group(1))) + "]", text)
 
 
 def summary(confidence_map: ConfidenceMap, record: dict[str, object]) -> str:
