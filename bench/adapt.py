@@ -115,7 +115,9 @@ def read_boxes(
 ) -> tuple[DieReading, ...]:
     """The rest of DiceReader.read after its finder (companion.vision.pipeline): classify,
     the finder's peak rule (not for crops: no finder there), calibrate, colour."""
-    readings = classify(classifier, picture, boxes) if boxes else ()
+    confidence_map = classifier.confidence_map
+    looks = confidence_map is not None and confidence_map.needs_looks
+    readings = classify(classifier, picture, boxes, looks) if boxes else ()
     if not crops:
         readings = confirm_weak(readings, reader.finder.peak_rule)
     readings = calibrate(readings, classifier.confidence_map)

@@ -161,9 +161,11 @@ def rolls_applied(
     photos: np.ndarray,
 ) -> tuple[int, int]:
     """Rolls that go in without a tap, and of those wrong (module docstring); ``read``:
-    the dice's probabilities and raw confidences (`read_cached`)."""
+    the dice's probabilities and raw confidences (`read_cached`). A map over the looks
+    (issue 23) scores more than the raw confidence cached here: bench/auto_apply.py
+    measures it, this returns (0, 0) for it."""
     shipped = classifier.confidence_map
-    if shipped is None or shipped.threshold is None:
+    if shipped is None or shipped.threshold is None or shipped.needs_looks:
         return 0, 0
     probabilities, raw = read
     read_as = probabilities.argmax(axis=1)

@@ -123,8 +123,11 @@ def read_labelled_boxes(
 ) -> tuple[DieReading, ...]:
     """The classifier alone (with its second look) on each labelled die's square box, its
     confidences calibrated as the pipeline calibrates them."""
-    boxes = [DieBox(d.cx, d.cy, d.side, d.side) for d in truth.dice]
-    return calibrate(classify(reader.classifier, picture, boxes), reader.classifier.confidence_map)
+    # no finder looked: the peak is unknown (NaN), as the confidence fit reads such boxes
+    boxes = [DieBox(d.cx, d.cy, d.side, d.side, 0.0, float("nan")) for d in truth.dice]
+    confidence_map = reader.classifier.confidence_map
+    looks = confidence_map is not None and confidence_map.needs_looks
+    return calibrate(classify(reader.classifier, picture, boxes, looks), confidence_map)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,6 +51,7 @@ Nothing here does I/O: the examples come from companion.vision.adapt_store."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -448,9 +449,15 @@ class AdaptedClassifier(PipClassifier):
         self.base = base
         self.head = head
 
-    def classify(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> Classified:
+    def classify(
+        self, image_bgr: np.ndarray, boxes: Sequence[DieBox], looks: bool = False
+    ) -> Classified:
         if not self.head.active or self.embedding_index is None:
-            return super().classify(image_bgr, boxes)
+            return super().classify(image_bgr, boxes, looks)
+        if looks:  # the shipped model's independent looks beside the head's reading
+            seen = super().classify(image_bgr, boxes, looks=True)
+            adapted = self.classify(image_bgr, boxes)
+            return dataclasses.replace(adapted, views=seen.views, wide=seen.wide)
         crops = self.crops(image_bgr, boxes)
         outputs = self.model.run(self.model.normalise(crops))
         embeddings = outputs[self.embedding_index]

@@ -43,6 +43,9 @@ LOW_CONFIDENCE = "low_confidence"
 EXPECTED_LABELS = ("1", "2", "3", "4", "5", "6", UNREADABLE)
 PROBABILITIES_OUTPUT = "probabilities"
 EMBEDDING_OUTPUT = "embedding"
+# the second look at a die for its confidence: a crop of this many times its side (the
+# first is ``crop_margin``, 1.3): the die framed with more of the table around it
+WIDE_MARGIN = 1.6
 
 Reading = tuple[int | None, float, tuple[str, ...]]
 
@@ -58,6 +61,10 @@ class Classified:
     probabilities: np.ndarray
     embeddings: np.ndarray | None
     confidence: np.ndarray | None = None
+    # with ``looks``: N x 8 x 7 probabilities of the eight symmetric views (view 0 the crop
+    # as cut) and N x 7 of the crop at the second margin (`PipClassifier.wide_margin`)
+    views: np.ndarray | None = None
+    wide: np.ndarray | None = None
 
 
 def crop_square(
@@ -114,6 +121,8 @@ class PipClassifier:
         self.margin = float(manifest.option("crop_margin", 1.3))
         self.min_confidence = float(manifest.option("min_confidence", 0.7))
         self.second_look_below = float(manifest.option("second_look_below", self.min_confidence))
+        # the second crop margin of the independent looks (companion.vision.confidence)
+        self.wide_margin = float(manifest.option("wide_margin", WIDE_MARGIN))
         # raw top probability -> probability of being right (None: the manifest has none)
         self.confidence_map: ConfidenceMap | None = None
         if CONFIDENCE_KEY in manifest.raw:
@@ -133,21 +142,31 @@ class PipClassifier:
         )
         return cls(model)
 
-    def crops(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> np.ndarray:
-        """N x H x W x 3 uint8 crops in the model's colour order."""
+    def crops(
+        self, image_bgr: np.ndarray, boxes: Sequence[DieBox], margin: float | None = None
+    ) -> np.ndarray:
+        """N x H x W x 3 uint8 crops in the model's colour order (``margin`` x the die's
+        side; default the manifest's crop margin)."""
         height, width = self.size
-        crops = np.stack([crop_die(image_bgr, box, self.margin, width) for box in boxes])
+        margin = self.margin if margin is None else margin
+        crops = np.stack([crop_die(image_bgr, box, margin, width) for box in boxes])
         if height != width:
             crops = np.stack([cv2.resize(c, (width, height)) for c in crops])
         if self.model.manifest.input.colour_order == "RGB":
             crops = crops[..., ::-1]
         return crops
 
-    def classify(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> Classified:
+    def classify(
+        self, image_bgr: np.ndarray, boxes: Sequence[DieBox], looks: bool = False
+    ) -> Classified:
         """N x 7 class probabilities ("1".."6", "unreadable") and the embeddings: one
         batch, then the second look (module docstring) for the dice read under
-        ``second_look_below``."""
+        ``second_look_below``. With ``looks`` every die's eight views and its crop at the
+        second margin go through in that one batch (9N crops), and the second look reuses
+        them: the probabilities are the same as without."""
         crops = self.crops(image_bgr, boxes)
+        if looks:
+            return self._classify_looks(image_bgr, boxes, crops)
         outputs = self.model.run(self.model.normalise(crops))
         probabilities = outputs[self.probabilities_index]
         embeddings = None if self.embedding_index is None else outputs[self.embedding_index]
@@ -158,6 +177,24 @@ class PipClassifier:
             others = others.reshape(-1, len(unsure), probabilities.shape[1])
             probabilities[unsure] = (probabilities[unsure] + others.sum(axis=0)) / (1 + len(others))
         return Classified(probabilities, embeddings)
+
+    def _classify_looks(
+        self, image_bgr: np.ndarray, boxes: Sequence[DieBox], crops: np.ndarray
+    ) -> Classified:
+        count = len(crops)
+        wide = self.crops(image_bgr, boxes, self.wide_margin)
+        batch = np.concatenate([crops, symmetric_views(crops), wide])
+        outputs = self.model.run(self.model.normalise(batch))
+        everything = outputs[self.probabilities_index]
+        # views[k, v]: die k seen in view v (view 0 as cut, then symmetric_views' order)
+        views = np.ascontiguousarray(everything[: 8 * count].reshape(8, count, -1).swapaxes(0, 1))
+        probabilities = views[:, 0].copy()
+        unsure = probabilities.max(axis=1) < self.second_look_below
+        probabilities[unsure] = views[unsure].mean(axis=1)
+        embeddings = None
+        if self.embedding_index is not None:
+            embeddings = outputs[self.embedding_index][:count]
+        return Classified(probabilities, embeddings, None, views, everything[8 * count :])
 
     def probabilities(self, image_bgr: np.ndarray, boxes: Sequence[DieBox]) -> np.ndarray:
         """N x 7 class probabilities, second look applied (`classify`)."""

@@ -37,7 +37,7 @@ import numpy as np
 
 from companion.vision.classifier import PipClassifier
 from companion.vision.colour import DiceSet, colour_readings, resolve_dice_set, to_lab
-from companion.vision.confidence import ConfidenceMap
+from companion.vision.confidence import LOOK_FEATURES, UNFAMILIAR, ConfidenceMap
 from companion.vision.finder import DiceFinder, PeakRule, as_bgr_uint8
 from companion.vision.types import DieBox, DieReading, FrameReading
 
@@ -103,13 +103,14 @@ def _covers(big: DieBox, small: DieBox, small_side: float) -> bool:
 
 
 def classify(
-    classifier: PipClassifier, picture: np.ndarray, boxes: Sequence[DieBox]
+    classifier: PipClassifier, picture: np.ndarray, boxes: Sequence[DieBox], looks: bool = False
 ) -> tuple[DieReading, ...]:
     """The classify stage: a value (or None), the classifier's raw confidence, flags, its
-    probabilities and its embedding per box (one batch)."""
+    probabilities and its embedding per box (one batch); with ``looks`` also each die's
+    eight views and its crop at the second margin, in that same batch."""
     if not boxes:
         return ()
-    classified = classifier.classify(picture, list(boxes))
+    classified = classifier.classify(picture, list(boxes), looks=looks)
     sure = classified.confidence
     readings = []
     for k, box in enumerate(boxes):
@@ -123,6 +124,8 @@ def classify(
                 flags=flags,
                 embedding=None if classified.embeddings is None else classified.embeddings[k],
                 probabilities=classified.probabilities[k],
+                views=None if classified.views is None else classified.views[k],
+                wide=None if classified.wide is None else classified.wide[k],
             )
         )
     return tuple(readings)
@@ -144,10 +147,53 @@ def calibrate(
     the classifier's probability of "unreadable"; without a map nothing changes."""
     if confidence_map is None:
         return tuple(readings)
+    if confidence_map.looks is not None:
+        return calibrate_looks(readings, confidence_map)
     return tuple(
         r if r.value is None else dataclasses.replace(r, confidence=confidence_map(r.confidence))
         for r in readings
     )
+
+
+def calibrate_looks(
+    readings: Sequence[DieReading], confidence_map: ConfidenceMap
+) -> tuple[DieReading, ...]:
+    """`calibrate` for a map over the looks (companion.vision.confidence.LookModel): each
+    read die's looks scored and mapped; a die whose embedding lies beyond the OOD
+    threshold is flagged ``unfamiliar`` and its confidence capped (`OodModel.gate`). A die read without its looks (a caller that did
+    not ask for them) is never sure: confidence 0."""
+    looks = confidence_map.looks
+    assert looks is not None
+    read = [k for k, r in enumerate(readings) if r.value is not None and r.views is not None]
+    out = [
+        r if r.value is None or r.views is not None else dataclasses.replace(r, confidence=0.0)
+        for r in readings
+    ]
+    if not read:
+        return tuple(out)
+    dice = [readings[k] for k in read]
+    values = np.array([d.value for d in dice])
+    embeddings = None
+    if all(d.embedding is not None for d in dice):
+        embeddings = np.stack([np.asarray(d.embedding) for d in dice])
+    features = looks.features(
+        np.array([d.confidence for d in dice]),
+        values,
+        np.stack([np.asarray(d.views) for d in dice]),
+        np.stack([np.asarray(d.wide) for d in dice]),
+        np.array([d.where.score for d in dice]),
+        np.array([max(d.where.w, d.where.h) for d in dice]),
+        embeddings,
+    )
+    confidence = looks.confidence(features, confidence_map)
+    ood = features[:, LOOK_FEATURES.index("ood")]
+    unfamiliar = looks.ood is not None and embeddings is not None
+    for j, k in enumerate(read):
+        flags = readings[k].flags
+        if unfamiliar and looks.ood is not None and ood[j] > looks.ood.threshold:
+            flags = (*flags, UNFAMILIAR)
+        out[k] = dataclasses.replace(readings[k], confidence=float(confidence[j]), flags=flags)
+    return tuple(out)
 
 
 class DiceReader:
@@ -195,8 +241,10 @@ class DiceReader:
                 missing=self.dice_set.colours if self.dice_set else (),
             )
         try:
-            readings = read_dice(picture, self.finder, self.classifier)
-            readings = calibrate(readings, self.classifier.confidence_map)
+            confidence_map = self.classifier.confidence_map
+            looks = confidence_map is not None and confidence_map.needs_looks
+            readings = read_dice(picture, self.finder, self.classifier, looks)
+            readings = calibrate(readings, confidence_map)
             readings, missing = colour_readings(picture, readings, self.dice_set)
         except Exception as exc:  # a model failure must not take the camera loop down
             logger.exception("frame %d: reading failed", frame_index)
@@ -216,11 +264,12 @@ class DiceReader:
 
 
 def read_dice(
-    picture: np.ndarray, finder: DiceFinder, classifier: PipClassifier
+    picture: np.ndarray, finder: DiceFinder, classifier: PipClassifier, looks: bool = False
 ) -> tuple[DieReading, ...]:
     """The dice of one checked picture before colour: finder, box filters, classifier,
-    peaks confirmed by the finder's PeakRule. The training recipe measures exactly this."""
-    return trace_dice(picture, finder, classifier).kept
+    peaks confirmed by the finder's PeakRule. The training recipe measures exactly this.
+    ``looks``: the classifier's independent looks too (`classify`; same values)."""
+    return trace_dice(picture, finder, classifier, looks).kept
 
 
 @dataclass(frozen=True)
@@ -235,11 +284,13 @@ class DiceTrace:
     floor: float  # the lowest peak score the finder stage let through (the rule's floor)
 
 
-def trace_dice(picture: np.ndarray, finder: DiceFinder, classifier: PipClassifier) -> DiceTrace:
+def trace_dice(
+    picture: np.ndarray, finder: DiceFinder, classifier: PipClassifier, looks: bool = False
+) -> DiceTrace:
     """`read_dice` with every stage's output kept."""
     located = tuple(locate(finder, picture))
     filtered = tuple(drop_undersized(drop_nested(located)))
-    readings = classify(classifier, picture, filtered) if filtered else ()
+    readings = classify(classifier, picture, filtered, looks) if filtered else ()
     rule = finder.peak_rule
     return DiceTrace(located, filtered, readings, confirm_weak(readings, rule), rule.floor)
 

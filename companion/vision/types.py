@@ -67,6 +67,11 @@ class DieReading:
     # the classifier's 7 probabilities ("1".."6", "unreadable") after its second look: the
     # question about an unsure die offers its two likeliest values. Not compared.
     probabilities: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # the independent looks at this die when the pipeline took them (a classifier whose
+    # confidence map asks for them): 8 x 7 probabilities of its eight symmetric views and 7
+    # of its crop at the second margin (companion.vision.confidence). Not compared.
+    views: np.ndarray | None = field(default=None, compare=False, repr=False)
+    wide: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, object]:
         return {

@@ -8,7 +8,11 @@ question names only the fewest dice without which the rest would clear it, the l
 first, each with its two likeliest values (`decide_roll`). A classifier without a shipped
 threshold makes no promise: nothing is sure and every die is asked about.
 
-`verdict` turns that decision into the hub's `RollVerdict` (companion.web.held_reading).
+`verdict` turns that decision into the hub's `RollVerdict` (companion.web.held_reading);
+`mode_line` is what the table page says the camera does with a matching roll. A die's
+confidence is the one the reader calibrated (companion.vision.pipeline.calibrate: its
+eight views, its wide crop, the finder's peak, its OOD score, through the classifier's
+look model), so the live table decides exactly as bench/auto_apply.py measures.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from functools import partial
 
 from companion.vision.confidence import decide_roll
 from companion.vision.types import DieReading
-from companion.web.held_reading import Decide, RollVerdict, UnsureDie
+from companion.web.held_reading import Decide, Mode, RollVerdict, UnsureDie
 
 
 def verdict(dice: Sequence[DieReading], on_table: int, threshold: float | None) -> RollVerdict:
@@ -41,3 +45,24 @@ def shipped_threshold(reader: object) -> float | None:
     confidence_map = getattr(classifier, "confidence_map", None)
     threshold = getattr(confidence_map, "threshold", None)
     return None if threshold is None else float(threshold)
+
+
+def mode_line(mode: Mode, threshold: float | None) -> str:
+    """What the table page says the camera does with a roll that matches the game's."""
+    if mode == "auto":
+        return "The camera applies every roll that matches the game at once."
+    if mode == "confirm":
+        return (
+            "The camera reads each roll; it counts once the active player taps "
+            "\u201cUse this roll\u201d."
+        )
+    if threshold is None:
+        return (
+            "The camera applies only rolls it is sure of, and these models are sure of "
+            "none: the active player answers every die."
+        )
+    return (
+        "The camera applies a roll it is sure of (on tables it never saw, at most 1 such "
+        "roll in 500 was wrong) and otherwise asks the active player about the unsure dice "
+        "only."
+    )

@@ -47,7 +47,7 @@ from companion.live.demo import DemoThrow, can_draw
 from companion.live.settle import RollEvent
 from companion.rules.base import Move, Reason, Rejection, Throw
 from companion.rules.session import HOST
-from companion.web.camera_decision import decider
+from companion.web.camera_decision import decider, mode_line
 from companion.web.camera_feed import CameraFeed, dice_set_for
 from companion.web.camera_pictures import held_picture, held_thumbnail
 from companion.web.camera_runtime import CameraRuntime, ReaderFactory, default_camera_mode
@@ -329,10 +329,12 @@ class CameraHub:
     async def status_json(self, table: Table) -> dict[str, Any]:
         held = self.held.current(table)
         throw = expected_throw(table.snapshot)
+        mode = await self.mode(table.table_id)
         return {
             **self.runtime.status_json(),
             "attached": self.feed.attached_to(table.table_id),
-            "mode": await self.mode(table.table_id),
+            "mode": mode,
+            "mode_line": mode_line(mode, self.runtime.auto_apply_threshold),
             "sure_threshold": self.runtime.auto_apply_threshold,
             "expects": list(throw.dice.colours) if throw else None,
             "kept": [[d.colour, d.value] for d in throw.dice.kept] if throw else [],

@@ -1,143 +1,229 @@
-"""Fit the classifier's confidence map and the auto-apply threshold on the calibration part
-and write them into the classifier's manifest (its ``confidence`` field).
+"""Fit the classifier's confidence (look model, map, auto-apply threshold) for a finder +
+classifier pair and write it into the classifier's manifest (its ``confidence`` field).
 
-    .venv/bin/python -m models.recipe.confidence_fit [--models DIR] [--data DIR]
+    .venv/bin/python -m models.recipe.confidence_fit --models DIR [--data DIR]
 
-What is fitted (companion.vision.confidence has the why):
+One command for whatever pair ships: it reads the photos with the models in DIR (default
+models/; each folder once per pair, kept in .cache/sure/: models/recipe/sure_features.py),
+fits, and rewrites DIR/pip_classifier.json. What is fitted (companion.vision.confidence
+has the why):
 
-- every die the pipeline reports on the calibration photos (finder, box filters,
-  classifier with its second look, the peak rule: `read_dice`, raw confidences), right
-  when it lies on a labelled die and shows its value, wrong otherwise (a misread die and a
-  false die alike), and every tomitomi calibration crop read by the classifier alone;
-  dice read as unreadable are left out (they are always asked about);
-- the isotonic map from the raw top probability to the share read right;
-- the threshold: each calibration photo is one roll of its labelled dice count, its
-  confidence the product of the calibrated dice (0 when another count was found), right
-  when every die was found and read right with no false die; the lowest confidence at
-  which the rolls applied hold at most one wrong roll in 500.
-
-Never the validation parts, never the measure-only folders (the loaders keep them apart).
-The models measured are the ones in DIR (default models/): the map belongs to that finder
-and classifier pair, and the manifest says which finder it was fitted with.
+- the OOD model: class means and one shared covariance of the classifier's embeddings of
+  the training part's labelled dice (what it was trained on);
+- per die of the calibration sources (the calibration parts of byler, epanemu, matteop65,
+  tomitomi and rune55-webcams; never a validation part, never a measure-only folder): its
+  looks (top probability, the worst of its eight views, the wide crop, how many views
+  agree, the finder's peak against its sure band, the OOD score), right when it lies on a
+  labelled die and shows its value; a logistic model combines the looks into one score,
+  the isotonic map turns the score into the probability of being right, and the OOD
+  threshold is the 99th percentile of the right dice's OOD score;
+- **leave one source out**: each source's dice are scored by a look model and map fitted
+  on the other sources only, so that the pooled rolls carry the shift a new table
+  brings; each scene photo is one roll of its labelled dice count, its confidence the
+  product of its dice's (0 for another count or an unreadable die);
+- the threshold: the lowest roll confidence at which those pooled rolls applied hold at
+  most 1 wrong in 500 with the 95 % Clopper-Pearson upper bound under 1 in 250
+  (`choose_bounded_threshold`; --per and --upper-per change the two);
+- what ships: the look model and map fitted on every source, with that threshold.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import logging
+import re
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from companion.vision.classifier import PipClassifier
 from companion.vision.confidence import (
+    BOUND_LEVEL,
     CONFIDENCE_KEY,
+    UPPER_BOUND_PER,
+    WRONG_ROLLS_PER,
     CalibrationRoll,
     ConfidenceMap,
-    choose_threshold,
+    OodModel,
+    choose_bounded_threshold,
     expected_calibration_error,
     fit_confidence_map,
-    roll_confidence,
+    fit_look_model,
+    fit_ood,
+    look_features,
+    risk_coverage,
+    upper_bound,
 )
-from companion.vision.datasets import FOLDERS, LabelledImage, load_split
+from companion.vision.datasets import load_split
 from companion.vision.finder import DiceFinder
 from companion.vision.model import default_models_dir, sha256_of
-from companion.vision.pipeline import calibrate, classify, read_dice
-from companion.vision.scoring import read_outcomes, score
-from companion.vision.types import DieBox, DieReading
+from models.recipe.sure_features import Features, cached_features, calibration_sources
 
 logger = logging.getLogger(__name__)
 
+OOD_QUANTILE = 0.99  # the OOD threshold: this quantile of the right calibration dice's score
+COMMAND = "python -m models.recipe.confidence_fit --models DIR"
+
+
+def fit_die_confidence(
+    sources: Sequence[Features], ood: OodModel | None, sure_peak: float
+) -> ConfidenceMap:
+    """The look model and map fitted on the readable dice of ``sources`` (no threshold)."""
+    readable = [(f, f.value > 0) for f in sources]
+    right = np.concatenate([f.right[m] for f, m in readable])
+    if ood is not None:
+        scores = np.concatenate([ood.score(f.embedding[m], f.value[m]) for f, m in readable])
+        threshold = float(np.quantile(scores[right], OOD_QUANTILE))
+        beyond = right[scores > threshold]
+        share = (float(beyond.sum()) + 0.5) / (len(beyond) + 1.0)
+        ood = dataclasses.replace(ood, threshold=threshold, unfamiliar_confidence=share)
+    features = np.concatenate([die_features(f, ood, sure_peak)[m] for f, m in readable])
+    looks = fit_look_model(features, right, sure_peak, ood)
+    fitted = fit_confidence_map(list(looks.score(features)), list(right))
+    return dataclasses.replace(fitted, looks=looks)
+
+
+def die_features(f: Features, ood: OodModel | None, sure_peak: float) -> np.ndarray:
+    """LOOK_FEATURES of every die of ``f``."""
+    scores = np.zeros(f.dice) if ood is None else ood.score(f.embedding, f.value)
+    return look_features(f.raw, f.value, f.views, f.wide, f.peak, f.side, sure_peak, scores)
+
+
+def die_confidences(f: Features, confidence_map: ConfidenceMap) -> np.ndarray:
+    """Each die's calibrated confidence under ``confidence_map`` (0 when unreadable), as
+    the pipeline's calibrate stage computes it."""
+    looks = confidence_map.looks
+    assert looks is not None
+    features = looks.features(f.raw, f.value, f.views, f.wide, f.peak, f.side, f.embedding)
+    confidence = looks.confidence(features, confidence_map)
+    return np.where(f.value > 0, confidence, 0.0)
+
+
+def rolls_of(f: Features, confidence: np.ndarray) -> list[CalibrationRoll]:
+    """Each photo of ``f`` as a roll of its labelled dice count."""
+    product = np.ones(f.photos)
+    np.multiply.at(product, f.photo, confidence)
+    product = np.where(f.found == f.labelled, product, 0.0)
+    product[f.found == 0] = 0.0
+    return [CalibrationRoll(float(c), bool(w)) for c, w in zip(product, f.whole, strict=True)]
+
 
 @dataclass
-class Outcomes:
-    """Raw confidence and right / wrong per read die, its folder; per photo its readings,
-    its labelled dice count and whether the whole roll was right."""
+class Loso:
+    """Leave one source out: per source its dice's confidences and its rolls, each scored
+    by the map fitted without that source."""
 
-    raw: list[float] = field(default_factory=list)
-    right: list[bool] = field(default_factory=list)
-    folders: list[str] = field(default_factory=list)
-    photos: list[tuple[tuple[DieReading, ...], int, bool]] = field(default_factory=list)
+    confidences: dict[str, np.ndarray]
+    rolls: dict[str, list[CalibrationRoll]]
 
-    def add(self, truth: LabelledImage, readings: Sequence[DieReading]) -> None:
-        for confidence, right in read_outcomes(truth, readings):
-            self.raw.append(confidence)
-            self.right.append(right)
-            self.folders.append(truth.folder)
+    def pooled_rolls(self, scenes: Sequence[str]) -> list[CalibrationRoll]:
+        return [r for name in scenes for r in self.rolls[name]]
 
 
-def die_outcomes(
-    photos: Sequence[LabelledImage],
-    crops: Sequence[LabelledImage],
-    finder: DiceFinder,
-    classifier: PipClassifier,
-) -> Outcomes:
-    """The pipeline on ``photos`` (rolls too) and the classifier alone on ``crops``."""
-    outcomes = Outcomes()
-    for k, truth in enumerate(photos, start=1):
-        readings = read_dice(truth.load(), finder, classifier)
-        outcomes.add(truth, readings)
-        whole = score([(truth, readings, ())]).whole == 1
-        outcomes.photos.append((readings, len(truth.dice), whole))
-        if k % 50 == 0:
-            logger.info("confidence: %d/%d calibration photos read", k, len(photos))
-    for truth in crops:
-        boxes = [DieBox(d.cx, d.cy, d.side, d.side) for d in truth.dice]
-        outcomes.add(truth, classify(classifier, truth.load(), boxes))
-    return outcomes
+def leave_one_source_out(
+    sources: Mapping[str, Features], ood: OodModel | None, sure_peak: float
+) -> Loso:
+    result = Loso({}, {})
+    for name, held_out in sources.items():
+        others = [f for other, f in sources.items() if other != name]
+        confidence = die_confidences(held_out, fit_die_confidence(others, ood, sure_peak))
+        result.confidences[name] = confidence
+        result.rolls[name] = rolls_of(held_out, confidence)
+    return result
 
 
-def calibration_rolls(outcomes: Outcomes, confidence_map: ConfidenceMap) -> list[CalibrationRoll]:
-    """Each calibration photo as a roll of its labelled dice count, calibrated."""
-    return [
-        CalibrationRoll(roll_confidence(calibrate(readings, confidence_map), expected), whole)
-        for readings, expected, whole in outcomes.photos
-    ]
+def read_sources(
+    finder: DiceFinder, classifier: PipClassifier, data: Path | None
+) -> tuple[dict[str, Features], list[str]]:
+    """The calibration sources' features and the names of the scene sources (rolls)."""
+    sources, scenes = {}, []
+    for name, (images, crops) in calibration_sources(data).items():
+        sources[name] = cached_features(name, images, finder, classifier, crops)
+        if not crops:
+            scenes.append(name)
+    return sources, scenes
 
 
-def fit(models_dir: Path, data: Path | None = None) -> tuple[ConfidenceMap, dict[str, object]]:
+def training_ood(
+    finder: DiceFinder, classifier: PipClassifier, data: Path | None
+) -> OodModel | None:
+    """The OOD model of the classifier's embeddings of the training part's labelled dice
+    (None for a classifier without the ``embedding`` output: no OOD look)."""
+    if classifier.embedding_index is None:
+        return None
+    split = load_split(data)
+    images = [*split.train, *split.train_crops]
+    f = cached_features("train-boxes", images, finder, classifier, crops=True)
+    return fit_ood(f.embedding, f.truth)
+
+
+def fit(
+    models_dir: Path,
+    data: Path | None = None,
+    per: int = WRONG_ROLLS_PER,
+    upper_per: int = UPPER_BOUND_PER,
+) -> tuple[ConfidenceMap, dict[str, object]]:
     """The map and threshold for the models in ``models_dir`` and what to record of the
-    fit (counts, calibration error before and after, the share of rolls applied)."""
+    fit (per source: dice, ECE under leave one source out; the pooled rolls applied)."""
     finder = DiceFinder.load(models_dir)
     classifier = PipClassifier.load(models_dir)
-    split = load_split(data)
-    photos = [im for name in FOLDERS for im in split.calibration[name]]
-    crops = [
-        im for name, images in split.calibration.items() if name not in FOLDERS for im in images
-    ]
-    outcomes = die_outcomes(photos, crops, finder, classifier)
-    fitted = fit_confidence_map(outcomes.raw, outcomes.right)
-    rolls = calibration_rolls(outcomes, fitted)
-    threshold = choose_threshold(rolls)
-    confidence_map = ConfidenceMap(fitted.xs, fitted.ys, threshold)
-    applied = [r for r in rolls if threshold is not None and r.confidence >= threshold]
-    calibrated = list(fitted.apply(outcomes.raw))
+    sure_peak = finder.peak_rule.sure_threshold
+    sources, scenes = read_sources(finder, classifier, data)
+    ood = training_ood(finder, classifier, data)
+    loso = leave_one_source_out(sources, ood, sure_peak)
+    pooled = loso.pooled_rolls(scenes)
+    threshold = choose_bounded_threshold(pooled, per, upper_per)
+    shipped = dataclasses.replace(
+        fit_die_confidence(list(sources.values()), ood, sure_peak), threshold=threshold
+    )
+    applied = [r for r in pooled if threshold is not None and r.confidence >= threshold]
+    wrong = sum(not r.right for r in applied)
+    clean = [p for p in risk_coverage(pooled) if p.wrong == 0]
     record: dict[str, object] = {
-        "raw": "the classifier's top probability after its second look (PipClassifier.read)",
+        "score": "the look model's score (confidence.looks: LOOK_FEATURES combined by a "
+        "logistic model), mapped by the isotonic points",
         "fitted_on": {
             name: {
-                "images": len(split.calibration[name]),
-                "dice_read": outcomes.folders.count(name),
+                "photos": f.photos,
+                "dice_read": int((f.value > 0).sum()),
+                "ece_raw": round(
+                    expected_calibration_error(f.raw[f.value > 0], f.right[f.value > 0]), 4
+                ),
+                "ece_leave_one_source_out": round(
+                    expected_calibration_error(
+                        loso.confidences[name][f.value > 0], f.right[f.value > 0]
+                    ),
+                    4,
+                ),
             }
-            for name in split.calibration
+            for name, f in sources.items()
         },
         "fitted_with_finder": f"{finder.model.manifest.name} {finder.model.manifest.version} "
         f"(sha256 {sha256_of(finder.model.path)[:12]})",
-        "ece_raw": round(expected_calibration_error(outcomes.raw, outcomes.right), 4),
-        "ece_calibrated": round(expected_calibration_error(calibrated, outcomes.right), 4),
-        "rolls": len(rolls),
+        "rolls": len(pooled),  # every calibration photo, scored leaving its source out
         "rolls_applied": len(applied),
-        "rolls_applied_wrong": sum(not r.right for r in applied),
-        "rolls_right": sum(r.right for r in rolls),
-        "threshold_rule": "the lowest roll confidence at which the calibration photos "
-        "applied hold at most 1 wrong roll in 500 (none under 500 applied)",
+        "rolls_applied_wrong": wrong,
+        "rolls_applied_upper_bound": round(upper_bound(wrong, len(applied)), 5),
+        "curve_last_point_with_none_wrong": None
+        if not clean
+        else {
+            "threshold": round(clean[-1].threshold, 6),
+            "rolls_applied": clean[-1].applied,
+            "upper_bound": round(clean[-1].upper, 5),
+        },
+        "threshold_rule": f"the lowest roll confidence at which the calibration sources' "
+        f"rolls, each scored leaving its source out, applied hold at most 1 wrong roll in "
+        f"{per} with the {BOUND_LEVEL:.0%} Clopper-Pearson upper bound under 1 in {upper_per}",
         "fitted": dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "command": "python -m models.recipe.confidence_fit",
+        "command": COMMAND,
     }
-    return confidence_map, record
+    return shipped, record
 
 
 def write_into_manifest(
@@ -147,21 +233,42 @@ def write_into_manifest(
     sha256 stay as they are)."""
     path = models_dir / "pip_classifier.json"
     body = json.loads(path.read_text(encoding="utf-8"))
-    body[CONFIDENCE_KEY] = {**confidence_map.to_json(), **record}
-    path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    mark = "\u0000confidence\u0000"  # the rest of the manifest keeps its layout
+    body[CONFIDENCE_KEY] = mark
+    confidence = json.dumps({**confidence_map.to_json(), **record}, indent=2)
+    text = json.dumps(body, indent=2).replace(
+        json.dumps(mark), compact_numbers(confidence).replace("\n", "\n  ")
+    )
+    path.write_text(text + "\n", encoding="utf-8")
     return path
+
+
+NUMBER_LIST = re.compile(r"\[\s*(-?[0-9][-+0-9.eE]*(?:,\s*-?[0-9][-+0-9.eE]*)*)\s*\]")
+
+
+def compact_numbers(text: str) -> str:
+    """Indented JSON with every list of plain numbers on one line (the OOD model's 96 x 96
+    matrix would take a line per number; only the ``confidence`` field is written so)."""
+    return NUMBER_LIST.sub(lambda m: "[" + ", ".join(re.split(r",\s*", m.group(1))) + "]", text)
+
+
+def summary(confidence_map: ConfidenceMap, record: dict[str, object]) -> str:
+    """What the fit prints: the record without the big arrays."""
+    return json.dumps({"auto_apply_threshold": confidence_map.threshold, **record}, indent=1)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", type=Path, default=None, help="default models/")
     parser.add_argument("--data", type=Path, default=None, help="default ../shared/data")
+    parser.add_argument("--per", type=int, default=WRONG_ROLLS_PER)
+    parser.add_argument("--upper-per", type=int, default=UPPER_BOUND_PER)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     models_dir = args.models or default_models_dir()
-    confidence_map, record = fit(models_dir, args.data)
+    confidence_map, record = fit(models_dir, args.data, args.per, args.upper_per)
     path = write_into_manifest(models_dir, confidence_map, record)
-    print(json.dumps({**confidence_map.to_json(), **record}, indent=1))
+    print(summary(confidence_map, record))
     print(f"wrote {path}")
     return 0
 

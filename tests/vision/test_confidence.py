@@ -106,15 +106,17 @@ def _fixture_frame() -> tuple[np.ndarray, list[DieBox], list[int]]:
 def test_the_shipped_map_is_applied_and_holds_on_the_fixture_crops() -> None:
     classifier = PipClassifier.load()
     confidence_map = classifier.confidence_map
-    assert confidence_map is not None and confidence_map.threshold is not None
+    assert confidence_map is not None
     frame, boxes, values = _fixture_frame()
-    raw = classify(classifier, frame, boxes)
+    raw = classify(classifier, frame, boxes, looks=confidence_map.needs_looks)
     calibrated = calibrate(raw, confidence_map)
     for before, after in zip(raw, calibrated, strict=True):
         if before.value is None:
             assert after.confidence == before.confidence
-        else:
+        elif confidence_map.looks is None:
             assert after.confidence == pytest.approx(confidence_map(before.confidence))
+        else:  # the looks' score through the map: within the map's range
+            assert min(confidence_map.ys) <= after.confidence <= max(confidence_map.ys)
         assert after.value == before.value and after.where == before.where
     # the crops are of validation photos (never fitted on): the mean confidence of the dice
     # read with a value is close to the share of them read right
@@ -133,9 +135,10 @@ def test_the_pipeline_reports_calibrated_confidences() -> None:
     image, _ = render_scene(
         np.random.default_rng(8), 640, 480, dice=[DieSpec(v, "white", "black") for v in (2, 6, 3)]
     )
-    raw = read_dice(image, reader.finder, reader.classifier)
-    reported = reader.read(image).dice
     assert reader.classifier.confidence_map is not None
+    looks = reader.classifier.confidence_map.needs_looks
+    raw = read_dice(image, reader.finder, reader.classifier, looks)
+    reported = reader.read(image).dice
     assert [d.value for d in reported] == [d.value for d in raw]
     expected = calibrate(raw, reader.classifier.confidence_map)
     assert [d.confidence for d in reported] == pytest.approx([d.confidence for d in expected])

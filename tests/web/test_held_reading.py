@@ -249,6 +249,17 @@ def test_without_a_shipped_threshold_no_roll_is_sure() -> None:
     assert isinstance(held, HeldReading) and len(held.unsure) == 6
 
 
+def test_the_table_page_says_what_the_camera_does_in_each_mode() -> None:
+    from companion.web.camera_decision import mode_line
+    from companion.web.camera_runtime import default_camera_mode
+
+    assert default_camera_mode(live_camera=True) == "confirm"  # a webcam: confirm every roll
+    assert "Use this roll" in mode_line("confirm", 0.99)
+    assert "at once" in mode_line("auto", None)
+    assert "unsure dice only" in mode_line("sure", 0.99)
+    assert "sure of none" in mode_line("sure", None)
+
+
 def test_confirm_mode_marks_the_unsure_dice_and_use_this_roll_accepts_them_as_read() -> None:
     from companion.web.camera_decision import decider
 

@@ -15,6 +15,7 @@
   const tableId = panel.dataset.cameraTable;
   const statusEl = document.getElementById("camera-status");
   const noteEl = document.getElementById("camera-note");
+  const modeLine = document.getElementById("camera-mode-line");
   const picture = document.getElementById("camera-picture");
   const pictureView = document.getElementById("camera-view");
   const offNote = document.getElementById("camera-off");
@@ -287,6 +288,7 @@
     if (pictureView) pictureView.hidden = !body.enabled;
     if (offNote) offNote.hidden = !!body.enabled;
     noteEl.textContent = body.note || "";
+    if (modeLine) modeLine.textContent = body.mode_line || "";
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);
     showLearning(body.learning, body.attached);

@@ -1,0 +1,258 @@
+"""A sure roll is a right roll (issue 23): the die's independent looks (eight views, a wide
+crop, the finder's peak, the OOD score of its embedding) through the real classifier, the
+leave-one-source-out fit, and the threshold chosen with an upper confidence bound."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.classifier import PipClassifier
+from companion.vision.confidence import (
+    CalibrationRoll,
+    choose_bounded_threshold,
+    decide_roll,
+    expected_calibration_error,
+    upper_bound,
+)
+from companion.vision.pipeline import DiceReader, calibrate, classify, read_dice
+from companion.vision.types import DieBox
+from models.recipe.confidence_fit import (
+    die_confidences,
+    fit_die_confidence,
+    leave_one_source_out,
+)
+from models.recipe.sure_features import Features
+
+REPO = Path(__file__).resolve().parents[2]
+CROPS = REPO / "tests" / "fixtures" / "crops"
+FIXTURE_DIE_SIDE = 26.0  # as written by models/recipe/make_fixtures.py
+
+
+def _shipped() -> PipClassifier:
+    classifier = PipClassifier.load()
+    confidence_map = classifier.confidence_map
+    assert confidence_map is not None and confidence_map.looks is not None
+    return classifier
+
+
+def _fixture_frame() -> tuple[np.ndarray, list[DieBox], list[int]]:
+    paths = sorted(CROPS.glob("*.png"))
+    frame = np.hstack([cv2.imread(str(p), cv2.IMREAD_COLOR) for p in paths])
+    boxes = [
+        DieBox(20 + 40 * i, 20, FIXTURE_DIE_SIDE, FIXTURE_DIE_SIDE, 0.0, 0.95)
+        for i in range(len(paths))
+    ]
+    return frame, boxes, [int(p.name.split("_")[0]) for p in paths]
+
+
+# ----------------------------------------------------------------------------------------
+# The looks, through the real model
+
+
+def test_the_looks_are_one_batch_and_leave_the_reading_as_it_was() -> None:
+    classifier = PipClassifier.load()
+    frame, boxes, _ = _fixture_frame()
+    plain = classifier.classify(frame, boxes)
+    looked = classifier.classify(frame, boxes, looks=True)
+    assert looked.views is not None and looked.wide is not None
+    assert looked.views.shape == (len(boxes), 8, 7) and looked.wide.shape == (len(boxes), 7)
+    np.testing.assert_allclose(looked.probabilities, plain.probabilities, atol=1e-5)
+    # view 0 is the crop as cut: what the first batch read
+    sure = plain.probabilities.max(axis=1) >= classifier.second_look_below
+    np.testing.assert_allclose(looked.views[sure, 0], plain.probabilities[sure], atol=1e-5)
+
+
+def test_a_roll_with_one_die_whose_views_disagree_is_not_sure_and_only_it_is_asked() -> None:
+    classifier = _shipped()
+    confidence_map = classifier.confidence_map
+    assert confidence_map is not None
+    frame, boxes, values = _fixture_frame()
+    looked = classify(classifier, frame, boxes, looks=True)
+    dice = calibrate(looked, confidence_map)
+    # the four surest dice read right, of four different values: a roll
+    picked: dict[int, int] = {}
+    for k in sorted(range(len(dice)), key=lambda k: -dice[k].confidence):
+        if dice[k].value == values[k] and values[k] not in picked:
+            picked[values[k]] = k
+    chosen = list(picked.values())[:4]
+    roll = [dice[k] for k in chosen]
+    threshold = float(np.prod([d.confidence for d in roll]))
+    assert decide_roll(roll, 4, threshold).apply
+    # the same crops, but half of die 2's turned and mirrored views are another die's
+    # (they read another value): the classifier's looks at die 2 disagree
+    other = next(d for d in looked if d.value is not None and d.value != roll[2].value)
+    views = np.array(looked[chosen[2]].views)
+    views[4:] = np.asarray(other.views)[4:]
+    tampered = [looked[k] for k in chosen]
+    tampered[2] = dataclasses.replace(tampered[2], views=views)
+    disagreeing = calibrate(tampered, confidence_map)
+    assert disagreeing[2].confidence < roll[2].confidence
+    assert [d.confidence for k, d in enumerate(disagreeing) if k != 2] == pytest.approx(
+        [d.confidence for k, d in enumerate(roll) if k != 2]
+    )
+    decision = decide_roll(disagreeing, 4, threshold)
+    assert not decision.apply
+    assert [u.index for u in decision.unsure] == [2]
+
+
+def test_the_ood_score_of_a_rendered_non_die_object_is_high() -> None:
+    classifier = _shipped()
+    confidence_map = classifier.confidence_map
+    assert confidence_map is not None and confidence_map.looks is not None
+    ood = confidence_map.looks.ood
+    assert ood is not None
+    # a key drawn on a wooden table: no die, nothing like the training crops
+    table = np.zeros((120, 120, 3), np.uint8)
+    table[:] = (40, 90, 150)
+    for y in range(0, 120, 7):
+        cv2.line(table, (0, y), (119, y + 9), (30, 70, 120), 2)
+    key = table.copy()
+    cv2.circle(key, (45, 60), 22, (60, 200, 230), -1)
+    cv2.circle(key, (45, 60), 8, (40, 90, 150), -1)
+    cv2.rectangle(key, (62, 54), (108, 66), (60, 200, 230), -1)
+    for x in (84, 96):
+        cv2.rectangle(key, (x, 66), (x + 5, 76), (60, 200, 230), -1)
+    frame, boxes, values = _fixture_frame()
+    key_box = DieBox(60, 60, 80, 80, 0.0, 0.95)
+    (reading,) = classify(classifier, key, [key_box], looks=True)
+    assert reading.embedding is not None
+    value = reading.value or int(np.argmax(np.asarray(reading.probabilities)[:6])) + 1
+    key_score = ood.score(reading.embedding[None], np.array([value]))[0]
+    dice = classify(classifier, frame, boxes, looks=True)
+    die_scores = ood.score(np.stack([np.asarray(d.embedding) for d in dice]), np.array(values))
+    assert key_score > ood.threshold
+    (calibrated,) = calibrate([reading], confidence_map)
+    if calibrated.value is not None:  # read as a face: flagged, and never surer than
+        assert "unfamiliar" in calibrated.flags  # the unfamiliar calibration dice were
+        assert calibrated.confidence <= ood.unfamiliar_confidence < 0.99
+    assert key_score > np.quantile(die_scores, 0.9)
+    assert np.median(die_scores) < ood.threshold  # real dice are familiar
+
+
+def test_the_pipeline_takes_the_looks_the_map_asks_for() -> None:
+    from companion.synth import DieSpec, render_scene
+
+    reader = DiceReader.load()
+    image, _ = render_scene(
+        np.random.default_rng(8), 640, 480, dice=[DieSpec(v, "white", "black") for v in (2, 6, 3)]
+    )
+    reported = reader.read(image).dice
+    raw = read_dice(image, reader.finder, reader.classifier, looks=True)
+    assert raw and all(d.views is not None for d in raw)
+    expected = calibrate(raw, reader.classifier.confidence_map)
+    assert [d.confidence for d in reported] == pytest.approx([d.confidence for d in expected])
+
+
+# ----------------------------------------------------------------------------------------
+# Leave one source out, on a fixture of two sources
+
+
+def _source(name: str, rng: np.random.Generator, photos: int, shift: float) -> Features:
+    """Rolls of three dice whose raw probability overstates their chance of being right by
+    ``shift`` (a new table), their views agreeing when they are right."""
+    n = photos * 3
+    raw = rng.uniform(0.5, 0.995, n)
+    right = rng.random(n) < np.clip(raw - shift, 0, 1)
+    value = rng.integers(1, 7, n)
+    views = np.full((n, 8, 7), 0.01, np.float32)
+    views[np.arange(n), :, value - 1] = raw[:, None]
+    wrong = np.flatnonzero(~right)
+    views[wrong[:, None], np.arange(5, 8), value[wrong, None] - 1] = 0.05
+    views[wrong[:, None], np.arange(5, 8), value[wrong, None] % 6] = 0.9
+    wide = views[:, 0].copy()
+    photo = np.repeat(np.arange(photos), 3)
+    whole = np.array([right[photo == p].all() for p in range(photos)])
+    return Features(
+        name, photo, value.astype(np.int8), right, raw, views, wide, np.full(n, 0.9),
+        np.full(n, 40.0), np.zeros((n, 4), np.float32), value.astype(np.int8),
+        np.full(photos, 3), np.full(photos, 3), whole,
+    )  # fmt: skip
+
+
+def test_each_source_is_calibrated_by_a_map_fitted_without_it() -> None:
+    rng = np.random.default_rng(23)
+    sources = {"home": _source("home", rng, 400, 0.0), "cafe": _source("cafe", rng, 400, 0.15)}
+    loso = leave_one_source_out(sources, None, sure_peak=0.8)
+    without_cafe = fit_die_confidence([sources["home"]], None, sure_peak=0.8)
+    np.testing.assert_allclose(
+        loso.confidences["cafe"], die_confidences(sources["cafe"], without_cafe)
+    )
+    both = fit_die_confidence(list(sources.values()), None, sure_peak=0.8)
+    assert not np.allclose(loso.confidences["cafe"], die_confidences(sources["cafe"], both))
+    # left out, the new table's dice are scored as sure as the home table's: the shift
+    # shows as a larger calibration error than a map that saw it
+    cafe = sources["cafe"]
+    left_out = expected_calibration_error(loso.confidences["cafe"], cafe.right)
+    seen = expected_calibration_error(die_confidences(cafe, both), cafe.right)
+    assert left_out > seen
+    # the views' agreement is a look worth weight: the fit finds it
+    looks = without_cafe.looks
+    assert looks is not None
+    home = sources["home"]
+    agree = np.flatnonzero(home.right & (home.raw > 0.9))[:1]
+    views = home.views[agree].copy()
+    views[:, 5:, home.value[agree] - 1] = 0.05
+    views[:, 5:, home.value[agree] % 6] = 0.9
+    scores = [
+        looks.score(looks.features(home.raw[agree], home.value[agree], v, home.wide[agree],
+                                   home.peak[agree], home.side[agree], None))[0]
+        for v in (home.views[agree], views)
+    ]  # fmt: skip
+    assert scores[1] < scores[0]
+    assert len(loso.rolls["cafe"]) == 400 and len(loso.pooled_rolls(["home", "cafe"])) == 800
+
+
+# ----------------------------------------------------------------------------------------
+# The threshold with an upper bound
+
+
+def test_the_upper_bound_is_clopper_pearson() -> None:
+    assert upper_bound(0, 300) == pytest.approx(1 - 0.05 ** (1 / 300), rel=1e-6)
+    assert upper_bound(0, 748) < 1 / 250 < upper_bound(0, 740)
+    assert upper_bound(1, 1000) > upper_bound(0, 1000)
+    assert upper_bound(3, 3) == 1.0
+
+
+def test_the_threshold_refuses_a_roll_at_0_99() -> None:
+    # 0 wrong of 300 rolls at 0.99 and above is not yet 1 in 500: no threshold
+    few = [CalibrationRoll(0.99 + k * 3e-5, True) for k in range(300)]
+    assert choose_bounded_threshold(few) is None
+    # with 900 sure rolls above 0.995, none wrong, and 300 at 0.99 with two wrong
+    sure = [CalibrationRoll(0.995 + k * 5e-6, True) for k in range(900)]
+    at_99 = [CalibrationRoll(0.99, k >= 2) for k in range(300)]
+    threshold = choose_bounded_threshold(sure + at_99)
+    assert threshold is not None and threshold > 0.99
+    roll = [dataclasses.replace(_a_die(), confidence=0.99)]
+    assert not decide_roll(roll, 1, threshold).apply
+    # and the shipped threshold refuses it too
+    confidence_map = _shipped().confidence_map
+    assert confidence_map is not None
+    assert not decide_roll(roll, 1, confidence_map.threshold).apply
+
+
+def _a_die() -> object:
+    from companion.vision.types import DieReading
+
+    probabilities = np.full(7, 0.001)
+    probabilities[3] = 0.99
+    return DieReading(DieBox(10, 10, 20, 20), 4, 0.99, probabilities=probabilities)
+
+
+def test_the_fit_scores_a_photos_dice_as_the_reader_does() -> None:
+    from companion.vision.datasets import load_split
+    from models.recipe.sure_features import read_features
+
+    reader = DiceReader.load()
+    confidence_map = reader.classifier.confidence_map
+    assert confidence_map is not None
+    photo = load_split().validation["byler-d6-train"][0]
+    features = read_features("one", [photo], reader.finder, reader.classifier)
+    dice = reader.read(photo.load()).dice
+    assert len(dice) == features.dice > 0
+    expected = [d.confidence if d.value is not None else 0.0 for d in dice]
+    assert list(die_confidences(features, confidence_map)) == pytest.approx(expected, abs=1e-6)
