@@ -22,6 +22,7 @@ from companion.web.deps import (
     SameOrigin,
     SettingsDep,
     TablesDep,
+    TextCheckedRoute,
     client_key,
 )
 from companion.web.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
@@ -30,7 +31,7 @@ from companion.web.snapshot import Snapshot
 from companion.web.tables import Table
 from companion.web.views import move_attr, option_fields, spoken_to
 
-router = APIRouter(prefix="/api", dependencies=[SameOrigin])
+router = APIRouter(prefix="/api", dependencies=[SameOrigin], route_class=TextCheckedRoute)
 
 ACTION_ID = r"^[A-Za-z0-9_-]{8,64}$"
 MAX_MOVE_JSON = 4096

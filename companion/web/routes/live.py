@@ -28,6 +28,7 @@ from companion.web.deps import (
     SameOrigin,
     TablesDep,
     TemplatesDep,
+    TextCheckedRoute,
     require_local,
 )
 from companion.web.dice import effective_entries, roll_of
@@ -36,7 +37,7 @@ from companion.web.views import colour_class, describe_move, with_names
 
 logger = logging.getLogger(__name__)
 LOCAL_CALIBRATION = "calibrate on the machine the camera is connected to"
-router = APIRouter()
+router = APIRouter(route_class=TextCheckedRoute)
 NO_STORE = {"Cache-Control": "no-store"}
 
 

@@ -16,9 +16,9 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
-from companion.rules.base import Rejection
+from companion.rules.base import Reason, Rejection
 from companion.rules.registry import find_game
-from companion.web.auth import cookie_name
+from companion.web.auth import cookie_name, hash_token
 from companion.web.deps import (
     Access,
     LimiterDep,
@@ -27,6 +27,7 @@ from companion.web.deps import (
     SettingsDep,
     TablesDep,
     TemplatesDep,
+    TextCheckedRoute,
     is_local,
 )
 from companion.web.fragments import live_html
@@ -37,7 +38,7 @@ from companion.web.store import TableRow
 from companion.web.tables import Tables
 from companion.web.views import for_display
 
-router = APIRouter()
+router = APIRouter(route_class=TextCheckedRoute)
 
 
 def public_url(request: Request) -> str | None:
@@ -90,17 +91,58 @@ async def start_page(request: Request, tables: TablesDep, templates: TemplatesDe
     rows = await visible_tables(request, tables, finished=False)
     local = is_local(request)
     playing = [
-        {
-            "table_id": row.table_id,
-            "title": find_game(row.game).title,
-            "players": ", ".join(row.players),
-            "created_at": row.created_at,
-            "code": row.code if local else None,  # the server's own screen, as the terminal
-        }
+        playing_entry(row, local, tables.damage(row.table_id))
         for row in sorted(rows, key=lambda r: -r.created_at)
     ]
     context = {"games_json": json.dumps(games_catalogue()), "playing": playing}
     return templates.TemplateResponse(request, "start.html", context)
+
+
+def listing_problem(row: TableRow) -> str | None:
+    """Why a stored table cannot be listed as a game (None: it can): what an older server
+    or a damaged file left in its header."""
+    if row.problem is not None:
+        return f"its stored header is {row.problem}"
+    try:
+        find_game(row.game)
+        check_players(row.players, len(row.players))
+    except Rejection as exc:
+        return exc.message
+    return None
+
+
+def playing_entry(row: TableRow, local: bool, damage: str | None) -> dict[str, object]:
+    """A game in progress on the start page; one that cannot be shown or opened says so
+    (with a button to remove it) instead of failing the whole page."""
+    entry: dict[str, object] = {
+        "table_id": row.table_id,
+        "created_at": row.created_at,
+        "code": row.code if local else None,  # the server's own screen, as the terminal
+    }
+    problem = listing_problem(row) or damage
+    if problem is not None:
+        return entry | {"title": "A stored game that cannot be opened", "broken": problem}
+    return entry | {"title": find_game(row.game).title, "players": ", ".join(row.players)}
+
+
+@router.post("/t/{table_id}/remove", dependencies=[SameOrigin])
+async def remove_broken_table(request: Request, table_id: str, tables: TablesDep) -> Response:
+    """Remove a stored game that cannot be opened (the start page offers it): from the
+    server's own machine or the table's host device; a game that opens is kept."""
+    row = await asyncio.to_thread(tables.store.table, table_id) if len(table_id) <= 64 else None
+    if row is None:
+        raise HTTPException(status_code=404, detail="no such table")
+    if await tables.openable(table_id) is not None:
+        raise Rejection(
+            Reason.NOT_ALLOWED, "table_opens", "only a game that cannot be opened is removed"
+        )
+    token = request.cookies.get(cookie_name(table_id), "")
+    devices = await asyncio.to_thread(tables.store.devices, table_id)
+    device = devices.get(hash_token(token)) if token else None
+    if not is_local(request) and (device is None or not device.host):
+        raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may remove it")
+    await tables.remove_damaged(table_id)
+    return RedirectResponse("/", status_code=303)
 
 
 @router.get("/join", response_class=HTMLResponse)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from companion.rules.base import Rejection
 from companion.web.auth import DeviceRateLimiter, Viewer, cookie_name, is_same_origin
-from companion.web.deps import Access
+from companion.web.deps import Access, TextCheckedRoute
 from companion.web.errors import status_for
 from companion.web.fragments import MODES, live_fragment
 from companion.web.routes.api import (
@@ -31,9 +31,10 @@ from companion.web.routes.api import (
 )
 from companion.web.store import StorageError
 from companion.web.tables import Subscription, Table
+from companion.web.text import INVALID_UNICODE, invalid_text, invalid_text_at
 
 logger = logging.getLogger(__name__)
-router = APIRouter()
+router = APIRouter(route_class=TextCheckedRoute)
 
 
 class ActMessage(ActionRequest):
@@ -100,6 +101,22 @@ def malformed(status: int, rule: str, message: str) -> dict[str, object]:
 def validation_problem(exc: ValidationError) -> str:
     """The first three problems of a message, each named by its field path."""
     return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3])
+
+
+def read_message(text: str) -> ActMessage | UndoMessage | SyncMessage | dict[str, object]:
+    """The message in `text`, or the error frame refusing it: JSON, valid Unicode in every
+    string and key (companion/web/text.py), one of the message types."""
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return malformed(422, "message", f"messages are JSON objects ({type(exc).__name__})")
+    found = invalid_text_at(parsed, "message")
+    if found is not None:
+        return malformed(422, INVALID_UNICODE, invalid_text(found).message)
+    try:
+        return ClientMessage.validate_python(parsed)
+    except ValidationError as exc:
+        return malformed(422, "message", validation_problem(exc))
 
 
 async def answer_to(access: Access, message: ActMessage | UndoMessage) -> dict[str, object]:
@@ -239,10 +256,9 @@ class ScreenChannel:
         if len(text) > self.limit:
             await self.send(malformed(413, "too_large", f"messages are at most {self.limit} bytes"))
             return
-        try:
-            message = ClientMessage.validate_json(text)
-        except ValidationError as exc:
-            await self.send(malformed(422, "message", validation_problem(exc)))
+        message = read_message(text)
+        if isinstance(message, dict):
+            await self.send(message)
             return
         if isinstance(message, SyncMessage):
             self.subscription.notify(-1)
