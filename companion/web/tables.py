@@ -43,7 +43,16 @@ from companion.web.records import (
     summary_of,
 )
 from companion.web.snapshot import Snapshot
-from companion.web.store import Device, EncodedEntry, Finish, LogEntry, Store, TableRow
+from companion.web.store import (
+    Device,
+    EncodedEntry,
+    Finish,
+    LogEntry,
+    Store,
+    TableRow,
+    implied_seqs,
+)
+from companion.web.text import printable
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -55,6 +64,10 @@ class TableLoadError(Exception):
     """A stored table that cannot be opened: its header does not read or breaks the
     rules a new table is checked by, or its log no longer replays (e.g. the engine
     changed). Pages answer with its message (409, rule stored_table), never a 500."""
+
+    def __init__(self, message: str) -> None:
+        # the message may quote what is stored (a key, a name): make it showable
+        super().__init__(printable(message))
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +237,7 @@ class Table:
                 by=by,
                 move=self.game.move_to_json(move),
             )
-            await self._commit(entry, proposal)
+            await self._commit([entry], [proposal])
             if self.dice is not None:
                 self.dice.record(self.table_id, entry.seq, move, by, 1)
             return ActResult(entry.seq)
@@ -240,7 +253,7 @@ class Table:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             proposal = self.session.propose_undo(by, expected_state_id)
             entry = LogEntry(proposal.state_id, action_id, "undo", by, None)
-            await self._commit(entry, proposal)
+            await self._commit([entry], [proposal])
             if self.dice is not None:  # the dice statistics: the undone roll counts no more
                 undone = proposal.action
                 self.dice.record(self.table_id, entry.seq, undone.move, undone.by, -1)
@@ -253,8 +266,11 @@ class Table:
         moves the engine says the throw implies now (`Snapshot.throw`: the automatic passes
         of those who have not acted, by "auto", then e.g. Sixto's re-roll, by its player's
         seat), then the roll, by `by`. All of it is checked before any of it is made, under
-        the table's lock, so a refusal changes nothing. Idempotent per `action_id` (the
-        roll's; an implied move's is `action_id-N`, N the state id it leads to)."""
+        the table's lock, so a refusal changes nothing; all of it is stored in one
+        transaction and acknowledged once, so a crash keeps all of it or none (in two, a
+        kill could keep the passes and their penalty without the roll); an undo of the roll
+        takes it all back (Action.implied). Idempotent per `action_id` (the roll's; an
+        implied move's is `action_id-N`, N the state id it leads to: store.implied_seqs)."""
         async with self._lock:
             if action_id in self._action_seq:
                 return ActResult(self._action_seq[action_id], duplicate=True)
@@ -262,30 +278,22 @@ class Table:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not self.session.is_current(roll, expected_state_id):
                 raise stale_view()
-            chain = self._throw_chain(self.snapshot.throw, roll, by)
-            state = self.session.state
-            for move, _who in chain:  # the whole chain first: a refusal changes nothing
-                state = self.game.play(state, move)
-            for move, who in chain:
-                proposal = self.session.propose(move, who)
-                # an implied move's id names the state it leads to: unique, also on a retry
-                entry_id = action_id if move is roll else f"{action_id}-{proposal.state_id}"
-                entry = LogEntry(
-                    proposal.state_id, entry_id, "move", who, self.game.move_to_json(move)
+            proposals = self.session.propose_throw(implied_moves(self.snapshot.throw), roll, by)
+            entries = [
+                LogEntry(
+                    p.state_id,
+                    f"{action_id}-{p.state_id}" if p.action.implied else action_id,
+                    "move",
+                    p.action.by,
+                    self.game.move_to_json(p.action.move),
                 )
-                await self._commit(entry, proposal)
-                if self.dice is not None:  # the dice statistics count the roll as act does
-                    self.dice.record(self.table_id, entry.seq, move, who, 1)
+                for p in proposals
+            ]
+            await self._commit(entries, proposals)
+            if self.dice is not None:  # the dice statistics count the roll as act does
+                for p in proposals:
+                    self.dice.record(self.table_id, p.state_id, p.action.move, p.action.by, 1)
             return ActResult(self.snapshot.state_id)
-
-    @staticmethod
-    def _throw_chain(throw: Throw | None, roll: Roll, by: str) -> list[tuple[Move, str]]:
-        """The moves `act_throw` makes, each with who makes it."""
-        if throw is None:
-            return [(roll, by)]  # no throw expected: the engine refuses the roll with its rule
-        closes = [(move, AUTO) for move in throw.closes]
-        implied = [(move, str(move.player)) for move in throw.moves]
-        return [*closes, *implied, (roll, by)]
 
     async def set_auto_pass(self, on: bool) -> None:
         """The table's option: the next roll passes for those who have not acted (stored
@@ -342,36 +350,41 @@ class Table:
         for subscriber in list(self._subscribers):
             subscriber.notify(-1)
 
-    async def _commit(self, entry: LogEntry, proposal: Proposal) -> None:
-        """Store the change, then make it in the session and publish it. A change the store
-        refuses is never made: the session still holds the state before it, and nothing
-        has to be put back (the store may be what broke; it is not read here).
-        Everything the change makes is stored in one transaction: the log entry and, when
-        it ends or reopens the game, its history entry (two commits let a crash between
-        them leave a game that said running while refusing every move as ended by the
-        host, or a finished game missing from the history)."""
+    async def _commit(self, entries: list[LogEntry], proposals: list[Proposal]) -> None:
+        """Store the change (one action, or a throw and the moves it implies), then make it
+        in the session and publish it. A change the store refuses is never made: the
+        session still holds the state before it, and nothing has to be put back (the store
+        may be what broke; it is not read here). Everything the change makes is stored in
+        one transaction: its log entries and, when it ends or reopens the game, its history
+        entry (two commits let a crash between them leave a game that said running while
+        refusing every move as ended by the host, or a finished game missing from the
+        history)."""
         try:
             await asyncio.to_thread(
-                self._store.append, self.table_id, entry, self._history_change(proposal)
+                self._store.append_all, self.table_id, entries, self._history_change(proposals)
             )
         except Exception:
-            logger.exception("could not store action %s of table %s", entry.seq, self.table_id)
+            logger.exception(
+                "could not store action %s of table %s", entries[-1].seq, self.table_id
+            )
             raise
-        self.session.commit(proposal)
-        self._action_seq[entry.action_id] = entry.seq
+        for proposal, entry in zip(proposals, entries, strict=True):
+            self.session.commit(proposal)
+            self._action_seq[entry.action_id] = entry.seq
         self._publish()
 
-    def _history_change(self, proposal: Proposal) -> Finish | None:
-        """The history entry `proposal` changes: the game's summary when it ends the game,
-        None-summary when it reopens it (an undo of the ending), None when neither."""
-        ends = self.game.outcome(proposal.state) is not None
+    def _history_change(self, proposals: list[Proposal]) -> Finish | None:
+        """The history entry `proposals` change: the game's summary when they end the game,
+        None-summary when they reopen it (an undo of the ending), None when neither."""
+        final = proposals[-1].state
+        ends = self.game.outcome(final) is not None
         if ends == (self.snapshot.outcome is not None):
             return None
         if not ends:
             return Finish(None)
-        actions = len(self.session.actions) + (-1 if proposal.undo else 1)
+        made = sum(-p.taken if p.undo else 1 for p in proposals)
         s = self.session
-        return Finish(history_summary(s.game, s.players, proposal.state, actions))
+        return Finish(history_summary(s.game, s.players, final, len(s.actions) + made))
 
     def _publish(self) -> None:
         self.snapshot = self._take_snapshot()
@@ -400,6 +413,16 @@ class Table:
         return self.session.to_record()
 
 
+def implied_moves(throw: Throw | None) -> list[tuple[Move, str]]:
+    """The moves a throw implies now, each with who makes it: the automatic passes ("auto"),
+    then e.g. Sixto's re-roll (its player). None when no throw is expected: the engine then
+    refuses the roll itself with its rule."""
+    if throw is None:
+        return []
+    closes = [(move, AUTO) for move in throw.closes]
+    return [*closes, *((move, str(move.player)) for move in throw.moves)]
+
+
 def ended_by_host(row: TableRow, session: Session) -> bool:
     """Whether the host stopped this stored game: it is in the history without an engine
     ending, and its history entry says so (an entry of an engine ending whose undo was not
@@ -424,6 +447,7 @@ def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[Lo
     """Rebuild a session from its stored log: every move and undo in order, so the state id
     comes out equal to the number of entries."""
     session = Session(game, options, players)
+    implied = implied_seqs(log)
     for entry in log:
         try:
             if entry.kind == "undo":
@@ -431,7 +455,8 @@ def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[Lo
             elif entry.move is None:
                 raise Rejection(Reason.MALFORMED, "move", "a move entry without its move")
             else:
-                session.act(game.move_from_json(entry.move), by=entry.by)
+                move = game.move_from_json(entry.move)
+                session.act(move, by=entry.by, implied=entry.seq in implied)
         except Rejection as exc:
             raise TableLoadError(f"log entry {entry.seq} no longer replays: {exc.message}") from exc
         if session.state_id != entry.seq:
@@ -528,6 +553,24 @@ class Tables:
                     table.dice = self._dice
                     self._tables[table_id] = table
         return table
+
+    def damage(self, table_id: str) -> str | None:
+        """Why the stored table could not be opened, once an open was tried (else None)."""
+        error = self._damaged.get(table_id)
+        return str(error) if error is not None else None
+
+    async def remove_damaged(self, table_id: str) -> None:
+        """Delete a stored table that cannot be opened (its log, devices and photos with
+        it, in one transaction); a table that opens is kept (raises Rejection)."""
+        async with self._load_lock:
+            if table_id in self._tables:
+                raise Rejection(
+                    Reason.NOT_ALLOWED,
+                    "table_opens",
+                    "only a table that cannot be opened is removed",
+                )
+            await asyncio.to_thread(self.store.remove_table, table_id)
+            self._damaged.pop(table_id, None)
 
     async def openable(self, table_id: str) -> Table | None:
         """The table, or None when there is none or it cannot be opened (for the camera's
