@@ -250,7 +250,9 @@ class Session:
         return proposal.action
 
     # -- records -----------------------------------------------------------------------
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self, actions: Sequence[Action] | None = None) -> dict[str, Any]:
+        """The game record; of `actions` (a copy of `self.actions` taken earlier) when
+        given, so it can be encoded on another thread while the game goes on."""
         from companion.rules.codec import encode
 
         return {
@@ -258,7 +260,9 @@ class Session:
             "game": self.game.name,
             "options": encode(self.options),
             "players": list(self.players),
-            "actions": [self._action_record(a) for a in self.actions],
+            "actions": [
+                self._action_record(a) for a in (self.actions if actions is None else actions)
+            ],
         }
 
     def _action_record(self, action: Action) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from companion.web.errors import status_for
 from companion.web.fragments import page_templates
 from companion.web.hosts import HostCheck
 from companion.web.learning import Learning
+from companion.web.long_pages import PageBuilder
 from companion.web.routes import api, live, pages, setups, ws
 from companion.web.settings import Settings
 from companion.web.store import StorageError, Store
@@ -158,6 +159,8 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)
     app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
     app.state.table_limiter = DeviceRateLimiter(settings.table_rate_per_s, settings.table_burst)
+    app.state.read_limiter = DeviceRateLimiter(settings.read_rate_per_s, settings.read_burst)
+    app.state.pages = PageBuilder()  # long pages, built off the loop (long_pages.py)
     app.state.public_url = None
     app.state.dice_pages = {}  # (table, which rolls) -> the dice page drawn (routes/live.py)
     templates = page_templates(settings.web_dir / "templates")
@@ -183,7 +186,7 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store.open(settings.database_path, settings.sqlite_synchronous)
         app.state.store = store
-        app.state.tables = Tables(store)
+        app.state.tables = Tables(store, idle_s=settings.table_idle_s)
         app.state.tables.attach_loop(asyncio.get_running_loop())
         app.state.tables.start()  # the dice counts, read in the background
         # the camera runs on its own threads, started and stopped with the server
@@ -196,6 +199,7 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
             yield
         finally:
             camera.stop()
+            app.state.pages.close()
             app.state.learning.close()
             app.state.tables.close()
             store.close()

@@ -4,7 +4,7 @@ them through the Annotated aliases below."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -14,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 
 from companion.rules.base import Reason
 from companion.web.auth import AttemptLimiter, Viewer, cookie_name, is_same_origin
+from companion.web.long_pages import PageBuilder, check_read_rate
 from companion.web.settings import Settings
 from companion.web.tables import Table, Tables
 from companion.web.text import invalid_text, invalid_text_at
@@ -37,7 +38,7 @@ class TextCheckedRoute(APIRoute):
     parsed, before validation or the handler sees it (an import's record is checked in
     the import process instead: records.checked_record)."""
 
-    def get_route_handler(self) -> Callable[[Request], Awaitable[Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def checked(request: Request) -> Response:
@@ -70,6 +71,15 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 TablesDep = Annotated[Tables, Depends(get_tables)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
 LimiterDep = Annotated[AttemptLimiter, Depends(get_limiter)]
+
+
+def get_pages(request: Request) -> PageBuilder:
+    pages: PageBuilder = request.app.state.pages
+    return pages
+
+
+PagesDep = Annotated[PageBuilder, Depends(get_pages)]
+ReadRate = Depends(check_read_rate)
 
 
 class NoAccess(HTTPException):
@@ -125,7 +135,8 @@ ApiAccess = Annotated[Access, Depends(api_access)]
 
 def same_origin(request: Request) -> None:
     """Refuse state-changing requests sent by another site's page."""
-    if not is_same_origin(request.headers.get("origin"), request.headers.get("host")):
+    origin, host = request.headers.get("origin"), request.headers.get("host")
+    if not is_same_origin(origin, host, request.url.scheme):
         raise HTTPException(
             status_code=403,
             detail={

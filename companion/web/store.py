@@ -443,7 +443,12 @@ class Store:
             db.execute("UPDATE devices SET seat = ? WHERE token_hash = ?", (seat, token_hash))
 
     def free_seat(self, table_id: str, seat: int) -> None:
+        """Free a seat: the player's device that held it loses its token (it joins again
+        with the code, as a new device); the host's device, if it sat there, only stands up."""
         with self._transaction("free_seat") as db:
+            db.execute(
+                "DELETE FROM devices WHERE table_id = ? AND seat = ? AND host = 0", (table_id, seat)
+            )
             db.execute(
                 "UPDATE devices SET seat = NULL WHERE table_id = ? AND seat = ?", (table_id, seat)
             )

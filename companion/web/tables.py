@@ -18,6 +18,7 @@ import concurrent.futures
 import logging
 import multiprocessing
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -57,6 +58,7 @@ from companion.web.text import printable
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
+IDLE_TABLE_S = 600.0  # Settings.table_idle_s: how long an unused table stays in memory
 AUTO_PASS_KEY = "auto_pass"  # table_settings: "off" when the next roll passes for nobody
 
 
@@ -123,6 +125,23 @@ class Table:
         self.dice: DiceKeeper | None = None  # the server's dice counts, changed per roll
         self.sheet_cache = SheetCache()
         self.snapshot = self._take_snapshot()
+        self.last_used = time.monotonic()  # Tables.get: an idle table leaves memory
+        self.evicted = False  # left memory (Tables.evict_idle): this object writes nothing
+
+    def is_idle(self, now: float, idle_s: float) -> bool:
+        """Unused for `idle_s`, no screen listening, no change under way: it may leave
+        memory (the store keeps everything; it is opened again on the next use)."""
+        return now - self.last_used > idle_s and not self._subscribers and not self._lock.locked()
+
+    def _check_loaded(self) -> None:
+        """Refuse a change through a table that left memory (a request that held it from
+        before): the table opened again would not know of it."""
+        if self.evicted:
+            raise Rejection(
+                Reason.STALE_STATE,
+                "table_reloaded",
+                "the table was opened again since this screen was drawn; try again",
+            )
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -156,6 +175,7 @@ class Table:
 
     async def add_device(self, host: bool) -> str:
         """A new device token for this table (the caller sets it as a cookie)."""
+        self._check_loaded()
         token = new_token()
         token_hash = hash_token(token)
         await asyncio.to_thread(self._store.add_device, token_hash, self.table_id, host, None)
@@ -172,6 +192,7 @@ class Table:
         a device could sit at an empty seat, move for that player and sit back."""
         token_hash = hash_token(token)
         async with self._lock:
+            self._check_loaded()
             device = self._devices.get(token_hash)
             if device is None:
                 raise Rejection(Reason.NOT_ALLOWED, "no_access", "join this table first")
@@ -203,11 +224,16 @@ class Table:
             self._redraw_all()  # the host's screen shows who has sat down (ws.py "seats")
 
     async def free_seat(self, seat: int) -> None:
+        """Free `seat`: the player's device that held it loses its token, so it cannot take
+        the seat back at once (it joins again with the code); a host's device stands up."""
         async with self._lock:
+            self._check_loaded()
             await asyncio.to_thread(self._store.free_seat, self.table_id, seat)
             for token_hash, device in list(self._devices.items()):
-                if device.seat == seat:
-                    self._devices[token_hash] = Device(self.table_id, device.host, None)
+                if device.seat == seat and device.host:
+                    self._devices[token_hash] = Device(self.table_id, True, None)
+                elif device.seat == seat:
+                    del self._devices[token_hash]
             self._redraw_all()  # the freed device stops offering that seat's dice and boxes
 
     # -- actions ------------------------------------------------------------------------
@@ -299,6 +325,7 @@ class Table:
         """The table's option: the next roll passes for those who have not acted (stored
         before it holds, then every screen redraws: the roll entry depends on it)."""
         async with self._lock:
+            self._check_loaded()
             value = "on" if on else "off"
             await asyncio.to_thread(
                 self._store.set_table_setting, self.table_id, AUTO_PASS_KEY, value
@@ -334,6 +361,7 @@ class Table:
     async def end_by_host(self) -> None:
         """The host stops a game that has no engine ending yet (it goes to the history)."""
         async with self._lock:
+            self._check_loaded()
             if self._ended_by_host or self.session.outcome() is not None:
                 return
             await asyncio.to_thread(
@@ -359,6 +387,7 @@ class Table:
         entry (two commits let a crash between them leave a game that said running while
         refusing every move as ended by the host, or a finished game missing from the
         history)."""
+        self._check_loaded()
         try:
             await asyncio.to_thread(
                 self._store.append_all, self.table_id, entries, self._history_change(proposals)
@@ -411,6 +440,12 @@ class Table:
     def record(self) -> dict[str, Any]:
         """The game record (Session.to_record format) for export."""
         return self.session.to_record()
+
+    def record_builder(self) -> Callable[[], dict[str, Any]]:
+        """The game record as it is now, to build on another thread: the list of actions is
+        copied here (on the loop), their encoding is left to the caller's thread."""
+        actions = list(self.session.actions)
+        return lambda: self.session.to_record(actions)
 
 
 def implied_moves(throw: Throw | None) -> list[tuple[Move, str]]:
@@ -475,8 +510,13 @@ class Imported:
 class Tables:
     """Every table of this server, loaded from the store on first use."""
 
-    def __init__(self, store: Store, import_process: bool = True) -> None:
+    def __init__(
+        self, store: Store, import_process: bool = True, idle_s: float = IDLE_TABLE_S
+    ) -> None:
         self.store = store
+        # a table unused this long, with no screen listening, leaves memory (evict_idle)
+        self.idle_s = idle_s
+        self._sweeper: asyncio.Task[None] | None = None
         # imports are checked and replayed in a process of their own (records.plan_import),
         # started at the first import; without (tests of the store's faults) on the replay
         # thread
@@ -504,6 +544,8 @@ class Tables:
 
     def close(self) -> None:
         """Stop the render, replay and import workers (after the server stopped serving)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         self.render_pool.shutdown(wait=True, cancel_futures=True)
         self.replay_pool.shutdown(wait=True, cancel_futures=True)
         if self._import_pool is not None:
@@ -514,9 +556,33 @@ class Tables:
         return await asyncio.get_running_loop().run_in_executor(self.replay_pool, work)
 
     def start(self) -> None:
-        """Read the dice counts of every stored game, in the background (DiceKeeper)."""
+        """Read the dice counts of every stored game, in the background (DiceKeeper), and
+        start sweeping idle tables out of memory (on the attached loop)."""
         self._dice_started = True
         self._dice.start(self.store.all_logs, self.replay_pool)
+        if self._loop is not None and self._sweeper is None:
+            self._sweeper = self._loop.create_task(self._sweep_idle())
+
+    async def _sweep_idle(self) -> None:
+        while True:
+            await asyncio.sleep(min(self.idle_s, 30.0) / 2)
+            self.evict_idle()
+
+    def evict_idle(self, now: float | None = None) -> list[str]:
+        """Let the idle tables (Table.is_idle) leave memory: they are opened from the store
+        again on their next use (a 10,000-action table held about 7.5 MiB, and none was
+        ever let go). The ids of those let go."""
+        moment = time.monotonic() if now is None else now
+        idle = [i for i, t in self._tables.items() if t.is_idle(moment, self.idle_s)]
+        for table_id in idle:
+            self._tables.pop(table_id).evicted = True
+        if idle:
+            logger.info("%d idle table(s) left memory; %d open", len(idle), len(self._tables))
+        return idle
+
+    def is_loaded(self, table_id: str) -> bool:
+        """Whether the table is in memory now."""
+        return table_id in self._tables
 
     async def dice(self) -> DiceTally:
         """The dice counts of every table, kept up to date by every roll and undo (read
@@ -536,6 +602,7 @@ class Tables:
         replayed again on every request)."""
         table = self._tables.get(table_id)
         if table is not None:
+            table.last_used = time.monotonic()
             return table
         async with self._load_lock:
             table = self._tables.get(table_id)

@@ -23,6 +23,8 @@ from companion.web.deps import (
     Access,
     LimiterDep,
     PageAccess,
+    PagesDep,
+    ReadRate,
     SameOrigin,
     SettingsDep,
     TablesDep,
@@ -31,6 +33,7 @@ from companion.web.deps import (
     is_local,
 )
 from companion.web.fragments import live_html
+from companion.web.long_pages import render_page
 from companion.web.records import check_players
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
 from companion.web.settings import Settings
@@ -297,19 +300,28 @@ async def visible_tables(request: Request, tables: Tables, finished: bool) -> li
     ]
 
 
-@router.get("/history", response_class=HTMLResponse)
-async def history_page(request: Request, tables: TablesDep, templates: TemplatesDep) -> Response:
+@router.get("/history", response_class=HTMLResponse, dependencies=[ReadRate])
+async def history_page(
+    request: Request, tables: TablesDep, templates: TemplatesDep, pages: PagesDep
+) -> Response:
     """Finished games. The machine running the server sees all of them; another device
     sees the games it has a cookie for (no join code, no access). A stored game that
-    cannot be shown is left out with a note naming it, never a 500."""
-    games, notes = [], []
-    for row in await visible_tables(request, tables, finished=True):
-        try:
-            games.append(history_entry(row))
-        except ValueError as exc:
-            notes.append(f"A finished game (table {row.table_id}) cannot be shown: {exc}")
-    context = {"games": games, "notes": notes}
-    return templates.TemplateResponse(request, "history.html", context)
+    cannot be shown is left out with a note naming it, never a 500. Drawn on the page
+    thread and kept while the same games are finished (long_pages.py)."""
+    rows = await visible_tables(request, tables, finished=True)
+
+    def build() -> bytes:
+        games, notes = [], []
+        for row in rows:
+            try:
+                games.append(history_entry(row))
+            except ValueError as exc:
+                notes.append(f"A finished game (table {row.table_id}) cannot be shown: {exc}")
+        context = {"games": games, "notes": notes}
+        return render_page(templates, request, "history.html", context)
+
+    key = ("history", tuple((row.table_id, row.finished_at) for row in rows))
+    return HTMLResponse(await pages.kept(key, build))
 
 
 def history_entry(row: TableRow) -> dict[str, object]:

@@ -34,6 +34,7 @@ from companion.web.tables import Subscription, Table
 from companion.web.text import INVALID_UNICODE, invalid_text, invalid_text_at
 
 logger = logging.getLogger(__name__)
+WATCHER = Viewer(seat=None, host=False)  # how a device whose token was revoked is drawn
 router = APIRouter(route_class=TextCheckedRoute)
 
 
@@ -70,7 +71,8 @@ async def push_to_screen(
     seats_sent = sorted(table.seats_taken())
     while True:
         current = table.viewer(token)  # a seat change takes effect on the next push
-        if current is None:
+        if current is None:  # its seat was freed: a last picture without its controls
+            await send_text((await live_fragment(templates, table, WATCHER, view)).message)
             return
         # drawn and encoded once for every screen of the same view (render.py)
         fragment = await live_fragment(templates, table, current, view)
@@ -162,7 +164,8 @@ async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, 
     """The table and device token of a screen let onto the channel, or None once the socket
     is refused (closed with 1008, before the handshake completes): a foreign Origin, an
     unknown table, no seat or table view for the device's cookie, an unknown view."""
-    if not is_same_origin(websocket.headers.get("origin"), websocket.headers.get("host")):
+    origin, host = websocket.headers.get("origin"), websocket.headers.get("host")
+    if not is_same_origin(origin, host, websocket.url.scheme):
         await websocket.close(code=1008, reason="foreign origin")
         return None
     tables = websocket.app.state.tables
