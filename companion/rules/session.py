@@ -175,7 +175,7 @@ class Session:
         return self._proposed(self.state_id, self.state, move, by, implied)
 
     def _proposed(
-        self, base_id: int, state: Any, move: Move, by: str | None, implied: bool
+        self, base_id: int, state: object, move: Move, by: str | None, implied: bool
     ) -> Proposal:
         if by is None:
             by = CAMERA if isinstance(move, Roll) else str(move.player)
@@ -265,8 +265,8 @@ class Session:
             ],
         }
 
-    def _action_record(self, action: Action) -> dict[str, Any]:
-        item = {"by": action.by, "move": self.game.move_to_json(action.move)}
+    def _action_record(self, action: Action) -> dict[str, object]:
+        item: dict[str, object] = {"by": action.by, "move": self.game.move_to_json(action.move)}
         return item | {"implied": True} if action.implied else item
 
     @classmethod

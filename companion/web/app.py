@@ -92,7 +92,7 @@ class RefusalResponse(JSONResponse):
     message) is escaped, so the answer itself can never fail to encode (a lone surrogate
     in a refused key turned a 422 into a 500 and a dropped connection)."""
 
-    def render(self, content: Any) -> bytes:
+    def render(self, content: object) -> bytes:
         return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 

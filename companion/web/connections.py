@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -27,10 +26,7 @@ class GuardedProtocol(H11Protocol):
 
     header_timeout_s: float = 10.0
     per_client: int = 256
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._header_deadline: asyncio.TimerHandle | None = None
+    _header_deadline: asyncio.TimerHandle | None = None  # set per connection
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)

@@ -23,7 +23,7 @@ from companion.web.text import invalid_text, invalid_text_at
 class TextCheckedRequest(Request):
     """A request whose JSON body holds only valid Unicode (companion/web/text.py)."""
 
-    async def json(self) -> Any:
+    async def json(self) -> object:
         parsed = await super().json()
         found = invalid_text_at(parsed)
         if found is not None:
@@ -38,7 +38,7 @@ class TextCheckedRoute(APIRoute):
     parsed, before validation or the handler sees it (an import's record is checked in
     the import process instead: records.checked_record)."""
 
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[object, object, Response]]:
         handler = super().get_route_handler()
 
         async def checked(request: Request) -> Response:

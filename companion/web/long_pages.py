@@ -20,7 +20,7 @@ import concurrent.futures
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from fastapi import HTTPException, Request
 from fastapi.templating import Jinja2Templates
@@ -83,7 +83,7 @@ class PageBuilder:
 
 
 def render_page(
-    templates: Jinja2Templates, request: Request, name: str, context: dict[str, Any]
+    templates: Jinja2Templates, request: Request, name: str, context: dict[str, object]
 ) -> bytes:
     """A page's HTML, rendered where this is called (the page thread)."""
     template = templates.get_template(name)

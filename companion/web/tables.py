@@ -441,7 +441,7 @@ class Table:
         """The game record (Session.to_record format) for export."""
         return self.session.to_record()
 
-    def record_builder(self) -> Callable[[], dict[str, Any]]:
+    def record_builder(self) -> Callable[[], dict[str, object]]:
         """The game record as it is now, to build on another thread: the list of actions is
         copied here (on the loop), their encoding is left to the caller's thread."""
         actions = list(self.session.actions)

@@ -290,7 +290,7 @@ async def game_log(
 
 def log_context(
     table: Table, snapshot: Snapshot, log: list[LogEntry], photos: set[str]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The log page's rows: each entry in words, its dice, its photo, whether it stands."""
     standing = {e.action_id for e in effective_entries(log)}
     rows = []
