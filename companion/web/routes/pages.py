@@ -39,6 +39,7 @@ from companion.web.routes.api import games_catalogue, join_table, set_device_coo
 from companion.web.settings import Settings
 from companion.web.store import TableRow
 from companion.web.tables import Tables
+from companion.web.text import invalid_text_at, printable
 from companion.web.views import for_display
 
 router = APIRouter(route_class=TextCheckedRoute)
@@ -110,7 +111,7 @@ def listing_problem(row: TableRow) -> str | None:
         find_game(row.game)
         check_players(row.players, len(row.players))
     except Rejection as exc:
-        return exc.message
+        return printable(exc.message)  # it may quote what is stored
     return None
 
 
@@ -330,6 +331,8 @@ def history_entry(row: TableRow) -> dict[str, object]:
     if row.problem is not None:
         raise ValueError(f"its stored header is {row.problem}")
     summary = row.summary or {}
+    if invalid_text_at(summary) is not None:  # e.g. names an older server let in
+        raise ValueError("its stored summary holds text that is not valid Unicode")
     players = summary.get("players", row.players)
     if not isinstance(players, list):
         raise ValueError("its stored player names are not a list of names")
