@@ -8,7 +8,9 @@ loopback address (as separate devices on a LAN would be):
 - a burst of table creations: one client creates 500 tables as fast as it can;
 - long pages (issue 25, each with --only): 2 clients loop on the log page of a
   10,000-entry game (`log`), 2 on its exported record (`record`), 2 on /history from the
-  server's own machine, where it lists every finished game of the store (`history`).
+  server's own machine, where it lists every finished game of the store (`history`);
+  4 clients import the long game's record and open its table, in a loop (`open`: each
+  open replays the game in the server's process).
 
 Meanwhile a seventh device plays its own Qwixx table, paced (one action per --interval
 seconds, sent on the host's WebSocket), and measures push latency: from sending an action
@@ -184,6 +186,24 @@ async def importer(
                 seen[f"import {kind} {answer.status_code}"] += 1
 
 
+async def opener(
+    base: str, address: str, records: tuple[bytes, bytes], stop: float, seen: Counter[str]
+) -> None:
+    """Import the long game and open its table (replayed in the server), in a loop."""
+    transport = httpx.AsyncHTTPTransport(local_address=address)
+    async with httpx.AsyncClient(base_url=base, transport=transport, timeout=60) as client:
+        while time.monotonic() < stop:
+            answer = await client.post(
+                "/api/import", content=records[1], headers={"content-type": "application/json"}
+            )
+            seen[f"open: import {answer.status_code}"] += 1
+            if answer.status_code == 201:
+                page = await client.get(answer.json()["url"], headers={"accept": "text/html"})
+                seen[f"open: page {page.status_code}"] += 1
+            elif answer.status_code == 429:
+                await asyncio.sleep(float(answer.headers.get("retry-after", "1")))
+
+
 async def dice_reader(
     base: str, address: str, table_id: str, stop: float, seen: Counter[str], took: list[float]
 ) -> None:
@@ -237,7 +257,7 @@ async def creator(base: str, seen: Counter[str]) -> None:
 
 
 async def abuse(base: str, table_id: str, seconds: float, which: set[str]) -> dict[str, Any]:
-    records = import_records() if "imports" in which else (b"", b"")
+    records = import_records() if {"imports", "open"} & which else (b"", b"")
     stop = time.monotonic() + seconds
     seen: Counter[str] = Counter()
     took: list[float] = []
@@ -249,6 +269,8 @@ async def abuse(base: str, table_id: str, seconds: float, which: set[str]) -> di
         work += [dice_reader(base, a, table_id, stop, seen, took) for a in DICE_READERS]
     if "create" in which:
         work.append(creator(base, seen))
+    if "open" in which:
+        work += [opener(base, a, records, stop, seen) for a in IMPORTERS]
     for name, (addresses, path) in LONG_PAGES.items():
         if name in which:
             work += [page_reader(base, a, path, stop, seen, took) for a in addresses]
@@ -373,7 +395,7 @@ def main() -> int:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("imports", "dice", "create", *LONG_PAGES),
+        choices=("imports", "dice", "create", "open", *LONG_PAGES),
         default=("imports", "dice", "create"),
         help="run only these abuses (default: all three at once)",
     )
