@@ -13,6 +13,11 @@ beginning), so players acting at once (Qwixx's white sum, Sixes' pound race) are
 the rules, not refused as stale. A roll answers the one state it was drawn for, and a view
 drawn before an undo is stale.
 
+A throw is one change in several actions (`propose_throw`): the moves it implies (the
+automatic passes of those who had not acted, Sixto's re-roll), marked `Action.implied`,
+then its roll; an undo of the roll takes them all back, so nobody keeps a penalty of a
+roll that no longer stands.
+
 Pure: no I/O. Persistence (the web layer's SQLite log) stores `Session.actions` and replays
 them through `Session.from_record`.
 """
