@@ -5,7 +5,12 @@ loopback address (as separate devices on a LAN would be):
 - imports: 4 clients each import in a loop, at the same time, a ~1.2 MB game record (over
   the size cap) and a real long game's record (a Sixis game of 1,000+ actions, replayed);
 - dice statistics: 4 clients request /t/X/dice in a loop (X: a table of the big store);
-- a burst of table creations: one client creates 500 tables as fast as it can.
+- a burst of table creations: one client creates 500 tables as fast as it can;
+- long pages (issue 25, each with --only): 2 clients loop on the log page of a
+  10,000-entry game (`log`), 2 on its exported record (`record`), 2 on /history from the
+  server's own machine, where it lists every finished game of the store (`history`);
+  4 clients import the long game's record and open its table, in a loop (`open`: each
+  open replays the game in the server's process).
 
 Meanwhile a seventh device plays its own Qwixx table, paced (one action per --interval
 seconds, sent on the host's WebSocket), and measures push latency: from sending an action
@@ -52,6 +57,12 @@ from companion.web.auth import hash_token  # noqa: E402
 from companion.web.store import LogEntry, Store  # noqa: E402
 
 DICE_TOKEN = "bench-dice-token"
+LONG_TOKEN = "bench-long-token"
+LONG_TABLE = "benchlong"  # a game of 10,000 log entries (its moves, undone and made again)
+LONG_ENTRIES = 10_000
+LOG_READERS = ["127.0.0.11", "127.0.0.12"]
+RECORD_READERS = ["127.0.0.13", "127.0.0.14"]
+HISTORY_READERS = ["127.0.0.1", "127.0.0.1"]  # /history lists every game on this machine
 IMPORTERS = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"]
 DICE_READERS = ["127.0.0.6", "127.0.0.7", "127.0.0.8", "127.0.0.9"]
 CREATOR = "127.0.0.10"
@@ -101,10 +112,30 @@ def build_store(data_dir: Path, actions: int) -> str:
             total += len(log)
             index += 1
         store.add_device(hash_token(DICE_TOKEN), first, True, None)
+        store_long_game(store)
     finally:
         store.close()
     print(f"store: {index} games, {total} actions", flush=True)
     return first
+
+
+def store_long_game(store: Store) -> None:
+    """A running game of LONG_ENTRIES log entries: each move of a recorded game, taken back
+    by the host and made again until the log is that long (its device token: LONG_TOKEN)."""
+    session = recorded_game("qwixx", 4, 99)
+    moves = [(a.by, session.game.move_to_json(a.move)) for a in session.actions[:-1]]
+    repeats = max(0, (LONG_ENTRIES - len(moves)) // (2 * len(moves)))
+    log: list[LogEntry] = []
+    for index, (by, move) in enumerate(moves):
+        for again in range(repeats + 1):
+            if again:
+                log.append(LogEntry(len(log) + 1, f"u{index}-{again}", "undo", "host", None))
+            suffix = f"-{again}" if again else ""
+            log.append(LogEntry(len(log) + 1, f"m{index}{suffix}", "move", by, move))
+    options = encode(session.options)
+    store.create_table(LONG_TABLE, "BLONG1", "qwixx", options, session.players, log)
+    store.add_device(hash_token(LONG_TOKEN), LONG_TABLE, True, None)
+    print(f"long game: {len(log)} log entries", flush=True)
 
 
 def start_server(repo: Path, data_dir: Path, port: int) -> tuple[subprocess.Popen[bytes], float]:
@@ -155,6 +186,24 @@ async def importer(
                 seen[f"import {kind} {answer.status_code}"] += 1
 
 
+async def opener(
+    base: str, address: str, records: tuple[bytes, bytes], stop: float, seen: Counter[str]
+) -> None:
+    """Import the long game and open its table (replayed in the server), in a loop."""
+    transport = httpx.AsyncHTTPTransport(local_address=address)
+    async with httpx.AsyncClient(base_url=base, transport=transport, timeout=60) as client:
+        while time.monotonic() < stop:
+            answer = await client.post(
+                "/api/import", content=records[1], headers={"content-type": "application/json"}
+            )
+            seen[f"open: import {answer.status_code}"] += 1
+            if answer.status_code == 201:
+                page = await client.get(answer.json()["url"], headers={"accept": "text/html"})
+                seen[f"open: page {page.status_code}"] += 1
+            elif answer.status_code == 429:
+                await asyncio.sleep(float(answer.headers.get("retry-after", "1")))
+
+
 async def dice_reader(
     base: str, address: str, table_id: str, stop: float, seen: Counter[str], took: list[float]
 ) -> None:
@@ -168,6 +217,30 @@ async def dice_reader(
             answer = await client.get(f"/t/{table_id}/dice")
             took.append(time.perf_counter() - started)
             seen[f"dice {answer.status_code}"] += 1
+
+
+async def page_reader(
+    base: str, address: str, path: str, stop: float, seen: Counter[str], took: list[float]
+) -> None:
+    """GET `path` in a loop with the long game's host cookie; waits out a 429's Retry-After
+    as a well-behaved client would (a hostile one gets the 429s, cheaply, instead)."""
+    transport = httpx.AsyncHTTPTransport(local_address=address)
+    cookies = {f"tc_{LONG_TABLE}": LONG_TOKEN}
+    async with httpx.AsyncClient(
+        base_url=base, transport=transport, timeout=60, cookies=cookies
+    ) as client:
+        while time.monotonic() < stop:
+            started = time.perf_counter()
+            answer = await client.get(path, headers={"accept": "text/html"})
+            took.append(time.perf_counter() - started)
+            seen[f"{path.split('/')[-1] or path} {answer.status_code}"] += 1
+
+
+LONG_PAGES = {
+    "log": (LOG_READERS, f"/t/{LONG_TABLE}/log"),
+    "record": (RECORD_READERS, f"/api/tables/{LONG_TABLE}/record"),
+    "history": (HISTORY_READERS, "/history"),
+}
 
 
 async def creator(base: str, seen: Counter[str]) -> None:
@@ -184,7 +257,7 @@ async def creator(base: str, seen: Counter[str]) -> None:
 
 
 async def abuse(base: str, table_id: str, seconds: float, which: set[str]) -> dict[str, Any]:
-    records = import_records()
+    records = import_records() if {"imports", "open"} & which else (b"", b"")
     stop = time.monotonic() + seconds
     seen: Counter[str] = Counter()
     took: list[float] = []
@@ -196,11 +269,16 @@ async def abuse(base: str, table_id: str, seconds: float, which: set[str]) -> di
         work += [dice_reader(base, a, table_id, stop, seen, took) for a in DICE_READERS]
     if "create" in which:
         work.append(creator(base, seen))
+    if "open" in which:
+        work += [opener(base, a, records, stop, seen) for a in IMPORTERS]
+    for name, (addresses, path) in LONG_PAGES.items():
+        if name in which:
+            work += [page_reader(base, a, path, stop, seen, took) for a in addresses]
     await asyncio.gather(*work)
     took.sort()
     return {
         "answers": dict(sorted(seen.items())),
-        "dice_p50_ms": 1000 * statistics.median(took) if took else None,
+        "reader_p50_ms": 1000 * statistics.median(took) if took else None,
         "creation_and_all_s": time.perf_counter() - started,
         "import_sizes": [len(r) for r in records],
     }
@@ -317,7 +395,7 @@ def main() -> int:
     parser.add_argument(
         "--only",
         nargs="+",
-        choices=("imports", "dice", "create"),
+        choices=("imports", "dice", "create", "open", *LONG_PAGES),
         default=("imports", "dice", "create"),
         help="run only these abuses (default: all three at once)",
     )

@@ -13,6 +13,11 @@ beginning), so players acting at once (Qwixx's white sum, Sixes' pound race) are
 the rules, not refused as stale. A roll answers the one state it was drawn for, and a view
 drawn before an undo is stale.
 
+A throw is one change in several actions (`propose_throw`): the moves it implies (the
+automatic passes of those who had not acted, Sixto's re-roll), marked `Action.implied`,
+then its roll; an undo of the roll takes them all back, so nobody keeps a penalty of a
+roll that no longer stands.
+
 Pure: no I/O. Persistence (the web layer's SQLite log) stores `Session.actions` and replays
 them through `Session.from_record`.
 """
@@ -48,10 +53,12 @@ EntryT = TypeVar("EntryT")
 @dataclass(frozen=True, slots=True)
 class Action:
     """An accepted move and who made it: a seat number (as str, e.g. "0"), "host",
-    "camera" or "auto" (an automatic pass)."""
+    "camera" or "auto" (an automatic pass). `implied`: made by the throw whose roll follows
+    it (`Throw.closes` and `Throw.moves`), so taken back with that roll."""
 
     move: Move
     by: str
+    implied: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +71,7 @@ class Proposal:
     state: object  # the game's state after the change (opaque to the session)
     action: Action
     undo: bool = False
+    taken: int = 1  # for an undo: how many actions it takes back (a throw and its moves)
 
     @property
     def state_id(self) -> int:
@@ -85,15 +93,22 @@ def may_undo(last_by: str | None, by: str) -> bool:
     return last_by is not None and by in (HOST, last_by)
 
 
-def standing(entries: Sequence[EntryT], is_undo: Callable[[EntryT], bool]) -> list[EntryT]:
+def standing(
+    entries: Sequence[EntryT],
+    is_undo: Callable[[EntryT], bool],
+    is_implied: Callable[[EntryT], bool] = lambda entry: False,
+) -> list[EntryT]:
     """The actions of a log of actions and undos that stand: each undo takes back the latest
-    action still standing, as `Session.undo` does (for logs read without a Session)."""
+    action still standing and the moves its throw implied before it, as `Session.undo`
+    does (for logs read without a Session)."""
     stack: list[EntryT] = []
     for entry in entries:
         if not is_undo(entry):
             stack.append(entry)
         elif stack:
             stack.pop()
+            while stack and is_implied(stack[-1]):
+                stack.pop()
     return stack
 
 
@@ -152,20 +167,43 @@ class Session:
         return self.step_id <= seen <= self.state_id
 
     # -- changing ----------------------------------------------------------------------
-    def propose(self, move: Move, by: str | None = None, seen: int | None = None) -> Proposal:
+    def propose(
+        self, move: Move, by: str | None = None, seen: int | None = None, implied: bool = False
+    ) -> Proposal:
         """Check `move` and work out the state after it, changing nothing. Checks in a fixed
         order: a stale view (`is_current`), a player marking another's sheet, then the
         game's own (game over, may this player act now, is it legal). `by` defaults to the
-        move's player (or "camera" for a roll). Raises Rejection."""
+        move's player (or "camera" for a roll); `implied`: a move of the throw whose roll
+        comes next (Action.implied). Raises Rejection."""
         if not self.is_current(move, seen):
             raise stale_view()
+        return self._proposed(self.state_id, self.state, move, by, implied)
+
+    def _proposed(
+        self, base_id: int, state: object, move: Move, by: str | None, implied: bool
+    ) -> Proposal:
         if by is None:
             by = CAMERA if isinstance(move, Roll) else str(move.player)
         if not isinstance(move, Roll) and by not in (str(move.player), HOST, AUTO):
             raise Rejection(
                 Reason.NOT_ALLOWED, "own_sheet_only", "you may only mark your own sheet"
             )
-        return Proposal(self.state_id, self.game.play(self.state, move), Action(move, by))
+        return Proposal(base_id, self.game.play(state, move), Action(move, by, implied))
+
+    def propose_throw(
+        self, moves: Sequence[tuple[Move, str]], roll: Roll, by: str
+    ) -> list[Proposal]:
+        """Check a throw: the `moves` it implies now (each with who makes it), then `roll`
+        by `by`, each on the state the one before leads to; changing nothing. Committed in
+        order they make one throw: an undo of its roll takes them all back."""
+        proposals: list[Proposal] = []
+        state, base_id = self.state, self.state_id
+        steps = [*((move, who, True) for move, who in moves), (roll, by, False)]
+        for move, who, implied in steps:
+            proposal = self._proposed(base_id, state, move, who, implied)
+            proposals.append(proposal)
+            state, base_id = proposal.state, proposal.state_id
+        return proposals
 
     def propose_undo(self, by: str = HOST, seen: int | None = None) -> Proposal:
         """Check taking back the last action (allowed to the host and to whoever made it;
@@ -181,7 +219,10 @@ class Session:
                 "undo_own_only",
                 "only the player who made the last action, or the host, may undo it",
             )
-        return Proposal(self.state_id, self.states[-2], last, undo=True)
+        taken = 1  # a throw's roll, and the moves the throw implied before it
+        while taken < len(self.actions) and self.actions[-1 - taken].implied:
+            taken += 1
+        return Proposal(self.state_id, self.states[-1 - taken], last, undo=True, taken=taken)
 
     def commit(self, proposal: Proposal) -> None:
         """Make a proposed change. Refused (STALE_STATE) when anything changed since it was
@@ -190,18 +231,20 @@ class Session:
             raise stale_view()
         self.state_id += 1
         if proposal.undo:
-            self.states.pop()
-            self.actions.pop()
-            self._reached.pop()
+            del self.states[-proposal.taken :]
+            del self.actions[-proposal.taken :]
+            del self._reached[-proposal.taken :]
             self._undone_at = self.state_id
         else:
             self.states.append(proposal.state)
             self.actions.append(proposal.action)
             self._reached.append(self.state_id)
 
-    def act(self, move: Move, by: str | None = None, seen: int | None = None) -> Any:
+    def act(
+        self, move: Move, by: str | None = None, seen: int | None = None, implied: bool = False
+    ) -> Any:
         """Check and apply `move` (`propose`, then `commit`); returns the new state."""
-        proposal = self.propose(move, by, seen)
+        proposal = self.propose(move, by, seen, implied)
         self.commit(proposal)
         return proposal.state
 
@@ -212,7 +255,9 @@ class Session:
         return proposal.action
 
     # -- records -----------------------------------------------------------------------
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self, actions: Sequence[Action] | None = None) -> dict[str, Any]:
+        """The game record; of `actions` (a copy of `self.actions` taken earlier) when
+        given, so it can be encoded on another thread while the game goes on."""
         from companion.rules.codec import encode
 
         return {
@@ -220,8 +265,14 @@ class Session:
             "game": self.game.name,
             "options": encode(self.options),
             "players": list(self.players),
-            "actions": [{"by": a.by, "move": self.game.move_to_json(a.move)} for a in self.actions],
+            "actions": [
+                self._action_record(a) for a in (self.actions if actions is None else actions)
+            ],
         }
+
+    def _action_record(self, action: Action) -> dict[str, object]:
+        item: dict[str, object] = {"by": action.by, "move": self.game.move_to_json(action.move)}
+        return item | {"implied": True} if action.implied else item
 
     @classmethod
     def from_record(cls, record: Any) -> Session:
@@ -276,7 +327,10 @@ def replay_record(record: Any) -> Session:
                 )
             move = game.move_from_json(item["move"])
             by = item.get("by")
-            session.act(move, by=str(by) if by is not None else None)
+            implied = item.get("implied", False)
+            if not isinstance(implied, bool):
+                raise Rejection(Reason.MALFORMED, "action", '"implied" is true or false')
+            session.act(move, by=str(by) if by is not None else None, implied=implied)
         except Rejection as exc:
             raise RecordError(index, exc, session) from exc
     return session

@@ -13,11 +13,13 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
-import onnxruntime as ort  # type: ignore[import-untyped]  # ships no type hints (no py.typed)
+
+if TYPE_CHECKING:
+    import onnxruntime as ort  # type: ignore[import-untyped]  # ships no type hints
 
 from companion.assets import models_dir
 
@@ -240,6 +242,10 @@ class OnnxModel:
             )
         if intra_op_num_threads < 1:
             raise ModelError(f"intra_op_num_threads must be >= 1, got {intra_op_num_threads}")
+        # imported only when a model is loaded: onnxruntime writes a file of its own under
+        # ~/.cache on import, which a server without a camera must not do
+        import onnxruntime as ort  # noqa: PLC0415
+
         options = ort.SessionOptions()
         options.intra_op_num_threads = intra_op_num_threads
         options.inter_op_num_threads = 1

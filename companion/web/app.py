@@ -4,6 +4,7 @@ limiter and the routers. Nothing is built at import time (STYLE.md principle 10)
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import mimetypes
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -30,10 +31,12 @@ from companion.web.errors import status_for
 from companion.web.fragments import page_templates
 from companion.web.hosts import HostCheck
 from companion.web.learning import Learning
+from companion.web.long_pages import PageBuilder
 from companion.web.routes import api, live, pages, setups, ws
 from companion.web.settings import Settings
 from companion.web.store import StorageError, Store
 from companion.web.tables import TableLoadError, Tables
+from companion.web.text import printable
 from companion.web.views import colour_class
 
 logger = logging.getLogger(__name__)
@@ -82,6 +85,15 @@ class BodyLimit:
         except Exception:
             if not refused:  # the app's own failure; a refused body's aftermath is not
                 raise
+
+
+class RefusalResponse(JSONResponse):
+    """A refusal as JSON written in ASCII: text a request brought (a key named in a
+    message) is escaped, so the answer itself can never fail to encode (a lone surrogate
+    in a refused key turned a 422 into a 500 and a dropped connection)."""
+
+    def render(self, content: object) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def _wants_page(request: Request) -> bool:
@@ -147,6 +159,8 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)
     app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
     app.state.table_limiter = DeviceRateLimiter(settings.table_rate_per_s, settings.table_burst)
+    app.state.read_limiter = DeviceRateLimiter(settings.read_rate_per_s, settings.read_burst)
+    app.state.pages = PageBuilder()  # long pages, built off the loop (long_pages.py)
     app.state.public_url = None
     app.state.dice_pages = {}  # (table, which rolls) -> the dice page drawn (routes/live.py)
     templates = page_templates(settings.web_dir / "templates")
@@ -172,7 +186,7 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store.open(settings.database_path, settings.sqlite_synchronous)
         app.state.store = store
-        app.state.tables = Tables(store)
+        app.state.tables = Tables(store, idle_s=settings.table_idle_s)
         app.state.tables.attach_loop(asyncio.get_running_loop())
         app.state.tables.start()  # the dice counts, read in the background
         # the camera runs on its own threads, started and stopped with the server
@@ -185,6 +199,7 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
             yield
         finally:
             camera.stop()
+            app.state.pages.close()
             app.state.learning.close()
             app.state.tables.close()
             store.close()
@@ -201,19 +216,19 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
             return templates.TemplateResponse(
                 request,
                 "error.html",
-                {"status": status, "message": body.get("message", "")},
+                {"status": status, "message": printable(str(body.get("message", "")))},
                 status_code=status,
             )
-        return JSONResponse(body, status_code=status)
+        return RefusalResponse(body, status_code=status)
 
     @app.exception_handler(Rejection)
     async def rejection_answer(request: Request, exc: Rejection) -> Response:
-        return JSONResponse(exc.to_json(), status_code=status_for(exc))
+        return RefusalResponse(exc.to_json(), status_code=status_for(exc))
 
     @app.exception_handler(StorageError)
     async def storage_answer(request: Request, exc: StorageError) -> Response:
         # 503: the request was fine, the server cannot keep it now; nothing was applied
-        return JSONResponse(
+        return RefusalResponse(
             {"reason": "storage", "rule": exc.problem, "message": exc.message},
             status_code=503,
             headers={"Retry-After": "30"},
@@ -229,7 +244,7 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
     async def no_access_answer(request: Request, exc: NoAccess) -> Response:
         if exc.page:
             return RedirectResponse("/join", status_code=303)
-        return JSONResponse(exc.detail, status_code=401)
+        return RefusalResponse(exc.detail, status_code=401)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_answer(request: Request, exc: StarletteHTTPException) -> Response:
@@ -242,7 +257,7 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_answer(request: Request, exc: RequestValidationError) -> Response:
-        return JSONResponse(_validation_body(exc), status_code=422)
+        return RefusalResponse(_validation_body(exc), status_code=422)
 
 
 def _validation_body(exc: RequestValidationError) -> dict[str, object]:

@@ -17,7 +17,6 @@ import secrets
 import time
 from collections import deque
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from companion.rules.base import Move, Reason, Rejection, Roll, Throw, Turn
 from companion.rules.session import HOST
@@ -175,11 +174,13 @@ class DeviceRateLimiter:
         return 0.0
 
 
-def is_same_origin(origin: str | None, host: str | None) -> bool:
-    """True when the Origin header is absent (not a browser page) or names the Host."""
+def is_same_origin(origin: str | None, host: str | None, scheme: str = "http") -> bool:
+    """True when the Origin header is absent (not a browser page) or is exactly this
+    server's origin, `scheme://host[:port]` as the request arrived (`scheme`: http, or ws
+    for a WebSocket): comparing only host and port let `https://` and a trailing `/` by."""
     if origin is None:
         return True
     if not host:
         return False
-    parts = urlsplit(origin)
-    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
+    web_scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
+    return origin.lower() == f"{web_scheme}://{host}".lower()

@@ -4,16 +4,47 @@ them through the Annotated aliases below."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Request, Response
+from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
 from companion.rules.base import Reason
 from companion.web.auth import AttemptLimiter, Viewer, cookie_name, is_same_origin
+from companion.web.long_pages import PageBuilder, check_read_rate
 from companion.web.settings import Settings
 from companion.web.tables import Table, Tables
+from companion.web.text import invalid_text, invalid_text_at
+
+
+class TextCheckedRequest(Request):
+    """A request whose JSON body holds only valid Unicode (companion/web/text.py)."""
+
+    async def json(self) -> object:
+        parsed = await super().json()
+        found = invalid_text_at(parsed)
+        if found is not None:
+            # an HTTPException passes FastAPI's body reader unchanged (anything else there
+            # becomes "400 error parsing the body"): 422 naming the field
+            raise HTTPException(status_code=422, detail=invalid_text(found).to_json())
+        return parsed
+
+
+class TextCheckedRoute(APIRoute):
+    """Every route of the app: its JSON body is checked for invalid Unicode as it is
+    parsed, before validation or the handler sees it (an import's record is checked in
+    the import process instead: records.checked_record)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[object, object, Response]]:
+        handler = super().get_route_handler()
+
+        async def checked(request: Request) -> Response:
+            return await handler(TextCheckedRequest(request.scope, request.receive))
+
+        return checked
 
 
 def get_settings(request: Request) -> Settings:
@@ -40,6 +71,15 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 TablesDep = Annotated[Tables, Depends(get_tables)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
 LimiterDep = Annotated[AttemptLimiter, Depends(get_limiter)]
+
+
+def get_pages(request: Request) -> PageBuilder:
+    pages: PageBuilder = request.app.state.pages
+    return pages
+
+
+PagesDep = Annotated[PageBuilder, Depends(get_pages)]
+ReadRate = Depends(check_read_rate)
 
 
 class NoAccess(HTTPException):
@@ -95,7 +135,8 @@ ApiAccess = Annotated[Access, Depends(api_access)]
 
 def same_origin(request: Request) -> None:
     """Refuse state-changing requests sent by another site's page."""
-    if not is_same_origin(request.headers.get("origin"), request.headers.get("host")):
+    origin, host = request.headers.get("origin"), request.headers.get("host")
+    if not is_same_origin(origin, host, request.url.scheme):
         raise HTTPException(
             status_code=403,
             detail={

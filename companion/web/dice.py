@@ -20,14 +20,16 @@ from dataclasses import dataclass, field
 from companion.live.stats import FACES
 from companion.rules.base import Die, Roll
 from companion.rules.session import CAMERA, standing
-from companion.web.store import LogEntry
+from companion.web.store import LogEntry, implied_seqs
 
 logger = logging.getLogger(__name__)
 
 
 def effective_entries(log: list[LogEntry]) -> list[LogEntry]:
-    """The moves that stand, by the session's own undo rule (companion.rules.session)."""
-    return standing(log, lambda entry: entry.kind == "undo")
+    """The moves that stand, by the session's own undo rule (companion.rules.session): an
+    undo of a throw's roll takes back the moves the throw implied too."""
+    implied = implied_seqs(log)
+    return standing(log, lambda entry: entry.kind == "undo", lambda entry: entry.seq in implied)
 
 
 def roll_of(entry: LogEntry) -> Roll | None:

@@ -56,11 +56,12 @@ class HostCheck:
         self.names = own_names(settings)
 
     def is_ours(self, scope: Scope) -> bool:
-        headers = dict(scope.get("headers") or [])
-        header = headers.get(b"host")
-        if header is None:
+        # exactly one Host: with two, the checks here and the routes could read different
+        # ones (the last one won in the headers the routes read)
+        hosts = [value for key, value in scope.get("headers") or [] if key == b"host"]
+        if len(hosts) != 1:
             return False
-        name = host_name(header.decode("latin-1"))
+        name = host_name(hosts[0].decode("latin-1"))
         return name in self.names or name == _arrived_at(scope)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -69,7 +70,8 @@ class HostCheck:
             return
         body = (
             b'{"reason":"not_allowed","rule":"foreign_host","message":"this server answers '
-            b'only to its own names and addresses; the Host header names another"}'
+            b"only to its own names and addresses, named in one Host header; this request "
+            b'names another, or none, or more than one"}'
         )
         start = {
             "status": 400,

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from companion.rules.base import Game, Reason, Rejection
 from companion.rules.codec import encode
-from companion.rules.session import CAMERA, HOST, RecordError, Session, replay_record
+from companion.rules.session import AUTO, CAMERA, HOST, RecordError, Session, replay_record
 from companion.web.dice import DiceTally, Tally
 from companion.web.store import EncodedEntry, LogEntry, encoded
+from companion.web.text import check_text, is_valid_text
 
 # what a table's header may hold, the same at creation, import and load (api.py's request
 # models use the same bounds, so the API's schema says them)
@@ -47,6 +48,12 @@ def check_players(names: Sequence[object], seats: int) -> None:
                 Reason.BAD_OPTIONS,
                 "player_name",
                 f"the name of seat {seat + 1} must be text of 1 to {PLAYER_NAME_MAX} characters",
+            )
+        if not is_valid_text(name):  # e.g. a table an older server stored
+            raise Rejection(
+                Reason.BAD_OPTIONS,
+                "player_name",
+                f"the name of seat {seat + 1} is not valid Unicode (it holds a lone surrogate)",
             )
 
 
@@ -103,6 +110,10 @@ def checked_record(record: object, max_actions: int = MAX_RECORD_ACTIONS) -> Ses
             raise _refused("record", f"a game record is JSON: {exc}") from exc
         except RecursionError as exc:  # [[[[...]]]] nested deeper than the parser goes
             raise _refused("record", "a game record is not nested that deep") from exc
+    try:  # every string and key, before anything reads them
+        check_text(record, "record")
+    except Rejection as exc:
+        raise RecordError(None, exc) from exc
     if isinstance(record, dict):
         _check_record_header(record, max_actions)
     session = replay_record(record)
@@ -110,7 +121,7 @@ def checked_record(record: object, max_actions: int = MAX_RECORD_ACTIONS) -> Ses
         check_players(session.players, seat_count(session.game, session.options))
     except Rejection as exc:
         raise RecordError(None, exc) from exc
-    actors = {HOST, CAMERA, *(str(seat) for seat in range(len(session.players)))}
+    actors = {HOST, CAMERA, AUTO, *(str(seat) for seat in range(len(session.players)))}
     for index, action in enumerate(session.actions):
         if action.by not in actors:
             raise _refused("actor", f"no seat {action.by[:16]!r} at this table", index)
@@ -138,6 +149,22 @@ def _check_record_header(record: dict[str, object], max_actions: int) -> None:
         by = item.get("by") if isinstance(item, dict) else None
         if by is not None and (not isinstance(by, str) or len(by) > ACTOR_MAX):
             raise _refused("actor", '"by" is "host", "camera" or a seat number', index)
+
+
+def import_ids(session: Session) -> list[tuple[int, str]]:
+    """(seq, action id) of each imported action: `import-N`, and for a move a throw
+    implied the id of its roll with its own seq (`import-9-7`), so the stored log keeps
+    the throw together (store.implied_seqs)."""
+    ids: list[tuple[int, str]] = []
+    roll_seq = 0
+    for index in range(len(session.actions) - 1, -1, -1):
+        seq = index + 1
+        if not session.actions[index].implied:
+            roll_seq = seq
+            ids.append((seq, f"import-{seq}"))
+        else:
+            ids.append((seq, f"import-{roll_seq}-{seq}"))
+    return ids[::-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +205,8 @@ def plan_import(
         refused = exc.rejection
         return ImportRefusal(exc.index, refused.reason.value, refused.rule, refused.message)
     log = [
-        LogEntry(i + 1, f"import-{i + 1}", "move", a.by, session.game.move_to_json(a.move))
-        for i, a in enumerate(session.actions)
+        LogEntry(seq, action_id, "move", a.by, session.game.move_to_json(a.move))
+        for (seq, action_id), a in zip(import_ids(session), session.actions, strict=True)
     ]
     options = encode(session.options)
     assert isinstance(options, dict)

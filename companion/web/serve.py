@@ -12,8 +12,10 @@ from pathlib import Path
 
 import uvicorn
 from pydantic import ValidationError
+from starlette.types import ASGIApp
 
 from companion.web.app import create_app
+from companion.web.connections import guarded_protocol
 from companion.web.settings import CameraSettings, Settings
 from companion.web.store import StorageError, Store
 
@@ -149,13 +151,27 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"companion serve: cannot start: {exc.message}", file=sys.stderr)
         return 3
     print(message, flush=True)
-    config = uvicorn.Config(
+    uvicorn.Server(uvicorn_config(app, settings)).run()
+    return 0
+
+
+# the transport's WebSocket limit is this many times the app's: a message over the app's
+# limit reaches the app, which answers it with a 413 frame and keeps the socket (with equal
+# limits the transport closed the socket with 1009 first, and the 413 was never sent)
+WS_TRANSPORT_FACTOR = 4
+
+
+def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
+    """How uvicorn serves the app: the h11 protocol with a header deadline and a cap on
+    connections per client (companion/web/connections.py), idle keep-alive connections
+    closed, the WebSocket limit above the app's own."""
+    return uvicorn.Config(
         app,
         host=settings.bind_host,
         port=settings.port,
-        ws_max_size=settings.max_ws_message_bytes,
+        http=guarded_protocol(settings.header_timeout_s, settings.max_connections_per_client),
+        timeout_keep_alive=settings.keep_alive_s,
+        ws_max_size=settings.max_ws_message_bytes * WS_TRANSPORT_FACTOR,
         log_level="warning",
         proxy_headers=False,
     )
-    uvicorn.Server(config).run()
-    return 0

@@ -132,6 +132,23 @@ class Settings(BaseModel):
     max_ws_message_bytes: int = Field(
         default=16_384, ge=256, le=1_000_000, description="largest WebSocket message accepted"
     )
+    header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description="seconds a connection has to send its request's headers (after opening "
+        "or after its previous response) before it is closed (companion/web/connections.py)",
+    )
+    keep_alive_s: int = Field(
+        default=5, ge=1, le=600, description="seconds an idle kept-alive connection stays open"
+    )
+    max_connections_per_client: int = Field(
+        default=256,
+        ge=1,
+        le=100_000,
+        description="connections one client address may hold open at once (HTTP and "
+        "WebSocket; every browser of the server's own machine shares one)",
+    )
     device_rate_per_s: float = Field(
         default=20.0,
         gt=0,
@@ -150,6 +167,23 @@ class Settings(BaseModel):
     )
     table_burst: int = Field(
         default=30, ge=1, le=100_000, description="how many of them it may make at once"
+    )
+    table_idle_s: float = Field(
+        default=600.0,
+        gt=0,
+        le=86_400,
+        description="seconds a table nobody uses or watches stays in memory; it is opened "
+        "from the store again on its next use",
+    )
+    read_rate_per_s: float = Field(
+        default=2.0,
+        gt=0,
+        le=10_000,
+        description="long pages (a game's log, its record, the history) each client address "
+        "may ask for per second, on average (companion/web/long_pages.py)",
+    )
+    read_burst: int = Field(
+        default=60, ge=1, le=100_000, description="how many of them it may ask for at once"
     )
     max_import_bytes: int = Field(
         default=1_000_000,

@@ -143,6 +143,21 @@ class LogEntry:
     move: dict[str, Any] | None
 
 
+def implied_seqs(log: Sequence[LogEntry]) -> set[int]:
+    """The entries of a log that a throw implied (Table.act_throw): the moves stored just
+    before their roll, each with the roll's action id and its own seq as its id (`R-7`
+    before roll `R`). An undo of the roll takes them back with it (Session.undo)."""
+    implied: set[int] = set()
+    for index, entry in enumerate(log):
+        if entry.kind != "move":
+            continue
+        back = index - 1
+        while back >= 0 and log[back].action_id == f"{entry.action_id}-{log[back].seq}":
+            implied.add(log[back].seq)
+            back -= 1
+    return implied
+
+
 @dataclass(frozen=True, slots=True)
 class Finish:
     """A change of a table's place in the history, committed in the same transaction as
@@ -303,6 +318,12 @@ class Store:
             if summary is not None:
                 self._set_finished(db, table_id, Finish(summary), now)
 
+    def remove_table(self, table_id: str) -> None:
+        """Delete a table and everything stored for it, in one transaction."""
+        with self._transaction("remove_table") as db:
+            for name in ("action_photos", "table_settings", "devices", "actions", "tables"):
+                db.execute(f"DELETE FROM {name} WHERE table_id = ?", (table_id,))  # noqa: S608
+
     def code_in_use(self, code: str) -> bool:
         with self._guarded():
             row = self._db.execute("SELECT 1 FROM tables WHERE code = ?", (code,)).fetchone()
@@ -352,19 +373,23 @@ class Store:
 
     # -- the action log -----------------------------------------------------------------
     def append(self, table_id: str, entry: LogEntry, finish: Finish | None = None) -> None:
-        """Commit one accepted action and, when it ended the game or reopened it, the
-        change of the table's history entry, in one transaction: a crash keeps both or
-        neither. Raises sqlite3.IntegrityError when its seq or action id is already taken
-        (the caller checks first, under the table's lock)."""
+        """Commit one accepted action (see `append_all`)."""
+        self.append_all(table_id, [entry], finish)
+
+    def append_all(
+        self, table_id: str, entries: Sequence[LogEntry], finish: Finish | None = None
+    ) -> None:
+        """Commit accepted actions that make one change (an action; a throw and the moves it
+        implies) and, when they ended the game or reopened it, the change of the table's
+        history entry, in one transaction: a crash keeps all of it or none. Raises
+        sqlite3.IntegrityError when a seq or action id is already taken (the caller checks
+        first, under the table's lock)."""
         now = time.time()
         with self._transaction("append") as db:
-            self._insert_entry(db, table_id, entry, now)
+            for entry in entries:
+                db.execute(_INSERT_ACTION, _action_row(table_id, entry, now))
             if finish is not None:
                 self._set_finished(db, table_id, finish, now)
-
-    @staticmethod
-    def _insert_entry(db: _Statements, table_id: str, entry: LogEntry, now: float) -> None:
-        db.execute(_INSERT_ACTION, _action_row(table_id, entry, now))
 
     def log(self, table_id: str) -> list[LogEntry]:
         with self._guarded():
@@ -418,7 +443,12 @@ class Store:
             db.execute("UPDATE devices SET seat = ? WHERE token_hash = ?", (seat, token_hash))
 
     def free_seat(self, table_id: str, seat: int) -> None:
+        """Free a seat: the player's device that held it loses its token (it joins again
+        with the code, as a new device); the host's device, if it sat there, only stands up."""
         with self._transaction("free_seat") as db:
+            db.execute(
+                "DELETE FROM devices WHERE table_id = ? AND seat = ? AND host = 0", (table_id, seat)
+            )
             db.execute(
                 "UPDATE devices SET seat = NULL WHERE table_id = ? AND seat = ?", (table_id, seat)
             )

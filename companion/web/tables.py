@@ -18,6 +18,7 @@ import concurrent.futures
 import logging
 import multiprocessing
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -43,11 +44,21 @@ from companion.web.records import (
     summary_of,
 )
 from companion.web.snapshot import Snapshot
-from companion.web.store import Device, EncodedEntry, Finish, LogEntry, Store, TableRow
+from companion.web.store import (
+    Device,
+    EncodedEntry,
+    Finish,
+    LogEntry,
+    Store,
+    TableRow,
+    implied_seqs,
+)
+from companion.web.text import printable
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
+IDLE_TABLE_S = 600.0  # Settings.table_idle_s: how long an unused table stays in memory
 AUTO_PASS_KEY = "auto_pass"  # table_settings: "off" when the next roll passes for nobody
 
 
@@ -55,6 +66,10 @@ class TableLoadError(Exception):
     """A stored table that cannot be opened: its header does not read or breaks the
     rules a new table is checked by, or its log no longer replays (e.g. the engine
     changed). Pages answer with its message (409, rule stored_table), never a 500."""
+
+    def __init__(self, message: str) -> None:
+        # the message may quote what is stored (a key, a name): make it showable
+        super().__init__(printable(message))
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +125,23 @@ class Table:
         self.dice: DiceKeeper | None = None  # the server's dice counts, changed per roll
         self.sheet_cache = SheetCache()
         self.snapshot = self._take_snapshot()
+        self.last_used = time.monotonic()  # Tables.get: an idle table leaves memory
+        self.evicted = False  # left memory (Tables.evict_idle): this object writes nothing
+
+    def is_idle(self, now: float, idle_s: float) -> bool:
+        """Unused for `idle_s`, no screen listening, no change under way: it may leave
+        memory (the store keeps everything; it is opened again on the next use)."""
+        return now - self.last_used > idle_s and not self._subscribers and not self._lock.locked()
+
+    def _check_loaded(self) -> None:
+        """Refuse a change through a table that left memory (a request that held it from
+        before): the table opened again would not know of it."""
+        if self.evicted:
+            raise Rejection(
+                Reason.STALE_STATE,
+                "table_reloaded",
+                "the table was opened again since this screen was drawn; try again",
+            )
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -143,6 +175,7 @@ class Table:
 
     async def add_device(self, host: bool) -> str:
         """A new device token for this table (the caller sets it as a cookie)."""
+        self._check_loaded()
         token = new_token()
         token_hash = hash_token(token)
         await asyncio.to_thread(self._store.add_device, token_hash, self.table_id, host, None)
@@ -159,6 +192,7 @@ class Table:
         a device could sit at an empty seat, move for that player and sit back."""
         token_hash = hash_token(token)
         async with self._lock:
+            self._check_loaded()
             device = self._devices.get(token_hash)
             if device is None:
                 raise Rejection(Reason.NOT_ALLOWED, "no_access", "join this table first")
@@ -190,11 +224,16 @@ class Table:
             self._redraw_all()  # the host's screen shows who has sat down (ws.py "seats")
 
     async def free_seat(self, seat: int) -> None:
+        """Free `seat`: the player's device that held it loses its token, so it cannot take
+        the seat back at once (it joins again with the code); a host's device stands up."""
         async with self._lock:
+            self._check_loaded()
             await asyncio.to_thread(self._store.free_seat, self.table_id, seat)
             for token_hash, device in list(self._devices.items()):
-                if device.seat == seat:
-                    self._devices[token_hash] = Device(self.table_id, device.host, None)
+                if device.seat == seat and device.host:
+                    self._devices[token_hash] = Device(self.table_id, True, None)
+                elif device.seat == seat:
+                    del self._devices[token_hash]
             self._redraw_all()  # the freed device stops offering that seat's dice and boxes
 
     # -- actions ------------------------------------------------------------------------
@@ -224,7 +263,7 @@ class Table:
                 by=by,
                 move=self.game.move_to_json(move),
             )
-            await self._commit(entry, proposal)
+            await self._commit([entry], [proposal])
             if self.dice is not None:
                 self.dice.record(self.table_id, entry.seq, move, by, 1)
             return ActResult(entry.seq)
@@ -240,7 +279,7 @@ class Table:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             proposal = self.session.propose_undo(by, expected_state_id)
             entry = LogEntry(proposal.state_id, action_id, "undo", by, None)
-            await self._commit(entry, proposal)
+            await self._commit([entry], [proposal])
             if self.dice is not None:  # the dice statistics: the undone roll counts no more
                 undone = proposal.action
                 self.dice.record(self.table_id, entry.seq, undone.move, undone.by, -1)
@@ -253,8 +292,11 @@ class Table:
         moves the engine says the throw implies now (`Snapshot.throw`: the automatic passes
         of those who have not acted, by "auto", then e.g. Sixto's re-roll, by its player's
         seat), then the roll, by `by`. All of it is checked before any of it is made, under
-        the table's lock, so a refusal changes nothing. Idempotent per `action_id` (the
-        roll's; an implied move's is `action_id-N`, N the state id it leads to)."""
+        the table's lock, so a refusal changes nothing; all of it is stored in one
+        transaction and acknowledged once, so a crash keeps all of it or none (in two, a
+        kill could keep the passes and their penalty without the roll); an undo of the roll
+        takes it all back (Action.implied). Idempotent per `action_id` (the roll's; an
+        implied move's is `action_id-N`, N the state id it leads to: store.implied_seqs)."""
         async with self._lock:
             if action_id in self._action_seq:
                 return ActResult(self._action_seq[action_id], duplicate=True)
@@ -262,35 +304,28 @@ class Table:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not self.session.is_current(roll, expected_state_id):
                 raise stale_view()
-            chain = self._throw_chain(self.snapshot.throw, roll, by)
-            state = self.session.state
-            for move, _who in chain:  # the whole chain first: a refusal changes nothing
-                state = self.game.play(state, move)
-            for move, who in chain:
-                proposal = self.session.propose(move, who)
-                # an implied move's id names the state it leads to: unique, also on a retry
-                entry_id = action_id if move is roll else f"{action_id}-{proposal.state_id}"
-                entry = LogEntry(
-                    proposal.state_id, entry_id, "move", who, self.game.move_to_json(move)
+            proposals = self.session.propose_throw(implied_moves(self.snapshot.throw), roll, by)
+            entries = [
+                LogEntry(
+                    p.state_id,
+                    f"{action_id}-{p.state_id}" if p.action.implied else action_id,
+                    "move",
+                    p.action.by,
+                    self.game.move_to_json(p.action.move),
                 )
-                await self._commit(entry, proposal)
-                if self.dice is not None:  # the dice statistics count the roll as act does
-                    self.dice.record(self.table_id, entry.seq, move, who, 1)
+                for p in proposals
+            ]
+            await self._commit(entries, proposals)
+            if self.dice is not None:  # the dice statistics count the roll as act does
+                for p in proposals:
+                    self.dice.record(self.table_id, p.state_id, p.action.move, p.action.by, 1)
             return ActResult(self.snapshot.state_id)
-
-    @staticmethod
-    def _throw_chain(throw: Throw | None, roll: Roll, by: str) -> list[tuple[Move, str]]:
-        """The moves `act_throw` makes, each with who makes it."""
-        if throw is None:
-            return [(roll, by)]  # no throw expected: the engine refuses the roll with its rule
-        closes = [(move, AUTO) for move in throw.closes]
-        implied = [(move, str(move.player)) for move in throw.moves]
-        return [*closes, *implied, (roll, by)]
 
     async def set_auto_pass(self, on: bool) -> None:
         """The table's option: the next roll passes for those who have not acted (stored
         before it holds, then every screen redraws: the roll entry depends on it)."""
         async with self._lock:
+            self._check_loaded()
             value = "on" if on else "off"
             await asyncio.to_thread(
                 self._store.set_table_setting, self.table_id, AUTO_PASS_KEY, value
@@ -326,6 +361,7 @@ class Table:
     async def end_by_host(self) -> None:
         """The host stops a game that has no engine ending yet (it goes to the history)."""
         async with self._lock:
+            self._check_loaded()
             if self._ended_by_host or self.session.outcome() is not None:
                 return
             await asyncio.to_thread(
@@ -342,36 +378,42 @@ class Table:
         for subscriber in list(self._subscribers):
             subscriber.notify(-1)
 
-    async def _commit(self, entry: LogEntry, proposal: Proposal) -> None:
-        """Store the change, then make it in the session and publish it. A change the store
-        refuses is never made: the session still holds the state before it, and nothing
-        has to be put back (the store may be what broke; it is not read here).
-        Everything the change makes is stored in one transaction: the log entry and, when
-        it ends or reopens the game, its history entry (two commits let a crash between
-        them leave a game that said running while refusing every move as ended by the
-        host, or a finished game missing from the history)."""
+    async def _commit(self, entries: list[LogEntry], proposals: list[Proposal]) -> None:
+        """Store the change (one action, or a throw and the moves it implies), then make it
+        in the session and publish it. A change the store refuses is never made: the
+        session still holds the state before it, and nothing has to be put back (the store
+        may be what broke; it is not read here). Everything the change makes is stored in
+        one transaction: its log entries and, when it ends or reopens the game, its history
+        entry (two commits let a crash between them leave a game that said running while
+        refusing every move as ended by the host, or a finished game missing from the
+        history)."""
+        self._check_loaded()
         try:
             await asyncio.to_thread(
-                self._store.append, self.table_id, entry, self._history_change(proposal)
+                self._store.append_all, self.table_id, entries, self._history_change(proposals)
             )
         except Exception:
-            logger.exception("could not store action %s of table %s", entry.seq, self.table_id)
+            logger.exception(
+                "could not store action %s of table %s", entries[-1].seq, self.table_id
+            )
             raise
-        self.session.commit(proposal)
-        self._action_seq[entry.action_id] = entry.seq
+        for proposal, entry in zip(proposals, entries, strict=True):
+            self.session.commit(proposal)
+            self._action_seq[entry.action_id] = entry.seq
         self._publish()
 
-    def _history_change(self, proposal: Proposal) -> Finish | None:
-        """The history entry `proposal` changes: the game's summary when it ends the game,
-        None-summary when it reopens it (an undo of the ending), None when neither."""
-        ends = self.game.outcome(proposal.state) is not None
+    def _history_change(self, proposals: list[Proposal]) -> Finish | None:
+        """The history entry `proposals` change: the game's summary when they end the game,
+        None-summary when they reopen it (an undo of the ending), None when neither."""
+        final = proposals[-1].state
+        ends = self.game.outcome(final) is not None
         if ends == (self.snapshot.outcome is not None):
             return None
         if not ends:
             return Finish(None)
-        actions = len(self.session.actions) + (-1 if proposal.undo else 1)
+        made = sum(-p.taken if p.undo else 1 for p in proposals)
         s = self.session
-        return Finish(history_summary(s.game, s.players, proposal.state, actions))
+        return Finish(history_summary(s.game, s.players, final, len(s.actions) + made))
 
     def _publish(self) -> None:
         self.snapshot = self._take_snapshot()
@@ -399,6 +441,22 @@ class Table:
         """The game record (Session.to_record format) for export."""
         return self.session.to_record()
 
+    def record_builder(self) -> Callable[[], dict[str, object]]:
+        """The game record as it is now, to build on another thread: the list of actions is
+        copied here (on the loop), their encoding is left to the caller's thread."""
+        actions = list(self.session.actions)
+        return lambda: self.session.to_record(actions)
+
+
+def implied_moves(throw: Throw | None) -> list[tuple[Move, str]]:
+    """The moves a throw implies now, each with who makes it: the automatic passes ("auto"),
+    then e.g. Sixto's re-roll (its player). None when no throw is expected: the engine then
+    refuses the roll itself with its rule."""
+    if throw is None:
+        return []
+    closes = [(move, AUTO) for move in throw.closes]
+    return [*closes, *((move, str(move.player)) for move in throw.moves)]
+
 
 def ended_by_host(row: TableRow, session: Session) -> bool:
     """Whether the host stopped this stored game: it is in the history without an engine
@@ -424,6 +482,7 @@ def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[Lo
     """Rebuild a session from its stored log: every move and undo in order, so the state id
     comes out equal to the number of entries."""
     session = Session(game, options, players)
+    implied = implied_seqs(log)
     for entry in log:
         try:
             if entry.kind == "undo":
@@ -431,7 +490,8 @@ def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[Lo
             elif entry.move is None:
                 raise Rejection(Reason.MALFORMED, "move", "a move entry without its move")
             else:
-                session.act(game.move_from_json(entry.move), by=entry.by)
+                move = game.move_from_json(entry.move)
+                session.act(move, by=entry.by, implied=entry.seq in implied)
         except Rejection as exc:
             raise TableLoadError(f"log entry {entry.seq} no longer replays: {exc.message}") from exc
         if session.state_id != entry.seq:
@@ -450,8 +510,13 @@ class Imported:
 class Tables:
     """Every table of this server, loaded from the store on first use."""
 
-    def __init__(self, store: Store, import_process: bool = True) -> None:
+    def __init__(
+        self, store: Store, import_process: bool = True, idle_s: float = IDLE_TABLE_S
+    ) -> None:
         self.store = store
+        # a table unused this long, with no screen listening, leaves memory (evict_idle)
+        self.idle_s = idle_s
+        self._sweeper: asyncio.Task[None] | None = None
         # imports are checked and replayed in a process of their own (records.plan_import),
         # started at the first import; without (tests of the store's faults) on the replay
         # thread
@@ -479,6 +544,8 @@ class Tables:
 
     def close(self) -> None:
         """Stop the render, replay and import workers (after the server stopped serving)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         self.render_pool.shutdown(wait=True, cancel_futures=True)
         self.replay_pool.shutdown(wait=True, cancel_futures=True)
         if self._import_pool is not None:
@@ -489,9 +556,33 @@ class Tables:
         return await asyncio.get_running_loop().run_in_executor(self.replay_pool, work)
 
     def start(self) -> None:
-        """Read the dice counts of every stored game, in the background (DiceKeeper)."""
+        """Read the dice counts of every stored game, in the background (DiceKeeper), and
+        start sweeping idle tables out of memory (on the attached loop)."""
         self._dice_started = True
         self._dice.start(self.store.all_logs, self.replay_pool)
+        if self._loop is not None and self._sweeper is None:
+            self._sweeper = self._loop.create_task(self._sweep_idle())
+
+    async def _sweep_idle(self) -> None:
+        while True:
+            await asyncio.sleep(min(self.idle_s, 30.0) / 2)
+            self.evict_idle()
+
+    def evict_idle(self, now: float | None = None) -> list[str]:
+        """Let the idle tables (Table.is_idle) leave memory: they are opened from the store
+        again on their next use (a 10,000-action table held about 7.5 MiB, and none was
+        ever let go). The ids of those let go."""
+        moment = time.monotonic() if now is None else now
+        idle = [i for i, t in self._tables.items() if t.is_idle(moment, self.idle_s)]
+        for table_id in idle:
+            self._tables.pop(table_id).evicted = True
+        if idle:
+            logger.info("%d idle table(s) left memory; %d open", len(idle), len(self._tables))
+        return idle
+
+    def is_loaded(self, table_id: str) -> bool:
+        """Whether the table is in memory now."""
+        return table_id in self._tables
 
     async def dice(self) -> DiceTally:
         """The dice counts of every table, kept up to date by every roll and undo (read
@@ -511,6 +602,7 @@ class Tables:
         replayed again on every request)."""
         table = self._tables.get(table_id)
         if table is not None:
+            table.last_used = time.monotonic()
             return table
         async with self._load_lock:
             table = self._tables.get(table_id)
@@ -528,6 +620,24 @@ class Tables:
                     table.dice = self._dice
                     self._tables[table_id] = table
         return table
+
+    def damage(self, table_id: str) -> str | None:
+        """Why the stored table could not be opened, once an open was tried (else None)."""
+        error = self._damaged.get(table_id)
+        return str(error) if error is not None else None
+
+    async def remove_damaged(self, table_id: str) -> None:
+        """Delete a stored table that cannot be opened (its log, devices and photos with
+        it, in one transaction); a table that opens is kept (raises Rejection)."""
+        async with self._load_lock:
+            if table_id in self._tables:
+                raise Rejection(
+                    Reason.NOT_ALLOWED,
+                    "table_opens",
+                    "only a table that cannot be opened is removed",
+                )
+            await asyncio.to_thread(self.store.remove_table, table_id)
+            self._damaged.pop(table_id, None)
 
     async def openable(self, table_id: str) -> Table | None:
         """The table, or None when there is none or it cannot be opened (for the camera's

@@ -64,19 +64,14 @@ class ThreadServer:
         import uvicorn
 
         from companion.web.app import create_app
+        from companion.web.serve import uvicorn_config
 
         self.settings = settings
         self.port = settings.port  # type: ignore[attr-defined]
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.app = create_app(settings)  # type: ignore[arg-type]
-        config = uvicorn.Config(
-            self.app,
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            ws_max_size=settings.max_ws_message_bytes,  # type: ignore[attr-defined]
-        )
-        self.server = uvicorn.Server(config)
+        # the configuration `companion serve` runs (on loopback: Settings default)
+        self.server = uvicorn.Server(uvicorn_config(self.app, settings))  # type: ignore[arg-type]
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> ThreadServer:

@@ -38,7 +38,7 @@ from companion.rules.base import Die, Move, Rejection, Roll
 from companion.rules.registry import find_game
 from companion.rules.session import HOST, Session, replay_record
 from companion.simulate import play_random_game
-from companion.web.store import StorageError, Store
+from companion.web.store import LogEntry, StorageError, Store, implied_seqs
 from companion.web.tables import Table, Tables
 
 NOT_REACHED = 0  # the child's exit status when the action ended before the fault point
@@ -86,11 +86,54 @@ async def host_end(tables: Tables, table_id: str) -> object:
     return None
 
 
+def open_step() -> int:
+    """How many of the game's actions lead to a step a throw closes with automatic passes
+    (the first roll's white sum, nobody has acted yet)."""
+    game = find_game("qwixx")
+    session = replay_record(first(0))
+    for count, item in enumerate(GAME["actions"]):
+        throw = session.turn().on_throw(True)
+        if count and throw is not None and len(throw.closes) >= 2:
+            return count
+        session.act(game.move_from_json(item["move"]), by=item["by"])
+    raise AssertionError("no step with automatic passes in the game")
+
+
+OPEN = open_step()
+
+
+def closes_at(record: dict[str, Any]) -> int:
+    throw = replay_record(record).turn().on_throw(True)
+    assert throw is not None
+    return len(throw.closes)
+
+
+async def throw_with_passes(tables: Tables, table_id: str) -> object:
+    """The next throw while the step is open: its passes (one a penalty) and its roll."""
+    table = await opened(tables, table_id)
+    throw = table.snapshot.throw
+    assert throw is not None and throw.closes
+    roll = Roll(dice=tuple(Die(colour, 3) for colour in throw.dice.colours))
+    return await table.act_throw(roll, HOST, "faulted-throw")
+
+
+def thrown() -> dict[str, Any]:
+    """The game up to the open step, then the throw that closes it (passes implied)."""
+    session = replay_record(first(OPEN))
+    throw = session.turn().on_throw(True)
+    assert throw is not None
+    for move in throw.closes:
+        session.act(move, by="auto", implied=True)
+    session.act(Roll(dice=tuple(Die(c, 3) for c in throw.dice.colours)), by=HOST)
+    return session.to_record()
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
     start: dict[str, Any] | None  # the record imported before the faulted action
     action: Action | None  # None: the faulted action is the import of `start` itself
+    adds: int = 1  # log entries the action adds (a throw: its implied moves and the roll)
 
 
 LAST = len(GAME["actions"]) - 1
@@ -100,6 +143,13 @@ SCENARIOS = [
     Scenario("a move in the middle of the game", first(7), act_as_recorded(7)),
     Scenario("the host ending a running game", first(7), host_end),
     Scenario("the import of a finished game", GAME, None),
+    Scenario(
+        "a throw with its automatic passes",
+        first(OPEN),
+        throw_with_passes,
+        adds=closes_at(first(OPEN)) + 1,
+    ),
+    Scenario("the host's undo of a throw with its passes", thrown(), host_undo),
 ]
 
 
@@ -183,7 +233,8 @@ def stored(path: Path) -> list[dict[str, Any]]:
         tables = []
         for table_id, game, options, players, finished_at, summary in rows:
             log = db.execute(
-                "SELECT kind, by, move_json FROM actions WHERE table_id = ? ORDER BY seq",
+                "SELECT seq, action_id, kind, by, move_json FROM actions"
+                " WHERE table_id = ? ORDER BY seq",
                 (table_id,),
             ).fetchall()
             tables.append(
@@ -205,18 +256,24 @@ def stored(path: Path) -> list[dict[str, Any]]:
         db.close()
 
 
-def replay_log(header: dict[str, Any], log: list[tuple[str, str, str | None]]) -> Session:
+def replay_log(header: dict[str, Any], log: list[tuple[int, str, str, str, str | None]]) -> Session:
     session = replay_record(header | {"actions": []})
-    for kind, by, move in log:
+    # a throw's implied moves carry its roll's action id (store.implied_seqs)
+    implied = implied_seqs(
+        [LogEntry(seq, action_id, "move", by, None) for seq, action_id, _, by, _ in log]
+    )
+    for seq, _action_id, kind, by, move in log:
         if kind == "undo":
             session.undo(by=by)
         else:
             assert move is not None
-            session.act(session.game.move_from_json(json.loads(move)), by=by)
+            session.act(
+                session.game.move_from_json(json.loads(move)), by=by, implied=seq in implied
+            )
     return session
 
 
-def check_on_disk(path: Path, before: int | None) -> None:
+def check_on_disk(path: Path, before: int | None, adds: int = 1) -> None:
     """The file on its own: each table's history entry matches what its log replays to;
     the faulted action is there whole or not at all."""
     for table in stored(path):
@@ -231,7 +288,7 @@ def check_on_disk(path: Path, before: int | None) -> None:
             assert summary is not None and not summary["ended_by_host"]
             assert [s["total"] for s in summary["scores"]] == [s.total for s in session.scores()]
         if before is not None:
-            assert len(table["log"]) in (before, before + 1)
+            assert len(table["log"]) in (before, before + adds), (len(table["log"]), before)
 
 
 async def check_reopened(path: Path) -> None:
@@ -290,7 +347,7 @@ def test_a_kill_at_any_point_of_a_commit_leaves_a_consistent_game(
         before = log_length(path, table_id)
         if not killed_child(path, scenario, table_id, points):
             break  # every point of this action's commit was cut
-        check_on_disk(path, before)
+        check_on_disk(path, before, scenario.adds)
         asyncio.run(check_reopened(path))
         points += 1
     assert points >= 3, f"only {points} points in the commit of {scenario.name}"
@@ -310,7 +367,10 @@ def raise_at(point: int) -> Callable[[str, int, str], None]:
     return before_commit_only
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS[:4], ids=[s.name for s in SCENARIOS[:4]])
+ACTIONS = [s for s in SCENARIOS if s.action is not None]  # the import cannot fail half-way
+
+
+@pytest.mark.parametrize("scenario", ACTIONS, ids=[s.name for s in ACTIONS])
 def test_a_failing_statement_at_any_point_refuses_the_action_and_keeps_the_game(
     tmp_path: Path, scenario: Scenario
 ) -> None:

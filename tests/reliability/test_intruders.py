@@ -141,8 +141,14 @@ def test_a_seated_device_cannot_hop_to_an_empty_seat(server: ServerProcess) -> N
     assert form.status_code == 409 and "ask the host to free it" in form.text
     page = ann.get(f"/t/{tid}/seat")
     assert page.text.count("disabled") == 2  # the other two seats are closed to this device
-    # the host frees Ann's seat: now her device may sit elsewhere
+    # the host frees Ann's seat: her device's token is revoked (before, the freed device
+    # could take the seat straight back); with the code it joins again and may sit elsewhere
     assert host.post(f"/api/tables/{tid}/seats/0/free").status_code == 200
+    for seat in (0, 2):
+        refused = ann.post(f"/api/tables/{tid}/seat", json={"seat": seat})
+        assert refused.status_code == 401, refused.text
+    assert ann.get(f"/api/tables/{tid}/state").status_code == 401
+    assert ann.post("/api/join", json={"code": created["code"]}).status_code == 200
     assert ann.post(f"/api/tables/{tid}/seat", json={"seat": 2}).status_code == 200
     moved = ann.post(
         f"/api/tables/{tid}/actions", json=action("ann-as-c-2", {"kind": "pass", "player": 2})

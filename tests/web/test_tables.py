@@ -77,13 +77,13 @@ def test_a_failed_commit_applies_nothing(tmp_path: Path) -> None:
         def broken_append(*args: Any) -> None:
             raise OSError("disk full")
 
-        original = store.append
-        store.append = broken_append
+        original = store.append_all
+        store.append_all = broken_append
         try:
             with pytest.raises(OSError):
                 host.portal.call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0001"))
         finally:
-            store.append = original
+            store.append_all = original
         assert table.snapshot.state_id == 0 and table.session.state_id == 0
         assert len(table.session.states) == 1
         # and the table still works afterwards
@@ -97,12 +97,12 @@ def test_the_snapshot_is_published_after_the_commit(tmp_path: Path) -> None:
         table = host.portal.call(app.state.tables.get, table_id)  # type: ignore[union-attr]
         store = app.state.store
         seen: list[int] = []
-        original = store.append
+        original = store.append_all
 
         def watching_append(*args: Any) -> None:
             seen.append(table.snapshot.state_id)  # what screens could read during the write
             original(*args)
 
-        store.append = watching_append
+        store.append_all = watching_append
         host.portal.call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0001"))
         assert seen == [0] and table.snapshot.state_id == 1

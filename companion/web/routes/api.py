@@ -19,9 +19,12 @@ from companion.web.auth import DeviceRateLimiter, actor_for, cookie_name, hash_t
 from companion.web.deps import (
     ApiAccess,
     LimiterDep,
+    PagesDep,
+    ReadRate,
     SameOrigin,
     SettingsDep,
     TablesDep,
+    TextCheckedRoute,
     client_key,
 )
 from companion.web.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
@@ -30,7 +33,7 @@ from companion.web.snapshot import Snapshot
 from companion.web.tables import Table
 from companion.web.views import move_attr, option_fields, spoken_to
 
-router = APIRouter(prefix="/api", dependencies=[SameOrigin])
+router = APIRouter(prefix="/api", dependencies=[SameOrigin], route_class=TextCheckedRoute)
 
 ACTION_ID = r"^[A-Za-z0-9_-]{8,64}$"
 MAX_MOVE_JSON = 4096
@@ -437,12 +440,20 @@ async def auto_pass(body: AutoPassRequest, access: ApiAccess) -> dict[str, bool]
     return {"auto_pass": body.on}
 
 
-@router.get("/tables/{table_id}/record")
-async def export_record(access: ApiAccess) -> Response:
+@router.get("/tables/{table_id}/record", dependencies=[ReadRate])
+async def export_record(access: ApiAccess, pages: PagesDep) -> Response:
+    """The game record, encoded on the page thread and kept per state (long_pages.py): a
+    10,000-action record is 2 MB of JSON."""
     table = access.table
-    name = f"{table.game.name}-{table.code}-{table.snapshot.state_id}.json"
+    state_id = table.snapshot.state_id
+    record = table.record_builder()
+    body = await pages.kept(
+        ("record", table.table_id, state_id),
+        lambda: json.dumps(record(), indent=1).encode("utf-8"),
+    )
+    name = f"{table.game.name}-{table.code}-{state_id}.json"
     return Response(
-        json.dumps(table.record(), indent=1),
+        body,
         media_type="application/json",
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

@@ -25,18 +25,24 @@ from companion.web.camera_hub import CameraHub
 from companion.web.deps import (
     ApiAccess,
     PageAccess,
+    PagesDep,
+    ReadRate,
     SameOrigin,
     TablesDep,
     TemplatesDep,
+    TextCheckedRoute,
     require_local,
 )
 from companion.web.dice import effective_entries, roll_of
+from companion.web.long_pages import render_page
+from companion.web.snapshot import Snapshot
 from companion.web.store import LogEntry
+from companion.web.tables import Table
 from companion.web.views import colour_class, describe_move, with_names
 
 logger = logging.getLogger(__name__)
 LOCAL_CALIBRATION = "calibrate on the machine the camera is connected to"
-router = APIRouter()
+router = APIRouter(route_class=TextCheckedRoute)
 NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -259,14 +265,33 @@ def log_words(
     return {"by": who, "text": text, "automatic": automatic}
 
 
-@router.get("/t/{table_id}/log", response_class=HTMLResponse)
+@router.get("/t/{table_id}/log", response_class=HTMLResponse, dependencies=[ReadRate])
 async def game_log(
-    request: Request, access: PageAccess, tables: TablesDep, templates: TemplatesDep
+    request: Request,
+    access: PageAccess,
+    tables: TablesDep,
+    templates: TemplatesDep,
+    pages: PagesDep,
 ) -> Response:
-    """Every action of the game in order, each camera roll with its photo."""
+    """Every action of the game in order, each camera roll with its photo: read, drawn
+    and kept per state on the page thread (long_pages.py; 10,000 actions are 2.5 MB)."""
     table = access.table
-    log = await asyncio.to_thread(tables.store.log, table.table_id)
+    snapshot = table.snapshot
     photos = await asyncio.to_thread(tables.store.photo_ids, table.table_id)
+
+    def build() -> bytes:
+        log = tables.store.log(table.table_id)[: snapshot.state_id]  # seq is the state id
+        context = log_context(table, snapshot, log, photos)
+        return render_page(templates, request, "log.html", context)
+
+    key = ("log", table.table_id, snapshot.state_id, snapshot.ended_by_host, len(photos))
+    return HTMLResponse(await pages.kept(key, build))
+
+
+def log_context(
+    table: Table, snapshot: Snapshot, log: list[LogEntry], photos: set[str]
+) -> dict[str, object]:
+    """The log page's rows: each entry in words, its dice, its photo, whether it stands."""
     standing = {e.action_id for e in effective_entries(log)}
     rows = []
     for entry in log:
@@ -274,7 +299,7 @@ async def game_log(
         rows.append(
             {
                 "seq": entry.seq,
-                **log_words(table.game, table.snapshot.players, entry),
+                **log_words(table.game, snapshot.players, entry),
                 "dice": [
                     {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
                     for d in (roll.dice if roll else ())
@@ -283,16 +308,15 @@ async def game_log(
                 "undone": entry.kind == "move" and entry.action_id not in standing,
             }
         )
-    context = {
+    return {
         "table_id": table.table_id,
         "game": table.game,
         "code": table.code,
         "rows": rows,
         # the host's end is no action of the log (the record keeps the moves only), but it
         # is why nothing follows: the page says so where the game stopped
-        "ended_by_host": table.snapshot.ended_by_host,
+        "ended_by_host": snapshot.ended_by_host,
     }
-    return templates.TemplateResponse(request, "log.html", context)
 
 
 # -- dice statistics ---------------------------------------------------------------------

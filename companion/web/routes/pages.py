@@ -16,28 +16,33 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import Markup
 
-from companion.rules.base import Rejection
+from companion.rules.base import Reason, Rejection
 from companion.rules.registry import find_game
-from companion.web.auth import cookie_name
+from companion.web.auth import cookie_name, hash_token
 from companion.web.deps import (
     Access,
     LimiterDep,
     PageAccess,
+    PagesDep,
+    ReadRate,
     SameOrigin,
     SettingsDep,
     TablesDep,
     TemplatesDep,
+    TextCheckedRoute,
     is_local,
 )
 from companion.web.fragments import live_html
+from companion.web.long_pages import render_page
 from companion.web.records import check_players
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
 from companion.web.settings import Settings
 from companion.web.store import TableRow
 from companion.web.tables import Tables
+from companion.web.text import invalid_text_at, printable
 from companion.web.views import for_display
 
-router = APIRouter()
+router = APIRouter(route_class=TextCheckedRoute)
 
 
 def public_url(request: Request) -> str | None:
@@ -90,17 +95,58 @@ async def start_page(request: Request, tables: TablesDep, templates: TemplatesDe
     rows = await visible_tables(request, tables, finished=False)
     local = is_local(request)
     playing = [
-        {
-            "table_id": row.table_id,
-            "title": find_game(row.game).title,
-            "players": ", ".join(row.players),
-            "created_at": row.created_at,
-            "code": row.code if local else None,  # the server's own screen, as the terminal
-        }
+        playing_entry(row, local, tables.damage(row.table_id))
         for row in sorted(rows, key=lambda r: -r.created_at)
     ]
     context = {"games_json": json.dumps(games_catalogue()), "playing": playing}
     return templates.TemplateResponse(request, "start.html", context)
+
+
+def listing_problem(row: TableRow) -> str | None:
+    """Why a stored table cannot be listed as a game (None: it can): what an older server
+    or a damaged file left in its header."""
+    if row.problem is not None:
+        return f"its stored header is {row.problem}"
+    try:
+        find_game(row.game)
+        check_players(row.players, len(row.players))
+    except Rejection as exc:
+        return printable(exc.message)  # it may quote what is stored
+    return None
+
+
+def playing_entry(row: TableRow, local: bool, damage: str | None) -> dict[str, object]:
+    """A game in progress on the start page; one that cannot be shown or opened says so
+    (with a button to remove it) instead of failing the whole page."""
+    entry: dict[str, object] = {
+        "table_id": row.table_id,
+        "created_at": row.created_at,
+        "code": row.code if local else None,  # the server's own screen, as the terminal
+    }
+    problem = listing_problem(row) or damage
+    if problem is not None:
+        return entry | {"title": "A stored game that cannot be opened", "broken": problem}
+    return entry | {"title": find_game(row.game).title, "players": ", ".join(row.players)}
+
+
+@router.post("/t/{table_id}/remove", dependencies=[SameOrigin])
+async def remove_broken_table(request: Request, table_id: str, tables: TablesDep) -> Response:
+    """Remove a stored game that cannot be opened (the start page offers it): from the
+    server's own machine or the table's host device; a game that opens is kept."""
+    row = await asyncio.to_thread(tables.store.table, table_id) if len(table_id) <= 64 else None
+    if row is None:
+        raise HTTPException(status_code=404, detail="no such table")
+    if await tables.openable(table_id) is not None:
+        raise Rejection(
+            Reason.NOT_ALLOWED, "table_opens", "only a game that cannot be opened is removed"
+        )
+    token = request.cookies.get(cookie_name(table_id), "")
+    devices = await asyncio.to_thread(tables.store.devices, table_id)
+    device = devices.get(hash_token(token)) if token else None
+    if not is_local(request) and (device is None or not device.host):
+        raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may remove it")
+    await tables.remove_damaged(table_id)
+    return RedirectResponse("/", status_code=303)
 
 
 @router.get("/join", response_class=HTMLResponse)
@@ -255,19 +301,28 @@ async def visible_tables(request: Request, tables: Tables, finished: bool) -> li
     ]
 
 
-@router.get("/history", response_class=HTMLResponse)
-async def history_page(request: Request, tables: TablesDep, templates: TemplatesDep) -> Response:
+@router.get("/history", response_class=HTMLResponse, dependencies=[ReadRate])
+async def history_page(
+    request: Request, tables: TablesDep, templates: TemplatesDep, pages: PagesDep
+) -> Response:
     """Finished games. The machine running the server sees all of them; another device
     sees the games it has a cookie for (no join code, no access). A stored game that
-    cannot be shown is left out with a note naming it, never a 500."""
-    games, notes = [], []
-    for row in await visible_tables(request, tables, finished=True):
-        try:
-            games.append(history_entry(row))
-        except ValueError as exc:
-            notes.append(f"A finished game (table {row.table_id}) cannot be shown: {exc}")
-    context = {"games": games, "notes": notes}
-    return templates.TemplateResponse(request, "history.html", context)
+    cannot be shown is left out with a note naming it, never a 500. Drawn on the page
+    thread and kept while the same games are finished (long_pages.py)."""
+    rows = await visible_tables(request, tables, finished=True)
+
+    def build() -> bytes:
+        games, notes = [], []
+        for row in rows:
+            try:
+                games.append(history_entry(row))
+            except ValueError as exc:
+                notes.append(f"A finished game (table {row.table_id}) cannot be shown: {exc}")
+        context = {"games": games, "notes": notes}
+        return render_page(templates, request, "history.html", context)
+
+    key = ("history", tuple((row.table_id, row.finished_at) for row in rows))
+    return HTMLResponse(await pages.kept(key, build))
 
 
 def history_entry(row: TableRow) -> dict[str, object]:
@@ -276,6 +331,8 @@ def history_entry(row: TableRow) -> dict[str, object]:
     if row.problem is not None:
         raise ValueError(f"its stored header is {row.problem}")
     summary = row.summary or {}
+    if invalid_text_at(summary) is not None:  # e.g. names an older server let in
+        raise ValueError("its stored summary holds text that is not valid Unicode")
     players = summary.get("players", row.players)
     if not isinstance(players, list):
         raise ValueError("its stored player names are not a list of names")

@@ -36,11 +36,12 @@ from companion.web.deps import (
     SameOrigin,
     SettingsDep,
     TemplatesDep,
+    TextCheckedRoute,
     require_local,
 )
 from companion.web.learning import Learning
 
-router = APIRouter()
+router = APIRouter(route_class=TextCheckedRoute)
 NO_STORE = {"Cache-Control": "no-store"}
 LOCAL_SETUPS = "open the setups on the machine the camera is connected to"
 # a stored die's id is an SQLite row id: an id outside its range is a 422 naming the field,

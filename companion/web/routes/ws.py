@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from companion.rules.base import Rejection
 from companion.web.auth import DeviceRateLimiter, Viewer, cookie_name, is_same_origin
-from companion.web.deps import Access
+from companion.web.deps import Access, TextCheckedRoute
 from companion.web.errors import status_for
 from companion.web.fragments import MODES, live_fragment
 from companion.web.routes.api import (
@@ -31,9 +31,11 @@ from companion.web.routes.api import (
 )
 from companion.web.store import StorageError
 from companion.web.tables import Subscription, Table
+from companion.web.text import INVALID_UNICODE, invalid_text, invalid_text_at
 
 logger = logging.getLogger(__name__)
-router = APIRouter()
+WATCHER = Viewer(seat=None, host=False)  # how a device whose token was revoked is drawn
+router = APIRouter(route_class=TextCheckedRoute)
 
 
 class ActMessage(ActionRequest):
@@ -69,7 +71,8 @@ async def push_to_screen(
     seats_sent = sorted(table.seats_taken())
     while True:
         current = table.viewer(token)  # a seat change takes effect on the next push
-        if current is None:
+        if current is None:  # its seat was freed: a last picture without its controls
+            await send_text((await live_fragment(templates, table, WATCHER, view)).message)
             return
         # drawn and encoded once for every screen of the same view (render.py)
         fragment = await live_fragment(templates, table, current, view)
@@ -100,6 +103,22 @@ def malformed(status: int, rule: str, message: str) -> dict[str, object]:
 def validation_problem(exc: ValidationError) -> str:
     """The first three problems of a message, each named by its field path."""
     return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3])
+
+
+def read_message(text: str) -> ActMessage | UndoMessage | SyncMessage | dict[str, object]:
+    """The message in `text`, or the error frame refusing it: JSON, valid Unicode in every
+    string and key (companion/web/text.py), one of the message types."""
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return malformed(422, "message", f"messages are JSON objects ({type(exc).__name__})")
+    found = invalid_text_at(parsed, "message")
+    if found is not None:
+        return malformed(422, INVALID_UNICODE, invalid_text(found).message)
+    try:
+        return ClientMessage.validate_python(parsed)
+    except ValidationError as exc:
+        return malformed(422, "message", validation_problem(exc))
 
 
 async def answer_to(access: Access, message: ActMessage | UndoMessage) -> dict[str, object]:
@@ -145,7 +164,8 @@ async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, 
     """The table and device token of a screen let onto the channel, or None once the socket
     is refused (closed with 1008, before the handshake completes): a foreign Origin, an
     unknown table, no seat or table view for the device's cookie, an unknown view."""
-    if not is_same_origin(websocket.headers.get("origin"), websocket.headers.get("host")):
+    origin, host = websocket.headers.get("origin"), websocket.headers.get("host")
+    if not is_same_origin(origin, host, websocket.url.scheme):
         await websocket.close(code=1008, reason="foreign origin")
         return None
     tables = websocket.app.state.tables
@@ -239,10 +259,9 @@ class ScreenChannel:
         if len(text) > self.limit:
             await self.send(malformed(413, "too_large", f"messages are at most {self.limit} bytes"))
             return
-        try:
-            message = ClientMessage.validate_json(text)
-        except ValidationError as exc:
-            await self.send(malformed(422, "message", validation_problem(exc)))
+        message = read_message(text)
+        if isinstance(message, dict):
+            await self.send(message)
             return
         if isinstance(message, SyncMessage):
             self.subscription.notify(-1)

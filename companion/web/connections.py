@@ -1,0 +1,76 @@
+"""Connections that hold a socket without using it are closed (issue 25, item 7).
+
+uvicorn closes an idle keep-alive connection after a response (`timeout_keep_alive`), but
+starts no clock for a connection that has sent nothing, or only part of its headers: 1,100
+such connections from one client all stayed open (a slowloris attack on the process's
+20,000 file descriptors). Here every connection has `header_timeout_s` to finish its
+request's headers, counted from when it opened or its previous response ended (sending a
+byte now and then does not reset it), and one client address holds at most
+`per_client` connections (HTTP and WebSocket alike); one over the cap is closed at once.
+A WebSocket, once upgraded, and a request whose headers arrived are left alone."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+logger = logging.getLogger(__name__)
+
+
+class GuardedProtocol(H11Protocol):
+    """uvicorn's h11 protocol with a header deadline and a per-address cap. Subclassed
+    with the limits by `guarded_protocol` (uvicorn builds one per connection)."""
+
+    header_timeout_s: float = 10.0
+    per_client: int = 256
+    _header_deadline: asyncio.TimerHandle | None = None  # set per connection
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if self._over_cap():
+            logger.warning("too many connections from %s: closing one", self.client)
+            transport.close()
+            return
+        self._arm_header_deadline()
+
+    def _over_cap(self) -> bool:
+        if self.client is None:
+            return False
+        host = self.client[0]
+        same = sum(1 for c in self.connections if (getattr(c, "client", None) or ("",))[0] == host)
+        return same > self.per_client
+
+    def _arm_header_deadline(self) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+        self._header_deadline = self.loop.call_later(self.header_timeout_s, self._close_if_silent)
+
+    def _close_if_silent(self) -> None:
+        # h11 stays IDLE until a request's headers are whole: nothing came, or only part
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            logger.info(
+                "closing %s: no request headers within %.0f s", self.client, self.header_timeout_s
+            )
+            self.transport.close()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():  # a kept-alive connection waits for headers again
+            self._arm_header_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._header_deadline is not None:
+            self._header_deadline.cancel()
+        super().connection_lost(exc)
+
+
+def guarded_protocol(header_timeout_s: float, per_client: int) -> type[GuardedProtocol]:
+    """The protocol class uvicorn runs (`uvicorn.Config(http=...)`) with these limits."""
+    return type(
+        "GuardedProtocolWithLimits",
+        (GuardedProtocol,),
+        {"header_timeout_s": header_timeout_s, "per_client": per_client},
+    )
