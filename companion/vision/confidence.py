@@ -36,6 +36,14 @@ brings, and the threshold is chosen with an upper confidence bound
 (`choose_bounded_threshold`, `upper_bound`: Clopper-Pearson), not a point estimate:
 0 wrong of 300 rolls is not yet 1 in 500. `choose_threshold` is the point-estimate rule
 of the first maps.
+
+**The looks only where they can change a decision**: the looks cost 9 crops a die. A die
+whose *ceiling* (`LookModel.ceiling`: the most any views and wide crop could give it,
+beside what its first reading already tells) is under the threshold is named by every
+question whatever its looks, so the reader skips them (`ConfidenceMap.may_be_sure`;
+with no threshold, every die) and shows `ConfidenceMap.without_looks_confidence`: the
+lower of the raw-probability map's (``without_looks``, fitted on the same dice) and the
+ceiling, which keeps it under every die that could be sure: the same dice are asked about.
 """
 
 from __future__ import annotations
@@ -72,6 +80,9 @@ class ConfidenceMap:
     method: str = ISOTONIC
     # with a look model the map's input is the die's look score, not its raw probability
     looks: LookModel | None = None
+    # with a look model: the map of the raw probability alone, fitted on the same dice, for
+    # a die read without its looks (`without_looks_confidence`; None: such a die scores 0)
+    without_looks: ConfidenceMap | None = None
 
     def __post_init__(self) -> None:
         if len(self.xs) != len(self.ys) or not self.xs:
@@ -105,7 +116,53 @@ class ConfidenceMap:
         }
         if self.looks is not None:
             body["looks"] = self.looks.to_json()
+        if self.without_looks is not None:
+            body["without_looks"] = {
+                "points": [
+                    [round(x, 6), round(y, 6)]
+                    for x, y in zip(self.without_looks.xs, self.without_looks.ys, strict=True)
+                ]
+            }
         return body
+
+    def may_be_sure(
+        self,
+        raw: np.ndarray,
+        values: np.ndarray,
+        peaks: np.ndarray,
+        sides: np.ndarray,
+        embeddings: np.ndarray | None,
+    ) -> np.ndarray:
+        """Per die (N): whether its looks could bring its confidence to the auto-apply
+        threshold, judged from what is known before the looks are taken (`LookModel.ceiling`).
+        A die that cannot is named by every question whatever its looks say (a roll's
+        confidence is at most its least sure die's), so its looks change no decision. No
+        threshold (None), an unreadable die (value 0) or a map without looks: False."""
+        n = len(values)
+        if self.threshold is None or self.looks is None or not n:
+            return np.zeros(n, bool)
+        ceiling = self.looks.ceiling(raw, values, peaks, sides, embeddings, self)
+        return np.asarray((ceiling >= self.threshold) & (np.asarray(values) > 0), bool)
+
+    def without_looks_confidence(
+        self,
+        raw: np.ndarray,
+        values: np.ndarray,
+        peaks: np.ndarray,
+        sides: np.ndarray,
+        embeddings: np.ndarray | None,
+    ) -> np.ndarray:
+        """The confidence of dice read without their looks (a look map): the lower of the
+        raw-probability map's (``without_looks``, calibrated on the same dice: the share of
+        dice read right at that raw probability) and the highest the looks could have given
+        (`LookModel.ceiling`, the OOD cap included). The ceiling keeps such a die below
+        every die that could be sure, so the question names the same dice; the raw map
+        keeps it honest. Without a raw map: 0 (never sure, as before)."""
+        n = len(values)
+        if self.looks is None or self.without_looks is None or not n:
+            return np.zeros(n)
+        ceiling = self.looks.ceiling(raw, values, peaks, sides, embeddings, self)
+        return np.asarray(np.minimum(self.without_looks.apply(raw), ceiling), np.float64)
 
     @classmethod
     def from_json(cls, data: object) -> ConfidenceMap:
@@ -116,12 +173,18 @@ class ConfidenceMap:
             points = [(float(x), float(y)) for x, y in data["points"]]
             threshold = data.get("auto_apply_threshold")
             looks = data.get("looks")
+            without = data.get("without_looks")
+            plain = None
+            if without is not None:
+                raw_points = [(float(x), float(y)) for x, y in without["points"]]
+                plain = cls(tuple(x for x, _ in raw_points), tuple(y for _, y in raw_points))
             return cls(
                 tuple(x for x, _ in points),
                 tuple(y for _, y in points),
                 None if threshold is None else float(threshold),
                 str(data.get("method", ISOTONIC)),
                 None if looks is None else LookModel.from_json(looks),
+                plain,
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ConfidenceError):
@@ -150,6 +213,14 @@ LOOK_FEATURES = (
 )
 UNFAMILIAR = "unfamiliar"  # flag: the die's embedding lies beyond the OOD threshold
 EPSILON = 1e-4  # probabilities are clipped to [EPSILON, 1 - EPSILON] before a logit
+# the looks a die's first reading does not give (`LookModel.ceiling`), each feature's range
+_SURE_LOGIT = math.log((1.0 - EPSILON) / EPSILON)
+UNKNOWN_LOOKS = {
+    "worst_view": (-_SURE_LOGIT, _SURE_LOGIT),
+    "wide": (-_SURE_LOGIT, _SURE_LOGIT),
+    "views_agree": (0.0, 1.0),
+    "wide_agrees": (0.0, 1.0),
+}
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -254,6 +325,32 @@ class LookModel:
         if self.ood is None or embeddings is None or not len(values):
             return np.zeros(len(values))
         return self.ood.score(embeddings, values)
+
+    def ceiling(
+        self,
+        raw: np.ndarray,
+        values: np.ndarray,
+        peaks: np.ndarray,
+        sides: np.ndarray,
+        embeddings: np.ndarray | None,
+        points: ConfidenceMap,
+    ) -> np.ndarray:
+        """The highest confidence each die's looks could give it, from what is known before
+        they are taken: its raw probability, finder peak, size and OOD score (the embedding
+        comes with the first batch); the looks themselves (UNKNOWN_LOOKS) each at the end of
+        their range its weight favours. The score is increasing in every feature towards
+        that end and the map and the OOD cap are monotone, so no views, no wide crop can
+        give more."""
+        n = len(values)
+        scores = self.ood_scores(embeddings, values)
+        # a stand-in for the unknown looks (views of value probability 1/2); set below
+        views = np.full((n, 8, FACES + 1), 0.5)
+        wide = np.full((n, FACES + 1), 0.5)
+        features = look_features(raw, values, views, wide, peaks, sides, self.sure_peak, scores)
+        for name, (low, high) in UNKNOWN_LOOKS.items():
+            column = LOOK_FEATURES.index(name)
+            features[:, column] = high if self.weights[column] >= 0 else low
+        return self.confidence(features, points)
 
     def confidence(self, features: np.ndarray, points: ConfidenceMap) -> np.ndarray:
         """Each die's calibrated confidence: its score through the map ``points``, an

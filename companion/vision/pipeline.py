@@ -13,6 +13,8 @@ pipeline reads top to bottom and each stage can be tested on stored images:
   enough confidence);
 - `read_dice`: the four stages above in order (what the training recipe measures);
   `trace_dice` keeps each stage's output (where a missed die was lost);
+- `take_looks`: readings -> the same readings, with the independent looks (eight views, a
+  wide crop) of the dice that could reach the auto-apply threshold (a look map only);
 - `calibrate`: readings -> the same readings, each confidence the probability that the die
   is read right (companion.vision.confidence; the classifier manifest's map);
 - `colour_readings` (companion.vision.colour): readings -> colour names, and with a dice set
@@ -37,7 +39,7 @@ import numpy as np
 
 from companion.vision.classifier import PipClassifier
 from companion.vision.colour import DiceSet, colour_readings, resolve_dice_set, to_lab
-from companion.vision.confidence import LOOK_FEATURES, UNFAMILIAR, ConfidenceMap
+from companion.vision.confidence import UNFAMILIAR, ConfidenceMap
 from companion.vision.finder import DiceFinder, PeakRule, as_bgr_uint8
 from companion.vision.types import DieBox, DieReading, FrameReading
 
@@ -160,39 +162,83 @@ def calibrate_looks(
 ) -> tuple[DieReading, ...]:
     """`calibrate` for a map over the looks (companion.vision.confidence.LookModel): each
     read die's looks scored and mapped; a die whose embedding lies beyond the OOD
-    threshold is flagged ``unfamiliar`` and its confidence capped (`OodModel.gate`). A die read without its looks (a caller that did
-    not ask for them) is never sure: confidence 0."""
+    threshold is flagged ``unfamiliar`` and its confidence capped (`OodModel.gate`). A die
+    read without its looks (`take_looks` found they could change no decision, or a caller
+    did not ask for them) gets `ConfidenceMap.without_looks_confidence`: the lower of the
+    raw-probability map's confidence and the highest its looks could have given (0 when
+    the manifest ships no raw map: never sure)."""
     looks = confidence_map.looks
     assert looks is not None
-    read = [k for k, r in enumerate(readings) if r.value is not None and r.views is not None]
-    out = [
-        r if r.value is None or r.views is not None else dataclasses.replace(r, confidence=0.0)
-        for r in readings
-    ]
+    read = [k for k, r in enumerate(readings) if r.value is not None]
+    out = list(readings)
     if not read:
         return tuple(out)
     dice = [readings[k] for k in read]
     values = np.array([d.value for d in dice])
+    raw = np.array([d.confidence for d in dice])
+    peaks = np.array([d.where.score for d in dice])
+    sides = np.array([max(d.where.w, d.where.h) for d in dice])
     embeddings = None
     if all(d.embedding is not None for d in dice):
         embeddings = np.stack([np.asarray(d.embedding) for d in dice])
-    features = looks.features(
-        np.array([d.confidence for d in dice]),
-        values,
-        np.stack([np.asarray(d.views) for d in dice]),
-        np.stack([np.asarray(d.wide) for d in dice]),
-        np.array([d.where.score for d in dice]),
-        np.array([max(d.where.w, d.where.h) for d in dice]),
-        embeddings,
-    )
-    confidence = looks.confidence(features, confidence_map)
-    ood = features[:, LOOK_FEATURES.index("ood")]
+    seen = np.array([d.views is not None and d.wide is not None for d in dice])
+    confidence = confidence_map.without_looks_confidence(raw, values, peaks, sides, embeddings)
+    if seen.any():
+        with_looks = [d for d, s in zip(dice, seen, strict=True) if s]
+        features = looks.features(
+            raw[seen],
+            values[seen],
+            np.stack([np.asarray(d.views) for d in with_looks]),
+            np.stack([np.asarray(d.wide) for d in with_looks]),
+            peaks[seen],
+            sides[seen],
+            None if embeddings is None else embeddings[seen],
+        )
+        confidence[seen] = looks.confidence(features, confidence_map)
+    ood = looks.ood_scores(embeddings, values)
     unfamiliar = looks.ood is not None and embeddings is not None
     for j, k in enumerate(read):
         flags = readings[k].flags
         if unfamiliar and looks.ood is not None and ood[j] > looks.ood.threshold:
             flags = (*flags, UNFAMILIAR)
         out[k] = dataclasses.replace(readings[k], confidence=float(confidence[j]), flags=flags)
+    return tuple(out)
+
+
+def take_looks(
+    classifier: PipClassifier,
+    picture: np.ndarray,
+    readings: Sequence[DieReading],
+    confidence_map: ConfidenceMap,
+) -> tuple[DieReading, ...]:
+    """The readings with their independent looks (eight views, the wide crop) taken, in one
+    batch, for the dice whose looks could change a decision: those that could reach the
+    auto-apply threshold (`ConfidenceMap.may_be_sure`; none while the manifest ships no
+    threshold). Every other die is named by every question whatever its looks, so it keeps
+    its first reading (`calibrate_looks` gives it the confidence without looks). Values and
+    raw probabilities are the first reading's either way (`PipClassifier.classify`)."""
+    read = [k for k, r in enumerate(readings) if r.value is not None]
+    if not read or confidence_map.threshold is None:
+        return tuple(readings)
+    dice = [readings[k] for k in read]
+    embeddings = None
+    if all(d.embedding is not None for d in dice):
+        embeddings = np.stack([np.asarray(d.embedding) for d in dice])
+    may = confidence_map.may_be_sure(
+        np.array([d.confidence for d in dice]),
+        np.array([d.value for d in dice]),
+        np.array([d.where.score for d in dice]),
+        np.array([max(d.where.w, d.where.h) for d in dice]),
+        embeddings,
+    )
+    chosen = [k for k, m in zip(read, may, strict=True) if m]
+    if not chosen:
+        return tuple(readings)
+    seen = classifier.classify(picture, [readings[k].where for k in chosen], looks=True)
+    assert seen.views is not None and seen.wide is not None
+    out = list(readings)
+    for j, k in enumerate(chosen):
+        out[k] = dataclasses.replace(readings[k], views=seen.views[j], wide=seen.wide[j])
     return tuple(out)
 
 
@@ -205,6 +251,8 @@ class DiceReader:
         self.finder = finder
         self.classifier = classifier
         self.dice_set = dice_set
+        # dice read with their independent looks so far (`take_looks`; most frames need none)
+        self.looks_taken = 0
 
     @classmethod
     def load(
@@ -242,8 +290,7 @@ class DiceReader:
             )
         try:
             confidence_map = self.classifier.confidence_map
-            looks = confidence_map is not None and confidence_map.needs_looks
-            readings = read_dice(picture, self.finder, self.classifier, looks)
+            readings = self._read_dice(picture, confidence_map)
             readings = calibrate(readings, confidence_map)
             readings, missing = colour_readings(picture, readings, self.dice_set)
         except Exception as exc:  # a model failure must not take the camera loop down
@@ -261,6 +308,21 @@ class DiceReader:
             dice_set=self.dice_set.name if self.dice_set else None,
             missing=tuple(self.dice_set.dice[j].colour for j in missing) if self.dice_set else (),
         )
+
+    def _read_dice(
+        self, picture: np.ndarray, confidence_map: ConfidenceMap | None
+    ) -> tuple[DieReading, ...]:
+        """`read_dice`, with the looks a look map scores taken only for the dice whose
+        looks could change a decision (`take_looks`); a look map without a raw map for the
+        other dice (an older manifest) gets every die's looks, as it was fitted."""
+        if confidence_map is None or confidence_map.looks is None:
+            return read_dice(picture, self.finder, self.classifier)
+        if confidence_map.without_looks is None:
+            return read_dice(picture, self.finder, self.classifier, looks=True)
+        readings = read_dice(picture, self.finder, self.classifier)
+        readings = take_looks(self.classifier, picture, readings, confidence_map)
+        self.looks_taken += sum(r.views is not None for r in readings)
+        return readings
 
 
 def read_dice(

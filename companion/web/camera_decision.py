@@ -12,7 +12,10 @@ threshold makes no promise: nothing is sure and every die is asked about.
 `mode_line` is what the table page says the camera does with a matching roll. A die's
 confidence is the one the reader calibrated (companion.vision.pipeline.calibrate: its
 eight views, its wide crop, the finder's peak, its OOD score, through the classifier's
-look model), so the live table decides exactly as bench/auto_apply.py measures.
+look model), so the live table decides exactly as bench/auto_apply.py measures. The reader
+takes the views and the wide crop only of the dice that could reach the threshold
+(pipeline.take_looks: none while no threshold ships); the others are asked about whatever
+their looks, so the decisions are the same (bench/looks_skip.py).
 """
 
 from __future__ import annotations

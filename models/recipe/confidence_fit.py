@@ -25,6 +25,9 @@ has the why):
   most 1 wrong in 500 with the 95 % Clopper-Pearson upper bound under 1 in 250
   (`choose_bounded_threshold`; --per and --upper-per change the two);
 - what ships: the look model and map fitted on every source, with that threshold.
+- for the dice the reader reads without their looks (those that cannot reach the
+  threshold: companion.vision.pipeline.take_looks), the isotonic map of the raw top
+  probability alone on the same dice (``without_looks``).
 """
 
 from __future__ import annotations
@@ -86,7 +89,12 @@ def fit_die_confidence(
     features = np.concatenate([die_features(f, ood, sure_peak)[m] for f, m in readable])
     looks = fit_look_model(features, right, sure_peak, ood)
     fitted = fit_confidence_map(list(looks.score(features)), list(right))
-    return dataclasses.replace(fitted, looks=looks)
+    # for the dice the reader reads without their looks (they cannot be sure: pipeline.
+    # take_looks): the map of the raw probability alone, on the same dice
+    raw = np.concatenate([f.raw[m] for f, m in readable])
+    return dataclasses.replace(
+        fitted, looks=looks, without_looks=fit_confidence_map(list(raw), list(right))
+    )
 
 
 def die_features(f: Features, ood: OodModel | None, sure_peak: float) -> np.ndarray:
