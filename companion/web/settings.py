@@ -197,7 +197,7 @@ class Settings(BaseModel):
         gt=0,
         le=365 * 86_400,
         description="seconds a finished game's device tokens keep working (its final "
-        "sheet, the host's undo of the end); then they and its join code are refused",
+        "sheet, an undo of an engine ending); then they and its join code are refused",
     )
     read_rate_per_s: float = Field(
         default=2.0,

@@ -720,7 +720,7 @@ class Tables:
             if client is not None and table_id in self._opened_by.get(client, ()):
                 self._opened_by[client].move_to_end(table_id)
             return table
-        if client is not None and self.open_limiter is not None:
+        if client is not None and self.open_limiter is not None and table_id not in self._damaged:
             wait = self.open_limiter.take(client)
             if wait > 0:
                 raise OpenRefused(wait)
