@@ -186,7 +186,13 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         store = Store.open(settings.database_path, settings.sqlite_synchronous)
         app.state.store = store
-        app.state.tables = Tables(store, idle_s=settings.table_idle_s)
+        app.state.tables = Tables(
+            store,
+            idle_s=settings.table_idle_s,
+            client_tables=settings.client_tables,
+            open_limiter=DeviceRateLimiter(settings.open_rate_per_s, settings.open_burst),
+            token_finished_s=settings.finished_token_s,
+        )
         app.state.tables.attach_loop(asyncio.get_running_loop())
         app.state.tables.start()  # the dice counts, read in the background
         # the camera runs on its own threads, started and stopped with the server

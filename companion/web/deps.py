@@ -16,7 +16,7 @@ from companion.rules.base import Reason
 from companion.web.auth import AttemptLimiter, Viewer, cookie_name, is_same_origin
 from companion.web.long_pages import PageBuilder, check_read_rate
 from companion.web.settings import Settings
-from companion.web.tables import Table, Tables
+from companion.web.tables import OpenRefused, Table, Tables
 from companion.web.text import invalid_text, invalid_text_at
 
 
@@ -111,7 +111,7 @@ class Access:
 async def _access(request: Request, table_id: str, tables: Tables, page: bool) -> Access:
     if len(table_id) > 64:
         raise HTTPException(status_code=404, detail="no such table")
-    table = await tables.get(table_id)
+    table = await opened(tables, table_id, request)
     if table is None:
         raise HTTPException(status_code=404, detail="no such table")
     token = request.cookies.get(cookie_name(table_id), "")
@@ -119,6 +119,26 @@ async def _access(request: Request, table_id: str, tables: Tables, page: bool) -
     if viewer is None:
         raise NoAccess(table_id, page)
     return Access(table, viewer, token)
+
+
+async def opened(tables: Tables, table_id: str, request: Request) -> Table | None:
+    """tables.get for this request's client: its opens of stored tables are limited
+    (429, rule open_rate) and count against its share of memory (Tables.client_tables)."""
+    try:
+        return await tables.get(table_id, client=client_key(request))
+    except OpenRefused as refused:
+        retry = int(refused.wait_s) + 1
+        raise HTTPException(
+            status_code=429,
+            detail={
+                "reason": "too_many_requests",
+                "rule": "open_rate",
+                "message": f"too many stored tables opened from this device; try again in "
+                f"{retry} s",
+                "retry_after": round(refused.wait_s, 2),
+            },
+            headers={"Retry-After": str(retry)},
+        ) from refused
 
 
 async def page_access(request: Request, table_id: str, tables: TablesDep) -> Access:

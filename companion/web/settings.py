@@ -175,6 +175,30 @@ class Settings(BaseModel):
         description="seconds a table nobody uses or watches stays in memory; it is opened "
         "from the store again on its next use",
     )
+    client_tables: int = Field(
+        default=8,
+        ge=1,
+        le=10_000,
+        description="stored tables one client address may hold open in memory while no "
+        "screen watches them; opening one more lets its least recently used one go",
+    )
+    open_rate_per_s: float = Field(
+        default=0.5,
+        gt=0,
+        le=10_000,
+        description="stored tables (not in memory: each open replays its game) one client "
+        "address may open per second on average",
+    )
+    open_burst: int = Field(
+        default=30, ge=1, le=100_000, description="how many of them it may open at once"
+    )
+    finished_token_s: float = Field(
+        default=12 * 3600.0,
+        gt=0,
+        le=365 * 86_400,
+        description="seconds a finished game's device tokens keep working (its final "
+        "sheet, an undo of an engine ending); then they and its join code are refused",
+    )
     read_rate_per_s: float = Field(
         default=2.0,
         gt=0,

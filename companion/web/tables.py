@@ -19,6 +19,7 @@ import logging
 import multiprocessing
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -29,7 +30,13 @@ from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll, Throw
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
 from companion.rules.session import AUTO, CAMERA, Proposal, Session, stale_view
-from companion.web.auth import Viewer, hash_token, new_join_code, new_token
+from companion.web.auth import (
+    DeviceRateLimiter,
+    Viewer,
+    hash_token,
+    new_join_code,
+    new_token,
+)
 from companion.web.dice import DiceKeeper, DiceTally
 from companion.web.fragments import Fragment, SheetCache
 from companion.web.records import (
@@ -59,6 +66,12 @@ logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 IDLE_TABLE_S = 600.0  # Settings.table_idle_s: how long an unused table stays in memory
+CLIENT_TABLES = 8  # Settings.client_tables: tables one client may hold open unwatched
+FINISHED_TOKEN_S = 12 * 3600.0  # Settings.finished_token_s: tokens live on after the end
+# a replay (opening a stored game) works in slices of REPLAY_SLICE_S and then lets the
+# interpreter go for REPLAY_PAUSE_S, so the event loop never waits on it for the GIL
+REPLAY_SLICE_S = 0.001
+REPLAY_PAUSE_S = 0.001
 AUTO_PASS_KEY = "auto_pass"  # table_settings: "off" when the next roll passes for nobody
 
 
@@ -70,6 +83,15 @@ class TableLoadError(Exception):
     def __init__(self, message: str) -> None:
         # the message may quote what is stored (a key, a name): make it showable
         super().__init__(printable(message))
+
+
+class OpenRefused(Exception):
+    """A client opened too many stored tables too fast (Settings open_rate_per_s,
+    open_burst): each open replays a whole game. Answered 429 with Retry-After."""
+
+    def __init__(self, wait_s: float) -> None:
+        super().__init__(f"too many tables opened; try again in {int(wait_s) + 1} s")
+        self.wait_s = wait_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +127,7 @@ class Table:
         devices: dict[str, Device],
         render_pool: concurrent.futures.Executor | None = None,
         auto_pass: bool = True,
+        token_finished_s: float = FINISHED_TOKEN_S,
     ) -> None:
         self.table_id = row.table_id
         self.code = row.code
@@ -114,6 +137,10 @@ class Table:
         self._action_seq: dict[str, int] = {e.action_id: e.seq for e in log}
         self._devices = devices
         self._ended_by_host = ended_by_host(row, session)
+        # when the game went to the history (time.time()), None while it runs; its devices'
+        # tokens stop working `token_finished_s` after it (closed_to_devices)
+        self.finished_at = row.finished_at
+        self.token_finished_s = token_finished_s
         self.auto_pass = auto_pass
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
@@ -131,7 +158,24 @@ class Table:
     def is_idle(self, now: float, idle_s: float) -> bool:
         """Unused for `idle_s`, no screen listening, no change under way: it may leave
         memory (the store keeps everything; it is opened again on the next use)."""
-        return now - self.last_used > idle_s and not self._subscribers and not self._lock.locked()
+        return now - self.last_used > idle_s and self.may_leave()
+
+    def may_leave(self) -> bool:
+        """No screen listens and no change is under way (one that is may be storing an
+        action a copy opened from the store now would miss)."""
+        return not self._subscribers and not self._lock.locked()
+
+    @property
+    def watched(self) -> bool:
+        """A screen listens (a WebSocket): a device has joined it and shows it now."""
+        return bool(self._subscribers)
+
+    def closed_to_devices(self, now: float | None = None) -> bool:
+        """Finished more than `token_finished_s` ago: its device tokens no longer work
+        and its code joins no more (the history keeps its result)."""
+        if self.finished_at is None:
+            return False
+        return (time.time() if now is None else now) - self.finished_at > self.token_finished_s
 
     def _check_loaded(self) -> None:
         """Refuse a change through a table that left memory (a request that held it from
@@ -165,8 +209,9 @@ class Table:
 
     # -- devices ------------------------------------------------------------------------
     def viewer(self, token: str | None) -> Viewer | None:
-        """The device holding `token`, or None (no access)."""
-        if not token:
+        """The device holding `token`, or None (no access; every token, once the table has
+        been finished for `token_finished_s`)."""
+        if not token or self.closed_to_devices():
             return None
         device = self._devices.get(hash_token(token))
         if device is None:
@@ -368,6 +413,7 @@ class Table:
                 self._store.set_finished, self.table_id, self._summary(ended_by_host=True)
             )
             self._ended_by_host = True
+            self.finished_at = time.time()
             self._publish()
             self._redraw_all()
 
@@ -388,10 +434,9 @@ class Table:
         refusing every move as ended by the host, or a finished game missing from the
         history)."""
         self._check_loaded()
+        history = self._history_change(proposals)
         try:
-            await asyncio.to_thread(
-                self._store.append_all, self.table_id, entries, self._history_change(proposals)
-            )
+            await asyncio.to_thread(self._store.append_all, self.table_id, entries, history)
         except Exception:
             logger.exception(
                 "could not store action %s of table %s", entries[-1].seq, self.table_id
@@ -400,6 +445,8 @@ class Table:
         for proposal, entry in zip(proposals, entries, strict=True):
             self.session.commit(proposal)
             self._action_seq[entry.action_id] = entry.seq
+        if history is not None:
+            self.finished_at = time.time() if history.summary is not None else None
         self._publish()
 
     def _history_change(self, proposals: list[Proposal]) -> Finish | None:
@@ -478,12 +525,27 @@ def history_mismatch(row: TableRow, session: Session) -> Finish | None:
     return None
 
 
-def _replay(game: Game[Any, Any], options: Any, players: list[str], log: list[LogEntry]) -> Session:
+def _replay(
+    game: Game[Any, Any],
+    options: Any,
+    players: list[str],
+    log: list[LogEntry],
+    pause_s: float = 0.0,
+) -> Session:
     """Rebuild a session from its stored log: every move and undo in order, so the state id
-    comes out equal to the number of entries."""
+    comes out equal to the number of entries. With `pause_s` (the replay thread of a
+    running server), it sleeps `pause_s` after every REPLAY_SLICE_S of work: a sleeping
+    thread leaves the interpreter to the event loop, which otherwise waits up to the
+    switch interval (5 ms) for it after each of its system calls while a replay runs
+    (several per push: 146-285 ms p95 with 4 clients opening 1,000- to 10,000-action
+    games)."""
     session = Session(game, options, players)
     implied = implied_seqs(log)
+    slice_ends = time.perf_counter() + REPLAY_SLICE_S
     for entry in log:
+        if pause_s and entry.seq % 16 == 0 and time.perf_counter() > slice_ends:
+            time.sleep(pause_s)
+            slice_ends = time.perf_counter() + REPLAY_SLICE_S
         try:
             if entry.kind == "undo":
                 session.undo(by=entry.by)
@@ -511,11 +573,25 @@ class Tables:
     """Every table of this server, loaded from the store on first use."""
 
     def __init__(
-        self, store: Store, import_process: bool = True, idle_s: float = IDLE_TABLE_S
+        self,
+        store: Store,
+        import_process: bool = True,
+        idle_s: float = IDLE_TABLE_S,
+        client_tables: int = CLIENT_TABLES,
+        open_limiter: DeviceRateLimiter | None = None,
+        token_finished_s: float = FINISHED_TOKEN_S,
     ) -> None:
         self.store = store
         # a table unused this long, with no screen listening, leaves memory (evict_idle)
         self.idle_s = idle_s
+        # the memory one client (address) may hold: the stored tables it opened that no
+        # screen watches, at most `client_tables`; opening one more lets its least
+        # recently used one go (`_opened_by`: client -> its tables, least recent first)
+        self.client_tables = client_tables
+        self._opened_by: dict[str, OrderedDict[str, None]] = {}
+        # opens of stored tables per client (each replays a game): None, unlimited
+        self.open_limiter = open_limiter
+        self.token_finished_s = token_finished_s
         self._sweeper: asyncio.Task[None] | None = None
         # imports are checked and replayed in a process of their own (records.plan_import),
         # started at the first import; without (tests of the store's faults) on the replay
@@ -577,8 +653,43 @@ class Tables:
         for table_id in idle:
             self._tables.pop(table_id).evicted = True
         if idle:
+            self._forget_unloaded()
             logger.info("%d idle table(s) left memory; %d open", len(idle), len(self._tables))
         return idle
+
+    def _forget_unloaded(self) -> None:
+        for client, mine in list(self._opened_by.items()):
+            for table_id in [t for t in mine if t not in self._tables]:
+                del mine[table_id]
+            if not mine:
+                del self._opened_by[client]
+
+    def _opened(self, client: str, table_id: str) -> list[str]:
+        """`client` opened (or used) `table_id`: beyond `client_tables` of its tables that
+        no screen watches, its least recently used ones leave memory (as idle ones do).
+        The ids of those let go."""
+        mine = self._opened_by.setdefault(client, OrderedDict())
+        mine[table_id] = None
+        mine.move_to_end(table_id)
+        for gone in [t for t in mine if t not in self._tables]:
+            del mine[gone]
+        unwatched = [t for t in mine if self._tables[t].may_leave()]
+        let_go = unwatched[: max(0, len(unwatched) - self.client_tables)]
+        for victim in let_go:
+            del mine[victim]
+            self._tables.pop(victim).evicted = True
+        if let_go:
+            logger.info(
+                "client %s holds over %d unwatched tables: %d left memory",
+                client,
+                self.client_tables,
+                len(let_go),
+            )
+        return let_go
+
+    def held_by(self, client: str) -> list[str]:
+        """The tables `client` opened that are in memory now, least recently used first."""
+        return [t for t in self._opened_by.get(client, ()) if t in self._tables]
 
     def is_loaded(self, table_id: str) -> bool:
         """Whether the table is in memory now."""
@@ -596,21 +707,30 @@ class Tables:
         for table in self._tables.values():
             table._loop = loop
 
-    async def get(self, table_id: str) -> Table | None:
+    async def get(self, table_id: str, client: str | None = None) -> Table | None:
         """The table, loaded on first use; None when there is no such table. Raises
         TableLoadError for a stored table that cannot be opened (remembered: it is not
-        replayed again on every request)."""
+        replayed again on every request). With `client` (the asking address): its opens
+        of stored tables are rate-limited (OpenRefused) and the tables it opened count
+        against its share of memory (`client_tables`). One table is opened once: the
+        load lock holds every other open of it until it is in `_tables`."""
         table = self._tables.get(table_id)
         if table is not None:
             table.last_used = time.monotonic()
+            if client is not None and table_id in self._opened_by.get(client, ()):
+                self._opened_by[client].move_to_end(table_id)
             return table
+        if client is not None and self.open_limiter is not None and table_id not in self._damaged:
+            wait = self.open_limiter.take(client)
+            if wait > 0:
+                raise OpenRefused(wait)
         async with self._load_lock:
             table = self._tables.get(table_id)
             if table is None:
                 if table_id in self._damaged:
                     raise self._damaged[table_id]
                 try:
-                    table = await self._replaying(lambda: self._load(table_id))
+                    table = await self._replaying(lambda: self._load(table_id, REPLAY_PAUSE_S))
                 except TableLoadError as exc:
                     logger.error("table %s cannot be opened: %s", table_id, exc)
                     self._damaged[table_id] = exc
@@ -619,6 +739,8 @@ class Tables:
                     table._loop = self._loop
                     table.dice = self._dice
                     self._tables[table_id] = table
+                    if client is not None:
+                        self._opened(client, table_id)
         return table
 
     def damage(self, table_id: str) -> str | None:
@@ -647,7 +769,7 @@ class Tables:
         except TableLoadError:
             return None
 
-    def _load(self, table_id: str) -> Table | None:
+    def _load(self, table_id: str, pause_s: float = 0.0) -> Table | None:
         row = self.store.table(table_id)
         if row is None:
             return None
@@ -658,7 +780,7 @@ class Tables:
             game = find_game(row.game)
             options = game.parse_options(row.options)
             check_players(row.players, seat_count(game, options))
-            session = _replay(game, options, row.players, log)
+            session = _replay(game, options, row.players, log, pause_s)
         except (Rejection, TableLoadError) as exc:
             raise TableLoadError(f"the stored table {table_id} is damaged: {exc}") from exc
         mismatch = history_mismatch(row, session)
@@ -669,7 +791,16 @@ class Tables:
         devices = self.store.devices(table_id)
         auto_pass = self.store.table_setting(table_id, AUTO_PASS_KEY) != "off"
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
-        return Table(row, session, self.store, log, devices, self.render_pool, auto_pass)
+        return Table(
+            row,
+            session,
+            self.store,
+            log,
+            devices,
+            self.render_pool,
+            auto_pass,
+            self.token_finished_s,
+        )
 
     async def table_id_for_code(self, code: str) -> str | None:
         row = await asyncio.to_thread(self.store.table_by_code, code)
@@ -688,7 +819,9 @@ class Tables:
         table_id, _ = await self._store_new(game.name, encoded, session.players, [], None)
         row = await asyncio.to_thread(self.store.table, table_id)
         assert row is not None
-        table = Table(row, session, self.store, [], {}, self.render_pool)
+        table = Table(
+            row, session, self.store, [], {}, self.render_pool, True, self.token_finished_s
+        )
         async with self._load_lock:
             table._loop = self._loop
             table.dice = self._dice

@@ -84,3 +84,69 @@ def test_a_change_through_a_table_that_left_memory_is_refused(tmp_path: Path) ->
             store.close()
 
     asyncio.run(scenario())
+
+
+RECORD = {"schema": 1, "game": "qwixx", "options": {"players": 2}, "players": ["a", "b"]}
+
+
+def client_at(server: ThreadServer, address: str) -> httpx.Client:
+    """A device at its own loopback address (as another tablet on the LAN would be)."""
+    transport = httpx.HTTPTransport(local_address=address)
+    return httpx.Client(base_url=server.base_url, timeout=20, transport=transport)
+
+
+def imported(client: httpx.Client, count: int) -> list[str]:
+    """`count` tables imported (stored, not opened) by `client`, which holds their cookies."""
+    ids = []
+    for _ in range(count):
+        answer = client.post("/api/import", json=RECORD | {"actions": []})
+        assert answer.status_code == 201, answer.text
+        ids.append(answer.json()["table_id"])
+    return ids
+
+
+def test_one_client_holds_at_most_its_share_of_unwatched_tables(tmp_path: Path) -> None:
+    """Opening stored tables beyond `client_tables` that no screen watches lets that
+    client's least recently used ones leave memory (they come back from the store); a
+    watched one and another client's stay (issue 25, item 6: a cap per client)."""
+    with ThreadServer(thread_settings(tmp_path, client_tables=2)) as server:
+        tables = server.app.state.tables
+        greedy, other = client_at(server, "127.0.0.1"), client_at(server, "127.0.0.2")
+        mine, theirs = imported(greedy, 5), imported(other, 1)
+        assert other.get(f"/api/tables/{theirs[0]}/state").status_code == 200
+        assert greedy.get(f"/api/tables/{mine[0]}/state").status_code == 200
+        url = server.base_url.replace("http", "ws", 1) + f"/t/{mine[0]}/ws"
+        cookie = f"tc_{mine[0]}={greedy.cookies[f'tc_{mine[0]}']}"
+        with connect(url, additional_headers={"Cookie": cookie}) as screen:
+            screen.recv(timeout=GENEROUS_S)  # mine[0] is open and watched
+            for table_id in mine[1:4]:
+                assert greedy.get(f"/api/tables/{table_id}/state").status_code == 200
+            # 2 unwatched ones at most: mine[1] (least recently used) went
+            assert tables.held_by("127.0.0.1") == [mine[0], mine[2], mine[3]]
+            assert not tables.is_loaded(mine[1])
+            greedy.get(f"/api/tables/{mine[2]}/state")  # used again: now the most recent
+            assert greedy.get(f"/api/tables/{mine[4]}/state").status_code == 200
+            assert tables.held_by("127.0.0.1") == [mine[0], mine[2], mine[4]]
+            assert tables.is_loaded(theirs[0])  # another client's table is not its share
+            # a table that left memory comes back from the store as it was
+            assert greedy.get(f"/api/tables/{mine[1]}/state").json()["state_id"] == 0
+            assert tables.held_by("127.0.0.1") == [mine[0], mine[4], mine[1]]
+
+
+def test_opening_stored_tables_is_limited_per_client(tmp_path: Path) -> None:
+    """Each open of a stored table replays its game: beyond `open_burst` a client gets
+    429 (rule open_rate) with Retry-After; a table in memory and another client's opens
+    are still served."""
+    settings = thread_settings(tmp_path, open_burst=3, open_rate_per_s=0.001)
+    with ThreadServer(settings) as server:
+        greedy, other = client_at(server, "127.0.0.1"), client_at(server, "127.0.0.2")
+        mine, theirs = imported(greedy, 4), imported(other, 1)
+        for table_id in mine[:3]:
+            assert greedy.get(f"/api/tables/{table_id}/state").status_code == 200
+        refused = greedy.get(f"/api/tables/{mine[3]}/state")
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["rule"] == "open_rate"
+        assert int(refused.headers["retry-after"]) >= 1
+        assert not server.app.state.tables.is_loaded(mine[3])
+        assert greedy.get(f"/api/tables/{mine[0]}/state").status_code == 200  # in memory
+        assert other.get(f"/api/tables/{theirs[0]}/state").status_code == 200

@@ -26,6 +26,7 @@ from companion.web.deps import (
     TablesDep,
     TextCheckedRoute,
     client_key,
+    opened,
 )
 from companion.web.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.web.settings import Settings
@@ -301,7 +302,7 @@ async def join_table(
         )
     code = normalise_code(code_text)
     table_id = await tables.table_id_for_code(code) if code.isalnum() else None
-    table = await tables.get(table_id) if table_id else None
+    table = await opened(tables, table_id, request) if table_id else None
     if table is None:
         raise HTTPException(
             status_code=404,
@@ -312,6 +313,15 @@ async def join_table(
             },
         )
     limiter.forgive(client, attempt)
+    if table.closed_to_devices():
+        raise HTTPException(
+            status_code=410,
+            detail={
+                "reason": str(Reason.GAME_OVER),
+                "rule": "table_closed",
+                "message": "this game finished a while ago; its result is in the history",
+            },
+        )
     existing = request.cookies.get(cookie_name(table.table_id))
     return table, existing if table.viewer(existing) is not None else None
 
