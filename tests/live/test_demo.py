@@ -46,6 +46,20 @@ def test_the_director_hands_out_each_throw_once_and_again_after_a_while() -> Non
     assert director.line() == "demo camera: waiting until the game asks for dice"
 
 
+def test_a_throw_that_closes_a_race_waits_the_time_a_table_takes() -> None:
+    """Issue 26 item 2: the roll that closes a race (Sixes' pound) is thrown `wait_s`
+    after the race opened, not at once, and the line says how long the players have."""
+    director = DemoDirector()
+    throw = DemoThrow("t1:7:0", ("white", "white"), wait_s=8.0)
+    director.expect(throw, now=100.0)
+    assert director.take(now=101.0) is None
+    assert "in 5 s: time for the race" in director.line(now=103.0)
+    director.expect(throw, now=104.0)  # the server says it again: the clock keeps running
+    assert director.take(now=107.9) is None
+    assert director.take(now=108.0) == throw
+    assert "time for the race" not in director.line(now=108.5)
+
+
 def test_the_renderer_draws_every_colour_the_games_know() -> None:
     from companion.colours import DIE_COLOURS
 

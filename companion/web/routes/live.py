@@ -63,6 +63,15 @@ class HeldRequest(Strict):
     id: str = Field(min_length=1, max_length=32, description="the held reading's id")
 
 
+class ConfirmRequest(HeldRequest):
+    roll: list[tuple[str, int]] | None = Field(
+        default=None,
+        max_length=64,
+        description="the dice the person saw, as [colour, value] pairs: refused when the "
+        "question holds other dice now (never applies dice nobody saw)",
+    )
+
+
 class AddDie(Strict):
     x: float = Field(ge=0, le=100_000, description="its centre: pixels from the frame's left")
     y: float = Field(ge=0, le=100_000, description="its centre: pixels from the frame's top")
@@ -169,6 +178,14 @@ async def camera_mode(body: ModeRequest, access: ApiAccess, hub: HubDep) -> dict
     return {"mode": body.mode}
 
 
+@router.post("/api/tables/{table_id}/camera/start", dependencies=[SameOrigin])
+async def demo_start(access: ApiAccess, hub: HubDep) -> dict[str, bool]:
+    """The host starts the demo camera before every seat is taken."""
+    require_host(access)
+    hub.start_demo(access.table)
+    return {"started": True}
+
+
 @router.post("/api/tables/{table_id}/camera/restart", dependencies=[SameOrigin])
 async def camera_restart(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
@@ -177,7 +194,7 @@ async def camera_restart(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
 
 
 @router.post("/api/tables/{table_id}/camera/confirm", dependencies=[SameOrigin])
-async def camera_confirm(body: HeldRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+async def camera_confirm(body: ConfirmRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     viewer = access.viewer
     turn = access.table.snapshot.turn
     if not (viewer.host or (viewer.seat is not None and viewer.seat == turn.active)):
@@ -186,7 +203,7 @@ async def camera_confirm(body: HeldRequest, access: ApiAccess, hub: HubDep) -> d
             "confirm_by_active_or_host",
             "the active player (or the host) confirms the camera's roll",
         )
-    seq = await hub.confirm(access.table, body.id)
+    seq = await hub.confirm(access.table, body.id, body.roll)
     return {"applied": seq is not None, "state_id": seq}
 
 
@@ -231,7 +248,7 @@ async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[s
 @router.post("/api/tables/{table_id}/camera/dismiss", dependencies=[SameOrigin])
 async def camera_dismiss(body: HeldRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
-    hub.dismiss(access.table, body.id)
+    await hub.dismiss(access.table, body.id)
     return {"dismissed": True}
 
 

@@ -133,12 +133,16 @@
     const mayAct = viewer.host || viewer.may_confirm;
     if (!pending || !mayAct) { ask.hidden = true; ask.dataset.key = ""; pickingDie = null; return; }
     if (ask.dataset.reading !== pending.id) { ask.dataset.reading = pending.id; pickingDie = null; }
-    const key = `${pending.id}:${pending.dice.length}:${pending.kind}:${JSON.stringify(pending.unsure)}:${pickingDie}`;
+    const key = `${pending.id}:${JSON.stringify(pending.dice.map((d) => [d.colour, d.value]))}:${pending.kind}:${JSON.stringify(pending.unsure)}:${pickingDie}`;
     keepAskInBanner();
     ask.hidden = false;
     ask.dataset.kind = pending.kind;
     if (ask.dataset.key === key) return;
     ask.dataset.key = key;
+    // the question as drawn: a confirm sends exactly this id and these dice, so the server
+    // never applies dice the person did not see
+    ask.dataset.reading = pending.id;
+    ask.dataset.roll = JSON.stringify(pending.roll || []);
     ask.innerHTML = "";
     const thumb = document.createElement("button");
     thumb.type = "button";
@@ -160,6 +164,10 @@
     body.appendChild(text);
     if (pending.kind !== "mismatch") body.appendChild(askDice(pending));
     if (pending.kind === "confirm" && viewer.may_confirm) {
+      const fix = document.createElement("p");
+      fix.className = "ask-hint";
+      fix.textContent = "A die read wrong? Tap it, then its value; fix each, then use the roll.";
+      body.appendChild(fix);
       const use = document.createElement("button");
       use.type = "button";
       use.className = "primary big";
@@ -196,6 +204,8 @@
       } else if (pending.kind === "confirm") {
         const face = chip(die, {button: true});
         face.dataset.askPick = String(die.index);
+        face.setAttribute("aria-expanded", pickingDie === die.index ? "true" : "false");
+        if (pickingDie === die.index) cell.classList.add("picking");
         face.setAttribute("aria-label", `change ${die.colour || "die"} ${die.value || "?"}`);
         cell.appendChild(face);
         if (pickingDie === die.index) {
@@ -221,6 +231,8 @@
     const key = `${pending.id}:${pending.dice.length}:${pending.message}`;
     const fresh = held.dataset.heldId !== key;
     held.dataset.heldId = key;
+    held.dataset.reading = pending.id; // what the panel's "Use this roll" confirms
+    held.dataset.roll = JSON.stringify(pending.roll || []);
     if (pending.kind === "confirm" || pending.kind === "unsure") {
       const dice = pending.roll.map(([c, v]) => `${c} ${v}`).join(", ");
       // the moves the throw implies first (the engine's Turn.on_throw, e.g. Sixto's re-roll)
@@ -270,6 +282,16 @@
         : " · no camera roll in the last hour");
   }
 
+  // the demo camera waits until every player has a seat (or the host starts it)
+  function showDemoWait(names) {
+    const box = document.getElementById("camera-demo-wait");
+    if (!box) return;
+    box.hidden = names.length === 0;
+    const list = names.length > 1 ? names.slice(0, -1).join(", ") + " and " + names[names.length - 1] : names.join("");
+    document.getElementById("camera-demo-who").textContent =
+      `The demo camera throws once everyone has a seat: waiting for ${list}.`;
+  }
+
   function render(body) {
     current = body;
     panel.hidden = !body.enabled && panel.dataset.cameraMode === "sheet";
@@ -287,6 +309,7 @@
     if (pictureView) pictureView.hidden = !body.enabled;
     if (offNote) offNote.hidden = !!body.enabled;
     noteEl.textContent = body.note || "";
+    showDemoWait(body.demo_waits_for || []);
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);
     showLearning(body.learning, body.attached);
@@ -367,13 +390,13 @@
     const pending = current.pending;
     if (target.dataset.askValue) {
       pickingDie = null;
-      post("fix", {id: pending.id, index: Number(target.dataset.askDie), value: Number(target.dataset.askValue)});
+      post("fix", {id: ask.dataset.reading, index: Number(target.dataset.askDie), value: Number(target.dataset.askValue)});
     } else if (target.dataset.askPick !== undefined) {
       const index = Number(target.dataset.askPick);
       pickingDie = pickingDie === index ? null : index;
       showAsk(pending, current.viewer);
     } else if (target.hasAttribute("data-camera-confirm")) {
-      post("confirm", {id: pending.id});
+      post("confirm", {id: ask.dataset.reading, roll: JSON.parse(ask.dataset.roll || "null")});
     } else if (target.hasAttribute("data-ask-show")) {
       held.scrollIntoView({behavior: "smooth", block: "center"});
     }
@@ -409,11 +432,13 @@
       post("fix", {id: pending.id, index: chosenDie, remove: true});
       closeFix();
     } else if (target.hasAttribute("data-camera-confirm") && pending) {
-      post("confirm", {id: pending.id});
+      post("confirm", {id: held.dataset.reading, roll: JSON.parse(held.dataset.roll || "null")});
     } else if (target.hasAttribute("data-camera-rethrow") && pending) {
       post("dismiss", {id: pending.id});
     } else if (target.hasAttribute("data-camera-attach")) {
       post("attach");
+    } else if (target.hasAttribute("data-camera-demo-start")) {
+      post("start");
     } else if (target.hasAttribute("data-camera-restart")) {
       post("restart");
     }
