@@ -468,6 +468,7 @@ class DemoThrow:
     colours: tuple[str, ...]
     kept: tuple[tuple[str, int], ...] = ()
     wait_s: float = 0.0  # thrown this long after it is first asked for (a race's time)
+    wait_why: str = ""  # what the players do meanwhile (the status line)
 
 
 def can_draw(colours: Sequence[str]) -> bool:
@@ -521,7 +522,7 @@ class DemoDirector:
             line = f"demo camera: throwing {describe_colours(wanted.colours)}"
             left = wanted.wait_s - (now - self._wanted_since)
             if left > 0 and wanted.key != self._thrown:
-                line += f" in {left:.0f} s: time for the race (the first tap wins)"
+                line += f" in {left:.0f} s: {wanted.wait_why or 'waiting for the players'}"
             return line
 
 

@@ -70,7 +70,7 @@ from companion.web.roll_intake import RollIntake
 from companion.web.settings import CameraSettings
 from companion.web.snapshot import Snapshot
 from companion.web.tables import Table, Tables
-from companion.web.views import describe_move, with_names
+from companion.web.views import describe_move, names_of, with_names
 
 if TYPE_CHECKING:
     from companion.vision.calibration import TableCalibration
@@ -82,6 +82,11 @@ TARGET_REFRESH_S = 1.0
 # a call): at a real table the roller picks the dice up, shakes and throws, so the players
 # have seconds to be first, not the instant the demo would take
 RACE_PAUSE_S = 8.0
+RACE_WAIT = "time for the race (the first tap wins)"
+# ... and before a roll that closes a choice (players listed while the roll is due, not a
+# race: Sixmix's tied starter, Sixis' opener): time to read the banner and choose
+CHOICE_PAUSE_S = 15.0
+CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
 
 
 def expected_throw(snapshot: Snapshot) -> Throw | None:
@@ -107,8 +112,11 @@ def demo_throw(table: Table, rethrows: int = 0) -> tuple[DemoThrow | None, str]:
         return None, f"it has no dice for {table.game.title}'s colours"
     kept = tuple((d.colour, d.value) for d in turn.dice.kept)
     key = f"{table.table_id}:{snapshot.state_id}:{rethrows}"
-    wait_s = RACE_PAUSE_S if turn.race else 0.0
-    return DemoThrow(key, turn.dice.colours, kept, wait_s), ""
+    if not turn.players:
+        return DemoThrow(key, turn.dice.colours, kept), ""
+    if turn.race:
+        return DemoThrow(key, turn.dice.colours, kept, RACE_PAUSE_S, RACE_WAIT), ""
+    return DemoThrow(key, turn.dice.colours, kept, CHOICE_PAUSE_S, CHOICE_WAIT), ""
 
 
 class CameraHub:
@@ -183,7 +191,7 @@ class CameraHub:
             return
         missing = self.demo_waits_for(table)
         if missing:
-            names = describe_names(missing)
+            names = names_of(tuple(missing), list(range(len(missing))))
             director.expect(None, f"waiting for {names} to take a seat (or the host's Start)")
             return
         throw, why = demo_throw(table, self._rethrows.get(table.table_id, 0))
@@ -424,13 +432,6 @@ class CameraHub:
         if self.learning is None or calibration is None:
             return None
         return self.learning.status(calibration.name)
-
-
-def describe_names(names: Sequence[str]) -> str:
-    """Names as a sentence lists them: "Ann", "Ann and Bob", "Ann, Bob and Cy"."""
-    if len(names) <= 1:
-        return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def implied_texts(table: Table, moves: Sequence[Move]) -> list[str]:

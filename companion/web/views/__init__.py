@@ -399,6 +399,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             for d in current_dice(game, snapshot.state)
         ],
         "roll_entry": _roll_entry(snapshot, viewer),
+        "choice": open_choice(snapshot, viewer),
         "sheets": [sheet_context(snapshot, seat, viewer) for seat in seats],
         "scores": [
             {
@@ -412,6 +413,35 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         "undo": undo_allowed,
         "outcome": _outcome(snapshot) if snapshot.finished else None,
         "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},
+    }
+
+
+def open_choice(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
+    """A choice players may make before the roll, which the roll closes for good (the
+    engine's Turn: a roll is due while players are listed, and they do not race: Sixmix's
+    tied starter, Sixis' round opener). The banner shows it where the chooser looks, with
+    the viewer's moves as buttons; `closes` is what a roll says before it is entered."""
+    turn = snapshot.turn
+    if snapshot.finished or not (turn.chance and turn.players) or turn.race:
+        return None
+    game, players = snapshot.game, snapshot.players
+    moves = [
+        {
+            "label": with_names(describe_move(game, move), players),
+            # a button for whoever may make it, the words for everyone else
+            "move": move_attr(game, move) if viewer.may_mark(seat) else None,
+        }
+        for seat in turn.players
+        for move in game.legal_moves(snapshot.state, seat)
+    ]
+    if not moves:
+        return None
+    who = names_of(players, turn.players)
+    mine = viewer.seat is not None and viewer.seat in turn.players
+    return {
+        "text": "Your choice before the roll:" if mine else f"Before the roll, {who} may choose:",
+        "moves": moves,
+        "closes": f"The roll closes {'your' if mine else who + chr(39) + 's'} choice: tap again",
     }
 
 

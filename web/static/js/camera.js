@@ -383,6 +383,20 @@
     openFix("A missed die here", gameColours(), "add");
   });
 
+  // a choice the roll closes for good is open (the banner's .banner-choice): the first tap
+  // on "Use this roll" says so, a second within 5 s applies the roll
+  let armedUntil = 0;
+  function asksFirst(button) {
+    const choice = live && live.querySelector(".banner-choice[data-choice-closes]");
+    if (!choice || Date.now() < armedUntil) { armedUntil = 0; return false; }
+    armedUntil = Date.now() + 5000;
+    const label = button.textContent;
+    button.textContent = choice.dataset.choiceCloses;
+    button.classList.add("armed");
+    setTimeout(() => { armedUntil = 0; button.textContent = label; button.classList.remove("armed"); }, 5000);
+    return true;
+  }
+
   // -- taps on the question in the banner ----------------------------------------------
   ask.addEventListener("click", (event) => {
     const target = event.target.closest("button");
@@ -396,6 +410,7 @@
       pickingDie = pickingDie === index ? null : index;
       showAsk(pending, current.viewer);
     } else if (target.hasAttribute("data-camera-confirm")) {
+      if (asksFirst(target)) return;
       post("confirm", {id: ask.dataset.reading, roll: JSON.parse(ask.dataset.roll || "null")});
     } else if (target.hasAttribute("data-ask-show")) {
       held.scrollIntoView({behavior: "smooth", block: "center"});
@@ -432,6 +447,7 @@
       post("fix", {id: pending.id, index: chosenDie, remove: true});
       closeFix();
     } else if (target.hasAttribute("data-camera-confirm") && pending) {
+      if (asksFirst(target)) return;
       post("confirm", {id: held.dataset.reading, roll: JSON.parse(held.dataset.roll || "null")});
     } else if (target.hasAttribute("data-camera-rethrow") && pending) {
       post("dismiss", {id: pending.id});
