@@ -400,6 +400,9 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         ],
         "roll_entry": _roll_entry(snapshot, viewer),
         "choice": open_choice(snapshot, viewer),
+        # a player's sheet page whose device has no seat any more: the host freed it (a
+        # device without a seat is sent to the seat page when it opens the sheet page)
+        "freed": mode == "sheet" and viewer.seat is None,
         "sheets": [sheet_context(snapshot, seat, viewer) for seat in seats],
         "scores": [
             {
