@@ -473,7 +473,7 @@ class Qwixx(Game[Options, State]):
             raise Rejection(
                 Reason.BAD_OPTIONS,
                 "first_player",
-                f"first_player is a seat from 0 to {players - 1}, not {first!r}",
+                f"who rolls first must be one of the {players} players, not {first!r}",
             )
         return State(players=players, active=first, step=Step.ROLL, sheets=(Sheet(),) * players)
 

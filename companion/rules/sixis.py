@@ -681,7 +681,7 @@ class Sixis(Game[Options, State]):
         _check_length(o)
         if not 0 <= o.first_player < o.players:
             raise _bad_options(
-                "first_player", f"the first player is a seat from 0 to {o.players - 1}"
+                "first_player", f"who starts round 1 must be one of the {o.players} players"
             )
         if not 0 <= o.deal_seed < MAX_DEAL_SEED:
             raise _bad_options("deal_seed", f"the deal seed is from 0 to {MAX_DEAL_SEED - 1}")

@@ -331,7 +331,7 @@ class Sixmix(Game[Options, State]):
         if not 0 <= options.first_player < players:
             raise bad(
                 "first_player",
-                f"first_player is a seat from 0 to {players - 1}, not {options.first_player}",
+                f"who starts must be one of the {players} players, not {options.first_player}",
             )
         if options.target < 1:
             raise bad("target", f"the target must be at least 1 point, not {options.target}")

@@ -104,6 +104,9 @@ class OptionText:
     help: str
     more: bool = False
     empty: str = ""
+    per_seat: bool = (
+        False  # a list with one value per seat, in seat order (a refusal names the player)
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -234,6 +234,7 @@ OPTIONS = {
         "Each player's purse at the start, in seat order, comma separated.",
         more=True,
         empty="50 bets' worth each",
+        per_seat=True,
     ),
     "rollers": OptionText(
         "Roller turns before the end",

@@ -423,6 +423,7 @@ OPTIONS = {
         "Each player's dice colour, in seat order.",
         more=True,
         empty="red, blue, green, yellow",
+        per_seat=True,
     ),
     "team_play": OptionText(
         "Play in teams (4 players)", "Seats 1 and 3 play together against seats 2 and 4."
@@ -447,7 +448,8 @@ OPTIONS = {
     ),
     "layouts": OptionText(
         "Cards dealt (to copy a real deal)",
-        "The card ids per round in slot order, as a JSON list; empty: dealt by the deal number.",
+        'Each round\'s cards in slot order, written like [["ones", "twos", ...], ...]; '
+        "empty: dealt.",
         more=True,
         empty="dealt by the deal number",
     ),

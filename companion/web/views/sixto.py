@@ -127,5 +127,6 @@ OPTIONS = {
         "Score sheet per player",
         "A letter A-L picks one of the built-in sheets; every player needs a different one.",
         more=True,
+        per_seat=True,
     ),
 }

@@ -162,6 +162,15 @@
     }
   }
 
+  // an option typed as the help's example shows; a slip names the option by its label
+  function written(input) {
+    try { return JSON.parse(input.value); } catch (e) {
+      const option = input.closest(".option");
+      const label = option && option.querySelector(".option-label");
+      throw new Error(`${label ? label.textContent.trim() : "An option"}: write it as the help below it shows`);
+    }
+  }
+
   function readOptions() {
     const result = {players: Number(count.value)};
     readRecords(result);
@@ -172,8 +181,8 @@
       else if (type === "string") result[input.name] = input.value;
       else if (type === "strings") result[input.name] = input.value.split(/[,\n]/).map((v) => v.trim()).filter(Boolean);
       else if (type === "numbers") result[input.name] = input.value.split(/[,\n]/).map((v) => v.trim()).filter(Boolean).map(Number);
-      else if (type === "optional") result[input.name] = input.value.trim() === "" ? null : JSON.parse(input.value);
-      else result[input.name] = input.value.trim() === "" ? JSON.parse(input.dataset.empty || "null") : JSON.parse(input.value);
+      else if (type === "optional") result[input.name] = input.value.trim() === "" ? null : written(input);
+      else result[input.name] = input.value.trim() === "" ? JSON.parse(input.dataset.empty || "null") : written(input);
     }
     if (!("players" in defaults())) delete result.players;
     return result;
@@ -194,7 +203,7 @@
         players: Array.from(names.querySelectorAll("input"), (i, k) => i.value.trim() || `Player ${k + 1}`),
       };
     } catch (e) {
-      error.textContent = `An option is not valid JSON: ${e.message}`;
+      error.textContent = e.message;
       error.hidden = false;
       return;
     }
