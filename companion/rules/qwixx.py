@@ -674,7 +674,7 @@ class Qwixx(Game[Options, State]):
             cause = f"{seat_name(seat)} marked a fourth penalty"
         else:
             cause = f"{' and '.join(state.locked)} are locked"
-        names = " and ".join(seat_name(seat) for seat in winners)
+        names = describe_seats(winners)
         verb = "share the win" if len(winners) > 1 else "wins"
         return Outcome(
             state.end.value, f"{cause}: the game is over; {names} {verb} with {best}", winners

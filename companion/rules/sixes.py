@@ -76,6 +76,7 @@ from companion.rules.base import (
     Score,
     Turn,
     check_actor,
+    describe_seats,
     illegal,
     seat_name,
 )
@@ -542,7 +543,7 @@ class Sixes(Game[Options, State]):
             EndReason.STOPPED: f"{seat_name(state.roller)} ended the game",
             EndReason.OUT_OF_MONEY: "no money can change hands any more",
         }[state.end_reason]
-        names = " and ".join(seat_name(s) for s in winners)
+        names = describe_seats(winners)
         verb = "is" if len(winners) == 1 else "are"
         return Outcome(
             state.end_reason.value,

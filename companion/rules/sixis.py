@@ -91,6 +91,7 @@ from companion.rules.base import (
     Score,
     Turn,
     check_actor,
+    describe_seats,
     illegal,
     replaced,
     seat_name,
@@ -1084,7 +1085,7 @@ class Sixis(Game[Options, State]):
         totals = self._totals(state)
         best = max(totals)
         winners = tuple(seat for seat, total in enumerate(totals) if total == best)
-        names = " and ".join(seat_name(seat) for seat in winners)
+        names = describe_seats(winners)
         if state.options.team_play:
             verb = "win" if len(winners) == 2 else "share the win"
             message = f"{names} {verb} with a team total of {best} points"

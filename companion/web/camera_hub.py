@@ -425,7 +425,16 @@ class CameraHub:
             "demo_waits_for": self.demo_waits_for(table) if attached else [],
             **self.intake.note_of(table.table_id).to_json(),
             "learning": self._learning_json(),
+            "finished": table.snapshot.finished,
+            **self._finished_line(table),
         }
+
+    def _finished_line(self, table: Table) -> dict[str, str]:
+        """A finished table's camera line says so (the camera moved on: its own line would
+        speak of another table, or of none)."""
+        if not table.snapshot.finished:
+            return {}
+        return {"line": "the game is over: the camera reads no more rolls for this table"}
 
     def _learning_json(self) -> dict[str, object] | None:
         calibration = self.runtime.calibration

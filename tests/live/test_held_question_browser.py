@@ -125,3 +125,40 @@ def test_a_confirm_of_dice_no_longer_asked_is_refused_with_a_message(
         ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
         [entry] = server.app.state.tables.store.log(table_id)
         assert {"colour": "red", "value": fixed} in entry.move["dice"]
+
+
+@pytest.mark.parametrize(("device", "name"), DEVICES)
+def test_players_read_the_camera_in_words_and_the_end_says_so(
+    browser: Any, tmp_path: Path, device: dict[str, Any], name: str
+) -> None:
+    """Issue 26 item 9: a player reads what the camera does in words; the host keeps the
+    technical line (source, settle state, the dice expected); after the end the camera says the game is over
+    (it said "no table is open")."""
+    reader = ClipReader()
+    with camera_table(browser, tmp_path, reader, device, "confirm") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        host.wait_for_function(
+            "document.getElementById('camera-status').textContent.includes('expects white')"
+        )
+        bob.wait_for_function(
+            "document.getElementById('camera-status').textContent"
+            ".startsWith('The camera is watching for the next roll')"
+        )
+        assert "expects" not in bob.inner_text("#camera-status")
+        throw_now(server, host, folder, reader, seed=4301)
+        ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=20000)
+        bob.wait_for_function(
+            "document.getElementById('camera-status').textContent"
+            ".includes('waits for an answer to its question')"
+        )
+        table_id = ann.url.split("/t/")[1].split("/")[0]
+        assert host.request.post(f"{server.base_url}/api/tables/{table_id}/end").ok
+        bob.wait_for_function(
+            "document.getElementById('camera-status').textContent.includes('The game is over')"
+        )
+        host.wait_for_function(
+            "document.getElementById('camera-status').textContent.includes('the game is over')"
+        )
+        assert "no table is open" not in host.inner_text("#camera-status")
+        shot(bob, f"camera-in-words-{name}")

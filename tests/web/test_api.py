@@ -319,7 +319,7 @@ def test_a_finished_game_shows_in_the_history(app: Any, host: TestClient) -> Non
     final = state(host, tid)
     assert final["outcome"]["reason"] == "fourth_penalty"
     page = host.get("/history")
-    assert page.status_code == 200 and "Qwixx" in page.text and "-20" in page.text
+    assert page.status_code == 200 and "Qwixx" in page.text and "\N{MINUS SIGN}20" in page.text
     assert act(host, tid, QWIXX_ROLL_7, "roll-late-1").json()["reason"] == "game_over"
     table_page = host.get(f"/t/{tid}")
     assert "Game over" in table_page.text and "Winner" in table_page.text

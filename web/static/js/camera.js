@@ -292,6 +292,17 @@
       `The demo camera throws once everyone has a seat: waiting for ${list}.`;
   }
 
+  function inWords(body) {
+    if (!body.enabled) return "No camera at this table: rolls are entered by tapping the dice.";
+    if (body.finished) return "The game is over: the camera reads no more rolls for it.";
+    if (body.error || (body.status && !body.status.connected && body.status.last_error)) return "The camera has a problem; the host's screen says what.";
+    if (!body.attached) return "The camera watches another table.";
+    if (body.pending) return "The camera waits for an answer to its question.";
+    if ((body.demo_waits_for || []).length) return "The camera waits until everyone has a seat.";
+    if (body.expects) return "The camera is watching for the next roll.";
+    return "The camera is on; it waits while players act.";
+  }
+
   function render(body) {
     current = body;
     panel.hidden = !body.enabled && panel.dataset.cameraMode === "sheet";
@@ -304,7 +315,8 @@
       const implies = body.implies || [];
       line += " · expects " + body.expects.join(", ") + (implies.length ? " (a new throw means: " + implies.join(", ") + ")" : "");
     }
-    statusEl.textContent = line;
+    // the host reads the technical line; a player the camera's state in words
+    statusEl.textContent = body.viewer && body.viewer.host ? line : inWords(body);
     // no camera: no picture box (it would stay empty), a note on how rolls get in instead
     if (pictureView) pictureView.hidden = !body.enabled;
     if (offNote) offNote.hidden = !!body.enabled;
