@@ -192,7 +192,7 @@ def test_no_join_code_no_access(app: Any, qwixx: dict[str, Any]) -> None:
     assert stranger.get(f"/api/tables/{tid}/state").status_code == 401
     assert act(stranger, tid, QWIXX_ROLL_7, "roll-0001").status_code == 401
     page = stranger.get(f"/t/{tid}", follow_redirects=False)
-    assert page.status_code == 303 and page.headers["location"] == "/join"
+    assert page.status_code == 303 and page.headers["location"] == "/join?why=not_joined"
     assert stranger.get(f"/api/tables/{tid}/record").status_code == 401
     with pytest.raises(WebSocketDisconnect), stranger.websocket_connect(f"/t/{tid}/ws"):
         pass

@@ -88,6 +88,15 @@ class SheetInput:
             return None
         return int(self.game.scores(after)[self.seat].total - self.score.total)
 
+    def ends_game(self, move: Move) -> bool:
+        """Whether `move` would end the whole game, as the engine judges the state after it
+        (Sixis' last "End the round"): the view makes such a button ask once."""
+        try:
+            after = self.game.play(self.state, move)
+        except Rejection:
+            return False
+        return self.game.outcome(after) is not None
+
     @property
     def may_act(self) -> bool:
         """This seat is among those who may act now."""

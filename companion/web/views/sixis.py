@@ -93,6 +93,9 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
                 if attr is None:
                     continue
                 item = {"kind": move.kind, "label": _label(move, state), "move": attr}
+                if isinstance(move, EndRound) and inp.ends_game(move):
+                    # a drastic action asks once, as ending a game by the host does
+                    item["confirm"] = "This ends the game: tap again to end it"
                 (ending if isinstance(move, EndRound) else actions).append(item)
                 drawn.append(attr)
         if state.step in (Step.SAVE, Step.START_SAVE):
