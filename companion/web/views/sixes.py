@@ -243,4 +243,7 @@ OPTIONS = {
         empty="two rounds around the table",
     ),
     "dice": OptionText("Colours of the two dice", "What the camera looks for.", more=True),
+    "first_player": OptionText(
+        "Who rolls first", "The first roller; then the dice move clockwise, one roller a turn."
+    ),
 }
