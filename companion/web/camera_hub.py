@@ -432,7 +432,7 @@ class CameraHub:
     def _finished_line(self, table: Table) -> dict[str, str]:
         """A finished table's camera line says so (the camera moved on: its own line would
         speak of another table, or of none)."""
-        if not table.snapshot.finished:
+        if not table.snapshot.finished or not self.enabled:
             return {}
         return {"line": "the game is over: the camera reads no more rolls for this table"}
 

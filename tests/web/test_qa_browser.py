@@ -79,6 +79,13 @@ def test_a_wide_final_breakdown_scrolls_in_its_box_not_the_page(
     page_width, viewport_width, table_width = widths
     assert table_width > viewport_width  # 15 score columns: wider than a phone
     assert page_width <= viewport_width, widths
+    # the Total column and the names stay in view while the columns scroll (issue 26 item 9)
+    total = phone.locator(".breakdown thead th:last-child").bounding_box()
+    assert total is not None and total["x"] + total["width"] <= viewport_width
+    assert phone.locator(".breakdown thead th:last-child").inner_text() == "Total"
+    phone.evaluate("document.querySelector('.breakdown-scroll').scrollLeft = 10000")
+    name = phone.locator(".breakdown tbody th").first.bounding_box()
+    assert name is not None and name["x"] >= 0
     shot(phone, "qa-sixto-final-phone")
 
 
