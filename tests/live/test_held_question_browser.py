@@ -162,3 +162,39 @@ def test_players_read_the_camera_in_words_and_the_end_says_so(
         )
         assert "no table is open" not in host.inner_text("#camera-status")
         shot(bob, f"camera-in-words-{name}")
+
+
+@pytest.mark.parametrize(("device", "name"), DEVICES)
+def test_the_camera_button_says_whether_this_table_has_the_camera(
+    browser: Any, tmp_path: Path, device: dict[str, Any], name: str
+) -> None:
+    """Issue 26 item 9: "Use the camera at this table" said nothing of where the camera's
+    rolls go now; a newer table takes them (the newest open table gets the rolls)."""
+    reader = ClipReader()
+    with camera_table(browser, tmp_path, reader, device, "confirm") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        button = host.locator("[data-camera-attach]")
+        wait_until(
+            lambda: button.text_content() == "This table gets the camera's rolls",
+            what="the first table to have the camera",
+        )
+        newer = host.context.new_page()
+        created = newer.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "qwixx", "players": ["Cy", "Di"], "options": {"players": 2}},
+        ).json()
+        newer.goto(f"{server.base_url}/t/{created['table_id']}")
+        wait_until(
+            lambda: "serves another table now" in (button.text_content() or ""),
+            what="the older table to say the camera went to the newer one",
+        )
+        assert button.is_enabled()
+        host.click("#camera .camera-tools > summary")
+        shot(host, f"camera-button-elsewhere-{name}")
+        button.click()
+        wait_until(
+            lambda: button.text_content() == "This table gets the camera's rolls",
+            what="the camera back at this table",
+        )
+        assert button.is_disabled()

@@ -307,6 +307,13 @@
     current = body;
     panel.hidden = !body.enabled && panel.dataset.cameraMode === "sheet";
     panel.dataset.cameraAttached = body.attached ? "yes" : "no";
+    // the button says whether this table has the camera now
+    const attach = panel.querySelector("[data-camera-attach]");
+    if (attach) {
+      attach.textContent = body.attached ? "This table gets the camera's rolls"
+        : "Use the camera at this table (it serves another table now)";
+      attach.disabled = Boolean(body.attached);
+    }
     const state = !body.enabled ? "off" : body.status && body.status.connected ? "live" : body.error ? "fault" : "waiting";
     statusEl.dataset.cameraState = state;
     let line = body.line;
