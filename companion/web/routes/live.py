@@ -276,6 +276,26 @@ def log_words(
     return {"by": who, "text": text, "automatic": automatic}
 
 
+def pass_costs(game: Game[object, object], options: object, log: list[LogEntry]) -> dict[str, int]:
+    """The standing passes that cost their player points (a penalty), by action id, as
+    the engine scores the state after each: the actions replayed from the game's setup."""
+    state = game.setup(options)
+    costs: dict[str, int] = {}
+    for entry in effective_entries(log):
+        try:
+            move = game.move_from_json(entry.move or {})
+            after = game.play(state, move)
+        except Rejection:
+            return costs  # a log the engine does not replay: no words beyond this point
+        seat = move.player
+        if move.kind == "pass" and 0 <= seat < len(game.scores(state)):
+            change = game.scores(after)[seat].total - game.scores(state)[seat].total
+            if change < 0:
+                costs[entry.action_id] = change
+        state = after
+    return costs
+
+
 @router.get("/t/{table_id}/log", response_class=HTMLResponse)
 async def game_log(
     request: Request, access: PageAccess, tables: TablesDep, templates: TemplatesDep
@@ -285,13 +305,17 @@ async def game_log(
     log = await asyncio.to_thread(tables.store.log, table.table_id)
     photos = await asyncio.to_thread(tables.store.photo_ids, table.table_id)
     standing = {e.action_id for e in effective_entries(log)}
+    costs = await asyncio.to_thread(pass_costs, table.game, table.session.options, log)
     rows = []
     for entry in log:
         roll = roll_of(entry)
+        words = log_words(table.game, table.snapshot.players, entry)
+        if entry.action_id in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
+            words["text"] = f"{words['text']}, \N{MINUS SIGN}{-costs[entry.action_id]} penalty"
         rows.append(
             {
                 "seq": entry.seq,
-                **log_words(table.game, table.snapshot.players, entry),
+                **words,
                 "dice": [
                     {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
                     for d in (roll.dice if roll else ())
