@@ -58,10 +58,13 @@ House decisions where the rulebook is silent or unclear (each is tested):
   unless the table chooses another opener before the round's first roll (the rulebook
   leaves later rounds open): that opener or the host hands it on (`Starter`, a move the
   record holds).
-- Advanced start: the start phase of every round. After the start player is known, the
-  second, third and fourth seats (clockwise from the start player) each roll six dice and
-  save up to 2, 3 and 4 of them (the start player's roll has no use and is not recorded).
-  Saved dice never carry over into a new round.
+- Advanced start: the start phase of the first round (the rulebook ties it to the roll
+  that chooses the first player), or of every round (`advanced_start_every_round`: a
+  table's choice; True in the dataclass, so records made before the choice existed replay
+  as they were played; `options_for`, the start page's default, follows the rulebook).
+  After the start player is known, the second, third and fourth seats (clockwise from the
+  start player) each roll six dice and save up to 2, 3 and 4 of them (the start player's
+  roll has no use and is not recorded). Saved dice never carry over into a new round.
 - Team play: each partner's score shows the team's cards (label names the seat that took
   the card) and the team total; both partners of the best team win.
 - Score breakdown: one entry per card taken, ``("round 1: Full House", 55)``.
@@ -379,6 +382,7 @@ class Options:
     first_player: int = 0
     deal_seed: int = 0
     layouts: tuple[tuple[str, ...], ...] = ()
+    advanced_start_every_round: bool = True  # False: the first round only (the rulebook)
 
 
 # -- moves --------------------------------------------------------------------------------
@@ -661,7 +665,9 @@ class Sixis(Game[Options, State]):
 
     # -- setup --------------------------------------------------------------------------
     def options_for(self, players: int) -> Options:
-        return Options(players=players, colours=DEFAULT_COLOURS[:players])
+        return Options(
+            players=players, colours=DEFAULT_COLOURS[:players], advanced_start_every_round=False
+        )
 
     def setup(self, options: Options) -> State:
         self._validate(options)
@@ -708,7 +714,7 @@ class Sixis(Game[Options, State]):
             taken_by=(NOT_TAKEN,) * len(cards), saved=((),) * o.players, dice=(),
             turn_action="", turn_card="", opener_open=round_no > 1,
         )  # fmt: skip
-        if o.advanced_start:
+        if o.advanced_start and (round_no == 1 or o.advanced_start_every_round):
             return replace(state, step=Step.START_ROLL, active=(starter + 1) % o.players)
         return self._begin_turn(state, starter)
 

@@ -449,6 +449,11 @@ OPTIONS = {
         "Picks the cards on the table; a fresh one every game, type an old one to replay a deal.",
         more=True,
     ),
+    "advanced_start_every_round": OptionText(
+        "Advanced start in every round",
+        "Off: only round 1 has it, as the rulebook says (after the roll for the first player).",
+        more=True,
+    ),
     "layouts": OptionText(
         "Cards dealt (to copy a real deal)",
         'Each round\'s cards in slot order, written like [["ones", "twos", ...], ...]; '
