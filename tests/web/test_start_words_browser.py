@@ -63,6 +63,10 @@ def test_start_page_refusals_name_the_players_and_the_options(
     page = start_page(browser, server, device, "sixto")
     name_players(page, ["Dora", "Emil"])
     sixto_sheet_letters(page, ["A", "A"])
+    # each seat's sheet by its letter only: a custom sheet's name goes with rows the page
+    # does not take (an unexplained "Name" field stood there)
+    labels = page.locator(".record-list[data-field=sheets] .record label").all_inner_texts()
+    assert [text.strip() for text in labels] == ["Sheet letter", "Sheet letter"]
     assert refusal(page).startswith("Dora and Emil both have sheet A")
     sixto_sheet_letters(page, ["A", "Z"])
     said = refusal(page)

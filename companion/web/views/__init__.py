@@ -113,9 +113,10 @@ class OptionText:
     help: str
     more: bool = False
     empty: str = ""
-    per_seat: bool = (
-        False  # a list with one value per seat, in seat order (a refusal names the player)
-    )
+    # a list with one value per seat, in seat order (a refusal names the player)
+    per_seat: bool = False
+    # a list of records: the keys the start page offers, each with its label (empty: all)
+    keys: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +129,7 @@ class OptionField:
     more: bool
     empty: str
     kind: str
+    keys: tuple[tuple[str, str], ...] = ()
 
 
 def option_fields(game_name: str, options_type: type) -> list[OptionField]:
@@ -143,7 +145,9 @@ def option_fields(game_name: str, options_type: type) -> list[OptionField]:
             continue
         text = texts.get(option.name) or OptionText(option.name.replace("_", " "), "")
         kind = "seat" if option.name == "first_player" else _kind(hints[option.name])
-        fields.append(OptionField(option.name, text.label, text.help, text.more, text.empty, kind))
+        fields.append(
+            OptionField(option.name, text.label, text.help, text.more, text.empty, kind, text.keys)
+        )
     return fields
 
 

@@ -128,5 +128,7 @@ OPTIONS = {
         "A letter A-L picks one of the built-in sheets; every player needs a different one.",
         more=True,
         per_seat=True,
+        # a custom sheet's name goes with its rows, which a game record carries (not typed here)
+        keys=(("letter", "Sheet letter"),),
     ),
 }

@@ -138,9 +138,12 @@
     items.forEach((item, index) => {
       const line = el("div", {class: "record", "data-default": JSON.stringify(item)});
       line.append(el("span", {class: "record-index"}, `Seat ${index + 1}`));
+      // the keys the game's view offers with their labels (OptionText.keys), else every key
+      const offered = field.keys && field.keys.length ? new Map(field.keys) : null;
       for (const [key, v] of Object.entries(item)) {
         if (typeof v !== "string" && typeof v !== "number") continue;
-        const text = key.replace(/_/g, " ");
+        if (offered && !offered.has(key)) continue;
+        const text = offered ? offered.get(key) : key.replace(/_/g, " ");
         const label = el("label", {class: "field inline"}, text.charAt(0).toUpperCase() + text.slice(1));
         label.append(el("input", {"data-key": key, "data-kind": typeof v, value: String(v), maxlength: "40"}));
         line.append(label);
