@@ -93,3 +93,43 @@ def test_the_sixis_round_opener_is_chosen_in_the_banner(
     page.wait_for_function("document.querySelectorAll('.banner-choice').length === 0")
     assert "Ola" in page.inner_text(".turn-text")  # Ola opened the round: the choice closed
     host.close()
+
+
+@pytest.mark.parametrize(("device", "name"), DEVICES)
+def test_the_cameras_use_this_roll_says_first_that_it_closes_the_choice(
+    browser: Any, tmp_path: Any, device: dict[str, Any], name: str
+) -> None:
+    """The issue's case: "Use this roll" at the top closed the tied start for good. With a
+    choice open, its first tap says so; the second applies the roll."""
+    from companion.web.settings import CameraSettings, Settings
+    from tests.live.replay import ClipReader, LiveServer, render_throw, write_throw
+    from tests.web.conftest import free_port
+
+    folder = tmp_path / "camera"
+    folder.mkdir()
+    reader = ClipReader()
+    settings = Settings(
+        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
+    )
+    with LiveServer(settings, lambda: reader) as server:
+        host, table = imported(browser, server, sixmix_round_all_ones())  # type: ignore[arg-type]
+        api = f"{server.base_url}/api/tables/{table['table_id']}"
+        assert host.request.post(f"{api}/camera/mode", data={"mode": "confirm"}).ok
+        starter = host.request.get(f"{api}/state").json()["turn"]["active"]
+        page = seated_page(browser, server, table, starter, device)  # type: ignore[arg-type]
+        expects = host.request.get(f"{api}/camera").json()["expects"]
+        throw = render_throw(expects, seed=4401)
+        reader.throw = throw
+        write_throw(folder, throw)
+        assert host.request.post(f"{api}/camera/restart").ok
+        use = page.locator("#camera-ask [data-camera-confirm]")
+        use.wait_for(timeout=30000)
+        use.click()
+        assert use.inner_text() == "The roll closes your choice: tap again"
+        state_id = host.request.get(f"{api}/state").json()["state_id"]
+        assert page.get_attribute(".live", "data-state-id") == str(state_id)  # not applied
+        shot(page, f"choice-camera-asks-first-{name}")
+        use.click()
+        page.wait_for_selector(f".live[data-state-id='{state_id + 1}']", timeout=20000)
+        host.close()
+        page.context.close()
