@@ -72,7 +72,8 @@
     if (field.kind === "records" && Array.isArray(value) && value.length) {
       return recordList(field, value);
     }
-    const wide = ["strs", "ints", "json"].includes(field.kind);
+    // lists, and a number whose empty value is a phrase, take the whole row (never cut off)
+    const wide = ["strs", "ints", "json"].includes(field.kind) || (field.kind === "optional_int" && (field.empty || "").length > 16);
     const label = el("label", {class: `field option${wide ? " wide" : ""}`, "data-option": field.name});
     label.append(el("span", {class: "option-label"}, field.label));
     let input;
