@@ -11,6 +11,10 @@ from setuptools.command.build_py import build_py
 # web/static and templates) ship as package data, not as packages: setuptools warns about
 # each of them at every install, about 350 lines a new user's first `scripts/start` showed
 warnings.filterwarnings("ignore", message=r"Package '.*' is absent from the `packages`")
+# an editable install (scripts/setup) warns that a folder named like the package could be
+# imported instead: here the package is that folder, so the first start prints only what a
+# person needs (issue 26 item 12)
+warnings.filterwarnings("ignore", message=r"Editable installation")
 
 # package -> the repository folder it is built from
 ASSET_PACKAGES = {

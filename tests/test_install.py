@@ -139,3 +139,25 @@ def test_companion_serve_answers_its_start_page(installed: Path) -> None:
         server.terminate()
         server.wait(timeout=20)
     assert (elsewhere / "data" / "companion.sqlite3").is_file()  # its data went where asked
+
+
+def test_an_editable_install_prints_only_what_a_person_needs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """`scripts/setup` installs the checkout editable: setuptools' warning about folders
+    named like the package (the package is that folder here) stays out of the first start
+    (issue 26 item 12)."""
+    root = tmp_path_factory.mktemp("editable")
+    source = root / "source"
+    shutil.copytree(REPO, source, ignore=NOT_SOURCE)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    # into a prefix of its own (the test environment builds it: it has setuptools)
+    done = run([*pip, "install", "--no-deps", "--no-build-isolation", "--no-index",
+                "--prefix", str(root / "prefix"), "-e", str(source)], cwd=root)  # fmt: skip
+    said = "\n".join(
+        line
+        for line in (done.stdout + done.stderr).splitlines()
+        if not line.startswith("WARNING: Location")  # this machine's pip index setting
+    )
+    assert "Editable installation" not in said and "same name as your package" not in said
+    assert "absent from the `packages`" not in said

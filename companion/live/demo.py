@@ -467,6 +467,8 @@ class DemoThrow:
     key: str
     colours: tuple[str, ...]
     kept: tuple[tuple[str, int], ...] = ()
+    wait_s: float = 0.0  # thrown this long after it is first asked for (a race's time)
+    wait_why: str = ""  # what the players do meanwhile (the status line)
 
 
 def can_draw(colours: Sequence[str]) -> bool:
@@ -484,33 +486,44 @@ class DemoDirector:
 
     again_s: float = 12.0
     _wanted: DemoThrow | None = None
+    _wanted_since: float = 0.0
     _why: str = "the demo camera waits for a game"
     _thrown: str | None = None
     _thrown_at: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def expect(self, throw: DemoThrow | None, why: str = "") -> None:
+    def expect(self, throw: DemoThrow | None, why: str = "", now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
         with self._lock:
+            if throw is not None and (self._wanted is None or self._wanted.key != throw.key):
+                self._wanted_since = now  # a throw's `wait_s` counts from here
             self._wanted, self._why = throw, why
 
     def take(self, now: float | None = None) -> DemoThrow | None:
-        """The throw to show now, once per key (again after `again_s`), or None."""
+        """The throw to show now, once per key (again after `again_s`) and not before its
+        `wait_s` has passed, or None."""
         now = time.monotonic() if now is None else now
         with self._lock:
             wanted = self._wanted
-            if wanted is None:
+            if wanted is None or (wanted.wait_s and now - self._wanted_since < wanted.wait_s):
                 return None
             if wanted.key == self._thrown and now - self._thrown_at < self.again_s:
                 return None
             self._thrown, self._thrown_at = wanted.key, now
             return wanted
 
-    def line(self) -> str:
+    def line(self, now: float | None = None) -> str:
         """What the demo camera does now, for the status line."""
+        now = time.monotonic() if now is None else now
         with self._lock:
-            if self._wanted is None:
+            wanted = self._wanted
+            if wanted is None:
                 return f"demo camera: {self._why}" if self._why else "demo camera: waiting"
-            return f"demo camera: throwing {describe_colours(self._wanted.colours)}"
+            line = f"demo camera: throwing {describe_colours(wanted.colours)}"
+            left = wanted.wait_s - (now - self._wanted_since)
+            if left > 0 and wanted.key != self._thrown:
+                line += f" in {left:.0f} s: {wanted.wait_why or 'waiting for the players'}"
+            return line
 
 
 class DemoThrows(FrameSource):

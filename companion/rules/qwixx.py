@@ -473,7 +473,7 @@ class Qwixx(Game[Options, State]):
             raise Rejection(
                 Reason.BAD_OPTIONS,
                 "first_player",
-                f"first_player is a seat from 0 to {players - 1}, not {first!r}",
+                f"who rolls first must be one of the {players} players, not {first!r}",
             )
         return State(players=players, active=first, step=Step.ROLL, sheets=(Sheet(),) * players)
 
@@ -674,7 +674,7 @@ class Qwixx(Game[Options, State]):
             cause = f"{seat_name(seat)} marked a fourth penalty"
         else:
             cause = f"{' and '.join(state.locked)} are locked"
-        names = " and ".join(seat_name(seat) for seat in winners)
+        names = describe_seats(winners)
         verb = "share the win" if len(winners) > 1 else "wins"
         return Outcome(
             state.end.value, f"{cause}: the game is over; {names} {verb} with {best}", winners

@@ -40,7 +40,8 @@ House decisions (neither the rulebook nor NOTES settles these):
   betting may always pound. A player who cannot drop the starter pot when the dice reach
   them is skipped (the dice move on; `State.skipped` names them) and that does not count as
   a roller turn.
-- First roller: seat 0 (or the first seat clockwise from it who can drop the starter pot).
+- First roller: the table chooses (`Options.first_player`, seat 0 by default; the rulebook
+  does not say), or the first seat clockwise from it who can drop the starter pot.
 - Starting purses: 50 x multiplier each by default, from the rulebook's example (multiplier
   100, "need bring no more than 5,000 coins each"); `Options.purses` sets each seat's purse.
 - Game length: the rulebook ends the game "when people get sick and tired" of it. Here the
@@ -76,6 +77,7 @@ from companion.rules.base import (
     Score,
     Turn,
     check_actor,
+    describe_seats,
     illegal,
     seat_name,
 )
@@ -115,6 +117,7 @@ class Options:
     purses: tuple[int, ...] = ()
     rollers: int | None = None
     dice: tuple[str, str] = ("white", "white")
+    first_player: int = 0  # the first roller, as the table chooses (issue 26 item 11)
 
 
 # -- moves ---------------------------------------------------------------------------------
@@ -265,6 +268,10 @@ class Sixes(Game[Options, State]):
             raise bad("rollers", f"the game lasts 1 to {MAX_ROLLERS} roller turns")
         if len(options.dice) != 2 or any(c not in COLOURS for c in options.dice):
             raise bad("dice", f"two dice, each one of: {', '.join(COLOURS)}")
+        if not 0 <= options.first_player < options.players:
+            raise bad(
+                "first_player", f"who rolls first must be one of the {options.players} players"
+            )
         table = State(
             multiplier=options.multiplier,
             starter_pot=options.starter_factor * options.multiplier,
@@ -273,7 +280,8 @@ class Sixes(Game[Options, State]):
             start_purses=purses,
             purses=purses,
             pot=0,
-            roller=options.players - 1,  # so that the first hand-over reaches seat 0
+            # the seat before the first roller: the first hand-over reaches them
+            roller=(options.first_player - 1) % options.players,
             number_up=1,
             betting=(),
             pounded_by=None,
@@ -542,7 +550,7 @@ class Sixes(Game[Options, State]):
             EndReason.STOPPED: f"{seat_name(state.roller)} ended the game",
             EndReason.OUT_OF_MONEY: "no money can change hands any more",
         }[state.end_reason]
-        names = " and ".join(seat_name(s) for s in winners)
+        names = describe_seats(winners)
         verb = "is" if len(winners) == 1 else "are"
         return Outcome(
             state.end_reason.value,

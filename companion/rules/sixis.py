@@ -58,10 +58,13 @@ House decisions where the rulebook is silent or unclear (each is tested):
   unless the table chooses another opener before the round's first roll (the rulebook
   leaves later rounds open): that opener or the host hands it on (`Starter`, a move the
   record holds).
-- Advanced start: the start phase of every round. After the start player is known, the
-  second, third and fourth seats (clockwise from the start player) each roll six dice and
-  save up to 2, 3 and 4 of them (the start player's roll has no use and is not recorded).
-  Saved dice never carry over into a new round.
+- Advanced start: the start phase of the first round (the rulebook ties it to the roll
+  that chooses the first player), or of every round (`advanced_start_every_round`: a
+  table's choice; True in the dataclass, so records made before the choice existed replay
+  as they were played; `options_for`, the start page's default, follows the rulebook).
+  After the start player is known, the second, third and fourth seats (clockwise from the
+  start player) each roll six dice and save up to 2, 3 and 4 of them (the start player's
+  roll has no use and is not recorded). Saved dice never carry over into a new round.
 - Team play: each partner's score shows the team's cards (label names the seat that took
   the card) and the team total; both partners of the best team win.
 - Score breakdown: one entry per card taken, ``("round 1: Full House", 55)``.
@@ -91,6 +94,7 @@ from companion.rules.base import (
     Score,
     Turn,
     check_actor,
+    describe_seats,
     illegal,
     replaced,
     seat_name,
@@ -378,6 +382,7 @@ class Options:
     first_player: int = 0
     deal_seed: int = 0
     layouts: tuple[tuple[str, ...], ...] = ()
+    advanced_start_every_round: bool = True  # False: the first round only (the rulebook)
 
 
 # -- moves --------------------------------------------------------------------------------
@@ -660,7 +665,9 @@ class Sixis(Game[Options, State]):
 
     # -- setup --------------------------------------------------------------------------
     def options_for(self, players: int) -> Options:
-        return Options(players=players, colours=DEFAULT_COLOURS[:players])
+        return Options(
+            players=players, colours=DEFAULT_COLOURS[:players], advanced_start_every_round=False
+        )
 
     def setup(self, options: Options) -> State:
         self._validate(options)
@@ -681,7 +688,7 @@ class Sixis(Game[Options, State]):
         _check_length(o)
         if not 0 <= o.first_player < o.players:
             raise _bad_options(
-                "first_player", f"the first player is a seat from 0 to {o.players - 1}"
+                "first_player", f"who starts round 1 must be one of the {o.players} players"
             )
         if not 0 <= o.deal_seed < MAX_DEAL_SEED:
             raise _bad_options("deal_seed", f"the deal seed is from 0 to {MAX_DEAL_SEED - 1}")
@@ -707,7 +714,7 @@ class Sixis(Game[Options, State]):
             taken_by=(NOT_TAKEN,) * len(cards), saved=((),) * o.players, dice=(),
             turn_action="", turn_card="", opener_open=round_no > 1,
         )  # fmt: skip
-        if o.advanced_start:
+        if o.advanced_start and (round_no == 1 or o.advanced_start_every_round):
             return replace(state, step=Step.START_ROLL, active=(starter + 1) % o.players)
         return self._begin_turn(state, starter)
 
@@ -1084,7 +1091,7 @@ class Sixis(Game[Options, State]):
         totals = self._totals(state)
         best = max(totals)
         winners = tuple(seat for seat, total in enumerate(totals) if total == best)
-        names = " and ".join(seat_name(seat) for seat in winners)
+        names = describe_seats(winners)
         if state.options.team_play:
             verb = "win" if len(winners) == 2 else "share the win"
             message = f"{names} {verb} with a team total of {best} points"

@@ -77,6 +77,7 @@ from companion.rules.base import (
     Score,
     Turn,
     check_actor,
+    describe_seats,
     illegal,
 )
 from companion.rules.base import seat_name as base_seat_name
@@ -331,7 +332,7 @@ class Sixmix(Game[Options, State]):
         if not 0 <= options.first_player < players:
             raise bad(
                 "first_player",
-                f"first_player is a seat from 0 to {players - 1}, not {options.first_player}",
+                f"who starts must be one of the {players} players, not {options.first_player}",
             )
         if options.target < 1:
             raise bad("target", f"the target must be at least 1 point, not {options.target}")
@@ -593,7 +594,7 @@ class Sixmix(Game[Options, State]):
                 digits.append(die.value if die is not None else 0)
             return tuple(sorted(digits, reverse=True))
 
-        tied = _capital(" and ".join(seat_name(state, s) for s in leaders))
+        tied = _capital(describe_seats(leaders))
         keys: tuple[tuple[str, Callable[[int], tuple[int, ...]], str], ...] = (
             ("tie_break_row_value", board_value, "the higher row value in the final round"),
             ("tie_break_first_space", first_digits, "the higher 100,000 digit"),

@@ -473,8 +473,7 @@ def _resolve_sheets(options: Options) -> tuple[Sheet, ...]:
     if len(choices) != options.players:
         raise _bad_sheet(
             "sheets",
-            f"{options.players} players need {options.players} sheets, "
-            f"the options name {len(choices)}",
+            f"{options.players} players need {options.players} sheets, not {len(choices)}",
         )
     sheets = []
     holder: dict[str, int] = {}
@@ -515,7 +514,7 @@ def _check_colours(colours: tuple[str, ...]) -> None:
     if len(colours) != ROWS:
         raise _bad_sheet(
             "colours",
-            f"Sixto uses {ROWS} dice of different colours, the options name {len(colours)}",
+            f"Sixto uses {ROWS} dice of different colours, not {len(colours)}",
         )
     for colour in colours:
         if colour not in COLOURS:
@@ -599,9 +598,16 @@ class Sixto(Game[Options, State]):
     # -- setup ------------------------------------------------------------------------
     def setup(self, options: Options) -> State:
         _check_seat(options.players, MIN_PLAYERS, MAX_PLAYERS, "players", "Sixto's player count")
-        _check_seat(
-            options.first_player, 0, options.players - 1, "first_player", "first_player (a seat)"
-        )
+        if not (
+            isinstance(options.first_player, int)
+            and not isinstance(options.first_player, bool)
+            and 0 <= options.first_player < options.players
+        ):
+            raise Rejection(
+                Reason.BAD_OPTIONS,
+                "first_player",
+                f"who rolls first must be one of the {options.players} players",
+            )
         colours = tuple(options.colours)
         _check_colours(colours)
         sheets = _resolve_sheets(options)

@@ -248,8 +248,8 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
 
     @app.exception_handler(NoAccess)
     async def no_access_answer(request: Request, exc: NoAccess) -> Response:
-        if exc.page:
-            return RedirectResponse("/join", status_code=303)
+        if exc.page:  # the join page says why it came up (a history link, an old bookmark)
+            return RedirectResponse("/join?why=not_joined", status_code=303)
         return RefusalResponse(exc.detail, status_code=401)
 
     @app.exception_handler(StarletteHTTPException)

@@ -70,7 +70,7 @@ from companion.web.roll_intake import RollIntake
 from companion.web.settings import CameraSettings
 from companion.web.snapshot import Snapshot
 from companion.web.tables import Table, Tables
-from companion.web.views import describe_move, with_names
+from companion.web.views import describe_move, names_of, with_names
 
 if TYPE_CHECKING:
     from companion.vision.calibration import TableCalibration
@@ -78,6 +78,15 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TARGET_REFRESH_S = 1.0
+# the demo camera's pause before the roll that closes a race (Turn.race: e.g. a pound after
+# a call): at a real table the roller picks the dice up, shakes and throws, so the players
+# have seconds to be first, not the instant the demo would take
+RACE_PAUSE_S = 8.0
+RACE_WAIT = "time for the race (the first tap wins)"
+# ... and before a roll that closes a choice (players listed while the roll is due, not a
+# race: Sixmix's tied starter, Sixis' opener): time to read the banner and choose
+CHOICE_PAUSE_S = 15.0
+CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
 
 
 def expected_throw(snapshot: Snapshot) -> Throw | None:
@@ -87,10 +96,11 @@ def expected_throw(snapshot: Snapshot) -> Throw | None:
     return snapshot.throw
 
 
-def demo_throw(table: Table) -> tuple[DemoThrow | None, str]:
+def demo_throw(table: Table, rethrows: int = 0) -> tuple[DemoThrow | None, str]:
     """What the demo camera throws at `table` now, or why nothing: only a roll the game
     asks for (`Turn.chance`), so that it never throws while players act (a throw there
-    would close their step or be Sixto's re-roll before the player chose)."""
+    would close their step or be Sixto's re-roll before the player chose). `rethrows`: the
+    host's re-throws so far (each asks for a new throw of the same state)."""
     snapshot = table.snapshot
     turn = snapshot.turn
     if snapshot.finished:
@@ -101,7 +111,12 @@ def demo_throw(table: Table) -> tuple[DemoThrow | None, str]:
     if not can_draw(colours):
         return None, f"it has no dice for {table.game.title}'s colours"
     kept = tuple((d.colour, d.value) for d in turn.dice.kept)
-    return DemoThrow(f"{table.table_id}:{snapshot.state_id}", turn.dice.colours, kept), ""
+    key = f"{table.table_id}:{snapshot.state_id}:{rethrows}"
+    if not turn.players:
+        return DemoThrow(key, turn.dice.colours, kept), ""
+    if turn.race:
+        return DemoThrow(key, turn.dice.colours, kept, RACE_PAUSE_S, RACE_WAIT), ""
+    return DemoThrow(key, turn.dice.colours, kept, CHOICE_PAUSE_S, CHOICE_WAIT), ""
 
 
 class CameraHub:
@@ -122,6 +137,8 @@ class CameraHub:
         self.held = HeldReadings()
         self.intake = RollIntake(tables.store)
         self.events_seen = 0
+        self._rethrows: dict[str, int] = {}  # per table: the host's re-throws (demo keys)
+        self._demo_started: set[str] = set()  # tables whose host started the demo camera
         self._follower: asyncio.Task[None] | None = None
 
     @property
@@ -157,6 +174,7 @@ class CameraHub:
         table = await self.feed.refresh()
         if table is not None:
             self._use_dice_of(table)
+            await self._next_question(table)  # a question closed by the game moving on
         self._direct_demo(table)
 
     def _direct_demo(self, table: Table | None) -> None:
@@ -167,8 +185,31 @@ class CameraHub:
         if table is None:
             director.expect(None, "no table is open")
             return
-        throw, why = demo_throw(table)
+        if self.held.current(table) is not None:
+            # a question is open: never throw over it (it holds until answered or dropped)
+            director.expect(None, "waiting for the answer to the camera's question")
+            return
+        missing = self.demo_waits_for(table)
+        if missing:
+            names = names_of(tuple(missing), list(range(len(missing))))
+            director.expect(None, f"waiting for {names} to take a seat (or the host's Start)")
+            return
+        throw, why = demo_throw(table, self._rethrows.get(table.table_id, 0))
         director.expect(throw, why)
+
+    def demo_waits_for(self, table: Table) -> list[str]:
+        """The players the demo camera waits for before it throws at `table`: those who
+        have no seat yet, until the host says start (`start_demo`). A real camera sees the
+        real dice people throw, so it waits for nobody."""
+        if self.runtime.demo is None or table.table_id in self._demo_started:
+            return []
+        taken = table.seats_taken()
+        return [name for seat, name in enumerate(table.snapshot.players) if seat not in taken]
+
+    def start_demo(self, table: Table) -> None:
+        """The host's Start: the demo camera plays without waiting for the free seats."""
+        self._demo_started.add(table.table_id)
+        self._direct_demo(table)
 
     def _use_dice_of(self, table: Table) -> None:
         dice_set = dice_set_for(table.game, table.session.options, self.runtime.calibration)
@@ -205,6 +246,25 @@ class CameraHub:
         if table is None:
             logger.info("a throw settled but no table is open")
             return
+        async with self.held.lock:
+            if self.held.current(table) is not None:
+                self._wait_behind_question(table, event)
+                return
+            await self._ask_or_apply(table, event, await self.mode(table.table_id))
+
+    def _wait_behind_question(self, table: Table, event: RollEvent) -> None:
+        """A throw while a question is open: it never replaces the question on screen (a
+        confirm must apply the dice the person saw); it is the next question."""
+        if self.held.wait(table.table_id, event):
+            self.intake.note(
+                table.table_id,
+                "dice thrown again while the camera's question is open: that throw is asked next",
+            )
+        else:
+            self.intake.note(table.table_id, "dice thrown again: too many throws wait, dropped")
+
+    async def _ask_or_apply(self, table: Table, event: RollEvent, mode: Mode) -> None:
+        """Judge a throw on the table's state now: apply it, hold it, or say why not."""
         snapshot = table.snapshot
         throw = expected_throw(snapshot)
         if throw is None:
@@ -213,7 +273,6 @@ class CameraHub:
                 table.table_id, f"dice thrown, but the game expects no roll now ({step})"
             )
             return
-        mode = await self.mode(table.table_id)
         outcome = judge_throw(
             event, throw, snapshot.state_id, table.table_id, mode, secrets.token_hex(6),
             self._decide(mode),
@@ -230,6 +289,17 @@ class CameraHub:
         else:
             self.intake.note(table.table_id, "waiting for the active player to confirm the roll")
 
+    async def _next_question(self, table: Table) -> None:
+        """Once no question is open, the next throw that waited behind one is asked. It is
+        asked even where the table applies rolls at once: nobody saw it judged, and the
+        game may have moved on since it was thrown."""
+        async with self.held.lock:
+            while self.held.current(table) is None:
+                event = self.held.next_waiting(table.table_id)
+                if event is None:
+                    return
+                await self._ask_or_apply(table, event, "confirm")
+
     def _decide(self, mode: Mode) -> Decide | None:
         """How sure the camera is of a roll (camera_decision): in mode "sure" always (no
         shipped threshold: nothing is sure); in mode "confirm" only to mark the unsure dice
@@ -243,14 +313,18 @@ class CameraHub:
         return await self.feed.mode(table_id, default_camera_mode(self.runtime.live_camera))
 
     # -- people acting on a held reading --------------------------------------------------
-    async def confirm(self, table: Table, held_id: str) -> int | None:
-        """The active player (or the host) accepts a held roll."""
+    async def confirm(
+        self, table: Table, held_id: str, shown: Sequence[tuple[str, int]] | None = None
+    ) -> int | None:
+        """The active player (or the host) accepts a held roll: the one they saw (`shown`,
+        its dice, checked when given), then the next throw that waited is asked."""
         async with self.held.lock:
-            camera_roll = confirmed(self.held.take(table, held_id))
+            camera_roll = confirmed(self.held.take(table, held_id), shown)
             self.held.drop(table.table_id)
             seq = await self.intake.apply(table, camera_roll)
             self._learn(table, camera_roll, seq, tapped=True)
-            return seq
+        await self._next_question(table)
+        return seq
 
     async def fix(
         self,
@@ -267,7 +341,9 @@ class CameraHub:
         and no unsure die is left, they are applied as `by`'s roll."""
         async with self.held.lock:
             held = fix_die(self.held.take(table, held_id), index, value, colour, remove)
-            return await self._rematch(table, held, by)
+            answer = await self._rematch(table, held, by)
+        await self._next_question(table)
+        return answer
 
     async def add(
         self, table: Table, held_id: str, x: float, y: float, value: int, colour: str
@@ -284,7 +360,9 @@ class CameraHub:
                 calibration.die_side if calibration else None,
                 calibration.frame[0] if calibration and calibration.frame else None,
             )
-            return await self._rematch(table, add_die(held, x, y, value, colour, side))
+            answer = await self._rematch(table, add_die(held, x, y, value, colour, side))
+        await self._next_question(table)
+        return answer
 
     async def _rematch(self, table: Table, held: HeldReading, by: str = HOST) -> dict[str, Any]:
         throw = expected_throw(table.snapshot)
@@ -316,11 +394,15 @@ class CameraHub:
             throw=seq,
         )
 
-    def dismiss(self, table: Table, held_id: str) -> None:
-        """Forget a held reading: the host asks for a re-throw."""
-        self.held.take(table, held_id)
-        self.held.drop(table.table_id)
-        self.intake.note(table.table_id, "re-throw the dice")
+    async def dismiss(self, table: Table, held_id: str) -> None:
+        """Forget a held reading: the host asks for a re-throw (the demo camera throws
+        again at once), or a throw that waited is asked next."""
+        async with self.held.lock:
+            self.held.take(table, held_id)
+            self.held.drop(table.table_id)
+            self._rethrows[table.table_id] = self._rethrows.get(table.table_id, 0) + 1
+            self.intake.note(table.table_id, "re-throw the dice")
+        await self._next_question(table)
 
     # -- status ---------------------------------------------------------------------------
     def _held_json(self, table: Table, held: HeldReading) -> dict[str, object]:
@@ -329,10 +411,11 @@ class CameraHub:
     async def status_json(self, table: Table) -> dict[str, Any]:
         held = self.held.current(table)
         throw = expected_throw(table.snapshot)
+        attached = self.feed.attached_to(table.table_id)
         mode = await self.mode(table.table_id)
         return {
             **self.runtime.status_json(),
-            "attached": self.feed.attached_to(table.table_id),
+            "attached": attached,
             "mode": mode,
             "mode_line": mode_line(mode, self.runtime.auto_apply_threshold),
             "sure_threshold": self.runtime.auto_apply_threshold,
@@ -340,9 +423,20 @@ class CameraHub:
             "kept": [[d.colour, d.value] for d in throw.dice.kept] if throw else [],
             "implies": implied_texts(table, throw.implied) if throw else [],
             "pending": self._held_json(table, held) if held else None,
+            "waiting_behind": self.held.waiting_count(table.table_id),
+            "demo_waits_for": self.demo_waits_for(table) if attached else [],
             **self.intake.note_of(table.table_id).to_json(),
             "learning": self._learning_json(),
+            "finished": table.snapshot.finished,
+            **self._finished_line(table),
         }
+
+    def _finished_line(self, table: Table) -> dict[str, str]:
+        """A finished table's camera line says so (the camera moved on: its own line would
+        speak of another table, or of none)."""
+        if not table.snapshot.finished or not self.enabled:
+            return {}
+        return {"line": "the game is over: the camera reads no more rolls for this table"}
 
     def _learning_json(self) -> dict[str, object] | None:
         calibration = self.runtime.calibration

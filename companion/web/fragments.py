@@ -54,6 +54,13 @@ class ViewEnvironment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
+def score_text(points: object) -> str:
+    """A score as printed: a negative one with a minus sign (U+2212), not a hyphen."""
+    if isinstance(points, int) and not isinstance(points, bool) and points < 0:
+        return f"\N{MINUS SIGN}{-points}"
+    return str(points)
+
+
 def page_templates(directory: Path) -> Jinja2Templates:
     """The templates of the pages and fragments under `directory`, read once per server
     process: a change to a template shows after a restart. (Jinja's auto-reload checks
@@ -61,6 +68,7 @@ def page_templates(directory: Path) -> Jinja2Templates:
     macros; those `stat` calls were a sixth of the server's time under load.)"""
     loader = jinja2.FileSystemLoader(directory)
     environment = ViewEnvironment(loader=loader, autoescape=True, auto_reload=False)
+    environment.filters["score"] = score_text
     return Jinja2Templates(env=environment)
 
 

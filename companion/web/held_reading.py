@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 ADDED = "added"  # flag of a die the host added to a held reading (the finder missed it)
 DEFAULT_SIDE_FRACTION = 0.09  # an added die's side with no other dice and no calibration
+WAITING_MAX = 3  # throws kept behind an open question (a table rarely throws more meanwhile)
 
 HeldKind = Literal["mismatch", "confirm", "unsure"]
 Mode = Literal["auto", "sure", "confirm"]  # a table's camera mode (camera_feed)
@@ -104,6 +106,7 @@ class HeldReading:
     unsure: tuple[UnsureDie, ...] = ()
     picture: bytes = field(default=b"", repr=False, compare=False)
     thumbnail: bytes = field(default=b"", repr=False, compare=False)  # cropped to the dice
+    corrected_by: str | None = None  # who fixed a die of a roll to confirm (its roll's `by`)
 
     @property
     def problem_boxes(self) -> list[DieBox]:
@@ -228,20 +231,40 @@ def rematch(held: HeldReading, throw: Throw, by: str = HOST) -> HeldReading | Ca
             message=result.message,
             problems=result.problems,
         )
-    if held.unsure and held.kind in ("confirm", "unsure"):
+    if held.kind == "confirm":
+        # a roll to confirm stays a question after a fix: a second misread die can still be
+        # fixed, and "Use this roll" applies the corrected dice (by whoever corrected them)
+        return replace(held, roll=result, corrected_by=by)
+    if held.unsure and held.kind == "unsure":
         count = len(held.unsure)
         message = f"the camera is not sure of {count} {'die' if count == 1 else 'dice'}"
-        return replace(
-            held, roll=result, message=message if held.kind == "unsure" else held.message
-        )
+        return replace(held, roll=result, message=message)
     return CameraRoll(result, held.state_id, by, held.image, held.dice)
 
 
-def confirmed(held: HeldReading) -> CameraRoll:
-    """The roll the active player (or the host) accepts as read; refused for a mismatch."""
+def confirmed(held: HeldReading, shown: Sequence[tuple[str, int]] | None = None) -> CameraRoll:
+    """The roll the active player (or the host) accepts; refused for a mismatch, and when
+    `shown` (the dice the person saw, as (colour, value)) is not the roll held now (another
+    device fixed a die since): never apply dice the person did not see."""
     if held.kind not in ("confirm", "unsure") or held.roll is None:
         raise Rejection(Reason.WRONG_DICE, "fix_first", "these dice do not match: fix them first")
-    return CameraRoll(held.roll, held.state_id, CAMERA, held.image, held.dice)
+    if shown is not None and sorted(shown) != roll_dice(held.roll):
+        raise Rejection(
+            Reason.STALE_STATE,
+            "question_changed",
+            "the dice of the camera's question changed since you saw them "
+            f"(now {describe_dice(roll_dice(held.roll))}): check them and tap again",
+        )
+    return CameraRoll(held.roll, held.state_id, held.corrected_by or CAMERA, held.image, held.dice)
+
+
+def roll_dice(roll: Roll) -> list[tuple[str, int]]:
+    """A roll's dice as sorted (colour, value) pairs, as a confirm names them."""
+    return sorted((d.colour, d.value) for d in roll.dice)
+
+
+def describe_dice(dice: Sequence[tuple[str, int]]) -> str:
+    return ", ".join(f"{colour} {value}" for colour, value in dice)
 
 
 def added_die_side(
@@ -301,9 +324,27 @@ class HeldReadings:
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
         self._held: dict[str, HeldReading] = {}
+        self._waiting: dict[str, deque[RollEvent]] = {}
 
     def put(self, held: HeldReading) -> None:
         self._held[held.table_id] = held
+
+    def wait(self, table_id: str, event: RollEvent) -> bool:
+        """Keep a throw made while a question is open, to be the next question (the one on
+        screen is never replaced); False when WAITING_MAX throws wait already (dropped)."""
+        waiting = self._waiting.setdefault(table_id, deque())
+        if len(waiting) >= WAITING_MAX:
+            return False
+        waiting.append(event)
+        return True
+
+    def next_waiting(self, table_id: str) -> RollEvent | None:
+        """The oldest throw waiting behind a question, taken off the queue."""
+        waiting = self._waiting.get(table_id)
+        return waiting.popleft() if waiting else None
+
+    def waiting_count(self, table_id: str) -> int:
+        return len(self._waiting.get(table_id, ()))
 
     def drop(self, table_id: str) -> None:
         self._held.pop(table_id, None)

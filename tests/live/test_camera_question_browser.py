@@ -126,14 +126,27 @@ def test_the_active_player_confirms_or_fixes_the_roll_in_the_banner(
         host.wait_for_selector("#camera-ask:not([hidden])")  # the host sees it too
         assert bob.locator("#camera-ask").is_hidden() and bob.locator("#camera-held").is_hidden()
 
-        # Ann fixes the red die in the banner: tap it, tap its value: applied at once
-        red = dict(throw.rest)["red"]
-        other = 1 if red != 1 else 2
-        ann.click("#camera-ask .ask-die button[aria-label^='change red']")
-        ann.click(f"#camera-ask button.ask-value[data-ask-value='{other}']")
+        # Ann fixes two misread dice in the banner (tap a die, tap its value; the picker
+        # fits the phone), then applies the roll (issue 26 item 4)
+        red, green = dict(throw.rest)["red"], dict(throw.rest)["green"]
+        fixed = {"red": 1 if red != 1 else 2, "green": 6 if green != 6 else 5}
+        for colour, value in fixed.items():
+            ann.click(f"#camera-ask .ask-die button[aria-label^='change {colour}']")
+            ann.wait_for_selector("#camera-ask .ask-die.picking")
+            assert (
+                ann.evaluate("document.documentElement.scrollWidth") <= ann.viewport_size["width"]
+            )  # the value picker never widens the page
+            shot(ann, f"camera-question-picking-{colour}-{name}")
+            ann.click(f"#camera-ask .ask-die.picking button.ask-value[data-ask-value='{value}']")
+            ann.wait_for_selector(
+                f"#camera-ask .ask-die button[aria-label='change {colour} {value}']"
+            )
+        assert ann.locator(".live[data-state-id='0']").count() == 1  # nothing applied yet
+        assert ann.locator("#camera-ask [data-camera-confirm]").is_visible()
+        ann.click("#camera-ask [data-camera-confirm]")
         ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
         ann.wait_for_selector("#camera-ask", state="hidden")
-        assert ("red", other) in banner_dice(ann)
+        assert {("red", fixed["red"]), ("green", fixed["green"])} <= banner_dice(ann)
         table_id = ann.url.split("/t/")[1].split("/")[0]
         [entry] = server.app.state.tables.store.log(table_id)
         assert entry.by == "0"  # Ann's own check of the camera's roll

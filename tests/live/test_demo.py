@@ -46,6 +46,20 @@ def test_the_director_hands_out_each_throw_once_and_again_after_a_while() -> Non
     assert director.line() == "demo camera: waiting until the game asks for dice"
 
 
+def test_a_throw_that_closes_a_race_waits_the_time_a_table_takes() -> None:
+    """Issue 26 item 2: the roll that closes a race (Sixes' pound) is thrown `wait_s`
+    after the race opened, not at once, and the line says how long the players have."""
+    director = DemoDirector()
+    throw = DemoThrow("t1:7:0", ("white", "white"), wait_s=8.0, wait_why="time for the race")
+    director.expect(throw, now=100.0)
+    assert director.take(now=101.0) is None
+    assert "in 5 s: time for the race" in director.line(now=103.0)
+    director.expect(throw, now=104.0)  # the server says it again: the clock keeps running
+    assert director.take(now=107.9) is None
+    assert director.take(now=108.0) == throw
+    assert "time for the race" not in director.line(now=108.5)
+
+
 def test_the_renderer_draws_every_colour_the_games_know() -> None:
     from companion.colours import DIE_COLOURS
 
@@ -132,3 +146,26 @@ def test_looking_for_a_camera_that_is_not_there_is_quiet(capfd: pytest.CaptureFi
     assert camera_is_available(63) is False  # no machine here has 64 cameras
     assert "WARN" not in capfd.readouterr().err
     assert cv2.utils.logging.getLogLevel() == level  # OpenCV's level is put back
+
+
+def test_the_demo_gives_a_race_and_a_choice_their_time_and_a_plain_roll_none() -> None:
+    """Issue 26 items 2 and 3: before a roll that closes a race or a choice (players listed
+    while the roll is due) the demo waits; a plain roll is thrown at once."""
+    from types import SimpleNamespace
+
+    from companion.rules.base import Turn
+    from companion.web.camera_hub import CHOICE_PAUSE_S, RACE_PAUSE_S, demo_throw
+
+    def thrown(turn: Turn) -> DemoThrow:
+        snapshot = SimpleNamespace(finished=False, state_id=3, turn=turn)
+        table = SimpleNamespace(table_id="t", snapshot=snapshot, game=None)
+        throw, why = demo_throw(table)  # type: ignore[arg-type]
+        assert throw is not None, why
+        return throw
+
+    dice = DiceSpec(("white", "white"))
+    assert thrown(Turn("roll", 0, chance=True, dice=dice)).wait_s == 0.0
+    race = thrown(Turn("pound", 0, players=(1, 2), chance=True, dice=dice, race=True))
+    assert race.wait_s == RACE_PAUSE_S and "race" in race.wait_why
+    choice = thrown(Turn("roll", 0, players=(0,), chance=True, dice=dice))
+    assert choice.wait_s == CHOICE_PAUSE_S and "choose" in choice.wait_why

@@ -45,6 +45,8 @@ def test_the_demo_throws_only_a_games_own_dice_when_it_asks_for_them(
         assert phone_context.request.post(f"{api}/seat", data={"seat": 0}).ok
         phone = phone_context.new_page()
         phone.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
+        # Bob has no seat: the host starts the demo camera anyway (issue 26 item 2)
+        assert host.request.post(f"{api}/camera/start").ok
 
         for page in (tablet, phone):
             page.wait_for_selector(".live[data-state-id='1']", timeout=90000)
@@ -106,6 +108,7 @@ def test_the_roll_to_confirm_lists_the_dice_in_the_games_order(
         api = f"{server.base_url}/api/tables/{table['table_id']}"
         page = host.new_page()
         page.goto(f"{server.base_url}/t/{table['table_id']}")
+        assert host.request.post(f"{api}/camera/start").ok  # no seats taken: start anyway
         page.wait_for_selector(".live[data-state-id='1']", timeout=90000)  # applied at once
         assert host.request.post(f"{api}/camera/mode", data={"mode": "confirm"}).ok
         # the turn ends (both pass the white sum, Ann the colour step): the demo throws again

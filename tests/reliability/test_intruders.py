@@ -50,7 +50,9 @@ def test_without_the_code_nothing(server: ServerProcess, table: SeatedTable) -> 
         stranger = httpx.Client(base_url=server.base_url, timeout=5, cookies=cookies)
         for page in (f"/t/{tid}", f"/t/{tid}/sheet", f"/t/{tid}/seat"):
             answer = stranger.get(page)
-            assert answer.status_code == 303 and answer.headers["location"] == "/join"
+            assert (
+                answer.status_code == 303 and answer.headers["location"] == "/join?why=not_joined"
+            )
         for path in (f"/api/tables/{tid}/state", f"/api/tables/{tid}/record", f"/t/{tid}/live"):
             answer = stranger.get(path)
             assert answer.status_code in (401, 303), (path, answer.status_code)

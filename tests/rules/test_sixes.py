@@ -718,3 +718,15 @@ def test_a_corrupted_record_names_the_bad_action() -> None:
         replay_record(bad)
     assert info.value.index == 2
     assert info.value.rejection.rule == "roller_cannot_pound"
+
+
+def test_the_table_chooses_who_rolls_first() -> None:
+    """Issue 26 item 11: `first_player` is the first roller (seat 0 by default); one who
+    cannot drop the starter pot is skipped, as at every hand-over."""
+    assert GAME.setup(Options(players=3)).roller == 0
+    assert GAME.setup(Options(players=3, first_player=2)).roller == 2
+    broke = GAME.setup(Options(players=3, first_player=2, purses=(500, 500, 0)))
+    assert broke.roller == 0 and broke.skipped == (2,)
+    with pytest.raises(Rejection) as refused:
+        GAME.setup(Options(players=3, first_player=3))
+    assert refused.value.rule == "first_player" and "one of the 3 players" in refused.value.message

@@ -1046,3 +1046,25 @@ def test_a_chosen_opener_with_the_advanced_start_lets_the_seat_after_it_start_ro
     state = GAME.play(state, Starter(1, 0))
     assert (state.step, state.starter, state.active) == (Step.START_ROLL, 0, 1)
     assert refusal(state, Starter(0, 0)).rule == "opener_is_another_seat"
+
+
+@pytest.mark.parametrize("every_round", [False, True])
+def test_the_advanced_start_is_the_first_rounds_unless_the_table_plays_it_every_round(
+    every_round: bool,
+) -> None:
+    """Issue 26 item 11: the rulebook ties the advanced start to the roll that chooses the
+    first player, so a new table has it in round 1 only; every round is the table's choice
+    (and how records made before the choice replay)."""
+    options = Options(
+        players=2, colours=("red", "blue"), rounds=2, advanced_start=True,
+        advanced_start_every_round=every_round,
+    )  # fmt: skip
+    state = GAME.setup(options)
+    assert state.step is Step.START_ROLL and state.active == 1
+    state = GAME.play(state, Roll(dice=tuple(Die("blue", 1) for _ in range(6))))
+    state = GAME.play(state, SaveDice(1, ()))
+    state = GAME.play(state, Roll(dice=tuple(Die("red", 6) for _ in range(6))))
+    state = GAME.play(state, TakeCard(0, SIXIS))  # six of a kind: round 1 is over
+    assert state.round == 2
+    assert (state.step is Step.START_ROLL) is every_round
+    assert GAME.options_for(2).advanced_start_every_round is False  # a new table: rulebook

@@ -612,7 +612,11 @@ def test_the_start_goes_only_to_another_tied_player_before_the_first_roll() -> N
     rolled = roll_with(after, Die("blue", 4))
     assert refusal(rolled, Starter(1, 2)).rule == "no_tie_to_settle"
     untied, last = last_placement(["65432.", "123456", "111111"], 1, starter=0)
-    assert GAME.play(untied, last).tied == ()
+    no_tie = GAME.play(untied, last)
+    assert no_tie.tied == ()
+    # docs/game-records.md: with no tie the starter may not act before the roll at all
+    other = (no_tie.active + 1) % 3
+    assert refusal(no_tie, Starter(no_tie.active, other)).rule == "waiting_for_roll"
 
 
 def test_scores_list_the_chips_of_every_round() -> None:

@@ -144,7 +144,7 @@ def test_options_for_gives_every_player_a_different_project_sheet(players: int) 
     [
         (Options(players=0), "players", "1 to 6"),
         (Options(players=7), "players", "1 to 6"),
-        (Options(players=2, first_player=2), "first_player", "0 to 1"),
+        (Options(players=2, first_player=2), "first_player", "one of the 2 players"),
         (Options(colours=DEFAULT_COLOURS[:5]), "colours", "6 dice"),
         (Options(colours=(*DEFAULT_COLOURS[:5], "gold")), "colours", "'gold'"),
         (Options(colours=(*DEFAULT_COLOURS[:5], RED)), "colours", "different colours"),

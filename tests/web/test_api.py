@@ -192,7 +192,7 @@ def test_no_join_code_no_access(app: Any, qwixx: dict[str, Any]) -> None:
     assert stranger.get(f"/api/tables/{tid}/state").status_code == 401
     assert act(stranger, tid, QWIXX_ROLL_7, "roll-0001").status_code == 401
     page = stranger.get(f"/t/{tid}", follow_redirects=False)
-    assert page.status_code == 303 and page.headers["location"] == "/join"
+    assert page.status_code == 303 and page.headers["location"] == "/join?why=not_joined"
     assert stranger.get(f"/api/tables/{tid}/record").status_code == 401
     with pytest.raises(WebSocketDisconnect), stranger.websocket_connect(f"/t/{tid}/ws"):
         pass
@@ -319,7 +319,7 @@ def test_a_finished_game_shows_in_the_history(app: Any, host: TestClient) -> Non
     final = state(host, tid)
     assert final["outcome"]["reason"] == "fourth_penalty"
     page = host.get("/history")
-    assert page.status_code == 200 and "Qwixx" in page.text and "-20" in page.text
+    assert page.status_code == 200 and "Qwixx" in page.text and "\N{MINUS SIGN}20" in page.text
     assert act(host, tid, QWIXX_ROLL_7, "roll-late-1").json()["reason"] == "game_over"
     table_page = host.get(f"/t/{tid}")
     assert "Game over" in table_page.text and "Winner" in table_page.text

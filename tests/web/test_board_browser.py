@@ -159,3 +159,35 @@ def test_host_tools_show_they_open_with_a_tap(browser: Any, server: ServerProces
     summary.click()
     host.wait_for_selector(".host-tools[open] [data-host-end]")
     assert summary.evaluate(marker) == '"\u25be"'
+
+
+TV_SMALL = {"viewport": {"width": 1366, "height": 768}}
+# what a glance from across the room reads: every number, the scores large (effective px:
+# the font size times the zoom board.js gives the sheets)
+READ_SIZES = """() => {
+  const zoom = parseFloat(document.querySelector('.sheets').style.zoom || '1');
+  const px = (sel, zoomed) => Array.from(document.querySelectorAll(sel))
+    .filter((e) => e.getClientRects().length && e.textContent.trim())
+    .map((e) => parseFloat(getComputedStyle(e).fontSize) * (zoomed ? zoom : 1));
+  return {numbers: px('.sheets .box, .sheets .sxi-points', true),
+          totals: px('.sheets .sheet-total', true), strip: px('.score-strip strong', false)};
+}"""
+
+
+@pytest.mark.parametrize("game", ["qwixx", "sixto", "sixis", "sixmix", "sixes"])
+def test_the_scoreboard_reads_from_across_the_room(
+    browser: Any, server: ServerProcess, game: str
+) -> None:
+    """Issue 26 item 8: on a 1366x768 TV with three players every sheet shows at once with
+    its numbers at 16 px or more (they were 7-10.8 px: the phone's sheets scaled to 0.59),
+    and the scores large."""
+    page = browser.new_context(**TV_SMALL).new_page()
+    table = create(page, server, game, ["Ann", "Bob", "Cid"])
+    page.goto(f"{server.base_url}/t/{table['table_id']}/board")
+    page.wait_for_selector("#conn[data-conn=live]")
+    assert_every_sheet_on_screen(page, 3)
+    sizes = page.evaluate(READ_SIZES)
+    if game != "sixes":  # Sixes' sheet is a purse: its numbers are the totals
+        assert sizes["numbers"] and min(sizes["numbers"]) >= 16, (game, min(sizes["numbers"]))
+    assert min(sizes["totals"]) >= 24 and min(sizes["strip"]) >= 24, sizes
+    shot(page, f"scoreboard-tv-{game}")

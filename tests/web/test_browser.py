@@ -141,7 +141,9 @@ def test_a_qwixx_turn_on_three_devices(browser: Any, server: ServerProcess) -> N
         live(page, 8)
     assert bob.locator(".penalty.crossed").count() == 1
     assert host.locator("section[data-seat='1'] .penalty.crossed").count() == 1
-    assert host.locator("section[data-seat='1'] .sheet-total").inner_text() == "-4"  # 1 - 5
+    # 1 - 5, written with a minus sign (issue 26 item 9), on the sheet and in the banner
+    assert host.locator("section[data-seat='1'] .sheet-total").inner_text() == "\N{MINUS SIGN}4"
+    assert "Bob \N{MINUS SIGN}4" in host.inner_text(".score-strip")
     shot(bob, "qwixx-bob-penalty-phone")
     shot(host, "qwixx-table-view-laptop")
 

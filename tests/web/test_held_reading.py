@@ -271,3 +271,44 @@ def test_confirm_mode_marks_the_unsure_dice_and_use_this_roll_accepts_them_as_re
     # a removed die moves the unsure dice after it up one
     removed = fix_die(held, 0, None, None, remove=True)
     assert [u.index for u in removed.unsure] == [1]
+
+
+def test_a_roll_to_confirm_stays_a_question_while_each_misread_die_is_fixed() -> None:
+    """Issue 26 item 4: fixing one die of a roll to confirm does not apply it, so a second
+    misread die can be fixed too; "Use this roll" then applies both fixes as the fixer's."""
+    held = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", "confirm", "h1")
+    assert isinstance(held, HeldReading)
+    first = rematch(fix_die(held, 2, 6, None, remove=False), QWIXX_THROW, by="0")
+    assert isinstance(first, HeldReading) and first.kind == "confirm"
+    second = rematch(fix_die(first, 4, 1, None, remove=False), QWIXX_THROW, by="0")
+    assert isinstance(second, HeldReading) and second.kind == "confirm"
+    roll = confirmed(second)
+    assert roll.by == "0"  # the player's own check of the camera's roll
+    assert Die("red", 6) in roll.roll.dice and Die("green", 1) in roll.roll.dice
+
+
+def test_a_confirm_of_dice_the_question_no_longer_holds_is_refused() -> None:
+    """Issue 26 item 1: the confirm names the dice the person saw; other dice are never
+    applied in their place."""
+    held = judge_throw(event(*qwixx_dice()), QWIXX_THROW, 7, "t1", "confirm", "h1")
+    assert isinstance(held, HeldReading)
+    seen = [("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1)]
+    assert confirmed(held, seen).roll == held.roll
+    fixed = rematch(fix_die(held, 2, 6, None, remove=False), QWIXX_THROW)
+    assert isinstance(fixed, HeldReading)
+    with pytest.raises(Rejection) as refused:
+        confirmed(fixed, seen)
+    assert refused.value.reason == Reason.STALE_STATE and refused.value.rule == "question_changed"
+    assert "red 6" in refused.value.message
+
+
+def test_throws_made_while_a_question_is_open_wait_in_order() -> None:
+    holder = HeldReadings()
+    first, second = event(*qwixx_dice()), event(*qwixx_dice((1, 1, 1, 1, 1, 1)))
+    assert holder.wait("t1", first) and holder.wait("t1", second)
+    assert holder.waiting_count("t1") == 2
+    assert holder.next_waiting("t1") is first and holder.next_waiting("t1") is second
+    assert holder.next_waiting("t1") is None
+    for _ in range(3):
+        assert holder.wait("t2", first)
+    assert not holder.wait("t2", first)  # a full queue drops the throw (and says so)

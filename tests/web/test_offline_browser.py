@@ -170,13 +170,37 @@ def test_a_tap_made_offline_is_refused_visibly_when_the_roll_changed(
     link.restore()
     bob.wait_for_selector("#conn[data-conn=live]", timeout=20000)
     bob.wait_for_selector("#toast:not([hidden])", timeout=10000)
+    # the refusal names the tap it dropped (issue 26 item 5)
     assert (
-        bob.inner_text("#toast") == "Not saved: the roll changed while you were offline; tap again"
+        bob.inner_text("#toast")
+        == "Not saved: Red 7. The roll changed while you were offline; tap again"
     )
     assert bob.locator(".pending").count() == 0
     assert bob.locator(".banner .die[data-value='6']").count() == 6  # the new roll shows
     assert bobs_reds(server, host, table_id) == []
     shot(bob, "offline-tap-refused-tablet")
+
+
+@pytest.mark.parametrize("device", [PHONE, TABLET], ids=["phone", "tablet"])
+def test_a_device_that_goes_offline_says_so_at_once(
+    browser: Any, server: ServerProcess, table: dict[str, Any], device: dict[str, Any]
+) -> None:
+    """Issue 26 item 5: the device loses its network (Wi-Fi off) while its socket still
+    looks open: the banner says offline at once, in words, and the tap made meanwhile is
+    sent when the network is back."""
+    context = browser.new_context(**device)
+    bob = context.new_page()
+    open_bobs_sheet(bob, server, table["code"])
+    context.set_offline(True)
+    said = banner_says_offline(bob)
+    assert said.startswith("Offline: your taps will be sent when the table is back")
+    red_box(bob).click()
+    bob.wait_for_function("document.getElementById('conn').textContent.includes('1 tap kept')")
+    shot(bob, f"offline-device-{'phone' if device is PHONE else 'tablet'}")
+    context.set_offline(False)
+    bob.wait_for_selector("#conn[data-conn=live]", timeout=20000)
+    bob.wait_for_selector("section[data-seat='1'] .box.crossed", timeout=10000)
+    assert bobs_reds(server, table["host"], table["table_id"]) == [7]
 
 
 def test_a_tap_kept_offline_survives_a_reload(

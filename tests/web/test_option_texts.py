@@ -38,6 +38,7 @@ def test_kinds_follow_the_option_types() -> None:
         "purses": "ints",
         "rollers": "optional_int",
         "dice": "strs",
+        "first_player": "seat",
     }
     sixto_game = find_game("sixto")
     sixto = {f.name: f.kind for f in option_fields("sixto", sixto_game.options_type)}

@@ -79,6 +79,13 @@ def test_a_wide_final_breakdown_scrolls_in_its_box_not_the_page(
     page_width, viewport_width, table_width = widths
     assert table_width > viewport_width  # 15 score columns: wider than a phone
     assert page_width <= viewport_width, widths
+    # the Total column and the names stay in view while the columns scroll (issue 26 item 9)
+    total = phone.locator(".breakdown thead th:last-child").bounding_box()
+    assert total is not None and total["x"] + total["width"] <= viewport_width
+    assert phone.locator(".breakdown thead th:last-child").inner_text() == "Total"
+    phone.evaluate("document.querySelector('.breakdown-scroll').scrollLeft = 10000")
+    name = phone.locator(".breakdown tbody th").first.bounding_box()
+    assert name is not None and name["x"] >= 0
     shot(phone, "qa-sixto-final-phone")
 
 
@@ -188,7 +195,7 @@ def test_a_stale_table_link_shows_a_page_not_json(browser: Any, server: ServerPr
 
 
 def qwixx_table_with_ann_on_her_phone(
-    browser: Any, server: ServerProcess
+    browser: Any, server: ServerProcess, device: dict[str, Any] | None = None
 ) -> tuple[Any, Any, dict[str, Any]]:
     """A two-player Qwixx table made from the host's tablet, and Ann seated from her phone
     on her sheet: (host page, Ann's page, the created table's JSON)."""
@@ -197,7 +204,7 @@ def qwixx_table_with_ann_on_her_phone(
         server.base_url + "/api/tables",
         data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
     ).json()
-    ann = browser.new_context(**PHONE).new_page()
+    ann = browser.new_context(**(device or PHONE)).new_page()
     ann.goto(f"{server.base_url}/join?code={created['code']}")
     ann.click("button.primary")
     ann.click("button[name=seat][value='0']")
@@ -218,16 +225,25 @@ def test_a_players_links_on_the_table_view_are_finger_sized(
     assert all(height >= 44 for _, height in sizes), sizes
 
 
+@pytest.mark.parametrize("device", [PHONE, TABLET], ids=["phone", "tablet"])
 def test_a_freed_seat_stops_offering_its_dice_on_the_old_device(
-    browser: Any, server: ServerProcess
+    browser: Any, server: ServerProcess, device: dict[str, Any]
 ) -> None:
-    host, ann, created = qwixx_table_with_ann_on_her_phone(browser, server)
+    host, ann, created = qwixx_table_with_ann_on_her_phone(browser, server, device)
     ann.wait_for_selector("#conn[data-conn=live]")
     assert ann.locator(".roll-entry").count() == 1  # Ann rolls first
     freed = host.request.post(f"{server.base_url}/api/tables/{created['table_id']}/seats/0/free")
     assert freed.status == 200
     # without a reload, her old phone no longer offers Ann's roll entry
     ann.wait_for_selector(".roll-entry", state="detached", timeout=5000)
+    # and says so, at the top, with the way back (issue 26 item 6)
+    notice = ann.locator(".banner .seat-freed")
+    notice.wait_for(timeout=5000)
+    assert "The host freed your seat" in notice.inner_text()
+    assert ann.evaluate("document.querySelector('.seat-freed').getBoundingClientRect().top") < 200
+    shot(ann, f"seat-freed-{'phone' if device is PHONE else 'tablet'}")
+    notice.locator("a").click()
+    ann.wait_for_url("**/seat")
 
 
 def test_a_qwixx_final_breakdown_fits_an_upright_phone(browser: Any, server: ServerProcess) -> None:

@@ -109,11 +109,13 @@ def test_a_roll_a_refusal_a_flip_a_save_and_a_take_on_two_devices(
     # Ann chooses two 5s with the die toggles (a second tap on a die takes it back) and saves
     toggles = ann.locator(".sxi-toggle")
     assert toggles.count() == 6
+    assert ann.locator(".sxi-hint").is_visible()  # "Nothing chosen: ..." while nothing is
     toggles.nth(3).click()
     toggles.nth(2).click()
     toggles.nth(2).click()
     toggles.nth(4).click()
     assert ann.locator(".sxi-toggle[aria-pressed='true']").count() == 2
+    assert ann.locator(".sxi-hint").is_hidden()  # no "Nothing chosen" under two chosen dice
     shot(ann, "sixis-ann-save-tablet")
     ann.click(".sxi-save-button")
     for page in (ann, bob):

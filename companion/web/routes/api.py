@@ -31,6 +31,7 @@ from companion.web.deps import (
 from companion.web.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
+from companion.web.start_words import refuse_duplicate_names, start_refusal
 from companion.web.tables import Table
 from companion.web.views import move_attr, option_fields, spoken_to
 
@@ -224,7 +225,15 @@ def check_table_rate(request: Request) -> None:
 
 @router.post("/tables", status_code=201, dependencies=[Depends(check_table_rate)])
 async def create_table(body: CreateTable, tables: TablesDep, settings: SettingsDep) -> Response:
-    table = await tables.create(body.game, body.options, body.players)
+    """A new table; a refusal names options by their labels and players by their names
+    (start_words), and two players of one name are refused."""
+    try:
+        refuse_duplicate_names(body.players)
+        table = await tables.create(body.game, body.options, body.players)
+    except Rejection as exc:
+        if exc.reason != Reason.BAD_OPTIONS or body.game not in GAME_NAMES:
+            raise
+        raise start_refusal(exc, body.game, body.players) from exc
     token = await table.add_device(host=True)
     return _created(table.table_id, table.code, token, settings)
 

@@ -69,6 +69,15 @@ class HeldRequest(Strict):
     id: str = Field(min_length=1, max_length=32, description="the held reading's id")
 
 
+class ConfirmRequest(HeldRequest):
+    roll: list[tuple[str, int]] | None = Field(
+        default=None,
+        max_length=64,
+        description="the dice the person saw, as [colour, value] pairs: refused when the "
+        "question holds other dice now (never applies dice nobody saw)",
+    )
+
+
 class AddDie(Strict):
     x: float = Field(ge=0, le=100_000, description="its centre: pixels from the frame's left")
     y: float = Field(ge=0, le=100_000, description="its centre: pixels from the frame's top")
@@ -175,6 +184,14 @@ async def camera_mode(body: ModeRequest, access: ApiAccess, hub: HubDep) -> dict
     return {"mode": body.mode}
 
 
+@router.post("/api/tables/{table_id}/camera/start", dependencies=[SameOrigin])
+async def demo_start(access: ApiAccess, hub: HubDep) -> dict[str, bool]:
+    """The host starts the demo camera before every seat is taken."""
+    require_host(access)
+    hub.start_demo(access.table)
+    return {"started": True}
+
+
 @router.post("/api/tables/{table_id}/camera/restart", dependencies=[SameOrigin])
 async def camera_restart(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
@@ -183,7 +200,7 @@ async def camera_restart(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
 
 
 @router.post("/api/tables/{table_id}/camera/confirm", dependencies=[SameOrigin])
-async def camera_confirm(body: HeldRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+async def camera_confirm(body: ConfirmRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     viewer = access.viewer
     turn = access.table.snapshot.turn
     if not (viewer.host or (viewer.seat is not None and viewer.seat == turn.active)):
@@ -192,7 +209,7 @@ async def camera_confirm(body: HeldRequest, access: ApiAccess, hub: HubDep) -> d
             "confirm_by_active_or_host",
             "the active player (or the host) confirms the camera's roll",
         )
-    seq = await hub.confirm(access.table, body.id)
+    seq = await hub.confirm(access.table, body.id, body.roll)
     return {"applied": seq is not None, "state_id": seq}
 
 
@@ -237,7 +254,7 @@ async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[s
 @router.post("/api/tables/{table_id}/camera/dismiss", dependencies=[SameOrigin])
 async def camera_dismiss(body: HeldRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
-    hub.dismiss(access.table, body.id)
+    await hub.dismiss(access.table, body.id)
     return {"dismissed": True}
 
 
@@ -263,6 +280,26 @@ def log_words(
         who = "automatic"
         text = f"{players[move.player]}: {text} (the next roll came)"
     return {"by": who, "text": text, "automatic": automatic}
+
+
+def pass_costs(game: Game[object, object], options: object, log: list[LogEntry]) -> dict[str, int]:
+    """The standing passes that cost their player points (a penalty), by action id, as
+    the engine scores the state after each: the actions replayed from the game's setup."""
+    state = game.setup(options)
+    costs: dict[str, int] = {}
+    for entry in effective_entries(log):
+        try:
+            move = game.move_from_json(entry.move or {})
+            after = game.play(state, move)
+        except Rejection:
+            return costs  # a log the engine does not replay: no words beyond this point
+        seat = move.player
+        if move.kind == "pass" and 0 <= seat < len(game.scores(state)):
+            change = game.scores(after)[seat].total - game.scores(state)[seat].total
+            if change < 0:
+                costs[entry.action_id] = change
+        state = after
+    return costs
 
 
 @router.get("/t/{table_id}/log", response_class=HTMLResponse, dependencies=[ReadRate])
@@ -293,13 +330,17 @@ def log_context(
 ) -> dict[str, object]:
     """The log page's rows: each entry in words, its dice, its photo, whether it stands."""
     standing = {e.action_id for e in effective_entries(log)}
+    costs = pass_costs(table.game, table.session.options, log)  # on the page thread
     rows = []
     for entry in log:
         roll = roll_of(entry)
+        words = log_words(table.game, snapshot.players, entry)
+        if entry.action_id in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
+            words["text"] = f"{words['text']}, \N{MINUS SIGN}{-costs[entry.action_id]} penalty"
         rows.append(
             {
                 "seq": entry.seq,
-                **log_words(table.game, snapshot.players, entry),
+                **words,
                 "dice": [
                     {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
                     for d in (roll.dice if roll else ())

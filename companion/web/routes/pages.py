@@ -149,9 +149,21 @@ async def remove_broken_table(request: Request, table_id: str, tables: TablesDep
     return RedirectResponse("/", status_code=303)
 
 
+NOT_JOINED = (
+    "This device has not joined that table, so it cannot open it. Enter the table's join "
+    "code (the host's screen shows it) to see it."
+)
+
+
 @router.get("/join", response_class=HTMLResponse)
-async def join_page(request: Request, templates: TemplatesDep, code: str = "") -> Response:
-    return templates.TemplateResponse(request, "join.html", {"code": code[:16], "error": None})
+async def join_page(
+    request: Request, templates: TemplatesDep, code: str = "", why: str = ""
+) -> Response:
+    """The join form; `why=not_joined`: a table page sent this device here (it has not
+    joined that table), and the page says so."""
+    note = NOT_JOINED if why == "not_joined" else None
+    context = {"code": code[:16], "error": None, "note": note}
+    return templates.TemplateResponse(request, "join.html", context)
 
 
 @router.post("/join", dependencies=[SameOrigin])

@@ -88,6 +88,15 @@ class SheetInput:
             return None
         return int(self.game.scores(after)[self.seat].total - self.score.total)
 
+    def ends_game(self, move: Move) -> bool:
+        """Whether `move` would end the whole game, as the engine judges the state after it
+        (Sixis' last "End the round"): the view makes such a button ask once."""
+        try:
+            after = self.game.play(self.state, move)
+        except Rejection:
+            return False
+        return self.game.outcome(after) is not None
+
     @property
     def may_act(self) -> bool:
         """This seat is among those who may act now."""
@@ -104,6 +113,10 @@ class OptionText:
     help: str
     more: bool = False
     empty: str = ""
+    # a list with one value per seat, in seat order (a refusal names the player)
+    per_seat: bool = False
+    # a list of records: the keys the start page offers, each with its label (empty: all)
+    keys: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +129,7 @@ class OptionField:
     more: bool
     empty: str
     kind: str
+    keys: tuple[tuple[str, str], ...] = ()
 
 
 def option_fields(game_name: str, options_type: type) -> list[OptionField]:
@@ -131,7 +145,9 @@ def option_fields(game_name: str, options_type: type) -> list[OptionField]:
             continue
         text = texts.get(option.name) or OptionText(option.name.replace("_", " "), "")
         kind = "seat" if option.name == "first_player" else _kind(hints[option.name])
-        fields.append(OptionField(option.name, text.label, text.help, text.more, text.empty, kind))
+        fields.append(
+            OptionField(option.name, text.label, text.help, text.more, text.empty, kind, text.keys)
+        )
     return fields
 
 
@@ -399,6 +415,10 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             for d in current_dice(game, snapshot.state)
         ],
         "roll_entry": _roll_entry(snapshot, viewer),
+        "choice": open_choice(snapshot, viewer),
+        # a player's sheet page whose device has no seat any more: the host freed it (a
+        # device without a seat is sent to the seat page when it opens the sheet page)
+        "freed": mode == "sheet" and viewer.seat is None,
         "sheets": [sheet_context(snapshot, seat, viewer) for seat in seats],
         "scores": [
             {
@@ -412,6 +432,35 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         "undo": undo_allowed,
         "outcome": _outcome(snapshot) if snapshot.finished else None,
         "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},
+    }
+
+
+def open_choice(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
+    """A choice players may make before the roll, which the roll closes for good (the
+    engine's Turn: a roll is due while players are listed, and they do not race: Sixmix's
+    tied starter, Sixis' round opener). The banner shows it where the chooser looks, with
+    the viewer's moves as buttons; `closes` is what a roll says before it is entered."""
+    turn = snapshot.turn
+    if snapshot.finished or not (turn.chance and turn.players) or turn.race:
+        return None
+    game, players = snapshot.game, snapshot.players
+    moves = [
+        {
+            "label": with_names(describe_move(game, move), players),
+            # a button for whoever may make it, the words for everyone else
+            "move": move_attr(game, move) if viewer.may_mark(seat) else None,
+        }
+        for seat in turn.players
+        for move in game.legal_moves(snapshot.state, seat)
+    ]
+    if not moves:
+        return None
+    who = names_of(players, turn.players)
+    mine = viewer.seat is not None and viewer.seat in turn.players
+    return {
+        "text": "Your choice before the roll:" if mine else f"Before the roll, {who} may choose:",
+        "moves": moves,
+        "closes": f"The roll closes {'your' if mine else who + chr(39) + 's'} choice: tap again",
     }
 
 

@@ -234,6 +234,7 @@ OPTIONS = {
         "Each player's purse at the start, in seat order, comma separated.",
         more=True,
         empty="50 bets' worth each",
+        per_seat=True,
     ),
     "rollers": OptionText(
         "Roller turns before the end",
@@ -242,4 +243,7 @@ OPTIONS = {
         empty="two rounds around the table",
     ),
     "dice": OptionText("Colours of the two dice", "What the camera looks for.", more=True),
+    "first_player": OptionText(
+        "Who rolls first", "The first roller; then the dice move clockwise, one roller a turn."
+    ),
 }

@@ -93,6 +93,9 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
                 if attr is None:
                     continue
                 item = {"kind": move.kind, "label": _label(move, state), "move": attr}
+                if isinstance(move, EndRound) and inp.ends_game(move):
+                    # a drastic action asks once, as ending a game by the host does
+                    item["confirm"] = "This ends the game: tap again to end it"
                 (ending if isinstance(move, EndRound) else actions).append(item)
                 drawn.append(attr)
         if state.step in (Step.SAVE, Step.START_SAVE):
@@ -423,6 +426,7 @@ OPTIONS = {
         "Each player's dice colour, in seat order.",
         more=True,
         empty="red, blue, green, yellow",
+        per_seat=True,
     ),
     "team_play": OptionText(
         "Play in teams (4 players)", "Seats 1 and 3 play together against seats 2 and 4."
@@ -445,9 +449,15 @@ OPTIONS = {
         "Picks the cards on the table; a fresh one every game, type an old one to replay a deal.",
         more=True,
     ),
+    "advanced_start_every_round": OptionText(
+        "Advanced start in every round",
+        "Off: only round 1 has it, as the rulebook says (after the roll for the first player).",
+        more=True,
+    ),
     "layouts": OptionText(
         "Cards dealt (to copy a real deal)",
-        "The card ids per round in slot order, as a JSON list; empty: dealt by the deal number.",
+        'Each round\'s cards in slot order, written like [["ones", "twos", ...], ...]; '
+        "empty: dealt.",
         more=True,
         empty="dealt by the deal number",
     ),

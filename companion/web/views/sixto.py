@@ -127,5 +127,8 @@ OPTIONS = {
         "Score sheet per player",
         "A letter A-L picks one of the built-in sheets; every player needs a different one.",
         more=True,
+        per_seat=True,
+        # a custom sheet's name goes with its rows, which a game record carries (not typed here)
+        keys=(("letter", "Sheet letter"),),
     ),
 }

@@ -134,12 +134,16 @@
     const mayAct = viewer.host || viewer.may_confirm;
     if (!pending || !mayAct) { ask.hidden = true; ask.dataset.key = ""; pickingDie = null; return; }
     if (ask.dataset.reading !== pending.id) { ask.dataset.reading = pending.id; pickingDie = null; }
-    const key = `${pending.id}:${pending.dice.length}:${pending.kind}:${JSON.stringify(pending.unsure)}:${pickingDie}`;
+    const key = `${pending.id}:${JSON.stringify(pending.dice.map((d) => [d.colour, d.value]))}:${pending.kind}:${JSON.stringify(pending.unsure)}:${pickingDie}`;
     keepAskInBanner();
     ask.hidden = false;
     ask.dataset.kind = pending.kind;
     if (ask.dataset.key === key) return;
     ask.dataset.key = key;
+    // the question as drawn: a confirm sends exactly this id and these dice, so the server
+    // never applies dice the person did not see
+    ask.dataset.reading = pending.id;
+    ask.dataset.roll = JSON.stringify(pending.roll || []);
     ask.innerHTML = "";
     const thumb = document.createElement("button");
     thumb.type = "button";
@@ -161,6 +165,10 @@
     body.appendChild(text);
     if (pending.kind !== "mismatch") body.appendChild(askDice(pending));
     if (pending.kind === "confirm" && viewer.may_confirm) {
+      const fix = document.createElement("p");
+      fix.className = "ask-hint";
+      fix.textContent = "A die read wrong? Tap it, then its value; fix each, then use the roll.";
+      body.appendChild(fix);
       const use = document.createElement("button");
       use.type = "button";
       use.className = "primary big";
@@ -197,6 +205,8 @@
       } else if (pending.kind === "confirm") {
         const face = chip(die, {button: true});
         face.dataset.askPick = String(die.index);
+        face.setAttribute("aria-expanded", pickingDie === die.index ? "true" : "false");
+        if (pickingDie === die.index) cell.classList.add("picking");
         face.setAttribute("aria-label", `change ${die.colour || "die"} ${die.value || "?"}`);
         cell.appendChild(face);
         if (pickingDie === die.index) {
@@ -222,6 +232,8 @@
     const key = `${pending.id}:${pending.dice.length}:${pending.message}`;
     const fresh = held.dataset.heldId !== key;
     held.dataset.heldId = key;
+    held.dataset.reading = pending.id; // what the panel's "Use this roll" confirms
+    held.dataset.roll = JSON.stringify(pending.roll || []);
     if (pending.kind === "confirm" || pending.kind === "unsure") {
       const dice = pending.roll.map(([c, v]) => `${c} ${v}`).join(", ");
       // the moves the throw implies first (the engine's Turn.on_throw, e.g. Sixto's re-roll)
@@ -271,10 +283,38 @@
         : " · no camera roll in the last hour");
   }
 
+  // the demo camera waits until every player has a seat (or the host starts it)
+  function showDemoWait(names) {
+    const box = document.getElementById("camera-demo-wait");
+    if (!box) return;
+    box.hidden = names.length === 0;
+    const list = names.length > 1 ? names.slice(0, -1).join(", ") + " and " + names[names.length - 1] : names.join("");
+    document.getElementById("camera-demo-who").textContent =
+      `The demo camera throws once everyone has a seat: waiting for ${list}.`;
+  }
+
+  function inWords(body) {
+    if (!body.enabled) return "No camera at this table: rolls are entered by tapping the dice.";
+    if (body.finished) return "The game is over: the camera reads no more rolls for it.";
+    if (body.error || (body.status && !body.status.connected && body.status.last_error)) return "The camera has a problem; the host's screen says what.";
+    if (!body.attached) return "The camera watches another table.";
+    if (body.pending) return "The camera waits for an answer to its question.";
+    if ((body.demo_waits_for || []).length) return "The camera waits until everyone has a seat.";
+    if (body.expects) return "The camera is watching for the next roll.";
+    return "The camera is on; it waits while players act.";
+  }
+
   function render(body) {
     current = body;
     panel.hidden = !body.enabled && panel.dataset.cameraMode === "sheet";
     panel.dataset.cameraAttached = body.attached ? "yes" : "no";
+    // the button says whether this table has the camera now
+    const attach = panel.querySelector("[data-camera-attach]");
+    if (attach) {
+      attach.textContent = body.attached ? "This table gets the camera's rolls"
+        : "Use the camera at this table (it serves another table now)";
+      attach.disabled = Boolean(body.attached);
+    }
     const state = !body.enabled ? "off" : body.status && body.status.connected ? "live" : body.error ? "fault" : "waiting";
     statusEl.dataset.cameraState = state;
     let line = body.line;
@@ -283,12 +323,14 @@
       const implies = body.implies || [];
       line += " · expects " + body.expects.join(", ") + (implies.length ? " (a new throw means: " + implies.join(", ") + ")" : "");
     }
-    statusEl.textContent = line;
+    // the host reads the technical line; a player the camera's state in words
+    statusEl.textContent = body.viewer && body.viewer.host ? line : inWords(body);
     // no camera: no picture box (it would stay empty), a note on how rolls get in instead
     if (pictureView) pictureView.hidden = !body.enabled;
     if (offNote) offNote.hidden = !!body.enabled;
     noteEl.textContent = body.note || "";
     if (modeLine) modeLine.textContent = body.mode_line || "";
+    showDemoWait(body.demo_waits_for || []);
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);
     showLearning(body.learning, body.attached);
@@ -362,6 +404,20 @@
     openFix("A missed die here", gameColours(), "add");
   });
 
+  // a choice the roll closes for good is open (the banner's .banner-choice): the first tap
+  // on "Use this roll" says so, a second within 5 s applies the roll
+  let armedUntil = 0;
+  function asksFirst(button) {
+    const choice = live && live.querySelector(".banner-choice[data-choice-closes]");
+    if (!choice || Date.now() < armedUntil) { armedUntil = 0; return false; }
+    armedUntil = Date.now() + 5000;
+    const label = button.textContent;
+    button.textContent = choice.dataset.choiceCloses;
+    button.classList.add("armed");
+    setTimeout(() => { armedUntil = 0; button.textContent = label; button.classList.remove("armed"); }, 5000);
+    return true;
+  }
+
   // -- taps on the question in the banner ----------------------------------------------
   ask.addEventListener("click", (event) => {
     const target = event.target.closest("button");
@@ -369,13 +425,14 @@
     const pending = current.pending;
     if (target.dataset.askValue) {
       pickingDie = null;
-      post("fix", {id: pending.id, index: Number(target.dataset.askDie), value: Number(target.dataset.askValue)});
+      post("fix", {id: ask.dataset.reading, index: Number(target.dataset.askDie), value: Number(target.dataset.askValue)});
     } else if (target.dataset.askPick !== undefined) {
       const index = Number(target.dataset.askPick);
       pickingDie = pickingDie === index ? null : index;
       showAsk(pending, current.viewer);
     } else if (target.hasAttribute("data-camera-confirm")) {
-      post("confirm", {id: pending.id});
+      if (asksFirst(target)) return;
+      post("confirm", {id: ask.dataset.reading, roll: JSON.parse(ask.dataset.roll || "null")});
     } else if (target.hasAttribute("data-ask-show")) {
       held.scrollIntoView({behavior: "smooth", block: "center"});
     }
@@ -411,11 +468,14 @@
       post("fix", {id: pending.id, index: chosenDie, remove: true});
       closeFix();
     } else if (target.hasAttribute("data-camera-confirm") && pending) {
-      post("confirm", {id: pending.id});
+      if (asksFirst(target)) return;
+      post("confirm", {id: held.dataset.reading, roll: JSON.parse(held.dataset.roll || "null")});
     } else if (target.hasAttribute("data-camera-rethrow") && pending) {
       post("dismiss", {id: pending.id});
     } else if (target.hasAttribute("data-camera-attach")) {
       post("attach");
+    } else if (target.hasAttribute("data-camera-demo-start")) {
+      post("start");
     } else if (target.hasAttribute("data-camera-restart")) {
       post("restart");
     }

@@ -72,7 +72,8 @@
     if (field.kind === "records" && Array.isArray(value) && value.length) {
       return recordList(field, value);
     }
-    const wide = ["strs", "ints", "json"].includes(field.kind);
+    // lists, and a number whose empty value is a phrase, take the whole row (never cut off)
+    const wide = ["strs", "ints", "json"].includes(field.kind) || (field.kind === "optional_int" && (field.empty || "").length > 16);
     const label = el("label", {class: `field option${wide ? " wide" : ""}`, "data-option": field.name});
     label.append(el("span", {class: "option-label"}, field.label));
     let input;
@@ -138,9 +139,12 @@
     items.forEach((item, index) => {
       const line = el("div", {class: "record", "data-default": JSON.stringify(item)});
       line.append(el("span", {class: "record-index"}, `Seat ${index + 1}`));
+      // the keys the game's view offers with their labels (OptionText.keys), else every key
+      const offered = field.keys && field.keys.length ? new Map(field.keys) : null;
       for (const [key, v] of Object.entries(item)) {
         if (typeof v !== "string" && typeof v !== "number") continue;
-        const text = key.replace(/_/g, " ");
+        if (offered && !offered.has(key)) continue;
+        const text = offered ? offered.get(key) : key.replace(/_/g, " ");
         const label = el("label", {class: "field inline"}, text.charAt(0).toUpperCase() + text.slice(1));
         label.append(el("input", {"data-key": key, "data-kind": typeof v, value: String(v), maxlength: "40"}));
         line.append(label);
@@ -162,6 +166,15 @@
     }
   }
 
+  // an option typed as the help's example shows; a slip names the option by its label
+  function written(input) {
+    try { return JSON.parse(input.value); } catch (e) {
+      const option = input.closest(".option");
+      const label = option && option.querySelector(".option-label");
+      throw new Error(`${label ? label.textContent.trim() : "An option"}: write it as the help below it shows`);
+    }
+  }
+
   function readOptions() {
     const result = {players: Number(count.value)};
     readRecords(result);
@@ -172,8 +185,8 @@
       else if (type === "string") result[input.name] = input.value;
       else if (type === "strings") result[input.name] = input.value.split(/[,\n]/).map((v) => v.trim()).filter(Boolean);
       else if (type === "numbers") result[input.name] = input.value.split(/[,\n]/).map((v) => v.trim()).filter(Boolean).map(Number);
-      else if (type === "optional") result[input.name] = input.value.trim() === "" ? null : JSON.parse(input.value);
-      else result[input.name] = input.value.trim() === "" ? JSON.parse(input.dataset.empty || "null") : JSON.parse(input.value);
+      else if (type === "optional") result[input.name] = input.value.trim() === "" ? null : written(input);
+      else result[input.name] = input.value.trim() === "" ? JSON.parse(input.dataset.empty || "null") : written(input);
     }
     if (!("players" in defaults())) delete result.players;
     return result;
@@ -194,7 +207,7 @@
         players: Array.from(names.querySelectorAll("input"), (i, k) => i.value.trim() || `Player ${k + 1}`),
       };
     } catch (e) {
-      error.textContent = `An option is not valid JSON: ${e.message}`;
+      error.textContent = e.message;
       error.hidden = false;
       return;
     }

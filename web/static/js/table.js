@@ -13,6 +13,7 @@
   let socket = null;
   let socketCount = 0; // which connection an action was last sent on
   let retryMs = 300;
+  let retryTimer = null;
   let toastTimer = null;
   let connState = "connecting";
   // action_id -> {kind, body, element, moveAttr, dice, sentOn, offline}: every action not
@@ -66,8 +67,8 @@
     if (connState === "live") return "live";
     if (connState === "refused") return "Not connected: enter the join code again";
     const kept = waitingTaps();
-    const taps = kept ? ` · ${kept} tap${kept > 1 ? "s" : ""} kept, sent when it is back` : "";
-    if (connState === "offline") return `Offline: reconnecting…${taps}`;
+    const taps = kept ? ` · ${kept} tap${kept > 1 ? "s" : ""} kept` : "";
+    if (connState === "offline") return `Offline: your taps will be sent when the table is back${taps}`;
     return `connecting…${taps}`;
   }
 
@@ -100,7 +101,7 @@
 
   // -- the outbox -----------------------------------------------------------------------
   function saveOutbox() {
-    const items = Array.from(pending.values(), ({kind, body, moveAttr, dice}) => ({kind, body, moveAttr, dice}));
+    const items = Array.from(pending.values(), ({kind, body, moveAttr, dice, label}) => ({kind, body, moveAttr, dice, label}));
     try {
       if (items.length) localStorage.setItem(outboxKey, JSON.stringify(items));
       else localStorage.removeItem(outboxKey);
@@ -156,7 +157,8 @@
         return;
       }
       setConn("offline");
-      setTimeout(connect, retryMs);
+      clearTimeout(retryTimer);
+      retryTimer = setTimeout(connect, retryMs);
       retryMs = Math.min(retryMs * 2, 5000);
     };
   }
@@ -205,10 +207,16 @@
   // refusals wait for the next redraw (refresh() asks for one)
   const staleOffline = [];
 
+  // "Not saved: Red 7." : the refusal names the tap it dropped (a reconnect may refuse
+  // several taps at once, made minutes ago)
+  function notSaved(item) {
+    return item && item.label ? `Not saved: ${item.label}. ` : "Not saved: ";
+  }
+
   function staleText(item) {
-    return item.dice !== diceShown()
-      ? "Not saved: the roll changed while you were offline; tap again"
-      : "Not saved: the game moved on while you were offline; tap again";
+    return notSaved(item) + (item.dice !== diceShown()
+      ? "The roll changed while you were offline; tap again"
+      : "The game moved on while you were offline; tap again");
   }
 
   function sayStaleOffline() {
@@ -220,7 +228,7 @@
     settle(message.action_id);
     const offline = item && item.offline;
     if (offline && message.reason === "stale_state") staleOffline.push(item);
-    else if (offline) showToast(`Not saved: ${message.message || "refused"}`);
+    else if (offline) showToast(notSaved(item) + capital(message.message || "refused"));
     else showToast(message.message || "refused");
     if (item && item.element && item.element.isConnected) {
       item.element.classList.add("refused");
@@ -248,7 +256,8 @@
     const race = Boolean(element && element.hasAttribute("data-race"));
     const body = {action_id: actionId, expected_state_id: stateId(), ...(race ? {race} : {}), ...fields};
     const moveAttr = element && element.dataset.move ? element.dataset.move : null;
-    const item = {kind, body, element, moveAttr, dice: diceShown(), sentOn: -1, offline: !isOpen()};
+    const label = tapName(kind, fields, element);
+    const item = {kind, body, element, moveAttr, label, dice: diceShown(), sentOn: -1, offline: !isOpen()};
     pending.set(actionId, item);
     if (element) element.classList.add("pending");
     saveOutbox();
@@ -257,6 +266,18 @@
       socket.send(JSON.stringify({type: kind, ...body}));
     }
     showConn();
+  }
+
+  // a tap in words, for a refusal that arrives later: the box's label ("Red 7"), the
+  // button's text ("Pass"), the roll's dice
+  function tapName(kind, fields, element) {
+    if (kind === "undo") return "Undo";
+    const move = fields && fields.move;
+    if (move && move.kind === "roll" && Array.isArray(move.dice)) {
+      return "the roll " + move.dice.map((d) => `${d.colour} ${d.value}`).join(", ");
+    }
+    if (!element) return "";
+    return (element.getAttribute("aria-label") || element.dataset.label || element.textContent || "").trim().replace(/\s+/g, " ");
   }
 
   function resendOverHttp(actionId, item) {
@@ -406,6 +427,21 @@
       headers: {"Content-Type": "application/json"},
       body: JSON.stringify({on: box.checked}),
     }).then(async (r) => { if (!r.ok) showToast((await r.json().catch(() => ({}))).message || "refused"); });
+  });
+
+  // the device itself says it lost the network (Wi-Fi off, airplane mode): the socket may
+  // look open for many seconds more, so the banner says offline now and the socket is
+  // closed; back online, it reconnects at once
+  window.addEventListener("offline", () => {
+    setConn("offline");
+    if (socket) socket.close();
+  });
+  window.addEventListener("online", () => {
+    if (isOpen()) return;
+    if (socket) { socket.onclose = null; socket.close(); socket = null; } // a stale attempt
+    retryMs = 300;
+    clearTimeout(retryTimer);
+    connect();
   });
 
   loadOutbox();
