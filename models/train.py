@@ -372,8 +372,9 @@ def classifier_stages(run: Run) -> None:
             QUICK_EPOCHS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
             stage.real_repeat, previous, args.workers,
         )  # fmt: skip
+        writer = functools.partial(classifier_writer, run, scenes, bank)
         checkpoint.export = functools.partial(
-            export_classifier_candidate, run, checkpoint, stage, hard, scenes, bank
+            export_candidate, writer, "pip_classifier.onnx", checkpoint, stage, hard
         )
         net, done = train_classifier(bank, run.val_crops, settings, run.device, checkpoint)
         checkpoint.next_stage(stage.describe(done, "epochs", hard))
@@ -388,36 +389,38 @@ def classifier_stages(run: Run) -> None:
     logger.info("wrote %s", target)
 
 
-def export_classifier_candidate(
-    run: Run,
+def export_candidate(
+    write: Callable[[nn.Module, Path, list[str]], None],
+    file: str,
     checkpoint: Checkpointer,
     stage: Stage,
     hard: dict[Path, np.ndarray],
+    net: nn.Module,
+    folder: Path,
+) -> None:
+    """The candidate a save exports into ``folder``: the net as it is, with its manifest
+    naming the stages so far (``write``: write_classifier or write_finder, bound to the
+    run's data)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    line = stage.describe(checkpoint.saved_steps, "steps", hard) + " (stage in progress)"
+    write(net, folder / file, [*checkpoint.progress.finished_stages, line])
+
+
+def classifier_writer(
+    run: Run,
     scenes: list[recipe_data.Scene],
     bank: recipe_data.CropBank,
     net: nn.Module,
-    folder: Path,
+    target: Path,
+    done_log: list[str],
 ) -> None:
-    """The candidate a save exports: the net as it is, with the stages so far."""
-    folder.mkdir(parents=True, exist_ok=True)
-    line = stage.describe(checkpoint.saved_steps, "steps", hard) + " (stage in progress)"
-    done = [*checkpoint.progress.finished_stages, line]
-    write_classifier(run, net, folder / "pip_classifier.onnx", scenes, bank, done)  # type: ignore[arg-type]
+    write_classifier(run, net, target, scenes, bank, done_log)  # type: ignore[arg-type]
 
 
-def export_finder_candidate(
-    run: Run,
-    checkpoint: Checkpointer,
-    stage: Stage,
-    hard: dict[Path, np.ndarray],
-    synthetic: list[recipe_data.Scene],
-    net: nn.Module,
-    folder: Path,
+def finder_writer(
+    run: Run, synthetic: list[recipe_data.Scene], net: nn.Module, target: Path, log: list[str]
 ) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    line = stage.describe(checkpoint.saved_steps, "steps", hard) + " (stage in progress)"
-    done = [*checkpoint.progress.finished_stages, line]
-    write_finder(run, net, folder / "dice_finder.onnx", synthetic, done)
+    write_finder(run, net, target, synthetic, log)
 
 
 def write_classifier(
@@ -478,8 +481,9 @@ def finder_stages(run: Run) -> None:
             QUICK_STEPS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
             previous, args.workers,
         )  # fmt: skip
+        writer = functools.partial(finder_writer, run, synthetic)
         checkpoint.export = functools.partial(
-            export_finder_candidate, run, checkpoint, stage, hard, synthetic
+            export_candidate, writer, "dice_finder.onnx", checkpoint, stage, hard
         )
         net, done = train_finder(scenes, settings, run.device, checkpoint)
         checkpoint.next_stage(stage.describe(done, "steps", hard))

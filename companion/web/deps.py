@@ -14,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 
 from companion.rules.base import Reason
 from companion.web.auth import AttemptLimiter, Viewer, cookie_name, is_same_origin
+from companion.web.errors import slow_down
 from companion.web.long_pages import PageBuilder, check_read_rate
 from companion.web.settings import Settings
 from companion.web.tables import OpenRefused, Table, Tables
@@ -127,18 +128,7 @@ async def opened(tables: Tables, table_id: str, request: Request) -> Table | Non
     try:
         return await tables.get(table_id, client=client_key(request))
     except OpenRefused as refused:
-        retry = int(refused.wait_s) + 1
-        raise HTTPException(
-            status_code=429,
-            detail={
-                "reason": "too_many_requests",
-                "rule": "open_rate",
-                "message": f"too many stored tables opened from this device; try again in "
-                f"{retry} s",
-                "retry_after": round(refused.wait_s, 2),
-            },
-            headers={"Retry-After": str(retry)},
-        ) from refused
+        raise slow_down("open_rate", "stored tables opened", refused.wait_s) from refused
 
 
 async def page_access(request: Request, table_id: str, tables: TablesDep) -> Access:

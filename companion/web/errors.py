@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import HTTPException
+
 from companion.rules.base import Reason, Rejection
 
 STATUS_FOR_REASON: dict[Reason, int] = {
@@ -27,3 +29,19 @@ def status_for(rejection: Rejection) -> int:
 
 def rejection_body(rejection: Rejection) -> dict[str, Any]:
     return rejection.to_json()
+
+
+def slow_down(rule: str, what: str, wait_s: float) -> HTTPException:
+    """The 429 of a client over one of its rates: the rule, what it asked for too often
+    (in words) and when to come back (Retry-After)."""
+    retry = int(wait_s) + 1
+    return HTTPException(
+        status_code=429,
+        detail={
+            "reason": "too_many_requests",
+            "rule": rule,
+            "message": f"too many {what} from this device; try again in {retry} s",
+            "retry_after": round(wait_s, 2),
+        },
+        headers={"Retry-After": str(retry)},
+    )

@@ -22,10 +22,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from fastapi import HTTPException, Request
+from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
 from companion.web.auth import DeviceRateLimiter
+from companion.web.errors import slow_down
 
 _T = TypeVar("_T")
 PAGE_CACHE_BYTES = 32 * 1024 * 1024
@@ -96,14 +97,4 @@ def check_read_rate(request: Request) -> None:
     limiter: DeviceRateLimiter = request.app.state.read_limiter
     wait = limiter.take(request.client.host if request.client else "unknown")
     if wait > 0:
-        retry = int(wait) + 1
-        raise HTTPException(
-            status_code=429,
-            detail={
-                "reason": "too_many_requests",
-                "rule": "read_rate",
-                "message": f"too many long pages asked for from this device; try again in {retry} s",
-                "retry_after": round(wait, 2),
-            },
-            headers={"Retry-After": str(retry)},
-        )
+        raise slow_down("read_rate", "long pages asked for", wait)

@@ -6,6 +6,7 @@ a run's own arguments and takes the session's anew. Needs torch (the `test` extr
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -15,7 +16,6 @@ import pytest
 import torch
 
 from companion.vision.classifier import PipClassifier
-from companion.vision.model import save_manifest
 from companion.vision.types import DieBox
 from models.recipe import data as recipe_data
 from models.recipe.checkpoint import (
@@ -27,14 +27,22 @@ from models.recipe.checkpoint import (
     Progress,
     load_state,
 )
-from models.recipe.manifests import classifier_manifest
+from models.recipe.manifests import Stage
+from models.recipe.pack import SyntheticRecipe
 from models.recipe.training import (
     ClassifierStage,
     FinderStage,
     train_classifier,
     train_finder,
 )
-from models.train import export_classifier, resumed_arguments, session_flags_removed
+from models.train import (
+    Run,
+    classifier_writer,
+    export_candidate,
+    parse_args,
+    resumed_arguments,
+    session_flags_removed,
+)
 
 SEED = 20261202
 
@@ -133,18 +141,16 @@ def test_a_time_budgeted_stage_counts_the_seconds_of_earlier_sessions(tmp_path: 
 
 
 def test_each_save_exports_a_candidate_that_passes_the_manifest_checks(tmp_path: Path) -> None:
-    def export(net: torch.nn.Module, folder: Path) -> None:  # as train.py's candidates
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / "pip_classifier.onnx"
-        export_classifier(net, target)  # type: ignore[arg-type]
-        manifest = classifier_manifest(
-            created="2026-12-01", command="test", seed=SEED, trained_on={"real": {}},
-            embedding_width=96,
-        )  # fmt: skip
-        save_manifest(manifest, target)
-
+    args = parse_args(["--out", str(tmp_path / "out")])
+    recipe = SyntheticRecipe(0, SEED, 0.0, "")
+    empty = (np.zeros((0, 48, 48, 3), np.uint8), np.zeros(0, np.int64))
+    run = Run(args, torch.device("cpu"), [], [], empty, None, recipe, "python models/train.py")
     checkpoint = keeper(tmp_path, "classifier", stop_at=2)
-    checkpoint.export = export
+    stage = Stage(2, 3e-3, SEED)
+    writer = functools.partial(classifier_writer, run, [], tiny_bank())
+    checkpoint.export = functools.partial(  # as train.py's classifier_stages sets it
+        export_candidate, writer, "pip_classifier.onnx", checkpoint, stage, {}
+    )
     with pytest.raises(BoxOver):
         train_classifier(
             tiny_bank(), tiny_validation(), ClassifierStage(2, SEED, workers=0),
@@ -155,6 +161,10 @@ def test_each_save_exports_a_candidate_that_passes_the_manifest_checks(tmp_path:
     picture = np.full((120, 160, 3), 200, np.uint8)
     readings, embeddings = classifier.read_with_embeddings(picture, [DieBox(60, 60, 40, 40)])
     assert len(readings) == 1 and embeddings is not None and embeddings.shape == (1, 96)
+    manifest = json.loads((candidate / "pip_classifier.json").read_text(encoding="utf-8"))
+    assert manifest["trained_on"]["classifier_stages"] == [
+        f"2 steps lr 0.003 seed {SEED} (stage in progress)"
+    ]
 
 
 def test_a_resume_keeps_the_runs_arguments_and_takes_the_sessions_anew(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from companion.web.deps import (
     client_key,
     opened,
 )
+from companion.web.errors import slow_down
 from companion.web.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.web.settings import Settings
 from companion.web.snapshot import Snapshot
@@ -210,17 +211,7 @@ def check_table_rate(request: Request) -> None:
     table_rate_per_s, table_burst); 429 once its burst is spent."""
     wait = request.app.state.table_limiter.take(client_key(request))
     if wait > 0:
-        retry = int(wait) + 1
-        raise HTTPException(
-            status_code=429,
-            detail={
-                "reason": "too_many_requests",
-                "rule": "table_rate",
-                "message": f"too many new tables from this device; try again in {retry} s",
-                "retry_after": round(wait, 2),
-            },
-            headers={"Retry-After": str(retry)},
-        )
+        raise slow_down("table_rate", "new tables", wait)
 
 
 @router.post("/tables", status_code=201, dependencies=[Depends(check_table_rate)])
