@@ -242,7 +242,10 @@ def test_a_freed_seat_stops_offering_its_dice_on_the_old_device(
     assert "The host freed your seat" in notice.inner_text()
     assert ann.evaluate("document.querySelector('.seat-freed').getBoundingClientRect().top") < 200
     shot(ann, f"seat-freed-{'phone' if device is PHONE else 'tablet'}")
-    notice.locator("a").click()
+    notice.locator("a").click()  # her token went with the seat: back through the join code
+    ann.wait_for_url("**/join")
+    ann.fill("#code", created["code"])
+    ann.click("button.primary")
     ann.wait_for_url("**/seat")
 
 
