@@ -345,6 +345,19 @@ def stage_chain(continuation: str, first: Stage, start_from: Path | None) -> lis
     return stages
 
 
+def check_folder_repeats(stages: list[Stage], run: Run) -> None:
+    """A stage's FOLDER=N must name a training folder: fail before minutes of sample
+    making, not after."""
+    known = {im.folder for im in run.train_images + run.train_crops}
+    for stage in stages:
+        for folder, _ in stage.folder_repeat:
+            if folder not in known:
+                raise SystemExit(
+                    f"stage option {folder}=N: no training folder {folder!r} "
+                    f"(training folders: {', '.join(sorted(known))})"
+                )
+
+
 def classifier_stages(run: Run) -> None:
     """Train the classifier's chain of stages, export it, write its manifest. With a
     state folder (--state, --resume) the chain goes on from the stage and step saved
@@ -356,6 +369,7 @@ def classifier_stages(run: Run) -> None:
         Stage(args.classifier_epochs, args.classifier_lr, args.seed),
         args.classifier_from,
     )
+    check_folder_repeats(stages, run)
     checkpoint = run.checkpointer("classifier")
     target = run.out / "pip_classifier.onnx"
     previous = run.stage_export("pip_classifier", checkpoint.progress.stage - 1) or start
@@ -370,7 +384,7 @@ def classifier_stages(run: Run) -> None:
         )
         settings = ClassifierStage(
             QUICK_EPOCHS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
-            stage.real_repeat, previous, args.workers,
+            stage.real_repeat, previous, args.workers, stage.folder_repeat,
         )  # fmt: skip
         writer = functools.partial(classifier_writer, run, scenes, bank)
         checkpoint.export = functools.partial(
@@ -463,6 +477,7 @@ def finder_stages(run: Run) -> None:
     stages = stage_chain(
         args.finder_continue, Stage(args.finder_steps, args.finder_lr, args.seed), args.finder_from
     )
+    check_folder_repeats(stages, run)
     checkpoint = run.checkpointer("finder")
     previous = run.stage_export("dice_finder", checkpoint.progress.stage - 1) or args.finder_from
     for number, stage in enumerate(stages):
@@ -473,10 +488,17 @@ def finder_stages(run: Run) -> None:
         hard: dict[Path, np.ndarray] = {}
         if stage.hard and previous is not None:
             hard = mine_hard_negatives(run.train_images, previous)
-        # real=N: every real photo N times in the scene pool (the synthetic scenes once)
+        # real=N: every real photo N times in the scene pool (the synthetic scenes once),
+        # FOLDER=N that folder's photos N times; round r holds the photos drawn > r times
+        # (without per-folder repeats: the photos' list N times, as before)
+        real_scenes = [
+            (recipe_data.scene_from_labelled(im, hard.get(im.path)), stage.repeat_for(im.folder))
+            for im in run.train_images
+        ]
+        rounds = max((times for _, times in real_scenes), default=0)
         scenes = [
-            recipe_data.scene_from_labelled(im, hard.get(im.path)) for im in run.train_images
-        ] * stage.real_repeat + synthetic
+            scene for r in range(rounds) for scene, times in real_scenes if times > r
+        ] + synthetic
         settings = FinderStage(
             QUICK_STEPS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
             previous, args.workers,
@@ -637,9 +659,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--finder-continue",
         default="",
         help="continuation stages after the first, comma-separated STEPS:LR:SEED[:hard]"
-        "[:real=N][:min=M] (hard: mine the previous stage's false boxes on training images "
-        "as hard negatives; real=N: the real photos N times in the scene pool; min=M: stop "
-        "after M minutes, learning rate annealed over them)",
+        "[:real=N][:min=M][:FOLDER=N] (hard: mine the previous stage's false boxes on training "
+        "images as hard negatives; real=N: the real photos N times in the scene pool; min=M: "
+        "stop after M minutes, learning rate annealed over them; FOLDER=N, e.g. "
+        "rune55-webcams=1: that folder's photos N times in place of real=N)",
     )
     parser.add_argument("--classifier-epochs", type=int, default=16)
     parser.add_argument("--classifier-lr", type=float, default=4e-3)
@@ -653,9 +676,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--classifier-continue",
         default="",
-        help="continuation stages, comma-separated EPOCHS:LR:SEED[:real=N][:hard][:min=M] "
-        "(real=N: each real photo's die N times per epoch; hard: the false boxes of the "
-        "finder in --out (else models/) on training photos join the unreadable class)",
+        help="continuation stages, comma-separated EPOCHS:LR:SEED[:real=N][:hard][:min=M]"
+        "[:FOLDER=N] (real=N: each real photo's die N times per epoch; hard: the false boxes "
+        "of the finder in --out (else models/) on training photos join the unreadable class; "
+        "FOLDER=N: that folder's dice N times in place of real=N)",
     )
     parser.add_argument("--synthetic", type=int, default=700, help="synthetic scenes per stage")
     parser.add_argument(

@@ -118,6 +118,9 @@ class CropBank:
     # N bools: a real photo's die or a hard negative (not synthetic, not a random
     # background patch): what `real=N` shows N times per epoch
     real_die: np.ndarray | None = None
+    # N strings: the real folder a crop came from ("" for synthetic crops and background
+    # patches): what a stage's per-folder repeat (`rune55-webcams=1`) weighs
+    folder: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -162,6 +165,7 @@ def build_crop_bank(
     labels: list[int] = []
     rotation: list[float] = []
     real_die: list[bool] = []
+    folder: list[str] = []
     for labelled in real:
         image = labelled.load()
         oblique = labelled.folder in OBLIQUE_FOLDERS
@@ -171,23 +175,27 @@ def build_crop_bank(
             labels.append(die.value - 1)
             rotation.append(turn)
             real_die.append(True)
+            folder.append(labelled.folder)
             if oblique:
                 cx, cy, side = top_face(die)
                 crops.append(crop_square(image, cx, cy, side * CONTEXT, BANK_SIZE))
                 labels.append(die.value - 1)
                 rotation.append(turn)
                 real_die.append(True)
+                folder.append(labelled.folder)
         rows = np.asarray([(d.cx, d.cy, d.side) for d in labelled.dice], np.float32)
         for patch in _background_patches(image, rows, rng, 1):
             crops.append(patch)
             labels.append(UNREADABLE)
             rotation.append(180.0)
             real_die.append(False)
+            folder.append("")
         for cx, cy, side in (hard or {}).get(labelled.path, ()):
             crops.append(crop_square(image, cx, cy, side * CONTEXT, BANK_SIZE, 0.0))
             labels.append(UNREADABLE)
             rotation.append(180.0)
             real_die.append(True)
+            folder.append(labelled.folder)
     for labelled in single_dice or ():
         image = labelled.load()
         for die in labelled.dice:
@@ -195,6 +203,7 @@ def build_crop_bank(
             labels.append(die.value - 1)
             rotation.append(180.0)
             real_die.append(True)
+            folder.append(labelled.folder)
     for scene in synthetic:
         image = scene.image()
         for row, value in zip(scene.dice, scene.values, strict=True):
@@ -207,11 +216,13 @@ def build_crop_bank(
             labels.append(UNREADABLE)
             rotation.append(180.0)
     real_die += [False] * (len(labels) - len(real_die))  # the synthetic crops
+    folder += [""] * (len(labels) - len(folder))
     bank = CropBank(
         np.stack(crops),
         np.asarray(labels, np.int64),
         np.asarray(rotation, np.float32),
         np.asarray(real_die, bool),
+        np.asarray(folder, object),
     )
     counts = np.bincount(bank.labels, minlength=7)
     logger.info("crop bank: %d crops, per class %s", len(bank), counts.tolist())

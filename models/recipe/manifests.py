@@ -60,6 +60,13 @@ class Stage:
     hard: bool = False
     real_repeat: int = 1
     minutes: float | None = None
+    # (folder, N) pairs: that real folder's dice N times per epoch in place of real=N, so a
+    # big new folder does not outweigh the old ones (stage 12's classifier forgot them)
+    folder_repeat: tuple[tuple[str, int], ...] = ()
+
+    def repeat_for(self, folder: str) -> int:
+        """How many times a real photo (or die) of ``folder`` is drawn per epoch."""
+        return dict(self.folder_repeat).get(folder, self.real_repeat)
 
     def describe(self, done: int, unit: str, hard: Mapping[Path, np.ndarray]) -> str:
         """The stage as the manifests' ``*_stages`` record it, e.g. "38 epochs lr 0.0007
@@ -69,17 +76,21 @@ class Stage:
             text += f" hard negatives {sum(len(rows) for rows in hard.values())}"
         if self.real_repeat > 1:
             text += f" real x{self.real_repeat}"
+        for folder, repeat in self.folder_repeat:
+            text += f" {folder} x{repeat}"
         return text
 
 
 def parse_stages(text: str) -> list[Stage]:
-    """``COUNT:LR:SEED[:hard][:real=N][:min=M]``, comma-separated; raises StageError."""
+    """``COUNT:LR:SEED[:hard][:real=N][:min=M][:FOLDER=N]``, comma-separated; raises
+    StageError. FOLDER=N: that real folder's dice N times per epoch (overrides real=N)."""
     stages = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         fields = item.split(":")
         if len(fields) < 3:
             raise StageError(f"stage {item!r}: expected COUNT:LR:SEED[:options]")
         hard, real_repeat, minutes = False, 1, None
+        folder_repeat: list[tuple[str, int]] = []
         try:
             count, lr, seed = int(fields[0]), float(fields[1]), int(fields[2])
             for option in fields[3:]:
@@ -89,13 +100,20 @@ def parse_stages(text: str) -> list[Stage]:
                     real_repeat = int(option[5:])
                 elif option.startswith("min="):
                     minutes = float(option[4:])
+                elif "=" in option and option.split("=", 1)[0]:
+                    name, repeat = option.split("=", 1)
+                    if int(repeat) < 0:
+                        raise StageError(f"stage {item!r}: {name} repeat must be >= 0")
+                    folder_repeat.append((name, int(repeat)))
                 else:
                     raise StageError(f"stage {item!r}: unknown option {option!r}")
         except ValueError as exc:
             if isinstance(exc, StageError):
                 raise
             raise StageError(f"stage {item!r}: {exc}") from exc
-        stages.append(Stage(count, lr, seed, hard, real_repeat, minutes))
+        stages.append(
+            Stage(count, lr, seed, hard, real_repeat, minutes, tuple(folder_repeat))
+        )
     return stages
 
 

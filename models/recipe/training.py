@@ -95,14 +95,27 @@ class Schedule:
 # Classifier
 
 
-def classifier_pool(bank: recipe_data.CropBank, real_repeat: int) -> np.ndarray:
+def classifier_pool(
+    bank: recipe_data.CropBank,
+    real_repeat: int,
+    folder_repeat: tuple[tuple[str, int], ...] = (),
+) -> np.ndarray:
     """The bank's indices one epoch draws: every crop once, a real die ``real_repeat``
-    times."""
-    pool = np.arange(len(bank))
-    if real_repeat > 1 and bank.real_die is not None:
-        extra = np.flatnonzero(bank.real_die)
-        pool = np.concatenate([pool] + [extra] * (real_repeat - 1))
-    return pool
+    times, a real die of a folder named in ``folder_repeat`` that folder's number of
+    times (0: not at all)."""
+    if bank.real_die is None:
+        return np.arange(len(bank))
+    times = np.ones(len(bank), np.int64)
+    times[bank.real_die] = real_repeat
+    if folder_repeat:
+        if bank.folder is None:
+            raise ValueError("a per-folder repeat needs a crop bank that records folders")
+        for folder, repeat in folder_repeat:
+            chosen = bank.real_die & (bank.folder == folder)
+            if not chosen.any():
+                raise ValueError(f"no real crops of folder {folder!r} to repeat")
+            times[chosen] = repeat
+    return np.repeat(np.arange(len(bank)), times)
 
 
 def validation_accuracy(
@@ -131,6 +144,7 @@ class ClassifierStage:
     real_repeat: int = 1
     init_onnx: Path | None = None
     workers: int = 1
+    folder_repeat: tuple[tuple[str, int], ...] = ()
 
 
 class ClassifierBatches(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
@@ -193,7 +207,7 @@ def train_classifier(
         load_folded_onnx(net, stage.init_onnx)
         logger.info("classifier starts from %s (BatchNorm folded and frozen)", stage.init_onnx)
     net.to(device)
-    pool = classifier_pool(bank, stage.real_repeat)
+    pool = classifier_pool(bank, stage.real_repeat, stage.folder_repeat)
     steps_per_epoch = math.ceil(len(pool) / CLASSIFIER_BATCH)
     total = stage.epochs * steps_per_epoch
     schedule = Schedule(stage.max_lr, total, stage.budget_minutes)

@@ -30,6 +30,7 @@ from models.recipe.checkpoint import (
 from models.recipe.manifests import Stage
 from models.recipe.pack import SyntheticRecipe
 from models.recipe.training import (
+    classifier_pool,
     ClassifierStage,
     FinderStage,
     train_classifier,
@@ -183,3 +184,15 @@ def test_a_resume_keeps_the_runs_arguments_and_takes_the_sessions_anew(tmp_path:
         "--only", "classifier", "--seed", "7", "--state", str(folder),
         "--resume", str(folder), "--box", "45", "--threads", "1",
     ]  # fmt: skip
+
+
+def test_a_folders_repeat_replaces_real_repeat_for_its_dice_only() -> None:
+    bank = tiny_bank(6)
+    bank.real_die = np.array([True, True, True, False, True, False])
+    bank.folder = np.array(["old", "old", "new", "", "new", ""], object)
+    pool = classifier_pool(bank, 3, (("new", 1),))
+    assert np.bincount(pool, minlength=6).tolist() == [3, 3, 1, 1, 1, 1]
+    assert np.bincount(classifier_pool(bank, 3), minlength=6).tolist() == [3, 3, 3, 1, 3, 1]
+    assert 2 not in classifier_pool(bank, 2, (("new", 0),))
+    with pytest.raises(ValueError, match="'gone'"):
+        classifier_pool(bank, 2, (("gone", 1),))

@@ -41,11 +41,19 @@ def test_stages_parse_with_their_options() -> None:
     assert Stage(38, 7e-4, 20261134, real_repeat=3).describe(
         38, "epochs", {Path("a"): np.zeros((358, 3))}
     ) == ("38 epochs lr 0.0007 seed 20261134 hard negatives 358 real x3")
+    weighed = parse_stages("300:3e-4:9:real=3:rune55-webcams=1:min=75")[0]
+    assert weighed.folder_repeat == (("rune55-webcams", 1),)
+    assert (weighed.repeat_for("rune55-webcams"), weighed.repeat_for("byler-d6-train")) == (1, 3)
+    assert weighed.describe(5, "epochs", {}) == (
+        "5 epochs lr 0.0003 seed 9 real x3 rune55-webcams x1"
+    )
     for bad, message in (
         ("400:4e-3", "expected COUNT:LR:SEED"),
         ("400:4e-3:7:fast", "unknown option 'fast'"),
         ("x:4e-3:7", "stage 'x:4e-3:7'"),
         ("4:1e-3:7:real=two", "stage '4:1e-3:7:real=two'"),
+        ("4:1e-3:7:rune55-webcams=-1", "repeat must be >= 0"),
+        ("4:1e-3:7:=2", "unknown option '=2'"),
     ):
         with pytest.raises(StageError, match=message):
             parse_stages(bad)
