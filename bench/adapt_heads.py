@@ -229,8 +229,8 @@ def bench_part(
             print(
                 f"{part.name}, K={k}{f', seed {seed}' if args.poison else ''}: "
                 f"{len(taught)} taught ({len(held)} held back, {len(set(held) & set(wrong_taught))} "
-                f"of the {len(wrong_taught)} wrong); check {gate.shipped_right}/"
-                f"{gate.adapted_right}/{gate.dice}, {'setup head reads' if head.active else 'shipped head'}; "
+                f"of the {len(wrong_taught)} wrong); check {gate.shipped_errors}/"
+                f"{gate.adapted_errors}/{gate.dice} errors, p {gate.p_value:.3f}, {'setup head reads' if head.active else 'shipped head'}; "
                 f"{len(rest)} read: misread cold {misread_cold}, adapted {misread}; rolls applied "
                 f"(wrong) cold {applied_cold[0]} ({applied_cold[1]}), adapted {applied[0]} ({applied[1]}) "
                 f"of {len(np.unique(photos))}",

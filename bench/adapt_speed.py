@@ -44,7 +44,7 @@ from companion.vision.adapt import (
     AdaptedClassifier,
     ValueHead,
     adapt,
-    check_head,
+    check_folds,
     fit_value_head,
     held_back,
 )
@@ -92,14 +92,9 @@ def time_fit(learner: SetupLearner, repeats: int) -> tuple[float, float, float]:
         started = time.perf_counter()
         skip = set(held_back(examples))
         used = [e for k, e in enumerate(examples) if k not in skip]
-        check_head(used)
-        fit_value_head(used)
+        check_folds(used, learner.anchor())
         dearest.append(1000 * (time.perf_counter() - started))
-    gate = adaptation.head.gate
-    print(
-        f"  held back {len(adaptation.held)}; left-out photos read right: shipped "
-        f"{gate.shipped_right}, setup head {gate.adapted_right} of {gate.dice}"
-    )
+    print(f"  held back {len(adaptation.held)}; {adaptation.head.gate.words()}")
     return statistics.median(refresh), statistics.median(alone), statistics.median(dearest)
 
 

@@ -85,10 +85,11 @@ def test_the_installed_package_is_the_wheel_not_the_checkout(installed: Path) ->
     assert package.startswith(site) and web.startswith(site) and models.startswith(site)
     assert calibration.startswith(site) and checkout == "None"
     assert (Path(web) / "templates" / "table.html").is_file()
-    # the models and their manifests, and no training code
+    # the models and their manifests, the adaptation check's no-forgetting sample, and no
+    # training code
     shipped = sorted(p.name for p in Path(models).iterdir())
-    assert shipped == ["dice_finder.json", "dice_finder.onnx", "pip_classifier.json",
-                       "pip_classifier.onnx"]  # fmt: skip
+    assert shipped == ["adapt_anchor.csv", "adapt_anchor.png", "dice_finder.json",
+                       "dice_finder.onnx", "pip_classifier.json", "pip_classifier.onnx"]  # fmt: skip
 
 
 def dice_read(output: str) -> list[tuple[int, str, int | None]]:

@@ -54,11 +54,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from companion.vision.adapt_fit import Delta, Rows, fit, softmax
+from companion.vision.adapt_gate import MAX_FOLDS, Judged, Verdict, decide, fold_of_photos
 from companion.vision.classifier import Classified, PipClassifier, symmetric_views
 from companion.vision.colour import (
     LIGHTNESS_WEIGHT,
@@ -74,8 +75,7 @@ CLASSES = 7
 VIEWS = 8  # a crop and its seven symmetric views (classifier.symmetric_views)
 LAMBDA = 1.0  # the pull of the shipped final layer (the penalty on the change of weights)
 MAX_ROWS = 2048  # training rows at most: fewer views per die past MAX_ROWS / VIEWS dice
-GATE_FOLDS = 3  # the setup's photos in three parts for `check_head`
-GATE_MIN_PHOTOS = 3  # fewer photos than this: nothing to judge the head by
+GATE_MIN_PHOTOS = 5  # fewer folds than this: the sign test cannot reach its alpha (1/32)
 MIN_FACE_EXAMPLES = 3  # fewer of a die's two likeliest faces: no surer than the shipped head
 SIMILARITY_SCALE = 20.0  # cosine similarity -> logit scale of the held-back check's means
 HOLD_BACK_BELOW = 0.05  # class-mean probability of its value under which an example is suspect
@@ -124,30 +124,15 @@ def unit_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Gate:
-    """How the setup's head did on its own photos, each third left out of the fit in turn
-    (`check_head`): dice judged, and how many of them the shipped head and the setup's
-    head read right."""
-
-    dice: int = 0
-    shipped_right: int = 0
-    adapted_right: int = 0
-
-    @property
-    def opens(self) -> bool:
-        """The setup's head reads only when it read more of the left-out dice right."""
-        return self.adapted_right > self.shipped_right
-
-
-@dataclass(frozen=True)
 class ValueHead:
     """The setup's value head: what the regression adds to the shipped head (None: the
-    shipped head reads alone), the example count of each face and the gate's figures.
+    shipped head reads alone), the example count of each face and the fold check's
+    verdict (companion.vision.adapt_gate).
     `adjust` applies it to the shipped head's probabilities."""
 
     delta: Delta | None
     counts: np.ndarray
-    gate: Gate = Gate()
+    gate: Verdict = Verdict()
 
     @property
     def examples(self) -> int:
@@ -221,62 +206,86 @@ def face_counts(examples: Sequence[Example]) -> np.ndarray:
     return np.bincount(values - 1, minlength=FACES)[:FACES].astype(np.int64)
 
 
-def fit_value_head(examples: Sequence[Example], gate: Gate | None = None) -> ValueHead:
-    """The setup's head on the examples: the regression, unless a gate is given that
-    stays shut (then the shipped head reads alone)."""
+def fit_value_head(examples: Sequence[Example], gate: Verdict | None = None) -> ValueHead:
+    """The setup's head on the examples: the regression, unless a verdict is given that
+    does not adopt it (then the shipped head reads alone)."""
     counts = face_counts(examples)
-    if not examples or (gate is not None and not gate.opens):
-        return ValueHead(None, counts, gate or Gate())
-    return ValueHead(fit(example_rows(examples), LAMBDA), counts, gate or Gate())
+    if not examples or (gate is not None and not gate.adopted):
+        return ValueHead(None, counts, gate or Verdict())
+    return ValueHead(fit(example_rows(examples), LAMBDA), counts, gate or Verdict())
 
 
-def photo_folds(examples: Sequence[Example]) -> np.ndarray:
-    """Per example its part 0..GATE_FOLDS-1: its photo's rank (first seen first) modulo
-    GATE_FOLDS, so that a photo's dice (one light, one throw) stay together."""
-    ranks: dict[object, int] = {}
-    out = []
-    for k, e in enumerate(examples):
-        key = e.photo if e.photo is not None else ("die", k)
-        out.append(ranks.setdefault(key, len(ranks)) % GATE_FOLDS)
-    return np.array(out, np.int64)
+def judged_dice(examples: Sequence[Example]) -> Judged:
+    """The examples as dice to read (adapt_gate.Judged): their eight views, or the crop as
+    cut eight times where the views were not kept (the mean of a view with itself is it)."""
+    views, probabilities = [], []
+    for e in examples:
+        if e.views is not None and e.view_probabilities is not None:
+            views.append(e.views)
+            probabilities.append(e.view_probabilities)
+            continue
+        first = e.first_view()
+        assert first is not None
+        views.append(np.repeat(first[1][None], VIEWS, axis=0))
+        probabilities.append(np.repeat(first[0][None], VIEWS, axis=0))
+    truth = np.array([e.value - 1 for e in examples], np.int64)
+    if not examples:
+        return Judged(np.zeros((0, VIEWS, 0)), np.zeros((0, VIEWS, CLASSES)), truth)
+    return Judged(np.stack(views), np.stack(probabilities), truth)
 
 
-def check_head(examples: Sequence[Example]) -> tuple[Gate, tuple[float, ...]]:
-    """The gate (module docstring) and, per example, the probability the reader gives its
-    value on a new photo: the setup's head fitted without the example's third of the
-    photos when the gate opens, else the shipped head's (NaN: no reading of it)."""
-    firsts = {k: f for k, e in enumerate(examples) if (f := e.first_view()) is not None}
-    shipped_sure = tuple(
-        float(firsts[k][0][e.value - 1]) if k in firsts else math.nan
-        for k, e in enumerate(examples)
-    )
-    folds = photo_folds(examples)
-    if not _can_judge(examples, folds, list(firsts)):
-        return Gate(len(firsts)), shipped_sure
-    adapted_sure = list(shipped_sure)
-    shipped_right = adapted_right = 0
-    for part in range(GATE_FOLDS):
-        delta = fit(
-            example_rows([e for e, f in zip(examples, folds, strict=True) if f != part]), LAMBDA
-        )
-        mine = [k for k in firsts if folds[k] == part]
-        shipped = np.stack([firsts[k][0] for k in mine]).astype(np.float64)
-        adapted = delta.apply(shipped, np.stack([firsts[k][1] for k in mine]))
-        truth = np.array([examples[k].value - 1 for k in mine])
-        shipped_right += int((shipped.argmax(axis=1) == truth).sum())
-        adapted_right += int((adapted.argmax(axis=1) == truth).sum())
-        for row, k in enumerate(mine):
-            adapted_sure[k] = float(adapted[row, truth[row]])
-    gate = Gate(len(firsts), shipped_right, adapted_right)
-    return gate, tuple(adapted_sure) if gate.opens else shipped_sure
+@dataclass(frozen=True)
+class FoldCheck:
+    """What `check_folds` found: the verdict, per example how sure a reader fitted without
+    its photo is of its value (the adapted head's when adopted, else the shipped head's;
+    NaN: no reading of it), and the head fitted on all the examples (None: too few)."""
+
+    verdict: Verdict
+    sureness: tuple[float, ...]
+    delta: Delta | None
 
 
-def _can_judge(examples: Sequence[Example], folds: np.ndarray, judged: list[int]) -> bool:
-    """At least GATE_MIN_PHOTOS photos, two faces, and read dice in every part."""
-    photos = {e.photo if e.photo is not None else ("die", k) for k, e in enumerate(examples)}
+def check_folds(examples: Sequence[Example], anchor: Judged | None = None) -> FoldCheck:
+    """The fold check of companion.vision.adapt_gate on the examples (held-back ones
+    already out), the no-forgetting sample `anchor` read by the head fitted on all."""
+    readable = [k for k, e in enumerate(examples) if e.first_view() is not None]
+    judged = [k for k in readable if examples[k].probabilities is not None]
+    shipped_sure = [math.nan] * len(examples)
+    for k in readable:
+        first = examples[k].first_view()
+        assert first is not None
+        shipped_sure[k] = float(first[0][examples[k].value - 1])
+    photos = [e.photo if e.photo is not None else ("die", k) for k, e in enumerate(examples)]
     faces = {examples[k].value for k in judged}
-    parts = set(folds[judged].tolist()) if judged else set()
-    return len(photos) >= GATE_MIN_PHOTOS and len(faces) >= 2 and len(parts) == GATE_FOLDS
+    if len(set(photos)) < GATE_MIN_PHOTOS or len(faces) < 2:
+        return FoldCheck(Verdict(dice=len(judged)), tuple(shipped_sure), None)
+    folds = fold_of_photos(photos, min(len(set(photos)), MAX_FOLDS))
+    dice = judged_dice([examples[k] for k in readable])
+    is_judged = np.array([examples[k].probabilities is not None for k in readable])
+    part_of = folds[readable]
+    shipped_errors = dice.errors(None)
+    adapted_errors = np.zeros(len(readable), bool)
+    adapted_sure = list(shipped_sure)
+    for part in range(int(folds.max()) + 1):
+        rest = [e for e, f in zip(examples, folds, strict=True) if f != part]
+        delta = fit(example_rows(rest), LAMBDA)
+        rows = np.flatnonzero(part_of == part)
+        mine = dice.subset(rows)
+        adapted_errors[rows] = mine.errors(delta)
+        firsts = delta.apply(mine.probabilities[:, 0], mine.views[:, 0])
+        for j, row in enumerate(rows):
+            adapted_sure[readable[row]] = float(firsts[j, dice.truth[row]])
+    count = int(folds.max()) + 1
+    per_fold = (
+        np.bincount(part_of[is_judged], shipped_errors[is_judged], count),
+        np.bincount(part_of[is_judged], adapted_errors[is_judged], count),
+    )
+    full = fit(example_rows(examples), LAMBDA)
+    checked = None
+    if anchor is not None and len(anchor):
+        checked = (len(anchor), int(anchor.errors(None).sum()), int(anchor.errors(full).sum()))
+    verdict = replace(decide(*per_fold, checked), dice=int(is_judged.sum()))
+    return FoldCheck(verdict, tuple(adapted_sure if verdict.adopted else shipped_sure), full)
 
 
 def leave_one_out(embeddings: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -425,15 +434,20 @@ class Adaptation:
     sureness: tuple[float, ...] = ()
 
 
-def adapt(examples: Sequence[Example], dice_set: DiceSet | None = None) -> Adaptation:
-    """Fit the setup's heads on its examples, the suspect ones held back."""
+def adapt(
+    examples: Sequence[Example], dice_set: DiceSet | None = None, anchor: Judged | None = None
+) -> Adaptation:
+    """Fit the setup's heads on its examples, the suspect ones held back; the value head
+    reads only when the fold check adopts it (companion.vision.adapt_gate), `anchor` the
+    no-forgetting sample (None: not checked)."""
     held = held_back(examples)
     skip = set(held)
     used = [e for k, e in enumerate(examples) if k not in skip]
-    gate, sure = check_head(used)
-    head = fit_value_head(used, gate)
+    check = check_folds(used, anchor)
+    delta = check.delta if check.verdict.adopted else None
+    head = ValueHead(delta, face_counts(used), check.verdict)
     adapted = adapted_dice_set(dice_set, used) if dice_set is not None else None
-    return Adaptation(head, adapted, own_colours(used), tuple(held), len(used), sure)
+    return Adaptation(head, adapted, own_colours(used), tuple(held), len(used), check.sureness)
 
 
 class AdaptedClassifier(PipClassifier):

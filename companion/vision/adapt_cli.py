@@ -59,6 +59,8 @@ def progress_lines(summary: SetupSummary) -> list[str]:
     """A bar per face and per die of the set: how sure the reader is of such a die."""
     lines = [f"{summary.setup}: learnt from {summary.used} confirmed dice"
              + (f", {len(summary.held)} held back for a look" if summary.held else "")]  # fmt: skip
+    if summary.verdict:
+        lines.append(f" {summary.verdict}")
     lines.append(" each face:")
     for k, (count, sure) in enumerate(zip(summary.faces, summary.face_sureness, strict=True)):
         lines.append(bar(sure, count, f"face {k + 1}"))

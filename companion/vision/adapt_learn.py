@@ -11,8 +11,12 @@ read with them.
   shipped head's reading after its second look, which the poisoning check weighs), its
   body colour measured, and stored;
 - `refresh()`: loads the setup's dice (their features made again from their crops where
-  another classifier made them, or the views were not kept), holds back the suspect ones
-  and fits the heads, in well under a second for 500 dice (bench/adapt_speed.py);
+  another classifier made them, or the views were not kept), holds back the suspect ones,
+  fits the heads and judges the value head by the fold check (companion.vision.adapt_gate,
+  with the no-forgetting sample of companion.vision.adapt_anchor), then writes the head
+  and its verdict beside the setup (companion.vision.adapt_files), in about a second for
+  500 dice (bench/adapt_speed.py);
+- `saved()`: what the last refresh wrote (a restart reads with it before refitting);
 - `reader(base)`: the base DiceReader's finder with the adapted classifier and the setup's
   own dice colours.
 
@@ -27,11 +31,22 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import cv2
 import numpy as np
 
-from companion.vision.adapt import FACES, VIEWS, Adaptation, AdaptedClassifier, adapt
+from companion.vision.adapt import (
+    FACES,
+    VIEWS,
+    Adaptation,
+    AdaptedClassifier,
+    OwnColours,
+    adapt,
+)
+from companion.vision.adapt_anchor import anchor_dice, read_anchor
+from companion.vision.adapt_files import SavedHead, load_head, save_head
+from companion.vision.adapt_gate import Judged
 from companion.vision.adapt_store import (
     CROP_SIZE,
     NewExample,
@@ -172,9 +187,13 @@ class SetupSummary:
     set_dice: tuple[int, ...]
     set_die_sureness: tuple[float, ...]
     set_colours: tuple[str, ...]
+    adopted: bool = False
+    verdict: str = ""
 
     def to_json(self) -> dict[str, object]:
         return {
+            "adopted": self.adopted,
+            "verdict": self.verdict,
             "setup": self.setup,
             "stored": self.stored,
             "used": self.used,
@@ -214,14 +233,39 @@ class SetupLearner:
         setup: str,
         classifier: PipClassifier,
         dice_set: DiceSet | None = None,
+        anchor_dir: Path | None = None,
     ) -> None:
         self.store = store
         self.setup = setup
         self.classifier = classifier
         self.dice_set = dice_set
+        self.anchor_dir = anchor_dir  # the no-forgetting sample's folder (None: the models')
         self._lock = threading.RLock()
+        self._anchor: tuple[str, Judged | None] | None = None
         self.stored: list[StoredExample] = []
         self.adaptation: Adaptation | None = None
+
+    @property
+    def folder(self) -> Path:
+        """Where the setup's crops and its adapted head lie."""
+        return self.store.crops_dir / self.setup
+
+    def anchor(self) -> Judged | None:
+        """The no-forgetting sample as this classifier reads it (made once per classifier;
+        None when the sample's files are not there)."""
+        key = model_key(self.classifier)
+        if self._anchor is None or self._anchor[0] != key:
+            crops, values = read_anchor(self.anchor_dir)
+            judged = None
+            if crops:
+                made = crop_features(self.classifier, model_crops(self.classifier, crops))
+                judged = anchor_dice(made.views, made.view_probabilities, values)
+            self._anchor = (key, judged)
+        return self._anchor[1]
+
+    def saved(self) -> SavedHead | None:
+        """The head and verdict the last refresh wrote for this classifier (None: none)."""
+        return load_head(self.folder, self.classifier)
 
     def record(
         self,
@@ -243,8 +287,11 @@ class SetupLearner:
         with self._lock:
             stored = self.store.examples(self.setup)
             stored = self._embedded_now(stored)
-            adaptation = adapt([s.example for s in stored], self.dice_set)
+            adaptation = adapt([s.example for s in stored], self.dice_set, self.anchor())
             self.stored, self.adaptation = stored, adaptation
+            if stored:  # a forgotten setup leaves nothing behind (delete_setup)
+                save_head(self.folder, self.setup, adaptation.head, self.classifier)
+        logger.info("setup %s: %s", self.setup, adaptation.head.gate.words())
         return adaptation
 
     def _embedded_now(self, stored: list[StoredExample]) -> list[StoredExample]:
@@ -274,10 +321,26 @@ class SetupLearner:
         return [s for s in self.store.examples(self.setup) if s.example_id not in missing]
 
     def reader(self, base: DiceReader) -> DiceReader:
-        """`base`'s finder with this setup's classifier and dice colours (refresh first)."""
-        adaptation = self.adaptation or self.refresh()
+        """`base`'s finder with this setup's classifier and dice colours: the last
+        refresh's, else the saved head (a restart), else refresh first."""
+        adaptation = self.current()
         classifier = AdaptedClassifier(base.classifier, adaptation.head)
         return DiceReader(base.finder, classifier, adaptation.dice_set or base.dice_set)
+
+    def current(self) -> Adaptation:
+        """The last refresh's adaptation, else the saved head's (a restart), else a refresh."""
+        return self.adaptation or self.from_saved() or self.refresh()
+
+    def reader_classifier(self) -> AdaptedClassifier:
+        """This setup's classifier over the learner's own (`current`'s head)."""
+        return AdaptedClassifier(self.classifier, self.current().head)
+
+    def from_saved(self) -> Adaptation | None:
+        """The saved head as an Adaptation (no colours, nothing held: a refresh adds them)."""
+        saved = self.saved()
+        if saved is None:
+            return None
+        return Adaptation(saved.head, None, OwnColours(), (), saved.head.examples)
 
     def summary(self) -> SetupSummary:
         """Counts and sureness per face and per set die (refresh first when never done)."""
@@ -304,4 +367,6 @@ class SetupLearner:
             tuple(len(group) for group in by_die),
             tuple(_mean_sureness(group) for group in by_die),
             colours,
+            adaptation.head.active,
+            adaptation.head.gate.words(),
         )

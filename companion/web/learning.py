@@ -135,6 +135,7 @@ class Learning:
         self._outcomes: dict[str, deque[tuple[float, bool]]] = {}
         self._snapshots: dict[str, TeachSnapshot] = {}
         self._learnt: dict[str, int] = {}  # per setup: confirmed dice used at its last refresh
+        self._verdicts: dict[str, dict[str, object]] = {}  # per setup: its fold check's verdict
         self._asked: set[str] = set()  # setups whose first refresh the camera panel asked for
         self._tasks: set[asyncio.Task[list[int]]] = set()
         self._runtime: CameraRuntime | None = None
@@ -178,6 +179,7 @@ class Learning:
         return {
             "setup": setup,
             "learnt": self._learnt.get(setup),
+            "verdict": self._verdicts.get(setup),
             "rolls_last_hour": rolls,
             "share_without_tap": round(share, 3),
         }
@@ -282,6 +284,7 @@ class Learning:
 
     def _count(self, setup: str, adaptation: Adaptation) -> None:
         self._learnt[setup] = adaptation.used
+        self._verdicts[setup] = adaptation.head.gate.to_json()  # adapt_gate.Verdict
 
     # -- refreshing -----------------------------------------------------------------------
     def refresh_soon(self, setup: str) -> None:

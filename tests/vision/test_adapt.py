@@ -14,7 +14,7 @@ from companion.vision.adapt import (
     Example,
     adapt,
     adapted_dice_set,
-    check_head,
+    check_folds,
     example_rows,
     fit_value_head,
     held_back,
@@ -66,9 +66,11 @@ def test_the_setup_corrects_a_face_the_shipped_head_misreads() -> None:
     """The shipped head reads this setup's 1s as 2s; ten confirmed 1s teach it."""
     taught = examples_of([1] * 10 + [2] * 10, read_as={1: 2})
     adaptation = adapt(taught)
-    assert adaptation.head.active  # it read more left-out dice right than the shipped head
+    assert adaptation.head.active  # fewer errors on left-out photos, by the sign test
     gate = adaptation.head.gate
-    assert gate.dice == 20 and gate.shipped_right == 10 and gate.adapted_right > 10
+    assert gate.adopted and gate.reason == "adopted"
+    assert gate.dice == 20 and gate.folds == 20 and gate.shipped_errors == 10
+    assert gate.adapted_errors < 10 and gate.wins >= 5 and gate.p_value <= gate.alpha
     rng = np.random.default_rng(7)
     new_one = face_vector(1, rng)[None]
     cold = shipped(2)[None]  # the shipped head misreads it again
@@ -142,13 +144,14 @@ def test_each_view_of_a_die_is_a_row_until_the_rows_run_out() -> None:
 
 def test_the_shipped_head_keeps_reading_where_the_setup_head_has_nothing_to_add() -> None:
     # the shipped head reads this setup right: the setup's head cannot read more right
-    gate, sure = check_head(examples_of([1] * 10 + [2] * 10))
-    assert not gate.opens and gate.shipped_right == 20
+    check = check_folds(examples_of([1] * 10 + [2] * 10))
+    assert not check.verdict.adopted and check.verdict.shipped_errors == 0
+    assert check.verdict.reason == "no_gain" and "no fewer errors" in check.verdict.words()
     assert not adapt(examples_of([1] * 10 + [2] * 10)).head.active
-    assert np.allclose(sure, 0.8)  # the shipped head's own probability of each value
-    # too few photos to judge by
-    few = examples_of([1, 2], read_as={1: 2})
-    assert not check_head(few)[0].opens and not adapt(few).head.active
+    assert np.allclose(check.sureness, 0.8)  # the shipped head's own probability of each value
+    # too few photos to judge by: the sign test could not pass on four folds
+    few = examples_of([1, 2, 1, 2], read_as={1: 2})
+    assert check_folds(few).verdict.reason == "too_few" and not adapt(few).head.active
 
 
 def test_a_wrong_tap_is_held_back_and_a_kept_one_is_not() -> None:

@@ -292,6 +292,7 @@ def test_adapting_five_hundred_dice_takes_no_model_call(
     assert adaptation.used + len(adaptation.held) == 500
     assert adaptation.head.examples == adaptation.used
     assert adaptation.head.gate.dice == adaptation.used
+    assert adaptation.head.gate.folds == 25  # every photo left out once, in at most 25 folds
 
 
 def test_the_head_bench_reads_as_the_adapted_classifier(

@@ -235,6 +235,9 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
     assert learning.status("kitchen") == {
         "setup": "kitchen",
         "learnt": again.adaptation.used,
+        "verdict": again.adaptation.head.gate.to_json(),  # the fold check's, for the panel
         "rolls_last_hour": 2,
         "share_without_tap": 1.0,
     }
+    # the shipped classifier reads these dice right: nothing to gain, the shipped head reads
+    assert not again.adaptation.head.gate.adopted and not again.adaptation.head.active

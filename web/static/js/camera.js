@@ -280,7 +280,9 @@
     el.textContent = `The camera learnt ${learning.setup} from ${learnt} confirmed dice` +
       (learning.rolls_last_hour
         ? ` · ${Math.round(100 * learning.share_without_tap)} % of the last hour's ${learning.rolls_last_hour} camera rolls went in without a tap`
-        : " · no camera roll in the last hour");
+        : " · no camera roll in the last hour") +
+      (learning.verdict ? ` · ${learning.verdict.adopted ? "reads with what it learnt" : "reads with the shipped models"}` : "");
+    el.title = learning.verdict ? learning.verdict.words : "";
   }
 
   // the demo camera waits until every player has a seat (or the host starts it)

@@ -68,6 +68,11 @@
       (s.held.length ? `, ${s.held.length} held back for a look` : "") +
       ` · ${body.rolls_last_hour} camera rolls in the last hour, ${Math.round(100 * body.share_without_tap)} % without a tap`;
     statusEl.dataset.used = String(s.used);
+    const verdictEl = document.getElementById("setup-verdict");
+    if (verdictEl) {
+      verdictEl.textContent = s.verdict;  // the fold check's decision and why (issue 24)
+      verdictEl.dataset.adopted = String(s.adopted);
+    }
     const faces = document.getElementById("face-bars");
     faces.replaceChildren(...s.faces.map((n, k) => bar(`face ${k + 1}`, s.face_sureness[k], n)));
     const dice = document.getElementById("die-bars");

@@ -1,0 +1,143 @@
+"""A setup's adapted reader on disk, beside the setup's crops (``setups/<setup>/adapted/``):
+the value head (``value_head.npz``: the seen faces and the weights the head adds to the
+shipped final layer, companion.vision.adapt_fit.Delta) and its manifest
+(``value_head.json``: what it is, the classifier it adapts by name, version and sha256,
+the embedding width, the labels, the face counts, the fold check's verdict, and the
+sha256 of the .npz). A refused head leaves a manifest with ``"head": null`` and its
+verdict, so a restart shows why the shipped reader reads.
+
+Why a head file and not an adapted ONNX classifier: the app runs without torch and without
+the ``onnx`` package (a test and training extra), so it cannot write a graph; the head is
+one N x 96 by 96 x 6 product on the shipped classifier's own embedding output, applied by
+companion.vision.adapt.AdaptedClassifier to the shipped ONNX session. The shipped models
+are never written.
+
+`load_head` checks the manifest as companion.vision.model checks a model's: the file's
+sha256, the classifier it was fitted for (another classifier: stale, None, refitted by the
+next refresh), the weights' shape against the embedding width; a damaged file raises
+ModelError naming the file and the field."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from companion.vision.adapt import FACES, ValueHead
+from companion.vision.adapt_fit import Delta
+from companion.vision.adapt_gate import Verdict
+from companion.vision.classifier import PipClassifier
+from companion.vision.model import ModelError, sha256_of
+
+ADAPTED_DIR = "adapted"
+HEAD_FILE = "value_head.npz"
+MANIFEST_FILE = "value_head.json"
+NAME = "setup_value_head"
+VERSION = "1"
+
+
+@dataclass(frozen=True)
+class SavedHead:
+    """What a restart finds: the head (inactive when refused) and its verdict."""
+
+    head: ValueHead
+    verdict: Verdict
+
+
+def _classifier_of(classifier: PipClassifier) -> dict[str, object]:
+    manifest = classifier.model.manifest
+    return {"name": manifest.name, "version": manifest.version, "sha256": manifest.sha256}
+
+
+def embedding_width(classifier: PipClassifier) -> int:
+    """The classifier's embedding width as its manifest declares it (-1: not declared)."""
+    shape = classifier.model.manifest.output_shapes.get("embedding")
+    last = shape[-1] if shape else -1
+    return last if isinstance(last, int) else -1
+
+
+def save_head(folder: Path, setup: str, head: ValueHead, classifier: PipClassifier) -> Path:
+    """Write the head (when active) and its manifest into ``folder/adapted``; returns the
+    manifest's path. The .npz is written first, the manifest last (atomically), so a
+    manifest never names a missing or older file."""
+    out = Path(folder) / ADAPTED_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, object] = {
+        "name": NAME,
+        "version": VERSION,
+        "task": "the setup's value head on the pip classifier's embedding (issue 24)",
+        "setup": setup,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "derived_from": _classifier_of(classifier),
+        "labels": list(classifier.model.manifest.labels),
+        "counts": [int(c) for c in head.counts],
+        "verdict": head.gate.to_json(),
+        "head": None,
+    }
+    if head.delta is not None:
+        buffer = io.BytesIO()
+        np.savez(buffer, seen=np.array(head.delta.seen, np.int64), weights=head.delta.weights)
+        _replace(out / HEAD_FILE, buffer.getvalue())
+        manifest["head"] = {
+            "file": HEAD_FILE,
+            "seen": list(head.delta.seen),
+            "shape": list(head.delta.weights.shape),
+            "sha256": sha256_of(out / HEAD_FILE),
+        }
+    else:
+        (out / HEAD_FILE).unlink(missing_ok=True)
+    _replace(out / MANIFEST_FILE, (json.dumps(manifest, indent=1) + "\n").encode())
+    return out / MANIFEST_FILE
+
+
+def _replace(path: Path, data: bytes) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+
+
+def load_head(folder: Path, classifier: PipClassifier) -> SavedHead | None:
+    """The saved head for this classifier (module docstring); None when none is saved or
+    it was fitted for another classifier."""
+    path = Path(folder) / ADAPTED_DIR / MANIFEST_FILE
+    if not path.is_file():
+        return None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        verdict = Verdict.from_json(raw["verdict"])
+        derived = raw["derived_from"]["sha256"]
+        counts = np.array(raw["counts"], np.int64)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelError(f"{path}: malformed adapted-head manifest ({exc!r})") from exc
+    if raw.get("name") != NAME or len(counts) != FACES:
+        raise ModelError(f"{path}: not a {NAME} manifest (name, counts)")
+    if derived != classifier.model.manifest.sha256:
+        return None  # fitted for another classifier: the next refresh fits it again
+    spec = raw.get("head")
+    if spec is None:
+        return SavedHead(ValueHead(None, counts, verdict), verdict)
+    delta = _delta(path, spec, embedding_width(classifier))
+    return SavedHead(ValueHead(delta, counts, verdict), verdict)
+
+
+def _delta(manifest_path: Path, spec: dict[str, object], width: int) -> Delta:
+    head_path = manifest_path.parent / str(spec.get("file", HEAD_FILE))
+    if not head_path.is_file():
+        raise ModelError(f"{head_path}: adapted head file not found")
+    if sha256_of(head_path) != spec.get("sha256"):
+        raise ModelError(f"{head_path}: sha256 does not match the manifest's 'head.sha256'")
+    with np.load(head_path) as data:
+        seen = tuple(int(c) for c in data["seen"])
+        weights = np.asarray(data["weights"], np.float64)
+    if list(seen) != spec.get("seen") or list(weights.shape) != spec.get("shape"):
+        raise ModelError(f"{head_path}: 'head.seen' or 'head.shape' does not match the file")
+    if weights.shape != (len(seen), width + 1):
+        raise ModelError(
+            f"{head_path}: weights {weights.shape} do not fit embedding width {width} "
+            f"('head.shape')"
+        )
+    return Delta(seen, weights)

@@ -1,0 +1,185 @@
+"""Whether a setup's adapted reader may read in place of the shipped one (issue 24): a
+k-fold check by photo, a one-sided sign test over the folds, and a check that it does not
+forget what the shipped reader reads right elsewhere.
+
+**The folds.** The setup's confirmed photos, in the order first seen, go round-robin into
+k = min(photos, MAX_FOLDS) folds, so every photo is left out exactly once (with up to
+MAX_FOLDS photos, each fold is one photo). For each fold the value head is fitted on the
+other folds' dice (companion.vision.adapt_fit, the same fit the reader gets) and reads the
+left-out dice as the camera would: the crop as cut, and the mean of its eight symmetric
+views where the top probability is under the second-look threshold. The shipped head reads
+the same dice. An error is a die not read as its confirmed value (misread, or read
+"unreadable": then the camera flags or drops it). Dice the host added (the finder missed
+them; no camera reading) train the head but are not judged: with the finder unchanged they
+are missed by both readers alike, and so are the false dice the host removed.
+
+**The sign test.** Per fold, the shipped errors minus the adapted ones: a fold the adapted
+head reads with fewer errors is a win, with more a loss, ties say nothing. Under "the
+adapted head is no better", wins among the untied folds are Binomial(n, 1/2); the head is
+adopted only when its errors over all folds are fewer and P(X >= wins) <= SIGN_ALPHA
+(one-sided, 0.05). So at least five untied folds, all won, or 9 of 10, 15 of 20 ...
+(the old check, 151 vs 149 right on three folds, would not pass).
+
+**No forgetting.** The head fitted on all the setup's dice reads a fixed sample of dice
+from the calibration parts (photos the shipped models were not trained on, of other tables:
+models/adapt_anchor.*, companion.vision.adapt_anchor) with no more errors than the shipped
+head reads them with. Without a sample (unit tests on literal embeddings) this check is
+not made, and the verdict says so.
+
+Pure numpy, no I/O."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from companion.vision.adapt_fit import Delta
+
+SIGN_ALPHA = 0.05
+MAX_FOLDS = 25
+SECOND_LOOK_BELOW = 0.7  # the shipped classifier's second-look threshold (its min_confidence)
+# why a head is or is not adopted, in the words the host's page and the CLI show
+REASONS = {
+    "adopted": "the adapted reader made fewer errors on left-out photos, by a margin the "
+    "sign test supports, and reads other tables' dice no worse",
+    "too_few": "too few confirmed photos or faces to judge an adapted reader",
+    "no_gain": "the adapted reader made no fewer errors on left-out photos than the shipped one",
+    "not_significant": "the adapted reader's gain on left-out photos is too small for the sign test",
+    "forgets": "the adapted reader reads other tables' dice worse than the shipped one",
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The check's figures and its decision: folds, dice judged, errors of each reader on
+    the left-out photos, the folds won and lost by the adapted head, the sign test's
+    p-value at ``alpha``, and the no-forgetting sample's dice and errors (0 dice: not
+    checked)."""
+
+    reason: str = "too_few"
+    folds: int = 0
+    dice: int = 0
+    shipped_errors: int = 0
+    adapted_errors: int = 0
+    wins: int = 0
+    losses: int = 0
+    p_value: float = 1.0
+    alpha: float = SIGN_ALPHA
+    anchor_dice: int = 0
+    anchor_shipped_errors: int = 0
+    anchor_adapted_errors: int = 0
+
+    @property
+    def adopted(self) -> bool:
+        return self.reason == "adopted"
+
+    def words(self) -> str:
+        """One line for the host: the decision, why, and the figures behind it."""
+        head = "adapted reader adopted" if self.adopted else "the shipped reader stays"
+        figures = (
+            f"left-out photos ({self.folds} folds, {self.dice} dice): {self.adapted_errors} "
+            f"errors adapted against {self.shipped_errors} shipped, {self.wins} folds won, "
+            f"{self.losses} lost, sign test p = {self.p_value:.3f} (alpha {self.alpha})"
+        )
+        anchor = (
+            f"; other tables' dice: {self.anchor_adapted_errors} errors against "
+            f"{self.anchor_shipped_errors} of {self.anchor_dice}"
+            if self.anchor_dice
+            else "; other tables' dice not checked"
+        )
+        return f"{head}: {REASONS[self.reason]} ({figures}{anchor})"
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = asdict(self)
+        out["adopted"] = self.adopted
+        out["words"] = self.words()
+        return out
+
+    @classmethod
+    def from_json(cls, raw: dict[str, object]) -> Verdict:
+        fields = {k: raw[k] for k in cls.__dataclass_fields__ if k in raw}
+        verdict = cls(**fields)  # type: ignore[arg-type]
+        if verdict.reason not in REASONS:
+            raise ValueError(f"verdict reason {verdict.reason!r} is not one of {sorted(REASONS)}")
+        return verdict
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """One-sided sign test: P(X >= wins), X ~ Binomial(wins + losses, 1/2) (1.0 with no
+    untied fold)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    return sum(math.comb(n, i) for i in range(wins, n + 1)) / 2**n
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Dice to read: per die its views' embeddings (N x V x D, the first the crop as cut)
+    and shipped probabilities (N x V x 7), and its confirmed class 0..5."""
+
+    views: np.ndarray
+    probabilities: np.ndarray
+    truth: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.truth)
+
+    def reads(
+        self, delta: Delta | None, second_look_below: float = SECOND_LOOK_BELOW
+    ) -> np.ndarray:
+        """N x 7: each die as the reader reads it (the crop, or its views' mean when unsure),
+        with the head's delta applied (None: the shipped head)."""
+        n, v, width = self.probabilities.shape
+        flat = self.probabilities.reshape(n * v, width)
+        if delta is not None and n:
+            flat = delta.apply(flat, self.views.reshape(n * v, -1))
+        per_view = flat.reshape(n, v, width)
+        out = np.array(per_view[:, 0], np.float64, copy=True)
+        unsure = out.max(axis=1) < second_look_below
+        out[unsure] = per_view[unsure].mean(axis=1)
+        return out
+
+    def errors(
+        self, delta: Delta | None, second_look_below: float = SECOND_LOOK_BELOW
+    ) -> np.ndarray:
+        """N booleans: read as something else than its confirmed value."""
+        if not len(self):
+            return np.zeros(0, bool)
+        return np.asarray(self.reads(delta, second_look_below).argmax(axis=1) != self.truth)
+
+    def subset(self, rows: np.ndarray) -> Judged:
+        return Judged(self.views[rows], self.probabilities[rows], self.truth[rows])
+
+
+def fold_of_photos(photos: Sequence[object], folds: int) -> np.ndarray:
+    """Per item its fold 0..folds-1: its photo's rank (first seen first) modulo folds."""
+    ranks: dict[object, int] = {}
+    return np.array([ranks.setdefault(p, len(ranks)) % folds for p in photos], np.int64)
+
+
+def decide(
+    shipped: np.ndarray, adapted: np.ndarray, anchor: tuple[int, int, int] | None
+) -> Verdict:
+    """The verdict from per-fold error counts of each reader (K each) and the no-forgetting
+    sample's (dice, shipped errors, adapted errors), None when not checked."""
+    wins = int((adapted < shipped).sum())
+    losses = int((adapted > shipped).sum())
+    p = sign_test(wins, losses)
+    shipped_total, adapted_total = int(shipped.sum()), int(adapted.sum())
+    dice, anchor_shipped, anchor_adapted = anchor or (0, 0, 0)
+    if adapted_total >= shipped_total:
+        reason = "no_gain"
+    elif p > SIGN_ALPHA:
+        reason = "not_significant"
+    elif anchor is not None and anchor_adapted > anchor_shipped:
+        reason = "forgets"
+    else:
+        reason = "adopted"
+    return Verdict(
+        reason, len(shipped), 0, shipped_total, adapted_total, wins, losses, round(p, 6),
+        SIGN_ALPHA, dice, anchor_shipped, anchor_adapted,
+    )  # fmt: skip

@@ -1,0 +1,190 @@
+"""The fold check that decides whether a setup's adapted reader reads (issue 24), end to
+end with the real pip classifier (onnxruntime), a real SQLite store and the shipped
+no-forgetting sample (models/adapt_anchor.*): a setup whose dice the shipped classifier
+misreads is adopted on its left-out photos; a setup of random wrong labels is refused; the
+head and its verdict are written with a manifest the load checks pass, and a restart
+reads with them before any refit.
+
+The fixture is tests/fixtures/adapt (see tests/vision/test_adapt_reader.py): the 256 crops
+of tomitomi-dish-crops' validation blocks, no model's training data; this camera's black
+die shows its 1 and 2 so that classifier 1.3 misreads them."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.adapt_anchor import read_anchor
+from companion.vision.adapt_files import ADAPTED_DIR, HEAD_FILE, MANIFEST_FILE, load_head
+from companion.vision.adapt_gate import SIGN_ALPHA, Verdict, decide, sign_test
+from companion.vision.adapt_learn import ConfirmedDie, SetupLearner
+from companion.vision.adapt_store import SetupStore
+from companion.vision.classifier import PipClassifier
+from companion.vision.model import ModelError
+from companion.vision.types import DieBox
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt"
+CELL = 48
+COLUMNS = 16
+
+Mosaic = tuple[np.ndarray, list[DieBox], np.ndarray]
+
+
+@pytest.fixture(scope="module")
+def classifier() -> PipClassifier:
+    return PipClassifier.load()
+
+
+@pytest.fixture(scope="module")
+def mosaic(classifier: PipClassifier) -> Mosaic:
+    image = cv2.imread(str(FIXTURE / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
+    assert image is not None
+    with open(FIXTURE / "labels.csv", newline="", encoding="utf-8") as handle:
+        values = np.array([int(row["value"]) for row in csv.DictReader(handle)])
+    side = CELL / classifier.margin
+    boxes = [
+        DieBox((k % COLUMNS) * CELL + CELL / 2, (k // COLUMNS) * CELL + CELL / 2, side, side)
+        for k in range(len(values))
+    ]
+    return image, boxes, values
+
+
+def taught(
+    tmp_path: Path, classifier: PipClassifier, mosaic: Mosaic, values: np.ndarray
+) -> SetupLearner:
+    """A setup that confirmed the even cells with `values`, each cell a photo of its own."""
+    image, boxes, _ = mosaic
+    learner = SetupLearner(SetupStore(tmp_path), "kitchen", classifier)
+    for k in range(0, len(boxes), 2):
+        learner.record(image, [ConfirmedDie(boxes[k], int(values[k]))], photo=f"cell {k}")
+    return learner
+
+
+def read_values(classifier: PipClassifier, mosaic: Mosaic, cells: range) -> list[int | None]:
+    image, boxes, _ = mosaic
+    return [value for value, _, _ in classifier.read(image, [boxes[k] for k in cells])]
+
+
+@pytest.mark.parametrize(
+    ("wins", "losses", "p"),
+    [(0, 0, 1.0), (5, 0, 1 / 32), (4, 0, 1 / 16), (9, 1, 11 / 1024), (3, 4, 99 / 128)],
+)
+def test_the_sign_test_is_one_sided_over_untied_folds(wins: int, losses: int, p: float) -> None:
+    assert sign_test(wins, losses) == pytest.approx(p)
+
+
+@pytest.mark.parametrize(
+    ("shipped", "adapted", "anchor", "reason"),
+    [
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], (200, 10, 10), "adopted"),
+        ([1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 0, 0], (200, 10, 10), "not_significant"),  # 4 wins
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 6], (200, 10, 10), "no_gain"),
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], (200, 10, 11), "forgets"),
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], None, "adopted"),  # no sample: not checked
+    ],
+)
+def test_the_verdict_needs_fewer_errors_the_sign_test_and_no_forgetting(
+    shipped: list[int], adapted: list[int], anchor: tuple[int, int, int] | None, reason: str
+) -> None:
+    verdict = decide(np.array(shipped), np.array(adapted), anchor)
+    assert verdict.reason == reason and verdict.adopted == (reason == "adopted")
+    assert Verdict.from_json(json.loads(json.dumps(verdict.to_json()))) == verdict
+
+
+def test_the_no_forgetting_sample_ships_beside_the_models() -> None:
+    crops, values = read_anchor()
+    assert len(crops) == len(values) >= 150 and set(values.tolist()) == {1, 2, 3, 4, 5, 6}
+    assert all(c.shape == (64, 64, 3) for c in crops)
+
+
+def test_a_setup_the_shipped_classifier_misreads_is_adopted_on_its_left_out_photos(
+    tmp_path: Path, classifier: PipClassifier, mosaic: Mosaic
+) -> None:
+    _, _, values = mosaic
+    learner = taught(tmp_path, classifier, mosaic, values)
+    verdict = learner.refresh().head.gate
+    assert verdict.shipped_errors >= 8, "the shipped classifier reads the fixture: re-choose it"
+    assert verdict.adopted, verdict.words()
+    assert verdict.folds == 25 and verdict.adapted_errors < verdict.shipped_errors
+    assert verdict.p_value <= SIGN_ALPHA and verdict.wins >= 5
+    assert verdict.anchor_dice == len(read_anchor()[1])  # checked on other tables' dice
+    assert verdict.anchor_adapted_errors <= verdict.anchor_shipped_errors
+    summary = learner.summary()
+    assert summary.adopted and summary.verdict.startswith("adapted reader adopted")
+
+
+def test_a_setup_of_random_wrong_labels_is_refused_and_reads_as_cold(
+    tmp_path: Path, classifier: PipClassifier, mosaic: Mosaic
+) -> None:
+    _, _, values = mosaic
+    wrong = np.random.default_rng(24).integers(1, 7, len(values))
+    learner = taught(tmp_path, classifier, mosaic, wrong)
+    adaptation = learner.refresh()
+    assert not adaptation.head.gate.adopted and not adaptation.head.active
+    assert adaptation.head.gate.reason in ("no_gain", "not_significant", "forgets")
+    assert "the shipped reader stays" in learner.summary().verdict
+    image, boxes, _ = mosaic
+    read = [boxes[k] for k in range(1, len(boxes), 2)]
+    adapted = learner.reader_classifier().classify(image, read)
+    cold = classifier.classify(image, read)
+    assert np.array_equal(adapted.probabilities, cold.probabilities)
+
+
+def test_the_adapted_head_is_written_with_a_manifest_the_load_checks_pass(
+    tmp_path: Path, classifier: PipClassifier, mosaic: Mosaic
+) -> None:
+    _, _, values = mosaic
+    learner = taught(tmp_path, classifier, mosaic, values)
+    head = learner.refresh().head
+    folder = learner.folder / ADAPTED_DIR
+    manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+    assert manifest["derived_from"]["sha256"] == classifier.model.manifest.sha256
+    assert manifest["verdict"]["adopted"] and manifest["head"]["shape"] == [6, 97]
+    saved = load_head(learner.folder, classifier)
+    assert saved is not None and saved.verdict == head.gate
+    assert saved.head.delta is not None and head.delta is not None
+    assert np.array_equal(saved.head.delta.weights, head.delta.weights)
+    # a damaged head file fails its check, naming the file
+    (folder / HEAD_FILE).write_bytes((folder / HEAD_FILE).read_bytes()[:-8])
+    with pytest.raises(ModelError, match=HEAD_FILE):
+        load_head(learner.folder, classifier)
+
+
+def test_a_head_fitted_for_another_classifier_is_not_read(
+    tmp_path: Path, classifier: PipClassifier, mosaic: Mosaic
+) -> None:
+    _, _, values = mosaic
+    learner = taught(tmp_path, classifier, mosaic, values)
+    learner.refresh()
+    path = learner.folder / ADAPTED_DIR / MANIFEST_FILE
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["derived_from"]["sha256"] = "0" * 64
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert load_head(learner.folder, classifier) is None
+
+
+@pytest.mark.parametrize("labels", ["right", "random"])
+def test_a_restart_keeps_the_adapted_reader_and_its_verdict(
+    tmp_path: Path, classifier: PipClassifier, mosaic: Mosaic, labels: str
+) -> None:
+    _, _, values = mosaic
+    confirmed = values if labels == "right" else np.random.default_rng(24).integers(1, 7, 256)
+    learner = taught(tmp_path, classifier, mosaic, confirmed)
+    before = learner.refresh().head
+    cells = range(1, 256, 2)
+    read_before = read_values(learner.reader_classifier(), mosaic, cells)
+    learner.store.close()
+
+    again = SetupLearner(SetupStore(tmp_path), "kitchen", classifier)  # a new process
+    saved = again.saved()
+    assert saved is not None and saved.verdict == before.gate
+    assert saved.head.active == before.active == (labels == "right")
+    assert read_values(again.reader_classifier(), mosaic, cells) == read_before
+    assert again.adaptation is None  # read with what was saved, no refit
+    if labels == "right":
+        assert read_before != read_values(classifier, mosaic, cells)  # it reads adapted
