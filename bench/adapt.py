@@ -10,10 +10,16 @@ photos (by sorted name, as if those rolls had been confirmed: the dice the pipel
 there, with their labelled values, and the labelled dice it missed where the labels put
 them, as a host adds them), then read the rest with the adapted reader
 (companion.vision.adapt_learn; the pipeline's finder, the classifier with the setup's
-value head, companion.vision.adapt). Printed per K: value accuracy of the found dice,
-recall, and the share of the remaining photos that would go in without a tap and of those
-applied wrong (a die missed, misread or false); the same figures of the cold reader on the
-same photos beside them; the last line is ``adapted_value_accuracy_k25: X``.
+value head, companion.vision.adapt), judged by the fold check the app runs
+(companion.vision.adapt_gate: k-fold by photo over the K photos, a one-sided sign test,
+the shipped no-forgetting sample): a refused head reads as cold. Printed per K: value
+accuracy of the found dice, recall, false dice (and per 100 photos), and the share of the
+remaining photos that would go in without a tap and of those applied wrong (a die missed,
+misread or false); the same figures of the cold reader on the same photos beside them; the
+fold check's verdict; the adaptation's wall time (the taught dice's features through the
+classifier, and `adapt`, fold check included; the no-forgetting sample's features are made
+once per classifier, timed apart); whether adapted is no worse than cold on value
+accuracy, recall and rolls applied wrong. The last line is ``adapted_value_accuracy_k25: X``.
 
 Without a tap: the camera's own decision (companion.vision.confidence.decide_roll): as
 many dice found as labelled and the roll's calibrated confidence (the product of its dice's)
@@ -35,8 +41,10 @@ taps would; the figures then show what the held-back check (adapt.held_back) sav
 setup's own colours of the first K photos beside the shipped prototypes (each confirmed
 die a prototype of its name, adapt.OwnColours), strict and lenient
 (colour-alternatives.csv), against the hand labels.
---plot PNG draws the value-accuracy and without-a-tap curves of one or more runs' --json
-files (--plot OUT.png A.json B.json ...).
+--plot PNG draws value accuracy, recall, false dice per 100 photos and rolls applied wrong
+per 100 photos of one or more runs' --json files, adapted and cold (--plot OUT.png A.json
+B.json ...); an adopted K is drawn as a filled dot on the adapted line, a refused one as a
+ring.
 """
 
 from __future__ import annotations
@@ -62,7 +70,8 @@ from companion.vision.adapt import (
     adapt,
     own_colours,
 )
-from companion.vision.adapt_learn import ConfirmedDie, new_examples
+from companion.vision.adapt_gate import Judged
+from companion.vision.adapt_learn import ConfirmedDie, anchor_for, new_examples
 from companion.vision.adapt_store import NewExample
 from companion.vision.classifier import PipClassifier
 from companion.vision.colour import colour_readings, measure_die, name_colour
@@ -216,6 +225,13 @@ class Outcome:
             "recall": ratio(f.matched, f.labelled),
             "value_accuracy_of_found": ratio(f.right, f.matched),
             "misread": f.misread,
+            "missed": f.missed,
+            "false": f.false,
+            "false_per_100_photos": round(100 * f.false / max(1, self.photos), 2),
+            "errors": f.errors,
+            "applied_wrong_per_100_photos": round(
+                100 * self.applied_wrong / max(1, self.photos), 2
+            ),
             "applied_without_tap": ratio(self.applied, self.photos),
             "applied_wrong": self.applied_wrong,
         }
@@ -276,8 +292,22 @@ def adapted_readings(
     }
 
 
+def no_worse(adapted: dict[str, float | int], cold: dict[str, float | int]) -> bool:
+    """The issue's target: value accuracy, recall and rolls applied wrong no worse."""
+    return (
+        adapted["value_accuracy_of_found"] >= cold["value_accuracy_of_found"]
+        and adapted["recall"] >= cold["recall"]
+        and adapted["applied_wrong"] <= cold["applied_wrong"]
+    )
+
+
 def bench_shots(
-    run: Run, reader: DiceReader, shots: Sequence[int], poison: float, seed: int
+    run: Run,
+    reader: DiceReader,
+    shots: Sequence[int],
+    poison: float,
+    seed: int,
+    anchor: Judged | None,
 ) -> list[dict[str, object]]:
     rule = TapRule.of(reader.classifier)
     print(
@@ -291,25 +321,26 @@ def bench_shots(
         if not rest:
             print(f"K={k}: no photo left to read")
             continue
-        examples = poisoned(examples_of(run, reader.classifier, k), poison, seed)
         started = time.perf_counter()
-        adaptation = adapt(examples)
-        fit_ms = 1000 * (time.perf_counter() - started)
-        cold = outcome(run, rest, run.cold, rule)
-        adapted = outcome(run, rest, adapted_readings(run, reader, adaptation, rest), rule)
+        examples = poisoned(examples_of(run, reader.classifier, k), poison, seed)
+        features_s = time.perf_counter() - started
+        adaptation = adapt(examples, anchor=anchor)
+        adapt_s = time.perf_counter() - started
+        cold = outcome(run, rest, run.cold, rule).to_json()
+        adapted = outcome(
+            run, rest, adapted_readings(run, reader, adaptation, rest), rule
+        ).to_json()
         row = {
             "shots": k,
             "examples": len(examples),
             "held_back": len(adaptation.held),
             "head": adaptation.head.active,
-            "gate": [
-                adaptation.head.gate.shipped_right,
-                adaptation.head.gate.adapted_right,
-                adaptation.head.gate.dice,
-            ],  # fmt: skip
-            "fit_ms": round(fit_ms, 1),
-            "adapted": adapted.to_json(),
-            "cold": cold.to_json(),
+            "verdict": adaptation.head.gate.to_json(),
+            "features_s": round(features_s, 2),
+            "adapt_s": round(adapt_s, 2),
+            "no_worse": no_worse(adapted, cold),
+            "adapted": adapted,
+            "cold": cold,
         }
         print_row(row)
         results.append(row)
@@ -318,45 +349,55 @@ def bench_shots(
 
 def print_row(row: dict[str, object]) -> None:
     k = row["shots"]
-    a, c = row["adapted"], row["cold"]
-    assert isinstance(a, dict) and isinstance(c, dict)
-    gate = row["gate"]
-    assert isinstance(gate, list)
+    a, c, verdict = row["adapted"], row["cold"], row["verdict"]
+    assert isinstance(a, dict) and isinstance(c, dict) and isinstance(verdict, dict)
     print(
-        f"K={k}: {row['examples']} dice taught ({row['held_back']} held back; left-out "
-        f"photos' dice read right: shipped {gate[0]}, setup's head {gate[1]} of {gate[2]}, "
-        f"so {'the setup' if row['head'] else 'the shipped'} head reads; fit "
-        f"{row['fit_ms']} ms); remaining {a['photos']} photos / {a['dice']} dice"
+        f"K={k}: {row['examples']} dice taught ({row['held_back']} held back); adaptation "
+        f"{row['adapt_s']} s (features {row['features_s']} s); remaining {a['photos']} photos "
+        f"/ {a['dice']} dice\n  {verdict['words']}"
     )
     for name, figures in (("adapted", a), ("cold", c)):
         print(
             f"  {name:>7}: value accuracy of found {100 * figures['value_accuracy_of_found']:.2f} % "
-            f"({figures['misread']} misread), recall {100 * figures['recall']:.2f} %, "
-            f"without a tap {100 * figures['applied_without_tap']:.1f} % of photos, "
+            f"({figures['misread']} misread), recall {100 * figures['recall']:.2f} % "
+            f"({figures['missed']} missed), {figures['false']} false dice, without a tap "
+            f"{100 * figures['applied_without_tap']:.1f} % of photos, "
             f"{figures['applied_wrong']} of them wrong"
         )
-    for key in ("value_accuracy_of_found", "recall", "applied_without_tap", "applied_wrong"):
+    print(
+        f"  adapted no worse than cold (value accuracy, recall, applied wrong): {row['no_worse']}"
+    )
+    for key in (
+        "value_accuracy_of_found",
+        "recall",
+        "false",
+        "applied_without_tap",
+        "applied_wrong",
+    ):
         print(f"adapted_{key}_k{k}: {a[key]}")
         print(f"cold_{key}_k{k}: {c[key]}")
+    print(f"adopted_k{k}: {verdict['adopted']}")
+    print(f"adapt_seconds_k{k}: {row['adapt_s']}")
 
 
 def print_table(results: Sequence[dict[str, object]]) -> None:
     print(
         "| K | dice taught (held back) | photos / dice read | value accuracy of found, "
-        "adapted (cold) | recall, adapted (cold) | without a tap, adapted (cold) | "
-        "applied wrong, adapted (cold) |"
+        "adapted (cold) | recall, adapted (cold) | false dice, adapted (cold) | "
+        "applied wrong, adapted (cold) | fold check: errors adapted / shipped, folds won-lost, p "
+        "| verdict | adaptation s |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for row in results:
-        a, c = row["adapted"], row["cold"]
-        assert isinstance(a, dict) and isinstance(c, dict)
+        a, c, v = row["adapted"], row["cold"], row["verdict"]
+        assert isinstance(a, dict) and isinstance(c, dict) and isinstance(v, dict)
         print(
             f"| {row['shots']} | {row['examples']} ({row['held_back']}) | {a['photos']} / "
             f"{a['dice']} | {100 * a['value_accuracy_of_found']:.2f} % "
             f"({100 * c['value_accuracy_of_found']:.2f}) | {100 * a['recall']:.1f} % "
-            f"({100 * c['recall']:.1f}) | {100 * a['applied_without_tap']:.1f} % "
-            f"({100 * c['applied_without_tap']:.1f}) | {a['applied_wrong']} "
-            f"({c['applied_wrong']}) |"
+            f"({100 * c['recall']:.1f}) | {a['false']} ({c['false']}) | {a['applied_wrong']} "
+            f"({c['applied_wrong']}) | {v['adapted_errors']} / {v['shipped_errors']}, "
+            f"{v['wins']}-{v['losses']}, {v['p_value']:.3f} | {v['reason']} | {row['adapt_s']} |"
         )
 
 
@@ -424,80 +465,90 @@ def _namer(own: OwnColours) -> Callable[[Sequence[float]], str]:
 
 
 PLOT_COLOURS = ((180, 90, 20), (40, 140, 40), (30, 30, 200), (150, 60, 150), (0, 140, 220))
+PANELS = (  # title, key, is a share (drawn in %)
+    ("value accuracy of found dice", "value_accuracy_of_found", True),
+    ("recall", "recall", True),
+    ("false dice per 100 photos", "false_per_100_photos", False),
+    ("rolls applied wrong per 100 photos", "applied_wrong_per_100_photos", False),
+)
+PANEL_W, PANEL_H, MARGIN = 420, 260, 70
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel's place on the canvas and its value range."""
+
+    x0: int
+    y0: int
+    low: float
+    high: float
+
+    def point(self, k: int, max_k: int, value: float) -> tuple[int, int]:
+        share = (value - self.low) / max(self.high - self.low, 1e-9)
+        return self.x0 + int(PANEL_W * k / max_k), self.y0 + int(PANEL_H * (1 - share))
+
+
+def value_range(values: Sequence[float], share: bool) -> tuple[float, float]:
+    """Shares: from the lowest value (rounded down to 5 %) to 100 %; counts: 0 to the most."""
+    if share:
+        return min(0.9, np.floor(20 * min(values)) / 20), 1.0
+    return 0.0, max(1.0, float(np.ceil(max(values))))
 
 
 def plot(out: Path, runs: Sequence[Path]) -> int:
-    """Two panels (value accuracy of found dice; photos without a tap), one line per run
-    (solid: adapted, dashed: cold), K on the x axis."""
-    width, height, margin = 1000, 430, 60
+    """Four panels (PANELS), one colour per run (solid: adapted, dashed: cold), K on the x
+    axis; on the adapted line a filled dot where the fold check adopted the head, a ring
+    where it refused it (then adapted reads as cold)."""
+    width, height = 2 * PANEL_W + 3 * MARGIN, 2 * PANEL_H + 3 * MARGIN + 30
     canvas = np.full((height, width, 3), 255, np.uint8)
     data = [(p.stem, json.loads(p.read_text(encoding="utf-8"))) for p in runs]
     max_k = max(row["shots"] for _, rows in data for row in rows) or 1
-    panels = (("value accuracy of found dice", "value_accuracy_of_found", 0.8),
-              ("photos without a tap (shipped threshold)", "applied_without_tap", 0.0))  # fmt: skip
-    panel_w = (width - 3 * margin) // 2
-    for p, (title, key, low) in enumerate(panels):
-        x0 = margin + p * (panel_w + margin)
-        _axes(canvas, x0, margin, panel_w, height - 2 * margin, title, low, max_k)
+    for n, (title, key, share) in enumerate(PANELS):
+        values = [row[w][key] for _, rows in data for row in rows for w in ("adapted", "cold")]
+        low, high = value_range(values, share)
+        panel = Panel(MARGIN + (n % 2) * (PANEL_W + MARGIN), MARGIN + (n // 2) * (PANEL_H + MARGIN), low, high)  # fmt: skip
+        _axes(canvas, panel, title, share, max_k)
         for r, (name, rows) in enumerate(data):
             colour = PLOT_COLOURS[r % len(PLOT_COLOURS)]
             for which, dashed in (("adapted", False), ("cold", True)):
-                points = [
-                    (x0 + int(panel_w * row["shots"] / max_k),
-                     margin + int((height - 2 * margin) * (1 - (row[which][key] - low) / (1 - low))))
-                    for row in rows
-                ]  # fmt: skip
-                _polyline(canvas, points, colour, dashed)
-            if p == 0:  # the legend low in the first panel, under the curves
-                legend_y = height - margin - 10 - 18 * (len(data) - 1 - r)
-                cv2.putText(canvas, name, (x0 + 8, legend_y),
+                points = [panel.point(row["shots"], max_k, row[which][key]) for row in rows]
+                filled = [bool(row.get("head")) or dashed for row in rows]
+                _polyline(canvas, points, colour, dashed, filled)
+            if n == 0:
+                cv2.putText(canvas, name, (panel.x0 + 8, panel.y0 + PANEL_H - 10 - 18 * (len(data) - 1 - r)),
                             cv2.FONT_HERSHEY_SIMPLEX, 0.45, colour, 1, cv2.LINE_AA)  # fmt: skip
-    cv2.putText(canvas, "solid: adapted   dashed: cold   x: confirmed photos K",
-                (margin, height - 12), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (60, 60, 60), 1, cv2.LINE_AA)  # fmt: skip
+    cv2.putText(canvas, "solid: adapted   dashed: cold   filled dot: adopted by the fold check, "
+                "ring: refused (reads as cold)   x: confirmed photos K", (MARGIN, height - 16),
+                cv2.FONT_HERSHEY_SIMPLEX, 0.45, (60, 60, 60), 1, cv2.LINE_AA)  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(out), canvas)
     print(f"wrote {out}")
     return 0
 
 
-def _axes(
-    canvas: np.ndarray, x0: int, y0: int, w: int, h: int, title: str, low: float, max_k: int
-) -> None:
-    grey = (170, 170, 170)
-    cv2.rectangle(canvas, (x0, y0), (x0 + w, y0 + h), grey, 1)
+def _text(canvas: np.ndarray, text: str, where: tuple[int, int], scale: float = 0.4) -> None:
+    cv2.putText(canvas, text, where, cv2.FONT_HERSHEY_SIMPLEX, scale, (90, 90, 90), 1, cv2.LINE_AA)
+
+
+def _axes(canvas: np.ndarray, panel: Panel, title: str, share: bool, max_k: int) -> None:
+    x0, y0, w, h = panel.x0, panel.y0, PANEL_W, PANEL_H
+    cv2.rectangle(canvas, (x0, y0), (x0 + w, y0 + h), (170, 170, 170), 1)
     for k in range(5):
-        value = low + (1 - low) * k / 4
+        value = panel.low + (panel.high - panel.low) * k / 4
         y = y0 + int(h * (1 - k / 4))
         cv2.line(canvas, (x0, y), (x0 + w, y), (235, 235, 235), 1)
-        cv2.putText(
-            canvas,
-            f"{100 * value:.0f}%",
-            (x0 - 44, y + 4),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            0.4,
-            (90, 90, 90),
-            1,
-            cv2.LINE_AA,
-        )
+        _text(canvas, f"{100 * value:.0f}%" if share else f"{value:.1f}", (x0 - 48, y + 4))
     for k in range(0, max_k + 1, max(1, max_k // 5)):
-        x = x0 + int(w * k / max_k)
-        cv2.putText(
-            canvas,
-            str(k),
-            (x - 6, y0 + h + 16),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            0.4,
-            (90, 90, 90),
-            1,
-            cv2.LINE_AA,
-        )
-    cv2.putText(
-        canvas, title, (x0, y0 - 10), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (30, 30, 30), 1, cv2.LINE_AA
-    )
+        _text(canvas, str(k), (x0 + int(w * k / max_k) - 6, y0 + h + 16))
+    _text(canvas, title, (x0, y0 - 10), 0.5)
 
 
 def _polyline(
-    canvas: np.ndarray, points: list[tuple[int, int]], colour: tuple[int, int, int], dashed: bool
+    canvas: np.ndarray,
+    points: list[tuple[int, int]],
+    colour: tuple[int, int, int],
+    dashed: bool,
+    filled: list[bool],
 ) -> None:
     for (xa, ya), (xb, yb) in zip(points, points[1:], strict=False):
         if not dashed:
@@ -508,8 +559,8 @@ def _polyline(
             a = (xa + (xb - xa) * s // steps, ya + (yb - ya) * s // steps)
             b = (xa + (xb - xa) * (s + 1) // steps, ya + (yb - ya) * (s + 1) // steps)
             cv2.line(canvas, a, b, colour, 1, cv2.LINE_AA)
-    for point in points:
-        cv2.circle(canvas, point, 3, colour, -1, cv2.LINE_AA)
+    for point, full in zip(points, filled, strict=True):
+        cv2.circle(canvas, point, 4 if full else 5, colour, -1 if full else 1, cv2.LINE_AA)
 
 
 # ----------------------------------------------------------------------------------------
@@ -567,7 +618,11 @@ def run_folder(args: argparse.Namespace) -> int:
           f"single-die crops: {crops}, poisoned share: {args.poison}", flush=True)  # fmt: skip
     reader = DiceReader.load(args.models)
     run = read_cold(reader, photos, crops)
-    results = bench_shots(run, reader, args.shots, args.poison, args.seed)
+    started = time.perf_counter()
+    anchor = anchor_for(reader.classifier)
+    print(f"no-forgetting sample: {len(anchor) if anchor else 0} dice, features "
+          f"{time.perf_counter() - started:.2f} s (once per classifier)")  # fmt: skip
+    results = bench_shots(run, reader, args.shots, args.poison, args.seed, anchor)
     print()
     print_table(results)
     if args.json:

@@ -172,6 +172,16 @@ def embed_crops(classifier: PipClassifier, crops: Sequence[np.ndarray]) -> np.nd
     return crop_features(classifier, model_crops(classifier, crops)).embeddings
 
 
+def anchor_for(classifier: PipClassifier, models_dir: Path | None = None) -> Judged | None:
+    """The no-forgetting sample (companion.vision.adapt_anchor) as the classifier reads it,
+    its crops' eight views in one batch; None when its files are not there."""
+    crops, values = read_anchor(models_dir)
+    if not crops:
+        return None
+    made = crop_features(classifier, model_crops(classifier, crops))
+    return anchor_dice(made.views, made.view_probabilities, values)
+
+
 @dataclass(frozen=True)
 class SetupSummary:
     """What a setup has learnt, for the pages: confirmed dice stored and used, held-back
@@ -255,12 +265,7 @@ class SetupLearner:
         None when the sample's files are not there)."""
         key = model_key(self.classifier)
         if self._anchor is None or self._anchor[0] != key:
-            crops, values = read_anchor(self.anchor_dir)
-            judged = None
-            if crops:
-                made = crop_features(self.classifier, model_crops(self.classifier, crops))
-                judged = anchor_dice(made.views, made.view_probabilities, values)
-            self._anchor = (key, judged)
+            self._anchor = (key, anchor_for(self.classifier, self.anchor_dir))
         return self._anchor[1]
 
     def saved(self) -> SavedHead | None:
