@@ -70,7 +70,14 @@ from companion.vision.adapt import (
     adapt,
     own_colours,
 )
-from companion.vision.adapt_gate import Judged
+from companion.vision.adapt_finder import (
+    AdaptedFinder,
+    FinderHead,
+    FinderRows,
+    Spot,
+    fit_finder_head,
+)
+from companion.vision.adapt_gate import Judged, Verdict, decide, fold_of_photos
 from companion.vision.adapt_learn import ConfirmedDie, anchor_for, new_examples
 from companion.vision.adapt_store import NewExample
 from companion.vision.classifier import PipClassifier
@@ -80,8 +87,10 @@ from companion.vision.datasets import (
     LabelledImage,
     every_nth,
     is_crop_folder,
+    load_split,
     read_labelled_folder,
 )
+from companion.vision.finder import DiceFinder
 from companion.vision.pipeline import DiceReader, calibrate, classify, confirm_weak, trace_dice
 from companion.vision.scoring import Figures, match, ratio, score
 from companion.vision.types import DieBox, DieReading
@@ -292,6 +301,119 @@ def adapted_readings(
     }
 
 
+# ----------------------------------------------------------------------------------------
+# The finder's heat head (--finder, companion.vision.adapt_finder)
+
+
+@dataclass
+class FinderBench:
+    """The features finder, each photo's training cells (made once), and the calibration
+    photos the head must read no worse (the no-forgetting sample of the finder)."""
+
+    finder: AdaptedFinder
+    anchor: list[LabelledImage]
+    rows: dict[Path, FinderRows] = field(default_factory=dict)
+    pictures: dict[Path, np.ndarray] = field(default_factory=dict)
+
+    def rows_of(self, run: Run, photo: Photo) -> FinderRows:
+        parts = []
+        for k, t in enumerate(photo.images):
+            if t.path not in self.rows:
+                spots = [Spot(d.cx, d.cy, d.side) for d in t.dice]
+                self.rows[t.path] = self.finder.photo_rows(run.pictures[t.path], spots, k)
+            parts.append(self.rows[t.path])
+        return FinderRows.join(parts)
+
+    def picture(self, image: LabelledImage) -> np.ndarray:
+        if image.path not in self.pictures:
+            self.pictures[image.path] = image.load()
+        return self.pictures[image.path]
+
+
+FINDER_ANCHOR_PER_PART = 4  # calibration photos per scene folder: the finder's no-forgetting sample
+
+
+def finder_bench(reader: DiceReader, cache: Path) -> FinderBench:
+    """The features file made into `cache` (models/recipe/finder_features.py) and loaded."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's models/
+    from models.recipe.finder_features import main as make_features
+
+    models = Path(reader.finder.model.path).parent
+    if not (cache / "dice_finder_features.onnx").is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        for name in ("dice_finder.onnx", "dice_finder.json"):
+            (cache / name).write_bytes((models / name).read_bytes())
+        make_features(["--models", str(cache)])
+    split = load_split()
+    anchor = [i for name in sorted(split.calibration) if name in ("byler-d6-train", "epanemu-dice3",
+              "matteop65-d6", "rune55-webcams") for i in sorted(split.calibration[name],
+              key=lambda i: i.path.name)[:FINDER_ANCHOR_PER_PART]]  # fmt: skip
+    return FinderBench(AdaptedFinder.load(reader.finder, models_dir=cache), anchor)
+
+
+def photo_errors(
+    finder: DiceFinder, classifier: PipClassifier, image: LabelledImage, picture: np.ndarray
+) -> int:
+    """Missed + false + misread dice of one photo through the pipeline."""
+    return score([(image, trace_dice(picture, finder, classifier).kept, ())]).errors
+
+
+def check_finder(
+    bench: FinderBench, run: Run, classifier: PipClassifier, photos: Sequence[Photo]
+) -> tuple[Verdict, FinderHead | None]:
+    """The fold check of companion.vision.adapt_gate for the finder's head: every photo
+    left out once, its pipeline errors with the head fitted without it against the shipped
+    finder's; then the head fitted on all read the calibration photos (no forgetting)."""
+    shipped_finder = bench.finder.with_head(None)
+    if len(photos) < 5:
+        return Verdict(), None
+    folds = fold_of_photos([p.name for p in photos], min(len(photos), 25))
+    shipped = np.zeros(int(folds.max()) + 1, np.int64)
+    adapted = np.zeros_like(shipped)
+    for part in range(len(shipped)):
+        rows = [bench.rows_of(run, p) for p, f in zip(photos, folds, strict=True) if f != part]
+        head = fit_finder_head(FinderRows.join(rows))
+        finder = bench.finder.with_head(head)
+        for photo in (p for p, f in zip(photos, folds, strict=True) if f == part):
+            for t in photo.images:
+                picture = run.pictures[t.path]
+                shipped[part] += photo_errors(shipped_finder, classifier, t, picture)
+                adapted[part] += photo_errors(finder, classifier, t, picture)
+    full = fit_finder_head(FinderRows.join([bench.rows_of(run, p) for p in photos]))
+    on_anchor = [
+        (photo_errors(shipped_finder, classifier, i, bench.picture(i)),
+         photo_errors(bench.finder.with_head(full), classifier, i, bench.picture(i)))
+        for i in bench.anchor
+    ]  # fmt: skip
+    checked = (len(on_anchor), sum(a for a, _ in on_anchor), sum(b for _, b in on_anchor))
+    dice = sum(len(t.dice) for p in photos for t in p.images)
+    verdict = replace(decide(shipped, adapted, checked), dice=dice)
+    return verdict, full if verdict.adopted else None
+
+
+def finder_readings(
+    run: Run,
+    reader: DiceReader,
+    finder: DiceFinder,
+    classifier: PipClassifier,
+    photos: Sequence[Photo],
+) -> dict[Path, tuple[DieReading, ...]]:
+    """The photos read with the adapted finder: its boxes, then the rest of the pipeline."""
+    out = {}
+    for photo in photos:
+        for t in photo.images:
+            picture = run.pictures[t.path]
+            boxes = trace_dice(picture, finder, classifier).filtered
+            out[t.path] = read_boxes(
+                DiceReader(finder, classifier, reader.dice_set),
+                classifier,
+                picture,
+                boxes,
+                run.crops,
+            )
+    return out
+
+
 def no_worse(adapted: dict[str, float | int], cold: dict[str, float | int]) -> bool:
     """The issue's target: value accuracy, recall and rolls applied wrong no worse."""
     return (
@@ -308,6 +430,7 @@ def bench_shots(
     poison: float,
     seed: int,
     anchor: Judged | None,
+    finder: FinderBench | None = None,
 ) -> list[dict[str, object]]:
     rule = TapRule.of(reader.classifier)
     print(
@@ -326,11 +449,20 @@ def bench_shots(
         features_s = time.perf_counter() - started
         adaptation = adapt(examples, anchor=anchor)
         adapt_s = time.perf_counter() - started
+        readings = adapted_readings(run, reader, adaptation, rest)
+        finder_row: dict[str, object] = {}
+        if finder is not None and not run.crops:
+            classifier = AdaptedClassifier(reader.classifier, adaptation.head)
+            verdict, head = check_finder(finder, run, classifier, run.photos[:k])
+            finder_row = {"finder_verdict": verdict.to_json(), "finder_head": head is not None}
+            if head is not None:
+                adapted_finder = finder.finder.with_head(head)
+                readings = finder_readings(run, reader, adapted_finder, classifier, rest)
+            adapt_s = time.perf_counter() - started
         cold = outcome(run, rest, run.cold, rule).to_json()
-        adapted = outcome(
-            run, rest, adapted_readings(run, reader, adaptation, rest), rule
-        ).to_json()
+        adapted = outcome(run, rest, readings, rule).to_json()
         row = {
+            **finder_row,
             "shots": k,
             "examples": len(examples),
             "held_back": len(adaptation.held),
@@ -354,8 +486,11 @@ def print_row(row: dict[str, object]) -> None:
     print(
         f"K={k}: {row['examples']} dice taught ({row['held_back']} held back); adaptation "
         f"{row['adapt_s']} s (features {row['features_s']} s); remaining {a['photos']} photos "
-        f"/ {a['dice']} dice\n  {verdict['words']}"
+        f"/ {a['dice']} dice\n  value head: {verdict['words']}"
     )
+    finder_verdict = row.get("finder_verdict")
+    if isinstance(finder_verdict, dict):
+        print(f"  finder head: {finder_verdict['words']}")
     for name, figures in (("adapted", a), ("cold", c)):
         print(
             f"  {name:>7}: value accuracy of found {100 * figures['value_accuracy_of_found']:.2f} % "
@@ -377,6 +512,8 @@ def print_row(row: dict[str, object]) -> None:
         print(f"adapted_{key}_k{k}: {a[key]}")
         print(f"cold_{key}_k{k}: {c[key]}")
     print(f"adopted_k{k}: {verdict['adopted']}")
+    if isinstance(finder_verdict, dict):
+        print(f"finder_adopted_k{k}: {finder_verdict['adopted']}")
     print(f"adapt_seconds_k{k}: {row['adapt_s']}")
 
 
@@ -385,9 +522,9 @@ def print_table(results: Sequence[dict[str, object]]) -> None:
         "| K | dice taught (held back) | photos / dice read | value accuracy of found, "
         "adapted (cold) | recall, adapted (cold) | false dice, adapted (cold) | "
         "applied wrong, adapted (cold) | fold check: errors adapted / shipped, folds won-lost, p "
-        "| verdict | adaptation s |"
+        "| verdict | finder head: errors adapted / shipped, won-lost, p, calibration photos' errors adapted / shipped | adaptation s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in results:
         a, c, v = row["adapted"], row["cold"], row["verdict"]
         assert isinstance(a, dict) and isinstance(c, dict) and isinstance(v, dict)
@@ -397,8 +534,19 @@ def print_table(results: Sequence[dict[str, object]]) -> None:
             f"({100 * c['value_accuracy_of_found']:.2f}) | {100 * a['recall']:.1f} % "
             f"({100 * c['recall']:.1f}) | {a['false']} ({c['false']}) | {a['applied_wrong']} "
             f"({c['applied_wrong']}) | {v['adapted_errors']} / {v['shipped_errors']}, "
-            f"{v['wins']}-{v['losses']}, {v['p_value']:.3f} | {v['reason']} | {row['adapt_s']} |"
+            f"{v['wins']}-{v['losses']}, {v['p_value']:.3f} | {v['reason']} | "
+            f"{_finder_cell(row.get('finder_verdict'))} | {row['adapt_s']} |"
         )
+
+
+def _finder_cell(verdict: object) -> str:
+    if not isinstance(verdict, dict):
+        return "-"
+    return (
+        f"{verdict['adapted_errors']} / {verdict['shipped_errors']}, {verdict['wins']}-"
+        f"{verdict['losses']}, {verdict['p_value']:.3f}, {verdict['anchor_adapted_errors']} / "
+        f"{verdict['anchor_shipped_errors']}: {verdict['reason']}"
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -596,6 +744,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, default=None, help="write the per-K figures here")
     parser.add_argument(
+        "--finder", action="store_true", help="adapt the finder's heat head too (fold-checked)"
+    )
+    parser.add_argument(
+        "--part", choices=("calibration", "validation"), default=None,
+        help="only that part of the folder (companion/vision/datasets.py's split)",
+    )  # fmt: skip
+    parser.add_argument(
         "--plot", type=Path, default=None, metavar="PNG", help="plot the --json files given"
     )
     parser.add_argument("runs", type=Path, nargs="*", help="with --plot: the --json files")
@@ -609,7 +764,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_folder(args: argparse.Namespace) -> int:
     crops = is_crop_folder(args.folder)
-    images = every_nth(read_labelled_folder(args.folder), args.every, args.offset)
+    if args.part:
+        chosen = getattr(load_split(args.folder.parent), args.part)[args.folder.name]
+        images = every_nth(sorted(chosen, key=lambda i: i.path.name), args.every, args.offset)
+    else:
+        images = every_nth(read_labelled_folder(args.folder), args.every, args.offset)
     photos = group_photos(images, crops)
     if not photos:
         print(f"{args.folder}: no labelled photos", file=sys.stderr)
@@ -622,7 +781,8 @@ def run_folder(args: argparse.Namespace) -> int:
     anchor = anchor_for(reader.classifier)
     print(f"no-forgetting sample: {len(anchor) if anchor else 0} dice, features "
           f"{time.perf_counter() - started:.2f} s (once per classifier)")  # fmt: skip
-    results = bench_shots(run, reader, args.shots, args.poison, args.seed, anchor)
+    finder = finder_bench(reader, Path(".cache/models/finder-features")) if args.finder else None
+    results = bench_shots(run, reader, args.shots, args.poison, args.seed, anchor, finder)
     print()
     print_table(results)
     if args.json:

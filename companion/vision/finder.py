@@ -243,7 +243,7 @@ class DiceFinder:
             return []
         height, width = image.shape[:2]
         batch, factor = self.prepare(image, self.first_pass_long_side(max(height, width)))
-        candidates = self.peaks(self.model.run(batch)[0][0], factor, width, height, floor)
+        candidates = self.peaks(self.maps(batch), factor, width, height, floor)
         zoomed_long_side = self.zoomed_out_long_side(factor)
         if zoomed_long_side is not None:
             batch, zoomed = self.prepare(image, zoomed_long_side)
@@ -252,10 +252,15 @@ class DiceFinder:
             big_enough = self.zoom_min_side * self.max_input_side / factor
             candidates += [
                 box
-                for box in self.peaks(self.model.run(batch)[0][0], zoomed, width, height, floor)
+                for box in self.peaks(self.maps(batch), zoomed, width, height, floor)
                 if box.w >= big_enough
             ]
         return candidates
+
+    def maps(self, batch: np.ndarray) -> np.ndarray:
+        """The net's six maps (6 x H/4 x W/4) of one prepared input (a setup's adapted
+        finder changes the heat here: companion.vision.adapt_finder)."""
+        return np.asarray(self.model.run(batch)[0][0])
 
     def peaks(
         self, output: np.ndarray, factor: float, width: int, height: int, floor: float | None
