@@ -35,6 +35,12 @@ A folder of single-die crops (chase-casino-crops, tomitomi-dish-crops) is read c
 by the classifier alone on the whole-crop box (as bench/vision_eval.py reads it); a
 chase crop's photo is its file name without ``_detection_N`` (two dice per photo).
 
+--shuffle SEED takes the photos in a seeded random order (a folder sorted by name can hold
+one face after another, as tomitomi-dish-crops does). --finder adapts the finder's heat head
+too (companion.vision.adapt_finder), judged by the same fold check with each left-out
+photo's missed + false + misread dice through the pipeline, and 16 calibration photos as
+its no-forgetting sample; --part calibration|validation reads only that part of a training
+folder (companion/vision/datasets.py), e.g. rune55-webcams' validation groups.
 --poison SHARE gives that share of the adaptation dice a wrong value (seeded), as wrong
 taps would; the figures then show what the held-back check (adapt.held_back) saves.
 --colours (byler-d6-train: colours.csv) names the remaining dice's body colours with the
@@ -612,7 +618,8 @@ def _namer(own: OwnColours) -> Callable[[Sequence[float]], str]:
 # The plot
 
 
-PLOT_COLOURS = ((180, 90, 20), (40, 140, 40), (30, 30, 200), (150, 60, 150), (0, 140, 220))
+PLOT_COLOURS = ((180, 90, 20), (40, 140, 40), (30, 30, 200), (150, 60, 150), (0, 140, 220),
+                (120, 120, 120), (200, 160, 0), (60, 60, 140))  # fmt: skip
 PANELS = (  # title, key, is a share (drawn in %)
     ("value accuracy of found dice", "value_accuracy_of_found", True),
     ("recall", "recall", True),
@@ -647,7 +654,7 @@ def plot(out: Path, runs: Sequence[Path]) -> int:
     """Four panels (PANELS), one colour per run (solid: adapted, dashed: cold), K on the x
     axis; on the adapted line a filled dot where the fold check adopted the head, a ring
     where it refused it (then adapted reads as cold)."""
-    width, height = 2 * PANEL_W + 3 * MARGIN, 2 * PANEL_H + 3 * MARGIN + 30
+    width, height = 2 * PANEL_W + 3 * MARGIN, 2 * PANEL_H + 3 * MARGIN + 50
     canvas = np.full((height, width, 3), 255, np.uint8)
     data = [(p.stem, json.loads(p.read_text(encoding="utf-8"))) for p in runs]
     max_k = max(row["shots"] for _, rows in data for row in rows) or 1
@@ -656,17 +663,19 @@ def plot(out: Path, runs: Sequence[Path]) -> int:
         low, high = value_range(values, share)
         panel = Panel(MARGIN + (n % 2) * (PANEL_W + MARGIN), MARGIN + (n // 2) * (PANEL_H + MARGIN), low, high)  # fmt: skip
         _axes(canvas, panel, title, share, max_k)
-        for r, (name, rows) in enumerate(data):
+        for r, (_, rows) in enumerate(data):
             colour = PLOT_COLOURS[r % len(PLOT_COLOURS)]
-            for which, dashed in (("adapted", False), ("cold", True)):
+            for which, dashed in (("cold", True), ("adapted", False)):  # adapted on top
                 points = [panel.point(row["shots"], max_k, row[which][key]) for row in rows]
-                filled = [bool(row.get("head")) or dashed for row in rows]
-                _polyline(canvas, points, colour, dashed, filled)
-            if n == 0:
-                cv2.putText(canvas, name, (panel.x0 + 8, panel.y0 + PANEL_H - 10 - 18 * (len(data) - 1 - r)),
-                            cv2.FONT_HERSHEY_SIMPLEX, 0.45, colour, 1, cv2.LINE_AA)  # fmt: skip
-    cv2.putText(canvas, "solid: adapted   dashed: cold   filled dot: adopted by the fold check, "
-                "ring: refused (reads as cold)   x: confirmed photos K", (MARGIN, height - 16),
+                adopted = [bool(row.get("head")) or bool(row.get("finder_head")) for row in rows]
+                _polyline(canvas, points, colour, dashed, adopted)
+    x = MARGIN
+    for r, (name, _) in enumerate(data):  # the legend in a row under the panels
+        colour = PLOT_COLOURS[r % len(PLOT_COLOURS)]
+        cv2.putText(canvas, name, (x, height - 40), cv2.FONT_HERSHEY_SIMPLEX, 0.45, colour, 1, cv2.LINE_AA)  # fmt: skip
+        x += 12 + cv2.getTextSize(name, cv2.FONT_HERSHEY_SIMPLEX, 0.45, 1)[0][0]
+    cv2.putText(canvas, "solid: adapted, dashed: cold; filled dot: adopted by the fold check, "
+                "ring: refused (reads as cold); x: confirmed photos K", (MARGIN, height - 16),
                 cv2.FONT_HERSHEY_SIMPLEX, 0.45, (60, 60, 60), 1, cv2.LINE_AA)  # fmt: skip
     out.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(out), canvas)
@@ -707,8 +716,14 @@ def _polyline(
             a = (xa + (xb - xa) * s // steps, ya + (yb - ya) * s // steps)
             b = (xa + (xb - xa) * (s + 1) // steps, ya + (yb - ya) * (s + 1) // steps)
             cv2.line(canvas, a, b, colour, 1, cv2.LINE_AA)
-    for point, full in zip(points, filled, strict=True):
-        cv2.circle(canvas, point, 4 if full else 5, colour, -1 if full else 1, cv2.LINE_AA)
+    for point, adopted in zip(points, filled, strict=True):
+        if dashed:  # the cold reader: small dots
+            cv2.circle(canvas, point, 2, colour, -1, cv2.LINE_AA)
+        elif adopted:
+            cv2.circle(canvas, point, 5, colour, -1, cv2.LINE_AA)
+        else:  # refused: a ring, the adapted reader reads as cold
+            cv2.circle(canvas, point, 5, (255, 255, 255), -1, cv2.LINE_AA)
+            cv2.circle(canvas, point, 5, colour, 1, cv2.LINE_AA)
 
 
 # ----------------------------------------------------------------------------------------
@@ -744,6 +759,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, default=None, help="write the per-K figures here")
     parser.add_argument(
+        "--shuffle", type=int, default=None, metavar="SEED",
+        help="take the photos in a seeded random order instead of by name",
+    )  # fmt: skip
+    parser.add_argument(
         "--finder", action="store_true", help="adapt the finder's heat head too (fold-checked)"
     )
     parser.add_argument(
@@ -770,6 +789,9 @@ def run_folder(args: argparse.Namespace) -> int:
     else:
         images = every_nth(read_labelled_folder(args.folder), args.every, args.offset)
     photos = group_photos(images, crops)
+    if args.shuffle is not None:  # a table's rolls come in any order, not by file name
+        order = np.random.default_rng(args.shuffle).permutation(len(photos))
+        photos = [photos[int(k)] for k in order]
     if not photos:
         print(f"{args.folder}: no labelled photos", file=sys.stderr)
         return 1

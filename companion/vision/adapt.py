@@ -12,11 +12,14 @@ that knows this setup:
   0, 90, 180, 270 degrees, and mirrored: its pip count is the same in all eight), so 25
   photos give eight times the examples at no cost when reading (fewer views per die
   past MAX_ROWS rows, to bound the fit's time).
-- **whether it reads** (`check_head`): the head is fitted GATE_FOLDS times, each time
-  without a third of the setup's photos, and reads the left-out photos' dice; it takes
-  over from the shipped head only when it reads more of them right than the shipped head
-  does. Where the shipped head reads this setup right already, or a few dice of one
-  colour would teach "red means 4", the shipped head keeps reading alone.
+- **whether it reads** (`check_folds`, issue 24): the head is fitted once per fold of
+  the setup's photos (k-fold by photo, every photo left out once, at most MAX_FOLDS
+  folds) and reads the left-out photos' dice; it takes over from the shipped head only
+  when it makes fewer errors there by a margin a one-sided sign test over the folds
+  supports, reads no confirmed face worse, and reads the no-forgetting sample of other
+  tables' dice no worse (companion.vision.adapt_gate). Where the shipped head reads this
+  setup right already, or a few dice of one colour would teach "red means 4", the
+  shipped head keeps reading alone, and the verdict says why.
 - **how sure** (`ValueHead.confidence`): a die whose two likeliest faces the setup has
   fewer than MIN_FACE_EXAMPLES examples of is no surer than the shipped head was of its
   value, so a half-taught head does not push wrong readings past the auto-apply threshold.
@@ -35,7 +38,10 @@ fit and shown to the host, who deletes or keeps each one (a kept one is never he
 again). A wrong tap that slips through is one example among many, and the check on the
 left-out photos judges the head with the wrong ones too.
 
-How this was chosen (bench/adapt_heads.py, docs/benchmarks/adapt.md): on the calibration
+How this was chosen (issue 15, with the check it had then: fitted three times without a
+third of the photos, reading on any gain; bench/adapt_heads.py, docs/benchmarks/adapt.md;
+the fold check that replaced it is measured in docs/BENCHMARKS.md, "Adaptation judged by
+its folds"): on the calibration
 parts (the photos held back from training for choosing such things,
 companion/vision/datasets.py; never the measure-only folders) and tomitomi-dish-crops'
 training blocks as six setups (classifier 1.3.1 never trained on that folder), the
@@ -284,7 +290,14 @@ def check_folds(examples: Sequence[Example], anchor: Judged | None = None) -> Fo
     checked = None
     if anchor is not None and len(anchor):
         checked = (len(anchor), int(anchor.errors(None).sum()), int(anchor.errors(full).sum()))
-    verdict = replace(decide(*per_fold, checked), dice=int(is_judged.sum()))
+    truth = dice.truth[is_judged]
+    worse = tuple(
+        int(face) + 1
+        for face in np.unique(truth)
+        if adapted_errors[is_judged][truth == face].sum()
+        > shipped_errors[is_judged][truth == face].sum()
+    )
+    verdict = replace(decide(*per_fold, checked, worse), dice=int(is_judged.sum()))
     return FoldCheck(verdict, tuple(adapted_sure if verdict.adopted else shipped_sure), full)
 
 

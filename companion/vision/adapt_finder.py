@@ -71,9 +71,11 @@ class FinderHead:
 
     def heat(self, heat: np.ndarray, features: np.ndarray) -> np.ndarray:
         """The adapted heat (H x W) of a shipped heat map and its features (C x H x W)."""
-        clipped = np.clip(np.asarray(heat, np.float64), HEAT_FLOOR, 1 - HEAT_FLOOR)
+        # float32 throughout: this runs on every cell of every frame
+        clipped = np.clip(np.asarray(heat, np.float32), HEAT_FLOOR, 1 - HEAT_FLOOR)
+        weights = self.weights.astype(np.float32)
         logit = np.log(clipped / (1 - clipped))
-        logit += np.tensordot(self.weights[:-1], features, axes=1) + self.weights[-1]
+        logit += np.tensordot(weights[:-1], features, axes=1) + weights[-1]
         return np.asarray(1 / (1 + np.exp(-logit)), np.float32)
 
 
@@ -156,8 +158,12 @@ class AdaptedFinder(DiceFinder):
         free = np.flatnonzero((inside & ~near & ~false).ravel())
         rng = np.random.default_rng(seed)
         table = rng.choice(free, min(BACKGROUND_CELLS, len(free)), replace=False)
-        ys = np.concatenate([[y for y, _ in die_cells], np.nonzero(false)[0], table // heat.shape[1]])
-        xs = np.concatenate([[x for _, x in die_cells], np.nonzero(false)[1], table % heat.shape[1]])
+        ys = np.concatenate(
+            [[y for y, _ in die_cells], np.nonzero(false)[0], table // heat.shape[1]]
+        )
+        xs = np.concatenate(
+            [[x for _, x in die_cells], np.nonzero(false)[1], table % heat.shape[1]]
+        )
         ys, xs = ys.astype(np.int64), xs.astype(np.int64)
         targets = np.zeros(len(ys))
         targets[: len(die_cells)] = 1.0

@@ -79,19 +79,24 @@ def test_the_sign_test_is_one_sided_over_untied_folds(wins: int, losses: int, p:
 
 
 @pytest.mark.parametrize(
-    ("shipped", "adapted", "anchor", "reason"),
+    ("shipped", "adapted", "anchor", "reason", "worse"),
     [
-        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], (200, 10, 10), "adopted"),
-        ([1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 0, 0], (200, 10, 10), "not_significant"),  # 4 wins
-        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 6], (200, 10, 10), "no_gain"),
-        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], (200, 10, 11), "forgets"),
-        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], None, "adopted"),  # no sample: not checked
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], (200, 10, 10), "adopted", ()),
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], (200, 10, 10), "face_worse", (2,)),
+        ([1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 0, 0], (200, 10, 10), "not_significant", ()),  # 4 wins
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 6], (200, 10, 10), "no_gain", ()),
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], (200, 10, 11), "forgets", ()),
+        ([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 0, 0], None, "adopted", ()),  # no sample: not checked
     ],
 )
-def test_the_verdict_needs_fewer_errors_the_sign_test_and_no_forgetting(
-    shipped: list[int], adapted: list[int], anchor: tuple[int, int, int] | None, reason: str
+def test_the_verdict_needs_fewer_errors_the_sign_test_every_face_and_no_forgetting(
+    shipped: list[int],
+    adapted: list[int],
+    anchor: tuple[int, int, int] | None,
+    reason: str,
+    worse: tuple[int, ...],
 ) -> None:
-    verdict = decide(np.array(shipped), np.array(adapted), anchor)
+    verdict = decide(np.array(shipped), np.array(adapted), anchor, worse)
     assert verdict.reason == reason and verdict.adopted == (reason == "adopted")
     assert Verdict.from_json(json.loads(json.dumps(verdict.to_json()))) == verdict
 
