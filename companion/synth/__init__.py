@@ -28,12 +28,13 @@ Entry points:
 """
 
 from .description import SceneDescription
+from .distractors import RenderedOther
 from .draw import draw_scene
+from .fancy import sample_scene
 from .labels import RenderedDie
 from .options import DieSpec, SceneKeywords, SceneOptions
 from .palette import BODY_BGR, PIP_BGR, PIP_COLOURS, pip_layout
-from .sample import sample_scene
-from .scenes import render_die_crop, render_roll_clip, render_scene
+from .scenes import render_die_crop, render_roll_clip, render_scene, render_scene_and_others
 from .surfaces import SURFACES, surface
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "SURFACES",
     "DieSpec",
     "RenderedDie",
+    "RenderedOther",
     "SceneDescription",
     "SceneKeywords",
     "SceneOptions",
@@ -51,6 +53,7 @@ __all__ = [
     "render_die_crop",
     "render_roll_clip",
     "render_scene",
+    "render_scene_and_others",
     "sample_scene",
     "surface",
 ]
