@@ -9,6 +9,7 @@ training uses them as hard negatives, places the finder must learn to leave alon
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -115,24 +116,38 @@ def draw_distractor(
     img: np.ndarray, shadow: np.ndarray, d: Distractor, camera: Camera, light: tuple[float, float]
 ) -> None:
     """Draw `d` onto float `img` (and its cast shadow into `shadow`)."""
-    m, extrude = projection(d, camera)
-    centre = np.array([d.cx, d.cy])
-    outer, sides, top = facets(d.kind)
     hull = outline_in_picture(d, camera)
     fill(shadow, hull + np.array(light) * d.size * 0.25, 1.0)
+    h, w = img.shape[:2]
+    x0, y0 = (int(v) for v in np.clip(np.floor(hull.min(axis=0)) - 2, 0, None))
+    x1, y1 = int(min(w, np.ceil(hull[:, 0].max()) + 3)), int(min(h, np.ceil(hull[:, 1].max()) + 3))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return
+    m, _ = projection(d, camera)  # where it lies in the whole picture
+    # drawn in the window around it, in the window's coordinates
+    local = dataclasses.replace(d, cx=d.cx - x0, cy=d.cy - y0)
+    _draw_in(img[y0:y1, x0:x1], local, m, light, hull - [x0, y0])
+
+
+def _draw_in(
+    view: np.ndarray, d: Distractor, m: np.ndarray, light: tuple[float, float], hull: np.ndarray
+) -> None:
+    """Draw `d` (its centre in `view`'s coordinates, `m` its projection) onto `view`."""
+    centre = np.array([d.cx, d.cy])
+    _, sides, top = facets(d.kind)
     body = np.array(d.body, np.float32)
-    fill(img, hull, colour_tuple(body * 0.55))  # its flanks, in shade
+    fill(view, hull, colour_tuple(body * 0.55))  # its flanks, in shade
     rng = np.random.default_rng(d.seed)
-    albedo = _albedo(img.shape[:2], d, m, rng)
+    albedo = _albedo(view.shape[:2], d, m, rng)
     for k, facet in enumerate(sides):
         lit = float(np.array(light) @ facet.mean(axis=0))
-        _paint(img, albedo, facet @ m.T + centre, 0.8 - 0.25 * lit + 0.04 * (k % 2))
-    _paint(img, albedo, top @ m.T + centre, 1.05)
+        _paint(view, albedo, facet @ m.T + centre, 0.8 - 0.25 * lit + 0.04 * (k % 2))
+    _paint(view, albedo, top @ m.T + centre, 1.05)
     edges = colour_tuple(body * 0.4)
     for facet in sides:
         pts = ((facet @ m.T + centre) * 4).astype(np.int32)
-        cv2.polylines(img, [pts], True, edges, 1, cv2.LINE_AA, 2)
-    _print(img, d, m, centre, top, rng)
+        cv2.polylines(view, [pts], True, edges, 1, cv2.LINE_AA, 2)
+    _print(view, d, m, centre, top, rng)
 
 
 def _albedo(

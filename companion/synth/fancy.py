@@ -110,7 +110,7 @@ def _layout_options(
     in_container = rng.random() < 0.75
     kind = "tray" if rng.random() < 0.6 else "dish"
     share = (0.42 if kind == "tray" else 0.3) if in_container else 0.75
-    fill = float(rng.uniform(0.2, 0.4))
+    fill = float(rng.uniform(0.25, 0.5))
     side = math.sqrt(fill * share * width * height / max(count + others, 1))
     side = float(np.clip(side, 12.0, 0.2 * min(width, height)))
     tilt = options.camera_tilt
