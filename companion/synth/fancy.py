@@ -80,6 +80,8 @@ def describe_fancy(root: int, width: int, height: int, options: SceneOptions) ->
     rng = part_rng(root, "fancy")
     count = options.n_dice if options.n_dice is not None else int(rng.integers(20, 61))
     others = int(rng.integers(1, 8)) if rng.random() < 0.75 else 0
+    if options.explicit:  # the asked-for dice are all dice: no spot of theirs is taken
+        others = 0
     chosen = _layout_options(rng, width, height, count, others, options)
     base = describe(part_seed(root, "fancy.scene"), width, height, chosen)
     sets = [_sample_set(part_rng(root, "fancy.set", k), part_seed(root, "fancy.set", k))
@@ -89,9 +91,11 @@ def describe_fancy(root: int, width: int, height: int, options: SceneOptions) ->
         container = _fancy_container(part_rng(root, "fancy.container"), root, container)
     dressing = part_rng(root, "fancy.dice")
     dice = [_dressed(dressing, d, sets, options.explicit) for d in base.dice]
-    if container is not None:
+    if container is not None and not options.explicit:
         dice = [_leaning(dressing, d, container) for d in dice]
     dice, distractors = _distractors(part_rng(root, "fancy.others"), root, dice, sets, others)
+    if not options.explicit:  # spots no distractor could take stay dice, up to the count
+        dice = dice[:count]
     return dataclasses.replace(
         base, dice=tuple(dice), container=container, distractors=tuple(distractors)
     )
@@ -125,7 +129,7 @@ def _layout_options(
         touching=0.75,
         container=1.0 if in_container else 0.0,
         containers=(kind,),
-        pile=max(options.pile, 0.2),
+        pile=options.pile if options.explicit else max(options.pile, 0.2),
         surface=options.surface or FANCY_TABLES[int(rng.integers(0, len(FANCY_TABLES)))],
         clutter=0.0,
         unreadable=min(options.unreadable, 0.03),

@@ -13,6 +13,7 @@ import pytest
 
 from companion.synth import (
     SURFACES,
+    DieSpec,
     draw_scene,
     render_scene,
     render_scene_and_others,
@@ -79,6 +80,16 @@ def test_fancy_labels_lie_in_the_picture_and_others_are_not_dice(seed: int) -> N
         assert 0 <= x0 < other.cx < x1 <= W and 0 <= y0 < other.cy < y1 <= H
         # no die is labelled where a distractor lies
         assert all(math.hypot(d.cx - other.cx, d.cy - other.cy) > 0.4 * d.side for d in dice)
+
+
+def test_asked_for_dice_stay_dice_in_the_fancy_style() -> None:
+    for seed in range(3):
+        _, dice, others = render_scene_and_others(
+            seed, W, H, fancy=1.0, dice=[DieSpec(3, "red", "white"), DieSpec(5, "blue", "white")]
+        )
+        assert [(d.value, d.body) for d in dice] == [(3, "red"), (5, "blue")] and others == []
+        _, dice, others = render_scene_and_others(seed, W, H, fancy=1.0, n_dice=25)
+        assert 15 <= len(dice) <= 25
 
 
 def test_the_training_scenes_keep_others_as_hard_negatives_never_as_dice() -> None:
