@@ -27,7 +27,7 @@ from companion.synth import SceneKeywords, render_scene
 from models.recipe.data import render_scenes
 
 # the machine the picture digests were computed on
-PINNED_ON = "x86_64 numpy 2.4.6 opencv 5.0.0"
+PINNED_ON = "x86_64 AMD EPYC numpy 2.4.6 opencv 5.0.0"
 
 SCENE_CASES: dict[str, tuple[int, int, int, SceneKeywords]] = {
     "random": (7, 256, 192, {}),
@@ -53,8 +53,16 @@ RECIPE_DIGESTS = {
 }
 
 
+def _cpu() -> str:
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return "?"
+    return next((line.split(":", 1)[1].strip() for line in lines if "model name" in line), "?")
+
+
 def _machine() -> str:
-    return f"{platform.machine()} numpy {np.__version__} opencv {cv2.__version__}"
+    return f"{platform.machine()} {_cpu()} numpy {np.__version__} opencv {cv2.__version__}"
 
 
 def _digest(text: str | bytes) -> str:
@@ -111,4 +119,3 @@ if __name__ == "__main__":  # print the digests (only ever on the commit before 
         print(f'    "{case}": {scene_digests(case)},')
     for recipe_seed in RECIPE_SEEDS:
         print(f"    {recipe_seed}: {recipe_digests(recipe_seed)},")
-    print(Path(__file__).name)
