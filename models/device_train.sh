@@ -41,9 +41,9 @@ python - <<'PY'
 import torch
 print("torch", torch.__version__, "cuda", torch.cuda.is_available())
 PY
-# one sample-making worker: the batches' order is fixed by the stage seed and position,
-# and a second worker would make the same batches again
-SESSION=(--device cuda --threads 8 --workers 1 --box "$MINUTES")
+# six sample-making workers: each makes every sixth batch (the stream is the same batches
+# in the same order as with one), so the GPU is not left waiting for augmentation
+SESSION=(--device cuda --threads 8 --workers 6 --box "$MINUTES")
 if [ -f "$STATE/classifier/state.pt" ] || [ -f "$STATE/finder/state.pt" ]; then
   echo "resuming the run in $STATE"
   python models/train.py --resume "$STATE" "${SESSION[@]}" 2>&1 | tee "$OUT/train.log"

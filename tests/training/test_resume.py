@@ -30,8 +30,10 @@ from models.recipe.checkpoint import (
 from models.recipe.manifests import Stage
 from models.recipe.pack import SyntheticRecipe
 from models.recipe.training import (
+    ClassifierBatches,
     ClassifierStage,
     FinderStage,
+    batch_loader,
     classifier_pool,
     train_classifier,
     train_finder,
@@ -214,3 +216,18 @@ def test_a_save_keeps_a_stage_from_an_onnx_file_on_its_frozen_batchnorm(tmp_path
             # folded: mean 0, variance 1 - eps; batch statistics would have moved them
             assert torch.count_nonzero(module.running_mean) == 0
             assert torch.allclose(module.running_var + module.eps, torch.ones(1))
+
+
+def test_two_sample_workers_make_the_inline_stream_once_in_step_order() -> None:
+    bank = tiny_bank(200)
+    pool = classifier_pool(bank, 1)
+    device = torch.device("cpu")
+
+    def stream(workers: int) -> list[torch.Tensor]:
+        batches = ClassifierBatches(bank, pool, SEED, 1, 5)  # steps 1..4, as after a resume
+        return [x for x, _ in batch_loader(batches, SEED, workers, device)]
+
+    inline, parallel = stream(0), stream(2)
+    assert len(inline) == len(parallel) == 4
+    for a, b in zip(inline, parallel, strict=True):
+        assert torch.equal(a, b)
