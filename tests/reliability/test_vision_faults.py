@@ -22,10 +22,10 @@ import httpx
 import numpy as np
 
 from companion.live.worker import BackOff, CameraWorker
+from companion.table.camera_settings import CameraSettings
 from companion.vision.pipeline import DiceReader
 from companion.vision.sources import FrameSource
 from companion.vision.types import Frame
-from companion.web.settings import CameraSettings
 from tests.reliability.conftest import ThreadServer, thread_settings
 from tests.web.conftest import REPO
 
