@@ -1,4 +1,4 @@
-"""Vision faults. The camera is wired into the web layer (companion/web/camera.py), so the
+"""Vision faults. The camera is wired into the server (companion/table/camera_hub.py), so the
 first test runs the real server with `--images DIR` semantics (CameraSettings.images) and
 the real ONNX DiceReader, and injects: a camera that is missing at start and appears later,
 truncated, garbage and empty JPEGs, and black and over-exposed frames. The server keeps
