@@ -53,8 +53,8 @@ from companion.rules.codec import encode  # noqa: E402
 from companion.rules.registry import find_game  # noqa: E402
 from companion.rules.session import Session  # noqa: E402
 from companion.simulate import play_random_game, random_action  # noqa: E402
-from companion.web.auth import hash_token  # noqa: E402
-from companion.web.store import LogEntry, Store  # noqa: E402
+from companion.table.access import hash_token  # noqa: E402
+from companion.table.store import LogEntry, Store  # noqa: E402
 
 DICE_TOKEN = "bench-dice-token"
 LONG_TOKEN = "bench-long-token"

@@ -27,10 +27,10 @@ from companion.live import demo  # noqa: E402
 from companion.live.match import match_roll  # noqa: E402
 from companion.rules.base import DiceSpec, Die, Roll, describe_colours  # noqa: E402
 from companion.rules.registry import GAME_NAMES, find_game  # noqa: E402
+from companion.table.camera_decision import shipped_threshold  # noqa: E402
+from companion.table.camera_feed import dice_set_for  # noqa: E402
 from companion.vision.confidence import decide_roll  # noqa: E402
 from companion.vision.pipeline import DiceReader  # noqa: E402
-from companion.web.camera_decision import shipped_threshold  # noqa: E402
-from companion.web.camera_feed import dice_set_for  # noqa: E402
 
 SIXIS_KEPT = (6, 6)  # two saved dice on the table beside the four thrown
 

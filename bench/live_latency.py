@@ -55,13 +55,14 @@ from companion.live import demo  # noqa: E402
 from companion.live.demo import render_throws  # noqa: E402
 from companion.live.settle import RollEvent  # noqa: E402
 from companion.rules.registry import standard_dice_sets  # noqa: E402
+from companion.table.camera_runtime import CameraRuntime  # noqa: E402
+from companion.table.camera_settings import CameraSettings  # noqa: E402
+from companion.table.store import Store  # noqa: E402
+from companion.table.tables import Tables  # noqa: E402
 from companion.vision.sources import FrameSource  # noqa: E402
 from companion.vision.types import Frame  # noqa: E402
-from companion.web.auth import cookie_name  # noqa: E402
-from companion.web.camera_runtime import CameraRuntime  # noqa: E402
-from companion.web.settings import CameraSettings, Settings  # noqa: E402
-from companion.web.store import Store  # noqa: E402
-from companion.web.tables import Tables  # noqa: E402
+from companion.web.deps import cookie_name  # noqa: E402
+from companion.web.settings import Settings  # noqa: E402
 from tests.live.replay import LiveServer  # noqa: E402
 from tests.web.conftest import free_port  # noqa: E402
 

@@ -134,8 +134,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--classifier", type=named_folder, action="append", required=True)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--as-shipped", action="store_true")
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="FINDER+CLASSIFIER",
+        help="a pair not to judge again (its figures are known), e.g. shipped+shipped",
+    )
     args = parser.parse_args(argv)
-    tasks = [(assemble(f, c, False), True) for f in args.finder for c in args.classifier]
+    pairs = [(f, c) for f in args.finder for c in args.classifier]
+    unknown = set(args.skip) - {f"{f[0]}+{c[0]}" for f, c in pairs}
+    if unknown:
+        parser.error(f"--skip {', '.join(sorted(unknown))}: no such pair")
+    tasks = [(assemble(f, c, False), True) for f, c in pairs if f"{f[0]}+{c[0]}" not in args.skip]
     if args.as_shipped:
         shipped = ("shipped", REPO / "models")
         tasks.append((assemble(shipped, shipped, True), False))

@@ -1,35 +1,64 @@
 #!/usr/bin/env bash
-# One prepared training run for a lent GPU machine (the `device` tool: one H200, torch,
-# onnx, onnxruntime and opencv installed, no network, no ../shared). It trains the
-# stage-11 classifier (models/README.md, "Stage 11") from the training pack, so nothing of
-# ../shared/data is needed there, and leaves the ONNX file and its manifest in OUT; the
-# evaluate stage (peak rule, confidence map, figures) then runs back here, where the
+# One prepared, resumable training session for a lent GPU machine (the `device` tool: one
+# H200, torch, onnx, onnxruntime and opencv installed, no network, no ../shared). It starts
+# a committed run in STATE (models/training/NAME, models/training/README.md) from the
+# training pack, or resumes it where its last session stopped, trains for one time box
+# (--box MINUTES: the state is saved and a candidate exported when the box ends) and
+# copies the run's state and candidate to OUT/state, to be committed back here. The
+# evaluate stage (peak rule, confidence map, figures) runs back here, where the
 # calibration and validation photos are.
 #
 # Here, once (the pack is git-ignored, at most ~50 MB):
 #   .venv/bin/pip install torch==2.13.0
 #   .venv/bin/python models/train.py --pack .cache/training-pack.zip
 # There (run with carry [".cache/training-pack.zip"], timeout a few minutes over MINUTES):
-#   bash models/device_train.sh .cache/training-pack.zip "$OUT" 9
-# Back here (OUT's files copied to DIR):
-#   .venv/bin/python models/train.py --only evaluate --out DIR
-#   .venv/bin/python bench/vision_eval.py --suite --models DIR
-# and ship only by the rule models/README.md writes down before the run.
+#   bash models/device_train.sh .cache/training-pack.zip "$OUT" 9 models/training/gpu-classifier
+# The same command in a later session resumes the run (its state travels with the working
+# tree once committed: the run's own arguments, --from-pack included, so it must have been
+# started from the pack at that path, as this script does). Back here (OUT's files in DIR):
+#   cp -r DIR/state/. models/training/gpu-classifier/ && git add models/training/gpu-classifier
+#   (commit it: the next session, here or there, resumes from it)
+#   mkdir -p /tmp/pair && cp models/*.onnx models/*.json /tmp/pair \
+#     && cp models/training/gpu-classifier/classifier/candidate/* /tmp/pair
+#   .venv/bin/python models/train.py --only evaluate --out /tmp/pair
+#   .venv/bin/python bench/vision_eval.py --suite --models /tmp/pair
+# and ship only by the rule models/README.md writes down before the run ends.
+# A new run's stage trains for STAGE_MINUTES of training time over all its sessions (its
+# learning rate annealed over them; default 30); FANCY (default 0) is the share of
+# synthetic scenes in the fancy style (train.py --fancy). Both are the run's own: a resume
+# keeps the values it was started with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PACK=${1:-.cache/training-pack.zip}
 OUT=${2:-${OUT:-.cache/device-out}}
-MINUTES=${3:-9}  # the classifier's time box; the learning rate is annealed over it
+MINUTES=${3:-9}  # this session's time box
+STATE=${4:-models/training/gpu-classifier}
+STAGE_MINUTES=${STAGE_MINUTES:-30}
+FANCY=${FANCY:-0}
 mkdir -p "$OUT"
 nvidia-smi -L || echo "no nvidia-smi: training on whatever torch finds"
 python - <<'PY'
 import torch
 print("torch", torch.__version__, "cuda", torch.cuda.is_available())
 PY
-# the first stage from scratch, as stage 11; with a GPU the epochs are seconds, so the
-# time box, not the epoch count, ends it
-python models/train.py --from-pack "$PACK" --device cuda --threads 8 \
-  --only classifier --seed 20261201 --classifier-from scratch \
-  --classifier-continue "400:4e-3:20261201:real=3:hard:min=${MINUTES}" \
-  --out "$OUT" 2>&1 | tee "$OUT/train.log"
-ls -la "$OUT"
+# six sample-making workers: each makes every sixth batch (the stream is the same batches
+# in the same order as with one), so the GPU is not left waiting for augmentation
+SESSION=(--device cuda --threads 8 --workers 6 --box "$MINUTES")
+if [ -f "$STATE/classifier/state.pt" ] || [ -f "$STATE/finder/state.pt" ]; then
+  echo "resuming the run in $STATE"
+  python models/train.py --resume "$STATE" "${SESSION[@]}" 2>&1 | tee "$OUT/train.log"
+else
+  echo "starting a run in $STATE"
+  # the stage-11 classifier from scratch; with a GPU the epochs are seconds, so the stage's
+  # training-time budget, not the epoch count, ends it
+  python models/train.py --from-pack "$PACK" --only classifier --seed 20261201 \
+    --classifier-from scratch \
+    --classifier-continue "400:4e-3:20261201:real=3:hard:min=${STAGE_MINUTES}" \
+    --fancy "$FANCY" --out .cache/device-models --state "$STATE" "${SESSION[@]}" \
+    2>&1 | tee "$OUT/train.log"
+fi
+# what comes back: the run's state and candidate, and a finished run's exports
+mkdir -p "$OUT/state"
+cp -r "$STATE/." "$OUT/state/"
+if [ -d .cache/device-models ]; then cp -r .cache/device-models "$OUT/models"; fi
+ls -laR "$OUT"

@@ -24,6 +24,7 @@ the ONNX files brought back (``--only evaluate --out DIR``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -129,6 +130,15 @@ def cached(key: str, make: Callable[[], T], what: str) -> T:
     return value
 
 
+def scene_cache_key(count: int, seed: int, translucent: float, fancy: float) -> str:
+    """The sample cache's name for a stage's rendered scenes: everything they depend on.
+    Without fancy scenes it is the name from before --fancy (those caches still hold:
+    the default scenes are unchanged); with them the share is in it, so caches of
+    different shares never mix."""
+    key = f"scenes-{count}-{seed}-{translucent:g}"
+    return key if fancy <= 0 else f"{key}-fancy{fancy:g}"
+
+
 def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -165,9 +175,12 @@ class Run:
         """The synthetic scenes of a stage's seed (rendered once per seed)."""
         if seed not in self._scenes:
             count = QUICK_SCENES if self.args.quick else self.synthetic.count
+            recipe = self.synthetic
             self._scenes[seed] = cached(
-                f"scenes-{count}-{seed}-{self.synthetic.translucent:g}",
-                lambda: recipe_data.render_scenes(count, seed, self.synthetic.translucent),
+                scene_cache_key(count, seed, recipe.translucent, recipe.fancy),
+                lambda: recipe_data.render_scenes(
+                    count, seed, recipe.translucent, fancy=recipe.fancy
+                ),
                 f"rendering {count} synthetic scenes (seed {seed})",
             )
             self._check_renderer(seed, self._scenes[seed])
@@ -241,9 +254,21 @@ class Run:
                 f"{len(SURFACES)} surfaces, random dice colours and sizes 22-130 px, camera "
                 "tilt 0-45 deg, touching, cocked and half-hidden dice, "
                 f"{self.synthetic.translucent:.0%} translucent, clutter, shadows, glare, "
-                "blur, noise, JPEG",
+                "blur, noise, JPEG" + fancy_text(self.synthetic.fancy),
             },
         }
+
+
+def fancy_text(fancy: float) -> str:
+    """The manifests' words for the fancy scenes (nothing when there are none)."""
+    if fancy <= 0:
+        return ""
+    return (
+        f"; {fancy:.0%} of the scenes in the fancy style (companion/synth/fancy.py: 20-60 "
+        "marbled, speckled, glitter, two-tone, metallic dice, gold, silver, coloured and "
+        "engraved pips, symbols, trays and bowls, patterned cloths, other polyhedral dice, "
+        "tokens and coins as hard negatives)"
+    )
 
 
 SPLIT_TEXT = (
@@ -689,6 +714,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="chance a rendered die is of see-through plastic (default %(default)s; models "
         "1.3.0 and the stage-9 finder run of 2026-11-30 were trained without: 0)",
     )
+    parser.add_argument(
+        "--fancy", type=float, default=0.0, metavar="SHARE",
+        help="share of the synthetic scenes in the fancy style (companion/synth/fancy.py: "
+        "fancy dice, trays and bowls, patterned cloths, things that are not d6 dice as hard "
+        "negatives); 0 (default): the scenes of before, byte for byte, from the same caches",
+    )  # fmt: skip
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument(
         "--device", default="cpu", help="cpu (default) or cuda: where the nets train"
@@ -773,13 +804,18 @@ def resumed_arguments(argv: list[str]) -> list[str]:
 def prepare(args: argparse.Namespace, command: str) -> Run:
     """The run's data: the split of ../shared/data, or a pack's training set."""
     device = resolve_device(args.device)
-    recipe = SyntheticRecipe(args.synthetic, args.seed, args.translucent, "")
+    if not 0.0 <= args.fancy <= 1.0:
+        raise SystemExit(f"--fancy {args.fancy}: a share is 0-1")
+    recipe = SyntheticRecipe(args.synthetic, args.seed, args.translucent, "", args.fancy)
     if args.from_pack is not None:
         pack = read_pack(args.from_pack)
         logger.info("training from the pack %s (made %s)", args.from_pack, pack.made)
+        packed = pack.synthetic
+        if args.fancy > 0:  # this command's share over the pack's
+            packed = dataclasses.replace(packed, fancy=args.fancy)
         return Run(
             args, device, list(pack.train), list(pack.train_crops), pack.validation_crops,
-            None, pack.synthetic, command,
+            None, packed, command,
         )  # fmt: skip
     split = load_split(args.data)
     val = validation_crops(list(split.all_validation())) if args.only != "evaluate" else (
@@ -792,10 +828,13 @@ def prepare(args: argparse.Namespace, command: str) -> Run:
 
 def pack_training_set(run: Run, path: Path) -> None:
     """--pack: the training set and the first stage's scene recipe in one file."""
-    first = recipe_data.render_scenes(1, run.args.seed, run.synthetic.translucent)
+    made_with = run.synthetic
+    first = recipe_data.render_scenes(
+        1, run.args.seed, made_with.translucent, fancy=made_with.fancy
+    )
     recipe = SyntheticRecipe(
-        run.synthetic.count, run.args.seed, run.synthetic.translucent,
-        scene_sha256(first[0].encoded),
+        made_with.count, run.args.seed, made_with.translucent,
+        scene_sha256(first[0].encoded), made_with.fancy,
     )  # fmt: skip
     made = {"command": run.command, "data": str(run.args.data or "../shared/data")}
     size = write_pack(path, run.train_images, run.train_crops, run.val_crops, recipe, made)

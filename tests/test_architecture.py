@@ -1,8 +1,13 @@
 """The house rules of docs/ARCHITECTURE.md, checked on the source files with `ast`:
 
-- the import contract: rules import nothing of vision, live, web or synth (the renderer);
-  vision nothing of rules, live, web or synth; live nothing of web; synth nothing of
-  rules, live or web; and no import cycle anywhere in companion/;
+- the import contract, module by module: rules import nothing of vision, live, table, web
+  or synth (the renderer); vision nothing of rules, live, table, web or synth; live
+  nothing of table or web; synth nothing of rules, live, table or web; the table's service
+  (companion/table/) nothing of web, FastAPI, Starlette, Jinja2 or MarkupSafe; inside the
+  service, the table's core knows no camera, nothing calls back into the camera hub, and
+  the camera's decision applies nothing (MODULE_RULES); the views import no framework;
+  and no import cycle anywhere among companion's modules, not even through imports made
+  for type checking only;
 - no function in companion/ longer than MAX_FUNCTION_LINES, except those in
   LONG_FUNCTIONS (a list that only shrinks: an entry that is no longer needed fails too);
 - no new `Any`: each package of companion/ uses it at most as often as ANY_BUDGET says
@@ -10,7 +15,9 @@
 
 Ruff's C90 (max-complexity 12, pyproject.toml) and mypy complete the gates in .ci/run.
 Imports inside functions count (they run too); imports under `if TYPE_CHECKING:` do not
-(they never run)."""
+run, but they count for the rules and for cycles (a type-only import from the service into
+the web layer still ties the two together: the fragments <-> tables cycle was one); only
+`imports_of` leaves them out."""
 
 from __future__ import annotations
 
@@ -23,13 +30,37 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "companion"
 
-# (layer, the layers it must not import)
+# the web frameworks: only companion/web/ translates between them and the service
+FRAMEWORKS = ("fastapi", "starlette", "jinja2", "markupsafe", "uvicorn")
+
+# (layer, the layers it must not import); a name is one of our modules or packages (the
+# module and everything below it) or a third-party package
 FORBIDDEN_IMPORTS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("companion.rules", ("companion.vision", "companion.live", "companion.web", "companion.synth")),
-    ("companion.vision", ("companion.rules", "companion.live", "companion.web", "companion.synth")),
-    ("companion.live", ("companion.web",)),
+    (
+        "companion.rules",
+        (
+            "companion.vision",
+            "companion.live",
+            "companion.table",
+            "companion.web",
+            "companion.synth",
+        ),
+    ),
+    (
+        "companion.vision",
+        (
+            "companion.rules",
+            "companion.live",
+            "companion.table",
+            "companion.web",
+            "companion.synth",
+        ),
+    ),
+    ("companion.live", ("companion.table", "companion.web")),
+    # the live table's service: usable without a server, it never imports a renderer
+    ("companion.table", ("companion.web", *FRAMEWORKS)),
     # the renderer (training, tests, benches, the demo clip) stands beside vision
-    ("companion.synth", ("companion.rules", "companion.live", "companion.web")),
+    ("companion.synth", ("companion.rules", "companion.live", "companion.table", "companion.web")),
     # the packaged files (models, web pages, calibrations): found by everyone, imports no one
     (
         "companion.assets",
@@ -37,10 +68,47 @@ FORBIDDEN_IMPORTS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "companion.rules",
             "companion.vision",
             "companion.live",
+            "companion.table",
             "companion.web",
             "companion.synth",
         ),
     ),
+)
+
+# The camera's modules in the service, in the order a roll passes them
+CAMERA_FLOW = (
+    "companion.table.camera_runtime",
+    "companion.table.camera_feed",
+    "companion.table.camera_decision",
+    "companion.table.held_reading",
+    "companion.table.camera_pictures",
+    "companion.table.roll_intake",
+    "companion.table.learning",
+)
+TABLE_CORE = (
+    "companion.table.access",
+    "companion.table.dice",
+    "companion.table.records",
+    "companion.table.snapshot",
+    "companion.table.store",
+    "companion.table.tables",
+    "companion.table.text",
+    "companion.table.words",
+)
+
+# (modules, the modules they must not import): the contract inside the packages
+MODULE_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    # the tables, their store and records know no camera: the camera feeds them rolls
+    (TABLE_CORE, (*CAMERA_FLOW, "companion.table.camera_hub")),
+    # one pass: the hub hands a throw along and nothing it hands to calls back into it
+    (CAMERA_FLOW, ("companion.table.camera_hub",)),
+    # the decision is a function of the throw: it applies, stores and learns nothing
+    (
+        ("companion.table.camera_decision", "companion.table.held_reading"),
+        ("companion.table.roll_intake", "companion.table.learning", "companion.table.store"),
+    ),
+    # the views are presentation: no framework, no routes, no camera
+    (("companion.web.views",), (*FRAMEWORKS, "companion.web.routes", *CAMERA_FLOW)),
 )
 
 MAX_FUNCTION_LINES = 60
@@ -58,13 +126,14 @@ ANY_BUDGET: dict[str, int] = {
     "companion.live": 0,
     "companion.synth": 0,
     "companion.assets": 0,
-    "companion.web": 118,
+    "companion.table": 29,
+    "companion.web": 89,
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Module:
-    name: str  # dotted, e.g. "companion.web.tables"
+    name: str  # dotted, e.g. "companion.table.tables"
     path: Path
     is_package: bool  # an __init__.py
 
@@ -98,16 +167,17 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import under `node` that can run (not the body of `if TYPE_CHECKING:`)."""
+def _import_nodes(node: ast.AST, type_only: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import under `node` that can run (not the body of `if TYPE_CHECKING:`), and
+    with `type_only` those made for type checking too."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.Import | ast.ImportFrom):
             yield child
-        elif isinstance(child, ast.If) and _is_type_checking(child):
+        elif isinstance(child, ast.If) and _is_type_checking(child) and not type_only:
             for other in child.orelse:
                 yield from _import_nodes(ast.Module(body=[other], type_ignores=[]))
         else:
-            yield from _import_nodes(child)
+            yield from _import_nodes(child, type_only)
 
 
 def _ours(name: str) -> str | None:
@@ -119,10 +189,11 @@ def _ours(name: str) -> str | None:
     return name or None
 
 
-def imports_of(module: Module) -> set[str]:
-    """The modules of companion/ that `module` imports."""
+def imported_names(module: Module, type_only: bool = False) -> set[str]:
+    """Every name `module` imports, absolute and dotted ("fastapi.templating",
+    "companion.table.tables.Table"), with `type_only` those for type checking too."""
     found: set[str] = set()
-    for node in _import_nodes(tree_of(module)):
+    for node in _import_nodes(tree_of(module), type_only):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         else:
@@ -135,33 +206,89 @@ def imports_of(module: Module) -> set[str]:
             else:
                 base = node.module or ""
             targets = [f"{base}.{alias.name}" for alias in node.names]
-        for target in targets:
-            ours = _ours(target)
-            if ours is not None and ours != module.name:
-                found.add(ours)
+        found.update(targets)
     return found
+
+
+def imports_of(module: Module, type_only: bool = False) -> set[str]:
+    """The modules of companion/ that `module` imports (with `type_only`: for type
+    checking too)."""
+    found: set[str] = set()
+    for target in imported_names(module, type_only):
+        ours = _ours(target)
+        if ours is not None and ours != module.name:
+            found.add(ours)
+    return found
+
+
+def targets_of(module: Module) -> set[str]:
+    """What the rules judge: our modules it imports, and the third-party names, type-only
+    imports included."""
+    others = {
+        name for name in imported_names(module, type_only=True) if not _in_layer(name, "companion")
+    }
+    return imports_of(module, type_only=True) | others
 
 
 def _in_layer(name: str, layer: str) -> bool:
     return name == layer or name.startswith(layer + ".")
 
 
-def test_the_layers_import_only_inwards() -> None:
+def broken_rules(
+    rules: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...],
+) -> list[str]:
+    """`module imports target` for every import against `rules` ((scopes, forbidden):
+    each a module or package of ours, or a third-party package)."""
     broken = []
     for module in modules().values():
-        for layer, forbidden in FORBIDDEN_IMPORTS:
-            if not _in_layer(module.name, layer):
+        for scopes, forbidden in rules:
+            if not any(_in_layer(module.name, scope) for scope in scopes):
                 continue
-            for target in sorted(imports_of(module)):
+            for target in sorted(targets_of(module)):
                 if any(_in_layer(target, other) for other in forbidden):
                     broken.append(f"{module.relative} imports {target}")
+    return broken
+
+
+def test_the_layers_import_only_inwards() -> None:
+    rules = tuple(((layer,), forbidden) for layer, forbidden in FORBIDDEN_IMPORTS)
+    broken = broken_rules(rules)
     assert not broken, "imports against the layers (docs/ARCHITECTURE.md):\n" + "\n".join(broken)
 
 
-def import_cycles() -> list[list[str]]:
+def test_the_modules_keep_their_contract() -> None:
+    """Inside the packages, module by module (MODULE_RULES, docs/ARCHITECTURE.md)."""
+    broken = broken_rules(MODULE_RULES)
+    assert not broken, "imports against the modules' contract:\n" + "\n".join(broken)
+
+
+def test_every_module_a_rule_names_exists() -> None:
+    """A rule about a module that was moved or renamed would pass for nothing."""
+    known = modules()
+    named = {
+        name
+        for scopes, forbidden in MODULE_RULES
+        for name in (*scopes, *forbidden)
+        if _in_layer(name, "companion")
+    }
+    assert sorted(n for n in named if n not in known) == []
+
+
+def test_the_rules_see_a_broken_import() -> None:
+    """The checks can fail: the web's fragments import the framework and the tables (for
+    type checking only); a rule forbidding those finds both."""
+    rules = ((("companion.web.fragments",), ("jinja2", "companion.table.tables")),)
+    assert broken_rules(rules) == [
+        "companion/web/fragments.py imports companion.table.tables",
+        "companion/web/fragments.py imports jinja2",
+    ]
+
+
+def import_cycles(type_only: bool = False) -> list[list[str]]:
     """The import cycles among companion's modules: Tarjan's strongly connected components
-    of more than one module (or a module importing itself)."""
-    graph = {name: sorted(imports_of(module)) for name, module in modules().items()}
+    of more than one module (or a module importing itself); with `type_only` counting the
+    imports made for type checking too."""
+    graph = {name: sorted(imports_of(module, type_only)) for name, module in modules().items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -199,12 +326,19 @@ def test_no_import_cycle_in_companion() -> None:
     assert import_cycles() == []
 
 
+def test_no_import_cycle_even_through_type_only_imports() -> None:
+    """A cycle kept alive by `if TYPE_CHECKING:` is still two modules that need each other
+    (tables cached what fragments drew; fragments imported tables for its types)."""
+    assert import_cycles(type_only=True) == []
+
+
 def test_the_import_checks_see_imports_inside_functions_and_skip_type_checking() -> None:
     """The checks above can fail: the views' import of the tables' snapshot (at module
     level) and render's import of the tables under TYPE_CHECKING are told apart."""
     render = modules()["companion.web.fragments"]
     assert "companion.web.views" in imports_of(render)
-    assert "companion.web.tables" not in imports_of(render)  # only for type checking
+    assert "companion.table.tables" not in imports_of(render)  # only for type checking
+    assert "companion.table.tables" in imports_of(render, type_only=True)
     camera = modules()["companion.live.worker"]
     assert "companion.vision.annotate" in imports_of(camera)  # inside a function
 
@@ -213,12 +347,12 @@ def test_the_import_checks_see_imports_inside_functions_and_skip_type_checking()
 # game throws (Game.dice_colours); it never tells games apart by name.
 CAMERA_SIDE = (
     "companion.live",
-    "companion.web.camera_feed",
-    "companion.web.camera_hub",
-    "companion.web.camera_pictures",
-    "companion.web.camera_runtime",
-    "companion.web.held_reading",
-    "companion.web.roll_intake",
+    "companion.table.camera_feed",
+    "companion.table.camera_hub",
+    "companion.table.camera_pictures",
+    "companion.table.camera_runtime",
+    "companion.table.held_reading",
+    "companion.table.roll_intake",
 )
 
 

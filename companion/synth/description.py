@@ -92,6 +92,46 @@ class Occluder:
 
 
 @dataclass(frozen=True)
+class Look:
+    """A fancy die's material and paint (the fancy style, fancy.py; None on every die of
+    the default style). `finish`: "marbled", "speckled", "glitter", "two_tone",
+    "metallic" or "plain"; `second` the finish's second colour (marbling, specks, the
+    other tone, glitter); `pip_style`: "paint" (ink of the die's pip colour), "metal"
+    (gold or silver paint with its sheen) or "engraved" (no ink: the pits' shading only);
+    `symbol` (a shape name, or "") is drawn in place of the pips of face `symbol_face`
+    (1 or 6: the face still counts its value); `seed` fixes the pattern's lie on every
+    face of the die (each face's own grain comes from the face's seed)."""
+
+    finish: str
+    second: BGR
+    pip_style: str = "paint"
+    symbol: str = ""
+    symbol_face: int = 0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Distractor:
+    """Something on the table that is NOT a six-sided die, which the finder must learn
+    to leave alone: another polyhedral die ("d4", "d8", "d10", "d12", "d20"), a token
+    ("chip", "number_token", "hex_token") or a "coin". (cx, cy): where it lies seen
+    straight from above, `size` its width in pixels, `angle` its turn in degrees; `body`
+    and `ink` its colours (the number printed on it); `look` a fancy die's material (a
+    polyhedral die of the same set as the d6s), `number` what is printed on it."""
+
+    kind: str
+    cx: float
+    cy: float
+    size: float
+    angle: float
+    body: BGR
+    ink: BGR
+    number: int
+    seed: int
+    look: Look | None = None
+
+
+@dataclass(frozen=True)
 class Die:
     """One die as placed and as it looks. cx, cy, side, angle: where its top face would
     lie seen straight from above (the camera's perspective is applied when drawn).
@@ -123,6 +163,7 @@ class Die:
     occluder: Occluder | None = None
     # 0 on the table; 1 lying on other dice (a pile), nearer the camera, drawn after them
     level: int = 0
+    look: Look | None = None  # the fancy style's material and paint (None: plain plastic)
 
 
 @dataclass(frozen=True)
@@ -255,3 +296,5 @@ class SceneDescription:
     lens: Lens | None = None
     container: Container | None = None
     lamp: Lamp | None = None
+    # the fancy style's things that are not d6 dice (drawn on the table under the dice)
+    distractors: tuple[Distractor, ...] = ()

@@ -9,6 +9,7 @@ on, through its body."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -20,6 +21,11 @@ from .palette import pip_layout
 from .texture import colour_tuple, fill, rounded_square, smooth_noise
 
 SUBPIXEL = 16  # cv2 shift of 4 bits: sub-pixel, anti-aliased circles and polygons
+# face_texture's signature: (face, body, pips, size, corner, marble, clear) -> (tex, alpha)
+FaceTexture = Callable[
+    [Face, np.ndarray, np.ndarray, int, float, np.ndarray | None, float],
+    tuple[np.ndarray, np.ndarray],
+]
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,7 @@ def die_shape(die: Die, camera: Camera, lift: float = 1.0) -> DieShape:
 
 
 @lru_cache(maxsize=256)
-def _bevel(size: int) -> np.ndarray:
+def face_bevel(size: int) -> np.ndarray:
     """Faces darken a little towards their rounded rim."""
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float32) / (size - 1) - 0.5
     edge = np.maximum(np.abs(xx), np.abs(yy))
@@ -126,7 +132,7 @@ def face_texture(
     rng = np.random.default_rng(face.seed)
     tex = np.empty((size, size, 3), np.float32)
     tex[:] = body
-    tex *= _bevel(size)
+    tex *= face_bevel(size)
     if marble is not None:
         swirl = smooth_noise(rng, size, size, max(4, size // 5))
         swirl = (np.clip(np.abs(np.sin(swirl * 3.0)), 0, 1) ** 6)[..., None]
@@ -137,7 +143,7 @@ def face_texture(
         tex += np.float32(face.sheen)
     for glare in (face.glare, face.flare):
         if glare is not None:
-            _add_glare(tex, glare, size)
+            add_glare(tex, glare, size)
     alpha = np.zeros((size, size), np.float32)
     outline = (rounded_square(corner) + 0.5) * (size - 1)
     cv2.fillPoly(alpha, [np.round(outline * SUBPIXEL).astype(np.int32)], 1.0, cv2.LINE_AA, 4)
@@ -146,7 +152,7 @@ def face_texture(
     return np.clip(tex, 0, 255), alpha
 
 
-def _add_glare(tex: np.ndarray, g: Glare, size: int) -> None:
+def add_glare(tex: np.ndarray, g: Glare, size: int) -> None:
     spot = np.zeros((size, size), np.float32)
     axes = (int(g.axes[0] * size), int(g.axes[1] * size))
     cv2.ellipse(spot, (int(g.x * size), int(g.y * size)), axes, g.angle, 0, 360, 1.0, -1)
@@ -222,10 +228,16 @@ def warp_onto(
 
 
 def draw_die(
-    img: np.ndarray, die: Die, shape: DieShape, colours: tuple[BGR, BGR, BGR | None]
+    img: np.ndarray,
+    die: Die,
+    shape: DieShape,
+    colours: tuple[BGR, BGR, BGR | None],
+    texture: FaceTexture | None = None,
 ) -> None:
     """Draw one die (silhouette, side faces with pips, top face) onto float `img` in
-    `colours` (body, pips, marbling: the die's own as the sensor sees them)."""
+    `colours` (body, pips, marbling: the die's own as the sensor sees them). `texture`
+    draws its faces (default `face_texture`; a fancy die's look draws its own)."""
+    face_texture_of = texture or face_texture
     body = np.array(colours[0], np.float32)
     pips = np.array(colours[1], np.float32)
     marble = np.array(colours[2], np.float32) if colours[2] is not None else None
@@ -236,7 +248,9 @@ def draw_die(
         tint_through(img, shape.hull, body, body * shade * 0.9, die.clear)
         if die.under is not None:
             # seen through the top face: the face the die lies on, mirrored
-            tex, alpha = face_texture(die.under, body, pips, tex_size, die.corner, None, die.clear)
+            tex, alpha = face_texture_of(
+                die.under, body, pips, tex_size, die.corner, None, die.clear
+            )
             # through the body and the plastic's depth these pips look fainter
             faint = 0.6 * alpha[:, ::-1]
             warp_onto(img, tex[:, ::-1].copy(), faint, shape.bottom, shade)
@@ -244,9 +258,9 @@ def draw_die(
         fill(img, shape.hull, colour_tuple(body * shade * 0.9))
     for j, quad in shape.sides:
         face = die.sides[j]
-        tex, alpha = face_texture(face, body, pips, tex_size, die.corner, marble, die.clear)
+        tex, alpha = face_texture_of(face, body, pips, tex_size, die.corner, marble, die.clear)
         warp_onto(img, tex, alpha, quad, shade * face.shade)
-    tex, alpha = face_texture(die.top, body, pips, tex_size, die.corner, marble, die.clear)
+    tex, alpha = face_texture_of(die.top, body, pips, tex_size, die.corner, marble, die.clear)
     warp_onto(img, tex, alpha, shape.top, die.top.shade)
 
 

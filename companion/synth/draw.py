@@ -19,7 +19,9 @@ import numpy as np
 from .clutter import draw_clutter
 from .container import Front, draw_container
 from .description import Die, Lamp, SceneDescription
-from .dice import DieShape, die_shape, draw_die, glare_hides_a_pip, smear
+from .dice import DieShape, FaceTexture, die_shape, draw_die, glare_hides_a_pip, smear
+from .distractors import RenderedOther, draw_distractor, label_of
+from .fancy_dice import texture_for
 from .finish import apply_finish, apply_light
 from .labels import RenderedDie
 from .lens import distort_image, distort_points
@@ -68,6 +70,8 @@ def _draw_table(scene: SceneDescription) -> tuple[np.ndarray, np.ndarray, Front 
     front = None
     if scene.container is not None:
         front = draw_container(img, scene.container, scene.light.direction)
+    for other in scene.distractors:  # the fancy style's things that are not d6 dice
+        draw_distractor(img, shadow, other, scene.camera, scene.light.direction)
     if scene.lamp is not None:
         _gloss(img, scene.lamp)
     if scene.sensor.kind == "ir":
@@ -113,11 +117,14 @@ def _cast_shadows(
 
 def _draw_one(img: np.ndarray, die: Die, shape: DieShape, scene: SceneDescription) -> None:
     colours = die_colours(die, scene.sensor)
+    texture: FaceTexture | None = None
+    if die.look is not None:  # a fancy die (the default style has none)
+        texture = texture_for(die.look, scene.sensor.kind == "ir")
     if scene.tumbling is None:
-        draw_die(img, die, shape, colours)
+        draw_die(img, die, shape, colours, texture)
         return
     layer = img.copy()
-    draw_die(layer, die, shape, colours)
+    draw_die(layer, die, shape, colours, texture)
     motion = np.random.default_rng([scene.tumbling.seed, die.index])
     smear(motion, img, layer, shape.hull, die.side * scene.tumbling.strength)
 
@@ -149,6 +156,24 @@ def _occlude(img: np.ndarray, die: Die, shape: DieShape, scene: SceneDescription
 
 # ----------------------------------------------------------------------------------------
 # Labels
+
+
+def other_labels(scene: SceneDescription) -> list[RenderedOther]:
+    """Where the things that are not d6 dice (the fancy style's distractors) lie in the
+    picture, through the lens; one whose centre leaves the picture is left out."""
+    labels = [label_of(d, scene.camera, scene.width, scene.height) for d in scene.distractors]
+    if scene.lens is None:
+        return labels
+    w, h = scene.width, scene.height
+    moved = []
+    for label in labels:
+        x0, y0, x1, y1 = label.box
+        points = np.array([[label.cx, label.cy], [x0, y0], [x1, y1]], np.float32)
+        (cx, cy), (a, b), (c, d) = distort_points(points, scene.lens, w, h)
+        if 0 <= cx < w and 0 <= cy < h:
+            box = (max(0.0, float(a)), max(0.0, float(b)), min(w, float(c)), min(h, float(d)))
+            moved.append(dataclasses.replace(label, cx=float(cx), cy=float(cy), box=box))
+    return moved
 
 
 def _labels(

@@ -32,6 +32,7 @@ CHANCES = (
     "container",
     "strong_glare",
     "pile",
+    "fancy",
 )
 LIGHTS = ("random", "default")
 # the default range of the mean top-face side, pixels (log-uniform)
@@ -98,6 +99,7 @@ class SceneKeywords(TypedDict, total=False):
     containers: Sequence[str]
     strong_glare: float
     pile: float
+    fancy: float
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,13 @@ class SceneOptions:
     (a die whose pip the glare wipes out is labelled unreadable, reason "glare");
     `pile` the dice heaped in a touching, overlapping pile (some lying on others; a die
     with less than 0.8 of its top face visible is "hidden"). Dice from 15 to 250 px:
-    `sizes=(15, 250)` (a die that cannot fit the picture comes out smaller)."""
+    `sizes=(15, 250)` (a die that cannot fit the picture comes out smaller).
+
+    `fancy` is the chance a scene is in the fancy style (fancy.py: 20-60 marbled,
+    speckled, glitter, two-tone, metallic dice with gold, silver, coloured or engraved
+    pips and symbols, in trays and bowls of strong colours or on patterned cloths, with
+    polyhedral dice, tokens and coins that are not d6 dice); 0 by default, and then the
+    scene is the default style's, byte for byte."""
 
     dice: Sequence[DieLike] | None = None
     dice_set: str | Sequence[str] | None = None
@@ -159,6 +167,7 @@ class SceneOptions:
     containers: Sequence[str] = CONTAINERS
     strong_glare: float = 0.0
     pile: float = 0.0
+    fancy: float = 0.0
 
     def __post_init__(self) -> None:
         if self.dice is not None:

@@ -5,13 +5,13 @@ table, the dice count, each die's colour, form, faces, glare, state and clearnes
 layout, the clutter, the light and the camera's finish. Which part a draw belongs to is
 fixed by its name, so adding a draw to one part leaves every other part as it was. The
 webcam conditions (sensor, lens, container, lamp, pile) are sampled in conditions.py,
-where the dice lie in layout.py."""
+where the dice lie in layout.py. The public `sample_scene` (fancy.py) calls `describe`
+for a scene of the default style, and for the layout of a fancy one."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Unpack
 
 import numpy as np
 
@@ -42,19 +42,12 @@ from .description import (
     Tumbling,
 )
 from .layout import FloorRegion, Region, Spot, pile_dice, spread_dice
-from .options import DieSpec, SceneKeywords, SceneOptions
+from .options import DieSpec, SceneOptions
 from .palette import BODY_BGR, PIP_BGR, default_pips, jitter_colour
-from .seeds import SeedLike, part_rng, part_seed, root_seed
+from .seeds import part_rng, part_seed
 from .surfaces import SURFACES
 
 CLUTTER_KINDS = ("pencil", "paper", "coin", "coin", "dots")
-
-
-def sample_scene(
-    seed: SeedLike, width: int = 640, height: int = 480, **options: Unpack[SceneKeywords]
-) -> SceneDescription:
-    """Every random choice of one scene (see `SceneOptions` for the options)."""
-    return describe(root_seed(seed), width, height, SceneOptions(**options))
 
 
 def describe(root: int, width: int, height: int, options: SceneOptions) -> SceneDescription:

@@ -7,10 +7,11 @@ from typing import Unpack
 import cv2
 import numpy as np
 
-from .draw import draw_scene
+from .distractors import RenderedOther
+from .draw import draw_scene, other_labels
+from .fancy import sample_scene
 from .labels import RenderedDie
 from .options import DieSpec, SceneKeywords
-from .sample import sample_scene
 from .seeds import SeedLike
 
 
@@ -23,6 +24,17 @@ def render_scene(
     `seed` is an int or a numpy Generator (one draw of it becomes the scene's seed).
     The options are `SceneOptions`' (options.py)."""
     return draw_scene(sample_scene(seed, width, height, **options))
+
+
+def render_scene_and_others(
+    seed: SeedLike, width: int = 640, height: int = 480, **options: Unpack[SceneKeywords]
+) -> tuple[np.ndarray, list[RenderedDie], list[RenderedOther]]:
+    """`render_scene`, and the things in the picture that are not d6 dice (the fancy
+    style's other polyhedral dice, tokens and coins; none in the default style): what a
+    finder must learn to leave alone."""
+    scene = sample_scene(seed, width, height, **options)
+    image, dice = draw_scene(scene)
+    return image, dice, other_labels(scene)
 
 
 def render_roll_clip(

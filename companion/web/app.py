@@ -21,23 +21,23 @@ from markupsafe import Markup
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from companion.rules.base import Rejection
+from companion.rules.base import Move, Rejection
+from companion.table.access import AttemptLimiter, DeviceRateLimiter
+from companion.table.camera_hub import CameraHub
+from companion.table.camera_runtime import ReaderFactory
+from companion.table.learning import Learning
+from companion.table.store import StorageError, Store
+from companion.table.tables import Table, TableLoadError, Tables
+from companion.table.text import printable
 from companion.vision.calibration import load_calibration
-from companion.web.auth import AttemptLimiter, DeviceRateLimiter
-from companion.web.camera_hub import CameraHub
-from companion.web.camera_runtime import ReaderFactory
 from companion.web.deps import NoAccess
 from companion.web.errors import status_for
-from companion.web.fragments import page_templates
+from companion.web.fragments import LiveDrawings, page_templates
 from companion.web.hosts import HostCheck
-from companion.web.learning import Learning
 from companion.web.long_pages import PageBuilder
 from companion.web.routes import api, live, pages, setups, ws
 from companion.web.settings import Settings
-from companion.web.store import StorageError, Store
-from companion.web.tables import TableLoadError, Tables
-from companion.web.text import printable
-from companion.web.views import colour_class
+from companion.web.views import colour_class, describe_move
 
 logger = logging.getLogger(__name__)
 
@@ -132,14 +132,19 @@ def _timestamp(value: float | None) -> Markup:
     )
 
 
+def _move_words(table: Table, move: Move) -> str:
+    """A move's words at `table` (its view's label), for the camera's status line."""
+    return describe_move(table.game, move)
+
+
 def _camera_with_learning(
     app: FastAPI, settings: Settings, reader_factory: ReaderFactory | None
 ) -> CameraHub:
     """The camera hub and the setups that learn from its confirmed rolls
-    (companion/web/learning.py), both on app.state."""
+    (companion/table/learning.py), both on app.state."""
     learning = Learning(settings.data_dir)
     app.state.learning = learning
-    camera = CameraHub(settings.camera, app.state.tables, reader_factory, learning)
+    camera = CameraHub(settings.camera, app.state.tables, _move_words, reader_factory, learning)
     learning.attach_camera(camera.runtime)
     app.state.camera = camera
     return camera
@@ -147,7 +152,7 @@ def _camera_with_learning(
 
 def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) -> FastAPI:
     """The companion's web app for `settings`. `reader_factory` builds the camera's dice
-    reader (default: the real ONNX pipeline, companion.web.camera_runtime)."""
+    reader (default: the real ONNX pipeline, companion.table.camera_runtime)."""
     mimetypes.add_type("application/manifest+json", ".webmanifest")
     app = FastAPI(
         title="Table Companion",
@@ -195,6 +200,8 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
         )
         app.state.tables.attach_loop(asyncio.get_running_loop())
         app.state.tables.start()  # the dice counts, read in the background
+        # the live fragments' caches and render thread: the web side's (fragments.py)
+        app.state.drawings = LiveDrawings(app.state.templates)
         # the camera runs on its own threads, started and stopped with the server
         camera = _camera_with_learning(app, settings, reader_factory)
         if settings.camera.calibration is not None:
@@ -207,6 +214,7 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
             camera.stop()
             app.state.pages.close()
             app.state.learning.close()
+            app.state.drawings.close()
             app.state.tables.close()
             store.close()
 

@@ -13,16 +13,36 @@ from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
 from companion.rules.base import Reason
-from companion.web.auth import AttemptLimiter, Viewer, cookie_name, is_same_origin
+from companion.table.access import AttemptLimiter, Viewer
+from companion.table.tables import OpenRefused, Table, Tables
+from companion.table.text import invalid_text, invalid_text_at
 from companion.web.errors import slow_down
+from companion.web.fragments import LiveDrawings
 from companion.web.long_pages import PageBuilder, check_read_rate
 from companion.web.settings import Settings
-from companion.web.tables import OpenRefused, Table, Tables
-from companion.web.text import invalid_text, invalid_text_at
+
+COOKIE_PREFIX = "tc_"
+
+
+def cookie_name(table_id: str) -> str:
+    """The cookie that holds a device's token for `table_id` (companion.table.access)."""
+    return f"{COOKIE_PREFIX}{table_id}"
+
+
+def is_same_origin(origin: str | None, host: str | None, scheme: str = "http") -> bool:
+    """True when the Origin header is absent (not a browser page) or is exactly this
+    server's origin, `scheme://host[:port]` as the request arrived (`scheme`: http, or ws
+    for a WebSocket): comparing only host and port let `https://` and a trailing `/` by."""
+    if origin is None:
+        return True
+    if not host:
+        return False
+    web_scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
+    return origin.lower() == f"{web_scheme}://{host}".lower()
 
 
 class TextCheckedRequest(Request):
-    """A request whose JSON body holds only valid Unicode (companion/web/text.py)."""
+    """A request whose JSON body holds only valid Unicode (companion/table/text.py)."""
 
     async def json(self) -> object:
         parsed = await super().json()
@@ -63,6 +83,11 @@ def get_templates(request: Request) -> Jinja2Templates:
     return templates
 
 
+def get_drawings(request: Request) -> LiveDrawings:
+    drawings: LiveDrawings = request.app.state.drawings
+    return drawings
+
+
 def get_limiter(request: Request) -> AttemptLimiter:
     limiter: AttemptLimiter = request.app.state.limiter
     return limiter
@@ -71,6 +96,7 @@ def get_limiter(request: Request) -> AttemptLimiter:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 TablesDep = Annotated[Tables, Depends(get_tables)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
+DrawingsDep = Annotated[LiveDrawings, Depends(get_drawings)]
 LimiterDep = Annotated[AttemptLimiter, Depends(get_limiter)]
 
 

@@ -6,21 +6,27 @@ A change reaches every screen of its table, so the work per change is kept to th
 views it needs, and none of it runs on the event loop:
 
 - one fragment per state and kind of viewer (mode, seat, host): the screens that show the
-  same thing share one rendering (`Table.render_cache` holds the Future of it, so screens
-  asking while it is being drawn wait for the same one);
+  same thing share one rendering (`LiveDrawings.of(table).fragments` holds the Future of
+  it, so screens asking while it is being drawn wait for the same one);
 - each sheet's HTML per sheet context (`SheetCache`): when one player crosses a box the
   sheets whose context did not change are not drawn again;
-- the drawing runs on the table's render thread (`Tables.render_pool`, one thread): the
-  loop only awaits it, and renders are done in the order they were asked for, so a screen
-  never receives an older state after a newer one."""
+- the drawing runs on one render thread (`LiveDrawings.pool`): the loop only awaits it,
+  and renders are done in the order they were asked for, so a screen never receives an
+  older state after a newer one.
+
+These caches are the web side's: a table (companion.table.tables) knows nothing of its
+drawings. They are kept per table object (a table that left memory and was opened again
+is drawn afresh) and forgotten whenever the table publishes a new snapshot."""
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import threading
+import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,12 +34,12 @@ import jinja2
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
-from companion.web.auth import Viewer
-from companion.web.snapshot import Snapshot
+from companion.table.access import Viewer
+from companion.table.snapshot import Snapshot
 from companion.web.views import live_context
 
 if TYPE_CHECKING:
-    from companion.web.tables import Table  # the table draws through here: a type only
+    from companion.table.tables import Table
 
 LIVE_TEMPLATE = "_live.html"
 SHEET_TEMPLATE = "_sheet.html"
@@ -110,6 +116,44 @@ class Fragment:
     message: str
 
 
+@dataclass(eq=False)
+class TableDrawings:
+    """What is drawn of one table: the fragments of `snapshot` (its current state) per
+    `render_key`, and its recent sheets."""
+
+    snapshot: Snapshot | None = None
+    fragments: dict[tuple[Any, ...], asyncio.Future[Fragment]] = field(default_factory=dict)
+    sheets: SheetCache = field(default_factory=SheetCache)
+
+
+class LiveDrawings:
+    """The drawings of every table in memory, and the one thread that draws them: rendering
+    is CPU work under the GIL (more threads would not draw faster), kept off the event loop
+    so sockets, the camera and the store are never held up; one thread also keeps renders
+    in the order asked. Made in the app's lifespan, `close`d after the server stopped."""
+
+    def __init__(self, templates: Jinja2Templates) -> None:
+        self.templates = templates
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="render"
+        )
+        self._tables: weakref.WeakKeyDictionary[Table, TableDrawings] = weakref.WeakKeyDictionary()
+
+    def of(self, table: Table) -> TableDrawings:
+        """The drawings of `table`, its fragments forgotten once it published a new
+        snapshot (every accepted change, an ending, a changed table option)."""
+        drawings = self._tables.get(table)
+        if drawings is None:
+            drawings = self._tables[table] = TableDrawings()
+        if drawings.snapshot is not table.snapshot:
+            drawings.fragments.clear()
+            drawings.snapshot = table.snapshot
+        return drawings
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def render_key(snapshot: Snapshot, viewer: Viewer, mode: str) -> tuple[Any, ...]:
     """What a fragment depends on besides the snapshot's state id: screens with equal keys
     get the same HTML. `ended_by_host` is in it because the host's end keeps the state id."""
@@ -117,12 +161,16 @@ def render_key(snapshot: Snapshot, viewer: Viewer, mode: str) -> tuple[Any, ...]
 
 
 def render_live(
-    templates: Jinja2Templates, table: Table, snapshot: Snapshot, viewer: Viewer, mode: str
+    templates: Jinja2Templates,
+    table_id: str,
+    sheets: SheetCache,
+    snapshot: Snapshot,
+    viewer: Viewer,
+    mode: str,
 ) -> Fragment:
     """The live fragment of `snapshot` for this viewer (pure CPU work: run it off the loop)."""
     context: dict[str, Any] = live_context(snapshot, viewer, mode)
-    context["table_id"] = table.table_id
-    sheets = table.sheet_cache
+    context["table_id"] = table_id
     context["sheet_html"] = [
         sheets.html(templates, context["game"]["name"], context["template"], sheet)
         for sheet in context["sheets"]
@@ -133,33 +181,43 @@ def render_live(
 
 
 async def live_html(
-    templates: Jinja2Templates, table: Table, viewer: Viewer, mode: str
+    drawings: LiveDrawings, table: Table, viewer: Viewer, mode: str
 ) -> tuple[int, str]:
     """(state id, HTML) of the live fragment for this viewer; `mode` "table" or "sheet"."""
-    fragment = await live_fragment(templates, table, viewer, mode)
+    fragment = await live_fragment(drawings, table, viewer, mode)
     return fragment.state_id, fragment.html
 
 
 async def live_fragment(
-    templates: Jinja2Templates, table: Table, viewer: Viewer, mode: str
+    drawings: LiveDrawings, table: Table, viewer: Viewer, mode: str
 ) -> Fragment:
     """The live fragment of the table's current state for this viewer, drawn once per
-    distinct view of a state, on the table's render thread."""
+    distinct view of a state, on the render thread."""
+    mine = drawings.of(table)
     snapshot = table.snapshot
     key = render_key(snapshot, viewer, mode)
-    job = table.render_cache.get(key)
+    job = mine.fragments.get(key)
     if job is None:
         loop = asyncio.get_running_loop()
         job = loop.run_in_executor(
-            table.render_pool, render_live, templates, table, snapshot, viewer, mode
+            drawings.pool,
+            render_live,
+            drawings.templates,
+            table.table_id,
+            mine.sheets,
+            snapshot,
+            viewer,
+            mode,
         )
-        table.render_cache[key] = job
-        job.add_done_callback(lambda done: _forget_failed(table, key, done))
+        mine.fragments[key] = job
+        job.add_done_callback(lambda done: _forget_failed(mine, key, done))
     # shielded: a screen that goes away while waiting must not cancel the others' render
     return await asyncio.shield(job)
 
 
-def _forget_failed(table: Table, key: tuple[Any, ...], job: asyncio.Future[Fragment]) -> None:
+def _forget_failed(
+    mine: TableDrawings, key: tuple[Any, ...], job: asyncio.Future[Fragment]
+) -> None:
     """A render that raised is not kept: the next screen asking draws it again."""
-    if (job.cancelled() or job.exception() is not None) and table.render_cache.get(key) is job:
-        del table.render_cache[key]
+    if (job.cancelled() or job.exception() is not None) and mine.fragments.get(key) is job:
+        del mine.fragments[key]

@@ -25,7 +25,7 @@ from typing import TypeVar
 from fastapi import Request
 from fastapi.templating import Jinja2Templates
 
-from companion.web.auth import DeviceRateLimiter
+from companion.table.access import DeviceRateLimiter
 from companion.web.errors import slow_down
 
 _T = TypeVar("_T")

@@ -14,10 +14,11 @@ import uvicorn
 from pydantic import ValidationError
 from starlette.types import ASGIApp
 
+from companion.table.camera_settings import CameraSettings
+from companion.table.store import StorageError, Store
 from companion.web.app import create_app
 from companion.web.connections import guarded_protocol
-from companion.web.settings import CameraSettings, Settings
-from companion.web.store import StorageError, Store
+from companion.web.settings import Settings
 
 logger = logging.getLogger(__name__)
 

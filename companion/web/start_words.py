@@ -13,7 +13,8 @@ import re
 from collections.abc import Sequence
 
 from companion.rules.base import Reason, Rejection
-from companion.web.views import OptionText, view_for, with_names
+from companion.table.words import with_names
+from companion.web.views import OptionText, view_for
 
 # "Options.purses[0]: expected an integer", "Options.sheets[1].letter: expected a string"
 _FIELD_PROBLEM = re.compile(

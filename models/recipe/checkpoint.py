@@ -210,11 +210,16 @@ class Checkpointer:
         )
         save_state(self.folder, state)
         if self.export is not None:
-            training = net.training
+            # each module's own mode, not net.train(): a stage started from an ONNX file
+            # keeps its folded BatchNorm in eval mode, and one net.train(True) here put it
+            # back into batch statistics until the next freeze (stage 12's finder never
+            # froze again; its classifier drifted from each save to the epoch's end)
+            modes = [(module, module.training) for module in net.modules()]
             device = next(net.parameters()).device
             self.export(net, self.folder / CANDIDATE_FOLDER)
             net.to(device)
-            net.train(training)
+            for module, mode in modes:
+                module.training = mode
         self.last_save = time.time()
         logger.info(
             "saved %s at stage %d step %d (%.0f training seconds)",

@@ -82,24 +82,34 @@ def render_scenes(
     width: int = 512,
     height: int = 384,
     options: SceneKeywords | None = None,
+    fancy: float = 0.0,
 ) -> list[Scene]:
     """Synthetic scenes (top-face centre, side and angle are exact, so has_angle = 1).
     `options` are more of companion.synth's scene options (SceneKeywords, for every
     scene): the webcam conditions are chances per scene, 0 by default (greyscale,
     infrared, fisheye, vignetting, container, strong_glare, pile), `sizes` the range of
-    the dice's sizes (companion/synth/options.py says what each does)."""
-    from companion.synth import render_scene
+    the dice's sizes (companion/synth/options.py says what each does). `fancy` is the
+    share of scenes in the fancy style (companion/synth/fancy.py; train.py --fancy):
+    their things that are not d6 dice (other polyhedral dice, tokens, coins) become the
+    scene's hard negatives, rows of (cx, cy, side), never dice. With `fancy` 0 the
+    scenes are byte for byte those from before it (tests/synth/test_default_renders.py)."""
+    from companion.synth import render_scene_and_others
 
     chosen: SceneKeywords = {"translucent": translucent, **(options or {})}
+    if fancy > 0:
+        chosen["fancy"] = fancy
     rng = np.random.default_rng(seed)
     scenes = []
     for _ in range(count):
-        image, dice = render_scene(rng, width, height, **chosen)
+        image, dice, others = render_scene_and_others(rng, width, height, **chosen)
         rows = [(d.cx, d.cy, d.side, d.angle, 1.0) for d in dice]
         ok, encoded = cv2.imencode(".png", image)
         assert ok
         rows_array = np.asarray(rows, np.float32).reshape(-1, 5)
-        scenes.append(Scene(encoded, rows_array, "synthetic", [d.value for d in dice]))
+        scene = Scene(encoded, rows_array, "synthetic", [d.value for d in dice])
+        if others:
+            scene.hard = np.asarray([(o.cx, o.cy, o.side) for o in others], np.float32)
+        scenes.append(scene)
     return scenes
 
 
@@ -213,6 +223,11 @@ def build_crop_bank(
             rotation.append(-1.0)
         for patch in _background_patches(image, scene.dice, rng, 2):
             crops.append(patch)
+            labels.append(UNREADABLE)
+            rotation.append(180.0)
+        # the fancy style's things that are not d6 dice (none in the default style)
+        for cx, cy, side in scene.hard:
+            crops.append(crop_square(image, cx, cy, side * CONTEXT, BANK_SIZE, 0.0))
             labels.append(UNREADABLE)
             rotation.append(180.0)
     real_die += [False] * (len(labels) - len(real_die))  # the synthetic crops

@@ -111,9 +111,7 @@ def parse_stages(text: str) -> list[Stage]:
             if isinstance(exc, StageError):
                 raise
             raise StageError(f"stage {item!r}: {exc}") from exc
-        stages.append(
-            Stage(count, lr, seed, hard, real_repeat, minutes, tuple(folder_repeat))
-        )
+        stages.append(Stage(count, lr, seed, hard, real_repeat, minutes, tuple(folder_repeat)))
     return stages
 
 

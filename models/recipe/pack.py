@@ -54,6 +54,8 @@ class SyntheticRecipe:
     seed: int
     translucent: float
     first_scene_sha256: str
+    # the share of scenes in the fancy style (train.py --fancy; packs from before it: 0)
+    fancy: float = 0.0
 
 
 @dataclass(frozen=True)

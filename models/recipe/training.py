@@ -147,6 +147,17 @@ class ClassifierStage:
     folder_repeat: tuple[tuple[str, int], ...] = ()
 
 
+def this_workers_steps(start: int, total: int) -> range:
+    """The global steps this loader process makes: all of them inline, else every n-th
+    from its worker id (the DataLoader takes the workers' batches in turn, so the
+    stream comes out in step order, and n workers make n times the batches, not n copies
+    of each)."""
+    info = torch.utils.data.get_worker_info()
+    if info is None:
+        return range(start, total)
+    return range(start + info.id, total, info.num_workers)
+
+
 class ClassifierBatches(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
     """The stage's batches from global step ``start`` on: epoch e draws its order from
     batch_rng(seed, e) and its step s augments with batch_rng(seed, e, s), so any step's
@@ -161,7 +172,7 @@ class ClassifierBatches(torch.utils.data.IterableDataset):  # type: ignore[type-
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         order_epoch, order = -1, self.pool
-        for global_step in range(self.start, self.total):
+        for global_step in this_workers_steps(self.start, self.total):
             epoch, step = divmod(global_step, self.steps_per_epoch)
             if epoch != order_epoch:
                 order_epoch, order = epoch, batch_rng(self.seed, epoch).permutation(self.pool)
@@ -307,7 +318,7 @@ class FinderBatches(torch.utils.data.IterableDataset):  # type: ignore[type-arg]
         self.scenes, self.seed, self.start, self.total = scenes, seed, start, total
 
     def __iter__(self):  # type: ignore[no-untyped-def]
-        for step in range(self.start, self.total):
+        for step in this_workers_steps(self.start, self.total):
             rng = batch_rng(self.seed, step)
             windows, targets, masks = [], [], []
             for _ in range(FINDER_BATCH):

@@ -71,7 +71,7 @@ class ClipReader:
         # the confidence of each colour's die (default 0.99)
         self.confidence: dict[str, float] = {}
         # as the real reader's classifier: its calibrated confidence map with the shipped
-        # auto-apply threshold (None: uncalibrated; companion.web.camera_decision)
+        # auto-apply threshold (None: uncalibrated; companion.table.camera_decision)
         self.classifier = SimpleNamespace(confidence_map=SimpleNamespace(threshold=None))
 
     @property

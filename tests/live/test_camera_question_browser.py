@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from companion.rules.registry import standard_dice_sets
-from companion.web.settings import CameraSettings, Settings
+from companion.table.camera_settings import CameraSettings
+from companion.web.settings import Settings
 from tests.live.replay import ClipReader, LiveServer, render_throw, write_throw
 from tests.web.conftest import free_port, shot
 from tests.web.devices import DEVICES

@@ -107,8 +107,8 @@ def test_the_real_models_read_each_demo_throw_as_the_roll_the_game_expects(
     director asks for settles into one reading that is the expected roll (the dice the
     game uses, nothing else), and nothing is thrown while nothing is expected."""
     from companion.rules.registry import find_game
+    from companion.table.camera_feed import dice_set_for
     from companion.vision.pipeline import DiceReader
-    from companion.web.camera_feed import dice_set_for
 
     reader: Any = DiceReader.load()
     rules = find_game(game)
@@ -154,7 +154,7 @@ def test_the_demo_gives_a_race_and_a_choice_their_time_and_a_plain_roll_none() -
     from types import SimpleNamespace
 
     from companion.rules.base import Turn
-    from companion.web.camera_hub import CHOICE_PAUSE_S, RACE_PAUSE_S, demo_throw
+    from companion.table.camera_hub import CHOICE_PAUSE_S, RACE_PAUSE_S, demo_throw
 
     def thrown(turn: Turn) -> DemoThrow:
         snapshot = SimpleNamespace(finished=False, state_id=3, turn=turn)

@@ -14,8 +14,9 @@ import pytest
 
 from companion.rules.base import DiceSpec, Turn
 from companion.rules.sixto import DEFAULT_COLOURS
-from companion.web.camera_hub import demo_throw
-from companion.web.settings import CameraSettings, Settings
+from companion.table.camera_hub import demo_throw
+from companion.table.camera_settings import CameraSettings
+from companion.web.settings import Settings
 from tests.live.replay import LiveServer
 from tests.web.conftest import free_port, shot
 from tests.web.devices import PHONE, TABLET

@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from companion.web.camera_hub import RACE_PAUSE_S
-from companion.web.settings import CameraSettings, Settings
+from companion.table.camera_hub import RACE_PAUSE_S
+from companion.table.camera_settings import CameraSettings
+from companion.web.settings import Settings
 from tests.live.replay import LiveServer, wait_until
 from tests.web.conftest import free_port, shot
 from tests.web.devices import PHONE, TABLET

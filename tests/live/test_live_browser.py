@@ -13,8 +13,9 @@ import httpx
 import pytest
 
 from companion.rules.registry import standard_dice_sets
+from companion.table.camera_settings import CameraSettings
 from companion.vision.calibration import load_calibration
-from companion.web.settings import CameraSettings, Settings
+from companion.web.settings import Settings
 from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, write_throw
 from tests.web.conftest import free_port, shot
 

@@ -11,11 +11,12 @@ from typing import Any
 import httpx
 import pytest
 
-from companion.web.camera_hub import expected_throw
-from companion.web.camera_runtime import status_line
-from companion.web.dice import DiceTally, effective_entries
-from companion.web.settings import CameraSettings, Settings
-from companion.web.store import LogEntry
+from companion.table.camera_hub import expected_throw
+from companion.table.camera_runtime import status_line
+from companion.table.camera_settings import CameraSettings
+from companion.table.dice import DiceTally, effective_entries
+from companion.table.store import LogEntry
+from companion.web.settings import Settings
 from tests.live.replay import LiveServer
 from tests.web.conftest import free_port
 from tests.web.helpers import roll, snapshot_of

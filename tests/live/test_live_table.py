@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from companion.rules.registry import standard_dice_sets
-from companion.web.settings import CameraSettings, Settings
+from companion.table.camera_settings import CameraSettings
+from companion.web.settings import Settings
 from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, wait_until, write_throw
 from tests.web.conftest import ServerProcess, free_port
 

@@ -353,7 +353,7 @@ def test_the_calibrated_die_size_follows_the_camera_resolution() -> None:
     """A die size calibrated at 640 px wide frames means twice that many pixels once the
     camera runs at 1280 px: dice of the calibrated real size are kept, a thing of half
     that size (a score pad digit) is dropped."""
-    from companion.web.camera_runtime import CalibratedReader, PlayArea
+    from companion.table.camera_runtime import CalibratedReader, PlayArea
 
     def die(cx: float, side: float) -> DieReading:
         return DieReading(DieBox(cx, 300, side, side), 3, 0.99, "red")

@@ -90,7 +90,8 @@ class ThreadServer:
 
 def thread_settings(data_dir: Path, **changes: object) -> object:
     """Settings for a ThreadServer on a free port with data in `data_dir`."""
-    from companion.web.settings import CameraSettings, Settings
+    from companion.table.camera_settings import CameraSettings
+    from companion.web.settings import Settings
 
     values: dict[str, object] = {
         "port": free_port(),

@@ -39,10 +39,10 @@ from companion.rules.base import Roll
 from companion.rules.registry import find_game
 from companion.rules.session import Session
 from companion.simulate import play_random_game
-from companion.web import records as records_module
-from companion.web import tables as tables_module
-from companion.web.dice import effective_entries, roll_of
-from companion.web.store import Store
+from companion.table import records as records_module
+from companion.table import tables as tables_module
+from companion.table.dice import effective_entries, roll_of
+from companion.table.store import Store
 from tests.reliability.conftest import ThreadServer, thread_settings
 from tests.waiting import wait_until
 from tests.web.helpers import QWIXX_ROLL_7

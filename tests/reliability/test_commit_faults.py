@@ -38,8 +38,8 @@ from companion.rules.base import Die, Move, Rejection, Roll
 from companion.rules.registry import find_game
 from companion.rules.session import HOST, Session, replay_record
 from companion.simulate import play_random_game
-from companion.web.store import LogEntry, StorageError, Store, implied_seqs
-from companion.web.tables import Table, Tables
+from companion.table.store import LogEntry, StorageError, Store, implied_seqs
+from companion.table.tables import Table, Tables
 
 NOT_REACHED = 0  # the child's exit status when the action ended before the fault point
 Action = Callable[[Tables, str], Awaitable[object]]

@@ -16,8 +16,8 @@ import pytest
 from websockets.sync.client import connect
 
 from companion.rules.base import Rejection
-from companion.web.store import Store
-from companion.web.tables import Tables
+from companion.table.store import Store
+from companion.table.tables import Tables
 from tests.reliability.conftest import ThreadServer, thread_settings
 from tests.waiting import wait_until
 from tests.web.helpers import QWIXX_ROLL_7

@@ -204,8 +204,8 @@ def test_simultaneous_wrong_codes_get_no_more_tries_than_the_limit(
 
 
 TRAVERSALS = [
-    "/static/../companion/web/store.py",
-    "/static/%2e%2e/companion/web/store.py",
+    "/static/../companion/table/store.py",
+    "/static/%2e%2e/companion/table/store.py",
     "/static/%2e%2e/%2e%2e/pyproject.toml",
     "/static/..%2f..%2fpyproject.toml",
     "/static/..%2F..%2Fpyproject.toml",

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from websockets.sync.client import connect
 
-from companion.web.store import Store
-from companion.web.text import is_valid_text
+from companion.table.store import Store
+from companion.table.text import is_valid_text
 from tests.web.conftest import ServerProcess
 from tests.web.helpers import QWIXX_ROLL_7
 
@@ -95,7 +95,7 @@ def spoil(value: Any, path: Path, bad: str, at: int) -> Any:
 
 
 def field_name(root: str, path: Path) -> str:
-    """How the server names the place (companion/web/text.py): body.players[0]; for a key,
+    """How the server names the place (companion/table/text.py): body.players[0]; for a key,
     the object holding it and "(its key)" (the key itself is what is spoilt)."""
     if path and path[-1][0] == "key":
         return field_name(root, path[:-1]) + "["

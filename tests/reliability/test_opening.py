@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from companion.web.store import LogEntry, Store
-from companion.web.tables import Tables
+from companion.table.store import LogEntry, Store
+from companion.table.tables import Tables
 from tests.reliability.test_abuse import long_record
 
 LONG = "longgame"

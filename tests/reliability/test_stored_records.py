@@ -16,8 +16,8 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from companion.web.auth import hash_token
-from companion.web.store import LogEntry, Store
+from companion.table.access import hash_token
+from companion.table.store import LogEntry, Store
 from tests.web.conftest import ServerProcess
 from tests.web.helpers import QWIXX_ROLL_7
 

@@ -1,4 +1,4 @@
-"""Vision faults. The camera is wired into the web layer (companion/web/camera.py), so the
+"""Vision faults. The camera is wired into the server (companion/table/camera_hub.py), so the
 first test runs the real server with `--images DIR` semantics (CameraSettings.images) and
 the real ONNX DiceReader, and injects: a camera that is missing at start and appears later,
 truncated, garbage and empty JPEGs, and black and over-exposed frames. The server keeps
@@ -22,10 +22,10 @@ import httpx
 import numpy as np
 
 from companion.live.worker import BackOff, CameraWorker
+from companion.table.camera_settings import CameraSettings
 from companion.vision.pipeline import DiceReader
 from companion.vision.sources import FrameSource
 from companion.vision.types import Frame
-from companion.web.settings import CameraSettings
 from tests.reliability.conftest import ThreadServer, thread_settings
 from tests.web.conftest import REPO
 

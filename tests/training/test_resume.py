@@ -30,9 +30,11 @@ from models.recipe.checkpoint import (
 from models.recipe.manifests import Stage
 from models.recipe.pack import SyntheticRecipe
 from models.recipe.training import (
-    classifier_pool,
+    ClassifierBatches,
     ClassifierStage,
     FinderStage,
+    batch_loader,
+    classifier_pool,
     train_classifier,
     train_finder,
 )
@@ -196,3 +198,36 @@ def test_a_folders_repeat_replaces_real_repeat_for_its_dice_only() -> None:
     assert 2 not in classifier_pool(bank, 2, (("new", 0),))
     with pytest.raises(ValueError, match="'gone'"):
         classifier_pool(bank, 2, (("gone", 1),))
+
+
+def test_a_save_keeps_a_stage_from_an_onnx_file_on_its_frozen_batchnorm(tmp_path: Path) -> None:
+    start = Path(__file__).resolve().parents[2] / "models" / "pip_classifier.onnx"
+    stage = ClassifierStage(epochs=1, seed=SEED, max_lr=3e-3, init_onnx=start, workers=0)
+    seen: list[bool] = []
+    checkpoint = keeper(tmp_path / "run", "classifier")
+    checkpoint.export = lambda net, folder: seen.append(True)  # the real export: next test
+    checkpoint.due = lambda: True  # type: ignore[method-assign]  # a save after every step
+    net, _ = train_classifier(
+        tiny_bank(), tiny_validation(), stage, torch.device("cpu"), checkpoint
+    )
+    assert len(seen) == 3  # three steps, three saves, each mid-epoch but the last
+    for module in net.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            # folded: mean 0, variance 1 - eps; batch statistics would have moved them
+            assert torch.count_nonzero(module.running_mean) == 0
+            assert torch.allclose(module.running_var + module.eps, torch.ones(1))
+
+
+def test_two_sample_workers_make_the_inline_stream_once_in_step_order() -> None:
+    bank = tiny_bank(200)
+    pool = classifier_pool(bank, 1)
+    device = torch.device("cpu")
+
+    def stream(workers: int) -> list[torch.Tensor]:
+        batches = ClassifierBatches(bank, pool, SEED, 1, 5)  # steps 1..4, as after a resume
+        return [x for x, _ in batch_loader(batches, SEED, workers, device)]
+
+    inline, parallel = stream(0), stream(2)
+    assert len(inline) == len(parallel) == 4
+    for a, b in zip(inline, parallel, strict=True):
+        assert torch.equal(a, b)

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from companion.rules.base import Die, Move, Roll
 from companion.rules.registry import find_game
 from companion.rules.session import Session
-from companion.web.snapshot import Snapshot
+from companion.table.snapshot import Snapshot
 
 
 def roll_json(*dice: tuple[str, int]) -> dict[str, Any]:

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 
 from companion.rules.registry import standard_dice_sets
+from companion.table.camera_settings import CameraSettings
 from companion.vision.calibration import TableCalibration, save_calibration
 from companion.vision.colour import builtin_dice_set
 from companion.vision.types import DieBox, DieReading
-from companion.web.settings import CameraSettings, Settings
+from companion.web.settings import Settings
 from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, wait_until, write_throw
 from tests.web.conftest import free_port
 

@@ -101,7 +101,8 @@ def test_the_cameras_use_this_roll_says_first_that_it_closes_the_choice(
 ) -> None:
     """The issue's case: "Use this roll" at the top closed the tied start for good. With a
     choice open, its first tap says so; the second applies the roll."""
-    from companion.web.settings import CameraSettings, Settings
+    from companion.table.camera_settings import CameraSettings
+    from companion.web.settings import Settings
     from tests.live.replay import ClipReader, LiveServer, render_throw, write_throw
     from tests.web.conftest import free_port
 

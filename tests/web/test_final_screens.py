@@ -12,11 +12,12 @@ from fastapi.testclient import TestClient
 
 from companion.rules.base import Score
 from companion.rules.session import replay_record
+from companion.table.access import Viewer
+from companion.table.snapshot import Snapshot
+from companion.table.words import with_names
 from companion.web.app import create_app
-from companion.web.auth import Viewer
 from companion.web.settings import Settings
-from companion.web.snapshot import Snapshot
-from companion.web.views import breakdown_table, live_context, with_names
+from companion.web.views import breakdown_table, live_context
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player, snapshot_of
 
 RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.table.camera_settings import CameraSettings
 from companion.web.app import create_app
-from companion.web.settings import CameraSettings, Settings
+from companion.web.settings import Settings
 
 LAN_DEVICE = ("192.168.1.20", 50000)
 THE_SERVER_ITSELF = ("127.0.0.1", 50000)

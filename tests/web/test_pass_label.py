@@ -5,7 +5,7 @@ pass after crossing nothing reads "Pass: −5 penalty" and asks once; every othe
 from __future__ import annotations
 
 from companion.rules.qwixx import Cross, Pass
-from companion.web.auth import Viewer
+from companion.table.access import Viewer
 from companion.web.views import sheet_context
 from tests.web.helpers import roll, snapshot_of
 

@@ -9,8 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from companion.cli import build_parser
+from companion.table.camera_settings import CameraSettings
 from companion.web.serve import lan_addresses, settings_from_args, startup_message
-from companion.web.settings import CameraSettings, Settings
+from companion.web.settings import Settings
 
 
 @pytest.mark.parametrize(

@@ -22,11 +22,11 @@ from fastapi.testclient import TestClient
 from companion.rules.registry import find_game
 from companion.rules.sixes import EndGame, GoOn, Pound, Step
 from companion.simulate import random_action
+from companion.table.access import Viewer
+from companion.table.snapshot import Snapshot
 from companion.web.app import create_app
-from companion.web.auth import Viewer
 from companion.web.fragments import SheetCache
 from companion.web.settings import Settings
-from companion.web.snapshot import Snapshot
 from companion.web.views import SheetInput, move_attr, sheet_context
 from companion.web.views.sixes import TEMPLATE
 from tests.web.helpers import act, create_table, roll, roll_json, seat_player, snapshot_of

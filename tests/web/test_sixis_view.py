@@ -33,11 +33,11 @@ from companion.rules.sixis import (
     TakeCard,
 )
 from companion.simulate import random_action
+from companion.table.access import Viewer
+from companion.table.snapshot import Snapshot
 from companion.web.app import create_app
-from companion.web.auth import Viewer
 from companion.web.fragments import SheetCache
 from companion.web.settings import Settings
-from companion.web.snapshot import Snapshot
 from companion.web.views import live_context, move_attr, sheet_context
 from companion.web.views.sixis import TEMPLATE
 from tests.web.helpers import act, create_table, roll, roll_json, seat_player, snapshot_of

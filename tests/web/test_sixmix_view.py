@@ -18,10 +18,10 @@ from fastapi.testclient import TestClient
 from companion.rules.base import Die, Move
 from companion.rules.sixmix import GAME, Options, Place
 from companion.simulate import random_action
+from companion.table.access import Viewer
+from companion.table.snapshot import Snapshot
 from companion.web.app import create_app
-from companion.web.auth import Viewer
 from companion.web.settings import Settings
-from companion.web.snapshot import Snapshot
 from companion.web.views import live_context, move_attr, sheet_context
 from tests.web.helpers import act, create_table, roll, roll_json, seat_player, snapshot_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from companion.rules.qwixx import Cross
-from companion.web.auth import Viewer
+from companion.table.access import Viewer
 from companion.web.views import live_context, sheet_context, winners_of
 from tests.web.helpers import roll, snapshot_of
 

@@ -13,7 +13,7 @@ import pytest
 from companion.rules.qwixx import Cross
 from companion.rules.registry import find_game
 from companion.simulate import random_action
-from companion.web.auth import Viewer
+from companion.table.access import Viewer
 from companion.web.views import describe_move, live_context, move_attr, sheet_context
 from tests.web.helpers import roll, snapshot_of
 

@@ -15,7 +15,10 @@ from companion.rules.base import Reason, Rejection, Roll
 from companion.rules.codec import encode
 from companion.rules.registry import GAME_NAMES, find_game
 from companion.rules.session import RecordError
-from companion.web.auth import DeviceRateLimiter, actor_for, cookie_name, hash_token, normalise_code
+from companion.table.access import DeviceRateLimiter, actor_for, hash_token, normalise_code
+from companion.table.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
+from companion.table.snapshot import Snapshot
+from companion.table.tables import Table
 from companion.web.deps import (
     ApiAccess,
     LimiterDep,
@@ -26,14 +29,12 @@ from companion.web.deps import (
     TablesDep,
     TextCheckedRoute,
     client_key,
+    cookie_name,
     opened,
 )
 from companion.web.errors import slow_down
-from companion.web.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.web.settings import Settings
-from companion.web.snapshot import Snapshot
 from companion.web.start_words import refuse_duplicate_names, start_refusal
-from companion.web.tables import Table
 from companion.web.views import move_attr, option_fields, spoken_to
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin], route_class=TextCheckedRoute)

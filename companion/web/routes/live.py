@@ -2,7 +2,7 @@
 camera controls (attach, mode, fix or add a die, re-throw, restart), the active player's
 confirmation, roll photos, the game log with its photos, dice statistics and calibration.
 
-Thin handlers: the work is in companion.web.camera_hub.CameraHub (app.state.camera); every
+Thin handlers: the work is in companion.table.camera_hub.CameraHub (app.state.camera); every
 table route sits behind the table's access check (its device cookie)."""
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ from companion.live.stats import Fairness, report_from_counts
 from companion.rules.base import COLOURS, Game, Reason, Rejection
 from companion.rules.registry import standard_dice_sets
 from companion.rules.session import AUTO, HOST
-from companion.web.camera_hub import CameraHub
+from companion.table.camera_hub import CameraHub
+from companion.table.dice import effective_entries, roll_of
+from companion.table.snapshot import Snapshot
+from companion.table.store import LogEntry
+from companion.table.tables import Table
+from companion.table.words import with_names
 from companion.web.deps import (
     ApiAccess,
     PageAccess,
@@ -33,12 +38,8 @@ from companion.web.deps import (
     TextCheckedRoute,
     require_local,
 )
-from companion.web.dice import effective_entries, roll_of
 from companion.web.long_pages import render_page
-from companion.web.snapshot import Snapshot
-from companion.web.store import LogEntry
-from companion.web.tables import Table
-from companion.web.views import colour_class, describe_move, with_names
+from companion.web.views import colour_class, describe_move
 
 logger = logging.getLogger(__name__)
 LOCAL_CALIBRATION = "calibrate on the machine the camera is connected to"
@@ -388,7 +389,7 @@ async def dice_page(
 ) -> Response:
     """How often each face came up per die colour, in this game and over every recorded
     game, with the chi-square verdict (companion.live.stats). The counts are kept as the
-    games go (companion.web.dice): a request reads no log, and a page is drawn again only
+    games go (companion.table.dice): a request reads no log, and a page is drawn again only
     after a roll changed the counts (looping requests cost a dictionary lookup)."""
     tally = await tables.dice()
     table_id = access.table.table_id

@@ -18,9 +18,14 @@ from markupsafe import Markup
 
 from companion.rules.base import Reason, Rejection
 from companion.rules.registry import find_game
-from companion.web.auth import cookie_name, hash_token
+from companion.table.access import hash_token
+from companion.table.records import check_players
+from companion.table.store import TableRow
+from companion.table.tables import Tables
+from companion.table.text import invalid_text_at, printable
 from companion.web.deps import (
     Access,
+    DrawingsDep,
     LimiterDep,
     PageAccess,
     PagesDep,
@@ -30,16 +35,13 @@ from companion.web.deps import (
     TablesDep,
     TemplatesDep,
     TextCheckedRoute,
+    cookie_name,
     is_local,
 )
 from companion.web.fragments import live_html
 from companion.web.long_pages import render_page
-from companion.web.records import check_players
 from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
 from companion.web.settings import Settings
-from companion.web.store import TableRow
-from companion.web.tables import Tables
-from companion.web.text import invalid_text_at, printable
 from companion.web.views import for_display
 
 router = APIRouter(route_class=TextCheckedRoute)
@@ -253,8 +255,10 @@ async def seat_form(
 
 
 @router.get("/t/{table_id}", response_class=HTMLResponse)
-async def table_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
-    _, live = await live_html(templates, access.table, access.viewer, "table")
+async def table_page(
+    request: Request, access: PageAccess, templates: TemplatesDep, drawings: DrawingsDep
+) -> Response:
+    _, live = await live_html(drawings, access.table, access.viewer, "table")
     address = public_url(request)
     # no QR code a tablet could not open: without a reachable address the page says why
     join_url = f"{address}/join?code={access.table.code}" if address else None
@@ -271,30 +275,32 @@ async def table_page(request: Request, access: PageAccess, templates: TemplatesD
 
 
 @router.get("/t/{table_id}/board", response_class=HTMLResponse)
-async def board_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
+async def board_page(
+    request: Request, access: PageAccess, templates: TemplatesDep, drawings: DrawingsDep
+) -> Response:
     """The scoreboard for a laptop or TV: every sheet at once, scaled to fit the screen,
     under the roll and whose turn it is (the table view's fragment; board.js fits it)."""
-    _, live = await live_html(templates, access.table, access.viewer, "table")
+    _, live = await live_html(drawings, access.table, access.viewer, "table")
     context = _page_context(request, access) | {"live": Markup(live), "mode": "table"}
     return templates.TemplateResponse(request, "board.html", context)
 
 
 @router.get("/t/{table_id}/sheet", response_class=HTMLResponse)
-async def sheet_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
+async def sheet_page(
+    request: Request, access: PageAccess, templates: TemplatesDep, drawings: DrawingsDep
+) -> Response:
     if access.viewer.seat is None:
         return RedirectResponse(f"/t/{access.table.table_id}/seat", status_code=303)
-    _, live = await live_html(templates, access.table, access.viewer, "sheet")
+    _, live = await live_html(drawings, access.table, access.viewer, "sheet")
     context = _page_context(request, access) | {"live": Markup(live), "mode": "sheet"}
     return templates.TemplateResponse(request, "sheet.html", context)
 
 
 @router.get("/t/{table_id}/live", response_class=HTMLResponse)
-async def live_fragment(
-    access: PageAccess, templates: TemplatesDep, view: str = "table"
-) -> Response:
+async def live_fragment(access: PageAccess, drawings: DrawingsDep, view: str = "table") -> Response:
     if view not in ("table", "sheet"):
         raise HTTPException(status_code=422, detail="view is 'table' or 'sheet'")
-    state_id, html = await live_html(templates, access.table, access.viewer, view)
+    state_id, html = await live_html(drawings, access.table, access.viewer, view)
     return HTMLResponse(html, headers={"X-State-Id": str(state_id)})
 
 

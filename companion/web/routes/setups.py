@@ -14,7 +14,7 @@ The teaching round (``/api/setups/NAME/teach``): the page takes a snapshot of wh
 camera reads now (the frame and its dice, kept by the server), shows each die's crop with
 its value, the person taps a die to change its value, and confirms; the dice are stored as
 taught (or corrected) and the heads refreshed. Handlers only translate: the work runs in
-companion.web.learning, off the event loop."""
+companion.table.learning, off the event loop."""
 
 from __future__ import annotations
 
@@ -26,10 +26,11 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from companion.rules.base import Reason, Rejection
+from companion.table.camera_hub import CameraHub
+from companion.table.learning import Learning
 from companion.vision.adapt_store import SetupError, StoredExample, check_setup
 from companion.vision.calibration import calibration_path, load_calibration
 from companion.vision.colour import CalibrationError, DiceSet
-from companion.web.camera_hub import CameraHub
 from companion.web.deps import (
     ApiAccess,
     PageAccess,
@@ -39,7 +40,6 @@ from companion.web.deps import (
     TextCheckedRoute,
     require_local,
 )
-from companion.web.learning import Learning
 
 router = APIRouter(route_class=TextCheckedRoute)
 NO_STORE = {"Cache-Control": "no-store"}

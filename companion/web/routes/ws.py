@@ -14,14 +14,16 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, WebSocket, WebSocketDisconnect
-from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from companion.rules.base import Rejection
-from companion.web.auth import DeviceRateLimiter, Viewer, cookie_name, is_same_origin
-from companion.web.deps import Access, TextCheckedRoute
+from companion.table.access import DeviceRateLimiter, Viewer
+from companion.table.store import StorageError
+from companion.table.tables import Subscription, Table
+from companion.table.text import INVALID_UNICODE, invalid_text, invalid_text_at
+from companion.web.deps import Access, TextCheckedRoute, cookie_name, is_same_origin
 from companion.web.errors import status_for
-from companion.web.fragments import MODES, live_fragment
+from companion.web.fragments import MODES, LiveDrawings, live_fragment
 from companion.web.routes.api import (
     ActionRequest,
     UndoRequest,
@@ -29,9 +31,6 @@ from companion.web.routes.api import (
     perform_undo,
     too_fast,
 )
-from companion.web.store import StorageError
-from companion.web.tables import Subscription, Table
-from companion.web.text import INVALID_UNICODE, invalid_text, invalid_text_at
 
 logger = logging.getLogger(__name__)
 WATCHER = Viewer(seat=None, host=False)  # how a device whose token was revoked is drawn
@@ -60,7 +59,7 @@ async def push_to_screen(
     table: Table,
     token: str,
     view: str,
-    templates: Jinja2Templates,
+    drawings: LiveDrawings,
     subscription: Subscription,
     send_text: Callable[[str], Awaitable[None]],
 ) -> None:
@@ -72,10 +71,10 @@ async def push_to_screen(
     while True:
         current = table.viewer(token)  # a seat change takes effect on the next push
         if current is None:  # its seat was freed: a last picture without its controls
-            await send_text((await live_fragment(templates, table, WATCHER, view)).message)
+            await send_text((await live_fragment(drawings, table, WATCHER, view)).message)
             return
         # drawn and encoded once for every screen of the same view (render.py)
-        fragment = await live_fragment(templates, table, current, view)
+        fragment = await live_fragment(drawings, table, current, view)
         if fragment.state_id != sent:
             await send_text(fragment.message)
             sent = fragment.state_id
@@ -107,7 +106,7 @@ def validation_problem(exc: ValidationError) -> str:
 
 def read_message(text: str) -> ActMessage | UndoMessage | SyncMessage | dict[str, object]:
     """The message in `text`, or the error frame refusing it: JSON, valid Unicode in every
-    string and key (companion/web/text.py), one of the message types."""
+    string and key (companion/table/text.py), one of the message types."""
     try:
         parsed = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -188,7 +187,7 @@ class ScreenChannel:
         self.table = table
         self.token = token
         self.view = view
-        self.templates: Jinja2Templates = state.templates
+        self.drawings: LiveDrawings = state.drawings
         self.limiter: DeviceRateLimiter = state.device_limiter
         self.limit: int = state.settings.max_ws_message_bytes
         self.send_lock = asyncio.Lock()
@@ -224,7 +223,7 @@ class ScreenChannel:
 
     async def push_states(self) -> None:
         await push_to_screen(
-            self.table, self.token, self.view, self.templates, self.subscription, self.send_text
+            self.table, self.token, self.view, self.drawings, self.subscription, self.send_text
         )
 
     async def receive_actions(self) -> None:

@@ -22,7 +22,6 @@ import dataclasses
 import importlib
 import json
 import logging
-import re
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,8 +31,9 @@ from typing import Any
 
 from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Score, Turn
 from companion.rules.session import may_undo
-from companion.web.auth import Viewer
-from companion.web.snapshot import Snapshot
+from companion.table.access import Viewer
+from companion.table.snapshot import Snapshot
+from companion.table.words import names_of, with_names
 
 logger = logging.getLogger(__name__)
 
@@ -231,21 +231,6 @@ def colour_class(colour: str) -> str:
     return f"c-{colour}" if colour in COLOURS else "c-other"
 
 
-_SEAT_NUMBER = re.compile(r"\b([Pp])layer (\d+)\b")
-
-
-def with_names(text: str, players: Sequence[str]) -> str:
-    """`text` with the engine's "player N" (seat N - 1; the rules know no names) replaced by
-    that seat's name, so a refusal or an ending reads "Cid has already crossed ...". Numbers
-    outside the table are left alone."""
-
-    def name(match: re.Match[str]) -> str:
-        seat = int(match.group(2)) - 1
-        return players[seat] if 0 <= seat < len(players) else match.group(0)
-
-    return _SEAT_NUMBER.sub(name, text)
-
-
 def spoken_to(text: str, players: Sequence[str], mover: int | None, reader: int | None) -> str:
     """An engine refusal as the device that made the move reads it. The engine speaks to
     the mover as "you" and names the others "player N": their names go in (`with_names`),
@@ -281,13 +266,6 @@ def breakdown_table(scores: Sequence[Score], players: Sequence[str]) -> dict[str
             points[label] = points.get(label, 0) + value
         rows.append([points.get(label) for label in columns])
     return {"columns": [with_names(c, players) for c in columns], "cells": rows}
-
-
-def names_of(players: tuple[str, ...], seats: tuple[int, ...] | list[int]) -> str:
-    names = [players[s] for s in seats if 0 <= s < len(players)]
-    if len(names) <= 1:
-        return "".join(names)
-    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def winners_of(snapshot: Snapshot) -> tuple[int, ...]:

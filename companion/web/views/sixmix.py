@@ -34,7 +34,8 @@ from companion.rules.sixmix import (
     row_owner,
     seat_rows,
 )
-from companion.web.views import OptionText, SheetInput, colour_class, names_of
+from companion.table.words import names_of
+from companion.web.views import OptionText, SheetInput, colour_class
 
 TEMPLATE = "games/sixmix.html"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.web.store import LogEntry, Store
+from companion.table.store import LogEntry, Store
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_only_the_servers_own_open_says_where_the_store_is(
 ) -> None:
     """`companion serve` looks into the store for the open tables' codes before the server
     opens it: the terminal says where the store is once, not twice."""
-    caplog.set_level("INFO", logger="companion.web.store")
+    caplog.set_level("INFO", logger="companion.table.store")
     path = tmp_path / "companion.sqlite3"
     Store.open(path, announce=False).close()
     assert not [r for r in caplog.records if "game store at" in r.getMessage()]

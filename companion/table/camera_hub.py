@@ -1,29 +1,40 @@
-"""The live table in the web server: camera rolls flow into the game.
+"""The live table's camera: a settled throw goes through in one pass, each step a function
+of what it is handed, none calling back into this hub.
 
     worker thread (companion.live.worker): source -> DiceReader -> settle -> RollEvent
       (the event carries the frame it was read from)
       -> camera_runtime.CameraRuntime hands it to the server's loop: `CameraHub.on_throw`
-      -> camera_feed.CameraFeed: the table the camera feeds
+      -> camera_feed.CameraFeed: the table the camera feeds, and its camera mode
       -> the engine says what a throw means there (`Snapshot.throw`, the Turn's
          `on_throw` with the table's automatic passes: the roll it must be, and the moves
          it implies first: the passes of those who have not acted, Sixto's re-roll)
-      -> held_reading.judge_throw: a roll to apply (mode "auto"; mode "sure" when the
-         camera is sure of it, camera_decision), or a reading held for a person: a
-         mismatch for the host to fix (`fix`, `add`: a die the finder missed, or a
-         re-throw), a matching roll for the active player to confirm (mode "confirm"), or
-         one whose unsure dice they answer with a tap each (mode "sure"). A held reading
-         is never applied by itself.
-      -> roll_intake.RollIntake: the implied moves and the roll, with a photo in SQLite.
-      -> learning.Learning: the applied roll's dice teach the camera's setup (stored and
-         learnt from in worker threads; issue 15).
+      -> camera_decision.decide_throw, the one decision: match the dice to that roll
+         (live.match), then sure or held (the calibrated confidence against the shipped
+         threshold), giving a roll to apply (mode "auto"; mode "sure" when the camera is
+         sure of it) or a question (held_reading.HeldReading): a mismatch for the host to
+         fix (`fix`, `add`: a die the finder missed, or a re-throw), a matching roll for
+         the active player to confirm (mode "confirm"), or one whose unsure dice they
+         answer with a tap each (mode "sure"). A question is never applied by itself.
+      -> roll_intake.RollIntake.take, the one intake: a roll is applied (the implied moves
+         and the roll, `Table.act_throw`), its photo kept in SQLite and its dice handed to
+         learning.Learning (the camera's setup learns from them in worker threads; issue
+         15); a question is held with its picture.
+      -> the table publishes its new snapshot: every screen (the tablets' WebSockets,
+         companion.web.routes.ws) draws it.
+
+A person's answer to a question (`confirm`, `fix`, `add`) is the same pass from the
+middle: held_reading's pure functions (`confirmed`, `fix_die`, `add_die`, `rematch`) give
+the roll or the changed question, and the intake takes it.
 
 The demo camera (companion.live.demo.DemoThrows) is told here what to throw: the dice of
 the roll the fed table expects now (`Turn.chance`), once per state, nothing while players
 still act; so it never feeds a game dice it does not use.
 
 Each part owns one thing: the runtime its threads, reader and status; the feed which table
-and how; a held reading is a frozen value changed by pure functions; the intake applies.
-This hub wires them and answers the routes (companion/web/routes/live.py).
+and how; the decision what a throw is; a held reading is a frozen value changed by pure
+functions; the intake applies and holds. This hub hands each throw along and answers the
+routes (companion/web/routes/live.py). It imports nothing of the web layer: the words of a
+move (a view's label) are handed in (`describe`).
 
 Decisions (also in docs/live-table.md):
 - A throw while the game expects no dice (players still crossing) is neither applied nor
@@ -31,7 +42,7 @@ Decisions (also in docs/live-table.md):
 - Faults stay in the worker thread (its status shows them, it reconnects with back-off);
   a failing throw is logged and noted, never raised into the server.
 
-The web layer holds no rules: what a roll must contain and what a throw implies come from
+The service holds no rules: what a roll must contain and what a throw implies come from
 the engine's Turn, and the engine accepts or refuses every move (a refusal is noted)."""
 
 from __future__ import annotations
@@ -39,21 +50,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from companion.live.demo import DemoThrow, can_draw
 from companion.live.settle import RollEvent
 from companion.rules.base import Move, Reason, Rejection, Throw
 from companion.rules.session import HOST
-from companion.web.camera_decision import decider, mode_line
-from companion.web.camera_feed import CameraFeed, dice_set_for
-from companion.web.camera_pictures import held_picture, held_thumbnail
-from companion.web.camera_runtime import CameraRuntime, ReaderFactory, default_camera_mode
-from companion.web.held_reading import (
+from companion.table.camera_decision import decide_throw, mode_line
+from companion.table.camera_feed import CameraFeed, dice_set_for
+from companion.table.camera_runtime import CameraRuntime, ReaderFactory, default_camera_mode
+from companion.table.camera_settings import CameraSettings
+from companion.table.held_reading import (
     CameraRoll,
-    Decide,
     HeldReading,
     HeldReadings,
     Mode,
@@ -62,15 +71,13 @@ from companion.web.held_reading import (
     confirmed,
     fix_die,
     held_json,
-    judge_throw,
     rematch,
 )
-from companion.web.learning import Learning
-from companion.web.roll_intake import RollIntake
-from companion.web.settings import CameraSettings
-from companion.web.snapshot import Snapshot
-from companion.web.tables import Table, Tables
-from companion.web.views import describe_move, names_of, with_names
+from companion.table.learning import Learning
+from companion.table.roll_intake import RollIntake, Taken
+from companion.table.snapshot import Snapshot
+from companion.table.tables import Table, Tables
+from companion.table.words import names_of, with_names
 
 if TYPE_CHECKING:
     from companion.vision.calibration import TableCalibration
@@ -87,6 +94,9 @@ RACE_WAIT = "time for the race (the first tap wins)"
 # race: Sixmix's tied starter, Sixis' opener): time to read the banner and choose
 CHOICE_PAUSE_S = 15.0
 CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
+
+# a move's words at a table, for a button or a status line (the web's views.describe_move)
+DescribeMove = Callable[[Table, Move], str]
 
 
 def expected_throw(snapshot: Snapshot) -> Throw | None:
@@ -126,20 +136,26 @@ class CameraHub:
         self,
         settings: CameraSettings,
         tables: Tables,
+        describe: DescribeMove,
         reader_factory: ReaderFactory | None = None,
         learning: Learning | None = None,
     ) -> None:
         self.settings = settings
         self.learning = learning
         self.tables = tables
+        self.describe = describe
         self.runtime = CameraRuntime(settings, reader_factory)
         self.feed = CameraFeed(tables)
-        self.held = HeldReadings()
-        self.intake = RollIntake(tables.store)
+        self.intake = RollIntake(tables.store, learning)
         self.events_seen = 0
         self._rethrows: dict[str, int] = {}  # per table: the host's re-throws (demo keys)
         self._demo_started: set[str] = set()  # tables whose host started the demo camera
         self._follower: asyncio.Task[None] | None = None
+
+    @property
+    def held(self) -> HeldReadings:
+        """The questions held per table (the intake holds them)."""
+        return self.intake.held
 
     @property
     def enabled(self) -> bool:
@@ -264,7 +280,8 @@ class CameraHub:
             self.intake.note(table.table_id, "dice thrown again: too many throws wait, dropped")
 
     async def _ask_or_apply(self, table: Table, event: RollEvent, mode: Mode) -> None:
-        """Judge a throw on the table's state now: apply it, hold it, or say why not."""
+        """One pass of a throw on the table's state now: the decision, then the intake
+        (it applies the roll or holds the question); or say why not."""
         snapshot = table.snapshot
         throw = expected_throw(snapshot)
         if throw is None:
@@ -273,21 +290,17 @@ class CameraHub:
                 table.table_id, f"dice thrown, but the game expects no roll now ({step})"
             )
             return
-        outcome = judge_throw(
+        outcome = decide_throw(
             event, throw, snapshot.state_id, table.table_id, mode, secrets.token_hex(6),
-            self._decide(mode),
+            self.runtime.auto_apply_threshold,
         )  # fmt: skip
-        if isinstance(outcome, CameraRoll):
-            self.held.drop(table.table_id)
-            self._learn(table, outcome, await self.intake.apply(table, outcome), tapped=False)
-            return
-        self.held.put(await _with_picture(outcome))
-        if outcome.kind == "mismatch":
-            self.intake.note(table.table_id, f"not applied: {outcome.message}")
-        elif outcome.kind == "unsure":
-            self.intake.note(table.table_id, f"{outcome.message}: waiting for the active player")
-        else:
-            self.intake.note(table.table_id, "waiting for the active player to confirm the roll")
+        await self._take(table, outcome, tapped=False)
+
+    async def _take(self, table: Table, outcome: CameraRoll | HeldReading, tapped: bool) -> Taken:
+        """Hand a decision to the intake, with the camera's setup (which learns from it)."""
+        calibration = self.runtime.calibration
+        setup = calibration.name if calibration is not None else None
+        return await self.intake.take(table, outcome, setup, tapped)
 
     async def _next_question(self, table: Table) -> None:
         """Once no question is open, the next throw that waited behind one is asked. It is
@@ -300,15 +313,6 @@ class CameraHub:
                     return
                 await self._ask_or_apply(table, event, "confirm")
 
-    def _decide(self, mode: Mode) -> Decide | None:
-        """How sure the camera is of a roll (camera_decision): in mode "sure" always (no
-        shipped threshold: nothing is sure); in mode "confirm" only to mark the unsure dice
-        of a calibrated model; not needed in mode "auto"."""
-        threshold = self.runtime.auto_apply_threshold
-        if mode == "sure" or (mode == "confirm" and threshold is not None):
-            return decider(threshold)
-        return None
-
     async def mode(self, table_id: str) -> Mode:
         return await self.feed.mode(table_id, default_camera_mode(self.runtime.live_camera))
 
@@ -320,11 +324,9 @@ class CameraHub:
         its dice, checked when given), then the next throw that waited is asked."""
         async with self.held.lock:
             camera_roll = confirmed(self.held.take(table, held_id), shown)
-            self.held.drop(table.table_id)
-            seq = await self.intake.apply(table, camera_roll)
-            self._learn(table, camera_roll, seq, tapped=True)
+            taken = await self._take(table, camera_roll, tapped=True)
         await self._next_question(table)
-        return seq
+        return taken.seq
 
     async def fix(
         self,
@@ -369,30 +371,10 @@ class CameraHub:
         if throw is None:
             self.held.drop(table.table_id)
             raise Rejection(Reason.ILLEGAL_MOVE, "no_roll_now", "the game expects no roll now")
-        outcome = rematch(held, throw, by)
-        if isinstance(outcome, HeldReading):
-            outcome = await _with_picture(outcome)
-            self.held.put(outcome)
-            return {"applied": False, "pending": self._held_json(table, outcome)}
-        self.held.drop(table.table_id)
-        seq = await self.intake.apply(table, outcome)
-        self._learn(table, outcome, seq, tapped=True)
-        return {"applied": seq is not None, "state_id": seq}
-
-    def _learn(self, table: Table, camera_roll: CameraRoll, seq: int | None, tapped: bool) -> None:
-        """An applied roll (seq not None) teaches the camera's setup, in the background."""
-        calibration = self.runtime.calibration
-        if self.learning is None or seq is None or calibration is None:
-            return
-        self.learning.roll_applied_soon(
-            calibration.name,
-            camera_roll.image,
-            camera_roll.dice,
-            tapped=tapped,
-            by_host=camera_roll.by == HOST,
-            table_id=table.table_id,
-            throw=seq,
-        )
+        taken = await self._take(table, rematch(held, throw, by), tapped=True)
+        if taken.held is not None:
+            return {"applied": False, "pending": self._held_json(table, taken.held)}
+        return {"applied": taken.seq is not None, "state_id": taken.seq}
 
     async def dismiss(self, table: Table, held_id: str) -> None:
         """Forget a held reading: the host asks for a re-throw (the demo camera throws
@@ -406,7 +388,7 @@ class CameraHub:
 
     # -- status ---------------------------------------------------------------------------
     def _held_json(self, table: Table, held: HeldReading) -> dict[str, object]:
-        return held_json(held, lambda moves: implied_texts(table, moves))
+        return held_json(held, lambda moves: implied_texts(table, moves, self.describe))
 
     async def status_json(self, table: Table) -> dict[str, Any]:
         held = self.held.current(table)
@@ -421,7 +403,7 @@ class CameraHub:
             "sure_threshold": self.runtime.auto_apply_threshold,
             "expects": list(throw.dice.colours) if throw else None,
             "kept": [[d.colour, d.value] for d in throw.dice.kept] if throw else [],
-            "implies": implied_texts(table, throw.implied) if throw else [],
+            "implies": implied_texts(table, throw.implied, self.describe) if throw else [],
             "pending": self._held_json(table, held) if held else None,
             "waiting_behind": self.held.waiting_count(table.table_id),
             "demo_waits_for": self.demo_waits_for(table) if attached else [],
@@ -445,7 +427,7 @@ class CameraHub:
         return self.learning.status(calibration.name)
 
 
-def implied_texts(table: Table, moves: Sequence[Move]) -> list[str]:
+def implied_texts(table: Table, moves: Sequence[Move], describe: DescribeMove) -> list[str]:
     """The moves a throw implies, in order, in words with their players' names ("Bob:
     Pass (no cross)"); a move that costs its player points, as the engine scores the state
     after the moves before it, says so ("Ann: Pass (no cross), \N{MINUS SIGN}5 penalty")."""
@@ -453,7 +435,7 @@ def implied_texts(table: Table, moves: Sequence[Move]) -> list[str]:
     state: object | None = table.snapshot.state
     texts = []
     for move in moves:
-        text = with_names(describe_move(game, move), players)
+        text = with_names(describe(table, move), players)
         after = _played(table, state, move)
         if state is not None and after is not None and 0 <= move.player < len(players):
             change = game.scores(after)[move.player].total - game.scores(state)[move.player].total
@@ -472,12 +454,3 @@ def _played(table: Table, state: object | None, move: Move) -> object | None:
         return table.game.play(state, move)
     except Rejection:
         return None
-
-
-async def _with_picture(held: HeldReading) -> HeldReading:
-    """The held reading with its picture and thumbnail (problem or unsure dice marked),
-    drawn off the loop."""
-    boxes = held.problem_boxes
-    picture = await asyncio.to_thread(held_picture, held.image, held.dice, boxes)
-    thumbnail = await asyncio.to_thread(held_thumbnail, held.image, held.dice, boxes)
-    return replace(held, picture=picture, thumbnail=thumbnail)

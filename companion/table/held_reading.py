@@ -8,7 +8,7 @@ A settled throw either goes straight to the game or is held:
   with just its unsure dice, each with its two likeliest values: a tap on a value answers
   that die, and when no unsure die is left the roll is applied.
 Which dice are unsure is a `RollVerdict`, the camera's decision on the whole roll
-(companion.web.camera_decision: calibrated confidence against the shipped threshold),
+(companion.table.camera_decision: calibrated confidence against the shipped threshold),
 handed in as a function so that everything here stays pure.
 
 `HeldReading` is frozen; `judge_throw`, `fix_die`, `add_die`, `rematch` and `confirmed`
@@ -38,7 +38,7 @@ from companion.rules.session import CAMERA, HOST
 from companion.vision.types import DieBox, DieReading
 
 if TYPE_CHECKING:
-    from companion.web.tables import Table
+    from companion.table.tables import Table
 
 ADDED = "added"  # flag of a die the host added to a held reading (the finder missed it)
 DEFAULT_SIDE_FRACTION = 0.09  # an added die's side with no other dice and no calibration

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from companion.rules.base import Die, Roll
 from companion.rules.session import AUTO, replay_record
-from companion.web.dice import effective_entries
-from companion.web.records import ImportPlan, plan_import
-from companion.web.store import LogEntry, Store, implied_seqs
-from companion.web.tables import Table, Tables
+from companion.table.dice import effective_entries
+from companion.table.records import ImportPlan, plan_import
+from companion.table.store import LogEntry, Store, implied_seqs
+from companion.table.tables import Table, Tables
 
 QWIXX = {"players": 3}
 NAMES = ["Ann", "Ben", "Cat"]

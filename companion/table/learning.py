@@ -16,7 +16,7 @@ It also keeps, per setup and in memory, whether each applied camera roll went in
 a tap, for the camera panel's "in the last hour" share, and the teaching round's snapshots
 (a frame and its dice, shown as crops until confirmed).
 
-`attach_camera(runtime)` joins it to the camera (companion.web.camera_runtime): the dice
+`attach_camera(runtime)` joins it to the camera (companion.table.camera_runtime): the dice
 are embedded with the camera's own classifier once it is loaded, and each refresh of the
 setup the camera is calibrated for puts a `LearntReader` in the camera's place (one
 attribute store: the worker thread reads with it from its next frame)."""
@@ -36,6 +36,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.table.camera_runtime import CameraRuntime
 from companion.vision.adapt import Adaptation, AdaptedClassifier
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, SetupSummary
 from companion.vision.adapt_store import CROP_SIZE, SetupStore, StoredExample, check_setup
@@ -43,7 +44,6 @@ from companion.vision.classifier import PipClassifier, crop_die
 from companion.vision.colour import DiceSet
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieReading, FrameReading
-from companion.web.camera_runtime import CameraRuntime
 
 logger = logging.getLogger(__name__)
 

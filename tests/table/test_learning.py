@@ -1,4 +1,4 @@
-"""The server's learning setups (companion/web/learning.py, routes/setups.py) with real
+"""The server's learning setups (companion/table/learning.py, routes/setups.py) with real
 parts: the shipped classifier, SQLite and PNG files in a temporary data folder, a real
 uvicorn server whose camera replays a rendered Qwixx throw, httpx from this machine.
 
@@ -19,6 +19,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.table.camera_runtime import CameraRuntime
+from companion.table.camera_settings import CameraSettings
+from companion.table.learning import Learning, LearntReader, confirmed_dice
 from companion.vision.adapt import Adaptation
 from companion.vision.adapt_store import NewExample, SetupStore
 from companion.vision.calibration import TableCalibration
@@ -26,9 +29,7 @@ from companion.vision.colour import builtin_dice_set
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox, DieReading
 from companion.web.app import create_app
-from companion.web.camera_runtime import CameraRuntime
-from companion.web.learning import Learning, LearntReader, confirmed_dice
-from companion.web.settings import CameraSettings, Settings
+from companion.web.settings import Settings
 from tests.live.replay import LiveServer, wait_until
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table
 from tests.web.setups import QWIXX, calibrated_camera, rest_of

@@ -20,8 +20,8 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from companion.rules.base import Game
-from companion.web.held_reading import Mode
-from companion.web.tables import Table, Tables
+from companion.table.held_reading import Mode
+from companion.table.tables import Table, Tables
 
 if TYPE_CHECKING:
     from companion.vision.calibration import TableCalibration

@@ -1,13 +1,14 @@
-"""Who may do what at a table.
+"""Who may do what at a table: device tokens, join codes, the device's rights, limiters.
 
-- A browser gets access to a table only through its join code (or by creating the table):
-  the server then sets a random device token in a cookie named after the table, and keeps
-  only the token's SHA-256 hash.
+- A device gets access to a table only through its join code (or by creating the table):
+  it is given a random device token (the web layer keeps it in a cookie named after the
+  table, companion.web.deps.cookie_name), and only the token's SHA-256 hash is kept.
 - The host's device (the one that created or imported the table) carries the host flag;
   a player's device is bound to one seat and marks only that seat's sheet (the session is
   told `by=str(seat)`; Session.act refuses anything else).
-- Guessing join codes is slowed by a per-client attempt limiter.
-- WebSocket and state-changing requests from a foreign page are refused (Origin vs Host).
+- Guessing join codes is slowed by a per-client attempt limiter; a flooding device by a
+  per-device rate limiter.
+(Refusing a foreign page by its Origin is HTTP's, companion.web.deps.is_same_origin.)
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from companion.rules.session import HOST
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud, typed on phones
 CODE_LENGTH = 6
-COOKIE_PREFIX = "tc_"
 
 
 def new_token() -> str:
@@ -41,10 +41,6 @@ def new_join_code() -> str:
 def normalise_code(text: str) -> str:
     """The code as typed, upper-cased, without spaces or dashes."""
     return "".join(ch for ch in text.upper() if ch not in " -")
-
-
-def cookie_name(table_id: str) -> str:
-    return f"{COOKIE_PREFIX}{table_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,15 +168,3 @@ class DeviceRateLimiter:
             for k in idle:
                 del self._buckets[k]
         return 0.0
-
-
-def is_same_origin(origin: str | None, host: str | None, scheme: str = "http") -> bool:
-    """True when the Origin header is absent (not a browser page) or is exactly this
-    server's origin, `scheme://host[:port]` as the request arrived (`scheme`: http, or ws
-    for a WebSocket): comparing only host and port let `https://` and a trailing `/` by."""
-    if origin is None:
-        return True
-    if not host:
-        return False
-    web_scheme = {"ws": "http", "wss": "https"}.get(scheme, scheme)
-    return origin.lower() == f"{web_scheme}://{host}".lower()

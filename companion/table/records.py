@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from companion.rules.base import Game, Reason, Rejection
 from companion.rules.codec import encode
 from companion.rules.session import AUTO, CAMERA, HOST, RecordError, Session, replay_record
-from companion.web.dice import DiceTally, Tally
-from companion.web.store import EncodedEntry, LogEntry, encoded
-from companion.web.text import check_text, is_valid_text
+from companion.table.dice import DiceTally, Tally
+from companion.table.store import EncodedEntry, LogEntry, encoded
+from companion.table.text import check_text, is_valid_text
 
 # what a table's header may hold, the same at creation, import and load (api.py's request
 # models use the same bounds, so the API's schema says them)

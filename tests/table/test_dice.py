@@ -1,4 +1,4 @@
-"""The dice counts kept roll by roll (companion/web/dice.py): what the background read of
+"""The dice counts kept roll by roll (companion/table/dice.py): what the background read of
 the stored logs saw is counted once, what was committed while it read is added after it,
 an undo takes its roll back, and a failed read is tried again on the next request."""
 
@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from companion.rules.base import Die, Roll
-from companion.web.dice import DiceKeeper, DiceTally
-from companion.web.store import LogEntry, StorageError
+from companion.table.dice import DiceKeeper, DiceTally
+from companion.table.store import LogEntry, StorageError
 
 RED_6 = Roll(dice=(Die("red", 6),))
 RED_1 = Roll(dice=(Die("red", 1),))

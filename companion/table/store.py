@@ -55,7 +55,7 @@ CREATE TABLE IF NOT EXISTS devices (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS devices_by_table ON devices(table_id);
--- the live table (companion/web/camera.py): a camera roll's photo beside its action (by
+-- the live table (companion/table/roll_intake.py): a camera roll's photo beside its action (by
 -- the action id, which an undo never reuses), and small per-table settings
 CREATE TABLE IF NOT EXISTS action_photos (
     table_id   TEXT NOT NULL REFERENCES tables(table_id),

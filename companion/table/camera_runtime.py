@@ -12,7 +12,7 @@ play area and die size applied (dice outside either are dropped), and the dice s
 colour stage assigns to (the game's declaration, chosen by the feed). It also keeps the
 latest frame and reading for the calibration page.
 
-Nothing here knows a game or a table: `companion.web.camera_hub` wires this to them."""
+Nothing here knows a game or a table: `companion.table.camera_hub` wires this to them."""
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ import numpy as np
 from companion.live.demo import DemoDirector
 from companion.live.settle import RollEvent, SettleConfig, sure_frames_for
 from companion.live.worker import CameraStatus, CameraWorker
+from companion.table.camera_decision import shipped_threshold
+from companion.table.camera_settings import CameraSettings
+from companion.table.held_reading import Mode
 from companion.vision.types import FrameReading
-from companion.web.camera_decision import shipped_threshold
-from companion.web.held_reading import Mode
-from companion.web.settings import CameraSettings
 
 if TYPE_CHECKING:
     from companion.live.demo import SourcePlan

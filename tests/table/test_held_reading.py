@@ -13,8 +13,7 @@ import pytest
 from companion.live.settle import RollEvent
 from companion.rules.base import DiceSpec, Die, Reason, Rejection, Throw
 from companion.rules.sixto import Reroll
-from companion.vision.types import UNREADABLE, DieBox, DieReading
-from companion.web.held_reading import (
+from companion.table.held_reading import (
     ADDED,
     CameraRoll,
     HeldReading,
@@ -27,6 +26,7 @@ from companion.web.held_reading import (
     judge_throw,
     rematch,
 )
+from companion.vision.types import UNREADABLE, DieBox, DieReading
 
 QWIXX = ("white", "white", "red", "yellow", "green", "blue")
 QWIXX_THROW = Throw(DiceSpec(QWIXX))
@@ -202,7 +202,7 @@ def sure_dice(*confidences: float) -> list[DieReading]:
 
 
 def test_a_sure_roll_is_applied_at_once_in_mode_sure() -> None:
-    from companion.web.camera_decision import decider
+    from companion.table.camera_decision import decider
 
     dice = sure_dice(0.999, 0.999, 0.999, 0.999, 0.999, 0.999)
     outcome = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "sure", "h1", decider(0.99))
@@ -210,7 +210,7 @@ def test_a_sure_roll_is_applied_at_once_in_mode_sure() -> None:
 
 
 def test_an_unsure_roll_asks_about_the_unsure_die_only_with_its_two_likeliest_values() -> None:
-    from companion.web.camera_decision import decider
+    from companion.table.camera_decision import decider
 
     dice = sure_dice(0.999, 0.999, 0.6, 0.999, 0.999, 0.999)
     held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "sure", "h1", decider(0.99))
@@ -228,7 +228,7 @@ def test_an_unsure_roll_asks_about_the_unsure_die_only_with_its_two_likeliest_va
 
 
 def test_two_unsure_dice_wait_for_both_answers() -> None:
-    from companion.web.camera_decision import decider
+    from companion.table.camera_decision import decider
 
     dice = sure_dice(0.5, 0.999, 0.6, 0.999, 0.999, 0.999)
     held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "sure", "h1", decider(0.99))
@@ -242,7 +242,7 @@ def test_two_unsure_dice_wait_for_both_answers() -> None:
 
 def test_without_a_shipped_threshold_no_roll_is_sure() -> None:
     """An uncalibrated classifier makes no promise: in mode "sure" every die is asked."""
-    from companion.web.camera_decision import decider
+    from companion.table.camera_decision import decider
 
     dice = sure_dice(1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
     held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "sure", "h1", decider(None))
@@ -250,8 +250,8 @@ def test_without_a_shipped_threshold_no_roll_is_sure() -> None:
 
 
 def test_the_table_page_says_what_the_camera_does_in_each_mode() -> None:
-    from companion.web.camera_decision import mode_line
-    from companion.web.camera_runtime import default_camera_mode
+    from companion.table.camera_decision import mode_line
+    from companion.table.camera_runtime import default_camera_mode
 
     assert default_camera_mode(live_camera=True) == "confirm"  # a webcam: confirm every roll
     assert "Use this roll" in mode_line("confirm", 0.99)
@@ -261,7 +261,7 @@ def test_the_table_page_says_what_the_camera_does_in_each_mode() -> None:
 
 
 def test_confirm_mode_marks_the_unsure_dice_and_use_this_roll_accepts_them_as_read() -> None:
-    from companion.web.camera_decision import decider
+    from companion.table.camera_decision import decider
 
     dice = sure_dice(0.999, 0.999, 0.6, 0.999, 0.999, 0.999)
     held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "confirm", "h1", decider(0.99))

@@ -30,16 +30,15 @@ from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll, Throw
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
 from companion.rules.session import AUTO, CAMERA, Proposal, Session, stale_view
-from companion.web.auth import (
+from companion.table.access import (
     DeviceRateLimiter,
     Viewer,
     hash_token,
     new_join_code,
     new_token,
 )
-from companion.web.dice import DiceKeeper, DiceTally
-from companion.web.fragments import Fragment, SheetCache
-from companion.web.records import (
+from companion.table.dice import DiceKeeper, DiceTally
+from companion.table.records import (
     MAX_RECORD_ACTIONS,
     ImportPlan,
     ImportRefusal,
@@ -50,8 +49,8 @@ from companion.web.records import (
     seat_count,
     summary_of,
 )
-from companion.web.snapshot import Snapshot
-from companion.web.store import (
+from companion.table.snapshot import Snapshot
+from companion.table.store import (
     Device,
     EncodedEntry,
     Finish,
@@ -60,7 +59,7 @@ from companion.web.store import (
     TableRow,
     implied_seqs,
 )
-from companion.web.text import printable
+from companion.table.text import printable
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -125,7 +124,6 @@ class Table:
         store: Store,
         log: list[LogEntry],
         devices: dict[str, Device],
-        render_pool: concurrent.futures.Executor | None = None,
         auto_pass: bool = True,
         token_finished_s: float = FINISHED_TOKEN_S,
     ) -> None:
@@ -145,12 +143,7 @@ class Table:
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        # the fragments of the current state, one per kind of viewer (companion.web.fragments),
-        # drawn on `render_pool` (None: asyncio's default executor)
-        self.render_cache: dict[tuple[Any, ...], asyncio.Future[Fragment]] = {}
-        self.render_pool = render_pool
         self.dice: DiceKeeper | None = None  # the server's dice counts, changed per roll
-        self.sheet_cache = SheetCache()
         self.snapshot = self._take_snapshot()
         self.last_used = time.monotonic()  # Tables.get: an idle table leaves memory
         self.evicted = False  # left memory (Tables.evict_idle): this object writes nothing
@@ -463,8 +456,7 @@ class Table:
         return Finish(history_summary(s.game, s.players, final, len(s.actions) + made))
 
     def _publish(self) -> None:
-        self.snapshot = self._take_snapshot()
-        self.render_cache.clear()
+        self.snapshot = self._take_snapshot()  # screens draw it anew (companion.web.fragments)
         for subscriber in list(self._subscribers):
             subscriber.notify(self.snapshot.state_id)
 
@@ -602,12 +594,6 @@ class Tables:
         self._damaged: dict[str, TableLoadError] = {}  # tables that cannot be opened
         self._loop: asyncio.AbstractEventLoop | None = None
         self._load_lock = asyncio.Lock()
-        # one thread draws every table's fragments: rendering is CPU work under the GIL (more
-        # threads would not draw faster), kept off the event loop so sockets, the camera and
-        # the store are never held up; one thread also keeps renders in the order asked
-        self.render_pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="render"
-        )
         # one thread replays the tables opened from the store and reads the dice counts at
         # start-up, so several at once queue there instead of each taking a thread that
         # competes with the event loop for the interpreter
@@ -619,10 +605,9 @@ class Tables:
         self._dice_started = False
 
     def close(self) -> None:
-        """Stop the render, replay and import workers (after the server stopped serving)."""
+        """Stop the replay and import workers (after the server stopped serving)."""
         if self._sweeper is not None:
             self._sweeper.cancel()
-        self.render_pool.shutdown(wait=True, cancel_futures=True)
         self.replay_pool.shutdown(wait=True, cancel_futures=True)
         if self._import_pool is not None:
             self._import_pool.shutdown(wait=True, cancel_futures=True)
@@ -797,7 +782,6 @@ class Tables:
             self.store,
             log,
             devices,
-            self.render_pool,
             auto_pass,
             self.token_finished_s,
         )
@@ -819,9 +803,7 @@ class Tables:
         table_id, _ = await self._store_new(game.name, encoded, session.players, [], None)
         row = await asyncio.to_thread(self.store.table, table_id)
         assert row is not None
-        table = Table(
-            row, session, self.store, [], {}, self.render_pool, True, self.token_finished_s
-        )
+        table = Table(row, session, self.store, [], {}, True, self.token_finished_s)
         async with self._load_lock:
             table._loop = self._loop
             table.dice = self._dice

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from companion.live.stats import FACES
 from companion.rules.base import Die, Roll
 from companion.rules.session import CAMERA, standing
-from companion.web.store import LogEntry, implied_seqs
+from companion.table.store import LogEntry, implied_seqs
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,8 @@
-"""Whether the camera is sure of a matching roll, as the hub asks it (issue 14 item 4).
+"""The one decision on a settled throw (`decide_throw`): the roll to apply, or the reading
+to hold as a question, by matching it to the roll the game expects (companion.live.match),
+then, in mode "sure" (and to mark the unsure dice in mode "confirm"), by whether the
+camera is sure of it (issue 14 item 4). A function of its input: the hub hands the throw
+in and passes what comes out to the intake (companion.table.roll_intake).
 
 The vision models decide (companion.vision.confidence, the calibrated confidence): a die's
 confidence is the probability that it is read right, a roll's the product of its dice's,
@@ -8,7 +12,7 @@ question names only the fewest dice without which the rest would clear it, the l
 first, each with its two likeliest values (`decide_roll`). A classifier without a shipped
 threshold makes no promise: nothing is sure and every die is asked about.
 
-`verdict` turns that decision into the hub's `RollVerdict` (companion.web.held_reading);
+`verdict` turns that decision into a `RollVerdict` (companion.table.held_reading);
 `mode_line` is what the table page says the camera does with a matching roll. A die's
 confidence is the one the reader calibrated (companion.vision.pipeline.calibrate: its
 eight views, its wide crop, the finder's peak, its OOD score, through the classifier's
@@ -23,9 +27,46 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
+from companion.live.settle import RollEvent
+from companion.rules.base import Throw
+from companion.table.held_reading import (
+    CameraRoll,
+    Decide,
+    HeldReading,
+    Mode,
+    RollVerdict,
+    UnsureDie,
+    judge_throw,
+)
 from companion.vision.confidence import decide_roll
 from companion.vision.types import DieReading
-from companion.web.held_reading import Decide, Mode, RollVerdict, UnsureDie
+
+
+def decide_throw(
+    event: RollEvent,
+    throw: Throw,
+    state_id: int,
+    table_id: str,
+    mode: Mode,
+    held_id: str,
+    threshold: float | None,
+) -> CameraRoll | HeldReading:
+    """A settled throw on state `state_id` of `table_id`, whose meaning the engine declared
+    (`throw`), in the table's camera `mode`, with the classifier's shipped auto-apply
+    `threshold`: the roll to apply (`CameraRoll`) or the question to hold (`HeldReading`,
+    id `held_id`: a mismatch, a roll to confirm, or one with unsure dice)."""
+    return judge_throw(
+        event, throw, state_id, table_id, mode, held_id, decider_for(mode, threshold)
+    )
+
+
+def decider_for(mode: Mode, threshold: float | None) -> Decide | None:
+    """How sure the camera is of a roll: in mode "sure" always (no shipped threshold:
+    nothing is sure); in mode "confirm" only to mark the unsure dice of a calibrated model;
+    not needed in mode "auto"."""
+    if mode == "sure" or (mode == "confirm" and threshold is not None):
+        return decider(threshold)
+    return None
 
 
 def verdict(dice: Sequence[DieReading], on_table: int, threshold: float | None) -> RollVerdict:

@@ -1,0 +1,170 @@
+"""The intake: where the one decision on a camera throw (companion.table.camera_decision)
+lands. `RollIntake.take` gets the decision's outcome and nothing else to ask for:
+
+- a `CameraRoll` is applied: handed to the table as the next throw (`Table.act_throw`: the
+  moves the throw implies first, the automatic passes by "auto" and e.g. Sixto's re-roll
+  by its player's seat, then the roll), on the state the throw was read at, so a game that
+  moved on refuses it as stale; then `roll_applied` keeps its photo and the camera's setup
+  learns from its dice (companion.table.learning, issue 15);
+- a `HeldReading` is held as the table's question (`held`, with its picture drawn off the
+  loop) until a person answers it (the hub's confirm, fix, add, dismiss).
+
+A refusal is noted, never raised: the camera's status line says what happened to each
+throw (`notes`).
+
+`RollIntake.roll_applied` is the one place where a camera roll counts as applied, with the
+reading it came from (every die's box, value, colour and confidence) and its frame: the
+photo goes into SQLite beside the roll's action."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from dataclasses import dataclass, replace
+
+from companion.rules.base import Rejection
+from companion.rules.session import HOST
+from companion.table.camera_pictures import held_picture, held_thumbnail, roll_photo
+from companion.table.held_reading import CameraRoll, HeldReading, HeldReadings
+from companion.table.learning import Learning
+from companion.table.store import Store
+from companion.table.tables import Table
+from companion.table.words import with_names
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class TableNote:
+    """What the camera last did for a table, for its status line: a sentence, when
+    (seconds since the epoch), and the last roll it applied with its log seq."""
+
+    text: str = ""
+    at: float = 0.0
+    last_roll: tuple[tuple[str, int], ...] | None = None
+    last_roll_seq: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "note": self.text,
+            "note_at": self.at,
+            "last_roll": [list(die) for die in self.last_roll] if self.last_roll else None,
+            "last_roll_seq": self.last_roll_seq,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """What the intake did with a decision: the question it holds now, or the applied
+    roll's log seq (both None: the engine refused the roll, noted)."""
+
+    held: HeldReading | None = None
+    seq: int | None = None
+
+
+class RollIntake:
+    """See the module docstring."""
+
+    def __init__(self, store: Store, learning: Learning | None = None) -> None:
+        self.store = store
+        self.learning = learning
+        self.held = HeldReadings()
+        self._notes: dict[str, TableNote] = {}
+
+    def note(self, table_id: str, text: str) -> None:
+        self._notes[table_id] = replace(self.note_of(table_id), text=text, at=time.time())
+
+    def note_of(self, table_id: str) -> TableNote:
+        return self._notes.get(table_id, TableNote())
+
+    async def take(
+        self, table: Table, outcome: CameraRoll | HeldReading, setup: str | None, tapped: bool
+    ) -> Taken:
+        """Apply a roll or hold a question (the module docstring). `setup`: the camera's
+        calibration (None: nothing learns); `tapped`: a person's answer led here (a roll
+        they checked; a question they see change, so it is not noted again)."""
+        if isinstance(outcome, CameraRoll):
+            self.held.drop(table.table_id)
+            seq = await self.apply(table, outcome)
+            self._learn(table, outcome, seq, setup, tapped)
+            return Taken(seq=seq)
+        held = await _with_picture(outcome)
+        self.held.put(held)
+        if not tapped:
+            self.note(table.table_id, question_note(held))
+        return Taken(held=held)
+
+    async def apply(self, table: Table, camera_roll: CameraRoll) -> int | None:
+        """Apply the roll as the next throw (its implied moves first); then
+        `roll_applied`. Returns the roll's log seq, or None when the engine refused
+        (noted)."""
+        action_id = f"camera-{secrets.token_hex(8)}"
+        try:
+            result = await table.act_throw(
+                camera_roll.roll, camera_roll.by, action_id, camera_roll.state_id
+            )
+        except Rejection as exc:
+            refusal = with_names(exc.message, table.snapshot.players)
+            self.note(table.table_id, f"the game refused the camera's roll: {refusal}")
+            return None
+        self.note(table.table_id, "roll applied")
+        rolled = tuple((d.colour, d.value) for d in camera_roll.roll.dice)
+        self._notes[table.table_id] = replace(
+            self.note_of(table.table_id), last_roll=rolled, last_roll_seq=result.state_id
+        )
+        await self.roll_applied(table, action_id, camera_roll)
+        return result.state_id
+
+    async def roll_applied(self, table: Table, action_id: str, camera_roll: CameraRoll) -> None:
+        """A camera roll was applied as action `action_id` of `table`: its reading is
+        `camera_roll.dice`, its frame `camera_roll.image` (module docstring). Keeps its
+        photo; never raises (the roll stands either way)."""
+        await self._keep_photo(table, action_id, camera_roll)
+
+    async def _keep_photo(self, table: Table, action_id: str, camera_roll: CameraRoll) -> None:
+        try:
+            photo = await asyncio.to_thread(roll_photo, camera_roll.image, camera_roll.dice)
+            await asyncio.to_thread(self.store.add_photo, table.table_id, action_id, photo)
+        except Exception:  # the roll stands; only its evidence is missing
+            logger.warning("photo of roll %s not stored", action_id, exc_info=True)
+
+    def _learn(
+        self,
+        table: Table,
+        camera_roll: CameraRoll,
+        seq: int | None,
+        setup: str | None,
+        tapped: bool,
+    ) -> None:
+        """An applied roll (seq not None) teaches the camera's setup, in the background."""
+        if self.learning is None or seq is None or setup is None:
+            return
+        self.learning.roll_applied_soon(
+            setup,
+            camera_roll.image,
+            camera_roll.dice,
+            tapped=tapped,
+            by_host=camera_roll.by == HOST,
+            table_id=table.table_id,
+            throw=seq,
+        )
+
+
+def question_note(held: HeldReading) -> str:
+    """The status line of a question the camera has just asked."""
+    if held.kind == "mismatch":
+        return f"not applied: {held.message}"
+    if held.kind == "unsure":
+        return f"{held.message}: waiting for the active player"
+    return "waiting for the active player to confirm the roll"
+
+
+async def _with_picture(held: HeldReading) -> HeldReading:
+    """The held reading with its picture and thumbnail (problem or unsure dice marked),
+    drawn off the loop."""
+    boxes = held.problem_boxes
+    picture = await asyncio.to_thread(held_picture, held.image, held.dice, boxes)
+    thumbnail = await asyncio.to_thread(held_thumbnail, held.image, held.dice, boxes)
+    return replace(held, picture=picture, thumbnail=thumbnail)

@@ -1,0 +1,29 @@
+"""The engine's sentences with the players' names: the rules know seats, not names ("player
+2 has already crossed"), and every text a screen or the camera's status line shows of them
+names the players. Shared by the service (the camera's notes) and the views."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_SEAT_NUMBER = re.compile(r"\b([Pp])layer (\d+)\b")
+
+
+def with_names(text: str, players: Sequence[str]) -> str:
+    """`text` with the engine's "player N" (seat N - 1; the rules know no names) replaced by
+    that seat's name, so a refusal or an ending reads "Cid has already crossed ...". Numbers
+    outside the table are left alone."""
+
+    def name(match: re.Match[str]) -> str:
+        seat = int(match.group(2)) - 1
+        return players[seat] if 0 <= seat < len(players) else match.group(0)
+
+    return _SEAT_NUMBER.sub(name, text)
+
+
+def names_of(players: tuple[str, ...], seats: tuple[int, ...] | list[int]) -> str:
+    names = [players[s] for s in seats if 0 <= s < len(players)]
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]

@@ -1,0 +1,139 @@
+"""The live table's service without a server: a camera roll's one pass (hub -> decision ->
+intake -> the table's subscribers), and each step on its own (docs/ARCHITECTURE.md,
+"A camera roll, from the frame to the tablets"). Real Store (SQLite in a temp dir), real
+Tables; no FastAPI, no templates, no camera thread (the hub's runtime is disabled and the
+throws are handed in as the worker would hand them)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import numpy as np
+
+from companion.live.settle import RollEvent
+from companion.rules.base import DiceSpec, Move, Throw
+from companion.rules.session import CAMERA
+from companion.table.camera_decision import decide_throw
+from companion.table.camera_hub import CameraHub
+from companion.table.camera_settings import CameraSettings
+from companion.table.held_reading import CameraRoll, HeldReading
+from companion.table.roll_intake import RollIntake
+from companion.table.store import Store
+from companion.table.tables import Table, Tables
+from companion.vision.types import UNREADABLE, DieBox, DieReading
+
+QWIXX = ("white", "white", "red", "yellow", "green", "blue")
+QWIXX_THROW = Throw(DiceSpec(QWIXX))
+IMAGE = np.zeros((480, 640, 3), np.uint8)
+
+
+def qwixx_event(values: tuple[int | None, ...] = (3, 4, 2, 5, 6, 1)) -> RollEvent:
+    dice = tuple(
+        DieReading(
+            DieBox(60.0 + 90 * i, 100.0, 40.0, 40.0),
+            value,
+            0.9,
+            colour,
+            0.9,
+            () if value is not None else (UNREADABLE,),
+        )
+        for i, (colour, value) in enumerate(zip(QWIXX, values, strict=True))
+    )
+    return RollEvent(dice, 30, 3.0, 24, 2.4, 640, 480, IMAGE)
+
+
+def move_words(table: Table, move: Move) -> str:
+    return move.kind  # the web hands in its views' labels; the service needs none
+
+
+def with_qwixx_table(tmp_path: Path, body: Callable[[Tables, Table], Awaitable[None]]) -> None:
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "service.sqlite3")
+        tables = Tables(store, import_process=False)
+        tables.attach_loop(asyncio.get_running_loop())
+        try:
+            table = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            await body(tables, table)
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_camera_roll_reaches_the_tablets_in_one_pass(tmp_path: Path) -> None:
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        tablet = table.subscribe()  # what a tablet's WebSocket listens on
+        await hub.on_throw(qwixx_event())
+        assert table.snapshot.state_id == 1
+        assert tablet.queue.get_nowait() == 1  # the tablet is told of the new state
+        assert table.session.actions[-1].by == CAMERA
+        status = await hub.status_json(table)
+        assert status["note"] == "roll applied" and status["last_roll_seq"] == 1
+        assert status["pending"] is None
+        assert len(tables.store.photo_ids(table.table_id)) == 1  # the roll's photo is kept
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_a_mismatch_is_a_question_until_the_host_fixes_the_die(tmp_path: Path) -> None:
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        await hub.on_throw(qwixx_event((3, 4, 2, 5, 6, None)))
+        assert table.snapshot.state_id == 0  # a question is never applied by itself
+        status = await hub.status_json(table)
+        pending = status["pending"]
+        assert pending["kind"] == "mismatch" and status["note"].startswith("not applied")
+        assert hub.held.picture(table.table_id)  # drawn off the loop by the intake
+        answer = await hub.fix(table, pending["id"], 5, 1, None, False)
+        assert answer == {"applied": True, "state_id": 1}
+        assert (await hub.status_json(table))["pending"] is None
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_the_decision_is_a_function_of_the_throw() -> None:
+    """Match, then sure or held, then the question: nothing but its input decides."""
+    throw = qwixx_event()
+    applied = decide_throw(throw, QWIXX_THROW, 7, "t1", "auto", "h1", None)
+    assert isinstance(applied, CameraRoll) and applied.state_id == 7 and applied.by == CAMERA
+    assert decide_throw(throw, QWIXX_THROW, 7, "t1", "auto", "h1", None) == applied
+    confirm = decide_throw(throw, QWIXX_THROW, 7, "t1", "confirm", "h1", None)
+    assert isinstance(confirm, HeldReading) and confirm.kind == "confirm" and not confirm.unsure
+    # no shipped threshold: the camera is sure of nothing, so every die is asked about
+    unsure = decide_throw(throw, QWIXX_THROW, 7, "t1", "sure", "h1", None)
+    assert isinstance(unsure, HeldReading) and unsure.kind == "unsure"
+    assert len(unsure.unsure) == len(QWIXX)
+    mismatch = decide_throw(
+        qwixx_event((3, 4, 2, 5, 6, None)), QWIXX_THROW, 7, "t1", "auto", "h1", None
+    )
+    assert isinstance(mismatch, HeldReading) and mismatch.kind == "mismatch"
+
+
+def test_the_intake_applies_a_roll_and_holds_a_question_without_a_hub(tmp_path: Path) -> None:
+    async def body(tables: Tables, table: Table) -> None:
+        intake = RollIntake(tables.store)
+        question = decide_throw(
+            qwixx_event(), QWIXX_THROW, 0, table.table_id, "confirm", "h1", None
+        )
+        assert isinstance(question, HeldReading)
+        taken = await intake.take(table, question, setup=None, tapped=False)
+        assert taken.held is not None and taken.held.picture and taken.seq is None
+        assert intake.held.current(table) == taken.held
+        assert (
+            intake.note_of(table.table_id).text
+            == "waiting for the active player to confirm the roll"
+        )
+        roll = decide_throw(qwixx_event(), QWIXX_THROW, 0, table.table_id, "auto", "h2", None)
+        assert isinstance(roll, CameraRoll)
+        taken = await intake.take(table, roll, setup=None, tapped=False)
+        assert taken.seq == 1 and taken.held is None
+        assert intake.held.current(table) is None  # the roll replaced the question
+        # the same roll again is stale: refused by the engine, noted, never raised
+        assert (await intake.take(table, roll, setup=None, tapped=False)).seq is None
+        assert intake.note_of(table.table_id).text.startswith("the game refused")
+
+    with_qwixx_table(tmp_path, body)
