@@ -453,7 +453,9 @@ def bench_shots(
         started = time.perf_counter()
         examples = poisoned(examples_of(run, reader.classifier, k), poison, seed)
         features_s = time.perf_counter() - started
-        adaptation = adapt(examples, anchor=anchor)
+        adaptation = adapt(
+            examples, anchor=anchor, second_look_below=reader.classifier.second_look_below
+        )
         adapt_s = time.perf_counter() - started
         readings = adapted_readings(run, reader, adaptation, rest)
         finder_row: dict[str, object] = {}

@@ -310,7 +310,12 @@ class SetupLearner:
         with self._lock:
             stored = self.store.examples(self.setup)
             stored = self._embedded_now(stored)
-            adaptation = adapt([s.example for s in stored], self.dice_set, self.anchor())
+            adaptation = adapt(
+                [s.example for s in stored],
+                self.dice_set,
+                self.anchor(),
+                second_look_below=self.classifier.second_look_below,
+            )
             self.stored, self.adaptation = stored, adaptation
             if stored:
                 save_head(self.folder, self.setup, adaptation.head, self.classifier)

@@ -19,8 +19,8 @@ import cv2
 import numpy as np
 import pytest
 
-from companion.vision.adapt_anchor import read_anchor
 from companion.vision.adapt import ValueHead
+from companion.vision.adapt_anchor import read_anchor
 from companion.vision.adapt_files import (
     ADAPTED_DIR,
     HEAD_FILE,
@@ -266,3 +266,23 @@ def test_a_restart_keeps_the_adapted_reader_and_its_verdict(
     assert again.adaptation is None  # read with what was saved, no refit
     if labels == "right":
         assert read_before != read_values(classifier, mosaic, cells)  # it reads adapted
+
+
+def test_the_fold_check_reads_with_the_classifiers_own_second_look(
+    tmp_path: Path, mosaic: Mosaic
+) -> None:
+    """The gate reads the left-out dice as the camera's classifier does, with its own
+    second-look threshold (its manifest's ``second_look_below``), not a constant: with
+    every die given a second look, the shipped head's errors over the folds are the dice
+    that classifier misreads."""
+    image, boxes, values = mosaic
+    cells = list(range(0, len(boxes), 2))
+    classifier = PipClassifier.load()  # its own instance: the threshold is changed
+    shipped_look = classifier.classify(image, [boxes[k] for k in cells]).probabilities
+    classifier.second_look_below = 1.01  # every die read as the mean of its eight views
+    every_look = classifier.classify(image, [boxes[k] for k in cells]).probabilities
+    truth = values[cells] - 1
+    misread = int((every_look.argmax(axis=1) != truth).sum())
+    assert misread != int((shipped_look.argmax(axis=1) != truth).sum())  # the test can tell
+    learner = taught(tmp_path, classifier, mosaic, values)
+    assert learner.refresh().head.gate.shipped_errors == misread

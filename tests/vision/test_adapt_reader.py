@@ -288,7 +288,7 @@ def test_adapting_five_hundred_dice_takes_no_model_call(
         )
         for k in range(500)
     ]
-    adaptation = adapt(examples)
+    adaptation = adapt(examples, second_look_below=classifier.second_look_below)
     assert adaptation.used + len(adaptation.held) == 500
     assert adaptation.head.examples == adaptation.used
     assert adaptation.head.gate.dice == adaptation.used
