@@ -38,8 +38,12 @@ chase crop's photo is its file name without ``_detection_N`` (two dice per photo
 --shuffle SEED takes the photos in a seeded random order (a folder sorted by name can hold
 one face after another, as tomitomi-dish-crops does). --finder adapts the finder's heat head
 too (companion.vision.adapt_finder), judged by the same fold check with each left-out
-photo's missed + false + misread dice through the pipeline, and 16 calibration photos as
-its no-forgetting sample; --part calibration|validation reads only that part of a training
+photo's missed + false + misread dice through the pipeline (both arms of a fold reading with
+the value head fitted without that fold's photos, as a deployment would have had it, never
+with the head fitted on all K: `check_finder`), and 16 calibration photos as its
+no-forgetting sample; the finder's features file is made once per shipped finder (by its
+sha256, so per --models) under .cache/models/finder-features/ and made again when either
+of its two files is missing or they do not match each other and that finder; --part calibration|validation reads only that part of a training
 folder (companion/vision/datasets.py), e.g. rune55-webcams' validation groups.
 --poison SHARE gives that share of the adaptation dice a wrong value (seeded), as wrong
 taps would; the figures then show what the held-back check (adapt.held_back) saves.
@@ -61,7 +65,7 @@ import json
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -73,6 +77,7 @@ from companion.vision.adapt import (
     AdaptedClassifier,
     Example,
     OwnColours,
+    ValueHead,
     adapt,
     own_colours,
 )
@@ -97,6 +102,7 @@ from companion.vision.datasets import (
     read_labelled_folder,
 )
 from companion.vision.finder import DiceFinder
+from companion.vision.model import sha256_of
 from companion.vision.pipeline import DiceReader, calibrate, classify, confirm_weak, trace_dice
 from companion.vision.scoring import Figures, match, ratio, score
 from companion.vision.types import DieBox, DieReading
@@ -339,16 +345,27 @@ class FinderBench:
 FINDER_ANCHOR_PER_PART = 4  # calibration photos per scene folder: the finder's no-forgetting sample
 
 
-def finder_bench(reader: DiceReader, cache: Path) -> FinderBench:
-    """The features file made into `cache` (models/recipe/finder_features.py) and loaded."""
+def features_cache(finder_file: Path, root: Path) -> Path:
+    """Where the features file of the finder in `finder_file` is made:
+    ``root/<the file's sha256, first 16>`` (another --models with another finder gets a
+    folder of its own)."""
+    return root / sha256_of(finder_file)[:16]
+
+
+def finder_bench(reader: DiceReader, root: Path) -> FinderBench:
+    """The features file made into `features_cache` of the reader's finder under `root`
+    (models/recipe/finder_features.py) and loaded; made again unless both its files are
+    there and match each other and the finder (`features_current`)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's models/
+    from models.recipe.finder_features import atomic_write, features_current
     from models.recipe.finder_features import main as make_features
 
     models = Path(reader.finder.model.path).parent
-    if not (cache / "dice_finder_features.onnx").is_file():
+    cache = features_cache(Path(reader.finder.model.path), root)
+    if not features_current(cache):
         cache.mkdir(parents=True, exist_ok=True)
         for name in ("dice_finder.onnx", "dice_finder.json"):
-            (cache / name).write_bytes((models / name).read_bytes())
+            atomic_write(cache / name, (models / name).read_bytes())
         make_features(["--models", str(cache)])
     split = load_split()
     anchor = [i for name in sorted(split.calibration) if name in ("byler-d6-train", "epanemu-dice3",
@@ -364,12 +381,55 @@ def photo_errors(
     return score([(image, trace_dice(picture, finder, classifier).kept, ())]).errors
 
 
+ClassifierFor = Callable[[frozenset[str]], PipClassifier]
+
+
+def value_head_without(
+    examples: Sequence[Example],
+    left_out: Collection[str],
+    anchor: Judged | None,
+    second_look_below: float,
+) -> ValueHead:
+    """The value head the setup would read with had the `left_out` photos never been
+    confirmed: `adapt` (held-back dice, fold check, gate) on the other photos' dice."""
+    rest = [e for e in examples if e.photo not in left_out]
+    return adapt(rest, anchor=anchor, second_look_below=second_look_below).head
+
+
+def fold_classifiers(
+    base: PipClassifier,
+    examples: Sequence[Example],
+    anchor: Judged | None,
+    full: ValueHead,
+) -> ClassifierFor:
+    """Per set of left-out photo names, the classifier a fold of `check_finder` reads
+    them with: the base classifier with the value head fitted (and gated) without those
+    photos (`value_head_without`, made once per set); with none left out, `full` (the
+    head fitted on all, which the no-forgetting sample is read with)."""
+    made: dict[frozenset[str], PipClassifier] = {frozenset(): AdaptedClassifier(base, full)}
+
+    def classifier_for(left_out: frozenset[str]) -> PipClassifier:
+        if left_out not in made:
+            head = value_head_without(examples, left_out, anchor, base.second_look_below)
+            made[left_out] = AdaptedClassifier(base, head)
+        return made[left_out]
+
+    return classifier_for
+
+
 def check_finder(
-    bench: FinderBench, run: Run, classifier: PipClassifier, photos: Sequence[Photo]
+    bench: FinderBench, run: Run, classifier_for: ClassifierFor, photos: Sequence[Photo]
 ) -> tuple[Verdict, FinderHead | None]:
     """The fold check of companion.vision.adapt_gate for the finder's head: every photo
     left out once, its pipeline errors with the head fitted without it against the shipped
-    finder's; then the head fitted on all read the calibration photos (no forgetting)."""
+    finder's; then the head fitted on all read the calibration photos (no forgetting).
+
+    Both arms of a fold read its left-out photos with the same classifier, the one a
+    deployment would have had without them: ``classifier_for(left-out names)``, the value
+    head fitted without that fold (`fold_classifiers`). The head fitted on all K photos
+    has seen the left-out dice, so reading them with it would flatter the adapted pair
+    (the old check did). The no-forgetting sample, which no fold saw, is read with the
+    head fitted on all (``classifier_for(frozenset())``)."""
     shipped_finder = bench.finder.with_head(None)
     if len(photos) < 5:
         return Verdict(), None
@@ -380,12 +440,15 @@ def check_finder(
         rows = [bench.rows_of(run, p) for p, f in zip(photos, folds, strict=True) if f != part]
         head = fit_finder_head(FinderRows.join(rows))
         finder = bench.finder.with_head(head)
-        for photo in (p for p, f in zip(photos, folds, strict=True) if f == part):
+        left_out = [p for p, f in zip(photos, folds, strict=True) if f == part]
+        classifier = classifier_for(frozenset(p.name for p in left_out))
+        for photo in left_out:
             for t in photo.images:
                 picture = run.pictures[t.path]
                 shipped[part] += photo_errors(shipped_finder, classifier, t, picture)
                 adapted[part] += photo_errors(finder, classifier, t, picture)
     full = fit_finder_head(FinderRows.join([bench.rows_of(run, p) for p in photos]))
+    classifier = classifier_for(frozenset())
     on_anchor = [
         (photo_errors(shipped_finder, classifier, i, bench.picture(i)),
          photo_errors(bench.finder.with_head(full), classifier, i, bench.picture(i)))
@@ -453,13 +516,16 @@ def bench_shots(
         started = time.perf_counter()
         examples = poisoned(examples_of(run, reader.classifier, k), poison, seed)
         features_s = time.perf_counter() - started
-        adaptation = adapt(examples, anchor=anchor)
+        adaptation = adapt(
+            examples, anchor=anchor, second_look_below=reader.classifier.second_look_below
+        )
         adapt_s = time.perf_counter() - started
         readings = adapted_readings(run, reader, adaptation, rest)
         finder_row: dict[str, object] = {}
         if finder is not None and not run.crops:
             classifier = AdaptedClassifier(reader.classifier, adaptation.head)
-            verdict, head = check_finder(finder, run, classifier, run.photos[:k])
+            per_fold = fold_classifiers(reader.classifier, examples, anchor, adaptation.head)
+            verdict, head = check_finder(finder, run, per_fold, run.photos[:k])
             finder_row = {"finder_verdict": verdict.to_json(), "finder_head": head is not None}
             if head is not None:
                 adapted_finder = finder.finder.with_head(head)

@@ -179,12 +179,14 @@ def rolls_applied(
     return applied, wrong
 
 
-def head_of(examples: list[Example], variant: str) -> tuple[ValueHead, list[int]]:
+def head_of(
+    examples: list[Example], variant: str, second_look_below: float
+) -> tuple[ValueHead, list[int]]:
     if variant == "no-check":
         held = held_back(examples)
         skip = set(held)
         return fit_value_head([e for k, e in enumerate(examples) if k not in skip]), held
-    adaptation = adapt(examples)
+    adaptation = adapt(examples, second_look_below=second_look_below)
     return adaptation.head, list(adaptation.held)
 
 
@@ -215,7 +217,7 @@ def bench_part(
                         view_probabilities=None if no_views else part.view_probabilities[j],
                     )
                 )
-            head, held = head_of(examples, args.variant)
+            head, held = head_of(examples, args.variant, below)
             wrong_taught = [n for n, j in enumerate(taught) if examples[n].value != part.values[j]]
             adapted, sure = read_cached(
                 head, part.views[rest], part.view_probabilities[rest], below

@@ -87,12 +87,12 @@ def time_fit(learner: SetupLearner, repeats: int) -> tuple[float, float, float]:
         refresh.append(1000 * (time.perf_counter() - started))
         examples = [s.example for s in learner.stored]
         started = time.perf_counter()
-        adapt(examples)
+        adapt(examples, second_look_below=learner.classifier.second_look_below)
         alone.append(1000 * (time.perf_counter() - started))
         started = time.perf_counter()
         skip = set(held_back(examples))
         used = [e for k, e in enumerate(examples) if k not in skip]
-        check_folds(used, learner.anchor())
+        check_folds(used, learner.anchor(), second_look_below=learner.classifier.second_look_below)
         dearest.append(1000 * (time.perf_counter() - started))
     print(f"  held back {len(adaptation.held)}; {adaptation.head.gate.words()}")
     return statistics.median(refresh), statistics.median(alone), statistics.median(dearest)

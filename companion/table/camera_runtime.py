@@ -199,6 +199,16 @@ class CameraRuntime:
         self._worker_lock = threading.Lock()
         self._starter: threading.Thread | None = None
         self._stopped = False
+        # called (on the thread that made the change) after a calibration is set and after
+        # the models load: companion.table.learning restores the setup's saved head
+        self.changed: list[Callable[[], None]] = []
+
+    def _tell_changed(self) -> None:
+        for listener in list(self.changed):
+            try:
+                listener()
+            except Exception:
+                logger.exception("a camera listener failed")
 
     # -- life -------------------------------------------------------------------------------
     def start(self, loop: asyncio.AbstractEventLoop, on_throw: ThrowHandler) -> None:
@@ -223,6 +233,7 @@ class CameraRuntime:
                 self.reader_error = f"dice reader not loaded: {exc}"
         self.reader.reader = self._models
         self.auto_apply_threshold = shipped_threshold(self._models)
+        self._tell_changed()
 
     def _start_worker(self) -> None:
         try:
@@ -332,3 +343,4 @@ class CameraRuntime:
         self.calibration = calibration
         width = calibration.frame[0] if calibration.frame else None
         self.reader.play_area = PlayArea(calibration.play_area, calibration.die_side, width)
+        self._tell_changed()

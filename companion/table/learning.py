@@ -19,7 +19,11 @@ a tap, for the camera panel's "in the last hour" share, and the teaching round's
 `attach_camera(runtime)` joins it to the camera (companion.table.camera_runtime): the dice
 are embedded with the camera's own classifier once it is loaded, and each refresh of the
 setup the camera is calibrated for puts a `LearntReader` in the camera's place (one
-attribute store: the worker thread reads with it from its next frame)."""
+attribute store: the worker thread reads with it from its next frame). When the camera is
+calibrated for a setup, and again when its models have loaded, the setup's heads are put
+in place at once in a worker thread (`restore_camera`): after a restart the head the last
+refresh saved reads the first roll, and its verdict is on the camera panel, before any
+refresh."""
 
 from __future__ import annotations
 
@@ -39,9 +43,16 @@ import numpy as np
 from companion.table.camera_runtime import CameraRuntime
 from companion.vision.adapt import Adaptation, AdaptedClassifier
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, SetupSummary
-from companion.vision.adapt_store import CROP_SIZE, SetupStore, StoredExample, check_setup
+from companion.vision.adapt_store import (
+    CROP_SIZE,
+    SetupStore,
+    StoredExample,
+    check_setup,
+    roll_photo,
+)
 from companion.vision.classifier import PipClassifier, crop_die
 from companion.vision.colour import DiceSet
+from companion.vision.model import ModelError
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieReading, FrameReading
 
@@ -157,6 +168,57 @@ class Learning:
 
         self._classifier_factory = camera_classifier
         self.listeners.append(self._install)
+        runtime.changed.append(self._camera_changed)
+
+    def _camera_changed(self) -> None:
+        """A calibration was set or the camera's models loaded (on the caller's thread,
+        maybe the loop's): restore the camera's setup in a worker thread of its own."""
+        threading.Thread(target=self.restore_camera, name="learning-restore", daemon=True).start()
+
+    def restore_camera(self) -> Adaptation | None:
+        """(worker thread) Put the heads of the setup the camera is calibrated for in the
+        camera's place: the last refresh's when one ran in this process, else those the
+        last refresh saved (a restart: `SetupLearner.from_saved`, the verdict seeded for the
+        camera panel). A camera reading with another setup's heads goes back to its own
+        reader first. Nothing happens while the camera's models load (this runs again when
+        they have). Returns what was put in place (None: the shipped reader reads)."""
+        runtime = self._runtime
+        calibration = runtime.calibration if runtime is not None else None
+        base = _base_reader(runtime)
+        if runtime is None or base is None:
+            return None
+        current = runtime.reader.reader
+        if isinstance(current, LearntReader) and (
+            calibration is None or current.setup != calibration.name
+        ):
+            runtime.reader.reader = base
+        if calibration is None:
+            return None
+        try:
+            return self.restore(check_setup(calibration.name))
+        except Exception:
+            logger.warning("setup %s not restored", calibration.name, exc_info=True)
+            return None
+
+    def restore(self, setup: str) -> Adaptation | None:
+        """(worker thread) The setup's heads for the camera (`_install`): the last
+        refresh's, else the saved ones, whose verdict the camera panel shows from now on
+        (a damaged saved head is logged and the shipped reader reads). Under the learner's
+        lock, so a refresh finishing meanwhile puts its own heads in place after these."""
+        learner = self.learner(setup)
+        with learner.lock:
+            adaptation = learner.adaptation
+            if adaptation is None:
+                try:
+                    adaptation = learner.from_saved()
+                except ModelError:
+                    logger.warning("setup %s: saved head not read", setup, exc_info=True)
+                    return None
+                if adaptation is None:
+                    return None
+                self._verdicts[setup] = adaptation.head.gate.to_json()
+            self._install(setup, adaptation)
+        return adaptation
 
     def _install(self, setup: str, adaptation: Adaptation) -> None:
         runtime = self._runtime
@@ -209,7 +271,7 @@ class Learning:
             by_host=by_host,
             dice_set=dice_set,
             table_id=table_id,
-            photo=f"roll {throw}",
+            photo=roll_photo(table_id, throw),
             throw=throw,
         )
         task = asyncio.get_running_loop().create_task(work)
@@ -357,8 +419,11 @@ class Learning:
         return found
 
     async def delete_setup(self, setup: str) -> int:
-        """Forget every stored die of the setup (records and crops)."""
-        count = await asyncio.to_thread(self.store.delete_setup, setup)
+        """Forget every stored die of the setup (records, crops and its adapted head),
+        under the learner's lock (`SetupLearner.forget`): a refresh running now cannot
+        write the head back."""
+        learner = await asyncio.to_thread(self.learner, check_setup(setup))
+        count = await asyncio.to_thread(learner.forget)
         self._outcomes.pop(setup, None)
         await self.refresh_and_tell(setup)
         return count

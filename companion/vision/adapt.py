@@ -251,9 +251,14 @@ class FoldCheck:
     delta: Delta | None
 
 
-def check_folds(examples: Sequence[Example], anchor: Judged | None = None) -> FoldCheck:
+def check_folds(
+    examples: Sequence[Example], anchor: Judged | None = None, *, second_look_below: float
+) -> FoldCheck:
     """The fold check of companion.vision.adapt_gate on the examples (held-back ones
-    already out), the no-forgetting sample `anchor` read by the head fitted on all."""
+    already out), the no-forgetting sample `anchor` read by the head fitted on all; the
+    dice read with the second look of the classifier that made the examples
+    (``second_look_below``: PipClassifier.second_look_below, from its manifest)."""
+    below = second_look_below
     readable = [k for k, e in enumerate(examples) if e.first_view() is not None]
     judged = [k for k in readable if examples[k].probabilities is not None]
     shipped_sure = [math.nan] * len(examples)
@@ -269,7 +274,7 @@ def check_folds(examples: Sequence[Example], anchor: Judged | None = None) -> Fo
     dice = judged_dice([examples[k] for k in readable])
     is_judged = np.array([examples[k].probabilities is not None for k in readable])
     part_of = folds[readable]
-    shipped_errors = dice.errors(None)
+    shipped_errors = dice.errors(None, below)
     adapted_errors = np.zeros(len(readable), bool)
     adapted_sure = list(shipped_sure)
     for part in range(int(folds.max()) + 1):
@@ -277,7 +282,7 @@ def check_folds(examples: Sequence[Example], anchor: Judged | None = None) -> Fo
         delta = fit(example_rows(rest), LAMBDA)
         rows = np.flatnonzero(part_of == part)
         mine = dice.subset(rows)
-        adapted_errors[rows] = mine.errors(delta)
+        adapted_errors[rows] = mine.errors(delta, below)
         firsts = delta.apply(mine.probabilities[:, 0], mine.views[:, 0])
         for j, row in enumerate(rows):
             adapted_sure[readable[row]] = float(firsts[j, dice.truth[row]])
@@ -289,7 +294,8 @@ def check_folds(examples: Sequence[Example], anchor: Judged | None = None) -> Fo
     full = fit(example_rows(examples), LAMBDA)
     checked = None
     if anchor is not None and len(anchor):
-        checked = (len(anchor), int(anchor.errors(None).sum()), int(anchor.errors(full).sum()))
+        shipped_anchor, adapted_anchor = anchor.errors(None, below), anchor.errors(full, below)
+        checked = (len(anchor), int(shipped_anchor.sum()), int(adapted_anchor.sum()))
     truth = dice.truth[is_judged]
     worse = tuple(
         int(face) + 1
@@ -448,15 +454,20 @@ class Adaptation:
 
 
 def adapt(
-    examples: Sequence[Example], dice_set: DiceSet | None = None, anchor: Judged | None = None
+    examples: Sequence[Example],
+    dice_set: DiceSet | None = None,
+    anchor: Judged | None = None,
+    *,
+    second_look_below: float,
 ) -> Adaptation:
     """Fit the setup's heads on its examples, the suspect ones held back; the value head
     reads only when the fold check adopts it (companion.vision.adapt_gate), `anchor` the
-    no-forgetting sample (None: not checked)."""
+    no-forgetting sample (None: not checked), the dice read with the second look of the
+    classifier that made the examples (its ``second_look_below``)."""
     held = held_back(examples)
     skip = set(held)
     used = [e for k, e in enumerate(examples) if k not in skip]
-    check = check_folds(used, anchor)
+    check = check_folds(used, anchor, second_look_below=second_look_below)
     delta = check.delta if check.verdict.adopted else None
     head = ValueHead(delta, face_counts(used), check.verdict)
     adapted = adapted_dice_set(dice_set, used) if dice_set is not None else None

@@ -1,10 +1,13 @@
 """A setup's adapted reader on disk, beside the setup's crops (``setups/<setup>/adapted/``):
-the value head (``value_head.npz``: the seen faces and the weights the head adds to the
-shipped final layer, companion.vision.adapt_fit.Delta) and its manifest
-(``value_head.json``: what it is, the classifier it adapts by name, version and sha256,
-the embedding width, the labels, the face counts, the fold check's verdict, and the
-sha256 of the .npz). A refused head leaves a manifest with ``"head": null`` and its
-verdict, so a restart shows why the shipped reader reads.
+the value head (``value_head-<sha12>.npz``, named by the first 12 hex digits of its
+sha256: the seen faces and the weights the head adds to the shipped final layer,
+companion.vision.adapt_fit.Delta) and its manifest (``value_head.json``: what it is, the
+classifier it adapts by name, version and sha256, the embedding width, the labels, the
+face counts, the fold check's verdict, and the name and sha256 of the .npz). A refused
+head leaves a manifest with ``"head": null`` and its verdict, so a restart shows why the
+shipped reader reads. `save_head` is crash-atomic across the two files (the manifest is
+replaced in one rename and names a head file written before it); a setup with no
+confirmed dice left has no ``adapted/`` folder at all (`remove_head`).
 
 Why a head file and not an adapted ONNX classifier: the app runs without torch and without
 the ``onnx`` package (a test and training extra), so it cannot write a graph; the head is
@@ -15,12 +18,18 @@ are never written.
 `load_head` checks the manifest as companion.vision.model checks a model's: the file's
 sha256, the classifier it was fitted for (another classifier: stale, None, refitted by the
 next refresh), the weights' shape against the embedding width; a damaged file raises
-ModelError naming the file and the field."""
+ModelError naming the file and the field. A manifest of the first layout, naming
+``value_head.npz``, is still read (the same checks: its sha256 is in the manifest); the
+next refresh writes the new layout and deletes the old file."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +43,9 @@ from companion.vision.classifier import PipClassifier
 from companion.vision.model import ModelError, sha256_of
 
 ADAPTED_DIR = "adapted"
-HEAD_FILE = "value_head.npz"
+HEAD_FILE = "value_head.npz"  # the head file's name before content addressing (still read)
+HEAD_PREFIX = "value_head-"
+HEAD_SUFFIX = ".npz"
 MANIFEST_FILE = "value_head.json"
 NAME = "setup_value_head"
 VERSION = "1"
@@ -60,10 +71,30 @@ def embedding_width(classifier: PipClassifier) -> int:
     return last if isinstance(last, int) else -1
 
 
+def head_file_name(data: bytes) -> str:
+    """The head file's name for its bytes: ``value_head-<first 12 hex of sha256>.npz``."""
+    return f"{HEAD_PREFIX}{hashlib.sha256(data).hexdigest()[:12]}{HEAD_SUFFIX}"
+
+
+def write_head_file(out: Path, delta: Delta) -> Path:
+    """Write the head's weights under their content-addressed name (synced to disk) and
+    return its path; a file of that name already there holds the same bytes. No manifest
+    names it yet: until `save_head` replaces the manifest, the previous head reads."""
+    buffer = io.BytesIO()
+    np.savez(buffer, seen=np.array(delta.seen, np.int64), weights=delta.weights)
+    data = buffer.getvalue()
+    path = out / head_file_name(data)
+    _replace(path, data)
+    return path
+
+
 def save_head(folder: Path, setup: str, head: ValueHead, classifier: PipClassifier) -> Path:
     """Write the head (when active) and its manifest into ``folder/adapted``; returns the
-    manifest's path. The .npz is written first, the manifest last (atomically), so a
-    manifest never names a missing or older file."""
+    manifest's path. Crash-atomic across the two files: the head goes to a file named by
+    its content (``value_head-<sha12>.npz``, written under a unique temporary name, synced,
+    renamed), then the manifest naming it replaces the old one in one rename (synced, the
+    folder too), and only then are the head files no manifest names deleted. A crash at
+    any point leaves the old manifest with its own head file, or the new with its own."""
     out = Path(folder) / ADAPTED_DIR
     out.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, object] = {
@@ -78,26 +109,56 @@ def save_head(folder: Path, setup: str, head: ValueHead, classifier: PipClassifi
         "verdict": head.gate.to_json(),
         "head": None,
     }
+    keep: set[str] = set()
     if head.delta is not None:
-        buffer = io.BytesIO()
-        np.savez(buffer, seen=np.array(head.delta.seen, np.int64), weights=head.delta.weights)
-        _replace(out / HEAD_FILE, buffer.getvalue())
+        path = write_head_file(out, head.delta)
+        keep.add(path.name)
         manifest["head"] = {
-            "file": HEAD_FILE,
+            "file": path.name,
             "seen": list(head.delta.seen),
             "shape": list(head.delta.weights.shape),
-            "sha256": sha256_of(out / HEAD_FILE),
+            "sha256": sha256_of(path),
         }
-    else:
-        (out / HEAD_FILE).unlink(missing_ok=True)
     _replace(out / MANIFEST_FILE, (json.dumps(manifest, indent=1) + "\n").encode())
+    for old in out.glob(f"{HEAD_PREFIX.rstrip('-')}*{HEAD_SUFFIX}"):
+        if old.name not in keep:
+            old.unlink(missing_ok=True)
     return out / MANIFEST_FILE
 
 
+def remove_head(folder: Path) -> None:
+    """Remove the setup's adapted head and manifest (``folder/adapted``): the shipped
+    reader reads (a setup with no confirmed dice left)."""
+    shutil.rmtree(Path(folder) / ADAPTED_DIR, ignore_errors=True)
+
+
 def _replace(path: Path, data: bytes) -> None:
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_bytes(data)
-    temporary.replace(path)
+    """Write `data` to `path` atomically: a unique temporary file beside it, synced,
+    renamed over `path`, and the folder synced so the rename survives a power cut."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as temporary:
+            temporary.write(data)
+            temporary.flush()
+            os.fsync(temporary.fileno())
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    _sync_dir(path.parent)
+
+
+def _sync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # a platform that cannot open a folder (Windows): nothing to sync
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def load_head(folder: Path, classifier: PipClassifier) -> SavedHead | None:
@@ -125,7 +186,10 @@ def load_head(folder: Path, classifier: PipClassifier) -> SavedHead | None:
 
 
 def _delta(manifest_path: Path, spec: dict[str, object], width: int) -> Delta:
-    head_path = manifest_path.parent / str(spec.get("file", HEAD_FILE))
+    name = str(spec.get("file", HEAD_FILE))
+    if Path(name).name != name or not name.endswith(HEAD_SUFFIX):
+        raise ModelError(f"{manifest_path}: 'head.file' {name!r} is not a head file beside it")
+    head_path = manifest_path.parent / name
     if not head_path.is_file():
         raise ModelError(f"{head_path}: adapted head file not found")
     if sha256_of(head_path) != spec.get("sha256"):

@@ -7,7 +7,8 @@ k = min(photos, MAX_FOLDS) folds, so every photo is left out exactly once (with 
 MAX_FOLDS photos, each fold is one photo). For each fold the value head is fitted on the
 other folds' dice (companion.vision.adapt_fit, the same fit the reader gets) and reads the
 left-out dice as the camera would: the crop as cut, and the mean of its eight symmetric
-views where the top probability is under the second-look threshold. The shipped head reads
+views where the top probability is under the second-look threshold (the classifier's own,
+``second_look_below`` of its manifest, PipClassifier.second_look_below). The shipped head reads
 the same dice. An error is a die not read as its confirmed value (misread, or read
 "unreadable": then the camera flags or drops it). Dice the host added (the finder missed
 them; no camera reading) train the head but are not judged: with the finder unchanged they
@@ -46,7 +47,6 @@ from companion.vision.adapt_fit import Delta
 
 SIGN_ALPHA = 0.05
 MAX_FOLDS = 25
-SECOND_LOOK_BELOW = 0.7  # the shipped classifier's second-look threshold (its min_confidence)
 # why a head is or is not adopted, in the words the host's page and the CLI show
 REASONS = {
     "adopted": "the adapted reader made fewer errors on left-out photos, by a margin the "
@@ -142,11 +142,10 @@ class Judged:
     def __len__(self) -> int:
         return len(self.truth)
 
-    def reads(
-        self, delta: Delta | None, second_look_below: float = SECOND_LOOK_BELOW
-    ) -> np.ndarray:
-        """N x 7: each die as the reader reads it (the crop, or its views' mean when unsure),
-        with the head's delta applied (None: the shipped head)."""
+    def reads(self, delta: Delta | None, second_look_below: float) -> np.ndarray:
+        """N x 7: each die as the reader reads it (the crop, or its views' mean when its top
+        probability is under the classifier's ``second_look_below``, its manifest's), with
+        the head's delta applied (None: the shipped head)."""
         n, v, width = self.probabilities.shape
         flat = self.probabilities.reshape(n * v, width)
         if delta is not None and n:
@@ -157,9 +156,7 @@ class Judged:
         out[unsure] = per_view[unsure].mean(axis=1)
         return out
 
-    def errors(
-        self, delta: Delta | None, second_look_below: float = SECOND_LOOK_BELOW
-    ) -> np.ndarray:
+    def errors(self, delta: Delta | None, second_look_below: float) -> np.ndarray:
         """N booleans: read as something else than its confirmed value."""
         if not len(self):
             return np.zeros(0, bool)

@@ -15,8 +15,10 @@ read with them.
   fits the heads and judges the value head by the fold check (companion.vision.adapt_gate,
   with the no-forgetting sample of companion.vision.adapt_anchor), then writes the head
   and its verdict beside the setup (companion.vision.adapt_files), in about a second for
-  500 dice (bench/adapt_speed.py);
-- `saved()`: what the last refresh wrote (a restart reads with it before refitting);
+  500 dice (bench/adapt_speed.py); with no die left it removes the setup's head;
+- `saved()` / `from_saved()`: what the last refresh wrote (a restart reads with it before
+  refitting: companion.table.learning.Learning.restore);
+- `forget()`: every stored die and the adapted head deleted, under the lock;
 - `reader(base)`: the base DiceReader's finder with the adapted classifier and the setup's
   own dice colours.
 
@@ -45,7 +47,7 @@ from companion.vision.adapt import (
     adapt,
 )
 from companion.vision.adapt_anchor import anchor_dice, read_anchor
-from companion.vision.adapt_files import SavedHead, load_head, save_head
+from companion.vision.adapt_files import SavedHead, load_head, remove_head, save_head
 from companion.vision.adapt_gate import Judged
 from companion.vision.adapt_store import (
     CROP_SIZE,
@@ -268,6 +270,22 @@ class SetupLearner:
             self._anchor = (key, anchor_for(self.classifier, self.anchor_dir))
         return self._anchor[1]
 
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every refresh, record and forget holds (a caller that must act on a
+        state no refresh changes meanwhile holds it too: companion.table.learning)."""
+        return self._lock
+
+    def forget(self) -> int:
+        """Delete every stored die of the setup, its crops and its adapted head, under the
+        lock (a refresh running now finishes first; none writes a head after); returns
+        how many dice were deleted. The shipped reader reads until new dice are taught."""
+        with self._lock:
+            count = self.store.delete_setup(self.setup)
+            remove_head(self.folder)
+            self.stored, self.adaptation = [], None
+            return count
+
     def saved(self) -> SavedHead | None:
         """The head and verdict the last refresh wrote for this classifier (None: none)."""
         return load_head(self.folder, self.classifier)
@@ -292,10 +310,17 @@ class SetupLearner:
         with self._lock:
             stored = self.store.examples(self.setup)
             stored = self._embedded_now(stored)
-            adaptation = adapt([s.example for s in stored], self.dice_set, self.anchor())
+            adaptation = adapt(
+                [s.example for s in stored],
+                self.dice_set,
+                self.anchor(),
+                second_look_below=self.classifier.second_look_below,
+            )
             self.stored, self.adaptation = stored, adaptation
-            if stored:  # a forgotten setup leaves nothing behind (delete_setup)
+            if stored:
                 save_head(self.folder, self.setup, adaptation.head, self.classifier)
+            else:  # no confirmed die left: no head either, the shipped one reads
+                remove_head(self.folder)
         logger.info("setup %s: %s", self.setup, adaptation.head.gate.words())
         return adaptation
 

@@ -372,6 +372,23 @@ def _matrix(value: object, width: int) -> np.ndarray | None:
     return flat.reshape(-1, width)
 
 
+def roll_photo(table_id: str, throw: int) -> str:
+    """The photo key of a table's applied camera roll (one photo per table and throw)."""
+    return f"table {table_id} roll {throw}"
+
+
+def photo_key(photo: str | None, table_id: str | None, example_id: int) -> str:
+    """The photo a stored die counts in for the fold check: its stored key; a die stored
+    without one is a photo of its own; a roll stored by an older version as ``roll N``
+    (without its table) is the roll of its table (`roll_photo`), so throws of different
+    tables with the same number are not one photo."""
+    if photo is None:
+        return f"example {example_id}"
+    if table_id is not None and photo.startswith("roll "):
+        return f"table {table_id} {photo}"
+    return photo
+
+
 def _stored(row: tuple[object, ...]) -> StoredExample:
     (example_id, setup, value, colour, set_index, lab_l, lab_a, lab_b, embedding,
      probabilities, model, table_id, photo, throw, source, kept, created, views,
@@ -389,7 +406,7 @@ def _stored(row: tuple[object, ...]) -> StoredExample:
         colour=_text(colour),
         set_index=_whole(set_index),
         kept_by_host=bool(kept),
-        photo=_text(photo) if photo is not None else f"example {example_id}",
+        photo=photo_key(_text(photo), _text(table_id), int(_number(example_id))),
         views=view_vectors if view_shipped is not None else None,
         view_probabilities=view_shipped if view_vectors is not None else None,
     )

@@ -4,6 +4,9 @@ companion.vision.adapt_finder). The shipped file is not touched: the edit is wri
 file of its own beside it (models/dice_finder_features.onnx and .json), with the same
 weights and every node unchanged, one Identity node from the final Conv's input to the new
 output; its ``maps`` are the shipped finder's to the bit (tests/vision/test_adapt_finder.py).
+Each of the two files is written in one rename (a unique temporary file, synced); a crash
+between them leaves a manifest whose sha256 is not the .onnx's, which the load checks
+refuse and `features_current` reports, so a caller (bench/adapt.py) makes them again.
 
     .venv/bin/python -m models.recipe.finder_features   # writes models/dice_finder_features.*
 """
@@ -11,8 +14,11 @@ output; its ``maps`` are the shipped finder's to the bit (tests/vision/test_adap
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import onnx
@@ -85,16 +91,54 @@ def features_manifest(shipped: dict[str, object], channels: int, sha: str) -> di
     return out
 
 
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` as one rename: a unique temporary file beside it, synced,
+    then replacing `path` (a crash leaves the old file or the new, never half of one)."""
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as temporary:
+            temporary.write(data)
+            temporary.flush()
+            os.fsync(temporary.fileno())
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+
+
+def features_current(models: Path) -> bool:
+    """Whether ``models`` holds a features file and manifest that belong together and to
+    the finder beside them: both files there, the manifest's sha256 the .onnx's, its
+    ``derived_from.sha256`` the finder's (its manifest's and its file's)."""
+    target, manifest_path = models / f"{TARGET}.onnx", models / f"{TARGET}.json"
+    source, source_manifest = models / f"{SOURCE}.onnx", models / f"{SOURCE}.json"
+    if not all(p.is_file() for p in (target, manifest_path, source, source_manifest)):
+        return False
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        shipped = json.loads(source_manifest.read_text(encoding="utf-8"))
+        derived = manifest["derived_from"]["sha256"]
+        return bool(
+            manifest["sha256"] == sha256_of(target)
+            and derived == shipped["sha256"] == sha256_of(source)
+        )
+    except (ValueError, KeyError, TypeError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", type=Path, default=Path(__file__).resolve().parents[1])
     args = parser.parse_args(argv)
     edited, channels = with_features_output(onnx.load(str(args.models / f"{SOURCE}.onnx")))
     target = args.models / f"{TARGET}.onnx"
-    onnx.save(edited, str(target))
+    data = edited.SerializeToString()
     shipped = json.loads((args.models / f"{SOURCE}.json").read_text(encoding="utf-8"))
-    manifest = features_manifest(shipped, channels, sha256_of(target))
-    (args.models / f"{TARGET}.json").write_text(json.dumps(manifest, indent=1) + "\n", "utf-8")
+    manifest = features_manifest(shipped, channels, hashlib.sha256(data).hexdigest())
+    # each file in one rename, the .onnx first: a crash between the two leaves a manifest
+    # that does not match the .onnx, which the load checks (and features_current) refuse
+    atomic_write(target, data)
+    atomic_write(args.models / f"{TARGET}.json", (json.dumps(manifest, indent=1) + "\n").encode())
     print(f"wrote {target} ({FEATURES}: {channels} channels), sha256 {manifest['sha256']}")
     return 0
 

@@ -10,12 +10,15 @@ device may not."""
 from __future__ import annotations
 
 import asyncio
+import csv
 import dataclasses
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import cv2
 import httpx
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
@@ -23,14 +26,19 @@ from companion.table.camera_runtime import CameraRuntime
 from companion.table.camera_settings import CameraSettings
 from companion.table.learning import Learning, LearntReader, confirmed_dice
 from companion.vision.adapt import Adaptation
-from companion.vision.adapt_store import NewExample, SetupStore
-from companion.vision.calibration import TableCalibration
+from companion.vision.adapt_files import ADAPTED_DIR
+from companion.vision.adapt_learn import ConfirmedDie, SetupLearner
+from companion.vision.adapt_store import NewExample, SetupStore, StoredExample
+from companion.vision.calibration import TableCalibration, save_calibration
+from companion.vision.classifier import PipClassifier
 from companion.vision.colour import builtin_dice_set
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox, DieReading
 from companion.web.app import create_app
 from companion.web.settings import Settings
-from tests.live.replay import LiveServer, wait_until
+from tests.live.replay import LiveServer, write_throw
+from tests.waiting import wait_until
+from tests.web.conftest import free_port
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table
 from tests.web.setups import QWIXX, calibrated_camera, rest_of
 
@@ -242,3 +250,181 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
     }
     # the shipped classifier reads these dice right: nothing to gain, the shipped head reads
     assert not again.adaptation.head.gate.adopted and not again.adaptation.head.active
+
+
+# -- a taught setup whose head the fold check adopts (tests/fixtures/adapt) -------------------
+MOSAIC = Path(__file__).resolve().parents[1] / "fixtures" / "adapt"
+CELL, COLUMNS = 48, 16  # tests/vision/test_adapt_gate.py's mosaic
+
+
+def teach_mosaic(learner: SetupLearner) -> list[int]:
+    """The even cells of the fixture mosaic confirmed with their right values, one photo
+    each: a setup whose dice classifier 1.3 misreads and whose head is adopted."""
+    image = cv2.imread(str(MOSAIC / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
+    assert image is not None
+    with open(MOSAIC / "labels.csv", newline="", encoding="utf-8") as handle:
+        values = [int(row["value"]) for row in csv.DictReader(handle)]
+    side = CELL / learner.classifier.margin
+    ids: list[int] = []
+    for k in range(0, len(values), 2):
+        box = DieBox((k % COLUMNS) * CELL + CELL / 2, (k // COLUMNS) * CELL + CELL / 2, side, side)
+        ids += learner.record(image, [ConfirmedDie(box, values[k])], photo=f"cell {k}")
+    return ids
+
+
+def test_after_a_restart_the_camera_reads_the_saved_head_before_any_refresh(
+    tmp_path: Path,
+) -> None:
+    """The app's own path (create_app's lifespan: Learning.attach_camera, the configured
+    calibration set, the camera's models loaded by its start thread): a setup adopted
+    before the restart reads with its saved head and shows its verdict on the camera
+    panel at once, with no refresh (none asked for, none run)."""
+    data = tmp_path / "data"
+    before = SetupLearner(SetupStore(data), "kitchen", PipClassifier.load())
+    teach_mosaic(before)
+    head = before.refresh().head
+    assert head.gate.adopted and head.delta is not None
+    before.store.close()
+
+    folder, calibrations = tmp_path / "camera", tmp_path / "calibration"
+    kitchen = dataclasses.replace(builtin_dice_set("qwixx"), name="kitchen")
+    path = save_calibration(TableCalibration(kitchen), calibrations / "kitchen.json")
+    write_throw(folder, rest_of(1505)[2])
+    camera = CameraSettings(images=folder, calibration=path, calibration_dir=calibrations)
+    settings = Settings(port=free_port(), data_dir=data, camera=camera)
+    with LiveServer(settings, DiceReader.load) as server:
+        runtime = server.hub.runtime
+        learning = server.app.state.learning
+        learnt = wait_until(
+            lambda: isinstance(runtime.reader.reader, LearntReader) and runtime.reader.reader,
+            timeout=120,
+            what="the camera reading with the saved head",
+        )
+        assert learnt.setup == "kitchen" and learnt.adaptation.head.active
+        assert learnt.adaptation.head.delta is not None
+        assert np.array_equal(learnt.adaptation.head.delta.weights, head.delta.weights)
+        assert isinstance(learnt.base, DiceReader)
+        assert learning.learner("kitchen").adaptation is None  # read as saved: no refit
+        assert learning.idle("kitchen")
+
+        async def panel() -> dict[str, object] | None:  # the camera panel's first look
+            return learning.status("kitchen")  # type: ignore[no-any-return]
+
+        status = asyncio.run_coroutine_threadsafe(panel(), runtime.loop).result(30)
+        assert status is not None and status["verdict"] == head.gate.to_json()
+
+
+class HoldingStore(SetupStore):
+    """The real store; a refresh's read of the dice can be held (inside the learner's
+    lock) until the test lets it go, and the start of a delete_setup is noted."""
+
+    def __init__(self, data_dir: Path) -> None:
+        super().__init__(data_dir)
+        self.hold = False
+        self.inside = threading.Event()
+        self.go = threading.Event()
+        self.deleting = threading.Event()
+
+    def examples(self, setup: str) -> list[StoredExample]:
+        rows = super().examples(setup)
+        if self.hold:
+            self.hold = False
+            self.inside.set()
+            assert self.go.wait(120)
+        return rows
+
+    def delete_setup(self, setup: str) -> int:
+        self.deleting.set()
+        return super().delete_setup(setup)
+
+
+class NotingLock:
+    """A real re-entrant lock that notes the threads that ask for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.asked: list[str] = []
+
+    def __enter__(self) -> NotingLock:
+        self.asked.append(threading.current_thread().name)
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+def test_forgetting_a_setup_while_a_refresh_runs_leaves_no_head(tmp_path: Path) -> None:
+    """A refresh that read the dice before the host forgot the setup must not write the
+    head back after it: the forget waits for the refresh (the learner's lock), then
+    deletes the dice and the head; the shipped reader reads."""
+    learning = Learning(tmp_path)
+    store = HoldingStore(tmp_path)
+    learning.store = store
+    learner = learning.learner("kitchen")
+    lock = NotingLock()
+    learner._lock = lock  # type: ignore[assignment]
+    teach_mosaic(learner)
+    store.hold = True
+    refresh = threading.Thread(target=learner.refresh, name="refresh")
+    refresh.start()
+    wait_until(store.inside.is_set, timeout=120, what="the refresh reading the dice")
+    forget = threading.Thread(
+        target=lambda: asyncio.run(learning.delete_setup("kitchen")), name="forget"
+    )
+    forget.start()
+    wait_until(
+        lambda: store.deleting.is_set() or set(lock.asked) - {"MainThread", "refresh"},
+        timeout=120,
+        what="the forget asking for the lock or deleting",
+    )
+    store.go.set()
+    refresh.join(120)
+    forget.join(120)
+    assert not refresh.is_alive() and not forget.is_alive()
+    assert store.examples("kitchen") == []
+    assert not (learner.folder / ADAPTED_DIR).exists()
+    assert learner.saved() is None
+
+
+def test_a_setup_whose_dice_are_all_deleted_reads_with_the_shipped_head(tmp_path: Path) -> None:
+    """Deleting a setup's dice one by one down to none removes its adopted head."""
+    learning = Learning(tmp_path)
+    learner = learning.learner("kitchen")
+    ids = teach_mosaic(learner)
+    assert learner.refresh().head.active and learner.saved() is not None
+    for example_id in ids[:-1]:
+        assert learning.store.delete_example("kitchen", example_id)
+
+    async def last() -> bool:
+        return await learning.delete_example("kitchen", ids[-1])
+
+    assert asyncio.run(last())
+    assert learner.adaptation is not None and not learner.adaptation.head.active
+    assert not (learner.folder / ADAPTED_DIR).exists() and learner.saved() is None
+
+
+def test_rolls_of_two_tables_with_the_same_throw_number_are_two_photos(tmp_path: Path) -> None:
+    """The live side stores each roll under its table and throw; a roll stored by an
+    older version as "roll N" counts as its table's roll N."""
+    learning = Learning(tmp_path)
+    image, dice, _ = rest_of(1506)
+
+    async def main() -> None:
+        for table in ("t1", "t2"):
+            learning.roll_applied_soon(
+                "kitchen", image, dice, tapped=False, by_host=False, table_id=table, throw=1
+            )
+        await asyncio.to_thread(
+            wait_until,
+            lambda: len(learning.store.examples("kitchen")) == 12,
+            120,
+            "both rolls stored",
+        )
+        await asyncio.to_thread(wait_until, lambda: learning.idle("kitchen"), 120, "refreshed")
+
+    asyncio.run(main())
+    learner = learning.learner("kitchen")
+    learner.record(image, confirmed_dice(dice, False), table_id="t3", photo="roll 1", throw=1)
+    photos = [s.example.photo for s in learning.store.examples("kitchen")]
+    assert photos == ["table t1 roll 1"] * 6 + ["table t2 roll 1"] * 6 + ["table t3 roll 1"] * 6

@@ -25,6 +25,7 @@ from companion.vision.adapt_fit import Rows, fit
 from companion.vision.colour import DiceSet, SetDie, name_colour
 
 DIM = 12
+BELOW = 0.7  # a classifier manifest's second_look_below (these dice have no classifier)
 
 
 def face_vector(value: int, rng: np.random.Generator, noise: float = 0.15) -> np.ndarray:
@@ -65,7 +66,7 @@ def test_a_head_without_examples_changes_nothing() -> None:
 def test_the_setup_corrects_a_face_the_shipped_head_misreads() -> None:
     """The shipped head reads this setup's 1s as 2s; ten confirmed 1s teach it."""
     taught = examples_of([1] * 10 + [2] * 10, read_as={1: 2})
-    adaptation = adapt(taught)
+    adaptation = adapt(taught, second_look_below=BELOW)
     assert adaptation.head.active  # fewer errors on left-out photos, by the sign test
     gate = adaptation.head.gate
     assert gate.adopted and gate.reason == "adopted"
@@ -84,7 +85,7 @@ def test_the_setup_corrects_a_face_the_shipped_head_misreads() -> None:
 
 def test_faces_the_setup_has_not_seen_keep_the_shipped_probability() -> None:
     taught = examples_of([1] * 6 + [2] * 6, read_as={1: 2})
-    head = adapt(taught).head
+    head = adapt(taught, second_look_below=BELOW).head
     assert head.active
     probabilities = np.array([[0.05, 0.05, 0.1, 0.6, 0.1, 0.05, 0.05]], np.float32)
     adjusted = head.adjust(probabilities, face_vector(1, np.random.default_rng(3))[None])
@@ -144,14 +145,17 @@ def test_each_view_of_a_die_is_a_row_until_the_rows_run_out() -> None:
 
 def test_the_shipped_head_keeps_reading_where_the_setup_head_has_nothing_to_add() -> None:
     # the shipped head reads this setup right: the setup's head cannot read more right
-    check = check_folds(examples_of([1] * 10 + [2] * 10))
+    check = check_folds(examples_of([1] * 10 + [2] * 10), second_look_below=BELOW)
     assert not check.verdict.adopted and check.verdict.shipped_errors == 0
     assert check.verdict.reason == "no_gain" and "no fewer errors" in check.verdict.words()
-    assert not adapt(examples_of([1] * 10 + [2] * 10)).head.active
+    assert not adapt(examples_of([1] * 10 + [2] * 10), second_look_below=BELOW).head.active
     assert np.allclose(check.sureness, 0.8)  # the shipped head's own probability of each value
     # too few photos to judge by: the sign test could not pass on four folds
     few = examples_of([1, 2, 1, 2], read_as={1: 2})
-    assert check_folds(few).verdict.reason == "too_few" and not adapt(few).head.active
+    assert (
+        check_folds(few, second_look_below=BELOW).verdict.reason == "too_few"
+        and not adapt(few, second_look_below=BELOW).head.active
+    )
 
 
 def test_a_wrong_tap_is_held_back_and_a_kept_one_is_not() -> None:
@@ -216,6 +220,6 @@ def test_each_confirmed_die_is_a_colour_prototype_of_its_own() -> None:
 
 @pytest.mark.parametrize("count", [0, 1, 5])
 def test_adapt_takes_any_number_of_examples(count: int) -> None:
-    adaptation = adapt(examples_of([3] * count))
+    adaptation = adapt(examples_of([3] * count), second_look_below=BELOW)
     assert adaptation.used == count
     assert len(adaptation.sureness) == count and not adaptation.head.active

@@ -24,6 +24,7 @@ from companion.vision.adapt_finder import (
 )
 from companion.vision.finder import DiceFinder
 from companion.vision.model import ModelError, OnnxModel, default_models_dir
+from models.recipe.finder_features import features_current
 from models.recipe.finder_features import main as make_features
 
 
@@ -105,3 +106,35 @@ def test_a_features_file_made_for_another_finder_is_refused(
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(ModelError, match="derived_from.sha256"):
         AdaptedFinder.load(shipped, None, tmp_path)
+
+
+def test_the_features_file_is_made_again_unless_both_files_match(tmp_path: Path) -> None:
+    """models/recipe/finder_features.py writes each file in one rename (no temporary left);
+    `features_current` says a folder needs making again when either file is missing, the
+    manifest does not match the .onnx (a crash between the two writes), or the finder
+    beside them is another than the one they were made from."""
+    for name in ("dice_finder.onnx", "dice_finder.json"):
+        shutil.copy(default_models_dir() / name, tmp_path / name)
+    assert not features_current(tmp_path)
+    assert make_features(["--models", str(tmp_path)]) == 0
+    assert features_current(tmp_path) and not list(tmp_path.glob("*.tmp"))
+    assert not list(tmp_path.glob(".*"))
+    manifest = tmp_path / FEATURES_FILE.replace(".onnx", ".json")
+    kept = manifest.read_bytes()
+    manifest.unlink()
+    assert not features_current(tmp_path)
+    manifest.write_bytes(kept)
+    assert features_current(tmp_path)
+    onnx_file = tmp_path / FEATURES_FILE
+    good = onnx_file.read_bytes()
+    onnx_file.write_bytes(good[:-16])  # the manifest of one file, the .onnx of another
+    assert not features_current(tmp_path)
+    onnx_file.unlink()
+    assert not features_current(tmp_path)
+    assert make_features(["--models", str(tmp_path)]) == 0
+    assert features_current(tmp_path) and onnx_file.read_bytes() == good
+    shipped = tmp_path / "dice_finder.json"  # the finder beside them changed
+    raw = json.loads(shipped.read_text(encoding="utf-8"))
+    raw["sha256"] = "0" * 64
+    shipped.write_text(json.dumps(raw), encoding="utf-8")
+    assert not features_current(tmp_path)

@@ -19,8 +19,17 @@ import cv2
 import numpy as np
 import pytest
 
+from companion.vision.adapt import ValueHead
 from companion.vision.adapt_anchor import read_anchor
-from companion.vision.adapt_files import ADAPTED_DIR, HEAD_FILE, MANIFEST_FILE, load_head
+from companion.vision.adapt_files import (
+    ADAPTED_DIR,
+    HEAD_FILE,
+    MANIFEST_FILE,
+    load_head,
+    save_head,
+    write_head_file,
+)
+from companion.vision.adapt_fit import Delta
 from companion.vision.adapt_gate import SIGN_ALPHA, Verdict, decide, sign_test
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner
 from companion.vision.adapt_store import SetupStore
@@ -155,8 +164,72 @@ def test_the_adapted_head_is_written_with_a_manifest_the_load_checks_pass(
     assert saved.head.delta is not None and head.delta is not None
     assert np.array_equal(saved.head.delta.weights, head.delta.weights)
     # a damaged head file fails its check, naming the file
-    (folder / HEAD_FILE).write_bytes((folder / HEAD_FILE).read_bytes()[:-8])
+    head_file = folder / manifest["head"]["file"]
+    head_file.write_bytes(head_file.read_bytes()[:-8])
+    with pytest.raises(ModelError, match=head_file.name):
+        load_head(learner.folder, classifier)
+
+
+def test_saving_a_head_is_atomic_across_its_two_files(
+    tmp_path: Path, classifier: PipClassifier, mosaic: Mosaic
+) -> None:
+    """The head file is named by its content and written before the manifest that names
+    it: a crash after the new head file is written (and before the manifest is replaced)
+    leaves the old head reading; a refused head's manifest replaces the old one before the
+    old head file goes; no temporary file is left behind."""
+    _, _, values = mosaic
+    learner = taught(tmp_path, classifier, mosaic, values)
+    adopted = learner.refresh().head
+    assert adopted.delta is not None
+    folder = learner.folder / ADAPTED_DIR
+    manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+    name = manifest["head"]["file"]
+    assert name == f"value_head-{manifest['head']['sha256'][:12]}.npz"
+    assert sorted(p.name for p in folder.iterdir()) == sorted([name, MANIFEST_FILE])
+
+    # the crash: another head's file written, the manifest not yet replaced
+    other = Delta(adopted.delta.seen, adopted.delta.weights * 0.5)
+    written = write_head_file(folder, other)
+    assert written.name != name and (folder / name).is_file()
+    saved = load_head(learner.folder, classifier)
+    assert saved is not None and saved.head.delta is not None
+    assert np.array_equal(saved.head.delta.weights, adopted.delta.weights)
+
+    # a refused head: the manifest says so, and no head file is left
+    refused = ValueHead(None, adopted.counts, Verdict("no_gain", folds=5))
+    save_head(learner.folder, "kitchen", refused, classifier)
+    assert [p.name for p in folder.iterdir()] == [MANIFEST_FILE]
+    saved = load_head(learner.folder, classifier)
+    assert saved is not None and not saved.head.active and saved.verdict.reason == "no_gain"
+
+    # adopted again: the same content, the same name
+    save_head(learner.folder, "kitchen", adopted, classifier)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([name, MANIFEST_FILE])
+
+
+def test_a_head_saved_in_the_first_layout_still_reads(
+    tmp_path: Path, classifier: PipClassifier, mosaic: Mosaic
+) -> None:
+    """A manifest written before content addressing names ``value_head.npz``: it is read
+    (with its sha256 check); the next save deletes the old file."""
+    _, _, values = mosaic
+    learner = taught(tmp_path, classifier, mosaic, values)
+    adopted = learner.refresh().head
+    folder = learner.folder / ADAPTED_DIR
+    path = folder / MANIFEST_FILE
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    (folder / manifest["head"]["file"]).rename(folder / HEAD_FILE)
+    manifest["head"]["file"] = HEAD_FILE
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    saved = load_head(learner.folder, classifier)
+    assert saved is not None and saved.head.delta is not None and adopted.delta is not None
+    assert np.array_equal(saved.head.delta.weights, adopted.delta.weights)
+    (folder / HEAD_FILE).unlink()
     with pytest.raises(ModelError, match=HEAD_FILE):
+        load_head(learner.folder, classifier)
+    manifest["head"]["file"] = "../elsewhere.npz"
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ModelError, match="head.file"):
         load_head(learner.folder, classifier)
 
 
@@ -193,3 +266,23 @@ def test_a_restart_keeps_the_adapted_reader_and_its_verdict(
     assert again.adaptation is None  # read with what was saved, no refit
     if labels == "right":
         assert read_before != read_values(classifier, mosaic, cells)  # it reads adapted
+
+
+def test_the_fold_check_reads_with_the_classifiers_own_second_look(
+    tmp_path: Path, mosaic: Mosaic
+) -> None:
+    """The gate reads the left-out dice as the camera's classifier does, with its own
+    second-look threshold (its manifest's ``second_look_below``), not a constant: with
+    every die given a second look, the shipped head's errors over the folds are the dice
+    that classifier misreads."""
+    image, boxes, values = mosaic
+    cells = list(range(0, len(boxes), 2))
+    classifier = PipClassifier.load()  # its own instance: the threshold is changed
+    shipped_look = classifier.classify(image, [boxes[k] for k in cells]).probabilities
+    classifier.second_look_below = 1.01  # every die read as the mean of its eight views
+    every_look = classifier.classify(image, [boxes[k] for k in cells]).probabilities
+    truth = values[cells] - 1
+    misread = int((every_look.argmax(axis=1) != truth).sum())
+    assert misread != int((shipped_look.argmax(axis=1) != truth).sum())  # the test can tell
+    learner = taught(tmp_path, classifier, mosaic, values)
+    assert learner.refresh().head.gate.shipped_errors == misread

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -288,7 +289,7 @@ def test_adapting_five_hundred_dice_takes_no_model_call(
         )
         for k in range(500)
     ]
-    adaptation = adapt(examples)
+    adaptation = adapt(examples, second_look_below=classifier.second_look_below)
     assert adaptation.used + len(adaptation.held) == 500
     assert adaptation.head.examples == adaptation.used
     assert adaptation.head.gate.dice == adaptation.used
@@ -348,3 +349,64 @@ def test_the_head_bench_reads_as_the_adapted_classifier(
     assert (small.confidence < small.probabilities.max(axis=1) - 1e-6).any()
     readings = classify(AdaptedClassifier(classifier, few), image, read_boxes)
     assert np.allclose([r.confidence for r in readings], small.confidence, atol=1e-5)
+
+
+def load_bench(monkeypatch: pytest.MonkeyPatch, name: str) -> Any:
+    """A bench/ script as a module (its dataclasses look it up in sys.modules)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        name, Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_finder_check_reads_each_fold_with_a_head_that_never_saw_it(
+    monkeypatch: pytest.MonkeyPatch,
+    classifier: PipClassifier,
+    mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+) -> None:
+    """bench/adapt.py's finder fold check reads a fold's left-out photos with the value
+    head fitted (and gated) without them, not with the head fitted on all K photos (which
+    has seen their dice); with none left out (the no-forgetting sample), the full head."""
+    from companion.vision.adapt_learn import new_examples
+
+    bench = load_bench(monkeypatch, "adapt")
+    image, boxes, values = mosaic
+    cells = list(range(0, len(boxes), 2))
+    made = new_examples(classifier, image, confirm(boxes, values, cells))
+    examples = [bench.as_example(n, f"cell {k}") for n, k in zip(made, cells, strict=True)]
+    below = classifier.second_look_below
+    full = adapt(examples, second_look_below=below).head
+    assert full.active and full.delta is not None
+    classifier_for = bench.fold_classifiers(classifier, examples, None, full)
+    assert classifier_for(frozenset()).head is full
+    left_out = frozenset({"cell 0", "cell 2", "cell 4", "cell 6"})
+    fold = classifier_for(left_out)
+    assert classifier_for(left_out) is fold  # made once per fold
+    rest = [e for e in examples if e.photo not in left_out]
+    alone = adapt(rest, second_look_below=below).head
+    assert np.array_equal(fold.head.counts, alone.counts) and fold.head.examples <= len(rest)
+    assert fold.head.delta is not None and alone.delta is not None
+    assert np.array_equal(fold.head.delta.weights, alone.delta.weights)
+    assert not np.array_equal(fold.head.delta.weights, full.delta.weights)
+
+
+def test_the_bench_features_cache_is_per_finder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """bench/adapt.py makes the finder's features file in a folder named by the finder
+    file's sha256: another --models with another finder does not reuse it."""
+    bench = load_bench(monkeypatch, "adapt")
+    one, two = tmp_path / "one.onnx", tmp_path / "two.onnx"
+    one.write_bytes(b"a finder")
+    two.write_bytes(b"another finder")
+    root = tmp_path / "cache"
+    assert bench.features_cache(one, root) == bench.features_cache(one, root)
+    assert bench.features_cache(one, root) != bench.features_cache(two, root)
+    assert bench.features_cache(one, root).parent == root

@@ -128,7 +128,7 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         )
         assert len(stored) == 6
         assert {(s.table_id, s.throw, s.source) for s in stored} == {(table_id, 1, "read")}
-        assert {s.photo for s in stored} == {"roll 1"}
+        assert {s.photo for s in stored} == {f"table {table_id} roll 1"}
         page.wait_for_selector("#camera-learning[data-learnt='6']", timeout=20000)
         line = page.inner_text("#camera-learning")
         assert "from 6 confirmed dice" in line and "100 % of the last hour's 1 camera rolls" in line
