@@ -441,8 +441,12 @@ def export_candidate(
     naming the stages so far (``write``: write_classifier or write_finder, bound to the
     run's data)."""
     folder.mkdir(parents=True, exist_ok=True)
-    line = stage.describe(checkpoint.saved_steps, "steps", hard) + " (stage in progress)"
-    write(net, folder / file, [*checkpoint.progress.finished_stages, line])
+    stages = list(checkpoint.progress.finished_stages)
+    if checkpoint.saved_steps:  # a save mid-stage; finish() exports with the stage done
+        stages.append(
+            stage.describe(checkpoint.saved_steps, "steps", hard) + " (stage in progress)"
+        )
+    write(net, folder / file, stages)
 
 
 def classifier_writer(
