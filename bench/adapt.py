@@ -81,6 +81,7 @@ from companion.vision.adapt import (
     adapt,
     own_colours,
 )
+from companion.vision.adapt_files import atomic_write
 from companion.vision.adapt_finder import (
     AdaptedFinder,
     FinderHead,
@@ -357,7 +358,7 @@ def finder_bench(reader: DiceReader, root: Path) -> FinderBench:
     (models/recipe/finder_features.py) and loaded; made again unless both its files are
     there and match each other and the finder (`features_current`)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's models/
-    from models.recipe.finder_features import atomic_write, features_current
+    from models.recipe.finder_features import features_current
     from models.recipe.finder_features import main as make_features
 
     models = Path(reader.finder.model.path).parent

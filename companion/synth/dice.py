@@ -139,6 +139,19 @@ def face_texture(
         tex = tex * (1 - 0.45 * swirl) + marble * 0.45 * swirl
     tex += rng.standard_normal(tex.shape, dtype=np.float32) * np.float32(2.0)
     paint = _draw_pips(tex, face, body, pips, size, clear > 0)
+    return finish_face(tex, face, corner, size, clear, paint)
+
+
+def finish_face(
+    tex: np.ndarray,
+    face: Face,
+    corner: float,
+    size: int,
+    clear: float,
+    paint: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A painted face's sheen and glare, and its alpha: the rounded square, see-through
+    (``clear``) where no pip is painted (``paint``: 1 where a pip is)."""
     if face.sheen > 0:
         tex += np.float32(face.sheen)
     for glare in (face.glare, face.flare):
@@ -147,7 +160,7 @@ def face_texture(
     alpha = np.zeros((size, size), np.float32)
     outline = (rounded_square(corner) + 0.5) * (size - 1)
     cv2.fillPoly(alpha, [np.round(outline * SUBPIXEL).astype(np.int32)], 1.0, cv2.LINE_AA, 4)
-    if paint is not None:
+    if paint is not None and clear > 0:
         alpha *= 1.0 - clear * (1.0 - paint)
     return np.clip(tex, 0, 255), alpha
 

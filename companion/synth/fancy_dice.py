@@ -16,9 +16,9 @@ import cv2
 import numpy as np
 
 from .description import Face, Look
-from .dice import SUBPIXEL, FaceTexture, add_glare, face_bevel
+from .dice import SUBPIXEL, FaceTexture, face_bevel, finish_face
 from .palette import pip_layout
-from .texture import colour_tuple, rounded_square, smooth_noise
+from .texture import colour_tuple, smooth_noise
 
 FINISHES = ("marbled", "speckled", "glitter", "two_tone", "metallic", "plain")
 PIP_STYLES = ("paint", "metal", "engraved")
@@ -43,17 +43,7 @@ def fancy_face_texture(
         draw_symbol(tex, paint, look, body, pips, size, rng)
     else:
         draw_fancy_pips(tex, paint, face, look, body, pips, size)
-    if face.sheen > 0:
-        tex += np.float32(face.sheen)
-    for glare in (face.glare, face.flare):
-        if glare is not None:
-            add_glare(tex, glare, size)
-    alpha = np.zeros((size, size), np.float32)
-    outline = (rounded_square(corner) + 0.5) * (size - 1)
-    cv2.fillPoly(alpha, [np.round(outline * SUBPIXEL).astype(np.int32)], 1.0, cv2.LINE_AA, 4)
-    if clear > 0:
-        alpha *= 1.0 - clear * (1.0 - paint)
-    return np.clip(tex, 0, 255), alpha
+    return finish_face(tex, face, corner, size, clear, paint)
 
 
 def texture_for(look: Look, infrared: bool = False) -> FaceTexture:

@@ -84,7 +84,7 @@ def write_head_file(out: Path, delta: Delta) -> Path:
     np.savez(buffer, seen=np.array(delta.seen, np.int64), weights=delta.weights)
     data = buffer.getvalue()
     path = out / head_file_name(data)
-    _replace(path, data)
+    atomic_write(path, data)
     return path
 
 
@@ -119,7 +119,7 @@ def save_head(folder: Path, setup: str, head: ValueHead, classifier: PipClassifi
             "shape": list(head.delta.weights.shape),
             "sha256": sha256_of(path),
         }
-    _replace(out / MANIFEST_FILE, (json.dumps(manifest, indent=1) + "\n").encode())
+    atomic_write(out / MANIFEST_FILE, (json.dumps(manifest, indent=1) + "\n").encode())
     for old in out.glob(f"{HEAD_PREFIX.rstrip('-')}*{HEAD_SUFFIX}"):
         if old.name not in keep:
             old.unlink(missing_ok=True)
@@ -132,7 +132,7 @@ def remove_head(folder: Path) -> None:
     shutil.rmtree(Path(folder) / ADAPTED_DIR, ignore_errors=True)
 
 
-def _replace(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically: a unique temporary file beside it, synced,
     renamed over `path`, and the folder synced so the rename survives a power cut."""
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -16,14 +16,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import onnx
 from onnx import helper
 
+from companion.vision.adapt_files import atomic_write
 from companion.vision.model import sha256_of
 
 MAPS = "maps"
@@ -89,21 +88,6 @@ def features_manifest(shipped: dict[str, object], channels: int, sha: str) -> di
     }
     out["sha256"] = sha
     return out
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` as one rename: a unique temporary file beside it, synced,
-    then replacing `path` (a crash leaves the old file or the new, never half of one)."""
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as temporary:
-            temporary.write(data)
-            temporary.flush()
-            os.fsync(temporary.fileno())
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
 
 
 def features_current(models: Path) -> bool:
