@@ -486,6 +486,7 @@ class AdaptedClassifier(PipClassifier):
         super().__init__(base.model)
         self.base = base
         self.head = head
+        self.second_look_below = base.second_look_below  # the base's, set or from its manifest
 
     def classify(
         self, image_bgr: np.ndarray, boxes: Sequence[DieBox], looks: bool = False

@@ -61,7 +61,12 @@ def with_embedding_output(model: onnx.ModelProto) -> onnx.ModelProto:
         return edited
     gemm = final_linear(graph)
     batch = graph.output[0].type.tensor_type.shape.dim[0].dim_param or "batch"
-    graph.node.append(helper.make_node("Identity", [gemm.input[0]], [EMBEDDING], name=EMBEDDING))
+    # a native export (models/train.py) names the Gemm's input ``embedding`` itself: only
+    # the graph output is missing then
+    if gemm.input[0] != EMBEDDING:
+        graph.node.append(
+            helper.make_node("Identity", [gemm.input[0]], [EMBEDDING], name=EMBEDDING)
+        )
     graph.output.append(
         helper.make_tensor_value_info(
             EMBEDDING, onnx.TensorProto.FLOAT, [batch, embedding_size(graph)]

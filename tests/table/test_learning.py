@@ -259,7 +259,7 @@ CELL, COLUMNS = 48, 16  # tests/vision/test_adapt_gate.py's mosaic
 
 def teach_mosaic(learner: SetupLearner) -> list[int]:
     """The even cells of the fixture mosaic confirmed with their right values, one photo
-    each: a setup whose dice classifier 1.3 misreads and whose head is adopted."""
+    each: a setup whose ringed ones classifier 1.4 misreads and whose head is adopted."""
     image = cv2.imread(str(MOSAIC / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
     assert image is not None
     with open(MOSAIC / "labels.csv", newline="", encoding="utf-8") as handle:

@@ -96,8 +96,9 @@ def test_the_embedding_output_changes_no_reading_and_no_weight(classifier: PipCl
     both = _run(with_embedding_output(stripped), batch)
     assert np.array_equal(alone, both[0])
     assert np.array_equal(both[0], _run(shipped, batch)[0])
-    derived = classifier.model.manifest.raw.get("derived_from")
-    if derived is not None:  # an edited file: without the output it is the file it came from
+    derived = classifier.model.manifest.raw.get("derived_from") or {}
+    if "embedding.py" in str(derived.get("edit", "")):  # a graph edited by the tool (1.3.1):
+        # without the output it is the file it came from (a fine-tune, 1.4.0, is not)
         assert hashlib.sha256(stripped.SerializeToString()).hexdigest() == derived["sha256"]
         assert with_embedding_output(stripped) == shipped
 
