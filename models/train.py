@@ -89,6 +89,7 @@ from models.recipe.manifests import (  # noqa: E402
 from models.recipe.nets import ClassifierExport, ClassifierNet, FinderExport  # noqa: E402
 from models.recipe.pack import SyntheticRecipe, read_pack, scene_sha256, write_pack  # noqa: E402
 from models.recipe.training import (  # noqa: E402
+    FINDER_NETS,
     ClassifierStage,
     FinderStage,
     resolve_device,
@@ -528,9 +529,12 @@ def finder_stages(run: Run) -> None:
         scenes = [
             scene for r in range(rounds) for scene, times in real_scenes if times > r
         ] + synthetic
+        # a lite0 run's first stage starts from ImageNet weights: --finder-from (a finder
+        # of another shape) only gives it the false boxes to mine
+        starts_fresh = args.finder_net != "small" and previous == args.finder_from
         settings = FinderStage(
             QUICK_STEPS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
-            previous, args.workers,
+            None if starts_fresh else previous, args.workers, args.finder_net,
         )  # fmt: skip
         writer = functools.partial(finder_writer, run, synthetic)
         checkpoint.export = functools.partial(
@@ -560,6 +564,7 @@ def write_finder(
     trained_on = {
         **run.trained_on(synthetic),
         "finder_windows": "192x192, dice 6-110 px",
+        "finder_net": run.args.finder_net,
         "finder_stages": log,
     }
     manifest = manifests.finder_manifest(
@@ -683,6 +688,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="continue training this exported dice_finder.onnx (fine-tune at --finder-lr)",
     )
+    parser.add_argument(
+        "--finder-net", choices=FINDER_NETS, default="small",
+        help="small: the 154 k-parameter finder (default); lite0: EfficientNet-Lite0's "
+        "first 8 blocks from ImageNet weights (models/recipe/lite_finder.py); with "
+        "--finder-from, that finder's false boxes are the first stage's hard negatives",
+    )  # fmt: skip
     parser.add_argument("--finder-lr", type=float, default=3e-3)
     parser.add_argument(
         "--finder-continue",

@@ -19,6 +19,11 @@ def load_folded_onnx(net: nn.Module, onnx_path: Path) -> None:
     (same architecture)."""
     graph = onnx.load(str(onnx_path)).graph
     weights = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    # the exporter stores equal tensors once and names the copies through Identity nodes
+    # (an untrained net's folded biases are often all equal)
+    for node in graph.node:
+        if node.op_type == "Identity" and node.input[0] in weights:
+            weights[node.output[0]] = weights[node.input[0]]
     modules = list(net.modules())
     with torch.no_grad():
         load_convs(modules, [n for n in graph.node if n.op_type == "Conv"], weights, onnx_path)

@@ -24,6 +24,7 @@ from companion.vision.classifier import EXPECTED_LABELS
 from . import data as recipe_data
 from .checkpoint import BoxOver, Checkpointer, Progress, batch_rng
 from .from_onnx import freeze_batchnorm, load_folded_onnx
+from .lite_finder import LiteFinderNet, load_lite0_backbone
 from .manifests import CLASSIFIER_SIZE, CROP_MARGIN, FINDER_STRIDE, MEAN, SCALE, STD
 from .nets import ClassifierNet, FinderNet
 
@@ -369,6 +370,20 @@ class FinderStage:
     budget_minutes: float | None = None
     init_onnx: Path | None = None
     workers: int = 1
+    # "small" (FinderNet) or "lite0" (LiteFinderNet: from ImageNet weights unless init_onnx
+    # or a resumed state gives its weights)
+    net: str = "small"
+
+
+FINDER_NETS = ("small", "lite0")
+
+
+def make_finder_net(kind: str) -> nn.Module:
+    if kind == "small":
+        return FinderNet()
+    if kind == "lite0":
+        return LiteFinderNet()
+    raise ValueError(f"finder net {kind!r}: one of {', '.join(FINDER_NETS)}")
 
 
 def train_finder(
@@ -376,15 +391,18 @@ def train_finder(
     stage: FinderStage,
     device: torch.device,
     checkpoint: Checkpointer | None = None,
-) -> tuple[FinderNet, int]:
+) -> tuple[nn.Module, int]:
     """Train (or continue from an exported ONNX) the finder on ``device``; returns the net
     (on the CPU) and the steps done. ``checkpoint`` as train_classifier's."""
     checkpoint = checkpoint or Checkpointer(None, Progress("finder"), {})
     torch.manual_seed(stage.seed)
-    net = FinderNet()
+    net = make_finder_net(stage.net)
     if stage.init_onnx is not None:
         load_folded_onnx(net, stage.init_onnx)
         logger.info("finder starts from %s (BatchNorm folded and frozen)", stage.init_onnx)
+    elif isinstance(net, LiteFinderNet):
+        copied = load_lite0_backbone(net)
+        logger.info("lite0 finder: %d backbone tensors from ImageNet weights", copied)
     net.to(device)
     schedule = Schedule(stage.max_lr, stage.steps, stage.budget_minutes)
     optimiser, cycle = schedule.optimiser(net)

@@ -113,9 +113,12 @@ def test_a_stopped_and_resumed_classifier_equals_one_that_went_through(tmp_path:
         same_weights(through, fresh)
 
 
-def test_a_stopped_and_resumed_finder_equals_one_that_went_through(tmp_path: Path) -> None:
+@pytest.mark.parametrize("net", ["small", "lite0"])
+def test_a_stopped_and_resumed_finder_equals_one_that_went_through(
+    tmp_path: Path, net: str
+) -> None:
     scenes = recipe_data.render_scenes(3, SEED, width=256, height=192)
-    stage = FinderStage(steps=4, seed=SEED, max_lr=3e-3, workers=0)
+    stage = FinderStage(steps=4, seed=SEED, max_lr=3e-3, workers=0, net=net)
     through, _ = train_finder(scenes, stage, torch.device("cpu"))
     with pytest.raises(BoxOver):
         train_finder(scenes, stage, torch.device("cpu"), keeper(tmp_path, "finder", stop_at=2))
