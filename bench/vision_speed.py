@@ -5,7 +5,7 @@ the median CPU time of this thread (`cpu_ms_per_frame_...`): onnxruntime compute
 one intra-op thread, so on a shared, loaded machine that is the fair figure when the wall
 time waits for the cores.
 
-    .venv/bin/python bench/vision_speed.py [--frames 30]
+    .venv/bin/python bench/vision_speed.py [--frames 30] [--models DIR]
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import argparse
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -27,8 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--frames", type=int, default=30)
     parser.add_argument("--distinct", type=int, default=5, help="different scenes per size")
+    parser.add_argument(
+        "--models", type=Path, default=None, help="a folder with both models (default models/)"
+    )
     args = parser.parse_args(argv)
-    reader = DiceReader.load(dice_set="qwixx", threads=1)
+    reader = DiceReader.load(args.models, dice_set="qwixx", threads=1)
     for width, height in SIZES:
         rng = np.random.default_rng(width * height)
         size = 0.06 * min(width, height) + 20
