@@ -1,0 +1,83 @@
+"""The int8 finder (models/recipe/quantise.py): quantising the shipped finder on a few
+photos gives a file the app loads with its manifest checks, whose heads stay float, whose
+manifest names the file it came from, and whose centre heat on a photo stays close to the
+float finder's; an unreadable photo is left out, not fatal. Needs onnx (the `test` extra)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from companion.synth import render_scene
+from companion.vision.datasets import LabelledImage
+from companion.vision.finder import FINDER_FILE, DiceFinder
+from companion.vision.model import parse_manifest, sha256_of
+from models.recipe.quantise import last_conv, quantise_finder
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+
+
+def photos(folder: Path, count: int) -> list[LabelledImage]:
+    rng = np.random.default_rng(11)
+    out = []
+    for number in range(count):
+        image = render_scene(rng, 640, 480, dice_set="qwixx", size=60)[0]
+        path = folder / f"scene{number}.png"
+        cv2.imwrite(str(path), image)
+        out.append(LabelledImage(path, "rendered", 640, 480, ()))
+    return out
+
+
+@pytest.fixture(scope="module")
+def quantised(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[LabelledImage]]:
+    root = tmp_path_factory.mktemp("quantise")
+    calibration = photos(root, 4)
+    broken = root / "broken.png"
+    broken.write_bytes(b"not a picture")
+    calibration.append(LabelledImage(broken, "rendered", 640, 480, ()))
+    out = root / "int8"
+    quantise_finder(MODELS, out, calibration)
+    return out, calibration
+
+
+def test_the_int8_finder_loads_and_keeps_its_heads_float(
+    quantised: tuple[Path, list[LabelledImage]],
+) -> None:
+    out, _ = quantised
+    DiceFinder.load(out)  # the runtime's manifest and graph checks
+    manifest = parse_manifest(out / "dice_finder.json")
+    assert manifest.raw["quantised"]["from_sha256"] == sha256_of(MODELS / FINDER_FILE)
+    model = onnx.load(str(out / FINDER_FILE))
+    ops = {node.op_type for node in model.graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops
+    weights = {init.name: init for init in model.graph.initializer}
+    head = next(node for node in model.graph.node if node.name == last_conv(model))
+    assert numpy_helper.to_array(weights[head.input[1]]).dtype == np.float32
+    assert (out / FINDER_FILE).stat().st_size < (MODELS / FINDER_FILE).stat().st_size / 2
+
+
+def test_the_int8_heat_follows_the_float_finders(
+    quantised: tuple[Path, list[LabelledImage]], tmp_path: Path
+) -> None:
+    out, _ = quantised
+    float_finder, int8_finder = DiceFinder.load(MODELS), DiceFinder.load(out)
+    image = cv2.imread(str(photos(tmp_path, 6)[-1].path))  # a scene it was not calibrated on
+    batch, _ = float_finder.prepare(image, float_finder.long_side)
+    heat_float = float_finder.maps(batch)[0]
+    heat_int8 = int8_finder.maps(batch)[0]
+    assert np.corrcoef(heat_float.ravel(), heat_int8.ravel())[0, 1] > 0.95
+    assert abs(float(heat_float.max()) - float(heat_int8.max())) < 0.15
+
+
+def test_the_source_folder_is_left_as_it_was(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    shutil.copytree(MODELS, source, ignore=shutil.ignore_patterns("recipe", "training"))
+    before = sha256_of(source / FINDER_FILE)
+    quantise_finder(source, tmp_path / "int8", photos(tmp_path, 2))
+    assert sha256_of(source / FINDER_FILE) == before
