@@ -529,9 +529,13 @@ def finder_stages(run: Run) -> None:
         scenes = [
             scene for r in range(rounds) for scene, times in real_scenes if times > r
         ] + synthetic
-        # a lite0 run's first stage starts from ImageNet weights: --finder-from (a finder
-        # of another shape) only gives it the false boxes to mine
-        starts_fresh = args.finder_net != "small" and previous == args.finder_from
+        # a lite0 run's first stage starts from ImageNet weights when --finder-from is a
+        # finder of another shape (then it only gives the false boxes to mine)
+        starts_fresh = (
+            previous is not None
+            and previous == args.finder_from
+            and finder_net_of(previous) != args.finder_net
+        )
         settings = FinderStage(
             QUICK_STEPS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
             None if starts_fresh else previous, args.workers, args.finder_net,
@@ -554,6 +558,13 @@ def finder_stages(run: Run) -> None:
     write_finder(
         run, net, run.out / "dice_finder.onnx", synthetic, checkpoint.progress.finished_stages
     )
+
+
+def finder_net_of(path: Path) -> str:
+    """Which net an exported finder is (its manifest's trained_on.finder_net; the small
+    one before the field was written)."""
+    trained_on = parse_manifest(path.with_suffix(".json")).raw.get("trained_on", {})
+    return str(trained_on.get("finder_net", "small")) if isinstance(trained_on, dict) else "small"
 
 
 def write_finder(

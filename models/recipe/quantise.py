@@ -15,6 +15,7 @@ re-chosen by the judging that follows (`bench/model_pairs.py`), like any candida
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import shutil
 import sys
@@ -79,7 +80,9 @@ def quantise_finder(source_dir: Path, out_dir: Path, photos: list[LabelledImage]
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / FINDER_FILE
     original = onnx.load(str(source))
-    with tempfile.TemporaryDirectory() as scratch:
+    source, target = source.resolve(), target.resolve()
+    # onnxruntime's pre-processing leaves scratch files in the working folder: run it in one
+    with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch):
         prepared = Path(scratch) / "prepared.onnx"
         # symbolic shape inference cannot follow the dynamic height and width: skipped
         quant_pre_process(str(source), str(prepared), skip_symbolic_shape=True)

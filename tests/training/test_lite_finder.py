@@ -22,7 +22,7 @@ from models.recipe.lite_finder import (
     load_lite0_backbone,
 )
 from models.recipe.nets import FINDER_HEADS, FINDER_STRIDE, FinderExport
-from models.train import export_finder, save_manifest
+from models.train import export_finder, finder_net_of, save_manifest
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +88,11 @@ def test_an_exported_lite0_finder_keeps_the_finders_contract(tmp_path: Path) -> 
     load_folded_onnx(again, path)
     with torch.no_grad():
         assert torch.allclose(FinderExport(again.eval())(x), maps, atol=1e-4)
+
+
+def test_a_lite0_run_from_a_lite0_export_starts_from_it_not_from_imagenet() -> None:
+    # train.py starts a lite0 stage from ImageNet only when --finder-from is another net
+    models = Path(__file__).resolve().parents[2] / "models"
+    stage15 = models / "training/stage15-lite-finder/finder/candidate/dice_finder.onnx"
+    assert finder_net_of(models / "dice_finder.onnx") == "small"
+    assert finder_net_of(stage15) == "lite0"

@@ -75,9 +75,15 @@ def test_the_int8_heat_follows_the_float_finders(
     assert abs(float(heat_float.max()) - float(heat_int8.max())) < 0.15
 
 
-def test_the_source_folder_is_left_as_it_was(tmp_path: Path) -> None:
+def test_the_source_folder_and_the_working_folder_are_left_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    working = tmp_path / "working"
+    working.mkdir()
+    monkeypatch.chdir(working)
     source = tmp_path / "source"
     shutil.copytree(MODELS, source, ignore=shutil.ignore_patterns("recipe", "training"))
     before = sha256_of(source / FINDER_FILE)
     quantise_finder(source, tmp_path / "int8", photos(tmp_path, 2))
     assert sha256_of(source / FINDER_FILE) == before
+    assert list(working.iterdir()) == []  # no scratch file of onnxruntime's left behind
