@@ -18,8 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .manifests import FINDER_HEADS
-from .nets import conv_bn
+from .nets import conv_bn, finder_head
 
 # (repeats, kernel, stride, expand, out channels) of Lite0's first four stages; the cut
 # keeps blocks 0-7 (stride 16). The fifth stage (112 channels, 3 more blocks) would add
@@ -73,10 +72,7 @@ class LiteFinderNet(nn.Module):
         self.fuse16 = conv_bn(c16, c8)
         self.fuse8 = conv_bn(c8, c4)
         self.fuse4 = conv_bn(c4, c4)
-        self.head = nn.Sequential(conv_bn(c4, c4, k=1), nn.Conv2d(c4, len(FINDER_HEADS), 1))
-        nn.init.constant_(self.head[-1].bias, 0.0)
-        with torch.no_grad():
-            self.head[-1].bias[0] = -4.0  # start with "no die anywhere" (CenterNet prior)
+        self.head = finder_head(c4)
 
     # the outputs of blocks 2 (stride 4, 24 ch), 4 (stride 8, 40 ch) and 7 (stride 16, 80 ch)
     TAPS = (2, 4, 7)

@@ -26,6 +26,17 @@ def conv_bn(cin: int, cout: int, stride: int = 1, groups: int = 1, k: int = 3) -
     )
 
 
+def finder_head(channels: int) -> nn.Sequential:
+    """The finder's heads at stride 4 (``FINDER_HEADS``), shared by both finder nets."""
+    head = nn.Sequential(
+        conv_bn(channels, channels, k=1), nn.Conv2d(channels, len(FINDER_HEADS), 1)
+    )
+    nn.init.constant_(head[-1].bias, 0.0)
+    with torch.no_grad():
+        head[-1].bias[0] = -4.0  # start with "no die anywhere" (CenterNet prior)
+    return head
+
+
 class FinderNet(nn.Module):
     """Fully convolutional; any input size that is a multiple of 32; output at stride 4.
     Plain 3x3 convolutions (not depthwise): they train several times faster on a CPU
@@ -43,10 +54,7 @@ class FinderNet(nn.Module):
         self.fuse16 = conv_bn(c16, c8)
         self.fuse8 = conv_bn(c8, c4)
         self.fuse4 = conv_bn(c4, c4)
-        self.head = nn.Sequential(conv_bn(c4, c4, k=1), nn.Conv2d(c4, len(FINDER_HEADS), 1))
-        nn.init.constant_(self.head[-1].bias, 0.0)
-        with torch.no_grad():
-            self.head[-1].bias[0] = -4.0  # start with "no die anywhere" (CenterNet prior)
+        self.head = finder_head(c4)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x4 = self.s4(self.stem(x))
