@@ -530,9 +530,11 @@ def finder_stages(run: Run) -> None:
             scene for r in range(rounds) for scene, times in real_scenes if times > r
         ] + synthetic
         # a lite0 run's first stage starts from ImageNet weights when --finder-from is a
-        # finder of another shape (then it only gives the false boxes to mine)
+        # finder of another shape (then it only gives the false boxes to mine); a small
+        # finder from a lite0 file is refused by load_folded_onnx (convs do not match)
         starts_fresh = (
-            previous is not None
+            args.finder_net == "lite0"
+            and previous is not None
             and previous == args.finder_from
             and finder_net_of(previous) != args.finder_net
         )
