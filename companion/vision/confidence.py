@@ -48,6 +48,7 @@ ceiling, which keeps it under every die that could be sure: the same dice are as
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -236,20 +237,33 @@ class OodModel:
     ``distance^2 = |whiten @ (x - means[value - 1])|^2``. ``threshold``: the score above
     which a die is unfamiliar (fitted on the calibration parts); an unfamiliar die's
     confidence is at most ``unfamiliar_confidence``, the share of the calibration dice
-    beyond the threshold read right (shrunk as the map's blocks are): it is asked about."""
+    beyond the threshold read right (shrunk as the map's blocks are): it is asked about.
+    ``face_offsets``: subtracted from each face's score, so that one threshold stands for
+    a threshold per face (`fit_face_offsets`): a one shows few features and its right
+    dice lie close together, so a thing that is no die but is read as a one (a ring, a
+    coin) is unfamiliar at a distance that is usual for a five. Zero for every face in
+    manifests written before 2026-12-02 (one threshold for all)."""
 
     means: np.ndarray = field(repr=False)  # 6 x D
     # D x D, upper triangular: a Cholesky factor of the precision
     whiten: np.ndarray = field(repr=False)
     threshold: float = float("inf")
     unfamiliar_confidence: float = 1.0
+    face_offsets: tuple[float, ...] = (0.0,) * FACES
 
-    def score(self, embeddings: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """ln(1 + distance^2 / D) per die (values 1-6; 0, unreadable, scores as 1)."""
+    def distance_score(self, embeddings: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """ln(1 + distance^2 / D) per die (values 1-6; 0, unreadable, scores as 1), before
+        the face's offset."""
         x = np.asarray(embeddings, np.float64)
         index = np.clip(np.asarray(values, int) - 1, 0, FACES - 1)
         delta = (x - self.means[index]) @ self.whiten.T
         return np.asarray(np.log1p((delta**2).sum(axis=1) / x.shape[1]), np.float64)
+
+    def score(self, embeddings: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """`distance_score` less the read face's offset: above ``threshold``, unfamiliar."""
+        index = np.clip(np.asarray(values, int) - 1, 0, FACES - 1)
+        offsets = np.asarray(self.face_offsets, np.float64)[index]
+        return np.asarray(self.distance_score(embeddings, values) - offsets, np.float64)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -257,6 +271,7 @@ class OodModel:
             "whiten": np.round(self.whiten, 5).tolist(),
             "threshold": round(self.threshold, 6),
             "unfamiliar_confidence": round(self.unfamiliar_confidence, 6),
+            "face_offsets": [round(o, 6) for o in self.face_offsets],
         }
 
     def gate(self, confidence: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -270,11 +285,15 @@ class OodModel:
         whiten = np.asarray(data["whiten"], np.float64)
         if means.ndim != 2 or means.shape[0] != FACES or whiten.shape != (means.shape[1],) * 2:
             raise ConfidenceError("'ood' needs 6 x D means and a D x D whitening matrix")
+        offsets = tuple(float(o) for o in data.get("face_offsets", (0.0,) * FACES))  # type: ignore[attr-defined]
+        if len(offsets) != FACES or not all(math.isfinite(o) for o in offsets):
+            raise ConfidenceError("'ood.face_offsets' needs 6 finite numbers, one per face")
         return cls(
             means,
             whiten,
             float(data["threshold"]),  # type: ignore[arg-type]
             float(data.get("unfamiliar_confidence", 1.0)),  # type: ignore[arg-type]
+            offsets,
         )
 
 
@@ -291,6 +310,35 @@ def fit_ood(embeddings: np.ndarray, values: np.ndarray, shrink: float = 0.05) ->
     covariance = (1 - shrink) * covariance + shrink * np.trace(covariance) / dim * np.eye(dim)
     whiten = np.linalg.cholesky(np.linalg.inv(covariance)).T
     return OodModel(means, whiten, float("inf"))
+
+
+FACE_OFFSET_PRIOR = 100  # dice: a face with this many right ones gets half its own offset
+
+
+def fit_face_offsets(
+    ood: OodModel, embeddings: np.ndarray, values: np.ndarray, right: np.ndarray, quantile: float
+) -> OodModel:
+    """``ood`` with per-face offsets and the threshold they share, from the dice of the
+    calibration parts (values 1-6, ``right``: read right): each face's offset is its right
+    dice's ``quantile`` of `distance_score` less that of all the right dice, shrunk
+    towards 0 by n / (n + FACE_OFFSET_PRIOR) for a face with n right dice (a face the
+    calibration dice rarely show keeps nearly the common threshold); the threshold is then
+    the ``quantile`` of the offset scores of all the right dice."""
+    v = np.asarray(values, int)
+    ok = np.asarray(right, bool)
+    distance = ood.distance_score(embeddings, v)
+    pooled = float(np.quantile(distance[ok], quantile))
+    offsets = []
+    for face in range(1, FACES + 1):
+        own = distance[ok & (v == face)]
+        if not len(own):
+            offsets.append(0.0)
+            continue
+        weight = len(own) / (len(own) + FACE_OFFSET_PRIOR)
+        offsets.append(weight * (float(np.quantile(own, quantile)) - pooled))
+    offset_model = dataclasses.replace(ood, face_offsets=tuple(offsets))
+    threshold = float(np.quantile(offset_model.score(embeddings, v)[ok], quantile))
+    return dataclasses.replace(offset_model, threshold=threshold)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ has the why):
   agree, the finder's peak against its sure band, the OOD score), right when it lies on a
   labelled die and shows its value; a logistic model combines the looks into one score,
   the isotonic map turns the score into the probability of being right, and the OOD
-  threshold is the 99th percentile of the right dice's OOD score;
+  threshold is the 99th percentile of the right dice's OOD score, per face read
+  (`confidence.fit_face_offsets`: a one's right dice lie closer together than a five's);
 - **leave one source out**: each source's dice are scored by a look model and map fitted
   on the other sources only, so that the pooled rolls carry the shift a new table
   brings; each scene photo is one roll of its labelled dice count, its confidence the
@@ -57,6 +58,7 @@ from companion.vision.confidence import (
     choose_bounded_threshold,
     expected_calibration_error,
     fit_confidence_map,
+    fit_face_offsets,
     fit_look_model,
     fit_ood,
     look_features,
@@ -81,11 +83,12 @@ def fit_die_confidence(
     readable = [(f, f.value > 0) for f in sources]
     right = np.concatenate([f.right[m] for f, m in readable])
     if ood is not None:
-        scores = np.concatenate([ood.score(f.embedding[m], f.value[m]) for f, m in readable])
-        threshold = float(np.quantile(scores[right], OOD_QUANTILE))
-        beyond = right[scores > threshold]
+        embeddings = np.concatenate([f.embedding[m] for f, m in readable])
+        values = np.concatenate([f.value[m] for f, m in readable])
+        ood = fit_face_offsets(ood, embeddings, values, right, OOD_QUANTILE)
+        beyond = right[ood.score(embeddings, values) > ood.threshold]
         share = (float(beyond.sum()) + 0.5) / (len(beyond) + 1.0)
-        ood = dataclasses.replace(ood, threshold=threshold, unfamiliar_confidence=share)
+        ood = dataclasses.replace(ood, unfamiliar_confidence=share)
     features = np.concatenate([die_features(f, ood, sure_peak)[m] for f, m in readable])
     looks = fit_look_model(features, right, sure_peak, ood)
     fitted = fit_confidence_map(list(looks.score(features)), list(right))

@@ -14,9 +14,13 @@ import pytest
 from companion.vision.classifier import PipClassifier
 from companion.vision.confidence import (
     CalibrationRoll,
+    ConfidenceError,
+    OodModel,
     choose_bounded_threshold,
     decide_roll,
     expected_calibration_error,
+    fit_face_offsets,
+    fit_ood,
     upper_bound,
 )
 from companion.vision.pipeline import DiceReader, calibrate, classify, read_dice
@@ -136,6 +140,65 @@ def test_the_ood_score_of_a_rendered_non_die_object_is_high() -> None:
     if calibrated.value is not None and key_score > ood.threshold:
         assert "unfamiliar" in calibrated.flags  # never surer than the unfamiliar
         assert calibrated.confidence <= ood.unfamiliar_confidence < 0.99  # calibration dice
+
+
+def _two_spreads() -> tuple[np.ndarray, np.ndarray]:
+    """Embeddings of right dice: the ones tight about their mean, the fives spread wide
+    (as a blank face and a face of five pips vary), the other faces in between."""
+    rng = np.random.default_rng(20261202)
+    spread = {1: 0.3, 2: 1.0, 3: 1.0, 4: 1.0, 5: 2.0, 6: 1.0}
+    values = np.repeat(np.arange(1, 7), 400)
+    means = np.eye(6, 8) * 10.0
+    embeddings = (
+        means[values - 1]
+        + rng.normal(size=(len(values), 8)) * np.array([spread[v] for v in values])[:, None]
+    )
+    return embeddings, values
+
+
+def test_the_ood_threshold_is_one_per_face() -> None:
+    embeddings, values = _two_spreads()
+    right = np.ones(len(values), bool)
+    plain = fit_ood(embeddings, values)
+    common = dataclasses.replace(
+        plain, threshold=float(np.quantile(plain.score(embeddings, values), 0.99))
+    )
+    per_face = fit_face_offsets(plain, embeddings, values, right, 0.99)
+    assert per_face.face_offsets[0] < 0 < per_face.face_offsets[4]  # ones tight, fives wide
+    # one threshold for all is the fives' (none of the ones comes near it); per face, each
+    # face's right dice lie within their own, but for a few in 100
+    ones = values == 1
+    assert (common.score(embeddings[ones], values[ones]) > common.threshold).mean() == 0.0
+    for face in range(1, 7):
+        own = values == face
+        beyond = (per_face.score(embeddings[own], values[own]) > per_face.threshold).mean()
+        assert beyond <= 0.05
+    # a thing read as a one, farther from the ones than any of them but as near as a
+    # usual five is to the fives: unfamiliar only with a threshold per face
+    one_distances = plain.distance_score(embeddings[ones], values[ones])
+    odd = plain.means[0] + (embeddings[values == 5][0] - plain.means[4])
+    odd_distance = plain.distance_score(odd[None], np.array([1]))[0]
+    assert odd_distance > one_distances.max()
+    assert common.score(odd[None], np.array([1]))[0] < common.threshold
+    assert per_face.score(odd[None], np.array([1]))[0] > per_face.threshold
+
+
+def test_the_face_offsets_travel_in_the_manifest_and_old_manifests_read_the_same() -> None:
+    embeddings, values = _two_spreads()
+    fitted = fit_face_offsets(fit_ood(embeddings, values), embeddings, values,
+                              np.ones(len(values), bool), 0.99)  # fmt: skip
+    again = OodModel.from_json(fitted.to_json())
+    assert again.face_offsets == pytest.approx(fitted.face_offsets, abs=1e-6)
+    np.testing.assert_allclose(
+        again.score(embeddings[:50], values[:50]),
+        fitted.score(embeddings[:50], values[:50]),
+        atol=1e-3,
+    )
+    old = {k: v for k, v in fitted.to_json().items() if k != "face_offsets"}
+    assert OodModel.from_json(old).face_offsets == (0.0,) * 6
+    for bad in ([0.1] * 5, [0.1, 0.2, 0.3, 0.4, 0.5, float("nan")]):
+        with pytest.raises(ConfidenceError, match="face_offsets"):
+            OodModel.from_json({**fitted.to_json(), "face_offsets": bad})
 
 
 def test_the_pipeline_takes_the_looks_the_map_asks_for() -> None:
