@@ -73,8 +73,21 @@ def last_conv(model: onnx.ModelProto) -> str:
     return [node.name for node in model.graph.node if node.op_type == "Conv"][-1]
 
 
-def quantise_finder(source_dir: Path, out_dir: Path, photos: list[LabelledImage]) -> Path:
-    """Write out_dir/dice_finder.onnx (int8) and its manifest; returns the file."""
+def float_nodes(model: onnx.ModelProto, prefixes: tuple[str, ...]) -> list[str]:
+    """The nodes kept float: the last Conv (the heads' outputs) and every node whose name
+    starts with one of ``prefixes`` (e.g. ``/net/head/``: both head convolutions)."""
+    named = [n.name for n in model.graph.node if any(n.name.startswith(p) for p in prefixes)]
+    unknown = [p for p in prefixes if not any(n.startswith(p) for n in named)]
+    if unknown:
+        raise SystemExit(f"--float {unknown[0]}: no node of the finder's graph is named so")
+    return sorted({last_conv(model), *named})
+
+
+def quantise_finder(
+    source_dir: Path, out_dir: Path, photos: list[LabelledImage], keep_float: tuple[str, ...] = ()
+) -> Path:
+    """Write out_dir/dice_finder.onnx (int8) and its manifest; returns the file.
+    ``keep_float``: name prefixes of nodes left float besides the last Conv."""
     source = source_dir / FINDER_FILE
     finder = DiceFinder.load(source_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -91,7 +104,7 @@ def quantise_finder(source_dir: Path, out_dir: Path, photos: list[LabelledImage]
             FinderInputs(finder, photos, original.graph.input[0].name),
             quant_format=QuantFormat.QDQ, per_channel=True,
             activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-            nodes_to_exclude=[last_conv(original)],
+            nodes_to_exclude=float_nodes(original, keep_float),
         )  # fmt: skip
     quantised = onnx.load(str(target))
     del quantised.metadata_props[:]
@@ -101,7 +114,8 @@ def quantise_finder(source_dir: Path, out_dir: Path, photos: list[LabelledImage]
     record = {
         "from_sha256": sha256_of(source),
         "format": "onnxruntime static quantisation, QDQ, int8 weights per channel, "
-        "uint8 activations; the last Conv (the heads) float",
+        "uint8 activations; the last Conv (the heads) float"
+        + "".join(f", nodes {prefix}* float" for prefix in keep_float),
         "calibration": f"{len(photos)} photos of the training part, first-pass input",
     }
     save_manifest(manifest.with_fields(quantised=record), target)
@@ -113,13 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--finder", type=Path, required=True, help="folder with dice_finder.onnx")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--photos", type=int, default=48)
+    parser.add_argument(
+        "--float", action="append", default=[], metavar="PREFIX",
+        help="keep the nodes whose names start with PREFIX float too (repeatable; e.g. "
+        "/net/head/ for both head convolutions, /net/fuse4/ for the stride-4 fuse)",
+    )  # fmt: skip
     parser.add_argument("--data", type=Path, default=None, help="default ../shared/data")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     if args.finder.resolve() == args.out.resolve():
         raise SystemExit("--out must be another folder: the float finder is kept")
     photos = calibration_photos(load_split(args.data).train, args.photos)
-    target = quantise_finder(args.finder, args.out, photos)
+    target = quantise_finder(args.finder, args.out, photos, tuple(args.float))
     for name in ("pip_classifier.onnx", "pip_classifier.json"):  # a pair folder stays a pair
         if (args.finder / name).is_file() and not (args.out / name).exists():
             shutil.copy2(args.finder / name, args.out / name)

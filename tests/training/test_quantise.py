@@ -87,3 +87,25 @@ def test_the_source_folder_and_the_working_folder_are_left_as_they_were(
     quantise_finder(source, tmp_path / "int8", photos(tmp_path, 2))
     assert sha256_of(source / FINDER_FILE) == before
     assert list(working.iterdir()) == []  # no scratch file of onnxruntime's left behind
+
+
+def test_nodes_named_by_a_prefix_stay_float_and_an_unknown_prefix_is_refused(
+    tmp_path: Path,
+) -> None:
+    calibration = photos(tmp_path, 2)
+    out = tmp_path / "int8-heads-float"
+    quantise_finder(MODELS, out, calibration, ("/net/head/",))
+    DiceFinder.load(out)
+    model = onnx.load(str(out / FINDER_FILE))
+    weights = {init.name: init for init in model.graph.initializer}
+    heads = [n for n in model.graph.node if n.op_type == "Conv" and n.name.startswith("/net/head/")]
+    assert len(heads) == 2
+    for node in heads:  # float weights straight into the Conv, no DequantizeLinear between
+        assert numpy_helper.to_array(weights[node.input[1]]).dtype == np.float32
+    others = [n for n in model.graph.node if n.op_type == "Conv" and n not in heads]
+    assert others and all(n.input[1] not in weights for n in others)  # theirs are dequantised
+    assert (
+        "/net/head/* float" in parse_manifest(out / "dice_finder.json").raw["quantised"]["format"]
+    )
+    with pytest.raises(SystemExit, match="/net/nowhere/"):
+        quantise_finder(MODELS, tmp_path / "never", calibration, ("/net/nowhere/",))
