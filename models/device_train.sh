@@ -27,6 +27,13 @@
 # learning rate annealed over them; default 30); FANCY (default 0) is the share of
 # synthetic scenes in the fancy style (train.py --fancy). Both are the run's own: a resume
 # keeps the values it was started with.
+# MODEL=finder starts a lite0 finder stage instead, from the net in the committed state
+# folder FINDER_FROM (default models/training/stage16-lite-finder; BatchNorm live, hard
+# negatives mined from its candidate export, no ImageNet wheel needed), e.g.
+#   MODEL=finder STAGE_MINUTES=10 FANCY=0.3 bash models/device_train.sh PACK "$OUT" 9 \
+#     models/training/gpu-lite-finder
+# (prepared 2026-12-02; not yet run on a lent GPU machine). DEVICE (default cuda) is
+# where torch trains.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PACK=${1:-.cache/training-pack.zip}
@@ -35,6 +42,9 @@ MINUTES=${3:-9}  # this session's time box
 STATE=${4:-models/training/gpu-classifier}
 STAGE_MINUTES=${STAGE_MINUTES:-30}
 FANCY=${FANCY:-0}
+MODEL=${MODEL:-classifier}
+FINDER_FROM=${FINDER_FROM:-models/training/stage16-lite-finder}
+DEVICE=${DEVICE:-cuda}
 mkdir -p "$OUT"
 nvidia-smi -L || echo "no nvidia-smi: training on whatever torch finds"
 python - <<'PY'
@@ -43,10 +53,17 @@ print("torch", torch.__version__, "cuda", torch.cuda.is_available())
 PY
 # six sample-making workers: each makes every sixth batch (the stream is the same batches
 # in the same order as with one), so the GPU is not left waiting for augmentation
-SESSION=(--device cuda --threads 8 --workers 6 --box "$MINUTES")
+SESSION=(--device "$DEVICE" --threads 8 --workers 6 --box "$MINUTES")
 if [ -f "$STATE/classifier/state.pt" ] || [ -f "$STATE/finder/state.pt" ]; then
   echo "resuming the run in $STATE"
   python models/train.py --resume "$STATE" "${SESSION[@]}" 2>&1 | tee "$OUT/train.log"
+elif [ "$MODEL" = finder ]; then
+  echo "starting a lite0 finder run in $STATE from $FINDER_FROM"
+  python models/train.py --from-pack "$PACK" --only finder --finder-net lite0 \
+    --finder-from "$FINDER_FROM" \
+    --finder-continue "20000:6e-4:20261219:hard:real=3:min=${STAGE_MINUTES}" \
+    --fancy "$FANCY" --out .cache/device-models --state "$STATE" "${SESSION[@]}" \
+    2>&1 | tee "$OUT/train.log"
 else
   echo "starting a run in $STATE"
   # the stage-11 classifier from scratch; with a GPU the epochs are seconds, so the stage's
