@@ -9,10 +9,12 @@ A pack is a zip file (stored, not compressed again) of at most about 50 MB:
   companion.vision.datasets read them), and the synthetic scenes as their recipe: count,
   seed, translucent share and the sha256 of the first scene rendered, so that a machine
   whose renderer draws other scenes from the same seed is told so;
-- ``images/<folder>/<n>.webp`` (scene photos, re-encoded: WebP quality 55 changes them by
-  about 2.9 grey levels on average, well under the training's own JPEG 25-90 augmentation, and
-  keeps the pack under 50 MB; the originals are 84 MB) and ``images/<folder>/<n>.<ext>``
-  (single-die crops, their bytes as they are);
+- ``images/<folder>/<n>.webp`` (scene photos, re-encoded: WebP quality 45 changes them by
+  about 2.5 grey levels on average (55: 2.3; every 25th training photo, 2026-12-02), well
+  under the training's own JPEG 25-90 augmentation, and keeps the pack under 50 MB: with
+  rune55-webcams' 944 training photos quality 55 made 56.8 MB, epanemu's 756 busy
+  photos alone 34 MB) and ``images/<folder>/<n>.<ext>`` (single-die crops, their bytes as
+  they are, 8.1 MB);
 - ``validation_crops.webp``: the validation part's labelled dice as 48 x 48 crops, 40 to a
   row (labels in pack.json), for the per-epoch accuracy in the log. The validation and
   calibration photos themselves are not
@@ -40,7 +42,7 @@ from companion.vision.datasets import DatasetError, LabelledDie, LabelledImage
 logger = logging.getLogger(__name__)
 
 PACK_FORMAT = "table-companion-training-pack/1"
-WEBP_QUALITY = 55
+WEBP_QUALITY = 45
 MOSAIC_COLUMNS = 40
 MOSAIC_QUALITY = 95
 PACK_LIMIT_BYTES = 55_000_000  # "at most about 50 MB": refuse to write well over it
