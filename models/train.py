@@ -87,10 +87,12 @@ from models.recipe.manifests import (  # noqa: E402
     StageError,
     parse_stages,
 )
-from models.recipe.nets import ClassifierExport, ClassifierNet, FinderExport  # noqa: E402
+from models.recipe.nets import ClassifierExport, FinderExport  # noqa: E402
 from models.recipe.pack import SyntheticRecipe, read_pack, scene_sha256, write_pack  # noqa: E402
 from models.recipe.training import (  # noqa: E402
+    CLASSIFIER_NETS,
     FINDER_NETS,
+    Classifier,
     ClassifierStage,
     FinderStage,
     resolve_device,
@@ -326,7 +328,7 @@ def export_onnx(
     onnx.save(model, str(path))
 
 
-def export_classifier(net: ClassifierNet, path: Path) -> None:
+def export_classifier(net: Classifier, path: Path) -> None:
     example = torch.zeros(2, 3, CLASSIFIER_SIZE, CLASSIFIER_SIZE)
     export_onnx(
         ClassifierExport(net), example, path, ("probabilities", "embedding"), {0: "batch"},
@@ -411,7 +413,7 @@ def classifier_stages(run: Run) -> None:
         )
         settings = ClassifierStage(
             QUICK_EPOCHS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
-            stage.real_repeat, previous, args.workers, stage.folder_repeat,
+            stage.real_repeat, previous, args.workers, stage.folder_repeat, args.classifier_net,
         )  # fmt: skip
         writer = functools.partial(classifier_writer, run, scenes, bank)
         checkpoint.export = functools.partial(
@@ -470,7 +472,7 @@ def finder_writer(
 
 def write_classifier(
     run: Run,
-    net: ClassifierNet,
+    net: Classifier,
     target: Path,
     scenes: list[recipe_data.Scene],
     bank: recipe_data.CropBank,
@@ -481,6 +483,7 @@ def write_classifier(
     trained_on = {
         **run.trained_on(scenes),
         "crops": {"total": len(bank), "per_class": np.bincount(bank.labels).tolist()},
+        "classifier_net": run.args.classifier_net,
         "classifier_stages": done_log,
         "unreadable_class": "background patches of real and synthetic tables, synthetic "
         "cocked/half-hidden/tumbling dice, real dice shifted 0.65-0.9 side off centre "
@@ -745,6 +748,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "stop after M minutes, learning rate annealed over them; FOLDER=N, e.g. "
         "rune55-webcams=1: that folder's photos N times in place of real=N)",
     )
+    parser.add_argument(
+        "--classifier-net", choices=CLASSIFIER_NETS, default="small",
+        help="small: the 166 k-parameter classifier (default); lite0: EfficientNet-Lite0's "
+        "first 8 blocks from ImageNet weights, pooled (models/recipe/lite_classifier.py)",
+    )  # fmt: skip
     parser.add_argument("--classifier-epochs", type=int, default=16)
     parser.add_argument("--classifier-lr", type=float, default=4e-3)
     parser.add_argument(

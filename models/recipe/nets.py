@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from .manifests import FINDER_HEADS, FINDER_STRIDE
+
+if TYPE_CHECKING:
+    from .lite_classifier import LiteClassifierNet
 
 __all__ = [
     "FINDER_HEADS",
@@ -111,7 +116,7 @@ class ClassifierNet(nn.Module):
 class ClassifierExport(nn.Module):
     """The exported graph: softmax probabilities and the embedding they are made from."""
 
-    def __init__(self, net: ClassifierNet) -> None:
+    def __init__(self, net: ClassifierNet | LiteClassifierNet) -> None:
         super().__init__()
         self.net = net
 

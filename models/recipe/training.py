@@ -24,6 +24,7 @@ from companion.vision.classifier import EXPECTED_LABELS
 from . import data as recipe_data
 from .checkpoint import BoxOver, Checkpointer, Progress, batch_rng, load_state
 from .from_onnx import freeze_batchnorm, load_folded_onnx
+from .lite_classifier import LiteClassifierNet
 from .lite_finder import LiteFinderNet, load_lite0_backbone
 from .manifests import CLASSIFIER_SIZE, CROP_MARGIN, FINDER_STRIDE, MEAN, SCALE, STD
 from .nets import ClassifierNet, FinderNet
@@ -146,6 +147,22 @@ class ClassifierStage:
     init_onnx: Path | None = None
     workers: int = 1
     folder_repeat: tuple[tuple[str, int], ...] = ()
+    # "small" (ClassifierNet) or "lite0" (LiteClassifierNet: from ImageNet weights unless
+    # init_onnx or a resumed state gives its weights)
+    net: str = "small"
+
+
+CLASSIFIER_NETS = ("small", "lite0")
+# the nets train_classifier makes: the same embed / fc / forward (ClassifierExport's)
+Classifier = ClassifierNet | LiteClassifierNet
+
+
+def make_classifier_net(kind: str, classes: int) -> Classifier:
+    if kind == "small":
+        return ClassifierNet(classes=classes)
+    if kind == "lite0":
+        return LiteClassifierNet(classes=classes)
+    raise ValueError(f"classifier net {kind!r}: one of {', '.join(CLASSIFIER_NETS)}")
 
 
 def this_workers_steps(start: int, total: int) -> range:
@@ -207,17 +224,20 @@ def train_classifier(
     stage: ClassifierStage,
     device: torch.device,
     checkpoint: Checkpointer | None = None,
-) -> tuple[ClassifierNet, int]:
+) -> tuple[Classifier, int]:
     """Train (or continue from an exported ONNX) the classifier on ``device``; returns the
     net (on the CPU) and the epochs done. With a ``checkpoint`` the state is saved as it
     says, a saved state of this stage is resumed, and the end of its time box raises
     BoxOver after saving."""
     checkpoint = checkpoint or Checkpointer(None, Progress("classifier"), {})
     torch.manual_seed(stage.seed)  # the initial weights and dropout: the stage's own
-    net = ClassifierNet(classes=len(EXPECTED_LABELS))
+    net = make_classifier_net(stage.net, len(EXPECTED_LABELS))
     if stage.init_onnx is not None:
         load_folded_onnx(net, stage.init_onnx)
         logger.info("classifier starts from %s (BatchNorm folded and frozen)", stage.init_onnx)
+    elif isinstance(net, LiteClassifierNet) and not checkpoint.resumes_stage():
+        copied = load_lite0_backbone(net)  # a resumed stage's weights are in its state
+        logger.info("lite0 classifier: %d backbone tensors from ImageNet weights", copied)
     net.to(device)
     pool = classifier_pool(bank, stage.real_repeat, stage.folder_repeat)
     steps_per_epoch = math.ceil(len(pool) / CLASSIFIER_BATCH)
@@ -263,7 +283,7 @@ def train_classifier(
 class ClassifierLoop:
     """One classifier stage's net, optimiser and schedule, stepped by train_classifier."""
 
-    net: ClassifierNet
+    net: Classifier
     optimiser: torch.optim.Optimizer
     cycle: object | None
     schedule: Schedule
