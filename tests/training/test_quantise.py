@@ -15,9 +15,11 @@ import pytest
 from onnx import numpy_helper
 
 from companion.synth import render_scene
+from companion.vision.adapt_finder import AdaptedFinder
 from companion.vision.datasets import LabelledImage
 from companion.vision.finder import FINDER_FILE, DiceFinder
 from companion.vision.model import parse_manifest, sha256_of
+from models.recipe.finder_features import main as make_features
 from models.recipe.quantise import last_conv, quantise_finder
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
@@ -109,3 +111,21 @@ def test_nodes_named_by_a_prefix_stay_float_and_an_unknown_prefix_is_refused(
     )
     with pytest.raises(SystemExit, match="/net/nowhere/"):
         quantise_finder(MODELS, tmp_path / "never", calibration, ("/net/nowhere/",))
+
+
+def test_a_setup_can_adapt_the_int8_finders_heat(
+    quantised: tuple[Path, list[LabelledImage]], tmp_path: Path
+) -> None:
+    # the features file (issue 24's finder head) is made from an int8 finder as from the
+    # float one: its head stays a float 1x1 Conv over the same features, maps unchanged
+    out, _ = quantised
+    folder = tmp_path / "int8"
+    shutil.copytree(out, folder)
+    assert make_features(["--models", str(folder)]) == 0
+    finder = DiceFinder.load(folder)
+    adapted = AdaptedFinder.load(finder, None, folder)
+    image = cv2.imread(str(photos(tmp_path, 2)[-1].path))
+    batch, _ = finder.prepare(image, finder.long_side)
+    maps, features = adapted.run_both(batch)
+    assert np.array_equal(maps, finder.model.run(batch)[0][0])
+    assert features.shape[0] == 24 and features.shape[1:] == maps.shape[1:]
