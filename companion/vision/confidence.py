@@ -213,6 +213,11 @@ LOOK_FEATURES = (
     "side",  # ln of the die's side in pixels (a small die shows its pips in few pixels)
 )
 UNFAMILIAR = "unfamiliar"  # flag: the die's embedding lies beyond the OOD threshold
+# A die read one way whose own turned and mirrored views read it otherwise more than twice
+# in eight is capped (`LookModel.disagree_confidence`), whatever weight the look model's
+# fit gave the views: the fit sees few such dice, and it may lean on the other looks
+# (finder 1.5.0's pair weighs the worst view at 0.08 where 1.4.0's did at 0.55).
+VIEWS_AGREE_FLOOR = 0.75
 EPSILON = 1e-4  # probabilities are clipped to [EPSILON, 1 - EPSILON] before a logit
 # the looks a die's first reading does not give (`LookModel.ceiling`), each feature's range
 _SURE_LOGIT = math.log((1.0 - EPSILON) / EPSILON)
@@ -353,6 +358,9 @@ class LookModel:
     scale: tuple[float, ...]
     sure_peak: float
     ood: OodModel | None = None
+    # the share of the calibration dice under VIEWS_AGREE_FLOOR read right (shrunk); 1.0
+    # in manifests written before 2026-12-03 (no cap)
+    disagree_confidence: float = 1.0
 
     def features(
         self,
@@ -398,12 +406,20 @@ class LookModel:
         for name, (low, high) in UNKNOWN_LOOKS.items():
             column = LOOK_FEATURES.index(name)
             features[:, column] = high if self.weights[column] >= 0 else low
-        return self.confidence(features, points)
+        # views not yet taken may all agree: no views cap in a ceiling
+        return self.confidence(features, points, views_seen=False)
 
-    def confidence(self, features: np.ndarray, points: ConfidenceMap) -> np.ndarray:
+    def confidence(
+        self, features: np.ndarray, points: ConfidenceMap, views_seen: bool = True
+    ) -> np.ndarray:
         """Each die's calibrated confidence: its score through the map ``points``, an
-        unfamiliar die's capped (`OodModel.gate`)."""
+        unfamiliar die's capped (`OodModel.gate`), and one whose views disagree
+        (VIEWS_AGREE_FLOOR) capped at ``disagree_confidence``."""
         confidence = points.apply(self.score(features))
+        if views_seen:
+            disagree = features[:, LOOK_FEATURES.index("views_agree")] < VIEWS_AGREE_FLOOR
+            capped = np.minimum(confidence, self.disagree_confidence)
+            confidence = np.asarray(np.where(disagree, capped, confidence), np.float64)
         if self.ood is None:
             return confidence
         return self.ood.gate(confidence, features[:, LOOK_FEATURES.index("ood")])
@@ -422,6 +438,7 @@ class LookModel:
             "scale": [round(c, 6) for c in self.scale],
             "sure_peak": self.sure_peak,
             "ood": None if self.ood is None else self.ood.to_json(),
+            "disagree_confidence": round(self.disagree_confidence, 6),
         }
 
     @classmethod
@@ -439,6 +456,7 @@ class LookModel:
                 tuple(float(c) for c in data["scale"]),
                 float(data["sure_peak"]),
                 None if ood is None else OodModel.from_json(ood),
+                float(data.get("disagree_confidence", 1.0)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, ConfidenceError):

@@ -50,7 +50,9 @@ from companion.vision.classifier import PipClassifier
 from companion.vision.confidence import (
     BOUND_LEVEL,
     CONFIDENCE_KEY,
+    LOOK_FEATURES,
     UPPER_BOUND_PER,
+    VIEWS_AGREE_FLOOR,
     WRONG_ROLLS_PER,
     CalibrationRoll,
     ConfidenceMap,
@@ -91,6 +93,9 @@ def fit_die_confidence(
         ood = dataclasses.replace(ood, unfamiliar_confidence=share)
     features = np.concatenate([die_features(f, ood, sure_peak)[m] for f, m in readable])
     looks = fit_look_model(features, right, sure_peak, ood)
+    disagree = right[features[:, LOOK_FEATURES.index("views_agree")] < VIEWS_AGREE_FLOOR]
+    share = (float(disagree.sum()) + 0.5) / (len(disagree) + 1.0)
+    looks = dataclasses.replace(looks, disagree_confidence=share)
     fitted = fit_confidence_map(list(looks.score(features)), list(right))
     # for the dice the reader reads without their looks (they cannot be sure: pipeline.
     # take_looks): the map of the raw probability alone, on the same dice

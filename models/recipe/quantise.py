@@ -90,6 +90,13 @@ def quantise_finder(
     ``keep_float``: name prefixes of nodes left float besides the last Conv."""
     source = source_dir / FINDER_FILE
     finder = DiceFinder.load(source_dir)
+    already = finder.model.manifest.raw.get("quantised")
+    if already:
+        # onnxruntime would write a graph that does not load (its QDQ node names collide)
+        raise SystemExit(
+            f"{source} is int8 already (quantised from sha256 {already['from_sha256'][:12]}): "
+            "quantise its float source"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / FINDER_FILE
     original = onnx.load(str(source))

@@ -94,5 +94,7 @@ def test_a_lite0_run_from_a_lite0_export_starts_from_it_not_from_imagenet() -> N
     # train.py starts a lite0 stage from ImageNet only when --finder-from is another net
     models = Path(__file__).resolve().parents[2] / "models"
     stage15 = models / "training/stage15-lite-finder/finder/candidate/dice_finder.onnx"
-    assert finder_net_of(models / "dice_finder.onnx") == "small"
+    stage14 = models / "training/stage14-finder/finder/candidate/dice_finder.onnx"
+    assert finder_net_of(stage14) == "small"
     assert finder_net_of(stage15) == "lite0"
+    assert finder_net_of(models / "dice_finder.onnx") == "lite0"  # 1.5.0, int8

@@ -1,7 +1,8 @@
-"""The int8 finder (models/recipe/quantise.py): quantising the shipped finder on a few
-photos gives a file the app loads with its manifest checks, whose heads stay float, whose
+"""The int8 finder (models/recipe/quantise.py): quantising a float finder (the shipped
+finder's own source, kept in its training state folder) on a few photos gives a file the app loads with its manifest checks, whose heads stay float, whose
 manifest names the file it came from, and whose centre heat on a photo stays close to the
-float finder's; an unreadable photo is left out, not fatal. Needs onnx (the `test` extra)."""
+float finder's; an unreadable photo is left out, not fatal; a finder that is int8 already is
+refused. Needs onnx (the `test` extra)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ from models.recipe.finder_features import main as make_features
 from models.recipe.quantise import last_conv, quantise_finder
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
+# the float export the shipped int8 finder 1.5.0 was quantised from (its manifest's
+# quantised.from_sha256): stage 17's candidate, committed with the run's state
+FLOAT = MODELS / "training" / "stage17-lite-finder" / "finder" / "candidate"
 
 
 def photos(folder: Path, count: int) -> list[LabelledImage]:
@@ -44,7 +48,7 @@ def quantised(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Labe
     broken.write_bytes(b"not a picture")
     calibration.append(LabelledImage(broken, "rendered", 640, 480, ()))
     out = root / "int8"
-    quantise_finder(MODELS, out, calibration)
+    quantise_finder(FLOAT, out, calibration)
     return out, calibration
 
 
@@ -54,21 +58,21 @@ def test_the_int8_finder_loads_and_keeps_its_heads_float(
     out, _ = quantised
     DiceFinder.load(out)  # the runtime's manifest and graph checks
     manifest = parse_manifest(out / "dice_finder.json")
-    assert manifest.raw["quantised"]["from_sha256"] == sha256_of(MODELS / FINDER_FILE)
+    assert manifest.raw["quantised"]["from_sha256"] == sha256_of(FLOAT / FINDER_FILE)
     model = onnx.load(str(out / FINDER_FILE))
     ops = {node.op_type for node in model.graph.node}
     assert {"QuantizeLinear", "DequantizeLinear"} <= ops
     weights = {init.name: init for init in model.graph.initializer}
     head = next(node for node in model.graph.node if node.name == last_conv(model))
     assert numpy_helper.to_array(weights[head.input[1]]).dtype == np.float32
-    assert (out / FINDER_FILE).stat().st_size < (MODELS / FINDER_FILE).stat().st_size / 2
+    assert (out / FINDER_FILE).stat().st_size < (FLOAT / FINDER_FILE).stat().st_size / 2
 
 
 def test_the_int8_heat_follows_the_float_finders(
     quantised: tuple[Path, list[LabelledImage]], tmp_path: Path
 ) -> None:
     out, _ = quantised
-    float_finder, int8_finder = DiceFinder.load(MODELS), DiceFinder.load(out)
+    float_finder, int8_finder = DiceFinder.load(FLOAT), DiceFinder.load(out)
     image = cv2.imread(str(photos(tmp_path, 6)[-1].path))  # a scene it was not calibrated on
     batch, _ = float_finder.prepare(image, float_finder.long_side)
     heat_float = float_finder.maps(batch)[0]
@@ -84,7 +88,7 @@ def test_the_source_folder_and_the_working_folder_are_left_as_they_were(
     working.mkdir()
     monkeypatch.chdir(working)
     source = tmp_path / "source"
-    shutil.copytree(MODELS, source, ignore=shutil.ignore_patterns("recipe", "training"))
+    shutil.copytree(FLOAT, source)
     before = sha256_of(source / FINDER_FILE)
     quantise_finder(source, tmp_path / "int8", photos(tmp_path, 2))
     assert sha256_of(source / FINDER_FILE) == before
@@ -96,7 +100,7 @@ def test_nodes_named_by_a_prefix_stay_float_and_an_unknown_prefix_is_refused(
 ) -> None:
     calibration = photos(tmp_path, 2)
     out = tmp_path / "int8-heads-float"
-    quantise_finder(MODELS, out, calibration, ("/net/head/",))
+    quantise_finder(FLOAT, out, calibration, ("/net/head/",))
     DiceFinder.load(out)
     model = onnx.load(str(out / FINDER_FILE))
     weights = {init.name: init for init in model.graph.initializer}
@@ -110,7 +114,7 @@ def test_nodes_named_by_a_prefix_stay_float_and_an_unknown_prefix_is_refused(
         "/net/head/* float" in parse_manifest(out / "dice_finder.json").raw["quantised"]["format"]
     )
     with pytest.raises(SystemExit, match="/net/nowhere/"):
-        quantise_finder(MODELS, tmp_path / "never", calibration, ("/net/nowhere/",))
+        quantise_finder(FLOAT, tmp_path / "never", calibration, ("/net/nowhere/",))
 
 
 def test_a_setup_can_adapt_the_int8_finders_heat(
@@ -129,3 +133,13 @@ def test_a_setup_can_adapt_the_int8_finders_heat(
     maps, features = adapted.run_both(batch)
     assert np.array_equal(maps, finder.model.run(batch)[0][0])
     assert features.shape[0] == 24 and features.shape[1:] == maps.shape[1:]
+
+
+def test_the_shipped_finder_is_int8_from_the_kept_float_source_and_is_not_quantised_again(
+    tmp_path: Path,
+) -> None:
+    shipped = parse_manifest(MODELS / "dice_finder.json").raw["quantised"]
+    assert shipped["from_sha256"] == sha256_of(FLOAT / FINDER_FILE)
+    with pytest.raises(SystemExit, match="int8 already"):
+        quantise_finder(MODELS, tmp_path / "twice", photos(tmp_path, 1))
+    assert not (tmp_path / "twice" / FINDER_FILE).exists()

@@ -170,15 +170,16 @@ def test_a_stage_from_a_state_folder_starts_from_its_net_with_batchnorm_live(
     with pytest.raises(SystemExit, match="candidate/dice_finder.onnx"):
         finder_state_start(earlier.parent, "small")
     (earlier / CANDIDATE_FOLDER).mkdir()
-    for name in ("dice_finder.onnx", "dice_finder.json"):  # the shipped one: a small net
-        shutil.copy(MODELS / name, earlier / CANDIDATE_FOLDER / name)
+    small = MODELS / "training/stage14-finder/finder/candidate"  # a small net's export
+    for name in ("dice_finder.onnx", "dice_finder.json"):
+        shutil.copy(small / name, earlier / CANDIDATE_FOLDER / name)
     state, export = finder_state_start(earlier.parent, "small") or (None, None)
     assert (
         state == earlier / STATE_FILE and export == earlier / CANDIDATE_FOLDER / "dice_finder.onnx"
     )
     with pytest.raises(SystemExit, match="its net is small, not --finder-net lite0"):
         finder_state_start(earlier, "lite0")
-    assert finder_state_start(MODELS / "dice_finder.onnx", "small") is None  # a file
+    assert finder_state_start(small / "dice_finder.onnx", "small") is None  # a file
 
 
 def test_a_time_budgeted_stage_counts_the_seconds_of_earlier_sessions(tmp_path: Path) -> None:

@@ -13,8 +13,11 @@ import pytest
 
 from companion.vision.classifier import PipClassifier
 from companion.vision.confidence import (
+    LOOK_FEATURES,
+    VIEWS_AGREE_FLOOR,
     CalibrationRoll,
     ConfidenceError,
+    LookModel,
     OodModel,
     choose_bounded_threshold,
     decide_roll,
@@ -200,6 +203,39 @@ def test_the_face_offsets_travel_in_the_manifest_and_old_manifests_read_the_same
     for bad in ([0.1] * 5, [0.1, 0.2, 0.3, 0.4, 0.5, float("nan")]):
         with pytest.raises(ConfidenceError, match="face_offsets"):
             OodModel.from_json({**fitted.to_json(), "face_offsets": bad})
+
+
+def test_a_die_whose_views_disagree_is_capped_whatever_weight_the_fit_gave_the_views() -> None:
+    confidence_map = _shipped().confidence_map
+    assert confidence_map is not None and confidence_map.looks is not None
+    looks = dataclasses.replace(confidence_map.looks, ood=None)
+    assert 0.5 < looks.disagree_confidence < 0.95  # fitted: the share of such dice read right
+    frame, boxes, _ = _fixture_frame()
+    looked = classify(PipClassifier.load(), frame, boxes, looks=True)
+    features = looks.features(
+        np.array([d.confidence for d in looked]), np.array([d.value or 0 for d in looked]),
+        np.stack([np.asarray(d.views) for d in looked]),
+        np.stack([np.asarray(d.wide) for d in looked]),
+        np.array([d.where.score for d in looked]), np.full(len(looked), FIXTURE_DIE_SIDE), None,
+    )  # fmt: skip
+    column = LOOK_FEATURES.index("views_agree")
+    agreeing = features[features[:, column] == 1.0][:1]
+    assert len(agreeing)
+    sure = looks.confidence(agreeing, confidence_map)
+    assert sure[0] > looks.disagree_confidence
+    # the same die, three views of eight reading another value: under the floor
+    split = agreeing.copy()
+    split[:, column] = 5 / 8
+    assert 5 / 8 < VIEWS_AGREE_FLOOR <= 6 / 8
+    assert looks.confidence(split, confidence_map)[0] == pytest.approx(looks.disagree_confidence)
+    # before the views are taken (the ceiling), no cap: they may all agree
+    assert looks.confidence(split, confidence_map, views_seen=False)[0] > looks.disagree_confidence
+    # the cap travels in the manifest; a manifest written before it caps nothing
+    assert LookModel.from_json(looks.to_json()).disagree_confidence == pytest.approx(
+        looks.disagree_confidence, abs=1e-6
+    )
+    old = {k: v for k, v in looks.to_json().items() if k != "disagree_confidence"}
+    assert LookModel.from_json(old).disagree_confidence == 1.0
 
 
 def test_the_pipeline_takes_the_looks_the_map_asks_for() -> None:
