@@ -89,13 +89,11 @@ def fit_die_confidence(
         values = np.concatenate([f.value[m] for f, m in readable])
         ood = fit_face_offsets(ood, embeddings, values, right, OOD_QUANTILE)
         beyond = right[ood.score(embeddings, values) > ood.threshold]
-        share = (float(beyond.sum()) + 0.5) / (len(beyond) + 1.0)
-        ood = dataclasses.replace(ood, unfamiliar_confidence=share)
+        ood = dataclasses.replace(ood, unfamiliar_confidence=shrunk_share(beyond))
     features = np.concatenate([die_features(f, ood, sure_peak)[m] for f, m in readable])
     looks = fit_look_model(features, right, sure_peak, ood)
     disagree = right[features[:, LOOK_FEATURES.index("views_agree")] < VIEWS_AGREE_FLOOR]
-    share = (float(disagree.sum()) + 0.5) / (len(disagree) + 1.0)
-    looks = dataclasses.replace(looks, disagree_confidence=share)
+    looks = dataclasses.replace(looks, disagree_confidence=shrunk_share(disagree))
     fitted = fit_confidence_map(list(looks.score(features)), list(right))
     # for the dice the reader reads without their looks (they cannot be sure: pipeline.
     # take_looks): the map of the raw probability alone, on the same dice
@@ -103,6 +101,12 @@ def fit_die_confidence(
     return dataclasses.replace(
         fitted, looks=looks, without_looks=fit_confidence_map(list(raw), list(right))
     )
+
+
+def shrunk_share(right: np.ndarray) -> float:
+    """The share of these dice read right, pulled towards 1/2 by one die (a cap fitted on
+    few dice must not reach 0 or 1)."""
+    return (float(right.sum()) + 0.5) / (len(right) + 1.0)
 
 
 def die_features(f: Features, ood: OodModel | None, sure_peak: float) -> np.ndarray:
