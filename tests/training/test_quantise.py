@@ -1,8 +1,9 @@
 """The int8 finder (models/recipe/quantise.py): quantising a float finder (the shipped
-finder's own source, kept in its training state folder) on a few photos gives a file the app loads with its manifest checks, whose heads stay float, whose
-manifest names the file it came from, and whose centre heat on a photo stays close to the
-float finder's; an unreadable photo is left out, not fatal; a finder that is int8 already is
-refused. Needs onnx (the `test` extra)."""
+finder's own source, kept in its training state folder) on a few photos gives a file the
+app loads with its manifest checks, whose heads stay float, whose manifest names the file
+it came from, and whose centre heat on a photo stays close to the float finder's; an
+unreadable photo is left out, not fatal; a finder that is int8 already is refused. Needs
+onnx (the `test` extra)."""
 
 from __future__ import annotations
 
