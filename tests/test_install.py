@@ -152,9 +152,12 @@ def test_an_editable_install_prints_only_what_a_person_needs(
     source = root / "source"
     shutil.copytree(REPO, source, ignore=NOT_SOURCE)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    # into a prefix of its own (the test environment builds it: it has setuptools)
+    # into a prefix of its own (the test environment builds it: it has setuptools);
+    # --ignore-installed: without it pip first uninstalls the running environment's own
+    # install of the package (a developer's editable one), whatever --prefix says
     done = run([*pip, "install", "--no-deps", "--no-build-isolation", "--no-index",
-                "--prefix", str(root / "prefix"), "-e", str(source)], cwd=root)  # fmt: skip
+                "--ignore-installed", "--prefix", str(root / "prefix"), "-e", str(source)],
+               cwd=root)  # fmt: skip
     said = "\n".join(
         line
         for line in (done.stdout + done.stderr).splitlines()
