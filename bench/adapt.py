@@ -40,8 +40,10 @@ one face after another, as tomitomi-dish-crops does). --finder adapts the finder
 too (companion.vision.adapt_finder), judged by the same fold check with each left-out
 photo's missed + false + misread dice through the pipeline (both arms of a fold reading with
 the value head fitted without that fold's photos, as a deployment would have had it, never
-with the head fitted on all K: `check_finder`), and 16 calibration photos as its
-no-forgetting sample; the finder's features file is made once per shipped finder (by its
+with the head fitted on all K: `check_finder`, the app's own check,
+companion.vision.adapt_finder_check, each fold's value head judged by its own fold check),
+and the app's 16 no-forgetting calibration photos (models/adapt_anchor_photos/); the
+finder's features file is made once per shipped finder (by its
 sha256, so per --models) under .cache/models/finder-features/ and made again when either
 of its two files is missing or they do not match each other and that finder; --part calibration|validation reads only that part of a training
 folder (companion/vision/datasets.py), e.g. rune55-webcams' validation groups.
@@ -65,7 +67,7 @@ import json
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -77,19 +79,24 @@ from companion.vision.adapt import (
     AdaptedClassifier,
     Example,
     OwnColours,
-    ValueHead,
     adapt,
     own_colours,
 )
+from companion.vision.adapt_anchor import read_anchor_photos
 from companion.vision.adapt_files import atomic_write
 from companion.vision.adapt_finder import (
     AdaptedFinder,
     FinderHead,
     FinderRows,
     Spot,
-    fit_finder_head,
 )
-from companion.vision.adapt_gate import Judged, Verdict, decide, fold_of_photos
+from companion.vision.adapt_finder_check import (
+    ClassifierFor,
+    FinderPhoto,
+    check_finder_head,
+    fold_classifiers,
+)
+from companion.vision.adapt_gate import Judged, Verdict
 from companion.vision.adapt_learn import ConfirmedDie, anchor_for, new_examples
 from companion.vision.adapt_store import NewExample
 from companion.vision.classifier import PipClassifier
@@ -343,9 +350,6 @@ class FinderBench:
         return self.pictures[image.path]
 
 
-FINDER_ANCHOR_PER_PART = 4  # calibration photos per scene folder: the finder's no-forgetting sample
-
-
 def features_cache(finder_file: Path, root: Path) -> Path:
     """Where the features file of the finder in `finder_file` is made:
     ``root/<the file's sha256, first 16>`` (another --models with another finder gets a
@@ -368,97 +372,30 @@ def finder_bench(reader: DiceReader, root: Path) -> FinderBench:
         for name in ("dice_finder.onnx", "dice_finder.json"):
             atomic_write(cache / name, (models / name).read_bytes())
         make_features(["--models", str(cache)])
-    split = load_split()
-    anchor = [i for name in sorted(split.calibration) if name in ("byler-d6-train", "epanemu-dice3",
-              "matteop65-d6", "rune55-webcams") for i in sorted(split.calibration[name],
-              key=lambda i: i.path.name)[:FINDER_ANCHOR_PER_PART]]  # fmt: skip
+    anchor = read_anchor_photos()  # the app's no-forgetting photos
     return FinderBench(AdaptedFinder.load(reader.finder, models_dir=cache), anchor)
-
-
-def photo_errors(
-    finder: DiceFinder, classifier: PipClassifier, image: LabelledImage, picture: np.ndarray
-) -> int:
-    """Missed + false + misread dice of one photo through the pipeline."""
-    return score([(image, trace_dice(picture, finder, classifier).kept, ())]).errors
-
-
-ClassifierFor = Callable[[frozenset[str]], PipClassifier]
-
-
-def value_head_without(
-    examples: Sequence[Example],
-    left_out: Collection[str],
-    anchor: Judged | None,
-    second_look_below: float,
-) -> ValueHead:
-    """The value head the setup would read with had the `left_out` photos never been
-    confirmed: `adapt` (held-back dice, fold check, gate) on the other photos' dice."""
-    rest = [e for e in examples if e.photo not in left_out]
-    return adapt(rest, anchor=anchor, second_look_below=second_look_below).head
-
-
-def fold_classifiers(
-    base: PipClassifier,
-    examples: Sequence[Example],
-    anchor: Judged | None,
-    full: ValueHead,
-) -> ClassifierFor:
-    """Per set of left-out photo names, the classifier a fold of `check_finder` reads
-    them with: the base classifier with the value head fitted (and gated) without those
-    photos (`value_head_without`, made once per set); with none left out, `full` (the
-    head fitted on all, which the no-forgetting sample is read with)."""
-    made: dict[frozenset[str], PipClassifier] = {frozenset(): AdaptedClassifier(base, full)}
-
-    def classifier_for(left_out: frozenset[str]) -> PipClassifier:
-        if left_out not in made:
-            head = value_head_without(examples, left_out, anchor, base.second_look_below)
-            made[left_out] = AdaptedClassifier(base, head)
-        return made[left_out]
-
-    return classifier_for
 
 
 def check_finder(
     bench: FinderBench, run: Run, classifier_for: ClassifierFor, photos: Sequence[Photo]
 ) -> tuple[Verdict, FinderHead | None]:
-    """The fold check of companion.vision.adapt_gate for the finder's head: every photo
-    left out once, its pipeline errors with the head fitted without it against the shipped
-    finder's; then the head fitted on all read the calibration photos (no forgetting).
+    """The app's fold check of the finder's head (companion.vision.adapt_finder_check):
+    every photo left out once, each fold read with the value head fitted without it
+    (`fold_classifiers`), then the no-forgetting calibration photos."""
+    by_name = {p.name: p for p in photos}
 
-    Both arms of a fold read its left-out photos with the same classifier, the one a
-    deployment would have had without them: ``classifier_for(left-out names)``, the value
-    head fitted without that fold (`fold_classifiers`). The head fitted on all K photos
-    has seen the left-out dice, so reading them with it would flatter the adapted pair
-    (the old check did). The no-forgetting sample, which no fold saw, is read with the
-    head fitted on all (``classifier_for(frozenset())``)."""
-    shipped_finder = bench.finder.with_head(None)
-    if len(photos) < 5:
-        return Verdict(), None
-    folds = fold_of_photos([p.name for p in photos], min(len(photos), 25))
-    shipped = np.zeros(int(folds.max()) + 1, np.int64)
-    adapted = np.zeros_like(shipped)
-    for part in range(len(shipped)):
-        rows = [bench.rows_of(run, p) for p, f in zip(photos, folds, strict=True) if f != part]
-        head = fit_finder_head(FinderRows.join(rows))
-        finder = bench.finder.with_head(head)
-        left_out = [p for p, f in zip(photos, folds, strict=True) if f == part]
-        classifier = classifier_for(frozenset(p.name for p in left_out))
-        for photo in left_out:
-            for t in photo.images:
-                picture = run.pictures[t.path]
-                shipped[part] += photo_errors(shipped_finder, classifier, t, picture)
-                adapted[part] += photo_errors(finder, classifier, t, picture)
-    full = fit_finder_head(FinderRows.join([bench.rows_of(run, p) for p in photos]))
-    classifier = classifier_for(frozenset())
-    on_anchor = [
-        (photo_errors(shipped_finder, classifier, i, bench.picture(i)),
-         photo_errors(bench.finder.with_head(full), classifier, i, bench.picture(i)))
-        for i in bench.anchor
-    ]  # fmt: skip
-    checked = (len(on_anchor), sum(a for a, _ in on_anchor), sum(b for _, b in on_anchor))
-    dice = sum(len(t.dice) for p in photos for t in p.images)
-    verdict = replace(decide(shipped, adapted, checked), dice=dice)
-    return verdict, full if verdict.adopted else None
+    def picture_of(image: LabelledImage) -> np.ndarray:
+        found = run.pictures.get(image.path)
+        return found if found is not None else bench.picture(image)
+
+    return check_finder_head(
+        bench.finder,
+        [FinderPhoto(p.name, tuple(p.images)) for p in photos],
+        lambda photo: bench.rows_of(run, by_name[photo.name]),
+        picture_of,
+        classifier_for,
+        bench.anchor,
+    )
 
 
 def finder_readings(

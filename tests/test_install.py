@@ -85,11 +85,16 @@ def test_the_installed_package_is_the_wheel_not_the_checkout(installed: Path) ->
     assert package.startswith(site) and web.startswith(site) and models.startswith(site)
     assert calibration.startswith(site) and checkout == "None"
     assert (Path(web) / "templates" / "table.html").is_file()
-    # the models and their manifests, the adaptation check's no-forgetting sample, and no
+    # the models and their manifests, the finder with its features output (a setup's
+    # finder head learns on it), the adaptation checks' no-forgetting samples, and no
     # training code
     shipped = sorted(p.name for p in Path(models).iterdir())
-    assert shipped == ["adapt_anchor.csv", "adapt_anchor.png", "dice_finder.json",
-                       "dice_finder.onnx", "pip_classifier.json", "pip_classifier.onnx"]  # fmt: skip
+    assert shipped == ["adapt_anchor.csv", "adapt_anchor.png", "adapt_anchor_photos",
+                       "dice_finder.json", "dice_finder.onnx", "dice_finder_features.json",
+                       "dice_finder_features.onnx", "pip_classifier.json",
+                       "pip_classifier.onnx"]  # fmt: skip
+    photos = sorted(p.name for p in (Path(models) / "adapt_anchor_photos").iterdir())
+    assert "labels.csv" in photos and "NOTICE.txt" in photos and len(photos) == 18
 
 
 def dice_read(output: str) -> list[tuple[int, str, int | None]]:

@@ -23,7 +23,12 @@ attribute store: the worker thread reads with it from its next frame). When the 
 calibrated for a setup, and again when its models have loaded, the setup's heads are put
 in place at once in a worker thread (`restore_camera`): after a restart the head the last
 refresh saved reads the first roll, and its verdict is on the camera panel, before any
-refresh."""
+refresh.
+
+The finder learns beside the classifier when the shipped finder's features file is there
+(models/dice_finder_features.onnx, companion.vision.adapt_finder): each setup's learner
+then also keeps the confirmed photos and judges a heat head for the finder every few of
+them (companion.vision.adapt_finder_learn); the camera reads with it only once adopted."""
 
 from __future__ import annotations
 
@@ -42,6 +47,7 @@ import numpy as np
 
 from companion.table.camera_runtime import CameraRuntime
 from companion.vision.adapt import Adaptation, AdaptedClassifier
+from companion.vision.adapt_finder import AdaptedFinder
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, SetupSummary
 from companion.vision.adapt_store import (
     CROP_SIZE,
@@ -52,6 +58,7 @@ from companion.vision.adapt_store import (
 )
 from companion.vision.classifier import PipClassifier, crop_die
 from companion.vision.colour import DiceSet
+from companion.vision.finder import DiceFinder
 from companion.vision.model import ModelError
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieReading, FrameReading
@@ -63,6 +70,7 @@ SNAPSHOTS_KEPT = 4  # teaching snapshots held at once (one page, a few tabs)
 ADDED_FLAG = "added"  # a die the host added to a held reading (companion.web.camera)
 
 ClassifierFactory = Callable[[], PipClassifier]
+FinderFactory = Callable[[], AdaptedFinder | None]
 Listener = Callable[[str, Adaptation], None]
 
 
@@ -102,16 +110,23 @@ def confirmed_dice(dice: Sequence[DieReading], by_host: bool) -> list[ConfirmedD
 
 
 class LearntReader:
-    """The camera's reader with a setup's heads: the base DiceReader's finder with the
-    adapted classifier; a dice set the camera is given that is the setup's calibrated set
+    """The camera's reader with a setup's heads: the base DiceReader's finder (or the
+    setup's adopted finder head over it) with the adapted classifier; a dice set the camera is given that is the setup's calibrated set
     (by name and colours) is read with the setup's own colours of those dice instead."""
 
-    def __init__(self, base: DiceReader, setup: str, adaptation: Adaptation) -> None:
+    def __init__(
+        self,
+        base: DiceReader,
+        setup: str,
+        adaptation: Adaptation,
+        finder: DiceFinder | None = None,
+    ) -> None:
         self.base = base
         self.setup = setup
         self.adaptation = adaptation
+        self.finder = finder or base.finder  # the setup's adopted finder head, else base's
         classifier = AdaptedClassifier(base.classifier, adaptation.head)
-        self._reader = DiceReader(base.finder, classifier, base.dice_set)
+        self._reader = DiceReader(self.finder, classifier, base.dice_set)
         self.dice_set = base.dice_set
 
     @property
@@ -136,10 +151,17 @@ class LearntReader:
 class Learning:
     """See the module docstring. `Learning(data_dir)`; `close()` at shutdown."""
 
-    def __init__(self, data_dir: Path, classifier_factory: ClassifierFactory | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        classifier_factory: ClassifierFactory | None = None,
+        finder_factory: FinderFactory | None = None,
+    ) -> None:
         self.store = SetupStore(data_dir)
         self._classifier_factory = classifier_factory or PipClassifier.load
         self._classifier: PipClassifier | None = None
+        self._finder_factory = finder_factory or features_finder
+        self._finder: tuple[AdaptedFinder | None] | None = None  # loaded once (None inside: none)
         self._load_lock = threading.Lock()
         self._learners: dict[str, SetupLearner] = {}
         self._refresh: dict[str, _Refresh] = {}
@@ -166,7 +188,12 @@ class Learning:
             base = _base_reader(runtime)
             return base.classifier if base is not None else PipClassifier.load()
 
+        def camera_finder() -> AdaptedFinder | None:
+            base = _base_reader(runtime)
+            return features_finder(base.finder if base is not None else None)
+
         self._classifier_factory = camera_classifier
+        self._finder_factory = camera_finder
         self.listeners.append(self._install)
         runtime.changed.append(self._camera_changed)
 
@@ -226,7 +253,9 @@ class Learning:
         base = _base_reader(runtime) if runtime is not None else None
         if runtime is None or base is None or calibration is None or calibration.name != setup:
             return
-        runtime.reader.reader = LearntReader(base, setup, adaptation)
+        learner = self._learners.get(setup)
+        finder = learner.reader_finder(base.finder) if learner is not None else None
+        runtime.reader.reader = LearntReader(base, setup, adaptation, finder)
         logger.info("camera reads with setup %s's heads (%d dice)", setup, adaptation.used)
 
     def status(self, setup: str | None) -> dict[str, object] | None:
@@ -242,6 +271,7 @@ class Learning:
             "setup": setup,
             "learnt": self._learnt.get(setup),
             "verdict": self._verdicts.get(setup),
+            "finder_verdict": self._finder_verdict(setup),
             "rolls_last_hour": rolls,
             "share_without_tap": round(share, 3),
         }
@@ -286,13 +316,28 @@ class Learning:
                 self._classifier = self._classifier_factory()
             return self._classifier
 
+    def finder(self) -> AdaptedFinder | None:
+        """The shipped finder with its features output, which a setup's finder head learns
+        on (loaded on first use; None when the features file is not there)."""
+        with self._load_lock:
+            if self._finder is None:
+                self._finder = (self._finder_factory(),)
+            return self._finder[0]
+
+    def _finder_verdict(self, setup: str) -> dict[str, object] | None:
+        learner = self._learners.get(setup)
+        verdict = learner.finder_verdict if learner is not None else None
+        return verdict.to_json() if verdict is not None else None
+
     def learner(self, setup: str, dice_set: DiceSet | None = None) -> SetupLearner:
         """The setup's learner (made on first use; a later dice set replaces the first)."""
         check_setup(setup)
         with self._load_lock:
             learner = self._learners.get(setup)
         if learner is None:
-            learner = SetupLearner(self.store, setup, self.classifier(), dice_set)
+            learner = SetupLearner(
+                self.store, setup, self.classifier(), dice_set, finder=self.finder()
+            )
             with self._load_lock:
                 learner = self._learners.setdefault(setup, learner)
         if dice_set is not None:
@@ -479,6 +524,19 @@ class Learning:
         )
         self.refresh_soon(taken.setup)
         return ids
+
+
+def features_finder(base: DiceFinder | None = None) -> AdaptedFinder | None:
+    """`base` (default: the shipped finder) over the features file beside its own file;
+    None, logged, when there is none or it was made for another finder: then only the
+    value head learns."""
+    try:
+        finder = base if base is not None else DiceFinder.load()
+        folder = Path(finder.model.path).parent
+        return AdaptedFinder.load(finder, models_dir=folder)
+    except ModelError as exc:
+        logger.info("the finder does not learn: %s", exc)
+        return None
 
 
 def _base_reader(runtime: CameraRuntime | None) -> DiceReader | None:

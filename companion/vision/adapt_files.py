@@ -20,7 +20,14 @@ sha256, the classifier it was fitted for (another classifier: stale, None, refit
 next refresh), the weights' shape against the embedding width; a damaged file raises
 ModelError naming the file and the field. A manifest of the first layout, naming
 ``value_head.npz``, is still read (the same checks: its sha256 is in the manifest); the
-next refresh writes the new layout and deletes the old file."""
+next refresh writes the new layout and deletes the old file.
+
+The finder's heat head (companion.vision.adapt_finder) lies beside it the same way:
+``finder_head-<sha12>.npz`` (its C + 1 weights) and ``finder_head.json`` (name
+``setup_finder_head``, the finder it adapts by name, version and sha256, the features
+width, the verdict, the file's name, shape and sha256; ``"head": null`` when refused),
+saved crash-atomically in the same order and checked the same way by `load_finder_head`
+(a head fitted for another finder is stale: None)."""
 
 from __future__ import annotations
 
@@ -31,12 +38,14 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from companion.vision.adapt import FACES, ValueHead
+from companion.vision.adapt_finder import AdaptedFinder, FinderHead
 from companion.vision.adapt_fit import Delta
 from companion.vision.adapt_gate import Verdict
 from companion.vision.classifier import PipClassifier
@@ -205,3 +214,105 @@ def _delta(manifest_path: Path, spec: dict[str, object], width: int) -> Delta:
             f"('head.shape')"
         )
     return Delta(seen, weights)
+
+
+FINDER_PREFIX = "finder_head-"
+FINDER_MANIFEST = "finder_head.json"
+FINDER_NAME = "setup_finder_head"
+
+
+@dataclass(frozen=True)
+class SavedFinderHead:
+    """What a restart finds for the finder: the head (None when refused) and its verdict."""
+
+    head: FinderHead | None
+    verdict: Verdict
+    photo_ids: tuple[int, ...] = ()  # the stored photos the verdict judged
+
+
+def _finder_of(finder: AdaptedFinder) -> dict[str, object]:
+    manifest = finder.base.model.manifest
+    return {"name": manifest.name, "version": manifest.version, "sha256": manifest.sha256}
+
+
+def save_finder_head(
+    folder: Path,
+    setup: str,
+    head: FinderHead | None,
+    verdict: Verdict,
+    finder: AdaptedFinder,
+    photo_ids: Sequence[int] = (),
+) -> Path:
+    """Write the finder head (when adopted) and its manifest into ``folder/adapted`` as
+    `save_head` writes the value head (crash-atomic across the two files); returns the
+    manifest's path."""
+    out = Path(folder) / ADAPTED_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, object] = {
+        "name": FINDER_NAME,
+        "version": VERSION,
+        "task": "the setup's heat head on the dice finder's stride-4 features (issue 24)",
+        "setup": setup,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "derived_from": _finder_of(finder),
+        "features": finder.features_width,
+        "verdict": verdict.to_json(),
+        "photos": [int(k) for k in photo_ids],
+        "head": None,
+    }
+    keep: set[str] = set()
+    if head is not None:
+        buffer = io.BytesIO()
+        np.savez(buffer, weights=np.asarray(head.weights, np.float64))
+        data = buffer.getvalue()
+        path = out / f"{FINDER_PREFIX}{hashlib.sha256(data).hexdigest()[:12]}{HEAD_SUFFIX}"
+        atomic_write(path, data)
+        keep.add(path.name)
+        manifest["head"] = {
+            "file": path.name,
+            "shape": list(head.weights.shape),
+            "sha256": sha256_of(path),
+        }
+    atomic_write(out / FINDER_MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+    for old in out.glob(f"{FINDER_PREFIX}*{HEAD_SUFFIX}"):
+        if old.name not in keep:
+            old.unlink(missing_ok=True)
+    return out / FINDER_MANIFEST
+
+
+def load_finder_head(folder: Path, finder: AdaptedFinder) -> SavedFinderHead | None:
+    """The saved finder head for this finder; None when none is saved or it was fitted
+    for another finder; a damaged file raises ModelError naming the file and the field."""
+    path = Path(folder) / ADAPTED_DIR / FINDER_MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        verdict = Verdict.from_json(raw["verdict"])
+        derived = raw["derived_from"]["sha256"]
+        photo_ids = tuple(int(k) for k in raw.get("photos", ()))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ModelError(f"{path}: malformed finder-head manifest ({exc!r})") from exc
+    if raw.get("name") != FINDER_NAME:
+        raise ModelError(f"{path}: not a {FINDER_NAME} manifest ('name')")
+    if derived != finder.base.model.manifest.sha256:
+        return None  # fitted for another finder: the next refresh fits it again
+    spec = raw.get("head")
+    if spec is None:
+        return SavedFinderHead(None, verdict, photo_ids)
+    name = str(spec.get("file", ""))
+    if Path(name).name != name or not name.startswith(FINDER_PREFIX):
+        raise ModelError(f"{path}: 'head.file' {name!r} is not a finder head file beside it")
+    head_path = path.parent / name
+    if not head_path.is_file():
+        raise ModelError(f"{head_path}: finder head file not found")
+    if sha256_of(head_path) != spec.get("sha256"):
+        raise ModelError(f"{head_path}: sha256 does not match the manifest's 'head.sha256'")
+    with np.load(head_path) as data:
+        weights = np.asarray(data["weights"], np.float64)
+    if list(weights.shape) != spec.get("shape") or weights.shape != (finder.features_width + 1,):
+        raise ModelError(
+            f"{head_path}: weights {weights.shape} do not fit {finder.features_width} "
+            "features ('head.shape')"
+        )
+    return SavedFinderHead(FinderHead(weights), verdict, photo_ids)

@@ -116,6 +116,11 @@ class AdaptedFinder(DiceFinder):
         self.base = base
         self.head = head
         self._features_index = features.manifest.output_names.index(FEATURES_OUTPUT)
+        shape = features.manifest.output_shapes.get(FEATURES_OUTPUT)
+        width = shape[1] if shape and len(shape) > 1 else None
+        if not isinstance(width, int):
+            raise ModelError(f"{features.path}: 'outputs.shapes.{FEATURES_OUTPUT}' has no width")
+        self.features_width = width
 
     @classmethod
     def load(  # type: ignore[override]

@@ -20,7 +20,10 @@ read with them.
   refitting: companion.table.learning.Learning.restore);
 - `forget()`: every stored die and the adapted head deleted, under the lock;
 - `reader(base)`: the base DiceReader's finder with the adapted classifier and the setup's
-  own dice colours.
+  own dice colours; with a features finder (`finder=`, companion.vision.adapt_finder) the
+  finder's half learns too (companion.vision.adapt_finder_learn.FinderLearner): `record`
+  also keeps the photo, `refresh` judges the finder's heat head every few photos (outside
+  the lock: it takes seconds) and `reader` reads with it once adopted.
 
 Every call is synchronous and may take milliseconds (record) to a few hundred
 (refresh of thousands of dice): a server runs them off its event loop. One lock keeps a
@@ -48,16 +51,22 @@ from companion.vision.adapt import (
 )
 from companion.vision.adapt_anchor import anchor_dice, read_anchor
 from companion.vision.adapt_files import SavedHead, load_head, remove_head, save_head
-from companion.vision.adapt_gate import Judged
+from companion.vision.adapt_finder import AdaptedFinder
+from companion.vision.adapt_finder_check import MIN_PHOTOS, fold_classifiers
+from companion.vision.adapt_finder_learn import FinderJob, FinderLearner, photo_die
+from companion.vision.adapt_gate import Judged, Verdict
 from companion.vision.adapt_store import (
     CROP_SIZE,
     NewExample,
     SetupStore,
     StoredExample,
     ViewUpdate,
+    photo_key,
 )
 from companion.vision.classifier import PipClassifier, crop_die, symmetric_views
 from companion.vision.colour import DiceSet, measure_die
+from companion.vision.datasets import DatasetError
+from companion.vision.finder import DiceFinder
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox
 
@@ -201,11 +210,17 @@ class SetupSummary:
     set_colours: tuple[str, ...]
     adopted: bool = False
     verdict: str = ""
+    finder_adopted: bool = False
+    finder_verdict: str = ""  # "" while the finder is not judged (or does not learn)
+    photos: int = 0  # confirmed photos kept for the finder
 
     def to_json(self) -> dict[str, object]:
         return {
             "adopted": self.adopted,
             "verdict": self.verdict,
+            "finder_adopted": self.finder_adopted,
+            "finder_verdict": self.finder_verdict,
+            "photos": self.photos,
             "setup": self.setup,
             "stored": self.stored,
             "used": self.used,
@@ -246,6 +261,7 @@ class SetupLearner:
         classifier: PipClassifier,
         dice_set: DiceSet | None = None,
         anchor_dir: Path | None = None,
+        finder: AdaptedFinder | None = None,
     ) -> None:
         self.store = store
         self.setup = setup
@@ -256,6 +272,14 @@ class SetupLearner:
         self._anchor: tuple[str, Judged | None] | None = None
         self.stored: list[StoredExample] = []
         self.adaptation: Adaptation | None = None
+        # the finder's half (None: only the value head learns); `forget` bumps the
+        # generation, so a finder check that ran meanwhile writes nothing back
+        self.finder_learner = (
+            FinderLearner(store, setup, self.folder, finder, anchor_dir)
+            if finder is not None
+            else None
+        )
+        self._generation = 0
 
     @property
     def folder(self) -> Path:
@@ -284,6 +308,9 @@ class SetupLearner:
             count = self.store.delete_setup(self.setup)
             remove_head(self.folder)
             self.stored, self.adaptation = [], None
+            self._generation += 1
+            if self.finder_learner is not None:
+                self.finder_learner.forget()
             return count
 
     def saved(self) -> SavedHead | None:
@@ -303,7 +330,13 @@ class SetupLearner:
         made = new_examples(self.classifier, image, with_set_dice(dice, self.dice_set))
         rows = [replace(e, table_id=table_id, photo=photo, throw=throw) for e in made]
         with self._lock:
-            return self.store.add(self.setup, rows)
+            ids = self.store.add(self.setup, rows)
+            if self.finder_learner is not None and ids:
+                # the photo under the key its dice count in (the fold check's photo)
+                key = photo_key(photo, table_id, ids[0])
+                spots = [photo_die(d.where, d.value) for d in dice]
+                self.finder_learner.record(image, spots, key)
+            return ids
 
     def refresh(self) -> Adaptation:
         """Fit the heads on every stored die of the setup (module docstring)."""
@@ -321,8 +354,31 @@ class SetupLearner:
                 save_head(self.folder, self.setup, adaptation.head, self.classifier)
             else:  # no confirmed die left: no head either, the shipped one reads
                 remove_head(self.folder)
+                if self.finder_learner is not None:
+                    self.finder_learner.forget()
+            job = self._finder_job(stored, adaptation)
+            generation = self._generation
         logger.info("setup %s: %s", self.setup, adaptation.head.gate.words())
+        if job is not None and self.finder_learner is not None:
+            try:
+                state = job.run()  # seconds: without the lock, so rolls keep being stored
+            except DatasetError:  # a photo gone meanwhile: the setup was forgotten
+                logger.info("setup %s: finder check stopped (a photo is gone)", self.setup)
+                return adaptation
+            with self._lock:
+                if generation == self._generation:
+                    self.finder_learner.keep(state, job)
         return adaptation
+
+    def _finder_job(self, stored: list[StoredExample], adaptation: Adaptation) -> FinderJob | None:
+        """The finder check to run after this refresh, when one is due."""
+        if self.finder_learner is None or not stored:
+            return None
+        examples = [s.example for s in stored]
+        classifier_for = fold_classifiers(
+            self.classifier, examples, self.anchor(), adaptation.head, regate=False
+        )
+        return self.finder_learner.job(classifier_for)
 
     def _embedded_now(self, stored: list[StoredExample]) -> list[StoredExample]:
         """The stored dice with the current classifier's features: those made by another
@@ -351,11 +407,31 @@ class SetupLearner:
         return [s for s in self.store.examples(self.setup) if s.example_id not in missing]
 
     def reader(self, base: DiceReader) -> DiceReader:
-        """`base`'s finder with this setup's classifier and dice colours: the last
-        refresh's, else the saved head (a restart), else refresh first."""
+        """`base`'s finder (the setup's adopted finder head over it, when it has one for
+        that finder) with this setup's classifier and dice colours: the last refresh's,
+        else the saved head (a restart), else refresh first."""
         adaptation = self.current()
         classifier = AdaptedClassifier(base.classifier, adaptation.head)
-        return DiceReader(base.finder, classifier, adaptation.dice_set or base.dice_set)
+        finder = self.reader_finder(base.finder)
+        return DiceReader(finder, classifier, adaptation.dice_set or base.dice_set)
+
+    def reader_finder(self, base: DiceFinder) -> DiceFinder:
+        """The finder to read with: the adopted finder head's when it adapts `base` (the
+        same finder file), else `base`."""
+        learner = self.finder_learner
+        with self._lock:
+            adapted = learner.finder() if learner is not None else None
+        if adapted is None or adapted.base.model.manifest.sha256 != base.model.manifest.sha256:
+            return base
+        return adapted
+
+    @property
+    def finder_verdict(self) -> Verdict | None:
+        """The finder check's last verdict (None: no finder half, or never judged)."""
+        if self.finder_learner is None:
+            return None
+        with self._lock:
+            return self.finder_learner.verdict
 
     def current(self) -> Adaptation:
         """The last refresh's adaptation, else the saved head's (a restart), else a refresh."""
@@ -399,4 +475,19 @@ class SetupLearner:
             colours,
             adaptation.head.active,
             adaptation.head.gate.words(),
+            *self._finder_summary(),
         )
+
+    def _finder_summary(self) -> tuple[bool, str, int]:
+        """(adopted, the verdict's words, photos kept) of the finder's half."""
+        if self.finder_learner is None:
+            return False, "", 0
+        with self._lock:
+            verdict = self.finder_learner.verdict
+            photos = len(self.store.photos(self.setup))
+        if verdict is None:
+            waiting = (
+                f"the finder is judged from {MIN_PHOTOS} confirmed photos on ({photos} so far)"
+            )
+            return False, waiting, photos
+        return verdict.adopted, "finder: " + verdict.words(), photos

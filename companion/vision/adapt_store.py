@@ -15,10 +15,18 @@ they are made again from the crop (`SetupLearner.refresh`).
 The store is synchronous and thread-safe (one connection behind a lock); callers in the
 server run it off the event loop. A crop file is written before its record and removed
 after it, so a record never names a missing file; `delete_setup` removes the records and
-the setup's folder."""
+the setup's folder.
+
+For the finder's head (companion.vision.adapt_finder) the store also keeps each confirmed
+photo whole (``setups/<setup>/photos/<id>.jpg``, its long side at most PHOTO_LONG_SIDE,
+JPEG quality PHOTO_QUALITY) with its confirmed dice (centre, side, value, in that JPEG's
+pixels), at most MAX_PHOTOS per setup (the oldest go first); the false dice the host
+removed need no record of their own, since a peak of the shipped finder away from every
+confirmed die of its photo is one (`AdaptedFinder.photo_rows`)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import threading
@@ -62,7 +70,21 @@ CREATE TABLE IF NOT EXISTS examples (
     view_probabilities BLOB
 );
 CREATE INDEX IF NOT EXISTS examples_by_setup ON examples(setup, example_id);
+CREATE TABLE IF NOT EXISTS photos (
+    photo_id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    setup         TEXT NOT NULL,
+    photo         TEXT NOT NULL,
+    width         INTEGER NOT NULL,
+    height        INTEGER NOT NULL,
+    dice          TEXT NOT NULL,
+    created_at    REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS photos_by_setup ON photos(setup, photo_id);
 """
+PHOTOS_DIR = "photos"
+PHOTO_LONG_SIDE = 1280  # a 1280x720 webcam frame as it is; bigger frames shrunk
+PHOTO_QUALITY = 90
+MAX_PHOTOS = 100  # per setup: the fold check uses 25 folds; the rest is history
 # columns added since the first schema: (name, type), added to an older file when opened
 ADDED_COLUMNS = (("views", "BLOB"), ("view_probabilities", "BLOB"))
 
@@ -142,6 +164,30 @@ class StoredExample:
         }
 
 
+@dataclass(frozen=True)
+class PhotoDie:
+    """A confirmed die of a stored photo, in the stored JPEG's pixels."""
+
+    cx: float
+    cy: float
+    side: float
+    value: int
+
+
+@dataclass(frozen=True)
+class StoredPhoto:
+    """A confirmed photo of a setup: its id, its photo key (the fold key its dice carry),
+    the JPEG's size, its confirmed dice and when it was stored."""
+
+    photo_id: int
+    setup: str
+    photo: str
+    width: int
+    height: int
+    dice: tuple[PhotoDie, ...]
+    created_at: float
+
+
 def _blob(array: np.ndarray | None) -> bytes | None:
     return None if array is None else np.asarray(array, np.float32).tobytes()
 
@@ -213,6 +259,72 @@ class SetupStore:
                 ids.append(example_id)
         return ids
 
+    def photo_path(self, setup: str, photo_id: int) -> Path:
+        return self.crops_dir / check_setup(setup) / PHOTOS_DIR / f"{int(photo_id)}.jpg"
+
+    def add_photo(self, setup: str, photo: str, image: np.ndarray, dice: Sequence[PhotoDie]) -> int:
+        """Store one confirmed photo (shrunk to PHOTO_LONG_SIDE, the dice with it) and
+        drop the setup's oldest beyond MAX_PHOTOS; returns its id. The JPEG is written
+        before its record is committed, so a record never names a missing file."""
+        check_setup(setup)
+        height, width = image.shape[:2]
+        factor = min(1.0, PHOTO_LONG_SIDE / max(height, width))
+        if factor < 1.0:
+            size = (max(1, round(width * factor)), max(1, round(height * factor)))
+            image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+            height, width = image.shape[:2]
+        ok, jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, PHOTO_QUALITY])
+        if not ok:
+            raise SetupError("a photo that cannot be encoded as JPEG")
+        for die in dice:
+            if not 1 <= int(die.value) <= 6:
+                raise SetupError(f"a die's value is 1-6, not {die.value}")
+        rows = [[round(d.cx * factor, 2), round(d.cy * factor, 2), round(d.side * factor, 2),
+                 int(d.value)] for d in dice]  # fmt: skip
+        folder = self.crops_dir / setup / PHOTOS_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO photos (setup, photo, width, height, dice, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (setup, str(photo), int(width), int(height), json.dumps(rows), time.time()),
+            )
+            photo_id = int(cursor.lastrowid or 0)
+            (folder / f"{photo_id}.jpg").write_bytes(jpeg.tobytes())
+            old = [
+                int(row[0])
+                for row in db.execute(
+                    "SELECT photo_id FROM photos WHERE setup = ? ORDER BY photo_id DESC"
+                    " LIMIT -1 OFFSET ?",
+                    (setup, MAX_PHOTOS),
+                )
+            ]
+            db.executemany("DELETE FROM photos WHERE photo_id = ?", [(k,) for k in old])
+        for k in old:  # after the commit: a committed record always has its file
+            (folder / f"{k}.jpg").unlink(missing_ok=True)
+        return photo_id
+
+    def photos(self, setup: str) -> list[StoredPhoto]:
+        """Every stored photo of a setup, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT photo_id, setup, photo, width, height, dice, created_at FROM photos"
+                " WHERE setup = ? ORDER BY photo_id",
+                (check_setup(setup),),
+            ).fetchall()
+        out = []
+        for photo_id, name, key, width, height, dice, created in rows:
+            spots = tuple(PhotoDie(float(x), float(y), float(s), int(v))
+                          for x, y, s, v in json.loads(dice))  # fmt: skip
+            out.append(StoredPhoto(int(photo_id), str(name), str(key), int(width),
+                                   int(height), spots, float(created)))  # fmt: skip
+        return out
+
+    def photo_image(self, setup: str, photo_id: int) -> np.ndarray | None:
+        """A stored photo's BGR pixels, None when its file is gone or damaged."""
+        image = cv2.imread(str(self.photo_path(setup, photo_id)), cv2.IMREAD_COLOR)
+        return None if image is None else np.asarray(image)
+
     def set_features(self, updates: Sequence[ViewUpdate], model: str) -> None:
         """Replace features made by another classifier, or add the views to a record made
         without them (`SetupLearner.refresh`)."""
@@ -252,10 +364,12 @@ class SetupStore:
         return found
 
     def delete_setup(self, setup: str) -> int:
-        """Delete every die of a setup, records and crops; returns how many."""
+        """Delete every die and photo of a setup, records and files; returns how many
+        dice."""
         with self._transaction() as db:
             cursor = db.execute("DELETE FROM examples WHERE setup = ?", (check_setup(setup),))
             count = cursor.rowcount
+            db.execute("DELETE FROM photos WHERE setup = ?", (setup,))
         shutil.rmtree(self.crops_dir / setup, ignore_errors=True)
         return count
 

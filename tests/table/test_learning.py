@@ -245,6 +245,7 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
         "setup": "kitchen",
         "learnt": again.adaptation.used,
         "verdict": again.adaptation.head.gate.to_json(),  # the fold check's, for the panel
+        "finder_verdict": None,  # two photos: the finder is judged from five on
         "rolls_last_hour": 2,
         "share_without_tap": 1.0,
     }

@@ -73,6 +73,13 @@
       verdictEl.textContent = s.verdict;  // the fold check's decision and why (issue 24)
       verdictEl.dataset.adopted = String(s.adopted);
     }
+    const finderEl = document.getElementById("setup-finder-verdict");
+    if (finderEl) {
+      // the finder's own check (kept photos, every few of them): empty when it does not learn
+      finderEl.textContent = s.finder_verdict;
+      finderEl.dataset.adopted = String(s.finder_adopted);
+      finderEl.hidden = !s.finder_verdict;
+    }
     const faces = document.getElementById("face-bars");
     faces.replaceChildren(...s.faces.map((n, k) => bar(`face ${k + 1}`, s.face_sureness[k], n)));
     const dice = document.getElementById("die-bars");
