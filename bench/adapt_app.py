@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             learner.record(image.load(), dice, table_id="bench", photo=f"roll {k}", throw=k)
         started = time.perf_counter()
         adaptation = learner.refresh()
+        learner.refresh_finder()  # as the server's refresh loop does after it
         seconds = time.perf_counter() - started
         print(f"{args.folder}: {len(images)} photos, {sum(len(i.dice) for i in images)} dice")
         print(f"value head: {adaptation.head.gate.words()}")

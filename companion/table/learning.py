@@ -169,6 +169,8 @@ class Learning:
         self._snapshots: dict[str, TeachSnapshot] = {}
         self._learnt: dict[str, int] = {}  # per setup: confirmed dice used at its last refresh
         self._verdicts: dict[str, dict[str, object]] = {}  # per setup: its fold check's verdict
+        # per setup: its finder check's verdict (None: not judged), for the camera panel
+        self._finder_verdicts: dict[str, dict[str, object] | None] = {}
         self._asked: set[str] = set()  # setups whose first refresh the camera panel asked for
         self._tasks: set[asyncio.Task[list[int]]] = set()
         self._runtime: CameraRuntime | None = None
@@ -244,6 +246,7 @@ class Learning:
                 if adaptation is None:
                     return None
                 self._verdicts[setup] = adaptation.head.gate.to_json()
+            self._finder_verdicts[setup] = _verdict_json(learner)
             self._install(setup, adaptation)
         return adaptation
 
@@ -271,7 +274,7 @@ class Learning:
             "setup": setup,
             "learnt": self._learnt.get(setup),
             "verdict": self._verdicts.get(setup),
-            "finder_verdict": self._finder_verdict(setup),
+            "finder_verdict": self._finder_verdicts.get(setup),
             "rolls_last_hour": rolls,
             "share_without_tap": round(share, 3),
         }
@@ -323,11 +326,6 @@ class Learning:
             if self._finder is None:
                 self._finder = (self._finder_factory(),)
             return self._finder[0]
-
-    def _finder_verdict(self, setup: str) -> dict[str, object] | None:
-        learner = self._learners.get(setup)
-        verdict = learner.finder_verdict if learner is not None else None
-        return verdict.to_json() if verdict is not None else None
 
     def learner(self, setup: str, dice_set: DiceSet | None = None) -> SetupLearner:
         """The setup's learner (made on first use; a later dice set replaces the first)."""
@@ -407,11 +405,33 @@ class Learning:
         try:
             while True:
                 state.again = False
-                await self.refresh_and_tell(setup)
+                adaptation = await self.refresh_and_tell(setup)
+                if adaptation is not None:
+                    await self.refresh_finder_and_tell(setup)
                 if not state.again:
                     break
         finally:
             state.running = False
+
+    async def refresh_finder_and_tell(self, setup: str) -> bool:
+        """Judge the setup's finder head when due (off the loop, seconds) and, when a new
+        verdict was kept, hand the setup's heads to the listeners again (the camera then
+        finds with the adopted head, or stops); False when nothing changed or it failed."""
+        try:
+            learner = await asyncio.to_thread(self.learner, setup)
+            changed = await asyncio.to_thread(learner.refresh_finder)
+        except Exception:
+            logger.warning("setup %s: finder not refreshed", setup, exc_info=True)
+            return False
+        self._finder_verdicts[setup] = _verdict_json(learner)
+        adaptation = learner.adaptation
+        if changed and adaptation is not None:
+            for listener in list(self.listeners):
+                try:
+                    listener(setup, adaptation)
+                except Exception:
+                    logger.exception("a learning listener failed")
+        return changed
 
     async def refresh_and_tell(self, setup: str) -> Adaptation | None:
         """Refresh now and hand the result to the listeners (the camera)."""
@@ -524,6 +544,11 @@ class Learning:
         )
         self.refresh_soon(taken.setup)
         return ids
+
+
+def _verdict_json(learner: SetupLearner) -> dict[str, object] | None:
+    verdict = learner.finder_verdict
+    return verdict.to_json() if verdict is not None else None
 
 
 def features_finder(base: DiceFinder | None = None) -> AdaptedFinder | None:

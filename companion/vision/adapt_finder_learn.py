@@ -6,11 +6,12 @@ kept, the heat head refitted and judged, the verdict and head kept beside the se
 - `record(image, dice, photo)`: the confirmed photo is stored whole with its confirmed
   dice (companion.vision.adapt_store.SetupStore.add_photo), the host's added dice among
   them; the false dice it removed are the shipped peaks away from every confirmed die;
-- `job(classifier_for)`: when REFIT_EVERY photos have come since the last check (or the
-  check has never run for this finder), a `FinderJob` over a snapshot of the latest
-  JUDGED_PHOTOS photos (25: one per fold, so a check costs the same after any number): the
-  fold check of companion.vision.adapt_finder_check, run without the learner's lock (it
-  takes seconds: 25 folds, each left-out photo through the pipeline twice);
+- `job(classifier_for)`: when REFIT_EVERY photos have been stored since the last one
+  judged (or the check has never run for this finder), a `FinderJob` over a snapshot of
+  the latest JUDGED_PHOTOS photos (25: one per fold, so a check costs the same after any
+  number): the fold check of companion.vision.adapt_finder_check, run by
+  `SetupLearner.refresh_finder` without the learner's lock (it takes seconds: 25 folds,
+  each left-out photo through the pipeline twice);
 - `keep(state)`: the job's head and verdict written beside the setup
   (companion.vision.adapt_files.save_finder_head) and put in place;
 - `finder()`: the features finder with the adopted head (None: not adopted), which the
@@ -59,9 +60,11 @@ class FinderState:
     photo_ids: tuple[int, ...] = ()
 
 
-def photo_die(where: DieBox, value: int) -> PhotoDie:
-    """A confirmed die as a stored photo keeps it: its centre and side (the longer one)."""
-    return PhotoDie(float(where.cx), float(where.cy), float(max(where.w, where.h)), int(value))
+def photo_die(where: DieBox, value: int, example_id: int | None = None) -> PhotoDie:
+    """A confirmed die as a stored photo keeps it: its centre and side (the longer one),
+    and the stored die it is."""
+    side = float(max(where.w, where.h))
+    return PhotoDie(float(where.cx), float(where.cy), side, int(value), example_id)
 
 
 def as_labelled(store: SetupStore, photo: StoredPhoto) -> LabelledImage:
@@ -98,7 +101,18 @@ class FinderJob:
         return self.rows[stored.photo_id]
 
     def run(self) -> FinderState:
-        judged = [FinderPhoto(p.photo, (i,)) for p, i in zip(self.photos, self.images, strict=True)]
+        """The check; a photo whose file is gone or damaged is left out of it."""
+        readable = []
+        for photo, image in zip(self.photos, self.images, strict=True):
+            try:
+                self.picture(image)
+            except DatasetError:
+                logger.warning("setup photo %s not read: left out of the finder check", image.path)
+                continue
+            readable.append((photo, image))
+        self.photos = [p for p, _ in readable]
+        self.images = [i for _, i in readable]
+        judged = [FinderPhoto(p.photo, (i,)) for p, i in readable]
         verdict, head = check_finder_head(
             self.finder.with_head(None),
             judged,
@@ -138,22 +152,27 @@ class FinderLearner:
         return self.store.add_photo(self.setup, photo, image, dice)
 
     def job(self, classifier_for: ClassifierFor) -> FinderJob | None:
-        """A fold check to run when it is due (module docstring), else None."""
-        photos = self.store.photos(self.setup)
+        """A fold check to run when it is due (module docstring), else None: from
+        MIN_PHOTOS photos with dice on, never judged, or REFIT_EVERY photos stored after
+        the last one judged."""
+        # one per photo key (a roll taught again counts once, the latest), only those
+        # that still hold a confirmed die (the host may have deleted them all)
+        latest = {p.photo: p for p in self.store.photos(self.setup) if p.dice}
+        photos = sorted(latest.values(), key=lambda p: p.photo_id)
         state = self.state or self.restore()
-        judged = set(state.photo_ids) if state is not None else set()
-        new = [p for p in photos if p.photo_id not in judged]
-        if len(photos) < MIN_PHOTOS or (state is not None and len(new) < REFIT_EVERY):
+        if len(photos) < MIN_PHOTOS:
             return None
+        if state is not None and state.photo_ids:
+            last = max(state.photo_ids)
+            if sum(p.photo_id > last for p in photos) < REFIT_EVERY:
+                return None
         try:
             anchor = read_anchor_photos(self.anchor_dir)
         except DatasetError:
             logger.warning("finder's no-forgetting photos not read", exc_info=True)
             anchor = []
-        # one row per photo key: a photo stored twice (a roll taught again) counts once;
         # the latest JUDGED_PHOTOS only, so a check costs the same after a hundred rolls
-        latest = {p.photo: p for p in photos}
-        kept = sorted(latest.values(), key=lambda p: p.photo_id)[-JUDGED_PHOTOS:]
+        kept = photos[-JUDGED_PHOTOS:]
         with self._rows_lock:
             known = {k: v for k, v in self._rows.items() if k in {p.photo_id for p in kept}}
         images = [as_labelled(self.store, p) for p in kept]

@@ -22,11 +22,12 @@ read with them.
 - `reader(base)`: the base DiceReader's finder with the adapted classifier and the setup's
   own dice colours; with a features finder (`finder=`, companion.vision.adapt_finder) the
   finder's half learns too (companion.vision.adapt_finder_learn.FinderLearner): `record`
-  also keeps the photo, `refresh` judges the finder's heat head every few photos (outside
-  the lock: it takes seconds) and `reader` reads with it once adopted.
+  also keeps the photo, `refresh_finder` judges the finder's heat head every few photos
+  (outside the lock: it takes seconds) and `reader` reads with it once adopted.
 
 Every call is synchronous and may take milliseconds (record) to a few hundred
-(refresh of thousands of dice): a server runs them off its event loop. One lock keeps a
+(refresh of thousands of dice), `refresh_finder` seconds (25 photos through the pipeline
+twice): a server runs them off its event loop. One lock keeps a
 refresh from reading a half-recorded roll's state."""
 
 from __future__ import annotations
@@ -65,7 +66,6 @@ from companion.vision.adapt_store import (
 )
 from companion.vision.classifier import PipClassifier, crop_die, symmetric_views
 from companion.vision.colour import DiceSet, measure_die
-from companion.vision.datasets import DatasetError
 from companion.vision.finder import DiceFinder
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox
@@ -280,6 +280,7 @@ class SetupLearner:
             else None
         )
         self._generation = 0
+        self._finder_running = threading.Lock()
 
     @property
     def folder(self) -> Path:
@@ -331,15 +332,26 @@ class SetupLearner:
         rows = [replace(e, table_id=table_id, photo=photo, throw=throw) for e in made]
         with self._lock:
             ids = self.store.add(self.setup, rows)
-            if self.finder_learner is not None and ids:
-                # the photo under the key its dice count in (the fold check's photo)
-                key = photo_key(photo, table_id, ids[0])
-                spots = [photo_die(d.where, d.value) for d in dice]
-                self.finder_learner.record(image, spots, key)
+            if self.finder_learner is not None and ids and photo is not None:
+                self._record_photo(image, dice, ids, photo_key(photo, table_id, ids[0]))
             return ids
 
+    def _record_photo(
+        self, image: np.ndarray, dice: Sequence[ConfirmedDie], ids: Sequence[int], key: str
+    ) -> None:
+        """The photo for the finder, under the key its dice count in (the folds' photo;
+        a die stored without a photo key is a photo of its own, so none is kept). A
+        failure is logged: the dice are stored, the value head learns from them."""
+        assert self.finder_learner is not None
+        spots = [photo_die(d.where, d.value, k) for d, k in zip(dice, ids, strict=True)]
+        try:
+            self.finder_learner.record(image, spots, key)
+        except Exception:
+            logger.warning("setup %s: a photo not kept for the finder", self.setup, exc_info=True)
+
     def refresh(self) -> Adaptation:
-        """Fit the heads on every stored die of the setup (module docstring)."""
+        """Fit the value head on every stored die of the setup (module docstring); the
+        finder's head is judged by `refresh_finder`, which takes seconds."""
         with self._lock:
             stored = self.store.examples(self.setup)
             stored = self._embedded_now(stored)
@@ -354,24 +366,42 @@ class SetupLearner:
                 save_head(self.folder, self.setup, adaptation.head, self.classifier)
             else:  # no confirmed die left: no head either, the shipped one reads
                 remove_head(self.folder)
+                self._generation += 1  # a finder check running now writes nothing back
                 if self.finder_learner is not None:
                     self.finder_learner.forget()
-            job = self._finder_job(stored, adaptation)
-            generation = self._generation
         logger.info("setup %s: %s", self.setup, adaptation.head.gate.words())
-        if job is not None and self.finder_learner is not None:
-            try:
-                state = job.run()  # seconds: without the lock, so rolls keep being stored
-            except DatasetError:  # a photo gone meanwhile: the setup was forgotten
-                logger.info("setup %s: finder check stopped (a photo is gone)", self.setup)
-                return adaptation
-            with self._lock:
-                if generation == self._generation:
-                    self.finder_learner.keep(state, job)
         return adaptation
 
+    def refresh_finder(self) -> bool:
+        """Judge the finder's head when a check is due (every REFIT_EVERY new photos, from
+        MIN_PHOTOS on), the value head as the last `refresh` left it; returns whether a
+        new verdict was kept. The check runs without the learner's lock (rolls keep being
+        stored, pages keep reading); one at a time; a setup forgotten meanwhile gets
+        nothing written back. A failure is logged and the shipped finder keeps reading."""
+        if self.finder_learner is None or not self._finder_running.acquire(blocking=False):
+            return False
+        try:
+            with self._lock:
+                adaptation = self.adaptation or self.refresh()
+                job = self._finder_job(self.stored, adaptation)
+                generation = self._generation
+            if job is None:
+                return False
+            try:
+                state = job.run()  # seconds
+            except Exception:
+                logger.warning("setup %s: finder check failed", self.setup, exc_info=True)
+                return False
+            with self._lock:
+                if generation != self._generation:
+                    return False
+                self.finder_learner.keep(state, job)
+                return True
+        finally:
+            self._finder_running.release()
+
     def _finder_job(self, stored: list[StoredExample], adaptation: Adaptation) -> FinderJob | None:
-        """The finder check to run after this refresh, when one is due."""
+        """The finder check to run now, when one is due."""
         if self.finder_learner is None or not stored:
             return None
         examples = [s.example for s in stored]
@@ -450,6 +480,8 @@ class SetupLearner:
 
     def summary(self) -> SetupSummary:
         """Counts and sureness per face and per set die (refresh first when never done)."""
+        if self.adaptation is None:
+            self.refresh()
         with self._lock:
             adaptation = self.adaptation or self.refresh()
             stored = list(self.stored)

@@ -20,7 +20,8 @@ the setup's folder.
 For the finder's head (companion.vision.adapt_finder) the store also keeps each confirmed
 photo whole (``setups/<setup>/photos/<id>.jpg``, its long side at most PHOTO_LONG_SIDE,
 JPEG quality PHOTO_QUALITY) with its confirmed dice (centre, side, value, in that JPEG's
-pixels), at most MAX_PHOTOS per setup (the oldest go first); the false dice the host
+pixels, and each die's stored record: deleting the die takes it off the photo), at most
+MAX_PHOTOS per setup (the oldest go first); the false dice the host
 removed need no record of their own, since a peak of the shipped finder away from every
 confirmed die of its photo is one (`AdaptedFinder.photo_rows`)."""
 
@@ -82,9 +83,11 @@ CREATE TABLE IF NOT EXISTS photos (
 CREATE INDEX IF NOT EXISTS photos_by_setup ON photos(setup, photo_id);
 """
 PHOTOS_DIR = "photos"
-PHOTO_LONG_SIDE = 1280  # a 1280x720 webcam frame as it is; bigger frames shrunk
+# a 1920x1080 webcam frame as it is (the finder reads a frame by its own size: shrunk, the
+# photo would be read at another scale than the camera's); bigger frames shrunk
+PHOTO_LONG_SIDE = 1920
 PHOTO_QUALITY = 90
-MAX_PHOTOS = 100  # per setup: the fold check uses 25 folds; the rest is history
+MAX_PHOTOS = 50  # per setup: the finder check judges the latest 25; the rest is history
 # columns added since the first schema: (name, type), added to an older file when opened
 ADDED_COLUMNS = (("views", "BLOB"), ("view_probabilities", "BLOB"))
 
@@ -166,12 +169,14 @@ class StoredExample:
 
 @dataclass(frozen=True)
 class PhotoDie:
-    """A confirmed die of a stored photo, in the stored JPEG's pixels."""
+    """A confirmed die of a stored photo, in the stored JPEG's pixels, and the stored die
+    (crop and record) it is (None: none; deleting that die takes it off the photo too)."""
 
     cx: float
     cy: float
     side: float
     value: int
+    example_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -280,7 +285,7 @@ class SetupStore:
             if not 1 <= int(die.value) <= 6:
                 raise SetupError(f"a die's value is 1-6, not {die.value}")
         rows = [[round(d.cx * factor, 2), round(d.cy * factor, 2), round(d.side * factor, 2),
-                 int(d.value)] for d in dice]  # fmt: skip
+                 int(d.value), d.example_id] for d in dice]  # fmt: skip
         folder = self.crops_dir / setup / PHOTOS_DIR
         folder.mkdir(parents=True, exist_ok=True)
         with self._transaction() as db:
@@ -314,8 +319,8 @@ class SetupStore:
             ).fetchall()
         out = []
         for photo_id, name, key, width, height, dice, created in rows:
-            spots = tuple(PhotoDie(float(x), float(y), float(s), int(v))
-                          for x, y, s, v in json.loads(dice))  # fmt: skip
+            spots = tuple(PhotoDie(float(x), float(y), float(s), int(v), _whole(e))
+                          for x, y, s, v, e in json.loads(dice))  # fmt: skip
             out.append(StoredPhoto(int(photo_id), str(name), str(key), int(width),
                                    int(height), spots, float(created)))  # fmt: skip
         return out
@@ -353,13 +358,25 @@ class SetupStore:
             return cursor.rowcount > 0
 
     def delete_example(self, setup: str, example_id: int) -> bool:
-        """Delete one die (record, then crop); False when the setup has no such die."""
+        """Delete one die (record, then crop), and take it off its kept photo (the finder
+        no longer learns it as a die); False when the setup has no such die."""
         with self._transaction() as db:
             cursor = db.execute(
                 "DELETE FROM examples WHERE setup = ? AND example_id = ?",
                 (check_setup(setup), int(example_id)),
             )
             found = cursor.rowcount > 0
+            photos = db.execute(
+                "SELECT photo_id, dice FROM photos WHERE setup = ?", (setup,)
+            ).fetchall()
+            for photo_id, dice in photos:
+                rows = json.loads(dice)
+                kept = [row for row in rows if row[4] != int(example_id)]
+                if len(kept) != len(rows):
+                    db.execute(
+                        "UPDATE photos SET dice = ? WHERE photo_id = ?",
+                        (json.dumps(kept), int(photo_id)),
+                    )
         self.crop_path(setup, example_id).unlink(missing_ok=True)
         return found
 

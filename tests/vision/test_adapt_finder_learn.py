@@ -87,10 +87,13 @@ def test_a_setup_keeps_its_photos_judges_its_finder_and_a_restart_keeps_the_verd
     shots = photos(6)
     teach(learner, shots[:4])
     learner.refresh()
+    assert not learner.refresh_finder()
     assert learner.finder_verdict is None  # under 5 photos: not judged yet
     assert "judged from 5 confirmed photos" in learner.summary().finder_verdict
     teach(learner, shots[4:], first=4)
     learner.refresh()
+    assert learner.refresh_finder()
+    assert not learner.refresh_finder()  # judged: again only after 5 more photos
     kept = store.photos(SETUP)
     assert [p.photo for p in kept] == [f"table t1 roll {k}" for k in range(6)]
     assert [len(p.dice) for p in kept] == [len(d) for _, d in shots]
@@ -117,9 +120,9 @@ def test_confirmed_dice_that_are_not_dice_do_not_teach_the_finder(
     tmp_path: Path, classifier: PipClassifier, finder: AdaptedFinder
 ) -> None:
     """Every confirmed box moved onto the bare table (a setup of wrong boxes): the head
-    fitted on them finds table, not dice, and is refused. Judged against its own wrong
-    boxes it even looks better on the folds; the other tables' photos, which it reads far
-    worse than the shipped finder, are what refuse it."""
+    fitted on them finds table, not dice, and is refused: on its folds (judged against
+    its own wrong boxes, where it may even look better) or by the other tables' photos,
+    which it reads far worse than the shipped finder."""
     learner = SetupLearner(SetupStore(tmp_path), SETUP, classifier, finder=finder)
     rng = np.random.default_rng(7)
     for k, (image, dice) in enumerate(photos(6, seed=60)):
@@ -129,6 +132,7 @@ def test_confirmed_dice_that_are_not_dice_do_not_teach_the_finder(
             moved.append(ConfirmedDie(DieBox(x, y, d.where.w, d.where.h, 0.0, 1.0), d.value))
         learner.record(image, moved, photo=f"wrong {k}")
     learner.refresh()
+    assert learner.refresh_finder()
     verdict = learner.finder_verdict
     assert verdict is not None and verdict.folds == 6
     assert not verdict.adopted
@@ -161,8 +165,10 @@ def test_an_adopted_head_is_what_the_setup_finds_with_and_only_over_its_own_find
     reading = learner.reader(base).finder
     assert isinstance(reading, AdaptedFinder) and reading.head is head
     image = shots[0][0]
-    assert np.array_equal(reading.maps(reading.prepare(image)[0])[1:],
-                          base.finder.maps(base.finder.prepare(image)[0])[1:])  # fmt: skip
+    adapted_maps = reading.maps(reading.prepare(image)[0])
+    shipped_maps = base.finder.maps(base.finder.prepare(image)[0])
+    assert np.array_equal(adapted_maps[1:], shipped_maps[1:])  # only the heat changes
+    assert not np.allclose(adapted_maps[0], shipped_maps[0])
     # a restart reads the saved head (its load checks passed)
     again = SetupLearner(SetupStore(tmp_path), SETUP, classifier, finder=finder)
     restored = again.reader(base).finder
@@ -183,6 +189,7 @@ def test_a_damaged_finder_head_file_is_refused_naming_the_file(
     head = fit_finder_head(rows)
     assert head is not None and learner.finder_learner is not None
     learner.finder_learner.keep(FinderState(head, Verdict(reason="adopted", folds=5)))
+    assert load_finder_head(learner.folder, finder) is not None  # read back as saved
     (weights,) = (learner.folder / "adapted").glob("finder_head-*.npz")
     weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
     with pytest.raises(ModelError, match=weights.name):
@@ -195,9 +202,47 @@ def test_a_damaged_finder_head_file_is_refused_naming_the_file(
 
 def test_a_big_photo_is_kept_shrunk_with_its_dice(tmp_path: Path) -> None:
     store = SetupStore(tmp_path)
-    image = np.full((1440, 2560, 3), 90, np.uint8)
-    photo_id = store.add_photo(SETUP, "roll 1", image, [PhotoDie(1000.0, 500.0, 80.0, 4)])
+    image = np.full((2160, 3840, 3), 90, np.uint8)  # a 4K frame: kept at 1920 x 1080
+    photo_id = store.add_photo(SETUP, "roll 1", image, [PhotoDie(1000.0, 500.0, 80.0, 4, 7)])
     (kept,) = store.photos(SETUP)
-    assert (kept.photo_id, kept.width, kept.height) == (photo_id, 1280, 720)
-    assert kept.dice == (PhotoDie(500.0, 250.0, 40.0, 4),)
-    assert store.photo_image(SETUP, photo_id).shape == (720, 1280, 3)  # type: ignore[union-attr]
+    assert (kept.photo_id, kept.width, kept.height) == (photo_id, 1920, 1080)
+    assert kept.dice == (PhotoDie(500.0, 250.0, 40.0, 4, 7),)
+    assert store.photo_image(SETUP, photo_id).shape == (1080, 1920, 3)  # type: ignore[union-attr]
+
+
+def test_a_check_is_due_after_five_new_photos_however_many_are_kept(
+    tmp_path: Path, classifier: PipClassifier, finder: AdaptedFinder
+) -> None:
+    """A setup with 30 kept photos whose latest 25 were judged: no check until 5 photos
+    come after the last one judged (not on every refresh for the 5 never judged)."""
+    store = SetupStore(tmp_path)
+    learner = SetupLearner(store, SETUP, classifier, finder=finder)
+    table = np.full((120, 160, 3), 90, np.uint8)
+    ids = [store.add_photo(SETUP, f"roll {k}", table, [PhotoDie(50.0, 50.0, 20.0, 3)])
+           for k in range(30)]  # fmt: skip
+    assert learner.finder_learner is not None
+    job = learner.finder_learner.job(lambda left_out: classifier)
+    assert job is not None and [p.photo_id for p in job.photos] == ids[-25:]
+    learner.finder_learner.keep(FinderState(None, Verdict(reason="no_gain"), tuple(ids[-25:])))
+    for k in range(30, 35):
+        assert learner.finder_learner.job(lambda left_out: classifier) is None
+        store.add_photo(SETUP, f"roll {k}", table, [PhotoDie(50.0, 50.0, 20.0, 3)])
+    assert learner.finder_learner.job(lambda left_out: classifier) is not None
+
+
+def test_a_deleted_die_is_taken_off_its_photo_and_a_photo_without_a_key_is_not_kept(
+    tmp_path: Path, classifier: PipClassifier, finder: AdaptedFinder
+) -> None:
+    store = SetupStore(tmp_path)
+    learner = SetupLearner(store, SETUP, classifier, finder=finder)
+    ((image, dice),) = photos(1, seed=95)
+    ids = learner.record(image, dice, table_id="t1", photo="table t1 roll 1", throw=1)
+    (kept,) = store.photos(SETUP)
+    assert [d.example_id for d in kept.dice] == ids
+    assert store.delete_example(SETUP, ids[0])
+    (kept,) = store.photos(SETUP)
+    assert [d.example_id for d in kept.dice] == ids[1:]
+    # dice stored without a photo key are each a photo of their own for the value head's
+    # folds: no whole photo can stand for them
+    learner.record(image, dice)
+    assert len(store.photos(SETUP)) == 1
