@@ -426,23 +426,22 @@ class Learning:
         self._finder_verdicts[setup] = _verdict_json(learner)
         adaptation = learner.adaptation
         if changed and adaptation is not None:
-            for listener in list(self.listeners):
-                try:
-                    listener(setup, adaptation)
-                except Exception:
-                    logger.exception("a learning listener failed")
+            self._tell(setup, adaptation)
         return changed
 
     async def refresh_and_tell(self, setup: str) -> Adaptation | None:
         """Refresh now and hand the result to the listeners (the camera)."""
         adaptation = await self.refresh(setup)
         if adaptation is not None:
-            for listener in list(self.listeners):
-                try:
-                    listener(setup, adaptation)
-                except Exception:
-                    logger.exception("a learning listener failed")
+            self._tell(setup, adaptation)
         return adaptation
+
+    def _tell(self, setup: str, adaptation: Adaptation) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(setup, adaptation)
+            except Exception:
+                logger.exception("a learning listener failed")
 
     async def refresh(self, setup: str) -> Adaptation | None:
         """Refresh now (off the loop); None when it failed (logged)."""

@@ -106,13 +106,13 @@ def save_head(folder: Path, setup: str, head: ValueHead, classifier: PipClassifi
     any point leaves the old manifest with its own head file, or the new with its own."""
     out = Path(folder) / ADAPTED_DIR
     out.mkdir(parents=True, exist_ok=True)
-    manifest: dict[str, object] = {
-        "name": NAME,
-        "version": VERSION,
-        "task": "the setup's value head on the pip classifier's embedding (issue 24)",
-        "setup": setup,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "derived_from": _classifier_of(classifier),
+    manifest = _manifest_start(
+        NAME,
+        "the setup's value head on the pip classifier's embedding (issue 24)",
+        setup,
+        _classifier_of(classifier),
+    )
+    manifest |= {
         "labels": list(classifier.model.manifest.labels),
         "counts": [int(c) for c in head.counts],
         "verdict": head.gate.to_json(),
@@ -128,11 +128,30 @@ def save_head(folder: Path, setup: str, head: ValueHead, classifier: PipClassifi
             "shape": list(head.delta.weights.shape),
             "sha256": sha256_of(path),
         }
-    atomic_write(out / MANIFEST_FILE, (json.dumps(manifest, indent=1) + "\n").encode())
-    for old in out.glob(f"{HEAD_PREFIX.rstrip('-')}*{HEAD_SUFFIX}"):
+    return _write_manifest(out / MANIFEST_FILE, manifest, keep, HEAD_PREFIX.rstrip("-"))
+
+
+def _manifest_start(
+    name: str, task: str, setup: str, derived_from: dict[str, object]
+) -> dict[str, object]:
+    return {
+        "name": name,
+        "version": VERSION,
+        "task": task,
+        "setup": setup,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "derived_from": derived_from,
+    }
+
+
+def _write_manifest(path: Path, manifest: dict[str, object], keep: set[str], prefix: str) -> Path:
+    """The manifest in one rename, then the head files (``prefix*.npz``) it does not name
+    deleted: a crash leaves the old manifest with its own head file, or the new."""
+    atomic_write(path, (json.dumps(manifest, indent=1) + "\n").encode())
+    for old in path.parent.glob(f"{prefix}*{HEAD_SUFFIX}"):
         if old.name not in keep:
             old.unlink(missing_ok=True)
-    return out / MANIFEST_FILE
+    return path
 
 
 def remove_head(folder: Path) -> None:
@@ -194,15 +213,22 @@ def load_head(folder: Path, classifier: PipClassifier) -> SavedHead | None:
     return SavedHead(ValueHead(delta, counts, verdict), verdict)
 
 
-def _delta(manifest_path: Path, spec: dict[str, object], width: int) -> Delta:
-    name = str(spec.get("file", HEAD_FILE))
-    if Path(name).name != name or not name.endswith(HEAD_SUFFIX):
+def _checked_file(manifest_path: Path, name: str, named_right: bool, sha256: object) -> Path:
+    """The head file a manifest names (``head.file``), checked: a file of the right kind of
+    name beside the manifest, there, with the manifest's ``head.sha256``."""
+    if Path(name).name != name or not named_right:
         raise ModelError(f"{manifest_path}: 'head.file' {name!r} is not a head file beside it")
     head_path = manifest_path.parent / name
     if not head_path.is_file():
         raise ModelError(f"{head_path}: adapted head file not found")
-    if sha256_of(head_path) != spec.get("sha256"):
+    if sha256_of(head_path) != sha256:
         raise ModelError(f"{head_path}: sha256 does not match the manifest's 'head.sha256'")
+    return head_path
+
+
+def _delta(manifest_path: Path, spec: dict[str, object], width: int) -> Delta:
+    name = str(spec.get("file", HEAD_FILE))
+    head_path = _checked_file(manifest_path, name, name.endswith(HEAD_SUFFIX), spec.get("sha256"))
     with np.load(head_path) as data:
         seen = tuple(int(c) for c in data["seen"])
         weights = np.asarray(data["weights"], np.float64)
@@ -248,13 +274,13 @@ def save_finder_head(
     manifest's path."""
     out = Path(folder) / ADAPTED_DIR
     out.mkdir(parents=True, exist_ok=True)
-    manifest: dict[str, object] = {
-        "name": FINDER_NAME,
-        "version": VERSION,
-        "task": "the setup's heat head on the dice finder's stride-4 features (issue 24)",
-        "setup": setup,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "derived_from": _finder_of(finder),
+    manifest = _manifest_start(
+        FINDER_NAME,
+        "the setup's heat head on the dice finder's stride-4 features (issue 24)",
+        setup,
+        _finder_of(finder),
+    )
+    manifest |= {
         "features": finder.features_width,
         "verdict": verdict.to_json(),
         "photos": [int(k) for k in photo_ids],
@@ -273,11 +299,7 @@ def save_finder_head(
             "shape": list(head.weights.shape),
             "sha256": sha256_of(path),
         }
-    atomic_write(out / FINDER_MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
-    for old in out.glob(f"{FINDER_PREFIX}*{HEAD_SUFFIX}"):
-        if old.name not in keep:
-            old.unlink(missing_ok=True)
-    return out / FINDER_MANIFEST
+    return _write_manifest(out / FINDER_MANIFEST, manifest, keep, FINDER_PREFIX)
 
 
 def load_finder_head(folder: Path, finder: AdaptedFinder) -> SavedFinderHead | None:
@@ -301,13 +323,7 @@ def load_finder_head(folder: Path, finder: AdaptedFinder) -> SavedFinderHead | N
     if spec is None:
         return SavedFinderHead(None, verdict, photo_ids)
     name = str(spec.get("file", ""))
-    if Path(name).name != name or not name.startswith(FINDER_PREFIX):
-        raise ModelError(f"{path}: 'head.file' {name!r} is not a finder head file beside it")
-    head_path = path.parent / name
-    if not head_path.is_file():
-        raise ModelError(f"{head_path}: finder head file not found")
-    if sha256_of(head_path) != spec.get("sha256"):
-        raise ModelError(f"{head_path}: sha256 does not match the manifest's 'head.sha256'")
+    head_path = _checked_file(path, name, name.startswith(FINDER_PREFIX), spec.get("sha256"))
     with np.load(head_path) as data:
         weights = np.asarray(data["weights"], np.float64)
     if list(weights.shape) != spec.get("shape") or weights.shape != (finder.features_width + 1,):
