@@ -216,6 +216,7 @@ class Learning:
         base = _base_reader(runtime)
         if runtime is None or base is None:
             return None
+        self._follow_camera_models(base)
         current = runtime.reader.reader
         if isinstance(current, LearntReader) and (
             calibration is None or current.setup != calibration.name
@@ -228,6 +229,27 @@ class Learning:
         except Exception:
             logger.warning("setup %s not restored", calibration.name, exc_info=True)
             return None
+
+    def _follow_camera_models(self, base: DiceReader) -> None:
+        """When the camera reads with other models than the learners embed with (a learner
+        was made before the camera's models had loaded, or they were replaced), forget the
+        loaded models and the learners: each setup is learnt again on the camera's own, and
+        a head saved for the other classifier is not loaded (`load_head`)."""
+        with self._load_lock:
+            if self._classifier is None and self._finder is None:
+                return
+            classifier = self._classifier
+            finder = self._finder[0] if self._finder is not None else None
+            same_classifier = classifier is None or _same_model(classifier, base.classifier)
+            camera_finder = getattr(base.finder, "base", base.finder)  # under its head
+            same_finder = finder is None or _same_model(finder.base, camera_finder)
+            if same_classifier and same_finder:
+                return
+            logger.info("the camera's models changed: its setups are learnt again on them")
+            self._classifier = None
+            self._finder = None
+            self._learners.clear()
+            self._learnt.clear()
 
     def restore(self, setup: str) -> Adaptation | None:
         """(worker thread) The setup's heads for the camera (`_install`): the last
@@ -257,7 +279,9 @@ class Learning:
         if runtime is None or base is None or calibration is None or calibration.name != setup:
             return
         learner = self._learners.get(setup)
-        finder = learner.reader_finder(base.finder) if learner is not None else None
+        if learner is None:  # forgotten since (the camera's models changed): not its heads
+            return
+        finder = learner.reader_finder(base.finder)
         runtime.reader.reader = LearntReader(base, setup, adaptation, finder)
         logger.info("camera reads with setup %s's heads (%d dice)", setup, adaptation.used)
 
@@ -561,6 +585,10 @@ def features_finder(base: DiceFinder | None = None) -> AdaptedFinder | None:
     except ModelError as exc:
         logger.info("the finder does not learn: %s", exc)
         return None
+
+
+def _same_model(mine: PipClassifier | DiceFinder, camera: PipClassifier | DiceFinder) -> bool:
+    return bool(mine.model.manifest.sha256 == camera.model.manifest.sha256)
 
 
 def _base_reader(runtime: CameraRuntime | None) -> DiceReader | None:

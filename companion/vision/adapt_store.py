@@ -41,6 +41,7 @@ import cv2
 import numpy as np
 
 from companion.vision.adapt import CLASSES, Example, Lab
+from companion.vision.adapt_files import atomic_write
 from companion.vision.calibration import NAME_PATTERN
 
 STORE_FILE = "setups.sqlite3"
@@ -259,8 +260,8 @@ class SetupStore:
                     _row(setup, new),
                 )
                 example_id = int(cursor.lastrowid or 0)
-                # the file before the commit: a committed record always has its crop
-                (folder / f"{example_id}.png").write_bytes(png)
+                # the file (synced) before the commit: a committed record always has its crop
+                atomic_write(folder / f"{example_id}.png", png)
                 ids.append(example_id)
         return ids
 
@@ -270,7 +271,8 @@ class SetupStore:
     def add_photo(self, setup: str, photo: str, image: np.ndarray, dice: Sequence[PhotoDie]) -> int:
         """Store one confirmed photo (shrunk to PHOTO_LONG_SIDE, the dice with it) and
         drop the setup's oldest beyond MAX_PHOTOS; returns its id. The JPEG is written
-        before its record is committed, so a record never names a missing file."""
+        and synced before its record is committed, so a record never names a missing or
+        half-written file, not even after a power cut."""
         check_setup(setup)
         height, width = image.shape[:2]
         factor = min(1.0, PHOTO_LONG_SIDE / max(height, width))
@@ -295,7 +297,7 @@ class SetupStore:
                 (setup, str(photo), int(width), int(height), json.dumps(rows), time.time()),
             )
             photo_id = int(cursor.lastrowid or 0)
-            (folder / f"{photo_id}.jpg").write_bytes(jpeg.tobytes())
+            atomic_write(folder / f"{photo_id}.jpg", jpeg.tobytes())
             old = [
                 int(row[0])
                 for row in db.execute(

@@ -433,3 +433,35 @@ def test_rolls_of_two_tables_with_the_same_throw_number_are_two_photos(tmp_path:
     # the finder learns from the same photos, kept whole under the same keys with their dice
     kept = sorted((p.photo, len(p.dice)) for p in learning.store.photos("kitchen"))
     assert kept == [("table t1 roll 1", 6), ("table t2 roll 1", 6), ("table t3 roll 1", 6)]
+
+
+def test_when_the_camera_reads_with_other_models_the_setups_learn_on_those(
+    tmp_path: Path,
+) -> None:
+    """A learner made while the camera read with one classifier (here: the shipped one,
+    as before the camera's own models load) is forgotten when the camera turns out to
+    read with another (a committed training candidate, of another sha256): the dice are
+    embedded with the camera's classifier from then on, not with the first one loaded."""
+    repo = Path(__file__).resolve().parents[2]
+    candidate = repo / "models/training/stage19-lite-classifier/classifier/candidate"
+    kitchen = dataclasses.replace(builtin_dice_set("qwixx"), name="kitchen")
+    runtime = CameraRuntime(CameraSettings(disabled=True), None)
+    shipped = DiceReader.load()
+    runtime.reader.reader = shipped
+    runtime.set_calibration(TableCalibration(kitchen))
+    learning = Learning(tmp_path)
+    learning.attach_camera(runtime)
+    first = learning.learner("kitchen")
+    assert first.classifier is shipped.classifier
+
+    other = DiceReader(shipped.finder, PipClassifier.load(candidate))
+    assert other.classifier.model.manifest.sha256 != shipped.classifier.model.manifest.sha256
+    runtime.reader.reader = other
+    learning.restore_camera()  # what the camera's `changed` runs when its models load
+    assert learning.classifier() is other.classifier
+    again = learning.learner("kitchen")
+    assert again is not first and again.classifier is other.classifier
+
+    learning.restore_camera()  # the same models again: the learner stays
+    assert learning.learner("kitchen") is again
+    learning.close()
