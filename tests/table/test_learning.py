@@ -31,7 +31,7 @@ from companion.vision.adapt_learn import ConfirmedDie, SetupLearner
 from companion.vision.adapt_store import NewExample, SetupStore, StoredExample
 from companion.vision.calibration import TableCalibration, save_calibration
 from companion.vision.classifier import PipClassifier
-from companion.vision.colour import builtin_dice_set
+from companion.vision.colour import DiceSet, builtin_dice_set
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox, DieReading
 from companion.web.app import create_app
@@ -207,11 +207,9 @@ def test_a_table_host_sees_the_camera_setup_and_a_player_does_not(
         assert refused.status_code == 403 and refused.json()["rule"] == "host_only"
 
 
-def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
-    """With the real pipeline as the camera's reader: the dice are embedded with the
-    camera's own classifier, and after a refresh the camera reads with a LearntReader
-    (the setup's heads, the setup's own colours for its calibrated set), built on the
-    camera's DiceReader again at the next refresh, never on the previous LearntReader."""
+def kitchen_camera(tmp_path: Path) -> tuple[DiceSet, CameraRuntime, DiceReader, Learning]:
+    """A camera calibrated for setup "kitchen" (Qwixx dice) reading with the shipped
+    pipeline, and a Learning attached to it."""
     kitchen = dataclasses.replace(builtin_dice_set("qwixx"), name="kitchen")
     runtime = CameraRuntime(CameraSettings(disabled=True), None)
     base = DiceReader.load()
@@ -219,6 +217,15 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
     runtime.set_calibration(TableCalibration(kitchen))
     learning = Learning(tmp_path)
     learning.attach_camera(runtime)
+    return kitchen, runtime, base, learning
+
+
+def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
+    """With the real pipeline as the camera's reader: the dice are embedded with the
+    camera's own classifier, and after a refresh the camera reads with a LearntReader
+    (the setup's heads, the setup's own colours for its calibrated set), built on the
+    camera's DiceReader again at the next refresh, never on the previous LearntReader."""
+    kitchen, runtime, base, learning = kitchen_camera(tmp_path)
     image, dice, _ = rest_of(1504)
 
     async def teach_once() -> None:
@@ -444,13 +451,7 @@ def test_when_the_camera_reads_with_other_models_the_setups_learn_on_those(
     embedded with the camera's classifier from then on, not with the first one loaded."""
     repo = Path(__file__).resolve().parents[2]
     candidate = repo / "models/training/stage19-lite-classifier/classifier/candidate"
-    kitchen = dataclasses.replace(builtin_dice_set("qwixx"), name="kitchen")
-    runtime = CameraRuntime(CameraSettings(disabled=True), None)
-    shipped = DiceReader.load()
-    runtime.reader.reader = shipped
-    runtime.set_calibration(TableCalibration(kitchen))
-    learning = Learning(tmp_path)
-    learning.attach_camera(runtime)
+    _, runtime, shipped, learning = kitchen_camera(tmp_path)
     first = learning.learner("kitchen")
     assert first.classifier is shipped.classifier
 
