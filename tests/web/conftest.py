@@ -110,6 +110,6 @@ def shot(page: object, name: str) -> Path:
     """Save a full-page PNG of `page` as test-artifacts/<name>.png."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.evaluate("window.scrollTo(0, 0)")  # the sticky banner belongs at the top
+    page.evaluate("window.scrollTo(0, 0)")  # type: ignore[attr-defined]  # sticky banner: top
     page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
     return path
