@@ -158,7 +158,7 @@ def read_boxes(
     readings = classify(classifier, picture, boxes, looks) if boxes else ()
     if not crops:
         readings = confirm_weak(readings, reader.finder.peak_rule)
-    readings = calibrate(readings, classifier.confidence_map)
+    readings = classifier.vouched(calibrate(readings, classifier.confidence_map))
     return colour_readings(picture, readings, reader.dice_set)[0]
 
 

@@ -74,7 +74,7 @@ from companion.vision.colour import (
     name_colour,
     prototype_distance,
 )
-from companion.vision.types import DieBox
+from companion.vision.types import DieBox, DieReading
 
 FACES = 6  # classes 0..5 are the values 1..6; class 6, "unreadable", stays the shipped head's
 CLASSES = 7
@@ -509,3 +509,16 @@ class AdaptedClassifier(PipClassifier):
             others = others.reshape(-1, len(unsure), probabilities.shape[1])
             probabilities[unsure] = (probabilities[unsure] + others.sum(axis=0)) / (1 + len(others))
         return Classified(probabilities, embeddings, self.head.confidence(probabilities, shipped))
+
+    def vouched(self, readings: tuple[DieReading, ...]) -> tuple[DieReading, ...]:
+        """Each read die no surer than the adopted head proved on the setup's left-out
+        photos (`Verdict.ceiling`), whatever the shipped map makes of its probabilities."""
+        if not self.head.active:
+            return readings
+        ceiling = self.head.gate.ceiling
+        return tuple(
+            r
+            if r.value is None or r.confidence <= ceiling
+            else dataclasses.replace(r, confidence=ceiling)
+            for r in readings
+        )

@@ -34,7 +34,7 @@ import numpy as np
 from companion.vision.confidence import CONFIDENCE_KEY, ConfidenceError, ConfidenceMap
 from companion.vision.finder import as_bgr_uint8
 from companion.vision.model import ModelError, OnnxModel, default_models_dir
-from companion.vision.types import UNREADABLE, DieBox
+from companion.vision.types import UNREADABLE, DieBox, DieReading
 
 logger = logging.getLogger(__name__)
 
@@ -221,6 +221,12 @@ class PipClassifier:
             for k, probs in enumerate(classified.probabilities)
         ]
         return readings, classified.embeddings
+
+    def vouched(self, readings: tuple[DieReading, ...]) -> tuple[DieReading, ...]:
+        """Calibrated readings (pipeline.calibrate) as this classifier can vouch for them:
+        unchanged, since the manifest's map was fitted for this very head (a setup's adapted
+        head caps them: companion.vision.adapt.AdaptedClassifier.vouched)."""
+        return readings
 
     def reading(self, probabilities: np.ndarray, confidence: float | None = None) -> Reading:
         """One die's (value, confidence, flags) from its 7 probabilities; its confidence

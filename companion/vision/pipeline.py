@@ -291,7 +291,7 @@ class DiceReader:
         try:
             confidence_map = self.classifier.confidence_map
             readings = self._read_dice(picture, confidence_map)
-            readings = calibrate(readings, confidence_map)
+            readings = self.classifier.vouched(calibrate(readings, confidence_map))
             readings, missing = colour_readings(picture, readings, self.dice_set)
         except Exception as exc:  # a model failure must not take the camera loop down
             logger.exception("frame %d: reading failed", frame_index)

@@ -19,10 +19,15 @@ import cv2
 import numpy as np
 import pytest
 
+from companion.synth import render_scene
 from companion.vision.adapt import AdaptedClassifier, adapt, fit_value_head
+from companion.vision.adapt_gate import Verdict
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, embed_crops, model_key
 from companion.vision.adapt_store import SetupError, SetupStore, ViewUpdate
 from companion.vision.classifier import PipClassifier
+from companion.vision.confidence import upper_bound
+from companion.vision.finder import DiceFinder
+from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt"
@@ -102,6 +107,46 @@ def test_the_adapted_reader_beats_the_cold_one_on_the_held_back_part(
     assert cold >= MIN_COLD_ERRORS, f"the cold reader misreads only {cold}: re-choose the fixture"
     assert learner.adaptation is not None and learner.adaptation.head.active
     assert errors(adapted, image, held_boxes, held_values) <= cold // 4
+
+
+def test_an_adopted_head_vouches_for_no_more_than_its_left_out_photos_showed(
+    tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """The shipped map was fitted for the shipped head: a die read by the setup's head is
+    at most as sure as the head's own left-out dice bound it (Verdict.ceiling), through the
+    whole pipeline (real finder, real map); the shipped reader is not bounded so."""
+    image, boxes, values = mosaic
+    taught, _ = taught_and_read(mosaic)
+    learner = SetupLearner(SetupStore(tmp_path), "kitchen", classifier)
+    record_cells(learner, image, confirm(boxes, values, taught), taught)
+    head = learner.refresh().head
+    assert head.active
+    ceiling = head.gate.ceiling
+    assert ceiling == pytest.approx(1.0 - upper_bound(head.gate.adapted_errors, head.gate.dice))
+    assert 0.9 < ceiling < 0.995  # 128 left-out dice cannot vouch for one wrong in 500
+    finder = DiceFinder.load()
+    cold, learnt = (
+        DiceReader(finder, classifier),
+        DiceReader(finder, AdaptedClassifier(classifier, head)),
+    )
+    cold_sure = learnt_sure = 0.0
+    for seed in range(4):
+        scene_image, _ = render_scene(np.random.default_rng(seed), 640, 480)
+        cold_read = [d.confidence for d in cold.read(scene_image).dice if d.value is not None]
+        read = [d.confidence for d in learnt.read(scene_image).dice if d.value is not None]
+        assert read, seed
+        cold_sure, learnt_sure = max(cold_sure, *cold_read), max(learnt_sure, *read)
+    assert cold_sure > ceiling  # else the bound would change nothing here
+    assert learnt_sure <= ceiling + 1e-9
+
+
+def test_a_verdict_bounds_only_an_adopted_head_and_the_more_it_erred_the_lower() -> None:
+    refused = Verdict(reason="no_gain", dice=500, adapted_errors=0)
+    assert refused.ceiling == 1.0
+    bounds = [Verdict(reason="adopted", dice=150, adapted_errors=e).ceiling for e in (0, 1, 5)]
+    assert bounds[0] == pytest.approx(0.980, abs=0.001)
+    assert bounds[0] > bounds[1] > bounds[2]
+    assert Verdict(reason="adopted", dice=1500, adapted_errors=0).ceiling >= 0.998
 
 
 def test_a_poisoned_setup_never_reads_worse_than_the_cold_reader(
