@@ -117,7 +117,8 @@ class Verdict:
             if self.worse_faces
             else ""
         )
-        return f"{head}: {REASONS[self.reason]} ({figures}{faces}{anchor})"
+        bound = f"; its dice read at most {self.ceiling:.3f} sure" if self.adopted else ""
+        return f"{head}: {REASONS[self.reason]} ({figures}{faces}{anchor}){bound}"
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = asdict(self)

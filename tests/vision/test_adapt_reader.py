@@ -147,6 +147,8 @@ def test_a_verdict_bounds_only_an_adopted_head_and_the_more_it_erred_the_lower()
     assert bounds[0] == pytest.approx(0.980, abs=0.001)
     assert bounds[0] > bounds[1] > bounds[2]
     assert Verdict(reason="adopted", dice=1500, adapted_errors=0).ceiling >= 0.998
+    assert "at most 0.980 sure" in Verdict(reason="adopted", dice=150).words()
+    assert "sure" not in refused.words()
 
 
 def test_a_poisoned_setup_never_reads_worse_than_the_cold_reader(
