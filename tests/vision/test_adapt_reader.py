@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from companion.synth import render_scene
-from companion.vision.adapt import AdaptedClassifier, adapt, fit_value_head
+from companion.vision.adapt import AdaptedClassifier, ValueHead, adapt, fit_value_head
 from companion.vision.adapt_gate import Verdict
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, embed_crops, model_key
 from companion.vision.adapt_store import SetupError, SetupStore, ViewUpdate
@@ -94,14 +94,24 @@ def taught_and_read(
     return list(range(0, len(boxes), 2)), list(range(1, len(boxes), 2))
 
 
+def taught_learner(
+    store: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> tuple[SetupLearner, ValueHead]:
+    """A setup with the mosaic's even cells confirmed, and the head it refreshes to."""
+    image, boxes, values = mosaic
+    taught, _ = taught_and_read(mosaic)
+    learner = SetupLearner(SetupStore(store), "kitchen", classifier)
+    record_cells(learner, image, confirm(boxes, values, taught), taught)
+    return learner, learner.refresh().head
+
+
 def test_the_adapted_reader_beats_the_cold_one_on_the_held_back_part(
     tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
 ) -> None:
     image, boxes, values = mosaic
-    taught, read = taught_and_read(mosaic)
-    learner = SetupLearner(SetupStore(tmp_path), "kitchen", classifier)
-    record_cells(learner, image, confirm(boxes, values, taught), taught)
-    adapted = AdaptedClassifier(classifier, learner.refresh().head)
+    _, read = taught_and_read(mosaic)
+    learner, head = taught_learner(tmp_path, classifier, mosaic)
+    adapted = AdaptedClassifier(classifier, head)
     held_boxes, held_values = [boxes[k] for k in read], values[read]
     cold = errors(classifier, image, held_boxes, held_values)
     assert cold >= MIN_COLD_ERRORS, f"the cold reader misreads only {cold}: re-choose the fixture"
@@ -115,11 +125,7 @@ def test_an_adopted_head_vouches_for_no_more_than_its_left_out_photos_showed(
     """The shipped map was fitted for the shipped head: a die read by the setup's head is
     at most as sure as the head's own left-out dice bound it (Verdict.ceiling), through the
     whole pipeline (real finder, real map); the shipped reader is not bounded so."""
-    image, boxes, values = mosaic
-    taught, _ = taught_and_read(mosaic)
-    learner = SetupLearner(SetupStore(tmp_path), "kitchen", classifier)
-    record_cells(learner, image, confirm(boxes, values, taught), taught)
-    head = learner.refresh().head
+    _, head = taught_learner(tmp_path, classifier, mosaic)
     assert head.active
     ceiling = head.gate.ceiling
     assert ceiling == pytest.approx(1.0 - upper_bound(head.gate.adapted_errors, head.gate.dice))
@@ -375,10 +381,8 @@ def test_the_head_bench_reads_as_the_adapted_classifier(
     monkeypatch.setitem(sys.modules, "adapt_heads", bench)  # its dataclasses look it up
     spec.loader.exec_module(bench)
     image, boxes, values = mosaic
-    taught, read = taught_and_read(mosaic)
-    learner = SetupLearner(SetupStore(tmp_path), "kitchen", classifier)
-    record_cells(learner, image, confirm(boxes, values, taught), taught)
-    head = learner.refresh().head
+    _, read = taught_and_read(mosaic)
+    learner, head = taught_learner(tmp_path, classifier, mosaic)
     assert head.active
     read_boxes = [boxes[k] for k in read]
     crops = classifier.crops(image, read_boxes)
