@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -85,7 +86,7 @@ class Verdict:
     def adopted(self) -> bool:
         return self.reason == "adopted"
 
-    @property
+    @cached_property  # read on every frame an adopted head reads; a bisection to compute
     def ceiling(self) -> float:
         """How sure a die read by the adopted head may be said to be: the one-sided 95 %
         Clopper-Pearson lower bound on the share of the left-out dice it read right (1.0
