@@ -111,7 +111,13 @@ from companion.vision.datasets import (
 )
 from companion.vision.finder import DiceFinder
 from companion.vision.model import sha256_of
-from companion.vision.pipeline import DiceReader, calibrate, classify, confirm_weak, trace_dice
+from companion.vision.pipeline import (
+    DiceReader,
+    calibrate_for,
+    classify,
+    confirm_weak,
+    trace_dice,
+)
 from companion.vision.scoring import Figures, match, ratio, score
 from companion.vision.types import DieBox, DieReading
 
@@ -158,7 +164,7 @@ def read_boxes(
     readings = classify(classifier, picture, boxes, looks) if boxes else ()
     if not crops:
         readings = confirm_weak(readings, reader.finder.peak_rule)
-    readings = classifier.vouched(calibrate(readings, classifier.confidence_map))
+    readings = calibrate_for(classifier, readings)
     return colour_readings(picture, readings, reader.dice_set)[0]
 
 

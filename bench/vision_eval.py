@@ -63,7 +63,7 @@ from companion.vision.datasets import (
     read_label_corrections,
     read_labelled_folder,
 )
-from companion.vision.pipeline import DiceReader, calibrate, classify
+from companion.vision.pipeline import DiceReader, calibrate_for, classify
 from companion.vision.scoring import SIZE_RANGE, Figures, ratio, read_outcomes, score
 from companion.vision.types import DieBox, DieReading
 
@@ -127,7 +127,7 @@ def read_labelled_boxes(
     boxes = [DieBox(d.cx, d.cy, d.side, d.side, 0.0, float("nan")) for d in truth.dice]
     confidence_map = reader.classifier.confidence_map
     looks = confidence_map is not None and confidence_map.needs_looks
-    return calibrate(classify(reader.classifier, picture, boxes, looks), confidence_map)
+    return calibrate_for(reader.classifier, classify(reader.classifier, picture, boxes, looks))
 
 
 def main(argv: list[str] | None = None) -> int:

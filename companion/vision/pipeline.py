@@ -157,6 +157,15 @@ def calibrate(
     )
 
 
+def calibrate_for(
+    classifier: PipClassifier, readings: Sequence[DieReading]
+) -> tuple[DieReading, ...]:
+    """`calibrate` with the classifier's own map, then no surer than the classifier vouches
+    for (`PipClassifier.vouched`: a setup's adapted head is bounded by its folds). Every
+    reader of calibrated dice goes through here: DiceReader and the benches alike."""
+    return classifier.vouched(calibrate(readings, classifier.confidence_map))
+
+
 def calibrate_looks(
     readings: Sequence[DieReading], confidence_map: ConfidenceMap
 ) -> tuple[DieReading, ...]:
@@ -291,7 +300,7 @@ class DiceReader:
         try:
             confidence_map = self.classifier.confidence_map
             readings = self._read_dice(picture, confidence_map)
-            readings = self.classifier.vouched(calibrate(readings, confidence_map))
+            readings = calibrate_for(self.classifier, readings)
             readings, missing = colour_readings(picture, readings, self.dice_set)
         except Exception as exc:  # a model failure must not take the camera loop down
             logger.exception("frame %d: reading failed", frame_index)
