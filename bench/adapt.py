@@ -70,6 +70,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -118,8 +119,11 @@ from companion.vision.pipeline import (
     confirm_weak,
     trace_dice,
 )
-from companion.vision.scoring import Figures, match, ratio, score
+from companion.vision.scoring import Figures, match, pair_closest, ratio, score
 from companion.vision.types import DieBox, DieReading
+
+if TYPE_CHECKING:  # torch only where --deep runs
+    from models.recipe.adapt_deep import DeepSettings
 
 
 @dataclass
@@ -444,6 +448,7 @@ def bench_shots(
     seed: int,
     anchor: Judged | None,
     finder: FinderBench | None = None,
+    deep: DeepSettings | None = None,
 ) -> list[dict[str, object]]:
     rule = TapRule.of(reader.classifier)
     print(
@@ -477,6 +482,8 @@ def bench_shots(
             adapt_s = time.perf_counter() - started
         cold = outcome(run, rest, run.cold, rule).to_json()
         adapted = outcome(run, rest, readings, rule).to_json()
+        if deep is not None and k > 0:
+            finder_row.update(deep_row(run, reader, k, rest, rule, deep, poison, seed))
         row = {
             **finder_row,
             "shots": k,
@@ -495,6 +502,71 @@ def bench_shots(
     return results
 
 
+def deep_row(
+    run: Run,
+    reader: DiceReader,
+    shots: int,
+    rest: Sequence[Photo],
+    rule: TapRule,
+    settings: DeepSettings,
+    poison: float,
+    seed: int,
+) -> dict[str, object]:
+    """--deep: the whole classifier fine-tuned on the first K photos' confirmed dice
+    (models/recipe/adapt_deep.py; the same dice the value head learns, the same poisoned
+    share, and the finder's boxes on no labelled die as "unreadable", as the host's removed
+    false dice), judged by its own fold check (`check_deep`), and the rest read through
+    the same stages by the net fine-tuned on all, whatever the verdict ("deep": what it
+    would do) and as the verdict decides ("deep_checked": cold unless adopted)."""
+    from models.recipe.adapt_deep import UNREADABLE, check_deep, store_crops
+
+    crops, values, names = [], [], []
+    for photo in run.photos[:shots]:
+        for truth in photo.images:
+            dice = confirmed(truth, run.cold[truth.path])
+            # the finder's boxes on no confirmed die: not dice, taught as "unreadable" (7)
+            boxes = run.boxes[truth.path]
+            on_dice = {
+                j for _, j in pair_closest([(d.cx, d.cy, d.side) for d in truth.dice], boxes)
+            }
+            false = [b for j, b in enumerate(boxes) if j not in on_dice]
+            where = [d.where for d in dice] + false
+            if where:
+                crops.append(store_crops(reader.classifier, run.pictures[truth.path], where))
+                values += [d.value for d in dice] + [UNREADABLE] * len(false)
+                names += [photo.name] * len(where)
+    rng = np.random.default_rng(seed)
+    taught = np.array(
+        [
+            (v - 1 + int(rng.integers(1, 6))) % 6 + 1
+            if v != UNREADABLE and rng.random() < poison
+            else v
+            for v in values
+        ]
+    )
+    source = reader.classifier.model.path.parent
+    checked = check_deep(source, np.concatenate(crops), taught, names, settings)
+    row: dict[str, object] = {
+        "deep_verdict": checked.verdict.to_json(),
+        "deep_s": round(checked.seconds, 2),
+        "deep_dice": len(values),
+    }
+    if checked.classifier is None:
+        return row
+    classifier = checked.classifier
+    readings = {
+        t.path: read_boxes(reader, classifier, run.pictures[t.path], run.boxes[t.path], run.crops)
+        for photo in rest
+        for t in photo.images
+    }
+    deep = outcome(run, rest, readings, rule).to_json()
+    row["deep"] = deep
+    row["deep_checked"] = (
+        deep if checked.verdict.adopted else outcome(run, rest, run.cold, rule).to_json()
+    )
+    return row
+
+
 def print_row(row: dict[str, object]) -> None:
     k = row["shots"]
     a, c, verdict = row["adapted"], row["cold"], row["verdict"]
@@ -507,7 +579,10 @@ def print_row(row: dict[str, object]) -> None:
     finder_verdict = row.get("finder_verdict")
     if isinstance(finder_verdict, dict):
         print(f"  finder head: {finder_verdict['words']}")
-    for name, figures in (("adapted", a), ("cold", c)):
+    deep = row.get("deep")
+    readers = [("adapted", a), ("cold", c)] + ([("deep", deep)] if isinstance(deep, dict) else [])
+    # deep: the net fine-tuned on all K photos reading the rest whatever its verdict
+    for name, figures in readers:
         print(
             f"  {name:>7}: value accuracy of found {100 * figures['value_accuracy_of_found']:.2f} % "
             f"({figures['misread']} misread), recall {100 * figures['recall']:.2f} % "
@@ -527,6 +602,16 @@ def print_row(row: dict[str, object]) -> None:
     ):
         print(f"adapted_{key}_k{k}: {a[key]}")
         print(f"cold_{key}_k{k}: {c[key]}")
+    deep_verdict = row.get("deep_verdict")
+    if isinstance(deep_verdict, dict):
+        print(
+            f"  deep: {row['deep_dice']} crops taught, fine-tuned and fold-checked in "
+            f"{row['deep_s']} s: {deep_verdict['words']}"
+        )
+        print(f"deep_adopted_k{k}: {deep_verdict['adopted']}")
+    if isinstance(deep, dict):
+        for key in ("value_accuracy_of_found", "recall", "false", "applied_wrong"):
+            print(f"deep_{key}_k{k}: {deep[key]}")
     print(f"adopted_k{k}: {verdict['adopted']}")
     if isinstance(finder_verdict, dict):
         print(f"finder_adopted_k{k}: {finder_verdict['adopted']}")
@@ -782,6 +867,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--plot", type=Path, default=None, metavar="PNG", help="plot the --json files given"
     )
+    parser.add_argument(
+        "--deep", type=int, default=None, metavar="STEPS",
+        help="also fine-tune the whole classifier for STEPS steps on the taught dice "
+        "(models/recipe/adapt_deep.py; needs torch) and read the rest with it, unchecked",
+    )  # fmt: skip
+    parser.add_argument("--deep-anchor", type=float, default=1.0, help="its L2-SP weight")
+    parser.add_argument("--deep-lr", type=float, default=3e-4, help="its peak learning rate")
     parser.add_argument("runs", type=Path, nargs="*", help="with --plot: the --json files")
     args = parser.parse_args(argv)
     if args.plot:
@@ -814,7 +906,13 @@ def run_folder(args: argparse.Namespace) -> int:
     print(f"no-forgetting sample: {len(anchor) if anchor else 0} dice, features "
           f"{time.perf_counter() - started:.2f} s (once per classifier)")  # fmt: skip
     finder = finder_bench(reader, Path(".cache/models/finder-features")) if args.finder else None
-    results = bench_shots(run, reader, args.shots, args.poison, args.seed, anchor, finder)
+    deep = None
+    if args.deep:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's models/
+        from models.recipe.adapt_deep import DeepSettings
+
+        deep = DeepSettings(steps=args.deep, anchor=args.deep_anchor, lr=args.deep_lr)
+    results = bench_shots(run, reader, args.shots, args.poison, args.seed, anchor, finder, deep)
     print()
     print_table(results)
     if args.json:

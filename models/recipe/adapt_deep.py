@@ -1,0 +1,242 @@
+"""Fine-tune the whole classifier on a setup's confirmed dice (issue 24 item 1, deeper
+than the value head): torch, so a training-only path, never needed to read.
+
+The setup's value head (companion/vision/adapt.py) can only move the boundary on the
+shipped embedding; a table whose dice the shipped net does not tell apart (the casino
+dice, the fancy trays) needs the features to move too. This starts from the shipped ONNX
+file (`from_onnx.load_folded_onnx`: the folded net, BatchNorm frozen, as every
+continuation from a file trains it) and takes a few steps over the confirmed crops, held
+near the shipped weights by an L2-SP penalty (``anchor`` x the squared distance of every
+weight to its shipped value, Li et al. 2018), with the crops' eight symmetric views, a
+jitter of the box (shift and scale, as the finder's boxes vary) and the training's
+photometric augmentation (models/recipe/augment.py). It exports an ONNX file of the same
+contract and a manifest that names the file it was derived from, so the runtime loads it
+with its usual checks (`PipClassifier.load`).
+
+The crops are the setup store's (companion/vision/adapt_store.py: CROP_SIZE px, the
+classifier's own margin around the die), so the app can fine-tune on what it keeps;
+`store_crops` cuts them from a photo the same way. `check_deep` is the fold check of
+companion/vision/adapt_gate.py for this reader, as the value head's: every photo left out
+once (at most MAX_FOLDS = 25 folds, each a fine-tune of a few seconds), the one-sided sign
+test, no face read worse, and the no-forgetting sample read by the net fine-tuned on all."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from torch import nn
+
+from companion.vision.adapt import GATE_MIN_PHOTOS
+from companion.vision.adapt_anchor import read_anchor
+from companion.vision.adapt_gate import MAX_FOLDS, Judged, Verdict, decide, fold_of_photos
+from companion.vision.adapt_learn import crop_features, model_crops
+from companion.vision.adapt_store import CROP_SIZE
+from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier, crop_die
+from companion.vision.model import parse_manifest, save_manifest, sha256_of
+from companion.vision.types import DieBox
+from models.recipe.augment import photometric
+from models.recipe.from_onnx import freeze_batchnorm, load_folded_onnx
+from models.recipe.nets import ClassifierNet
+from models.recipe.training import to_tensor
+
+JITTER_SHIFT = 0.06  # of the crop's side, each way
+JITTER_SCALE = 0.08  # the window's side within 1 +- this
+UNREADABLE = 7  # a value of 7 teaches the "unreadable" class: a box on no die
+
+
+@dataclasses.dataclass(frozen=True)
+class DeepSettings:
+    """How far a setup's fine-tune goes: steps of ``batch`` crops at learning rate ``lr``
+    (Adam, cosine to zero), the L2-SP weight ``anchor``, the random seed, torch threads."""
+
+    steps: int = 60
+    batch: int = 32
+    lr: float = 3e-4
+    anchor: float = 1.0
+    seed: int = 20261204
+    threads: int = 1
+
+
+def store_crops(
+    classifier: PipClassifier, image_bgr: np.ndarray, boxes: Sequence[DieBox]
+) -> np.ndarray:
+    """N x CROP_SIZE x CROP_SIZE x 3 BGR crops in the setup store's framing."""
+    return np.stack([crop_die(image_bgr, box, classifier.margin, CROP_SIZE) for box in boxes])
+
+
+def jittered(crop: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """A size x size window of a stored crop: shifted and scaled around its centre (the
+    border repeated where it leaves the crop), one of the eight symmetric views,
+    photometrically jittered."""
+    full = crop.shape[0]
+    window = full * (1 + rng.uniform(-JITTER_SCALE, JITTER_SCALE))
+    x0, y0 = full / 2 + rng.uniform(-JITTER_SHIFT, JITTER_SHIFT, 2) * full - window / 2
+    scale = size / window
+    matrix = np.array([[scale, 0, -x0 * scale], [0, scale, -y0 * scale]])
+    out = cv2.warpAffine(
+        crop, matrix, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    out = np.rot90(out, int(rng.integers(4)))
+    if rng.random() < 0.5:
+        out = out[:, ::-1]
+    return photometric(np.ascontiguousarray(out), rng, strength=0.5)
+
+
+def fine_tune(
+    source: Path, crops: np.ndarray, values: np.ndarray, settings: DeepSettings
+) -> ClassifierNet:
+    """The shipped classifier in ``source`` (a folder) fine-tuned on the stored crops
+    (`store_crops`) with their values 1..6, or UNREADABLE for a box on no die."""
+    torch.set_num_threads(settings.threads)
+    torch.manual_seed(settings.seed)
+    rng = np.random.default_rng(settings.seed)
+    net = ClassifierNet()
+    load_folded_onnx(net, source / CLASSIFIER_FILE)
+    shipped = [p.detach().clone() for p in net.parameters()]
+    freeze_batchnorm(net)
+    trainable = [p for p in net.parameters() if p.requires_grad]
+    optimiser = torch.optim.Adam(trainable, lr=settings.lr)
+    size = PipClassifier.load(source).size[1]  # the input side its manifest declares
+    targets = torch.as_tensor(np.asarray(values) - 1, dtype=torch.long)
+    loss_of = nn.CrossEntropyLoss()
+    net.train()
+    freeze_batchnorm(net)  # train() would set BatchNorm moving again
+    for step in range(settings.steps):
+        for group in optimiser.param_groups:
+            group["lr"] = settings.lr * 0.5 * (1 + np.cos(np.pi * step / settings.steps))
+        rows = rng.integers(0, len(crops), settings.batch)
+        batch = np.stack([jittered(crops[r], size, rng) for r in rows])
+        logits = net(to_tensor(batch))
+        penalty = sum(((p - q) ** 2).sum() for p, q in zip(net.parameters(), shipped, strict=True))
+        loss = loss_of(logits, targets[rows]) + settings.anchor * penalty
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    net.eval()
+    return net
+
+
+def export_adapted(
+    net: ClassifierNet, source: Path, out_dir: Path, record: dict[str, object]
+) -> Path:
+    """out_dir/pip_classifier.onnx and its manifest: the source's, with ``record`` and
+    the source file's sha256 as ``deep_adapted``; the new file's sha256."""
+    from models.train import export_classifier  # the training script's one exporter
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / CLASSIFIER_FILE
+    export_classifier(copy.deepcopy(net), target)
+    manifest = parse_manifest((source / CLASSIFIER_FILE).with_suffix(".json"))
+    entry = {"from_sha256": sha256_of(source / CLASSIFIER_FILE), **record}
+    save_manifest(manifest.with_fields(deep_adapted=entry), target)
+    return target
+
+
+def loaded(net: ClassifierNet, source: Path, record: dict[str, object]) -> PipClassifier:
+    """The net exported into a temporary folder and loaded through the runtime's checks
+    (the session keeps the model; the folder goes)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        export_adapted(net, source, Path(scratch), record)
+        return PipClassifier.load(Path(scratch))
+
+
+def adapted_classifier(
+    source: Path, crops: np.ndarray, values: np.ndarray, settings: DeepSettings
+) -> PipClassifier:
+    """Fine-tune and load (`fine_tune`, `loaded`)."""
+    net = fine_tune(source, crops, values, settings)
+    return loaded(net, source, {"dice": int(len(values)), **dataclasses.asdict(settings)})
+
+
+def judged_crops(classifier: PipClassifier, crops: np.ndarray, values: np.ndarray) -> Judged:
+    """Stored crops as dice to read by ``classifier`` (its eight views in one batch); a
+    value of UNREADABLE is the class "unreadable" (a box on no die: read as a value, an
+    error)."""
+    made = crop_features(classifier, model_crops(classifier, list(crops)))
+    return Judged(made.views, made.view_probabilities, np.asarray(values, np.int64) - 1)
+
+
+def errors_of(classifier: PipClassifier, crops: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per crop: read as something else than its value, as the camera reads it (the crop,
+    or its views' mean under the classifier's second-look threshold)."""
+    if not len(crops):
+        return np.zeros(0, bool)
+    return judged_crops(classifier, crops, values).errors(None, classifier.second_look_below)
+
+
+@dataclasses.dataclass(frozen=True)
+class DeepCheck:
+    """What `check_deep` found: the verdict, the net fine-tuned on every crop (loaded
+    through the runtime; None when too few photos to judge), the wall seconds."""
+
+    verdict: Verdict
+    classifier: PipClassifier | None
+    seconds: float
+
+
+def check_deep(
+    source: Path,
+    crops: np.ndarray,
+    values: np.ndarray,
+    photos: Sequence[object],
+    settings: DeepSettings,
+    out_dir: Path | None = None,
+) -> DeepCheck:
+    """The fold check for a fine-tuned classifier (module docstring): per fold, a net
+    fine-tuned without that fold's photos reads their crops against the shipped one; the
+    sign test over the folds; the shipped no-forgetting sample (models/adapt_anchor.*) read
+    by the net fine-tuned on all, no worse than the shipped net. ``out_dir`` keeps that
+    net's ONNX file and manifest (with the verdict) there."""
+    started = time.perf_counter()
+    values = np.asarray(values, np.int64)
+    shipped = PipClassifier.load(source)
+    faces = set(values[values != UNREADABLE].tolist())
+    count = len(set(photos))
+    if count < GATE_MIN_PHOTOS or len(faces) < 2:
+        return DeepCheck(Verdict(dice=len(values)), None, time.perf_counter() - started)
+    folds = fold_of_photos(photos, min(count, MAX_FOLDS))
+    shipped_errors = errors_of(shipped, crops, values)
+    adapted_errors = np.zeros(len(values), bool)
+    for part in range(int(folds.max()) + 1):
+        out = folds == part
+        fold_net = adapted_classifier(source, crops[~out], values[~out], settings)
+        adapted_errors[out] = errors_of(fold_net, crops[out], values[out])
+    parts = int(folds.max()) + 1
+    per_fold = (
+        np.bincount(folds, shipped_errors, parts),
+        np.bincount(folds, adapted_errors, parts),
+    )
+    full_net = fine_tune(source, crops, values, settings)
+    full = loaded(full_net, source, {"dice": int(len(values)), **dataclasses.asdict(settings)})
+    anchor_crops, anchor_values = read_anchor()
+    checked = None
+    if anchor_crops:
+        sample = np.stack(anchor_crops)
+        checked = (
+            len(anchor_values),
+            int(errors_of(shipped, sample, anchor_values).sum()),
+            int(errors_of(full, sample, anchor_values).sum()),
+        )
+    worse = tuple(
+        face
+        for face in sorted(faces)
+        if adapted_errors[values == face].sum() > shipped_errors[values == face].sum()
+    )
+    verdict = dataclasses.replace(decide(*per_fold, checked, worse), dice=len(values))
+    if out_dir is not None:
+        record = {
+            "dice": int(len(values)),
+            "verdict": verdict.to_json(),
+            **dataclasses.asdict(settings),
+        }
+        export_adapted(full_net, source, out_dir, record)
+        full = PipClassifier.load(out_dir)
+    return DeepCheck(verdict, full, time.perf_counter() - started)
