@@ -54,7 +54,9 @@ def same_graph(base: onnx.ModelProto, tuned: onnx.ModelProto) -> None:
     for name, init in base_weights.items():
         other = tuned_weights[name]
         if tuple(init.dims) != tuple(other.dims) or init.data_type != other.data_type:
-            raise GraphMismatch(f"initialiser {name}: {tuple(init.dims)} against {tuple(other.dims)}")
+            raise GraphMismatch(
+                f"initialiser {name}: {tuple(init.dims)} against {tuple(other.dims)}"
+            )
 
 
 def average(base: onnx.ModelProto, tuned: onnx.ModelProto, share: float) -> onnx.ModelProto:
@@ -70,7 +72,9 @@ def average(base: onnx.ModelProto, tuned: onnx.ModelProto, share: float) -> onnx
         mine = numpy_helper.to_array(init)
         theirs = base_weights[init.name]
         if np.issubdtype(mine.dtype, np.floating):
-            mixed = ((1.0 - share) * theirs.astype(np.float64) + share * mine.astype(np.float64)).astype(mine.dtype)
+            mixed = (
+                (1.0 - share) * theirs.astype(np.float64) + share * mine.astype(np.float64)
+            ).astype(mine.dtype)
         elif np.array_equal(mine, theirs):
             mixed = mine
         else:
@@ -99,7 +103,9 @@ def write_average(base_dir: Path, tuned_dir: Path, share: float, out_dir: Path, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", type=Path, required=True, help="folder of the model continued from")
+    parser.add_argument(
+        "--base", type=Path, required=True, help="folder of the model continued from"
+    )
     parser.add_argument("--tuned", type=Path, required=True, help="folder of the continued model")
     parser.add_argument("--share", type=float, default=0.5, help="the tuned model's weight, 0..1")
     parser.add_argument("--out", type=Path, required=True)

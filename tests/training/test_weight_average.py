@@ -45,7 +45,9 @@ def test_the_ends_are_the_two_models_and_the_middle_their_midpoint() -> None:
     base = onnx.load(str(MODELS / CLASSIFIER_FILE))
     tuned = onnx.load(str(TUNED / CLASSIFIER_FILE))
     base_weights, tuned_weights = weights(base), weights(tuned)
-    differing = [name for name in base_weights if not np.array_equal(base_weights[name], tuned_weights[name])]
+    differing = [
+        name for name in base_weights if not np.array_equal(base_weights[name], tuned_weights[name])
+    ]
     assert differing, "stage 21 should differ from the net it continued"
     for share, expected in ((0.0, base_weights), (1.0, tuned_weights)):
         mixed = weights(average(base, tuned, share))
@@ -53,10 +55,14 @@ def test_the_ends_are_the_two_models_and_the_middle_their_midpoint() -> None:
             np.testing.assert_allclose(mixed[name], expected[name], rtol=0, atol=1e-7)
     middle = weights(average(base, tuned, 0.5))
     for name in differing:
-        np.testing.assert_allclose(middle[name], (base_weights[name] + tuned_weights[name]) / 2, atol=1e-6)
+        np.testing.assert_allclose(
+            middle[name], (base_weights[name] + tuned_weights[name]) / 2, atol=1e-6
+        )
 
 
-def test_the_written_average_loads_with_its_checks_and_reads_between_its_sources(tmp_path: Path) -> None:
+def test_the_written_average_loads_with_its_checks_and_reads_between_its_sources(
+    tmp_path: Path,
+) -> None:
     target = write_average(MODELS, TUNED, 0.5, tmp_path, "pip_classifier")
     manifest = parse_manifest(target.with_suffix(".json"))
     assert manifest.sha256 == sha256_of(target)
