@@ -151,6 +151,12 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(SQLite WAL); FULL: also fsynced before it is acknowledged, so it survives a "
         "power cut, several ms slower per action",
     )
+    serve.add_argument(
+        "--fine-tune",
+        action="store_true",
+        help="fine-tune each camera setup's pip classifier on its confirmed rolls in the "
+        "background, used once its own check shows it reads better (needs torch)",
+    )
     source = serve.add_mutually_exclusive_group()
     source.add_argument("--camera", type=int, default=None, metavar="N", help="webcam index")
     source.add_argument("--video", default=None, metavar="FILE", help="a video file")

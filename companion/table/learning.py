@@ -111,7 +111,8 @@ def confirmed_dice(dice: Sequence[DieReading], by_host: bool) -> list[ConfirmedD
 
 class LearntReader:
     """The camera's reader with a setup's heads: the base DiceReader's finder (or the
-    setup's adopted finder head over it) with the adapted classifier; a dice set the camera is given that is the setup's calibrated set
+    setup's adopted finder head over it) with the adapted classifier (the setup's adopted
+    fine-tuned net, or the shipped net with the setup's value head); a dice set the camera is given that is the setup's calibrated set
     (by name and colours) is read with the setup's own colours of those dice instead."""
 
     def __init__(
@@ -120,12 +121,15 @@ class LearntReader:
         setup: str,
         adaptation: Adaptation,
         finder: DiceFinder | None = None,
+        classifier: PipClassifier | None = None,
     ) -> None:
         self.base = base
         self.setup = setup
         self.adaptation = adaptation
         self.finder = finder or base.finder  # the setup's adopted finder head, else base's
-        classifier = AdaptedClassifier(base.classifier, adaptation.head)
+        # the setup's adopted fine-tuned net (SetupLearner.classifier_over), else its head
+        self.classifier = classifier or AdaptedClassifier(base.classifier, adaptation.head)
+        classifier = self.classifier
         self._reader = DiceReader(self.finder, classifier, base.dice_set)
         self.dice_set = base.dice_set
 
@@ -156,8 +160,14 @@ class Learning:
         data_dir: Path,
         classifier_factory: ClassifierFactory | None = None,
         finder_factory: FinderFactory | None = None,
+        fine_tune: bool = False,
     ) -> None:
         self.store = SetupStore(data_dir)
+        # fine-tune each setup's whole classifier in a child process when torch is there
+        # (companion.vision.adapt_deep_learn); `companion serve --fine-tune`
+        self.fine_tune = fine_tune
+        self._deep_tasks: dict[str, asyncio.Task[bool]] = {}
+        self._deep_verdicts: dict[str, dict[str, object] | None] = {}
         self._classifier_factory = classifier_factory or PipClassifier.load
         self._classifier: PipClassifier | None = None
         self._finder_factory = finder_factory or features_finder
@@ -269,6 +279,8 @@ class Learning:
                     return None
                 self._verdicts[setup] = adaptation.head.gate.to_json()
             self._finder_verdicts[setup] = _verdict_json(learner)
+            if learner.deep_learner is not None and learner.deep_learner.verdict is not None:
+                self._deep_verdicts[setup] = learner.deep_learner.verdict.to_json()
             self._install(setup, adaptation)
         return adaptation
 
@@ -282,7 +294,8 @@ class Learning:
         if learner is None:  # forgotten since (the camera's models changed): not its heads
             return
         finder = learner.reader_finder(base.finder)
-        runtime.reader.reader = LearntReader(base, setup, adaptation, finder)
+        classifier = learner.classifier_over(base.classifier, adaptation)
+        runtime.reader.reader = LearntReader(base, setup, adaptation, finder, classifier)
         logger.info("camera reads with setup %s's heads (%d dice)", setup, adaptation.used)
 
     def status(self, setup: str | None) -> dict[str, object] | None:
@@ -299,6 +312,7 @@ class Learning:
             "learnt": self._learnt.get(setup),
             "verdict": self._verdicts.get(setup),
             "finder_verdict": self._finder_verdicts.get(setup),
+            "deep_verdict": self._deep_verdicts.get(setup),
             "rolls_last_hour": rolls,
             "share_without_tap": round(share, 3),
         }
@@ -358,7 +372,12 @@ class Learning:
             learner = self._learners.get(setup)
         if learner is None:
             learner = SetupLearner(
-                self.store, setup, self.classifier(), dice_set, finder=self.finder()
+                self.store,
+                setup,
+                self.classifier(),
+                dice_set,
+                finder=self.finder(),
+                deep=self.fine_tune,
             )
             with self._load_lock:
                 learner = self._learners.setdefault(setup, learner)
@@ -432,6 +451,7 @@ class Learning:
                 adaptation = await self.refresh_and_tell(setup)
                 if adaptation is not None:
                     await self.refresh_finder_and_tell(setup)
+                    self.fine_tune_soon(setup)
                 if not state.again:
                     break
         finally:
@@ -448,6 +468,33 @@ class Learning:
             logger.warning("setup %s: finder not refreshed", setup, exc_info=True)
             return False
         self._finder_verdicts[setup] = _verdict_json(learner)
+        adaptation = learner.adaptation
+        if changed and adaptation is not None:
+            self._tell(setup, adaptation)
+        return changed
+
+    def fine_tune_soon(self, setup: str) -> None:
+        """With `fine_tune`: fine-tune and judge the setup's whole classifier when due, in
+        a task of its own (a child process of up to minutes: the value head and finder
+        refreshes go on meanwhile); one at a time per setup."""
+        if not self.fine_tune or setup in self._deep_tasks:
+            return
+        task = asyncio.get_running_loop().create_task(self.fine_tune_and_tell(setup))
+        self._deep_tasks[setup] = task
+        task.add_done_callback(lambda _: self._deep_tasks.pop(setup, None))
+
+    async def fine_tune_and_tell(self, setup: str) -> bool:
+        """`SetupLearner.refresh_deep` off the loop; when a new verdict was kept, the
+        setup's readers go to the listeners again (the camera then reads with the adopted
+        net, or stops). False when nothing changed or it failed (logged)."""
+        try:
+            learner = await asyncio.to_thread(self.learner, setup)
+            changed = await asyncio.to_thread(learner.refresh_deep)
+        except Exception:
+            logger.warning("setup %s: fine-tune not run", setup, exc_info=True)
+            return False
+        verdict = learner.deep_learner.verdict if learner.deep_learner is not None else None
+        self._deep_verdicts[setup] = verdict.to_json() if verdict is not None else None
         adaptation = learner.adaptation
         if changed and adaptation is not None:
             self._tell(setup, adaptation)
@@ -479,7 +526,7 @@ class Learning:
     def idle(self, setup: str) -> bool:
         """Whether no refresh of the setup runs or waits (tests wait for this)."""
         state = self._refresh.get(setup)
-        return state is None or not state.running
+        return (state is None or not state.running) and setup not in self._deep_tasks
 
     # -- what the pages show --------------------------------------------------------------
     async def summary(self, setup: str, dice_set: DiceSet | None = None) -> SetupSummary:

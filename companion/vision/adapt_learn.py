@@ -51,6 +51,9 @@ from companion.vision.adapt import (
     adapt,
 )
 from companion.vision.adapt_anchor import anchor_dice, read_anchor
+from companion.vision.adapt_deep_learn import MIN_PHOTOS as DEEP_MIN_PHOTOS
+from companion.vision.adapt_deep_learn import DeepClassifier, DeepLearner
+from companion.vision.adapt_deep_learn import available as deep_available
 from companion.vision.adapt_files import SavedHead, load_head, remove_head, save_head
 from companion.vision.adapt_finder import AdaptedFinder
 from companion.vision.adapt_finder_check import MIN_PHOTOS, fold_classifiers
@@ -213,6 +216,8 @@ class SetupSummary:
     finder_adopted: bool = False
     finder_verdict: str = ""  # "" while the finder is not judged (or does not learn)
     photos: int = 0  # confirmed photos kept for the finder
+    deep_adopted: bool = False
+    deep_verdict: str = ""  # "" while the fine-tuned net is not judged (or not asked for)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -220,6 +225,8 @@ class SetupSummary:
             "verdict": self.verdict,
             "finder_adopted": self.finder_adopted,
             "finder_verdict": self.finder_verdict,
+            "deep_adopted": self.deep_adopted,
+            "deep_verdict": self.deep_verdict,
             "photos": self.photos,
             "setup": self.setup,
             "stored": self.stored,
@@ -262,6 +269,7 @@ class SetupLearner:
         dice_set: DiceSet | None = None,
         anchor_dir: Path | None = None,
         finder: AdaptedFinder | None = None,
+        deep: bool = False,
     ) -> None:
         self.store = store
         self.setup = setup
@@ -279,8 +287,15 @@ class SetupLearner:
             if finder is not None
             else None
         )
+        # the fine-tuned net's half (None: not asked for, or torch not installed)
+        self.deep_learner = (
+            DeepLearner(store, setup, self.folder, classifier)
+            if deep and deep_available()
+            else None
+        )
         self._generation = 0
         self._finder_running = threading.Lock()
+        self._deep_running = threading.Lock()
 
     @property
     def folder(self) -> Path:
@@ -312,6 +327,8 @@ class SetupLearner:
             self._generation += 1
             if self.finder_learner is not None:
                 self.finder_learner.forget()
+            if self.deep_learner is not None:
+                self.deep_learner.forget()
             return count
 
     def saved(self) -> SavedHead | None:
@@ -369,6 +386,8 @@ class SetupLearner:
                 self._generation += 1  # a finder check running now writes nothing back
                 if self.finder_learner is not None:
                     self.finder_learner.forget()
+                if self.deep_learner is not None:
+                    self.deep_learner.forget()
         logger.info("setup %s: %s", self.setup, adaptation.head.gate.words())
         return adaptation
 
@@ -399,6 +418,44 @@ class SetupLearner:
                 return True
         finally:
             self._finder_running.release()
+
+    def refresh_deep(self) -> bool:
+        """Fine-tune and judge the whole classifier when due (companion.vision.
+        adapt_deep_learn: a child process, up to minutes, without the learner's lock, one
+        at a time; the value head's held-back dice left out); returns whether a new
+        verdict was kept. A setup forgotten meanwhile gets nothing kept; a failure is
+        logged and the last verdict stands."""
+        deep = self.deep_learner
+        if deep is None or not self._deep_running.acquire(blocking=False):
+            return False
+        try:
+            with self._lock:
+                adaptation = self.adaptation or self.refresh()
+                job = deep.job(self.stored, adaptation.held)
+                generation = self._generation
+            if job is None:
+                return False
+            try:
+                state = job.run()
+            except Exception:
+                logger.warning("setup %s: fine-tune failed", self.setup, exc_info=True)
+                return False
+            with self._lock:
+                if generation != self._generation:
+                    deep.forget()  # its folder was written after the forget
+                    return False
+                deep.keep(state)
+            logger.info("setup %s: fine-tuned net: %s", self.setup, state.verdict.words())
+            return True
+        finally:
+            self._deep_running.release()
+
+    def deep_classifier(self) -> DeepClassifier | None:
+        """The adopted fine-tuned net (None: none, or it is not the learner's classifier's)."""
+        if self.deep_learner is None:
+            return None
+        with self._lock:
+            return self.deep_learner.classifier()
 
     def _finder_job(self, stored: list[StoredExample], adaptation: Adaptation) -> FinderJob | None:
         """The finder check to run now, when one is due."""
@@ -441,9 +498,24 @@ class SetupLearner:
         that finder) with this setup's classifier and dice colours: the last refresh's,
         else the saved head (a restart), else refresh first."""
         adaptation = self.current()
-        classifier = AdaptedClassifier(base.classifier, adaptation.head)
         finder = self.reader_finder(base.finder)
+        classifier = self.classifier_over(base.classifier, adaptation)
         return DiceReader(finder, classifier, adaptation.dice_set or base.dice_set)
+
+    def classifier_over(self, base: PipClassifier, adaptation: Adaptation) -> PipClassifier:
+        """What reads the setup's dice over `base`: the adopted fine-tuned net when it was
+        made from `base`'s file (it was judged against the shipped net, head and all),
+        else `base` with the setup's value head."""
+        deep = self.deep_classifier()
+        if deep is not None and model_key(base) == self.deep_source():
+            return deep
+        return AdaptedClassifier(base, adaptation.head)
+
+    def deep_source(self) -> str | None:
+        """The sha256 of the classifier file the adopted fine-tuned net came from."""
+        learner = self.deep_learner
+        state = learner.state if learner is not None else None
+        return state.from_sha256 if state is not None else None
 
     def reader_finder(self, base: DiceFinder) -> DiceFinder:
         """The finder to read with: the adopted finder head's when it adapts `base` (the
@@ -467,9 +539,9 @@ class SetupLearner:
         """The last refresh's adaptation, else the saved head's (a restart), else a refresh."""
         return self.adaptation or self.from_saved() or self.refresh()
 
-    def reader_classifier(self) -> AdaptedClassifier:
-        """This setup's classifier over the learner's own (`current`'s head)."""
-        return AdaptedClassifier(self.classifier, self.current().head)
+    def reader_classifier(self) -> PipClassifier:
+        """This setup's classifier over the learner's own (`classifier_over`)."""
+        return self.classifier_over(self.classifier, self.current())
 
     def from_saved(self) -> Adaptation | None:
         """The saved head as an Adaptation (no colours, nothing held: a refresh adds them)."""
@@ -508,7 +580,21 @@ class SetupLearner:
             adaptation.head.active,
             adaptation.head.gate.words(),
             *self._finder_summary(),
+            *self._deep_summary(),
         )
+
+    def _deep_summary(self) -> tuple[bool, str]:
+        """(adopted, the verdict's words) of the fine-tuned net ("" while not judged)."""
+        if self.deep_learner is None:
+            return False, ""
+        with self._lock:
+            verdict = self.deep_learner.verdict
+        if verdict is None:
+            return (
+                False,
+                f"the whole classifier is fine-tuned from {DEEP_MIN_PHOTOS} confirmed photos on",
+            )
+        return verdict.adopted, "fine-tuned classifier: " + verdict.words()
 
     def _finder_summary(self) -> tuple[bool, str, int]:
         """(adopted, the verdict's words, photos kept) of the finder's half."""

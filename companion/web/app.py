@@ -142,7 +142,7 @@ def _camera_with_learning(
 ) -> CameraHub:
     """The camera hub and the setups that learn from its confirmed rolls
     (companion/table/learning.py), both on app.state."""
-    learning = Learning(settings.data_dir)
+    learning = Learning(settings.data_dir, fine_tune=settings.fine_tune)
     app.state.learning = learning
     camera = CameraHub(settings.camera, app.state.tables, _move_words, reader_factory, learning)
     learning.attach_camera(camera.runtime)

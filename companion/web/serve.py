@@ -49,6 +49,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "host_names": tuple(getattr(args, "host_name", None) or ()),
         "camera": camera,
         "sqlite_synchronous": getattr(args, "sqlite_synchronous", "NORMAL"),
+        "fine_tune": bool(getattr(args, "fine_tune", False)),
     }
     if host is not None:
         values["host"] = host

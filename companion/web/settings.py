@@ -50,6 +50,13 @@ class Settings(BaseModel):
         default=Path("companion-data"),
         description="folder for the SQLite game store (created if missing)",
     )
+    fine_tune: bool = Field(
+        default=False,
+        description="fine-tune each camera setup's whole pip classifier on its confirmed "
+        "rolls in a background process, adopted only on its fold check's evidence "
+        "(companion.vision.adapt_deep_learn; needs torch, the `train` extra): "
+        "`companion serve --fine-tune`",
+    )
     web_dir: Path = Field(
         default_factory=web_dir,
         description="folder holding templates/ and static/ (the package's web assets: "

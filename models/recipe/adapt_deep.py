@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 import tempfile
 import time
 from collections.abc import Sequence
@@ -240,3 +241,62 @@ def check_deep(
         export_adapted(full_net, source, out_dir, record)
         full = PipClassifier.load(out_dir)
     return DeepCheck(verdict, full, time.perf_counter() - started)
+
+
+# ----------------------------------------------------------------------------------------
+# The app's background process (companion/vision/adapt_deep_learn.py runs it)
+
+VERDICT_FILE = "verdict.json"  # written in --out whatever the verdict
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m models.recipe.adapt_deep --crops NPZ --models DIR --out DIR``: NPZ holds
+    ``crops`` (N x 64 x 64 x 3 BGR, the store's), ``values`` (1-6, or 7 for a box on no
+    die) and ``photos`` (N photo keys); --out gets verdict.json, and the fine-tuned
+    pip_classifier.onnx and .json when adopted. Progress goes to stderr."""
+    import argparse
+    import json
+    import logging
+    import sys
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--crops", type=Path, required=True)
+    parser.add_argument(
+        "--models", type=Path, required=True, help="the shipped classifier's folder"
+    )
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--steps", type=int, default=DeepSettings.steps)
+    parser.add_argument("--nice", type=int, default=10, help="lower this process's priority by")
+    args = parser.parse_args(argv)
+    if args.nice:
+        os.nice(args.nice)  # the table's own reading comes first
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    with np.load(args.crops, allow_pickle=False) as data:
+        crops, values, photos = data["crops"], data["values"], [str(p) for p in data["photos"]]
+    if not (len(crops) == len(values) == len(photos)):
+        raise SystemExit(f"{args.crops}: crops, values and photos differ in length")
+    settings = DeepSettings(steps=args.steps)
+    args.out.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=args.out))
+    checked = check_deep(args.models, crops, values, photos, settings, scratch)
+    if checked.verdict.adopted:
+        for name in (CLASSIFIER_FILE, Path(CLASSIFIER_FILE).with_suffix(".json").name):
+            (scratch / name).replace(args.out / name)
+    for leftover in scratch.iterdir():
+        leftover.unlink()
+    scratch.rmdir()
+    record = {
+        "verdict": checked.verdict.to_json(),
+        "seconds": round(checked.seconds, 1),
+        "dice": int(len(values)),
+        "photos": len(set(photos)),
+        "from_sha256": sha256_of(args.models / CLASSIFIER_FILE),
+        "settings": dataclasses.asdict(settings),
+    }
+    (args.out / VERDICT_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    logging.info("%s", checked.verdict.words())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

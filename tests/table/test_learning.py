@@ -253,6 +253,7 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
         "learnt": again.adaptation.used,
         "verdict": again.adaptation.head.gate.to_json(),  # the fold check's, for the panel
         "finder_verdict": None,  # two photos: the finder is judged from five on
+        "deep_verdict": None,  # no fine-tuning asked for (`companion serve --fine-tune`)
         "rolls_last_hour": 2,
         "share_without_tap": 1.0,
     }

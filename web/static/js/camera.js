@@ -281,9 +281,10 @@
       (learning.rolls_last_hour
         ? ` · ${Math.round(100 * learning.share_without_tap)} % of the last hour's ${learning.rolls_last_hour} camera rolls went in without a tap`
         : " · no camera roll in the last hour") +
-      (learning.verdict ? ` · ${learning.verdict.adopted ? "reads with what it learnt" : "reads with the shipped models"}` : "");
+      (learning.verdict ? ` · ${learning.verdict.adopted || (learning.deep_verdict && learning.deep_verdict.adopted) ? "reads with what it learnt" : "reads with the shipped models"}` : "");
     el.title = (learning.verdict ? learning.verdict.words : "") +
-      (learning.finder_verdict ? `\nfinder: ${learning.finder_verdict.words}` : "");
+      (learning.finder_verdict ? `\nfinder: ${learning.finder_verdict.words}` : "") +
+      (learning.deep_verdict ? `\nfine-tuned classifier: ${learning.deep_verdict.words}` : "");
   }
 
   // the demo camera waits until every player has a seat (or the host starts it)

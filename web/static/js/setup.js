@@ -80,6 +80,13 @@
       finderEl.dataset.adopted = String(s.finder_adopted);
       finderEl.hidden = !s.finder_verdict;
     }
+    const deepEl = document.getElementById("setup-deep-verdict");
+    if (deepEl) {
+      // the fine-tuned classifier's check (`companion serve --fine-tune`): empty when off
+      deepEl.textContent = s.deep_verdict;
+      deepEl.dataset.adopted = String(s.deep_adopted);
+      deepEl.hidden = !s.deep_verdict;
+    }
     const faces = document.getElementById("face-bars");
     faces.replaceChildren(...s.faces.map((n, k) => bar(`face ${k + 1}`, s.face_sureness[k], n)));
     const dice = document.getElementById("die-bars");
