@@ -188,6 +188,13 @@ class Learning:
         self.listeners.append(self._count)
 
     def close(self) -> None:
+        """At shutdown: stop the fine-tunes' child processes (their folders go), close the
+        store."""
+        with self._load_lock:
+            learners = list(self._learners.values())
+        for learner in learners:
+            if learner.deep_learner is not None:
+                learner.deep_learner.stop()
         self.store.close()
 
     # -- the camera -----------------------------------------------------------------------
@@ -279,8 +286,7 @@ class Learning:
                     return None
                 self._verdicts[setup] = adaptation.head.gate.to_json()
             self._finder_verdicts[setup] = _verdict_json(learner)
-            if learner.deep_learner is not None and learner.deep_learner.verdict is not None:
-                self._deep_verdicts[setup] = learner.deep_learner.verdict.to_json()
+            self._deep_verdicts[setup] = _deep_verdict_json(learner)
             self._install(setup, adaptation)
         return adaptation
 
@@ -493,8 +499,7 @@ class Learning:
         except Exception:
             logger.warning("setup %s: fine-tune not run", setup, exc_info=True)
             return False
-        verdict = learner.deep_learner.verdict if learner.deep_learner is not None else None
-        self._deep_verdicts[setup] = verdict.to_json() if verdict is not None else None
+        self._deep_verdicts[setup] = _deep_verdict_json(learner)
         adaptation = learner.adaptation
         if changed and adaptation is not None:
             self._tell(setup, adaptation)
@@ -543,15 +548,24 @@ class Learning:
         """Delete one die; the heads (and the page's next look) are without it at once."""
         found = await asyncio.to_thread(self.store.delete_example, setup, example_id)
         if found:
-            await self.refresh_and_tell(setup)
+            await self._taught_dice_changed(setup)
         return found
 
     async def keep(self, setup: str, example_id: int) -> bool:
         """The host keeps a held-back die: it is learnt from from now on."""
         found = await asyncio.to_thread(self.store.keep, setup, example_id)
         if found:
-            await self.refresh_and_tell(setup)
+            await self._taught_dice_changed(setup)
         return found
+
+    async def _taught_dice_changed(self, setup: str) -> None:
+        """A taught die was deleted or kept: the fine-tuned net learnt them as they were,
+        so it stops reading at once and is fine-tuned again; the heads are refitted."""
+        learner = await asyncio.to_thread(self.learner, setup)
+        await asyncio.to_thread(learner.forget_deep)
+        self._deep_verdicts[setup] = _deep_verdict_json(learner)
+        await self.refresh_and_tell(setup)
+        self.fine_tune_soon(setup)
 
     async def delete_setup(self, setup: str) -> int:
         """Forget every stored die of the setup (records, crops and its adapted head),
@@ -560,6 +574,7 @@ class Learning:
         learner = await asyncio.to_thread(self.learner, check_setup(setup))
         count = await asyncio.to_thread(learner.forget)
         self._outcomes.pop(setup, None)
+        self._deep_verdicts.pop(setup, None)
         await self.refresh_and_tell(setup)
         return count
 
@@ -614,6 +629,13 @@ class Learning:
         )
         self.refresh_soon(taken.setup)
         return ids
+
+
+def _deep_verdict_json(learner: SetupLearner) -> dict[str, object] | None:
+    """The fine-tuned net's verdict for the camera panel (None: not judged or off)."""
+    deep = learner.deep_learner
+    verdict = deep.verdict if deep is not None else None
+    return verdict.to_json() if verdict is not None else None
 
 
 def _verdict_json(learner: SetupLearner) -> dict[str, object] | None:

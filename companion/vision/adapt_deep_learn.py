@@ -28,6 +28,7 @@ with the rest of its adapted files."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import logging
@@ -56,22 +57,27 @@ VERDICT_FILE = "verdict.json"  # models/recipe/adapt_deep.py's VERDICT_FILE
 MIN_PHOTOS = 5  # the fold check's sign test cannot adopt on fewer photos
 REFIT_EVERY = 5  # new confirmed photos before the net is fine-tuned and judged again
 TIMEOUT_S = 900.0  # a check that takes longer is given up (logged); the shipped net reads
+WORK_PREFIX = ".deep-"  # the child's folders beside the setup's adapted files
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "models" / "recipe" / "adapt_deep.py"
 
 
 def available() -> bool:
-    """Whether this installation can fine-tune: torch importable, the recipe beside it."""
-    return RECIPE.is_file() and importlib.util.find_spec("torch") is not None
+    """Whether this installation can fine-tune: torch and onnx importable (the training
+    extra), the recipe beside the package (a checkout, not a wheel)."""
+    return RECIPE.is_file() and all(
+        importlib.util.find_spec(name) is not None for name in ("torch", "onnx")
+    )
 
 
 class DeepClassifier(PipClassifier):
     """A setup's fine-tuned net: reads like any classifier, and vouches for no more than
     its fold check's left-out photos showed (`Verdict.ceiling`)."""
 
-    def __init__(self, model: OnnxModel, verdict: Verdict) -> None:
+    def __init__(self, model: OnnxModel, verdict: Verdict, source: str) -> None:
         super().__init__(model)
         self.verdict = verdict
+        self.source = source  # the sha256 of the shipped file it was fine-tuned from
 
     def vouched(self, readings: tuple[DieReading, ...]) -> tuple[DieReading, ...]:
         ceiling = self.verdict.ceiling
@@ -92,49 +98,92 @@ class DeepState:
     classifier: DeepClassifier | None = field(default=None, repr=False)
 
 
-@dataclass(frozen=True)
+@dataclass
 class DeepJob:
-    """One fine-tune and fold check to run in the child process (`run`)."""
+    """One fine-tune and fold check to run in the child process: `run` (no lock held),
+    then `install` (under the learner's lock, only if the setup was not forgotten
+    meanwhile) or `discard`."""
 
     folder: Path  # the setup's folder
     models_dir: Path  # the shipped classifier's folder
     crops: np.ndarray = field(repr=False)
     values: np.ndarray
     photos: tuple[str, ...]
+    work: Path | None = None  # the child's folder, beside the setup's adapted files
+    child: subprocess.Popen[str] | None = field(default=None, repr=False)
 
-    def run(self) -> DeepState:
-        """Run the child process (no lock held), put its folder in place of the last
-        one, and read it back. Raises on a failed or timed-out child (nothing replaced)."""
+    def run(self) -> None:
+        """Run the child process into a folder of its own; raises (its folder removed) on
+        a failed, stopped or timed-out child. Everything the child writes, its scratch
+        files included (TMPDIR), lies in that folder."""
         adapted = self.folder / ADAPTED_DIR
         adapted.mkdir(parents=True, exist_ok=True)
-        work = Path(tempfile.mkdtemp(prefix=".deep-", dir=adapted))
+        self.work = work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=adapted))
         try:
-            np.savez(
-                work / "job.npz", crops=self.crops, values=self.values, photos=np.array(self.photos)
-            )
-            out = work / "out"
+            photos = np.array(self.photos)
+            np.savez(work / "job.npz", crops=self.crops, values=self.values, photos=photos)
             command = [
                 sys.executable, "-m", "models.recipe.adapt_deep", "--crops", str(work / "job.npz"),
-                "--models", str(self.models_dir), "--out", str(out),
+                "--models", str(self.models_dir), "--out", str(work / "out"),
             ]  # fmt: skip
-            environment = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-            done = subprocess.run(
-                command, cwd=REPO, env=environment, capture_output=True, text=True,
-                timeout=TIMEOUT_S, check=False,
+            paths = [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+            environment = {
+                **os.environ,
+                "OMP_NUM_THREADS": "1",
+                "PYTHONPATH": os.pathsep.join(paths),
+                "TMPDIR": str(work),
+            }
+            self.child = subprocess.Popen(
+                command, cwd=REPO, env=environment, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE, text=True,
             )  # fmt: skip
-            if done.returncode != 0:
-                raise RuntimeError(f"fine-tune failed ({done.returncode}): {done.stderr[-800:]}")
-            target = adapted / DEEP_DIR
-            old = adapted / f".deep-old-{work.name}"
-            if target.exists():
-                target.replace(old)
-            out.replace(target)
-            shutil.rmtree(old, ignore_errors=True)
+            try:
+                _, errors = self.child.communicate(timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.child.kill()
+                self.child.communicate()
+                raise RuntimeError(f"fine-tune gave up after {TIMEOUT_S:.0f} s") from None
+            if self.child.returncode != 0:
+                raise RuntimeError(f"fine-tune failed ({self.child.returncode}): {errors[-800:]}")
+        except BaseException:
+            self.discard()
+            raise
+
+    def stop(self) -> None:
+        """Stop a running child (the server shuts down); `run` then raises."""
+        child = self.child
+        if child is not None and child.poll() is None:
+            child.terminate()
+
+    def install(self) -> DeepState:
+        """Put the child's folder in place of the last check's and read it back (the
+        caller holds the learner's lock). The old folder is moved aside first and put
+        back if the new one cannot be moved in."""
+        assert self.work is not None, "install after run"
+        adapted = self.folder / ADAPTED_DIR
+        target, old = adapted / DEEP_DIR, adapted / f"{WORK_PREFIX}old"
+        shutil.rmtree(old, ignore_errors=True)
+        if target.exists():
+            target.replace(old)
+        try:
+            (self.work / "out").replace(target)
+        except OSError:
+            if old.exists():
+                old.replace(target)
+            raise
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            self.discard()
+            shutil.rmtree(old, ignore_errors=True)
         state = read_state(self.folder)
-        assert state is not None
+        if state is None:
+            raise ModelError(f"{target}: the fine-tune wrote no verdict")
         return state
+
+    def discard(self) -> None:
+        if self.work is not None:
+            shutil.rmtree(self.work, ignore_errors=True)
+            with contextlib.suppress(OSError):  # a forgotten setup's folder, made again
+                self.work.parent.rmdir()
 
 
 def read_state(folder: Path) -> DeepState | None:
@@ -156,7 +205,7 @@ def read_state(folder: Path) -> DeepState | None:
     derived = model.manifest.raw.get("deep_adapted", {})
     if not isinstance(derived, dict) or derived.get("from_sha256") != source:
         raise ModelError(f"{out / CLASSIFIER_FILE}: its manifest does not name {source[:12]}")
-    return DeepState(verdict, photos, source, DeepClassifier(model, verdict))
+    return DeepState(verdict, photos, source, DeepClassifier(model, verdict, source))
 
 
 class DeepLearner:
@@ -170,6 +219,8 @@ class DeepLearner:
         self.folder = folder
         self.shipped = shipped
         self.state: DeepState | None = None
+        self.attempted: int | None = None  # photos of the last job made, failed or not
+        self.running: DeepJob | None = None
         self.restore()
 
     @property
@@ -178,13 +229,16 @@ class DeepLearner:
 
     def restore(self) -> None:
         """The saved check, when it was made for the shipped classifier (a damaged one is
-        logged and the shipped net reads)."""
+        logged and the shipped net reads); a child's folder left by a crash is removed."""
+        for stale in (self.folder / ADAPTED_DIR).glob(f"{WORK_PREFIX}*"):
+            shutil.rmtree(stale, ignore_errors=True)
         try:
             state = read_state(self.folder)
         except ModelError:
             logger.warning("setup %s: saved fine-tune not read", self.setup, exc_info=True)
             state = None
         self.state = state if state is not None and state.from_sha256 == self.sha256 else None
+        self.attempted = self.state.photos if self.state is not None else None
 
     def classifier(self) -> DeepClassifier | None:
         """The adopted net (None: not adopted, never checked, or made for another net)."""
@@ -195,35 +249,53 @@ class DeepLearner:
         return self.state.verdict if self.state is not None else None
 
     def job(self, stored: Sequence[StoredExample], held: Sequence[int]) -> DeepJob | None:
-        """The check to run now, when one is due (module docstring); None otherwise."""
+        """The check to run now, when one is due (module docstring); None otherwise. A job
+        counts as attempted when made, so a child that fails is not started again until
+        REFIT_EVERY more photos have come."""
         left_out = set(held)
-        use = [s for k, s in enumerate(stored) if k not in left_out]
-        photos = [s.photo if s.photo is not None else f"die {s.example_id}" for s in use]
-        count = len(set(photos))
-        checked = self.state.photos if self.state is not None else None
-        if count < MIN_PHOTOS or (checked is not None and count < checked + REFIT_EVERY):
-            return None
         crops, values, keys = [], [], []
-        for s, photo in zip(use, photos, strict=True):
+        for k, s in enumerate(stored):
+            if k in left_out:
+                continue
             crop = self.store.crop(self.setup, s.example_id)
             if crop is not None:
                 crops.append(crop)
                 values.append(s.example.value)
-                keys.append(photo)
-        if len(set(keys)) < MIN_PHOTOS:
+                # the value head's photo key (adapt_store.photo_key): its folds are these
+                keys.append(
+                    str(s.example.photo) if s.example.photo is not None else f"die {s.example_id}"
+                )
+        count = len(set(keys))
+        if count < MIN_PHOTOS or (
+            self.attempted is not None and count < self.attempted + REFIT_EVERY
+        ):
             return None
-        return DeepJob(
+        self.attempted = count
+        job = DeepJob(
             self.folder,
             self.shipped.model.path.parent,
             np.stack(crops),
             np.array(values, np.int64),
             tuple(keys),
         )
+        self.running = job
+        return job
 
     def keep(self, state: DeepState) -> None:
         self.state = state if state.from_sha256 == self.sha256 else None
 
+    def invalidate(self) -> None:
+        """A taught die was deleted or kept: the net learnt without it, or from it, no
+        longer reads, and a child running now is stopped (its work is moot); the next
+        refresh fine-tunes again."""
+        self.stop()
+        shutil.rmtree(self.folder / ADAPTED_DIR / DEEP_DIR, ignore_errors=True)
+        self.state, self.attempted = None, None
+
     def forget(self) -> None:
         """The setup's learning is gone (its adapted folder removed with the rest)."""
-        shutil.rmtree(self.folder / ADAPTED_DIR / DEEP_DIR, ignore_errors=True)
-        self.state = None
+        self.invalidate()
+
+    def stop(self) -> None:
+        if self.running is not None:
+            self.running.stop()

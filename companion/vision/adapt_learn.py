@@ -240,6 +240,11 @@ class SetupSummary:
         }
 
 
+def error_share(verdict: Verdict) -> float:
+    """The share of its left-out dice an adopted reader read wrong (1.0 with none)."""
+    return verdict.adapted_errors / verdict.dice if verdict.dice else 1.0
+
+
 def _update(stored: StoredExample, features: CropFeatures, k: int, key: str) -> ViewUpdate:
     """The new features of one stored die: all of them after a model change; only the
     views (its embedding from the photo itself kept) when the same classifier made it."""
@@ -423,8 +428,8 @@ class SetupLearner:
         """Fine-tune and judge the whole classifier when due (companion.vision.
         adapt_deep_learn: a child process, up to minutes, without the learner's lock, one
         at a time; the value head's held-back dice left out); returns whether a new
-        verdict was kept. A setup forgotten meanwhile gets nothing kept; a failure is
-        logged and the last verdict stands."""
+        verdict was kept. Its folder is put in place under the lock, and only if the setup
+        was not forgotten meanwhile; a failure is logged and the last verdict stands."""
         deep = self.deep_learner
         if deep is None or not self._deep_running.acquire(blocking=False):
             return False
@@ -436,19 +441,32 @@ class SetupLearner:
             if job is None:
                 return False
             try:
-                state = job.run()
+                job.run()
+                with self._lock:
+                    if generation != self._generation:  # forgotten or a die deleted since
+                        job.discard()
+                        return False
+                    state = job.install()
+                    deep.keep(state)
             except Exception:
                 logger.warning("setup %s: fine-tune failed", self.setup, exc_info=True)
                 return False
-            with self._lock:
-                if generation != self._generation:
-                    deep.forget()  # its folder was written after the forget
-                    return False
-                deep.keep(state)
+            finally:
+                deep.running = None
             logger.info("setup %s: fine-tuned net: %s", self.setup, state.verdict.words())
             return True
         finally:
             self._deep_running.release()
+
+    def forget_deep(self) -> None:
+        """A taught die was deleted or kept: the fine-tuned net no longer reads (it learnt
+        the dice as they were) and a child running now keeps nothing; the next refresh
+        fine-tunes again (`DeepLearner.invalidate`)."""
+        if self.deep_learner is None:
+            return
+        with self._lock:
+            self._generation += 1
+            self.deep_learner.invalidate()
 
     def deep_classifier(self) -> DeepClassifier | None:
         """The adopted fine-tuned net (None: none, or it is not the learner's classifier's)."""
@@ -504,18 +522,15 @@ class SetupLearner:
 
     def classifier_over(self, base: PipClassifier, adaptation: Adaptation) -> PipClassifier:
         """What reads the setup's dice over `base`: the adopted fine-tuned net when it was
-        made from `base`'s file (it was judged against the shipped net, head and all),
-        else `base` with the setup's value head."""
+        made from `base`'s file and either no value head is adopted or the net erred on a
+        smaller share of its left-out dice than the head did on its own (each was judged
+        against the shipped net, not against the other); else `base` with the value head."""
         deep = self.deep_classifier()
-        if deep is not None and model_key(base) == self.deep_source():
-            return deep
+        if deep is not None and deep.source == model_key(base):
+            head = adaptation.head
+            if not head.active or error_share(deep.verdict) < error_share(head.gate):
+                return deep
         return AdaptedClassifier(base, adaptation.head)
-
-    def deep_source(self) -> str | None:
-        """The sha256 of the classifier file the adopted fine-tuned net came from."""
-        learner = self.deep_learner
-        state = learner.state if learner is not None else None
-        return state.from_sha256 if state is not None else None
 
     def reader_finder(self, base: DiceFinder) -> DiceFinder:
         """The finder to read with: the adopted finder head's when it adapts `base` (the

@@ -276,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (len(crops) == len(values) == len(photos)):
         raise SystemExit(f"{args.crops}: crops, values and photos differ in length")
     settings = DeepSettings(steps=args.steps)
+    source_sha256 = sha256_of(args.models / CLASSIFIER_FILE)  # before: the file may change
     args.out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=args.out))
     checked = check_deep(args.models, crops, values, photos, settings, scratch)
@@ -290,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(checked.seconds, 1),
         "dice": int(len(values)),
         "photos": len(set(photos)),
-        "from_sha256": sha256_of(args.models / CLASSIFIER_FILE),
+        "from_sha256": source_sha256,
         "settings": dataclasses.asdict(settings),
     }
     (args.out / VERDICT_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

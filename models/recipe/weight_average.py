@@ -42,8 +42,10 @@ class GraphMismatch(ValueError):
 
 def same_graph(base: onnx.ModelProto, tuned: onnx.ModelProto) -> None:
     """Raise GraphMismatch naming the first difference of nodes or initialisers."""
-    base_ops = [(node.op_type, tuple(node.input), tuple(node.output)) for node in base.graph.node]
-    tuned_ops = [(node.op_type, tuple(node.input), tuple(node.output)) for node in tuned.graph.node]
+    # every node as it is serialised: type, inputs, outputs and attributes (a Constant's
+    # value among them), so two graphs that differ anywhere but their initialisers differ
+    base_ops = [node.SerializeToString(deterministic=True) for node in base.graph.node]
+    tuned_ops = [node.SerializeToString(deterministic=True) for node in tuned.graph.node]
     if base_ops != tuned_ops:
         raise GraphMismatch("the two graphs have different nodes")
     base_weights = {init.name: init for init in base.graph.initializer}

@@ -10,15 +10,21 @@ come; a restart reads it back; forgetting the setup removes it."""
 from __future__ import annotations
 
 import csv
+import shutil
+import sys
+import threading
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
+from companion.vision.adapt import fit_value_head
 from companion.vision.adapt_deep_learn import DEEP_DIR, DeepClassifier, available
 from companion.vision.adapt_files import ADAPTED_DIR
-from companion.vision.adapt_learn import ConfirmedDie, SetupLearner
+from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, error_share
 from companion.vision.adapt_store import SetupStore
 from companion.vision.classifier import PipClassifier
 from companion.vision.types import DieBox, DieReading
@@ -72,8 +78,18 @@ def test_a_setup_fine_tunes_in_a_child_process_adopts_on_evidence_and_keeps_it(
     assert learner.refresh_deep()  # the child process ran and its verdict was kept
     verdict = learner.deep_learner.verdict
     assert verdict is not None and verdict.adopted, verdict
-    deep = learner.reader_classifier()
-    assert isinstance(deep, DeepClassifier)
+    deep = learner.deep_classifier()
+    assert deep is not None
+    # which reads: the fine-tuned net over no adopted head; over an adopted head, the one
+    # that erred on the smaller share of its own left-out dice
+    head = learner.current().head
+    reading = learner.reader_classifier()
+    if head.active and error_share(head.gate) <= error_share(verdict):
+        assert not isinstance(reading, DeepClassifier)
+    else:
+        assert reading is deep
+    no_head = replace(learner.current(), head=fit_value_head([]))
+    assert learner.classifier_over(classifier, no_head) is deep
     read = list(range(1, len(boxes), 2))
     held_boxes, held_values = [boxes[k] for k in read], values[read]
     cold = errors(classifier, image, held_boxes, held_values)
@@ -86,12 +102,14 @@ def test_a_setup_fine_tunes_in_a_child_process_adopts_on_evidence_and_keeps_it(
     )
     assert all(r.confidence == pytest.approx(verdict.ceiling) for r in deep.vouched(sure))
     assert verdict.ceiling < 0.999
-    # nothing new confirmed: not fine-tuned again
-    assert not learner.refresh_deep()
+    # nothing new confirmed: not fine-tuned again, nothing left of the child's folders
+    assert not learner.refresh_deep() and learner.deep_learner.verdict is verdict
+    assert not list((store.crops_dir / "kitchen" / ADAPTED_DIR).glob(".deep-*"))
 
     again = SetupLearner(SetupStore(tmp_path), "kitchen", classifier, deep=True)
     restored = again.deep_classifier()
     assert restored is not None and restored.verdict == verdict
+    assert again.classifier_over(classifier, no_head) is restored
     assert errors(restored, image, held_boxes, held_values) == errors(
         deep, image, held_boxes, held_values
     )
@@ -101,13 +119,61 @@ def test_a_setup_fine_tunes_in_a_child_process_adopts_on_evidence_and_keeps_it(
     again.forget()
     assert again.deep_classifier() is None
     assert not (store.crops_dir / "kitchen" / ADAPTED_DIR / DEEP_DIR).exists()
-    assert isinstance(
-        SetupLearner(SetupStore(tmp_path), "kitchen", classifier, deep=True).reader_classifier(),
-        PipClassifier,
-    )
+    fresh = SetupLearner(SetupStore(tmp_path), "kitchen", classifier, deep=True)
+    assert not isinstance(fresh.reader_classifier(), DeepClassifier)
 
 
 def test_a_setup_without_fine_tuning_asked_for_has_no_deep_half(tmp_path: Path) -> None:
     learner = SetupLearner(SetupStore(tmp_path), "kitchen", PipClassifier.load())
     assert learner.deep_learner is None and not learner.refresh_deep()
     assert learner.summary().deep_verdict == ""
+
+
+def taught_setup(root: Path, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]) -> SetupLearner:
+    """A setup with 8 rolls of the fixture's even cells confirmed and its head refreshed."""
+    image, boxes, values = mosaic
+    learner = SetupLearner(SetupStore(root), "kitchen", PipClassifier.load(), deep=True)
+    for roll in range(8):
+        cells = range(2 * PER_ROLL * roll, 2 * PER_ROLL * (roll + 1), 2)
+        dice = [ConfirmedDie(boxes[k], int(values[k])) for k in cells]
+        learner.record(image, dice, photo=f"roll {roll}", throw=roll)
+    learner.refresh()
+    return learner
+
+
+def test_a_setup_forgotten_while_its_child_runs_keeps_nothing(
+    tmp_path: Path, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    learner = taught_setup(tmp_path, mosaic)
+    deep = learner.deep_learner
+    assert deep is not None
+    outcome: list[bool] = []
+    worker = threading.Thread(target=lambda: outcome.append(learner.refresh_deep()))
+    worker.start()
+    deadline = time.monotonic() + 120
+    while (deep.running is None or deep.running.child is None) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert deep.running is not None and deep.running.child is not None, "the child never started"
+    learner.forget()  # stops the child: its work is moot
+    worker.join(timeout=120)
+    assert outcome == [False]
+    assert learner.deep_classifier() is None and deep.verdict is None
+    adapted = learner.folder / ADAPTED_DIR
+    assert not (adapted / DEEP_DIR).exists() and not list(adapted.glob(".deep-*"))
+
+
+def test_a_failing_child_is_logged_and_not_started_again_before_new_rolls(
+    tmp_path: Path,
+    mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    learner = taught_setup(tmp_path, mosaic)
+    deep = learner.deep_learner
+    assert deep is not None
+    monkeypatch.setattr(sys, "executable", shutil.which("false") or "/bin/false")
+    assert not learner.refresh_deep()
+    assert "fine-tune failed" in caplog.text and deep.attempted == 8
+    assert deep.verdict is None and learner.deep_classifier() is None
+    assert not list((learner.folder / ADAPTED_DIR).glob(".deep-*"))
+    assert deep.job(learner.stored, ()) is None  # due again only after 5 more photos
