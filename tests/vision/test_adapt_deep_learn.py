@@ -9,6 +9,7 @@ come; a restart reads it back; forgetting the setup removes it."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import shutil
 import sys
@@ -21,6 +22,7 @@ import cv2
 import numpy as np
 import pytest
 
+from companion.table.learning import Learning
 from companion.vision.adapt import fit_value_head
 from companion.vision.adapt_deep_learn import DEEP_DIR, DeepClassifier, available
 from companion.vision.adapt_files import ADAPTED_DIR
@@ -65,17 +67,22 @@ def test_a_setup_fine_tunes_in_a_child_process_adopts_on_evidence_and_keeps_it(
 ) -> None:
     image, boxes, values = mosaic
     classifier = PipClassifier.load()
-    store = SetupStore(tmp_path)
-    learner = SetupLearner(store, "kitchen", classifier, deep=True)
+    # the server's side: `companion serve --fine-tune` gives every setup its deep half
+    learning = Learning(tmp_path / "server", classifier_factory=lambda: classifier, fine_tune=True)
+    learner = learning.learner("kitchen")
+    store = learner.store
     assert learner.deep_learner is not None and learner.deep_classifier() is None
     taught = list(range(0, len(boxes), 2))
     for roll in range(0, len(taught), PER_ROLL):
         cells = taught[roll : roll + PER_ROLL]
         dice = [ConfirmedDie(boxes[k], int(values[k])) for k in cells]
         learner.record(image, dice, photo=f"roll {roll // PER_ROLL}", throw=roll // PER_ROLL)
-    learner.refresh()
+    asyncio.run(learning.refresh_and_tell("kitchen"))
 
-    assert learner.refresh_deep()  # the child process ran and its verdict was kept
+    # the child process ran and its verdict was kept, for the camera panel too
+    assert asyncio.run(learning.fine_tune_and_tell("kitchen"))
+    status = learning.status("kitchen")
+    assert status is not None and status["deep_verdict"]["adopted"]  # type: ignore[index]
     verdict = learner.deep_learner.verdict
     assert verdict is not None and verdict.adopted, verdict
     deep = learner.deep_classifier()
@@ -106,7 +113,7 @@ def test_a_setup_fine_tunes_in_a_child_process_adopts_on_evidence_and_keeps_it(
     assert not learner.refresh_deep() and learner.deep_learner.verdict is verdict
     assert not list((store.crops_dir / "kitchen" / ADAPTED_DIR).glob(".deep-*"))
 
-    again = SetupLearner(SetupStore(tmp_path), "kitchen", classifier, deep=True)
+    again = SetupLearner(SetupStore(tmp_path / "server"), "kitchen", classifier, deep=True)
     restored = again.deep_classifier()
     assert restored is not None and restored.verdict == verdict
     assert again.classifier_over(classifier, no_head) is restored
@@ -116,11 +123,15 @@ def test_a_setup_fine_tunes_in_a_child_process_adopts_on_evidence_and_keeps_it(
     summary = again.summary()
     assert summary.deep_adopted and summary.deep_verdict.startswith("fine-tuned classifier: ")
 
-    again.forget()
-    assert again.deep_classifier() is None
+    # forgetting the setup on the host's page: gone from disk, from the panel, from reading
+    asyncio.run(learning.delete_setup("kitchen"))
+    assert learning.status("kitchen")["deep_verdict"] is None  # type: ignore[index]
+    assert learner.deep_classifier() is None
     assert not (store.crops_dir / "kitchen" / ADAPTED_DIR / DEEP_DIR).exists()
-    fresh = SetupLearner(SetupStore(tmp_path), "kitchen", classifier, deep=True)
+    fresh = SetupLearner(SetupStore(tmp_path / "server"), "kitchen", classifier, deep=True)
+    assert fresh.deep_classifier() is None
     assert not isinstance(fresh.reader_classifier(), DeepClassifier)
+    learning.close()
 
 
 def test_a_setup_without_fine_tuning_asked_for_has_no_deep_half(tmp_path: Path) -> None:
