@@ -870,7 +870,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--deep", type=int, default=None, metavar="STEPS",
         help="also fine-tune the whole classifier for STEPS steps on the taught dice "
-        "(models/recipe/adapt_deep.py; needs torch) and read the rest with it, unchecked",
+        "(models/recipe/adapt_deep.py; needs torch), judge it by its own fold check and "
+        "read the rest with it",
     )  # fmt: skip
     parser.add_argument("--deep-anchor", type=float, default=1.0, help="its L2-SP weight")
     parser.add_argument("--deep-lr", type=float, default=3e-4, help="its peak learning rate")

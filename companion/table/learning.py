@@ -467,13 +467,27 @@ class Learning:
         """Judge the setup's finder head when due (off the loop, seconds) and, when a new
         verdict was kept, hand the setup's heads to the listeners again (the camera then
         finds with the adopted head, or stops); False when nothing changed or it failed."""
+        return await self._judge_and_tell(
+            setup, SetupLearner.refresh_finder, self._finder_verdicts, _verdict_json, "finder"
+        )
+
+    async def _judge_and_tell(
+        self,
+        setup: str,
+        judge: Callable[[SetupLearner], bool],
+        verdicts: dict[str, dict[str, object] | None],
+        verdict_of: Callable[[SetupLearner], dict[str, object] | None],
+        what: str,
+    ) -> bool:
+        """Run one of the learner's checks off the loop, keep its verdict for the camera
+        panel and, when a new one was kept, hand the setup's readers to the listeners."""
         try:
             learner = await asyncio.to_thread(self.learner, setup)
-            changed = await asyncio.to_thread(learner.refresh_finder)
+            changed = await asyncio.to_thread(judge, learner)
         except Exception:
-            logger.warning("setup %s: finder not refreshed", setup, exc_info=True)
+            logger.warning("setup %s: %s not judged", setup, what, exc_info=True)
             return False
-        self._finder_verdicts[setup] = _verdict_json(learner)
+        verdicts[setup] = verdict_of(learner)
         adaptation = learner.adaptation
         if changed and adaptation is not None:
             self._tell(setup, adaptation)
@@ -493,17 +507,9 @@ class Learning:
         """`SetupLearner.refresh_deep` off the loop; when a new verdict was kept, the
         setup's readers go to the listeners again (the camera then reads with the adopted
         net, or stops). False when nothing changed or it failed (logged)."""
-        try:
-            learner = await asyncio.to_thread(self.learner, setup)
-            changed = await asyncio.to_thread(learner.refresh_deep)
-        except Exception:
-            logger.warning("setup %s: fine-tune not run", setup, exc_info=True)
-            return False
-        self._deep_verdicts[setup] = _deep_verdict_json(learner)
-        adaptation = learner.adaptation
-        if changed and adaptation is not None:
-            self._tell(setup, adaptation)
-        return changed
+        return await self._judge_and_tell(
+            setup, SetupLearner.refresh_deep, self._deep_verdicts, _deep_verdict_json, "fine-tune"
+        )
 
     async def refresh_and_tell(self, setup: str) -> Adaptation | None:
         """Refresh now and hand the result to the listeners (the camera)."""
