@@ -623,6 +623,16 @@ def evaluate_stage(run: Run) -> None:
         logger.info("trained from a pack: evaluate where the data is (--only evaluate)")
         return
     out = run.out
+    if not (out / "pip_classifier.onnx").exists():
+        # a finder-only run's --out: the peak rule and figures need a pair (the exports
+        # and the state are written already)
+        logger.info(
+            "%s holds no classifier: judge the finder with one, e.g. bench/model_pairs.py "
+            "--finder NAME=%s --classifier shipped=models",
+            out,
+            out,
+        )
+        return
     finder = None
     if (out / "dice_finder.onnx").exists():
         finder = choose_peak_rule(out, run.split)
