@@ -513,12 +513,4 @@ class AdaptedClassifier(PipClassifier):
     def vouched(self, readings: tuple[DieReading, ...]) -> tuple[DieReading, ...]:
         """Each read die no surer than the adopted head proved on the setup's left-out
         photos (`Verdict.ceiling`), whatever the shipped map makes of its probabilities."""
-        if not self.head.active:
-            return readings
-        ceiling = self.head.gate.ceiling
-        return tuple(
-            r
-            if r.value is None or r.confidence <= ceiling
-            else dataclasses.replace(r, confidence=ceiling)
-            for r in readings
-        )
+        return self.head.gate.vouch(readings) if self.head.active else readings

@@ -38,12 +38,14 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from companion.vision.adapt import GATE_MIN_PHOTOS
 from companion.vision.adapt_files import ADAPTED_DIR
+from companion.vision.adapt_finder_learn import REFIT_EVERY as FINDER_REFIT_EVERY
 from companion.vision.adapt_gate import Verdict
 from companion.vision.adapt_store import SetupStore, StoredExample
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier
@@ -53,9 +55,9 @@ from companion.vision.types import DieReading
 logger = logging.getLogger(__name__)
 
 DEEP_DIR = "deep"  # under the setup's adapted/ folder
-VERDICT_FILE = "verdict.json"  # models/recipe/adapt_deep.py's VERDICT_FILE
-MIN_PHOTOS = 5  # the fold check's sign test cannot adopt on fewer photos
-REFIT_EVERY = 5  # new confirmed photos before the net is fine-tuned and judged again
+VERDICT_FILE = "verdict.json"  # written by models/recipe/adapt_deep.py whatever the verdict
+MIN_PHOTOS = GATE_MIN_PHOTOS  # the fold check's sign test cannot adopt on fewer photos
+REFIT_EVERY = FINDER_REFIT_EVERY  # new photos before it is judged again, as the finder's head
 TIMEOUT_S = 900.0  # a check that takes longer is given up (logged); the shipped net reads
 WORK_PREFIX = ".deep-"  # the child's folders beside the setup's adapted files
 REPO = Path(__file__).resolve().parents[2]
@@ -80,11 +82,7 @@ class DeepClassifier(PipClassifier):
         self.source = source  # the sha256 of the shipped file it was fine-tuned from
 
     def vouched(self, readings: tuple[DieReading, ...]) -> tuple[DieReading, ...]:
-        ceiling = self.verdict.ceiling
-        return tuple(
-            r if r.value is None or r.confidence <= ceiling else replace(r, confidence=ceiling)
-            for r in readings
-        )
+        return self.verdict.vouch(readings)
 
 
 @dataclass(frozen=True)

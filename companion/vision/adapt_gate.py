@@ -39,13 +39,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 
 import numpy as np
 
 from companion.vision.adapt_fit import Delta
 from companion.vision.confidence import upper_bound
+from companion.vision.types import DieReading
 
 SIGN_ALPHA = 0.05
 MAX_FOLDS = 25
@@ -98,6 +99,15 @@ class Verdict:
         if not self.adopted:
             return 1.0
         return 1.0 - upper_bound(self.adapted_errors, self.dice)
+
+    def vouch(self, readings: tuple[DieReading, ...]) -> tuple[DieReading, ...]:
+        """Each read die no surer than `ceiling` (unchanged when not adopted): what an
+        adopted reader of the setup, head or fine-tuned net, may claim."""
+        ceiling = self.ceiling
+        return tuple(
+            r if r.value is None or r.confidence <= ceiling else replace(r, confidence=ceiling)
+            for r in readings
+        )
 
     def words(self) -> str:
         """One line for the host: the decision, why, and the figures behind it."""

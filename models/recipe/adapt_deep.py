@@ -37,6 +37,7 @@ from torch import nn
 
 from companion.vision.adapt import GATE_MIN_PHOTOS
 from companion.vision.adapt_anchor import read_anchor
+from companion.vision.adapt_deep_learn import VERDICT_FILE  # the app reads what main writes
 from companion.vision.adapt_gate import MAX_FOLDS, Judged, Verdict, decide, fold_of_photos
 from companion.vision.adapt_learn import crop_features, model_crops
 from companion.vision.adapt_store import CROP_SIZE
@@ -245,8 +246,6 @@ def check_deep(
 
 # ----------------------------------------------------------------------------------------
 # The app's background process (companion/vision/adapt_deep_learn.py runs it)
-
-VERDICT_FILE = "verdict.json"  # written in --out whatever the verdict
 
 
 def main(argv: list[str] | None = None) -> int:
