@@ -129,8 +129,7 @@ class LearntReader:
         self.finder = finder or base.finder  # the setup's adopted finder head, else base's
         # the setup's adopted fine-tuned net (SetupLearner.classifier_over), else its head
         self.classifier = classifier or AdaptedClassifier(base.classifier, adaptation.head)
-        classifier = self.classifier
-        self._reader = DiceReader(self.finder, classifier, base.dice_set)
+        self._reader = DiceReader(self.finder, self.classifier, base.dice_set)
         self.dice_set = base.dice_set
 
     @property
@@ -167,7 +166,6 @@ class Learning:
         # (companion.vision.adapt_deep_learn); `companion serve --fine-tune`
         self.fine_tune = fine_tune
         self._deep_tasks: dict[str, asyncio.Task[bool]] = {}
-        self._deep_verdicts: dict[str, dict[str, object] | None] = {}
         self._classifier_factory = classifier_factory or PipClassifier.load
         self._classifier: PipClassifier | None = None
         self._finder_factory = finder_factory or features_finder
@@ -286,7 +284,6 @@ class Learning:
                     return None
                 self._verdicts[setup] = adaptation.head.gate.to_json()
             self._finder_verdicts[setup] = _verdict_json(learner)
-            self._deep_verdicts[setup] = _deep_verdict_json(learner)
             self._install(setup, adaptation)
         return adaptation
 
@@ -304,6 +301,15 @@ class Learning:
         runtime.reader.reader = LearntReader(base, setup, adaptation, finder, classifier)
         logger.info("camera reads with setup %s's heads (%d dice)", setup, adaptation.used)
 
+    def _deep_verdict(self, setup: str) -> dict[str, object] | None:
+        """The fine-tuned net's verdict, read from the setup's learner (None: not judged,
+        fine-tuning off, or no learner since the camera's models changed)."""
+        with self._load_lock:
+            learner = self._learners.get(setup)
+        deep = learner.deep_learner if learner is not None else None
+        verdict = deep.verdict if deep is not None else None
+        return verdict.to_json() if verdict is not None else None
+
     def status(self, setup: str | None) -> dict[str, object] | None:
         """For the camera panel: confirmed dice the setup learnt from (None until its
         first refresh, which this asks for) and its rolls of the last hour."""
@@ -318,7 +324,7 @@ class Learning:
             "learnt": self._learnt.get(setup),
             "verdict": self._verdicts.get(setup),
             "finder_verdict": self._finder_verdicts.get(setup),
-            "deep_verdict": self._deep_verdicts.get(setup),
+            "deep_verdict": self._deep_verdict(setup),
             "rolls_last_hour": rolls,
             "share_without_tap": round(share, 3),
         }
@@ -467,27 +473,30 @@ class Learning:
         """Judge the setup's finder head when due (off the loop, seconds) and, when a new
         verdict was kept, hand the setup's heads to the listeners again (the camera then
         finds with the adopted head, or stops); False when nothing changed or it failed."""
+
+        def keep_verdict(learner: SetupLearner) -> None:
+            self._finder_verdicts[setup] = _verdict_json(learner)
+
         return await self._judge_and_tell(
-            setup, SetupLearner.refresh_finder, self._finder_verdicts, _verdict_json, "finder"
+            setup, SetupLearner.refresh_finder, "finder", keep_verdict
         )
 
     async def _judge_and_tell(
         self,
         setup: str,
         judge: Callable[[SetupLearner], bool],
-        verdicts: dict[str, dict[str, object] | None],
-        verdict_of: Callable[[SetupLearner], dict[str, object] | None],
         what: str,
+        judged: Callable[[SetupLearner], None] = lambda _: None,
     ) -> bool:
-        """Run one of the learner's checks off the loop, keep its verdict for the camera
-        panel and, when a new one was kept, hand the setup's readers to the listeners."""
+        """Run one of the learner's checks off the loop (`judged` then sees the learner)
+        and, when a new verdict was kept, hand the setup's readers to the listeners."""
         try:
             learner = await asyncio.to_thread(self.learner, setup)
             changed = await asyncio.to_thread(judge, learner)
         except Exception:
             logger.warning("setup %s: %s not judged", setup, what, exc_info=True)
             return False
-        verdicts[setup] = verdict_of(learner)
+        judged(learner)
         adaptation = learner.adaptation
         if changed and adaptation is not None:
             self._tell(setup, adaptation)
@@ -507,9 +516,7 @@ class Learning:
         """`SetupLearner.refresh_deep` off the loop; when a new verdict was kept, the
         setup's readers go to the listeners again (the camera then reads with the adopted
         net, or stops). False when nothing changed or it failed (logged)."""
-        return await self._judge_and_tell(
-            setup, SetupLearner.refresh_deep, self._deep_verdicts, _deep_verdict_json, "fine-tune"
-        )
+        return await self._judge_and_tell(setup, SetupLearner.refresh_deep, "fine-tune")
 
     async def refresh_and_tell(self, setup: str) -> Adaptation | None:
         """Refresh now and hand the result to the listeners (the camera)."""
@@ -569,7 +576,6 @@ class Learning:
         so it stops reading at once and is fine-tuned again; the heads are refitted."""
         learner = await asyncio.to_thread(self.learner, setup)
         await asyncio.to_thread(learner.forget_deep)
-        self._deep_verdicts[setup] = _deep_verdict_json(learner)
         await self.refresh_and_tell(setup)
         self.fine_tune_soon(setup)
 
@@ -580,7 +586,6 @@ class Learning:
         learner = await asyncio.to_thread(self.learner, check_setup(setup))
         count = await asyncio.to_thread(learner.forget)
         self._outcomes.pop(setup, None)
-        self._deep_verdicts.pop(setup, None)
         await self.refresh_and_tell(setup)
         return count
 
@@ -635,13 +640,6 @@ class Learning:
         )
         self.refresh_soon(taken.setup)
         return ids
-
-
-def _deep_verdict_json(learner: SetupLearner) -> dict[str, object] | None:
-    """The fine-tuned net's verdict for the camera panel (None: not judged or off)."""
-    deep = learner.deep_learner
-    verdict = deep.verdict if deep is not None else None
-    return verdict.to_json() if verdict is not None else None
 
 
 def _verdict_json(learner: SetupLearner) -> dict[str, object] | None:

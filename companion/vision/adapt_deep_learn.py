@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +110,8 @@ class DeepJob:
     photos: tuple[str, ...]
     work: Path | None = None  # the child's folder, beside the setup's adapted files
     child: subprocess.Popen[str] | None = field(default=None, repr=False)
+    started: threading.Event = field(default_factory=threading.Event, repr=False)
+    stopped: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def run(self) -> None:
         """Run the child process into a folder of its own; raises (its folder removed) on
@@ -135,6 +138,9 @@ class DeepJob:
                 command, cwd=REPO, env=environment, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, text=True,
             )  # fmt: skip
+            self.started.set()
+            if self.stopped.is_set():  # stopped while it was being started
+                self.child.terminate()
             try:
                 _, errors = self.child.communicate(timeout=TIMEOUT_S)
             except subprocess.TimeoutExpired:
@@ -148,7 +154,9 @@ class DeepJob:
             raise
 
     def stop(self) -> None:
-        """Stop a running child (the server shuts down); `run` then raises."""
+        """Stop the child, running or about to start (the setup forgotten, the server
+        shutting down); `run` then raises."""
+        self.stopped.set()
         child = self.child
         if child is not None and child.poll() is None:
             child.terminate()
@@ -283,16 +291,12 @@ class DeepLearner:
         self.state = state if state.from_sha256 == self.sha256 else None
 
     def invalidate(self) -> None:
-        """A taught die was deleted or kept: the net learnt without it, or from it, no
-        longer reads, and a child running now is stopped (its work is moot); the next
-        refresh fine-tunes again."""
+        """The setup was forgotten, or a taught die deleted or kept: the net learnt
+        without it, or from it, no longer reads, and a child running now is stopped (its
+        work is moot); the next refresh fine-tunes again."""
         self.stop()
         shutil.rmtree(self.folder / ADAPTED_DIR / DEEP_DIR, ignore_errors=True)
         self.state, self.attempted = None, None
-
-    def forget(self) -> None:
-        """The setup's learning is gone (its adapted folder removed with the rest)."""
-        self.invalidate()
 
     def stop(self) -> None:
         if self.running is not None:

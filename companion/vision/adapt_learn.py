@@ -333,7 +333,7 @@ class SetupLearner:
             if self.finder_learner is not None:
                 self.finder_learner.forget()
             if self.deep_learner is not None:
-                self.deep_learner.forget()
+                self.deep_learner.invalidate()
             return count
 
     def saved(self) -> SavedHead | None:
@@ -392,7 +392,7 @@ class SetupLearner:
                 if self.finder_learner is not None:
                     self.finder_learner.forget()
                 if self.deep_learner is not None:
-                    self.deep_learner.forget()
+                    self.deep_learner.invalidate()
         logger.info("setup %s: %s", self.setup, adaptation.head.gate.words())
         return adaptation
 

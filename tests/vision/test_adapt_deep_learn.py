@@ -14,7 +14,6 @@ import csv
 import shutil
 import sys
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 
 from companion.table.learning import Learning
 from companion.vision.adapt import fit_value_head
-from companion.vision.adapt_deep_learn import DEEP_DIR, DeepClassifier, available
+from companion.vision.adapt_deep_learn import DEEP_DIR, DeepClassifier, DeepJob, available
 from companion.vision.adapt_files import ADAPTED_DIR
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, error_share
 from companion.vision.adapt_store import SetupStore
@@ -153,18 +152,28 @@ def taught_setup(root: Path, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
 
 
 def test_a_setup_forgotten_while_its_child_runs_keeps_nothing(
-    tmp_path: Path, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+    tmp_path: Path,
+    mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     learner = taught_setup(tmp_path, mosaic)
     deep = learner.deep_learner
     assert deep is not None
+    jobs: list[DeepJob] = []
+    made = threading.Event()
+    run = DeepJob.run
+
+    def noting_run(job: DeepJob) -> None:  # the job as it starts, for the test to wait on
+        jobs.append(job)
+        made.set()
+        run(job)
+
+    monkeypatch.setattr(DeepJob, "run", noting_run)
     outcome: list[bool] = []
     worker = threading.Thread(target=lambda: outcome.append(learner.refresh_deep()))
     worker.start()
-    deadline = time.monotonic() + 120
-    while (deep.running is None or deep.running.child is None) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert deep.running is not None and deep.running.child is not None, "the child never started"
+    assert made.wait(timeout=120), "no fine-tune was started"
+    assert jobs[0].started.wait(timeout=120), "the child never started"
     learner.forget()  # stops the child: its work is moot
     worker.join(timeout=120)
     assert outcome == [False]
