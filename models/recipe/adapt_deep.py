@@ -106,7 +106,8 @@ def fine_tune(
     freeze_batchnorm(net)
     trainable = [p for p in net.parameters() if p.requires_grad]
     optimiser = torch.optim.Adam(trainable, lr=settings.lr)
-    size = PipClassifier.load(source).size[1]  # the input side its manifest declares
+    # the input side its manifest declares (no session needed: one is made per fold)
+    size = parse_manifest((source / CLASSIFIER_FILE).with_suffix(".json")).input.size[1]
     targets = torch.as_tensor(np.asarray(values) - 1, dtype=torch.long)
     loss_of = nn.CrossEntropyLoss()
     net.train()
@@ -217,7 +218,12 @@ def check_deep(
         np.bincount(folds, adapted_errors, parts),
     )
     full_net = fine_tune(source, crops, values, settings)
-    full = loaded(full_net, source, {"dice": int(len(values)), **dataclasses.asdict(settings)})
+    record: dict[str, object] = {"dice": int(len(values)), **dataclasses.asdict(settings)}
+    if out_dir is None:
+        full = loaded(full_net, source, record)
+    else:  # exported once, where it is kept; the verdict joins its manifest below
+        export_adapted(full_net, source, out_dir, record)
+        full = PipClassifier.load(out_dir)
     anchor_crops, anchor_values = read_anchor()
     checked = None
     if anchor_crops:
@@ -234,13 +240,9 @@ def check_deep(
     )
     verdict = dataclasses.replace(decide(*per_fold, checked, worse), dice=len(values))
     if out_dir is not None:
-        record = {
-            "dice": int(len(values)),
-            "verdict": verdict.to_json(),
-            **dataclasses.asdict(settings),
-        }
-        export_adapted(full_net, source, out_dir, record)
-        full = PipClassifier.load(out_dir)
+        manifest = full.model.manifest
+        entry = {**manifest.raw["deep_adapted"], "verdict": verdict.to_json()}
+        save_manifest(manifest.with_fields(deep_adapted=entry), out_dir / CLASSIFIER_FILE)
     return DeepCheck(verdict, full, time.perf_counter() - started)
 
 
