@@ -10,10 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, ServerProcess, free_port
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from companion.vision.types import DieBox
 
 
 @pytest.fixture(scope="module")
@@ -37,3 +43,34 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
         yield process
     finally:
         process.stop()
+
+
+ADAPT_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "adapt"
+ADAPT_CELL = 48  # px of a mosaic cell (tests/fixtures/adapt/make.py)
+ADAPT_COLUMNS = 16
+
+
+@pytest.fixture(scope="session")
+def mosaic() -> tuple[np.ndarray, list[DieBox], np.ndarray]:
+    """The adaptation fixture (tests/fixtures/adapt, made by its make.py) as the adaptation
+    tests read it: the mosaic image (BGR), each cell's box as the pip classifier frames a
+    die (a side of CELL / its crop margin at the cell's centre), and the cells' values."""
+    import csv
+
+    import cv2
+    import numpy as np
+
+    from companion.vision.classifier import PipClassifier
+    from companion.vision.types import DieBox
+
+    image = cv2.imread(str(ADAPT_FIXTURE / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
+    assert image is not None
+    with open(ADAPT_FIXTURE / "labels.csv", newline="", encoding="utf-8") as handle:
+        values = np.array([int(row["value"]) for row in csv.DictReader(handle)])
+    side = ADAPT_CELL / PipClassifier.load().margin
+    cell, columns = ADAPT_CELL, ADAPT_COLUMNS
+    boxes = [
+        DieBox((k % columns) * cell + cell / 2, (k // columns) * cell + cell / 2, side, side)
+        for k in range(len(values))
+    ]
+    return image, boxes, values

@@ -9,10 +9,8 @@ the file it came from and its verdict; taught random values, it is refused. Need
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
@@ -22,26 +20,14 @@ from companion.vision.types import DieBox
 from models.recipe.adapt_deep import UNREADABLE, DeepSettings, check_deep, errors_of, store_crops
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt"
-CELL = 48
-COLUMNS = 16
 SETTINGS = DeepSettings(steps=40)  # fewer steps than the app's, to keep the suite quick
 
 
 @pytest.fixture(scope="module")
-def cells() -> tuple[np.ndarray, np.ndarray]:
+def cells(mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The fixture's 256 cells as stored crops, and their values."""
-    image = cv2.imread(str(FIXTURE / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
-    assert image is not None
-    with open(FIXTURE / "labels.csv", newline="", encoding="utf-8") as handle:
-        values = np.array([int(row["value"]) for row in csv.DictReader(handle)])
-    classifier = PipClassifier.load(MODELS)
-    side = CELL / classifier.margin
-    boxes = [
-        DieBox((k % COLUMNS) * CELL + CELL / 2, (k // COLUMNS) * CELL + CELL / 2, side, side)
-        for k in range(len(values))
-    ]
-    return store_crops(classifier, image, boxes), values
+    image, boxes, values = mosaic
+    return store_crops(PipClassifier.load(MODELS), image, boxes), values
 
 
 def photos_of(count: int) -> list[str]:

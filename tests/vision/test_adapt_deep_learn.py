@@ -10,14 +10,12 @@ come; a restart reads it back; forgetting the setup removes it."""
 from __future__ import annotations
 
 import asyncio
-import csv
 import shutil
 import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
@@ -30,28 +28,11 @@ from companion.vision.adapt_store import SetupStore
 from companion.vision.classifier import PipClassifier
 from companion.vision.types import DieBox, DieReading
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt"
-CELL = 48
-COLUMNS = 16
 PER_ROLL = 8
 
 
 def test_the_test_setup_can_fine_tune() -> None:
     assert available(), "torch (the `train` extra) is part of the test setup"
-
-
-@pytest.fixture(scope="module")
-def mosaic() -> tuple[np.ndarray, list[DieBox], np.ndarray]:
-    image = cv2.imread(str(FIXTURE / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
-    assert image is not None
-    with open(FIXTURE / "labels.csv", newline="", encoding="utf-8") as handle:
-        values = np.array([int(row["value"]) for row in csv.DictReader(handle)])
-    side = CELL / PipClassifier.load().margin
-    boxes = [
-        DieBox((k % COLUMNS) * CELL + CELL / 2, (k // COLUMNS) * CELL + CELL / 2, side, side)
-        for k in range(len(values))
-    ]
-    return image, boxes, values
 
 
 def errors(

@@ -12,11 +12,9 @@ time."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
@@ -38,30 +36,12 @@ from companion.vision.classifier import PipClassifier
 from companion.vision.model import ModelError
 from companion.vision.types import DieBox
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt"
-CELL = 48
-COLUMNS = 16
-
 Mosaic = tuple[np.ndarray, list[DieBox], np.ndarray]
 
 
 @pytest.fixture(scope="module")
 def classifier() -> PipClassifier:
     return PipClassifier.load()
-
-
-@pytest.fixture(scope="module")
-def mosaic(classifier: PipClassifier) -> Mosaic:
-    image = cv2.imread(str(FIXTURE / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
-    assert image is not None
-    with open(FIXTURE / "labels.csv", newline="", encoding="utf-8") as handle:
-        values = np.array([int(row["value"]) for row in csv.DictReader(handle)])
-    side = CELL / classifier.margin
-    boxes = [
-        DieBox((k % COLUMNS) * CELL + CELL / 2, (k // COLUMNS) * CELL + CELL / 2, side, side)
-        for k in range(len(values))
-    ]
-    return image, boxes, values
 
 
 def taught(

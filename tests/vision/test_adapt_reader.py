@@ -11,11 +11,9 @@ confirmed, the odd ones are read."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 import pytest
 
@@ -30,9 +28,6 @@ from companion.vision.finder import DiceFinder
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "adapt"
-CELL = 48
-COLUMNS = 16
 # classifier 1.4.0 misreads 14 of the 128 read cells cold (adapted: 0); a classifier that misreads
 # fewer than this makes the comparison say little: re-choose the fixture then
 MIN_COLD_ERRORS = 8
@@ -41,20 +36,6 @@ MIN_COLD_ERRORS = 8
 @pytest.fixture(scope="module")
 def classifier() -> PipClassifier:
     return PipClassifier.load()
-
-
-@pytest.fixture(scope="module")
-def mosaic() -> tuple[np.ndarray, list[DieBox], np.ndarray]:
-    image = cv2.imread(str(FIXTURE / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
-    assert image is not None
-    with open(FIXTURE / "labels.csv", newline="", encoding="utf-8") as handle:
-        values = np.array([int(row["value"]) for row in csv.DictReader(handle)])
-    side = CELL / PipClassifier.load().margin
-    boxes = []
-    for k in range(len(values)):
-        y, x = divmod(k, COLUMNS)
-        boxes.append(DieBox(x * CELL + CELL / 2, y * CELL + CELL / 2, side, side))
-    return image, boxes, values
 
 
 def confirm(
