@@ -12,7 +12,8 @@ setup learns with its heads only, as before.
 - `job(stored, held)`: when MIN_PHOTOS confirmed photos are stored and REFIT_EVERY more
   than at the last check (or never checked for this classifier), a `DeepJob`: the stored
   crops (the store's 64 px framing), their confirmed values and photo keys, the dice held
-  back as suspected wrong taps left out;
+  back as suspected wrong taps left out; with the finder's stored photos, the false dice
+  the host removed from them are added as "unreadable" (`RemovedDice`, in `run`);
 - `DeepJob.run()` (seconds to two minutes, no lock held): the child process writes
   `verdict.json`, and when adopted the fine-tuned `pip_classifier.onnx` and its manifest
   (`deep_adapted`: the shipped file's sha256, the settings, the verdict), into a new
@@ -44,13 +45,16 @@ from pathlib import Path
 
 import numpy as np
 
-from companion.vision.adapt import GATE_MIN_PHOTOS
+from companion.vision.adapt import CLASSES, GATE_MIN_PHOTOS
 from companion.vision.adapt_files import ADAPTED_DIR
 from companion.vision.adapt_finder_learn import REFIT_EVERY as FINDER_REFIT_EVERY
 from companion.vision.adapt_gate import Verdict
-from companion.vision.adapt_store import SetupStore, StoredExample
-from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier
+from companion.vision.adapt_store import CROP_SIZE, SetupStore, StoredExample
+from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier, crop_die
+from companion.vision.finder import DiceFinder
 from companion.vision.model import ModelError, OnnxModel
+from companion.vision.pipeline import trace_dice
+from companion.vision.scoring import pair_closest
 from companion.vision.types import DieReading
 
 logger = logging.getLogger(__name__)
@@ -61,6 +65,7 @@ MIN_PHOTOS = GATE_MIN_PHOTOS  # the fold check's sign test cannot adopt on fewer
 REFIT_EVERY = FINDER_REFIT_EVERY  # new photos before it is judged again, as the finder's head
 TIMEOUT_S = 900.0  # a check that takes longer is given up (logged); the shipped net reads
 WORK_PREFIX = ".deep-"  # the child's folders beside the setup's adapted files
+UNREADABLE = CLASSES  # a value of 7 teaches the class "unreadable": a box on no die
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "models" / "recipe" / "adapt_deep.py"
 
@@ -89,12 +94,52 @@ class DeepClassifier(PipClassifier):
 @dataclass(frozen=True)
 class DeepState:
     """A check's outcome: its verdict, the photos it was judged on, the shipped file it
-    fine-tuned (sha256), and the adopted net (None: the shipped net reads)."""
+    fine-tuned (sha256), the adopted net (None: the shipped net reads), and per stored die
+    (by id) how sure the net fine-tuned without its photo was of its value (the setup
+    page's bars while this net reads)."""
 
     verdict: Verdict
     photos: int
     from_sha256: str
     classifier: DeepClassifier | None = field(default=None, repr=False)
+    sureness: dict[int, float] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class RemovedDice:
+    """The false dice the host removed from a setup's stored photos (kept for the finder's
+    head, companion.vision.adapt_finder_learn), found again: the dice the shipped pair
+    shows on a stored photo (the finder's boxes its peak rule keeps) away from every
+    confirmed die of it, cut as the store cuts a die and taught as "unreadable"
+    (UNREADABLE), as bench/adapt.py --deep teaches them. A photo on which the host removed
+    more dice than it confirmed is left out: that is a part of a scene taught (dice set
+    aside, a teaching round on a few), not a roll with a few false dice, and its removed
+    boxes are likely real dice. One read per photo, so `DeepJob.run` makes them, off the
+    lock."""
+
+    store: SetupStore
+    setup: str
+    finder: DiceFinder
+    classifier: PipClassifier
+
+    def crops(self, keys: set[str]) -> tuple[list[np.ndarray], list[str]]:
+        """Crops and their photo keys, from the latest stored photo of each key given; a
+        photo whose file is gone or damaged gives none."""
+        latest = {p.photo: p for p in self.store.photos(self.setup) if p.dice and p.photo in keys}
+        crops, names = [], []
+        for photo in latest.values():
+            image = self.store.photo_image(self.setup, photo.photo_id)
+            if image is None:
+                continue
+            shown = [r.where for r in trace_dice(image, self.finder, self.classifier).kept]
+            dice = [(d.cx, d.cy, d.side) for d in photo.dice]
+            on_dice = {j for _, j in pair_closest(dice, shown)}
+            removed = [box for j, box in enumerate(shown) if j not in on_dice]
+            if len(removed) > len(photo.dice):
+                continue
+            crops += [crop_die(image, box, self.classifier.margin, CROP_SIZE) for box in removed]
+            names += [photo.photo] * len(removed)
+        return crops, names
 
 
 @dataclass
@@ -108,6 +153,8 @@ class DeepJob:
     crops: np.ndarray = field(repr=False)
     values: np.ndarray
     photos: tuple[str, ...]
+    ids: tuple[int, ...]  # the stored dice's ids, crop by crop
+    removed: RemovedDice | None = None  # None: only the confirmed dice are taught
     work: Path | None = None  # the child's folder, beside the setup's adapted files
     child: subprocess.Popen[str] | None = field(default=None, repr=False)
     started: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -121,8 +168,10 @@ class DeepJob:
         adapted.mkdir(parents=True, exist_ok=True)
         self.work = work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=adapted))
         try:
-            photos = np.array(self.photos)
-            np.savez(work / "job.npz", crops=self.crops, values=self.values, photos=photos)
+            crops, values, photos = self.taught()
+            ids = np.full(len(values), -1, np.int64)  # the removed dice are no stored die
+            ids[: len(self.ids)] = self.ids
+            np.savez(work / "job.npz", crops=crops, values=values, photos=photos, ids=ids)
             command = [
                 sys.executable, "-m", "models.recipe.adapt_deep", "--crops", str(work / "job.npz"),
                 "--models", str(self.models_dir), "--out", str(work / "out"),
@@ -152,6 +201,19 @@ class DeepJob:
         except BaseException:
             self.discard()
             raise
+
+    def taught(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Crops, values and photo keys to fine-tune on: the confirmed dice, and the false
+        dice the host removed from the same photos as "unreadable" (`RemovedDice`)."""
+        found, keys = self.removed.crops(set(self.photos)) if self.removed else ([], [])
+        if not found:
+            return self.crops, self.values, np.array(self.photos)
+        logger.info("fine-tune: %d false dice the host removed taught as unreadable", len(found))
+        return (
+            np.concatenate([self.crops, np.stack(found)]),
+            np.concatenate([self.values, np.full(len(found), UNREADABLE, np.int64)]),
+            np.array(self.photos + tuple(keys)),
+        )
 
     def stop(self) -> None:
         """Stop the child, running or about to start (the setup forgotten, the server
@@ -203,15 +265,17 @@ def read_state(folder: Path) -> DeepState | None:
         raw = json.loads(path.read_text(encoding="utf-8"))
         verdict = Verdict.from_json(raw["verdict"])
         photos, source = int(raw["photos"]), str(raw["from_sha256"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        # written since 2026-12-04 (an older verdict has none: the head's bars show)
+        sureness = {int(k): float(v) for k, v in raw.get("sureness", {}).items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelError(f"{path}: not a fine-tune verdict ({exc})") from exc
     if not verdict.adopted:
-        return DeepState(verdict, photos, source)
+        return DeepState(verdict, photos, source, sureness=sureness)
     model = OnnxModel.load(out / CLASSIFIER_FILE)
     derived = model.manifest.raw.get("deep_adapted", {})
     if not isinstance(derived, dict) or derived.get("from_sha256") != source:
         raise ModelError(f"{out / CLASSIFIER_FILE}: its manifest does not name {source[:12]}")
-    return DeepState(verdict, photos, source, DeepClassifier(model, verdict, source))
+    return DeepState(verdict, photos, source, DeepClassifier(model, verdict, source), sureness)
 
 
 class DeepLearner:
@@ -219,11 +283,21 @@ class DeepLearner:
     itself: companion.vision.adapt_learn.SetupLearner calls it under its lock, but for
     `DeepJob.run`."""
 
-    def __init__(self, store: SetupStore, setup: str, folder: Path, shipped: PipClassifier) -> None:
+    def __init__(
+        self,
+        store: SetupStore,
+        setup: str,
+        folder: Path,
+        shipped: PipClassifier,
+        finder: DiceFinder | None = None,
+    ) -> None:
         self.store = store
         self.setup = setup
         self.folder = folder
         self.shipped = shipped
+        # the shipped finder, when the setup keeps its photos: the host's removed false
+        # dice are taught too (`RemovedDice`)
+        self.removed = RemovedDice(store, setup, finder, shipped) if finder is not None else None
         self.state: DeepState | None = None
         self.attempted: int | None = None  # photos of the last job made, failed or not
         self.running: DeepJob | None = None
@@ -259,7 +333,7 @@ class DeepLearner:
         counts as attempted when made, so a child that fails is not started again until
         REFIT_EVERY more photos have come."""
         left_out = set(held)
-        crops, values, keys = [], [], []
+        crops, values, keys, ids = [], [], [], []
         for k, s in enumerate(stored):
             if k in left_out:
                 continue
@@ -267,6 +341,7 @@ class DeepLearner:
             if crop is not None:
                 crops.append(crop)
                 values.append(s.example.value)
+                ids.append(s.example_id)
                 # the value head's photo key (adapt_store.photo_key): its folds are these
                 keys.append(
                     str(s.example.photo) if s.example.photo is not None else f"die {s.example_id}"
@@ -283,6 +358,8 @@ class DeepLearner:
             np.stack(crops),
             np.array(values, np.int64),
             tuple(keys),
+            tuple(ids),
+            self.removed,
         )
         self.running = job
         return job

@@ -294,7 +294,13 @@ class SetupLearner:
         )
         # the fine-tuned net's half (None: not asked for, or torch not installed)
         self.deep_learner = (
-            DeepLearner(store, setup, self.folder, classifier)
+            DeepLearner(
+                store,
+                setup,
+                self.folder,
+                classifier,
+                finder.with_head(None) if finder is not None else None,
+            )
             if deep and deep_available()
             else None
         )
@@ -574,7 +580,7 @@ class SetupLearner:
             stored = list(self.stored)
         held = set(adaptation.held)
         used = [s.example for k, s in enumerate(stored) if k not in held]
-        sure = adaptation.sureness
+        sure = self._reader_sureness(adaptation, [s for k, s in enumerate(stored) if k not in held])
         faces = tuple(range(1, FACES + 1))
         colours = self.dice_set.colours if self.dice_set is not None else ()
         by_face = [[p for e, p in zip(used, sure, strict=True) if e.value == v] for v in faces]
@@ -597,6 +603,19 @@ class SetupLearner:
             *self._finder_summary(),
             *self._deep_summary(),
         )
+
+    def _reader_sureness(
+        self, adaptation: Adaptation, used: Sequence[StoredExample]
+    ) -> Sequence[float]:
+        """Per used die, how sure the reader that reads now was of its value on its own
+        left-out photo: the fine-tuned net's folds when that net reads (NaN for a die
+        stored after its check), else the value head's check's (`Adaptation.sureness`)."""
+        reader = self.classifier_over(self.classifier, adaptation)
+        with self._lock:
+            state = self.deep_learner.state if self.deep_learner is not None else None
+        if not isinstance(reader, DeepClassifier) or state is None:
+            return adaptation.sureness
+        return [state.sureness.get(s.example_id, math.nan) for s in used]
 
     def _deep_summary(self) -> tuple[bool, str]:
         """(adopted, the verdict's words) of the fine-tuned net ("" while not judged)."""

@@ -37,11 +37,15 @@ from torch import nn
 
 from companion.vision.adapt import GATE_MIN_PHOTOS
 from companion.vision.adapt_anchor import read_anchor
-from companion.vision.adapt_deep_learn import VERDICT_FILE  # the app reads what main writes
+from companion.vision.adapt_deep_learn import (  # the app reads what main writes
+    UNREADABLE,
+    VERDICT_FILE,
+)
 from companion.vision.adapt_gate import MAX_FOLDS, Judged, Verdict, decide, fold_of_photos
 from companion.vision.adapt_learn import crop_features, model_crops
 from companion.vision.adapt_store import CROP_SIZE
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier, crop_die
+from companion.vision.confidence import CONFIDENCE_KEY, ConfidenceMap, fit_confidence_map
 from companion.vision.model import parse_manifest, save_manifest, sha256_of
 from companion.vision.types import DieBox
 from models.recipe.augment import photometric
@@ -51,7 +55,7 @@ from models.recipe.training import to_tensor
 
 JITTER_SHIFT = 0.06  # of the crop's side, each way
 JITTER_SCALE = 0.08  # the window's side within 1 +- this
-UNREADABLE = 7  # a value of 7 teaches the "unreadable" class: a box on no die
+MIN_MAP_DICE = 30  # left-out dice read as a value before the folds refit the confidence map
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,10 +132,15 @@ def fine_tune(
 
 
 def export_adapted(
-    net: ClassifierNet, source: Path, out_dir: Path, record: dict[str, object]
+    net: ClassifierNet,
+    source: Path,
+    out_dir: Path,
+    record: dict[str, object],
+    confidence: ConfidenceMap | None = None,
 ) -> Path:
     """out_dir/pip_classifier.onnx and its manifest: the source's, with ``record`` and
-    the source file's sha256 as ``deep_adapted``; the new file's sha256."""
+    the source file's sha256 as ``deep_adapted``, and ``confidence`` in place of the
+    source's map when given (the map fitted for the shipped net says nothing of this one)."""
     from models.train import export_classifier  # the training script's one exporter
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -139,16 +148,35 @@ def export_adapted(
     export_classifier(copy.deepcopy(net), target)
     manifest = parse_manifest((source / CLASSIFIER_FILE).with_suffix(".json"))
     entry = {"from_sha256": sha256_of(source / CLASSIFIER_FILE), **record}
-    save_manifest(manifest.with_fields(deep_adapted=entry), target)
+    manifest = manifest.with_fields(deep_adapted=entry)
+    if confidence is not None:
+        manifest = manifest.with_fields(**{CONFIDENCE_KEY: confidence.to_json()})
+    save_manifest(manifest, target)
     return target
 
 
-def loaded(net: ClassifierNet, source: Path, record: dict[str, object]) -> PipClassifier:
+def loaded(
+    net: ClassifierNet,
+    source: Path,
+    record: dict[str, object],
+    confidence: ConfidenceMap | None = None,
+) -> PipClassifier:
     """The net exported into a temporary folder and loaded through the runtime's checks
     (the session keeps the model; the folder goes)."""
     with tempfile.TemporaryDirectory() as scratch:
-        export_adapted(net, source, Path(scratch), record)
+        export_adapted(net, source, Path(scratch), record, confidence)
         return PipClassifier.load(Path(scratch))
+
+
+def fold_confidence(raw: Sequence[float], right: Sequence[bool]) -> ConfidenceMap | None:
+    """The confidence map of the fine-tuned net, refitted on its folds (issue 24 item 2):
+    the isotonic fit of read right on the top probability over the left-out dice it read
+    as a value (`fit_confidence_map`, each block shrunk by half a die each way), without
+    an auto-apply threshold; None under MIN_MAP_DICE such dice, where the net's dice keep
+    the shipped map, bounded by the folds' ceiling all the same."""
+    if len(raw) < MIN_MAP_DICE:
+        return None
+    return fit_confidence_map(list(raw), list(right))
 
 
 def adapted_classifier(
@@ -178,11 +206,14 @@ def errors_of(classifier: PipClassifier, crops: np.ndarray, values: np.ndarray) 
 @dataclasses.dataclass(frozen=True)
 class DeepCheck:
     """What `check_deep` found: the verdict, the net fine-tuned on every crop (loaded
-    through the runtime; None when too few photos to judge), the wall seconds."""
+    through the runtime; None when too few photos to judge), the wall seconds, and per
+    crop how sure the net fine-tuned without its photo is of its value (the first view's
+    probability; NaN where no fold read it), as the value head's check says per die."""
 
     verdict: Verdict
     classifier: PipClassifier | None
     seconds: float
+    sureness: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
 
 
 def check_deep(
@@ -208,10 +239,19 @@ def check_deep(
     folds = fold_of_photos(photos, min(count, MAX_FOLDS))
     shipped_errors = errors_of(shipped, crops, values)
     adapted_errors = np.zeros(len(values), bool)
+    sureness = np.full(len(values), np.nan)
+    raw: list[float] = []  # the left-out dice read as a value: top probability, read right
+    right: list[bool] = []
     for part in range(int(folds.max()) + 1):
         out = folds == part
         fold_net = adapted_classifier(source, crops[~out], values[~out], settings)
-        adapted_errors[out] = errors_of(fold_net, crops[out], values[out])
+        judged = judged_crops(fold_net, crops[out], values[out])
+        reads = judged.reads(None, fold_net.second_look_below)
+        adapted_errors[out] = reads.argmax(axis=1) != judged.truth
+        sureness[out] = judged.probabilities[np.arange(len(judged.truth)), 0, judged.truth]
+        as_value = reads.argmax(axis=1) < UNREADABLE - 1
+        raw += reads.max(axis=1)[as_value].tolist()
+        right += (reads.argmax(axis=1) == judged.truth)[as_value].tolist()
     parts = int(folds.max()) + 1
     per_fold = (
         np.bincount(folds, shipped_errors, parts),
@@ -219,10 +259,11 @@ def check_deep(
     )
     full_net = fine_tune(source, crops, values, settings)
     record: dict[str, object] = {"dice": int(len(values)), **dataclasses.asdict(settings)}
+    confidence = fold_confidence(raw, right)
     if out_dir is None:
-        full = loaded(full_net, source, record)
+        full = loaded(full_net, source, record, confidence)
     else:  # exported once, where it is kept; the verdict joins its manifest below
-        export_adapted(full_net, source, out_dir, record)
+        export_adapted(full_net, source, out_dir, record, confidence)
         full = PipClassifier.load(out_dir)
     anchor_crops, anchor_values = read_anchor()
     checked = None
@@ -243,7 +284,7 @@ def check_deep(
         manifest = full.model.manifest
         entry = {**manifest.raw["deep_adapted"], "verdict": verdict.to_json()}
         save_manifest(manifest.with_fields(deep_adapted=entry), out_dir / CLASSIFIER_FILE)
-    return DeepCheck(verdict, full, time.perf_counter() - started)
+    return DeepCheck(verdict, full, time.perf_counter() - started, sureness)
 
 
 # ----------------------------------------------------------------------------------------
@@ -253,8 +294,9 @@ def check_deep(
 def main(argv: list[str] | None = None) -> int:
     """``python -m models.recipe.adapt_deep --crops NPZ --models DIR --out DIR``: NPZ holds
     ``crops`` (N x 64 x 64 x 3 BGR, the store's), ``values`` (1-6, or 7 for a box on no
-    die) and ``photos`` (N photo keys); --out gets verdict.json, and the fine-tuned
-    pip_classifier.onnx and .json when adopted. Progress goes to stderr."""
+    die), ``photos`` (N photo keys) and optionally ``ids`` (N stored die ids, negative for
+    none); --out gets verdict.json (with each stored die's left-out sureness, by id), and
+    the fine-tuned pip_classifier.onnx and .json when adopted. Progress goes to stderr."""
     import argparse
     import json
     import logging
@@ -274,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     with np.load(args.crops, allow_pickle=False) as data:
         crops, values, photos = data["crops"], data["values"], [str(p) for p in data["photos"]]
-    if not (len(crops) == len(values) == len(photos)):
+        ids = data["ids"] if "ids" in data.files else np.full(len(values), -1)
+    if not (len(crops) == len(values) == len(photos) == len(ids)):
         raise SystemExit(f"{args.crops}: crops, values and photos differ in length")
     settings = DeepSettings(steps=args.steps)
     source_sha256 = sha256_of(args.models / CLASSIFIER_FILE)  # before: the file may change
@@ -294,6 +337,11 @@ def main(argv: list[str] | None = None) -> int:
         "photos": len(set(photos)),
         "from_sha256": source_sha256,
         "settings": dataclasses.asdict(settings),
+        "sureness": {
+            str(int(i)): round(float(p), 4)
+            for i, p in zip(ids, checked.sureness, strict=False)
+            if i >= 0 and np.isfinite(p)
+        },
     }
     (args.out / VERDICT_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     logging.info("%s", checked.verdict.words())

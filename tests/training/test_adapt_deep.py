@@ -63,6 +63,17 @@ def test_a_setup_whose_dice_the_shipped_net_misreads_adopts_its_fine_tuned_net(
     assert record["from_sha256"] == sha256_of(MODELS / CLASSIFIER_FILE)
     assert record["verdict"]["reason"] == "adopted" and record["dice"] == len(taught)
     assert int(errors_of(loaded, crops[read], values[read]).sum()) <= cold // 2
+    # its confidence map refitted on its folds (128 left-out dice), in place of the shipped
+    # net's map over the shipped net's looks; monotone, never certain, and read back
+    fitted = loaded.confidence_map
+    assert fitted is not None and fitted.looks is None and fitted.threshold is None
+    assert (
+        manifest.raw["confidence"]["points"]
+        != parse_manifest(MODELS / "pip_classifier.json").raw["confidence"]["points"]
+    )
+    assert 0.5 < fitted.ys[-1] < 1.0 and list(fitted.ys) == sorted(fitted.ys)
+    assert len(checked.sureness) == len(taught) and np.isfinite(checked.sureness).all()
+    assert ((checked.sureness >= 0.0) & (checked.sureness <= 1.0)).all()
 
 
 def test_a_setup_taught_random_values_keeps_the_shipped_net(

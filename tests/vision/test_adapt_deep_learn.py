@@ -102,6 +102,22 @@ def test_a_setup_fine_tunes_in_a_child_process_adopts_on_evidence_and_keeps_it(
     )
     summary = again.summary()
     assert summary.deep_adopted and summary.deep_verdict.startswith("fine-tuned classifier: ")
+    # each taught die's left-out sureness came back with the verdict; while the fine-tuned
+    # net reads, the page's bars are its folds', not the value head's
+    state = again.deep_learner.state  # type: ignore[union-attr]
+    adaptation = again.current()
+    used = [s for k, s in enumerate(again.stored) if k not in set(adaptation.held)]
+    assert state is not None and set(state.sureness) == {s.example_id for s in used}
+    assert all(0.0 <= p <= 1.0 for p in state.sureness.values())
+    deep_reads = isinstance(again.reader_classifier(), DeepClassifier)
+    by_value: dict[int, list[float]] = {}
+    for k, s in enumerate(used):
+        sure = state.sureness[s.example_id] if deep_reads else adaptation.sureness[k]
+        by_value.setdefault(s.example.value, []).append(sure)
+    for face, group in by_value.items():
+        known = [g for g in group if g == g]  # NaN: no reading of it
+        mean = sum(known) / len(known) if known else 0.0
+        assert summary.face_sureness[face - 1] == pytest.approx(mean, abs=1e-6)
 
     # forgetting the setup on the host's page: gone from disk, from the panel, from reading
     asyncio.run(learning.delete_setup("kitchen"))
@@ -178,3 +194,49 @@ def test_a_failing_child_is_logged_and_not_started_again_before_new_rolls(
     assert deep.verdict is None and learner.deep_classifier() is None
     assert not list((learner.folder / ADAPTED_DIR).glob(".deep-*"))
     assert deep.job(learner.stored, ()) is None  # due again only after 5 more photos
+
+
+def test_the_false_dice_the_host_removed_are_taught_as_unreadable(tmp_path: Path) -> None:
+    """With the finder's photos kept, a die the shipped pair shows on a stored photo away
+    from every confirmed die is a false die the host removed: the job teaches its crop as
+    "unreadable", under its photo's key; a photo whose every die was confirmed adds
+    nothing, nor one on which more dice were removed than confirmed (a part taught)."""
+    from companion.synth import render_scene
+    from companion.vision.adapt_deep_learn import UNREADABLE
+    from companion.vision.adapt_finder import AdaptedFinder
+    from companion.vision.classifier import crop_die
+    from companion.vision.finder import DiceFinder
+    from companion.vision.pipeline import trace_dice
+    from companion.vision.scoring import pair_closest
+
+    classifier = PipClassifier.load()
+    finder = AdaptedFinder.load(DiceFinder.load())
+    learner = SetupLearner(SetupStore(tmp_path), "den", classifier, finder=finder, deep=True)
+    assert learner.deep_learner is not None and learner.deep_learner.removed is not None
+    image, dice = render_scene(60, 640, 480)
+    shown = [r.where for r in trace_dice(image, finder, classifier).kept]
+    readable = [d for d in dice if d.value is not None]
+    paired = pair_closest([(d.cx, d.cy, d.side) for d in readable], shown)
+    assert len(paired) == len(shown) == len(readable) >= 4, "all shown, nothing else"
+    confirmed = [
+        ConfirmedDie(DieBox(d.cx, d.cy, d.side, d.side, d.angle, 1.0), int(d.value))
+        for d in readable
+    ]
+    # five rolls of the whole scene; one whose first die the host "removed"; one on which
+    # only one die was taught
+    for k in range(5):
+        learner.record(image, confirmed, photo=f"roll {k}", throw=k)
+    learner.record(image, confirmed[1:], photo="roll 5", throw=5)
+    learner.record(image, confirmed[:1], photo="roll 6", throw=6)
+    learner.refresh()
+    job = learner.deep_learner.job(learner.stored, ())
+    assert job is not None and job.removed is learner.deep_learner.removed
+    crops, values, photos = job.taught()
+    extra = len(values) - len(job.values)
+    assert extra == 1 and values[-1] == UNREADABLE and photos[-1] == "roll 5"
+    first = readable[0]
+    removed = min(shown, key=lambda b: np.hypot(b.cx - first.cx, b.cy - first.cy))
+    expected = crop_die(image, removed, classifier.margin, crops.shape[1])
+    # the stored photo is a JPEG: the crop matches the die's, not to the bit
+    assert np.abs(crops[-1].astype(float) - expected.astype(float)).mean() < 12
+    assert (values[:-1] == job.values).all() and len(crops) == len(values) == len(photos)
