@@ -111,11 +111,13 @@ class RemovedDice:
     head, companion.vision.adapt_finder_learn), found again: the dice the shipped pair
     shows on a stored photo (the finder's boxes its peak rule keeps) away from every
     confirmed die of it, cut as the store cuts a die and taught as "unreadable"
-    (UNREADABLE), as bench/adapt.py --deep teaches them. A photo on which the host removed
-    more dice than it confirmed is left out: that is a part of a scene taught (dice set
-    aside, a teaching round on a few), not a roll with a few false dice, and its removed
-    boxes are likely real dice. One read per photo, so `DeepJob.run` makes them, off the
-    lock."""
+    (UNREADABLE), as bench/adapt.py --deep teaches them. A die the host deleted from the
+    setup later (mostly a real die confirmed with a wrong value) stays on its photo as a
+    spot set aside (`StoredPhoto.aside`) and is taught as neither. A photo on which the
+    host removed more dice than it confirmed is left out: that is a part of a scene taught
+    (dice set aside, a teaching round on a few), not a roll with a few false dice, and its
+    removed boxes are likely real dice (a few real dice left beside a roll are the case
+    this cannot tell). One read per photo, so `DeepJob.run` makes them, off the lock."""
 
     store: SetupStore
     setup: str
@@ -132,7 +134,7 @@ class RemovedDice:
             if image is None:
                 continue
             shown = [r.where for r in trace_dice(image, self.finder, self.classifier).kept]
-            dice = [(d.cx, d.cy, d.side) for d in photo.dice]
+            dice = [(d.cx, d.cy, d.side) for d in (*photo.dice, *photo.aside)]
             on_dice = {j for _, j in pair_closest(dice, shown)}
             removed = [box for j, box in enumerate(shown) if j not in on_dice]
             if len(removed) > len(photo.dice):
@@ -205,7 +207,13 @@ class DeepJob:
     def taught(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Crops, values and photo keys to fine-tune on: the confirmed dice, and the false
         dice the host removed from the same photos as "unreadable" (`RemovedDice`)."""
-        found, keys = self.removed.crops(set(self.photos)) if self.removed else ([], [])
+        found: list[np.ndarray] = []
+        keys: list[str] = []
+        if self.removed is not None:
+            try:
+                found, keys = self.removed.crops(set(self.photos))
+            except Exception:  # the confirmed dice still teach; the false ones wait
+                logger.warning("fine-tune: the removed dice not found again", exc_info=True)
         if not found:
             return self.crops, self.values, np.array(self.photos)
         logger.info("fine-tune: %d false dice the host removed taught as unreadable", len(found))
@@ -265,10 +273,9 @@ def read_state(folder: Path) -> DeepState | None:
         raw = json.loads(path.read_text(encoding="utf-8"))
         verdict = Verdict.from_json(raw["verdict"])
         photos, source = int(raw["photos"]), str(raw["from_sha256"])
-        # written since 2026-12-04 (an older verdict has none: the head's bars show)
-        sureness = {int(k): float(v) for k, v in raw.get("sureness", {}).items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ModelError(f"{path}: not a fine-tune verdict ({exc})") from exc
+    sureness = read_sureness(raw.get("sureness"), path)
     if not verdict.adopted:
         return DeepState(verdict, photos, source, sureness=sureness)
     model = OnnxModel.load(out / CLASSIFIER_FILE)
@@ -276,6 +283,20 @@ def read_state(folder: Path) -> DeepState | None:
     if not isinstance(derived, dict) or derived.get("from_sha256") != source:
         raise ModelError(f"{out / CLASSIFIER_FILE}: its manifest does not name {source[:12]}")
     return DeepState(verdict, photos, source, DeepClassifier(model, verdict, source), sureness)
+
+
+def read_sureness(raw: object, path: Path) -> dict[int, float]:
+    """Each stored die's left-out sureness as a verdict file holds it (since 2026-12-04;
+    an older verdict has none, and the value head's bars show). Only a die id with a
+    probability is kept; a damaged field is logged and dropped, not the verdict or net."""
+    if raw is None:
+        return {}
+    try:
+        items = [(int(k), float(v)) for k, v in dict(raw).items()]  # type: ignore[call-overload]
+    except (ValueError, TypeError) as exc:
+        logger.warning("%s: its 'sureness' is not read (%s)", path, exc)
+        return {}
+    return {k: v for k, v in items if 0.0 <= v <= 1.0}
 
 
 class DeepLearner:

@@ -148,8 +148,12 @@ class AdaptedFinder(DiceFinder):
         outputs = self.model.run(batch)
         return np.array(outputs[0][0], copy=True), np.asarray(outputs[self._features_index][0])
 
-    def photo_rows(self, image: np.ndarray, dice: Sequence[Spot], seed: int) -> FinderRows:
-        """The training cells of one confirmed photo (module docstring), first pass only."""
+    def photo_rows(
+        self, image: np.ndarray, dice: Sequence[Spot], seed: int, aside: Sequence[Spot] = ()
+    ) -> FinderRows:
+        """The training cells of one confirmed photo (module docstring), first pass only;
+        the cells near a spot ``aside`` (a die the host deleted: likely a real die) are
+        learnt neither as a die nor as the table."""
         height, width = image.shape[:2]
         batch, factor = self.prepare(image, self.first_pass_long_side(max(height, width)))
         maps, features = self.run_both(batch)
@@ -157,7 +161,7 @@ class AdaptedFinder(DiceFinder):
         scale = factor / self.stride
         inside = np.zeros(heat.shape, bool)
         inside[: math.ceil(height * scale), : math.ceil(width * scale)] = True
-        near = _near_dice(heat.shape, dice, scale)
+        near = _near_dice(heat.shape, [*dice, *aside], scale)
         die_cells = [_peak_cell(heat, d.cx * scale, d.cy * scale) for d in dice]
         false = local_maxima(heat) & (heat >= HARD_TABLE) & inside & ~near
         free = np.flatnonzero((inside & ~near & ~false).ravel())

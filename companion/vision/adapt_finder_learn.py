@@ -96,8 +96,11 @@ class FinderJob:
         stored = next(p for p in self.photos if p.photo == photo.name)
         if stored.photo_id not in self.rows:
             spots = [Spot(d.cx, d.cy, d.side) for d in stored.dice]
+            aside = [Spot(d.cx, d.cy, d.side) for d in stored.aside]
             picture = self.picture(photo.images[0])
-            self.rows[stored.photo_id] = self.finder.photo_rows(picture, spots, stored.photo_id)
+            self.rows[stored.photo_id] = self.finder.photo_rows(
+                picture, spots, stored.photo_id, aside
+            )
         return self.rows[stored.photo_id]
 
     def run(self) -> FinderState:
@@ -142,7 +145,9 @@ class FinderLearner:
         self.base = finder.with_head(None)
         self.anchor_dir = anchor_dir
         self.state: FinderState | None = None
-        self._rows: dict[int, FinderRows] = {}
+        # each photo's rows with the spots they were made from: a die deleted since
+        # changes the spots, and its rows are made again
+        self._rows: dict[int, tuple[tuple[PhotoDie, ...], FinderRows]] = {}
         self._rows_lock = threading.Lock()
 
     def record(self, image: np.ndarray, dice: Sequence[PhotoDie], photo: str) -> int | None:
@@ -173,16 +178,18 @@ class FinderLearner:
             anchor = []
         # the latest JUDGED_PHOTOS only, so a check costs the same after a hundred rolls
         kept = photos[-JUDGED_PHOTOS:]
+        spots = {p.photo_id: p.dice + p.aside for p in kept}
         with self._rows_lock:
-            known = {k: v for k, v in self._rows.items() if k in {p.photo_id for p in kept}}
+            known = {k: rows for k, (made, rows) in self._rows.items() if spots.get(k) == made}
         images = [as_labelled(self.store, p) for p in kept]
         return FinderJob(self.base, kept, images, known, classifier_for, anchor)
 
     def keep(self, state: FinderState, job: FinderJob | None = None) -> None:
         """Write the job's head and verdict beside the setup and read with them."""
         if job is not None:
+            spots = {p.photo_id: p.dice + p.aside for p in job.photos}
             with self._rows_lock:
-                self._rows.update(job.rows)
+                self._rows.update({k: (spots[k], v) for k, v in job.rows.items() if k in spots})
         save_finder_head(
             self.folder, self.setup, state.head, state.verdict, self.base, state.photo_ids
         )

@@ -608,14 +608,18 @@ class SetupLearner:
         self, adaptation: Adaptation, used: Sequence[StoredExample]
     ) -> Sequence[float]:
         """Per used die, how sure the reader that reads now was of its value on its own
-        left-out photo: the fine-tuned net's folds when that net reads (NaN for a die
-        stored after its check), else the value head's check's (`Adaptation.sureness`)."""
+        left-out photo: the fine-tuned net's folds when that net reads, else (and for a
+        die stored after its check, or a verdict written before the field was) the value
+        head's check's (`Adaptation.sureness`)."""
         reader = self.classifier_over(self.classifier, adaptation)
         with self._lock:
             state = self.deep_learner.state if self.deep_learner is not None else None
         if not isinstance(reader, DeepClassifier) or state is None:
             return adaptation.sureness
-        return [state.sureness.get(s.example_id, math.nan) for s in used]
+        return [
+            state.sureness.get(s.example_id, head)
+            for s, head in zip(used, adaptation.sureness, strict=True)
+        ]
 
     def _deep_summary(self) -> tuple[bool, str]:
         """(adopted, the verdict's words) of the fine-tuned net ("" while not judged)."""

@@ -23,7 +23,9 @@ JPEG quality PHOTO_QUALITY) with its confirmed dice (centre, side, value, in tha
 pixels, and each die's stored record: deleting the die takes it off the photo), at most
 MAX_PHOTOS per setup (the oldest go first); the false dice the host
 removed need no record of their own, since a peak of the shipped finder away from every
-confirmed die of its photo is one (`AdaptedFinder.photo_rows`)."""
+confirmed die of its photo is one (`AdaptedFinder.photo_rows`). A die deleted later stays on
+its photo as a spot set aside (value DELETED, `StoredPhoto.aside`): learnt neither as a die
+nor as a false one."""
 
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ STORE_FILE = "setups.sqlite3"
 CROPS_DIR = "setups"
 CROP_SIZE = 64
 SOURCES = ("read", "corrected", "added", "taught")
+DELETED = 0  # a stored photo's spot of a die the host deleted (StoredPhoto.aside)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS examples (
@@ -183,7 +186,9 @@ class PhotoDie:
 @dataclass(frozen=True)
 class StoredPhoto:
     """A confirmed photo of a setup: its id, its photo key (the fold key its dice carry),
-    the JPEG's size, its confirmed dice and when it was stored."""
+    the JPEG's size, its confirmed dice, when it was stored, and where the dice the host
+    deleted lay (`aside`: real dice all the same, so learnt neither as dice nor as false
+    ones; their value is DELETED)."""
 
     photo_id: int
     setup: str
@@ -192,6 +197,7 @@ class StoredPhoto:
     height: int
     dice: tuple[PhotoDie, ...]
     created_at: float
+    aside: tuple[PhotoDie, ...] = ()
 
 
 def _blob(array: np.ndarray | None) -> bytes | None:
@@ -321,10 +327,12 @@ class SetupStore:
             ).fetchall()
         out = []
         for photo_id, name, key, width, height, dice, created in rows:
-            spots = tuple(PhotoDie(float(x), float(y), float(s), int(v), _whole(e))
-                          for x, y, s, v, e in json.loads(dice))  # fmt: skip
+            spots = [PhotoDie(float(x), float(y), float(s), int(v), _whole(e))
+                     for x, y, s, v, e in json.loads(dice)]  # fmt: skip
+            confirmed = tuple(d for d in spots if d.value != DELETED)
+            aside = tuple(d for d in spots if d.value == DELETED)
             out.append(StoredPhoto(int(photo_id), str(name), str(key), int(width),
-                                   int(height), spots, float(created)))  # fmt: skip
+                                   int(height), confirmed, float(created), aside))  # fmt: skip
         return out
 
     def photo_image(self, setup: str, photo_id: int) -> np.ndarray | None:
@@ -360,8 +368,10 @@ class SetupStore:
             return cursor.rowcount > 0
 
     def delete_example(self, setup: str, example_id: int) -> bool:
-        """Delete one die (record, then crop), and take it off its kept photo (the finder
-        no longer learns it as a die); False when the setup has no such die."""
+        """Delete one die (record, then crop), and take it off its kept photo's dice (the
+        finder no longer learns it as a die), kept there as a spot set aside (value
+        DELETED: a die the host deleted is mostly a real die with a wrong value, not a
+        false die to learn as one); False when the setup has no such die."""
         with self._transaction() as db:
             cursor = db.execute(
                 "DELETE FROM examples WHERE setup = ? AND example_id = ?",
@@ -373,8 +383,10 @@ class SetupStore:
             ).fetchall()
             for photo_id, dice in photos:
                 rows = json.loads(dice)
-                kept = [row for row in rows if row[4] != int(example_id)]
-                if len(kept) != len(rows):
+                kept = [
+                    row if row[4] != int(example_id) else [*row[:3], DELETED, None] for row in rows
+                ]
+                if kept != rows:
                     db.execute(
                         "UPDATE photos SET dice = ? WHERE photo_id = ?",
                         (json.dumps(kept), int(photo_id)),

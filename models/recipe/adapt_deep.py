@@ -235,7 +235,8 @@ def check_deep(
     faces = set(values[values != UNREADABLE].tolist())
     count = len(set(photos))
     if count < GATE_MIN_PHOTOS or len(faces) < 2:
-        return DeepCheck(Verdict(dice=len(values)), None, time.perf_counter() - started)
+        real_dice = int((values != UNREADABLE).sum())
+        return DeepCheck(Verdict(dice=real_dice), None, time.perf_counter() - started)
     folds = fold_of_photos(photos, min(count, MAX_FOLDS))
     shipped_errors = errors_of(shipped, crops, values)
     adapted_errors = np.zeros(len(values), bool)
@@ -253,9 +254,14 @@ def check_deep(
         raw += reads.max(axis=1)[as_value].tolist()
         right += (reads.argmax(axis=1) == judged.truth)[as_value].tolist()
     parts = int(folds.max()) + 1
+    # the dice judge; the boxes on no die are taught, not judged: the host's removed false
+    # dice were chosen because the shipped pair showed them, so counting them would hand
+    # the fine-tuned net wins by their choice, and a box read as "unreadable" is no die
+    # whose value the ceiling vouches for
+    real = values != UNREADABLE
     per_fold = (
-        np.bincount(folds, shipped_errors, parts),
-        np.bincount(folds, adapted_errors, parts),
+        np.bincount(folds, shipped_errors & real, parts),
+        np.bincount(folds, adapted_errors & real, parts),
     )
     full_net = fine_tune(source, crops, values, settings)
     record: dict[str, object] = {"dice": int(len(values)), **dataclasses.asdict(settings)}
@@ -279,7 +285,7 @@ def check_deep(
         for face in sorted(faces)
         if adapted_errors[values == face].sum() > shipped_errors[values == face].sum()
     )
-    verdict = dataclasses.replace(decide(*per_fold, checked, worse), dice=len(values))
+    verdict = dataclasses.replace(decide(*per_fold, checked, worse), dice=int(real.sum()))
     if out_dir is not None:
         manifest = full.model.manifest
         entry = {**manifest.raw["deep_adapted"], "verdict": verdict.to_json()}

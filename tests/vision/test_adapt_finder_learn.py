@@ -242,6 +242,15 @@ def test_a_deleted_die_is_taken_off_its_photo_and_a_photo_without_a_key_is_not_k
     assert store.delete_example(SETUP, ids[0])
     (kept,) = store.photos(SETUP)
     assert [d.example_id for d in kept.dice] == ids[1:]
+    # where it lay stays, set aside: mostly a real die with a wrong value, so the finder
+    # learns its cells neither as a die nor as the table
+    ((aside),) = kept.aside
+    assert (aside.cx, aside.cy) == pytest.approx((dice[0].where.cx, dice[0].where.cy), abs=1)
+    spot = Spot(aside.cx, aside.cy, aside.side)
+    with_aside = finder.photo_rows(image, spots(dice[1:]), 0, [spot])
+    without = finder.photo_rows(image, spots(dice[1:]), 0)
+    assert len(with_aside.targets) < len(without.targets)  # its peak no longer "table"
+    assert with_aside.targets.sum() == without.targets.sum() == len(dice) - 1
     # dice stored without a photo key are each a photo of their own for the value head's
     # folds: no whole photo can stand for them
     learner.record(image, dice)
