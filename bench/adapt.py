@@ -119,7 +119,7 @@ from companion.vision.pipeline import (
     confirm_weak,
     trace_dice,
 )
-from companion.vision.scoring import Figures, match, pair_closest, ratio, score
+from companion.vision.scoring import Figures, match, off_dice, ratio, score
 from companion.vision.types import DieBox, DieReading
 
 if TYPE_CHECKING:  # torch only where --deep runs
@@ -525,11 +525,7 @@ def deep_row(
         for truth in photo.images:
             dice = confirmed(truth, run.cold[truth.path])
             # the finder's boxes on no confirmed die: not dice, taught as "unreadable" (7)
-            boxes = run.boxes[truth.path]
-            on_dice = {
-                j for _, j in pair_closest([(d.cx, d.cy, d.side) for d in truth.dice], boxes)
-            }
-            false = [b for j, b in enumerate(boxes) if j not in on_dice]
+            false = off_dice([(d.cx, d.cy, d.side) for d in truth.dice], run.boxes[truth.path])
             where = [d.where for d in dice] + false
             if where:
                 crops.append(store_crops(reader.classifier, run.pictures[truth.path], where))

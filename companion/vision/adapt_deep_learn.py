@@ -54,7 +54,7 @@ from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier, crop_die
 from companion.vision.finder import DiceFinder
 from companion.vision.model import ModelError, OnnxModel
 from companion.vision.pipeline import trace_dice
-from companion.vision.scoring import pair_closest
+from companion.vision.scoring import off_dice
 from companion.vision.types import DieReading
 
 logger = logging.getLogger(__name__)
@@ -127,16 +127,15 @@ class RemovedDice:
     def crops(self, keys: set[str]) -> tuple[list[np.ndarray], list[str]]:
         """Crops and their photo keys, from the latest stored photo of each key given; a
         photo whose file is gone or damaged gives none."""
-        latest = {p.photo: p for p in self.store.photos(self.setup) if p.dice and p.photo in keys}
         crops, names = [], []
-        for photo in latest.values():
-            image = self.store.photo_image(self.setup, photo.photo_id)
+        for photo in self.store.latest_photos(self.setup):
+            image = None
+            if photo.photo in keys:
+                image = self.store.photo_image(self.setup, photo.photo_id)
             if image is None:
                 continue
             shown = [r.where for r in trace_dice(image, self.finder, self.classifier).kept]
-            dice = [(d.cx, d.cy, d.side) for d in (*photo.dice, *photo.aside)]
-            on_dice = {j for _, j in pair_closest(dice, shown)}
-            removed = [box for j, box in enumerate(shown) if j not in on_dice]
+            removed = off_dice([(d.cx, d.cy, d.side) for d in photo.spots], shown)
             if len(removed) > len(photo.dice):
                 continue
             crops += [crop_die(image, box, self.classifier.margin, CROP_SIZE) for box in removed]
@@ -170,9 +169,7 @@ class DeepJob:
         adapted.mkdir(parents=True, exist_ok=True)
         self.work = work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=adapted))
         try:
-            crops, values, photos = self.taught()
-            ids = np.full(len(values), -1, np.int64)  # the removed dice are no stored die
-            ids[: len(self.ids)] = self.ids
+            crops, values, photos, ids = self.taught()
             np.savez(work / "job.npz", crops=crops, values=values, photos=photos, ids=ids)
             command = [
                 sys.executable, "-m", "models.recipe.adapt_deep", "--crops", str(work / "job.npz"),
@@ -204,9 +201,10 @@ class DeepJob:
             self.discard()
             raise
 
-    def taught(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Crops, values and photo keys to fine-tune on: the confirmed dice, and the false
-        dice the host removed from the same photos as "unreadable" (`RemovedDice`)."""
+    def taught(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Crops, values, photo keys and stored die ids to fine-tune on: the confirmed
+        dice, and the false dice the host removed from the same photos as "unreadable"
+        (`RemovedDice`; id -1, no stored die)."""
         found: list[np.ndarray] = []
         keys: list[str] = []
         if self.removed is not None:
@@ -214,13 +212,15 @@ class DeepJob:
                 found, keys = self.removed.crops(set(self.photos))
             except Exception:  # the confirmed dice still teach; the false ones wait
                 logger.warning("fine-tune: the removed dice not found again", exc_info=True)
+        ids = np.array(self.ids, np.int64)
         if not found:
-            return self.crops, self.values, np.array(self.photos)
+            return self.crops, self.values, np.array(self.photos), ids
         logger.info("fine-tune: %d false dice the host removed taught as unreadable", len(found))
         return (
             np.concatenate([self.crops, np.stack(found)]),
             np.concatenate([self.values, np.full(len(found), UNREADABLE, np.int64)]),
             np.array(self.photos + tuple(keys)),
+            np.concatenate([ids, np.full(len(found), -1, np.int64)]),
         )
 
     def stop(self) -> None:

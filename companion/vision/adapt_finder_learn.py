@@ -160,10 +160,7 @@ class FinderLearner:
         """A fold check to run when it is due (module docstring), else None: from
         MIN_PHOTOS photos with dice on, never judged, or REFIT_EVERY photos stored after
         the last one judged."""
-        # one per photo key (a roll taught again counts once, the latest), only those
-        # that still hold a confirmed die (the host may have deleted them all)
-        latest = {p.photo: p for p in self.store.photos(self.setup) if p.dice}
-        photos = sorted(latest.values(), key=lambda p: p.photo_id)
+        photos = self.store.latest_photos(self.setup)
         state = self.state or self.restore()
         if len(photos) < MIN_PHOTOS:
             return None
@@ -178,7 +175,7 @@ class FinderLearner:
             anchor = []
         # the latest JUDGED_PHOTOS only, so a check costs the same after a hundred rolls
         kept = photos[-JUDGED_PHOTOS:]
-        spots = {p.photo_id: p.dice + p.aside for p in kept}
+        spots = {p.photo_id: p.spots for p in kept}
         with self._rows_lock:
             known = {k: rows for k, (made, rows) in self._rows.items() if spots.get(k) == made}
         images = [as_labelled(self.store, p) for p in kept]
@@ -187,7 +184,7 @@ class FinderLearner:
     def keep(self, state: FinderState, job: FinderJob | None = None) -> None:
         """Write the job's head and verdict beside the setup and read with them."""
         if job is not None:
-            spots = {p.photo_id: p.dice + p.aside for p in job.photos}
+            spots = {p.photo_id: p.spots for p in job.photos}
             with self._rows_lock:
                 self._rows.update({k: (spots[k], v) for k, v in job.rows.items() if k in spots})
         save_finder_head(

@@ -579,8 +579,9 @@ class SetupLearner:
             adaptation = self.adaptation or self.refresh()
             stored = list(self.stored)
         held = set(adaptation.held)
-        used = [s.example for k, s in enumerate(stored) if k not in held]
-        sure = self._reader_sureness(adaptation, [s for k, s in enumerate(stored) if k not in held])
+        used_stored = [s for k, s in enumerate(stored) if k not in held]
+        used = [s.example for s in used_stored]
+        sure = self._reader_sureness(adaptation, used_stored)
         faces = tuple(range(1, FACES + 1))
         colours = self.dice_set.colours if self.dice_set is not None else ()
         by_face = [[p for e, p in zip(used, sure, strict=True) if e.value == v] for v in faces]

@@ -199,6 +199,11 @@ class StoredPhoto:
     created_at: float
     aside: tuple[PhotoDie, ...] = ()
 
+    @property
+    def spots(self) -> tuple[PhotoDie, ...]:
+        """Every die that lay on it, confirmed or set aside: where nothing is a false die."""
+        return self.dice + self.aside
+
 
 def _blob(array: np.ndarray | None) -> bytes | None:
     return None if array is None else np.asarray(array, np.float32).tobytes()
@@ -334,6 +339,13 @@ class SetupStore:
             out.append(StoredPhoto(int(photo_id), str(name), str(key), int(width),
                                    int(height), confirmed, float(created), aside))  # fmt: skip
         return out
+
+    def latest_photos(self, setup: str) -> list[StoredPhoto]:
+        """One stored photo per photo key (a roll taught again counts once, the latest),
+        only those that still hold a confirmed die (the host may have deleted them all),
+        oldest first."""
+        latest = {p.photo: p for p in self.photos(setup) if p.dice}
+        return sorted(latest.values(), key=lambda p: p.photo_id)
 
     def photo_image(self, setup: str, photo_id: int) -> np.ndarray | None:
         """A stored photo's BGR pixels, None when its file is gone or damaged."""

@@ -60,6 +60,12 @@ def pair_closest(
     return out
 
 
+def off_dice(dice: Sequence[tuple[float, float, float]], found: Sequence[DieBox]) -> list[DieBox]:
+    """The found boxes that `pair_closest` pairs with none of the dice: false dice."""
+    paired = {j for _, j in pair_closest(dice, found)}
+    return [box for j, box in enumerate(found) if j not in paired]
+
+
 def match(truth: LabelledImage, found: Sequence[DieReading]) -> list[tuple[int, int]]:
     """(labelled index, found index) pairs for one photo."""
     return pair_closest([(d.cx, d.cy, d.side) for d in truth.dice], [r.where for r in found])

@@ -232,11 +232,15 @@ def check_deep(
     started = time.perf_counter()
     values = np.asarray(values, np.int64)
     shipped = PipClassifier.load(source)
-    faces = set(values[values != UNREADABLE].tolist())
+    # the dice judge; the boxes on no die are taught, not judged: the host's removed false
+    # dice were chosen because the shipped pair showed them, so counting them would hand
+    # the fine-tuned net wins by their choice, and a box read as "unreadable" is no die
+    # whose value the ceiling vouches for
+    real = values != UNREADABLE
+    faces = set(values[real].tolist())
     count = len(set(photos))
     if count < GATE_MIN_PHOTOS or len(faces) < 2:
-        real_dice = int((values != UNREADABLE).sum())
-        return DeepCheck(Verdict(dice=real_dice), None, time.perf_counter() - started)
+        return DeepCheck(Verdict(dice=int(real.sum())), None, time.perf_counter() - started)
     folds = fold_of_photos(photos, min(count, MAX_FOLDS))
     shipped_errors = errors_of(shipped, crops, values)
     adapted_errors = np.zeros(len(values), bool)
@@ -248,17 +252,13 @@ def check_deep(
         fold_net = adapted_classifier(source, crops[~out], values[~out], settings)
         judged = judged_crops(fold_net, crops[out], values[out])
         reads = judged.reads(None, fold_net.second_look_below)
-        adapted_errors[out] = reads.argmax(axis=1) != judged.truth
+        read_as = reads.argmax(axis=1)
+        adapted_errors[out] = read_as != judged.truth
         sureness[out] = judged.probabilities[np.arange(len(judged.truth)), 0, judged.truth]
-        as_value = reads.argmax(axis=1) < UNREADABLE - 1
+        as_value = read_as < UNREADABLE - 1
         raw += reads.max(axis=1)[as_value].tolist()
-        right += (reads.argmax(axis=1) == judged.truth)[as_value].tolist()
+        right += (read_as == judged.truth)[as_value].tolist()
     parts = int(folds.max()) + 1
-    # the dice judge; the boxes on no die are taught, not judged: the host's removed false
-    # dice were chosen because the shipped pair showed them, so counting them would hand
-    # the fine-tuned net wins by their choice, and a box read as "unreadable" is no die
-    # whose value the ceiling vouches for
-    real = values != UNREADABLE
     per_fold = (
         np.bincount(folds, shipped_errors & real, parts),
         np.bincount(folds, adapted_errors & real, parts),

@@ -234,9 +234,10 @@ def test_the_false_dice_the_host_removed_are_taught_as_unreadable(tmp_path: Path
     learner.refresh()
     job = learner.deep_learner.job(learner.stored, ())
     assert job is not None and job.removed is learner.deep_learner.removed
-    crops, values, photos = job.taught()
+    crops, values, photos, ids = job.taught()
     extra = len(values) - len(job.values)
     assert extra == 1 and values[-1] == UNREADABLE and photos[-1] == "roll 5"
+    assert ids[-1] == -1 and list(ids[:-1]) == list(job.ids)  # the removed die is no stored die
     first = readable[0]
     removed = min(shown, key=lambda b: np.hypot(b.cx - first.cx, b.cy - first.cy))
     expected = crop_die(image, removed, classifier.margin, crops.shape[1])

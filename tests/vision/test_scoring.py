@@ -8,7 +8,7 @@ from pathlib import Path
 
 from companion.vision.datasets import LabelledDie, LabelledImage
 from companion.vision.pipeline import DiceTrace
-from companion.vision.scoring import LostAt, pair_closest, score, where_lost, within_reach
+from companion.vision.scoring import LostAt, off_dice, pair_closest, score, where_lost, within_reach
 from companion.vision.types import DieBox, DieReading
 
 
@@ -28,6 +28,14 @@ def test_closest_pairs_win_and_each_box_is_used_once() -> None:
     assert pair_closest(dice, [DieBox(112, 100, 40, 40)]) == [(0, 0)]
     # beyond 0.6 x the side is no match
     assert pair_closest(dice[:1], [DieBox(125, 100, 40, 40)]) == []
+
+
+def test_off_dice_are_the_boxes_no_die_pairs_with() -> None:
+    dice = [(100.0, 100.0, 40.0)]
+    near, second, far = DieBox(104, 100, 40, 40), DieBox(110, 100, 40, 40), DieBox(300, 80, 40, 40)
+    # the die takes its nearest box; a second box on it and one far away are false dice
+    assert off_dice(dice, [second, near, far]) == [second, far]
+    assert off_dice([], [near]) == [near] and off_dice(dice, []) == []
 
 
 def test_counts_missed_false_and_misread_dice() -> None:
