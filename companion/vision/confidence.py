@@ -216,7 +216,7 @@ UNFAMILIAR = "unfamiliar"  # flag: the die's embedding lies beyond the OOD thres
 # A die read one way whose own turned and mirrored views read it otherwise more than twice
 # in eight is capped (`LookModel.disagree_confidence`), whatever weight the look model's
 # fit gave the views: the fit sees few such dice, and it may lean on the other looks
-# (finder 1.5.0's pair weighs the worst view at 0.08 and 1.6.0's at -0.08, where 1.4.0's
+# (finder 1.5.0's pair weighs the worst view at 0.08 and 1.7.0's at -0.24, where 1.4.0's
 # did at 0.55).
 VIEWS_AGREE_FLOOR = 0.75
 EPSILON = 1e-4  # probabilities are clipped to [EPSILON, 1 - EPSILON] before a logit

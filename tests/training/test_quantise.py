@@ -25,9 +25,9 @@ from models.recipe.finder_features import main as make_features
 from models.recipe.quantise import last_conv, quantise_finder
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
-# the float file the shipped int8 finder 1.6.0 was quantised from (its manifest's
-# quantised.from_sha256): stage 25's weight average of stages 22 and 24, committed
-FLOAT = MODELS / "training" / "stage25-lite-finder" / "finder" / "candidate"
+# the float file the shipped int8 finder 1.7.0 was quantised from (its manifest's
+# quantised.from_sha256): the weight average of stages 22, 24 and 26, committed
+FLOAT = MODELS / "training" / "stage26-lite-finder" / "average"
 
 
 def photos(folder: Path, count: int) -> list[LabelledImage]:
