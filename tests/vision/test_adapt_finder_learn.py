@@ -137,8 +137,8 @@ def test_confirmed_dice_that_are_not_dice_do_not_teach_the_finder(
     assert verdict is not None and verdict.folds == 6
     assert not verdict.adopted
     if verdict.adapted_errors < verdict.shipped_errors:  # it looks better on its wrong boxes
-        # (finder 1.6.0 on this setup: 54 against 70, 5-1) and is refused by the sign test or, past it,
-        # by the other tables' photos; never for want of a gain it shows
+        # (finder 1.6.0 on this setup: 54 against 70, 5-1) and is refused by the sign
+        # test or, past it, by the other tables' photos; never for want of a gain it shows
         assert verdict.reason in ("not_significant", "forgets")
     assert verdict.anchor_adapted_errors > verdict.anchor_shipped_errors
     base = DiceReader.load()
