@@ -2,6 +2,13 @@
 
     .venv/bin/python -m models.recipe.weight_average --base DIR --tuned DIR --share 0.5 \
         --out DIR [--model pip_classifier]
+    .venv/bin/python -m models.recipe.weight_average --points DIR DIR DIR ... \
+        --out DIR [--model dice_finder]
+
+The second form is the equal weight mean of several end points of one trajectory (the
+lite0 finder's stages: models/README.md, "Stage 26 result"), in one step and with every
+point's sha256 recorded, where chaining the first form needs shares of 1/2, 1/3, 1/4 ...
+and records only the last two files.
 
 Every classifier continued from 1.4.0 on rune55-webcams and the fancy renders read the
 validation parts better and the measure-only casino dice worse (models/README.md, "Stage
@@ -85,6 +92,50 @@ def average(base: onnx.ModelProto, tuned: onnx.ModelProto, share: float) -> onnx
     return averaged
 
 
+def mean_of(points: list[onnx.ModelProto]) -> onnx.ModelProto:
+    """The last point's graph with every float initialiser the equal weight mean of all
+    points' (accumulated in float64); integer initialisers must agree and are kept."""
+    if len(points) < 2:
+        raise ValueError(f"a mean needs at least two points, not {len(points)}")
+    for other in points[:-1]:
+        same_graph(other, points[-1])
+    sums: dict[str, np.ndarray] = {}
+    for point in points:
+        for init in point.graph.initializer:
+            array = numpy_helper.to_array(init)
+            if not np.issubdtype(array.dtype, np.floating):
+                if init.name in sums and not np.array_equal(sums[init.name], array):
+                    raise GraphMismatch(f"integer initialiser {init.name} differs between files")
+                sums[init.name] = array
+                continue
+            sums[init.name] = sums.get(init.name, 0.0) + array.astype(np.float64)
+    mean = onnx.ModelProto()
+    mean.CopyFrom(points[-1])
+    for init in mean.graph.initializer:
+        array = numpy_helper.to_array(init)
+        if np.issubdtype(array.dtype, np.floating):
+            mixed = (sums[init.name] / len(points)).astype(array.dtype)
+            init.CopyFrom(numpy_helper.from_array(mixed, init.name))
+    return mean
+
+
+def write_mean(point_dirs: list[Path], out_dir: Path, model: str) -> Path:
+    """Write out_dir/MODEL.onnx, the equal weight mean of the points, and its manifest (the
+    last point's, with every point's sha256 recorded); returns the file."""
+    files = [folder / f"{model}.onnx" for folder in point_dirs]
+    mean = mean_of([onnx.load(str(path)) for path in files])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / f"{model}.onnx"
+    onnx.save(mean, str(target))
+    manifest = parse_manifest(files[-1].with_suffix(".json"))
+    record = {
+        "points_sha256": [sha256_of(path) for path in files],
+        "how": f"every float weight the equal weight mean of {len(files)} files; the same graph",
+    }
+    save_manifest(manifest.with_fields(weight_average=record), target)
+    return target
+
+
 def write_average(base_dir: Path, tuned_dir: Path, share: float, out_dir: Path, model: str) -> Path:
     """Write out_dir/MODEL.onnx and its manifest; returns the file."""
     base_file, tuned_file = base_dir / f"{model}.onnx", tuned_dir / f"{model}.onnx"
@@ -105,22 +156,31 @@ def write_average(base_dir: Path, tuned_dir: Path, share: float, out_dir: Path, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--base", type=Path, required=True, help="folder of the model continued from"
-    )
-    parser.add_argument("--tuned", type=Path, required=True, help="folder of the continued model")
+    parser.add_argument("--base", type=Path, help="folder of the model continued from")
+    parser.add_argument("--tuned", type=Path, help="folder of the continued model")
     parser.add_argument("--share", type=float, default=0.5, help="the tuned model's weight, 0..1")
+    parser.add_argument(
+        "--points", type=Path, nargs="+", help="folders of two or more models: their equal mean"
+    )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--model", default="pip_classifier", help="file name without .onnx")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    if args.out.resolve() in (args.base.resolve(), args.tuned.resolve()):
-        raise SystemExit("--out must be another folder: both sources are kept")
+    if args.points is not None and (args.base or args.tuned):
+        parser.error("give either --points or --base and --tuned")
+    sources = args.points if args.points is not None else [args.base, args.tuned]
+    if None in sources:
+        parser.error("--base and --tuned are both needed (or --points)")
+    if args.out.resolve() in {source.resolve() for source in sources}:
+        raise SystemExit("--out must be another folder: every source is kept")
     try:
-        target = write_average(args.base, args.tuned, args.share, args.out, args.model)
-    except GraphMismatch as error:
-        raise SystemExit(f"cannot average {args.base} and {args.tuned}: {error}") from error
-    logger.info("wrote %s (share of the tuned model %.2f)", target, args.share)
+        if args.points is not None:
+            target = write_mean(args.points, args.out, args.model)
+        else:
+            target = write_average(args.base, args.tuned, args.share, args.out, args.model)
+    except (GraphMismatch, ValueError) as error:
+        raise SystemExit(f"cannot average {', '.join(map(str, sources))}: {error}") from error
+    logger.info("wrote %s from %d files", target, len(sources))
     return 0
 
 

@@ -25,9 +25,20 @@ from models.recipe.finder_features import main as make_features
 from models.recipe.quantise import last_conv, quantise_finder
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
-# the float file the shipped int8 finder 1.7.0 was quantised from (its manifest's
-# quantised.from_sha256): the weight average of stages 22, 24 and 26, committed
-FLOAT = MODELS / "training" / "stage26-lite-finder" / "average"
+
+
+def float_source() -> Path:
+    """The folder under models/training of the float file the shipped int8 finder was
+    quantised from (its manifest's quantised.from_sha256): it must be committed, so the
+    shipped file can be made again (models/recipe/ship.py checks it too)."""
+    wanted = parse_manifest(MODELS / "dice_finder.json").raw["quantised"]["from_sha256"]
+    for path in sorted((MODELS / "training").glob(f"**/{FINDER_FILE}")):
+        if sha256_of(path) == wanted:
+            return path.parent
+    raise AssertionError(f"no float finder under models/training has sha256 {wanted}")
+
+
+FLOAT = float_source()
 
 
 def photos(folder: Path, count: int) -> list[LabelledImage]:

@@ -3,7 +3,8 @@
 21's candidate, which continued from it with the same folded graph. At share 0 and 1 the
 average is each of them weight for weight; at 0.5 each weight is the midpoint; the file
 loads with the runtime's manifest checks and reads crops; nets of other graphs (the finder)
-and shares outside 0..1 are refused. Needs onnx (the `test` extra)."""
+and shares outside 0..1 are refused. The equal mean of several points (the lite0 finder's
+stages) is the chained two-file average, and records every point. Needs onnx (the `test` extra)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,23 @@ import pytest
 from onnx import numpy_helper
 
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier
+from companion.vision.finder import DiceFinder
 from companion.vision.model import parse_manifest, sha256_of
 from companion.vision.types import DieBox
-from models.recipe.weight_average import GraphMismatch, average, main, write_average
+from models.recipe.weight_average import (
+    GraphMismatch,
+    average,
+    main,
+    mean_of,
+    write_average,
+)
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 TUNED = MODELS / "training" / "stage21-classifier" / "classifier" / "candidate"
+STAGES = MODELS / "training"
+FINDER_POINTS = [
+    STAGES / f"stage{number}-lite-finder" / "finder" / "candidate" for number in (22, 24, 26)
+]
 CROPS = Path(__file__).resolve().parents[1] / "fixtures" / "crops"
 
 
@@ -96,3 +108,47 @@ def test_other_graphs_and_shares_outside_the_range_are_refused(tmp_path: Path) -
     with pytest.raises(SystemExit, match="cannot average"):
         main(["--base", str(MODELS), "--tuned", str(finder_only), "--out", str(tmp_path / "out")])
     assert not (tmp_path / "out" / CLASSIFIER_FILE).exists()
+
+
+def test_the_mean_of_points_is_the_chained_average_and_records_every_point(
+    tmp_path: Path,
+) -> None:
+    base = onnx.load(str(MODELS / CLASSIFIER_FILE))
+    tuned = onnx.load(str(TUNED / CLASSIFIER_FILE))
+    for points, share in (([base, tuned], 0.5), ([base, base, tuned], 1 / 3)):
+        mean, chained = weights(mean_of(points)), weights(average(base, tuned, share))
+        for name, value in chained.items():
+            np.testing.assert_allclose(mean[name], value, rtol=0, atol=1e-6)
+    # the shipped finder's float source was made by chaining shares 0.5 and 0.333 over
+    # stages 22, 24 and 26: the mean in one step is it, to the rounding of 0.333
+    out = tmp_path / "mean"
+    arguments = ["--model", "dice_finder", "--points", *map(str, FINDER_POINTS), "--out", str(out)]
+    assert main(arguments) == 0
+    mean = weights(onnx.load(str(out / "dice_finder.onnx")))
+    committed = weights(
+        onnx.load(str(STAGES / "stage26-lite-finder" / "average" / "dice_finder.onnx"))
+    )
+    assert mean.keys() == committed.keys()
+    for name, value in committed.items():
+        scale = float(np.abs(value).max()) if value.size else 0.0
+        np.testing.assert_allclose(mean[name], value, rtol=0, atol=1e-3 * scale + 1e-7)
+    record = parse_manifest(out / "dice_finder.json").raw["weight_average"]
+    assert record["points_sha256"] == [
+        sha256_of(folder / "dice_finder.onnx") for folder in FINDER_POINTS
+    ]
+    DiceFinder.load(out)
+    with pytest.raises(ValueError, match="two points"):
+        mean_of([base])
+    with pytest.raises(SystemExit, match="cannot average"):
+        # the shipped finder is int8: not the graph of its float points
+        main(
+            [
+                "--model",
+                "dice_finder",
+                "--points",
+                str(MODELS),
+                str(FINDER_POINTS[0]),
+                "--out",
+                str(tmp_path / "bad"),
+            ]
+        )

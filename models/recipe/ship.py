@@ -1,0 +1,160 @@
+"""Ship a judged pair: copy its new model files into models/ with their manifests finished.
+
+    .venv/bin/python -m models.recipe.ship --pair .cache/pairs/NAME+c14 \
+        --history "stage 28: python models/train.py ...; the average: ..." \
+        [--float models/training/stageNN-lite-finder/average] [--version 1.8.0] [--models models]
+
+A pair folder (`bench/model_pairs.py` writes one per candidate) holds both models as the
+rule judged them: the finder with the peak rule chosen for it and its validation figures in
+its manifest. Shipping was done by hand twice (finders 1.6.0 and 1.7.0) and each time the
+same fields needed mending, so it is one command: for each model of the pair that differs
+from the shipped one, the file is copied and its manifest gets
+
+- the version: given, or the shipped one's next minor; never at or below the shipped one;
+- ``created``: today;
+- ``training_command``: the shipped model's chain of commands, then ``--history`` (how the
+  new file came from it: the stages and the averaging), so the manifest tells the whole
+  recipe from scratch;
+
+and the runtime's load checks must pass on the result. An int8 file names the float file it
+was quantised from (``quantised.from_sha256``); that source must be given with ``--float``
+and be that file (it is committed, so the int8 file can be made again). A model the pair
+shares with models/ (same sha256) is left as it is. What shipping still asks of a person
+(the confidence map, the finder's features file, the figures, the docs) is printed."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import logging
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier
+from companion.vision.finder import FINDER_FILE, DiceFinder
+from companion.vision.model import Manifest, ModelError, parse_manifest, save_manifest, sha256_of
+
+logger = logging.getLogger("ship")
+
+# each file of a pair with the runtime loader whose checks it must pass
+LOADERS: dict[str, Callable[[Path], object]] = {
+    FINDER_FILE: DiceFinder.load,
+    CLASSIFIER_FILE: PipClassifier.load,
+}
+
+AFTER_SHIPPING = """still to do, in this order:
+  .venv/bin/python -m models.recipe.finder_features          (a setup's finder head)
+  .venv/bin/python -m models.recipe.confidence_fit --models models
+  .venv/bin/python -m bench.auto_apply --suite --signals      (redraws docs/benchmarks)
+  .venv/bin/python -m bench.live_latency --throws 20 --reader pipeline
+  FINDER_VERSION / CLASSIFIER_VERSION in models/recipe/manifests.py above the shipped ones
+  figures and the stage's result in models/README.md and docs/BENCHMARKS.md"""
+
+
+class ShipRefused(ValueError):
+    """The pair cannot ship as asked; the message says why."""
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in version.split("."))
+    except ValueError as error:
+        raise ShipRefused(f"version {version!r} is not numbers separated by dots") from error
+
+
+def next_minor(version: str) -> str:
+    major, minor = version_key(version)[:2]
+    return f"{major}.{minor + 1}.0"
+
+
+def check_float_source(manifest: Manifest, float_dir: Path | None, file_name: str) -> None:
+    """An int8 file ships only beside the float file it was quantised from."""
+    quantised = manifest.raw.get("quantised")
+    if not isinstance(quantised, dict):
+        return
+    wanted = quantised.get("from_sha256")
+    if float_dir is None:
+        raise ShipRefused(
+            f"{file_name} is int8, quantised from {wanted}: give that float file's folder "
+            "with --float (it is committed beside the training state)"
+        )
+    found = sha256_of(float_dir / file_name)
+    if found != wanted:
+        raise ShipRefused(
+            f"--float {float_dir}: {file_name} has sha256 {found}, "
+            f"but the int8 file was quantised from {wanted}"
+        )
+
+
+def finished_manifest(
+    candidate: Manifest, shipped: Manifest, version: str | None, history: str
+) -> Manifest:
+    """The candidate's manifest with the fields a shipped file needs."""
+    new_version = version or next_minor(shipped.version)
+    if version_key(new_version) <= version_key(shipped.version):
+        raise ShipRefused(f"version {new_version} is not above the shipped {shipped.version}")
+    if not history.strip():
+        raise ShipRefused("--history is empty: say how the new file came from the shipped one")
+    chain = f"{shipped.raw.get('training_command', '')}; {history.strip()}".lstrip("; ")
+    finished = candidate.with_fields(
+        created=datetime.date.today().isoformat(), training_command=chain
+    )
+    return dataclasses.replace(finished, version=new_version)
+
+
+def ship_pair(
+    pair: Path,
+    models: Path,
+    history: str,
+    float_dir: Path | None = None,
+    version: str | None = None,
+) -> list[Path]:
+    """Ship every model of ``pair`` that differs from the one in ``models``; returns the
+    files written. Nothing is written unless every check passes first."""
+    plans: list[tuple[Path, Manifest]] = []
+    for file_name, load in LOADERS.items():
+        source = pair / file_name
+        if not source.exists() or sha256_of(source) == sha256_of(models / file_name):
+            continue
+        candidate = parse_manifest(source.with_suffix(".json"))
+        load(pair)  # the runtime's own checks, on the pair as judged
+        check_float_source(candidate, float_dir, file_name)
+        shipped = parse_manifest((models / file_name).with_suffix(".json"))
+        plans.append((source, finished_manifest(candidate, shipped, version, history)))
+    if not plans:
+        raise ShipRefused(f"{pair} holds nothing that differs from {models}")
+    written = []
+    for source, manifest in plans:
+        target = models / source.name
+        shutil.copyfile(source, target)
+        save_manifest(manifest, target)
+        LOADERS[source.name](models)
+        logger.info("shipped %s as %s %s", source, manifest.name, manifest.version)
+        written.append(target)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pair", type=Path, required=True, help="a judged pair folder")
+    parser.add_argument(
+        "--history", required=True, help="how the new file came from the shipped one"
+    )
+    parser.add_argument("--float", dest="float_dir", type=Path, help="an int8 file's source")
+    parser.add_argument("--version", help="default: the shipped model's next minor")
+    parser.add_argument("--models", type=Path, default=Path("models"))
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    try:
+        ship_pair(args.pair, args.models, args.history, args.float_dir, args.version)
+    except (ShipRefused, ModelError) as error:
+        raise SystemExit(f"not shipped: {error}") from error
+    print(AFTER_SHIPPING)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

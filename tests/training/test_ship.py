@@ -1,0 +1,89 @@
+"""Shipping a judged pair (models/recipe/ship.py) into a copy of models/, on the real files:
+the shipped int8 finder plays the candidate, and a models folder whose finder is that
+file's float source plays the shipped pair. The int8 file ships only with its float source
+named; its manifest gets the next version, today's date and the whole chain of commands;
+the classifier the pair shares is not touched; a version at or below the shipped one, an
+empty history and a pair with nothing new are refused with nothing written. The next
+export's version constant stays above the shipped finder's. Needs onnx (the `test`
+extra)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import shutil
+from pathlib import Path
+
+import pytest
+
+from companion.vision.classifier import CLASSIFIER_FILE
+from companion.vision.finder import FINDER_FILE, DiceFinder
+from companion.vision.model import parse_manifest, save_manifest, sha256_of
+from models.recipe.manifests import FINDER_VERSION
+from models.recipe.ship import main, next_minor, version_key
+from tests.training.test_quantise import FLOAT
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+
+
+@pytest.fixture()
+def older_models(tmp_path: Path) -> Path:
+    """models/ as it would be if the float source had shipped, as version 1.7.0."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for name in (CLASSIFIER_FILE, "pip_classifier.json"):
+        shutil.copyfile(MODELS / name, folder / name)
+    shutil.copyfile(FLOAT / FINDER_FILE, folder / FINDER_FILE)
+    source = parse_manifest(FLOAT / "dice_finder.json")
+    older = dataclasses.replace(source.with_fields(training_command="stages 1-26"), version="1.7.0")
+    save_manifest(older, folder / FINDER_FILE)
+    return folder
+
+
+def test_a_pair_ships_its_new_finder_with_a_finished_manifest(older_models: Path) -> None:
+    classifier_before = sha256_of(older_models / CLASSIFIER_FILE)
+    arguments = ["--pair", str(MODELS), "--models", str(older_models), "--history", "stage 28"]
+    with pytest.raises(SystemExit, match="--float"):
+        main(arguments)
+    with pytest.raises(SystemExit, match="quantised from"):
+        main([*arguments, "--float", str(MODELS)])
+    assert sha256_of(older_models / FINDER_FILE) == sha256_of(FLOAT / FINDER_FILE)
+
+    assert main([*arguments, "--float", str(FLOAT)]) == 0
+    shipped = parse_manifest(older_models / "dice_finder.json")
+    assert shipped.sha256 == sha256_of(older_models / FINDER_FILE)
+    assert shipped.sha256 == sha256_of(MODELS / FINDER_FILE)
+    assert shipped.version == "1.8.0"
+    assert shipped.raw["created"] == datetime.date.today().isoformat()
+    assert shipped.raw["training_command"] == "stages 1-26; stage 28"
+    # the pair's peak rule and figures travel with the file
+    pair = parse_manifest(MODELS / "dice_finder.json")
+    assert shipped.raw["options"] == pair.raw["options"]
+    assert shipped.raw["validation"] == pair.raw["validation"]
+    assert sha256_of(older_models / CLASSIFIER_FILE) == classifier_before
+    DiceFinder.load(older_models)
+
+    # nothing new in the pair any more
+    with pytest.raises(SystemExit, match="nothing that differs"):
+        main([*arguments, "--float", str(FLOAT)])
+
+
+def test_a_version_not_above_the_shipped_one_or_an_empty_history_is_refused(
+    older_models: Path,
+) -> None:
+    before = (older_models / "dice_finder.json").read_bytes()
+    base = ["--pair", str(MODELS), "--models", str(older_models), "--float", str(FLOAT)]
+    with pytest.raises(SystemExit, match="not above"):
+        main([*base, "--history", "stage 28", "--version", "1.7.0"])
+    with pytest.raises(SystemExit, match="history"):
+        main([*base, "--history", "  "])
+    with pytest.raises(SystemExit, match="numbers"):
+        main([*base, "--history", "stage 28", "--version", "two"])
+    assert (older_models / "dice_finder.json").read_bytes() == before
+    assert sha256_of(older_models / FINDER_FILE) == sha256_of(FLOAT / FINDER_FILE)
+
+
+def test_the_next_export_is_numbered_above_the_shipped_finder() -> None:
+    shipped = parse_manifest(MODELS / "dice_finder.json").version
+    assert version_key(FINDER_VERSION) > version_key(shipped)
+    assert next_minor("1.7.3") == "1.8.0"
