@@ -65,7 +65,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from companion.vision.adapt_fit import Delta, Rows, fit, softmax
-from companion.vision.adapt_gate import MAX_FOLDS, Judged, Verdict, decide, fold_of_photos
+from companion.vision.adapt_gate import (
+    MAX_FOLDS,
+    Judged,
+    Verdict,
+    decide,
+    fold_map,
+    fold_of_photos,
+)
 from companion.vision.classifier import Classified, PipClassifier, symmetric_views
 from companion.vision.colour import (
     LIGHTNESS_WEIGHT,
@@ -74,6 +81,7 @@ from companion.vision.colour import (
     name_colour,
     prototype_distance,
 )
+from companion.vision.confidence import ConfidenceMap
 from companion.vision.types import DieBox, DieReading
 
 FACES = 6  # classes 0..5 are the values 1..6; class 6, "unreadable", stays the shipped head's
@@ -139,6 +147,9 @@ class ValueHead:
     delta: Delta | None
     counts: np.ndarray
     gate: Verdict = Verdict()
+    # the map of its raw confidence refitted on the fold check's left-out dice (None: the
+    # shipped map scores its dice); read only while the head is active
+    confidence_map: ConfidenceMap | None = None
 
     @property
     def examples(self) -> int:
@@ -244,11 +255,55 @@ def judged_dice(examples: Sequence[Example]) -> Judged:
 class FoldCheck:
     """What `check_folds` found: the verdict, per example how sure a reader fitted without
     its photo is of its value (the adapted head's when adopted, else the shipped head's;
-    NaN: no reading of it), and the head fitted on all the examples (None: too few)."""
+    NaN: no reading of it), the head fitted on all the examples (None: too few), and the
+    confidence map refitted on the folds' left-out dice (`adapt_gate.fold_map`; None under
+    MIN_MAP_DICE of them)."""
 
     verdict: Verdict
     sureness: tuple[float, ...]
     delta: Delta | None
+    fold_map: ConfidenceMap | None = None
+
+
+@dataclass
+class _FoldReads:
+    """Every judged die as the head fitted without its photo reads it."""
+
+    errors: np.ndarray  # per readable example: read as another value
+    sure: list[float]  # per example: that head's probability of its confirmed value
+    raw: list[float] = field(default_factory=list)  # dice read as a value: the raw confidence
+    right: list[bool] = field(default_factory=list)  # ... and whether it was their value
+
+
+def _read_folds(
+    examples: Sequence[Example],
+    folds: np.ndarray,
+    readable: list[int],
+    dice: Judged,
+    below: float,
+    sure: list[float],
+) -> _FoldReads:
+    """Per fold: the head fitted on the other folds reads the fold's dice as the camera
+    would, with the raw confidence the reader would give them (`ValueHead.confidence`)."""
+    out = _FoldReads(np.zeros(len(readable), bool), list(sure))
+    part_of = folds[readable]
+    judged = np.array([examples[k].probabilities is not None for k in readable], bool)
+    for part in range(int(folds.max()) + 1):
+        rest = [e for e, f in zip(examples, folds, strict=True) if f != part]
+        delta = fit(example_rows(rest), LAMBDA)
+        rows = np.flatnonzero(part_of == part)
+        mine = dice.subset(rows)
+        reads = mine.reads(delta, below)
+        read_as = reads.argmax(axis=1)
+        out.errors[rows] = read_as != mine.truth
+        firsts = delta.apply(mine.probabilities[:, 0], mine.views[:, 0])
+        raw = ValueHead(delta, face_counts(rest)).confidence(reads, mine.probabilities[:, 0])
+        for j, row in enumerate(rows):
+            out.sure[readable[row]] = float(firsts[j, dice.truth[row]])
+            if judged[row] and read_as[j] < FACES:
+                out.raw.append(float(raw[j]))
+                out.right.append(bool(read_as[j] == mine.truth[j]))
+    return out
 
 
 def check_folds(
@@ -275,21 +330,11 @@ def check_folds(
     is_judged = np.array([examples[k].probabilities is not None for k in readable])
     part_of = folds[readable]
     shipped_errors = dice.errors(None, below)
-    adapted_errors = np.zeros(len(readable), bool)
-    adapted_sure = list(shipped_sure)
-    for part in range(int(folds.max()) + 1):
-        rest = [e for e, f in zip(examples, folds, strict=True) if f != part]
-        delta = fit(example_rows(rest), LAMBDA)
-        rows = np.flatnonzero(part_of == part)
-        mine = dice.subset(rows)
-        adapted_errors[rows] = mine.errors(delta, below)
-        firsts = delta.apply(mine.probabilities[:, 0], mine.views[:, 0])
-        for j, row in enumerate(rows):
-            adapted_sure[readable[row]] = float(firsts[j, dice.truth[row]])
+    reads = _read_folds(examples, folds, readable, dice, below, shipped_sure)
     count = int(folds.max()) + 1
     per_fold = (
         np.bincount(part_of[is_judged], shipped_errors[is_judged], count),
-        np.bincount(part_of[is_judged], adapted_errors[is_judged], count),
+        np.bincount(part_of[is_judged], reads.errors[is_judged], count),
     )
     full = fit(example_rows(examples), LAMBDA)
     checked = None
@@ -300,11 +345,12 @@ def check_folds(
     worse = tuple(
         int(face) + 1
         for face in np.unique(truth)
-        if adapted_errors[is_judged][truth == face].sum()
+        if reads.errors[is_judged][truth == face].sum()
         > shipped_errors[is_judged][truth == face].sum()
     )
     verdict = replace(decide(*per_fold, checked, worse), dice=int(is_judged.sum()))
-    return FoldCheck(verdict, tuple(adapted_sure if verdict.adopted else shipped_sure), full)
+    sureness = tuple(reads.sure if verdict.adopted else shipped_sure)
+    return FoldCheck(verdict, sureness, full, fold_map(reads.raw, reads.right))
 
 
 def leave_one_out(embeddings: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -468,8 +514,9 @@ def adapt(
     skip = set(held)
     used = [e for k, e in enumerate(examples) if k not in skip]
     check = check_folds(used, anchor, second_look_below=second_look_below)
-    delta = check.delta if check.verdict.adopted else None
-    head = ValueHead(delta, face_counts(used), check.verdict)
+    adopted = check.verdict.adopted
+    delta = check.delta if adopted else None
+    head = ValueHead(delta, face_counts(used), check.verdict, check.fold_map if adopted else None)
     adapted = adapted_dice_set(dice_set, used) if dice_set is not None else None
     return Adaptation(head, adapted, own_colours(used), tuple(held), len(used), check.sureness)
 
@@ -487,6 +534,12 @@ class AdaptedClassifier(PipClassifier):
         self.base = base
         self.head = head
         self.second_look_below = base.second_look_below  # the base's, set or from its manifest
+        if head.active and head.confidence_map is not None:
+            # the shipped map scores the shipped head's probabilities (and its looks); an
+            # adopted head's dice are scored by the map its own folds refitted, under the
+            # shipped map's auto-apply threshold (the roll's rule stays the shipped one's)
+            shipped_threshold = base.confidence_map.threshold if base.confidence_map else None
+            self.confidence_map = replace(head.confidence_map, threshold=shipped_threshold)
 
     def classify(
         self, image_bgr: np.ndarray, boxes: Sequence[DieBox], looks: bool = False

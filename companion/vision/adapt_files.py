@@ -3,7 +3,8 @@ the value head (``value_head-<sha12>.npz``, named by the first 12 hex digits of 
 sha256: the seen faces and the weights the head adds to the shipped final layer,
 companion.vision.adapt_fit.Delta) and its manifest (``value_head.json``: what it is, the
 classifier it adapts by name, version and sha256, the embedding width, the labels, the
-face counts, the fold check's verdict, and the name and sha256 of the .npz). A refused
+face counts, the fold check's verdict, the name and sha256 of the .npz, and the
+confidence map the fold check refitted for it when it had enough left-out dice). A refused
 head leaves a manifest with ``"head": null`` and its verdict, so a restart shows why the
 shipped reader reads. `save_head` is crash-atomic across the two files (the manifest is
 replaced in one rename and names a head file written before it); a setup with no
@@ -49,6 +50,7 @@ from companion.vision.adapt_finder import AdaptedFinder, FinderHead
 from companion.vision.adapt_fit import Delta
 from companion.vision.adapt_gate import Verdict
 from companion.vision.classifier import PipClassifier
+from companion.vision.confidence import ConfidenceMap
 from companion.vision.model import ModelError, sha256_of
 
 ADAPTED_DIR = "adapted"
@@ -122,12 +124,15 @@ def save_head(folder: Path, setup: str, head: ValueHead, classifier: PipClassifi
     if head.delta is not None:
         path = write_head_file(out, head.delta)
         keep.add(path.name)
-        manifest["head"] = {
+        spec: dict[str, object] = {
             "file": path.name,
             "seen": list(head.delta.seen),
             "shape": list(head.delta.weights.shape),
             "sha256": sha256_of(path),
         }
+        if head.confidence_map is not None:  # refitted on the fold check's left-out dice
+            spec["confidence"] = head.confidence_map.to_json()
+        manifest["head"] = spec
     return _write_manifest(out / MANIFEST_FILE, manifest, keep, HEAD_PREFIX.rstrip("-"))
 
 
@@ -210,7 +215,13 @@ def load_head(folder: Path, classifier: PipClassifier) -> SavedHead | None:
     if spec is None:
         return SavedHead(ValueHead(None, counts, verdict), verdict)
     delta = _delta(path, spec, embedding_width(classifier))
-    return SavedHead(ValueHead(delta, counts, verdict), verdict)
+    confidence_map = None
+    if spec.get("confidence") is not None:
+        try:
+            confidence_map = ConfidenceMap.from_json(spec["confidence"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModelError(f"{path}: head.confidence is not a confidence map ({exc})") from exc
+    return SavedHead(ValueHead(delta, counts, verdict, confidence_map), verdict)
 
 
 def _checked_file(manifest_path: Path, name: str, named_right: bool, sha256: object) -> Path:

@@ -45,11 +45,12 @@ from functools import cached_property
 import numpy as np
 
 from companion.vision.adapt_fit import Delta
-from companion.vision.confidence import upper_bound
+from companion.vision.confidence import ConfidenceMap, fit_confidence_map, upper_bound
 from companion.vision.types import DieReading
 
 SIGN_ALPHA = 0.05
 MAX_FOLDS = 25
+MIN_MAP_DICE = 30  # left-out dice read as a value before the folds refit the confidence map
 # why a head is or is not adopted, in the words the host's page and the CLI show
 REASONS = {
     "adopted": "the adapted reader made fewer errors on left-out photos, by a margin the "
@@ -145,6 +146,31 @@ class Verdict:
         if verdict.reason not in REASONS:
             raise ValueError(f"verdict reason {verdict.reason!r} is not one of {sorted(REASONS)}")
         return verdict
+
+
+def fold_map(raw: Sequence[float], right: Sequence[bool]) -> ConfidenceMap | None:
+    """The confidence map of an adopted reader (value head or fine-tuned net) refitted on
+    its folds (issue 24 item 2): the isotonic fit of "read right" on the raw confidence of
+    the left-out dice it read as a value (`fit_confidence_map`, each block shrunk by half a
+    die each way), with no auto-apply threshold of its own; None under MIN_MAP_DICE such
+    dice (the shipped map then scores its dice). Either way the folds' `Verdict.ceiling`
+    bounds them after it.
+
+    The fit says nothing below the least sure left-out die, and a fit of a few dozen dice
+    often pools them all into one block (all read right: one point near the top): flat
+    beyond its ends, it would vouch for a die read at 0.3 as for one read at 0.99. So from
+    that die's raw confidence down the map falls in a straight line to 0 at raw 0: a die
+    read less surely than any the folds saw is vouched for less, not more."""
+    if len(raw) < MIN_MAP_DICE:
+        return None
+    fitted = fit_confidence_map(list(raw), list(right))
+    lowest = float(min(raw))
+    xs, ys = list(fitted.xs), list(fitted.ys)
+    if lowest < xs[0]:
+        xs, ys = [lowest, *xs], [ys[0], *ys]
+    if xs[0] > 0.0:
+        xs, ys = [0.0, *xs], [0.0, *ys]
+    return ConfidenceMap(tuple(xs), tuple(ys))
 
 
 def sign_test(wins: int, losses: int) -> float:

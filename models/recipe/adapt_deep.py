@@ -41,11 +41,18 @@ from companion.vision.adapt_deep_learn import (  # the app reads what main write
     UNREADABLE,
     VERDICT_FILE,
 )
-from companion.vision.adapt_gate import MAX_FOLDS, Judged, Verdict, decide, fold_of_photos
+from companion.vision.adapt_gate import (
+    MAX_FOLDS,
+    Judged,
+    Verdict,
+    decide,
+    fold_map,
+    fold_of_photos,
+)
 from companion.vision.adapt_learn import crop_features, model_crops
 from companion.vision.adapt_store import CROP_SIZE
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier, crop_die
-from companion.vision.confidence import CONFIDENCE_KEY, ConfidenceMap, fit_confidence_map
+from companion.vision.confidence import CONFIDENCE_KEY, ConfidenceMap
 from companion.vision.model import parse_manifest, save_manifest, sha256_of
 from companion.vision.types import DieBox
 from models.recipe.augment import photometric
@@ -55,7 +62,6 @@ from models.recipe.training import to_tensor
 
 JITTER_SHIFT = 0.06  # of the crop's side, each way
 JITTER_SCALE = 0.08  # the window's side within 1 +- this
-MIN_MAP_DICE = 30  # left-out dice read as a value before the folds refit the confidence map
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,17 +174,6 @@ def loaded(
         return PipClassifier.load(Path(scratch))
 
 
-def fold_confidence(raw: Sequence[float], right: Sequence[bool]) -> ConfidenceMap | None:
-    """The confidence map of the fine-tuned net, refitted on its folds (issue 24 item 2):
-    the isotonic fit of read right on the top probability over the left-out dice it read
-    as a value (`fit_confidence_map`, each block shrunk by half a die each way), without
-    an auto-apply threshold; None under MIN_MAP_DICE such dice, where the net's dice keep
-    the shipped map, bounded by the folds' ceiling all the same."""
-    if len(raw) < MIN_MAP_DICE:
-        return None
-    return fit_confidence_map(list(raw), list(right))
-
-
 def adapted_classifier(
     source: Path, crops: np.ndarray, values: np.ndarray, settings: DeepSettings
 ) -> PipClassifier:
@@ -265,7 +260,7 @@ def check_deep(
     )
     full_net = fine_tune(source, crops, values, settings)
     record: dict[str, object] = {"dice": int(len(values)), **dataclasses.asdict(settings)}
-    confidence = fold_confidence(raw, right)
+    confidence = fold_map(raw, right)
     if out_dir is None:
         full = loaded(full_net, source, record, confidence)
     else:  # exported once, where it is kept; the verdict joins its manifest below

@@ -19,7 +19,8 @@ import pytest
 
 from companion.synth import render_scene
 from companion.vision.adapt import AdaptedClassifier, ValueHead, adapt, fit_value_head
-from companion.vision.adapt_gate import Verdict
+from companion.vision.adapt_files import load_head
+from companion.vision.adapt_gate import MIN_MAP_DICE, Verdict, fold_map
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, embed_crops, model_key
 from companion.vision.adapt_store import SetupError, SetupStore, ViewUpdate
 from companion.vision.classifier import PipClassifier
@@ -457,3 +458,54 @@ def test_the_bench_features_cache_is_per_finder(
     assert bench.features_cache(one, root) == bench.features_cache(one, root)
     assert bench.features_cache(one, root) != bench.features_cache(two, root)
     assert bench.features_cache(one, root).parent == root
+
+
+def test_an_adopted_head_is_scored_by_the_map_its_folds_refitted_and_keeps_it_on_restart(
+    tmp_path: Path, classifier: PipClassifier, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """The shipped map scores the shipped head's probabilities; an adopted head's raw
+    confidence is mapped by the isotonic fit on its own left-out dice (issue 24 item 2),
+    under the shipped auto-apply threshold and the folds' ceiling; a refused head's reader
+    keeps the shipped map; the map is saved with the head and read back by a restart."""
+    learner, head = taught_learner(tmp_path, classifier, mosaic)
+    assert head.active and head.gate.dice >= MIN_MAP_DICE
+    fold_map_ = head.confidence_map
+    assert fold_map_ is not None
+    shipped_map = classifier.confidence_map
+    assert shipped_map is not None
+    adapted = AdaptedClassifier(classifier, head)
+    assert adapted.confidence_map is not None
+    assert adapted.confidence_map.xs == fold_map_.xs and adapted.confidence_map.ys == fold_map_.ys
+    assert adapted.confidence_map.threshold == shipped_map.threshold
+    assert adapted.confidence_map.looks is None  # its raw confidence, not the shipped looks
+    assert list(fold_map_.ys) == sorted(fold_map_.ys)  # isotonic
+    assert fold_map_.ys[-1] < 1.0  # no block of left-out dice claims certainty
+    # through the reader: every die at most the map's top and the folds' ceiling
+    reader = DiceReader(DiceFinder.load(), adapted)
+    scene, _ = render_scene(np.random.default_rng(3), 640, 480)
+    read = [d.confidence for d in reader.read(scene).dice if d.value is not None]
+    assert read and max(read) <= min(fold_map_.ys[-1], head.gate.ceiling) + 1e-9
+
+    refused = ValueHead(None, head.counts, Verdict("no_gain", folds=5), fold_map_)
+    kept = AdaptedClassifier(classifier, refused).confidence_map
+    assert kept is not None and kept.to_json() == shipped_map.to_json()
+
+    saved = load_head(learner.folder, classifier)
+    assert saved is not None and saved.head.confidence_map is not None
+    assert saved.head.confidence_map.xs == pytest.approx(fold_map_.xs, abs=1e-6)
+    assert saved.head.confidence_map.ys == pytest.approx(fold_map_.ys, abs=1e-6)
+
+
+def test_the_folds_refit_a_map_only_from_enough_left_out_dice() -> None:
+    assert fold_map([0.9] * (MIN_MAP_DICE - 1), [True] * (MIN_MAP_DICE - 1)) is None
+    fitted = fold_map([0.6] * 15 + [0.95] * 15, [False] * 5 + [True] * 10 + [True] * 15)
+    assert fitted is not None and fitted.threshold is None
+    assert fitted(0.6) == pytest.approx((10 + 0.5) / 16)
+    assert fitted(0.95) == pytest.approx((15 + 0.5) / 16)
+    # below the least sure left-out die it falls to 0 at raw 0, not flat at its value
+    assert fitted(0.3) == pytest.approx(fitted(0.6) / 2)
+    assert fitted(0.0) == 0.0
+    # all read right: one pooled block, yet a die read at half its raw is half as sure
+    pooled = fold_map([0.8] * 10 + [0.99] * 30, [True] * 40)
+    assert pooled is not None and pooled(0.99) == pytest.approx(40.5 / 41)
+    assert pooled(0.4) == pytest.approx(pooled(0.8) / 2)
