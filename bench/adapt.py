@@ -24,8 +24,9 @@ accuracy, recall and rolls applied wrong. The last line is ``adapted_value_accur
 Without a tap: the camera's own decision (companion.vision.confidence.decide_roll): as
 many dice found as labelled and the roll's calibrated confidence (the product of its dice's)
 at least the classifier manifest's shipped ``auto_apply_threshold``; a classifier without a
-confidence map falls back to every die's top probability at least ``min_confidence``. The
-adapted reader's confidences go through the same shipped map.
+confidence map falls back to every die's top probability at least ``min_confidence``. An
+adopted value head's confidences go through the map its own folds refitted (from 30
+left-out dice; else the shipped map), then its folds' ceiling, as in the app.
 
 The finder runs once per photo: the adapted reader reads the boxes the cold pipeline found
 (its finder is the same), through the same classify, peak-rule, calibrate and colour stages
