@@ -51,6 +51,7 @@ from companion.vision.types import DieReading
 SIGN_ALPHA = 0.05
 MAX_FOLDS = 25
 MIN_MAP_DICE = 30  # left-out dice read as a value before the folds refit the confidence map
+MAP_DECIMALS = 6  # a confidence map's points as its JSON keeps them (ConfidenceMap.to_json)
 # why a head is or is not adopted, in the words the host's page and the CLI show
 REASONS = {
     "adopted": "the adapted reader made fewer errors on left-out photos, by a margin the "
@@ -164,8 +165,18 @@ def fold_map(raw: Sequence[float], right: Sequence[bool]) -> ConfidenceMap | Non
     if len(raw) < MIN_MAP_DICE:
         return None
     fitted = fit_confidence_map(list(raw), list(right))
-    lowest = float(min(raw))
-    xs, ys = list(fitted.xs), list(fitted.ys)
+    xs: list[float] = []
+    ys: list[float] = []
+    # on the grid the map is saved on (ConfidenceMap.to_json: 6 decimals), so that points
+    # closer than that (a least sure die at raw 1e-8, tied raws) cannot collide when read back
+    for x, y in zip(fitted.xs, fitted.ys, strict=True):
+        x = round(x, MAP_DECIMALS)
+        if xs and x <= xs[-1]:
+            ys[-1] = max(ys[-1], y)
+            continue
+        xs.append(x)
+        ys.append(y)
+    lowest = round(float(min(raw)), MAP_DECIMALS)
     if lowest < xs[0]:
         xs, ys = [lowest, *xs], [ys[0], *ys]
     if xs[0] > 0.0:

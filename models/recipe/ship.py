@@ -17,9 +17,11 @@ from the shipped one, the file is copied and its manifest gets
   recipe from scratch;
 
 and the runtime's load checks must pass on the result. An int8 file names the float file it
-was quantised from (``quantised.from_sha256``); that source must be given with ``--float``
-and be that file (it is committed, so the int8 file can be made again). A model the pair
-shares with models/ (same sha256) is left as it is. What shipping still asks of a person
+was quantised from (``quantised.from_sha256``); that source must be given with ``--float``,
+be that file and lie under models/training/ (committed with the training states, so the
+int8 file can be made again). A model the pair shares with models/ (same sha256) is left
+as it is; ``--version`` names one model's version, so it is refused when the pair changes
+both. The new files are staged beside the old ones and renamed over them at the end. What shipping still asks of a person
 (the confidence map, the finder's features file, the figures, the docs) is printed."""
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import argparse
 import dataclasses
 import datetime
 import logging
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -66,12 +69,17 @@ def version_key(version: str) -> tuple[int, ...]:
 
 
 def next_minor(version: str) -> str:
-    major, minor = version_key(version)[:2]
-    return f"{major}.{minor + 1}.0"
+    key = version_key(version)
+    if len(key) < 2:
+        raise ShipRefused(f"version {version!r} has no minor number to raise")
+    return f"{key[0]}.{key[1] + 1}.0"
 
 
-def check_float_source(manifest: Manifest, float_dir: Path | None, file_name: str) -> None:
-    """An int8 file ships only beside the float file it was quantised from."""
+def check_float_source(
+    manifest: Manifest, float_dir: Path | None, file_name: str, models: Path
+) -> None:
+    """An int8 file ships only beside the float file it was quantised from, kept under
+    the training states (models/training/, committed), so it can be made again."""
     quantised = manifest.raw.get("quantised")
     if not isinstance(quantised, dict):
         return
@@ -81,7 +89,13 @@ def check_float_source(manifest: Manifest, float_dir: Path | None, file_name: st
             f"{file_name} is int8, quantised from {wanted}: give that float file's folder "
             "with --float (it is committed beside the training state)"
         )
-    found = sha256_of(float_dir / file_name)
+    states = (models / "training").resolve()
+    if not float_dir.resolve().is_relative_to(states):
+        raise ShipRefused(f"--float {float_dir} is not under {states}, where it is committed")
+    source = float_dir / file_name
+    if not source.is_file():
+        raise ShipRefused(f"--float {float_dir} holds no {file_name}")
+    found = sha256_of(source)
     if found != wanted:
         raise ShipRefused(
             f"--float {float_dir}: {file_name} has sha256 {found}, "
@@ -113,35 +127,46 @@ def ship_pair(
     version: str | None = None,
 ) -> list[Path]:
     """Ship every model of ``pair`` that differs from the one in ``models``; returns the
-    files written. Nothing is written unless every check passes first."""
+    files written. Nothing is written unless every check passes first; the new files are
+    staged beside the old and renamed over them together."""
     plans: list[tuple[Path, Manifest]] = []
     for file_name, load in LOADERS.items():
-        source = pair / file_name
-        if not source.exists() or sha256_of(source) == sha256_of(models / file_name):
+        source, shipped_file = pair / file_name, models / file_name
+        if not shipped_file.is_file():
+            raise ShipRefused(f"{models} has no {file_name} to ship in place of")
+        if not source.exists() or sha256_of(source) == sha256_of(shipped_file):
             continue
         candidate = parse_manifest(source.with_suffix(".json"))
         load(pair)  # the runtime's own checks, on the pair as judged
-        check_float_source(candidate, float_dir, file_name)
-        shipped = parse_manifest((models / file_name).with_suffix(".json"))
+        check_float_source(candidate, float_dir, file_name, models)
+        shipped = parse_manifest(shipped_file.with_suffix(".json"))
         plans.append((source, finished_manifest(candidate, shipped, version, history)))
     if not plans:
         raise ShipRefused(f"{pair} holds nothing that differs from {models}")
-    written = []
+    if version is not None and len(plans) > 1:
+        raise ShipRefused("--version names one model's version, and the pair changes two")
+    staged = []
     for source, manifest in plans:
-        target = models / source.name
-        shutil.copyfile(source, target)
-        save_manifest(manifest, target)
-        LOADERS[source.name](models)
-        logger.info("shipped %s as %s %s", source, manifest.name, manifest.version)
-        written.append(target)
-    return written
+        stage = models / f".{source.stem}.shipping.onnx"
+        shutil.copyfile(source, stage)
+        save_manifest(manifest, stage)
+        staged.append((stage, models / source.name))
+    for stage, target in staged:
+        os.replace(stage.with_suffix(".json"), target.with_suffix(".json"))
+        os.replace(stage, target)
+    for _, target in staged:
+        LOADERS[target.name](models)
+        logger.info("shipped %s", target)
+    return [target for _, target in staged]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pair", type=Path, required=True, help="a judged pair folder")
     parser.add_argument(
-        "--history", required=True, help="how the new file came from the shipped one"
+        "--history",
+        required=True,
+        help="how the new file came from the shipped one (both files' when the pair changes two)",
     )
     parser.add_argument("--float", dest="float_dir", type=Path, help="an int8 file's source")
     parser.add_argument("--version", help="default: the shipped model's next minor")
@@ -150,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     try:
         ship_pair(args.pair, args.models, args.history, args.float_dir, args.version)
-    except (ShipRefused, ModelError) as error:
+    except (ShipRefused, ModelError, OSError) as error:
         raise SystemExit(f"not shipped: {error}") from error
     print(AFTER_SHIPPING)
     return 0

@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", type=Path, help="folder of the model continued from")
     parser.add_argument("--tuned", type=Path, help="folder of the continued model")
-    parser.add_argument("--share", type=float, default=0.5, help="the tuned model's weight, 0..1")
+    parser.add_argument("--share", type=float, help="the tuned model's weight, 0..1 (default 0.5)")
     parser.add_argument(
         "--points", type=Path, nargs="+", help="folders of two or more models: their equal mean"
     )
@@ -166,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="pip_classifier", help="file name without .onnx")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    if args.points is not None and (args.base or args.tuned):
-        parser.error("give either --points or --base and --tuned")
+    if args.points is not None and (args.base or args.tuned or args.share is not None):
+        parser.error("give either --points (an equal mean) or --base, --tuned and --share")
     sources = args.points if args.points is not None else [args.base, args.tuned]
     if None in sources:
         parser.error("--base and --tuned are both needed (or --points)")
@@ -177,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.points is not None:
             target = write_mean(args.points, args.out, args.model)
         else:
-            target = write_average(args.base, args.tuned, args.share, args.out, args.model)
+            share = 0.5 if args.share is None else args.share
+            target = write_average(args.base, args.tuned, share, args.out, args.model)
     except (GraphMismatch, ValueError) as error:
         raise SystemExit(f"cannot average {', '.join(map(str, sources))}: {error}") from error
     logger.info("wrote %s from %d files", target, len(sources))

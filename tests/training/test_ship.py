@@ -2,7 +2,8 @@
 the shipped int8 finder plays the candidate, and a models folder whose finder is that
 file's float source plays the shipped pair. The int8 file ships only with its float source
 named; its manifest gets the next version, today's date and the whole chain of commands;
-the classifier the pair shares is not touched; a version at or below the shipped one, an
+the classifier the pair shares is not touched; a float source outside the training states,
+or another file, is refused; a version at or below the shipped one, an
 empty history and a pair with nothing new are refused with nothing written. The next
 export's version constant stays above the shipped finder's. Needs onnx (the `test`
 extra)."""
@@ -24,6 +25,7 @@ from models.recipe.ship import main, next_minor, version_key
 from tests.training.test_quantise import FLOAT
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
+STAGE22 = MODELS / "training" / "stage22-lite-finder" / "finder" / "candidate"
 
 
 @pytest.fixture()
@@ -37,6 +39,9 @@ def older_models(tmp_path: Path) -> Path:
     source = parse_manifest(FLOAT / "dice_finder.json")
     older = dataclasses.replace(source.with_fields(training_command="stages 1-26"), version="1.7.0")
     save_manifest(older, folder / FINDER_FILE)
+    # the training states, where the float source of an int8 file is committed
+    shutil.copytree(FLOAT, folder / "training" / "average")
+    shutil.copytree(STAGE22, folder / "training" / "stage22")
     return folder
 
 
@@ -45,11 +50,15 @@ def test_a_pair_ships_its_new_finder_with_a_finished_manifest(older_models: Path
     arguments = ["--pair", str(MODELS), "--models", str(older_models), "--history", "stage 28"]
     with pytest.raises(SystemExit, match="--float"):
         main(arguments)
+    with pytest.raises(SystemExit, match="not under"):  # not kept with the training states
+        main([*arguments, "--float", str(FLOAT)])
     with pytest.raises(SystemExit, match="quantised from"):
-        main([*arguments, "--float", str(MODELS)])
+        main([*arguments, "--float", str(older_models / "training" / "stage22")])
+    with pytest.raises(SystemExit, match="holds no"):
+        main([*arguments, "--float", str(older_models / "training")])
     assert sha256_of(older_models / FINDER_FILE) == sha256_of(FLOAT / FINDER_FILE)
 
-    assert main([*arguments, "--float", str(FLOAT)]) == 0
+    assert main([*arguments, "--float", str(older_models / "training" / "average")]) == 0
     shipped = parse_manifest(older_models / "dice_finder.json")
     assert shipped.sha256 == sha256_of(older_models / FINDER_FILE)
     assert shipped.sha256 == sha256_of(MODELS / FINDER_FILE)
@@ -63,16 +72,18 @@ def test_a_pair_ships_its_new_finder_with_a_finished_manifest(older_models: Path
     assert sha256_of(older_models / CLASSIFIER_FILE) == classifier_before
     DiceFinder.load(older_models)
 
+    assert not list(older_models.glob(".*shipping*"))  # nothing staged is left behind
     # nothing new in the pair any more
     with pytest.raises(SystemExit, match="nothing that differs"):
-        main([*arguments, "--float", str(FLOAT)])
+        main(arguments)
 
 
 def test_a_version_not_above_the_shipped_one_or_an_empty_history_is_refused(
     older_models: Path,
 ) -> None:
     before = (older_models / "dice_finder.json").read_bytes()
-    base = ["--pair", str(MODELS), "--models", str(older_models), "--float", str(FLOAT)]
+    float_dir = older_models / "training" / "average"
+    base = ["--pair", str(MODELS), "--models", str(older_models), "--float", str(float_dir)]
     with pytest.raises(SystemExit, match="not above"):
         main([*base, "--history", "stage 28", "--version", "1.7.0"])
     with pytest.raises(SystemExit, match="history"):
@@ -87,3 +98,5 @@ def test_the_next_export_is_numbered_above_the_shipped_finder() -> None:
     shipped = parse_manifest(MODELS / "dice_finder.json").version
     assert version_key(FINDER_VERSION) > version_key(shipped)
     assert next_minor("1.7.3") == "1.8.0"
+    with pytest.raises(ValueError, match="minor"):
+        next_minor("1")

@@ -24,10 +24,10 @@ from companion.vision.adapt_gate import MIN_MAP_DICE, Verdict, fold_map
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, embed_crops, model_key
 from companion.vision.adapt_store import SetupError, SetupStore, ViewUpdate
 from companion.vision.classifier import PipClassifier
-from companion.vision.confidence import upper_bound
+from companion.vision.confidence import ConfidenceMap, upper_bound
 from companion.vision.finder import DiceFinder
-from companion.vision.pipeline import DiceReader
-from companion.vision.types import DieBox
+from companion.vision.pipeline import DiceReader, calibrate_for
+from companion.vision.types import DieBox, DieReading
 
 # classifier 1.4.0 misreads 14 of the 128 read cells cold (adapted: 0); a classifier that misreads
 # fewer than this makes the comparison say little: re-choose the fixture then
@@ -468,7 +468,7 @@ def test_an_adopted_head_is_scored_by_the_map_its_folds_refitted_and_keeps_it_on
     under the shipped auto-apply threshold and the folds' ceiling; a refused head's reader
     keeps the shipped map; the map is saved with the head and read back by a restart."""
     learner, head = taught_learner(tmp_path, classifier, mosaic)
-    assert head.active and head.gate.dice >= MIN_MAP_DICE
+    assert head.active
     fold_map_ = head.confidence_map
     assert fold_map_ is not None
     shipped_map = classifier.confidence_map
@@ -480,11 +480,23 @@ def test_an_adopted_head_is_scored_by_the_map_its_folds_refitted_and_keeps_it_on
     assert adapted.confidence_map.looks is None  # its raw confidence, not the shipped looks
     assert list(fold_map_.ys) == sorted(fold_map_.ys)  # isotonic
     assert fold_map_.ys[-1] < 1.0  # no block of left-out dice claims certainty
-    # through the reader: every die at most the map's top and the folds' ceiling
+    # through the reader: a die the head reads is scored by the fold map, then capped at
+    # the folds' ceiling
     reader = DiceReader(DiceFinder.load(), adapted)
     scene, _ = render_scene(np.random.default_rng(3), 640, 480)
-    read = [d.confidence for d in reader.read(scene).dice if d.value is not None]
-    assert read and max(read) <= min(fold_map_.ys[-1], head.gate.ceiling) + 1e-9
+    read = [d for d in reader.read(scene).dice if d.value is not None]
+    assert read
+    for die in read:
+        raw = float(adapted.classify(scene, [die.where]).confidence[0])
+        expected = min(fold_map_(raw), head.gate.ceiling)
+        assert die.confidence == pytest.approx(expected, abs=1e-6)
+    # below the ceiling the map decides, and says otherwise than the shipped map would: a
+    # die read at a raw confidence no left-out die was read at
+    raw = 0.25
+    assert fold_map_(raw) < head.gate.ceiling - 0.05
+    unsure = (DieReading(read[0].where, 3, raw),)
+    assert calibrate_for(adapted, unsure)[0].confidence == pytest.approx(fold_map_(raw))
+    assert abs(calibrate_for(classifier, unsure)[0].confidence - fold_map_(raw)) > 1e-3
 
     refused = ValueHead(None, head.counts, Verdict("no_gain", folds=5), fold_map_)
     kept = AdaptedClassifier(classifier, refused).confidence_map
@@ -509,3 +521,10 @@ def test_the_folds_refit_a_map_only_from_enough_left_out_dice() -> None:
     pooled = fold_map([0.8] * 10 + [0.99] * 30, [True] * 40)
     assert pooled is not None and pooled(0.99) == pytest.approx(40.5 / 41)
     assert pooled(0.4) == pytest.approx(pooled(0.8) / 2)
+    # saved with 6 decimals and read back: a least sure die at raw 1e-8 or tied raws
+    # must not make two points of one
+    for raws in ([1e-8] + [0.9] * 40, [0.1234567] * 3 + [0.12345671] * 2 + [0.99] * 30):
+        fitted = fold_map(raws, [False] * 5 + [True] * (len(raws) - 5))
+        assert fitted is not None
+        again = ConfidenceMap.from_json(fitted.to_json())
+        assert again.xs == fitted.xs and again.ys == pytest.approx(fitted.ys, abs=1e-6)
