@@ -97,4 +97,4 @@ def test_a_lite0_run_from_a_lite0_export_starts_from_it_not_from_imagenet() -> N
     stage14 = models / "training/stage14-finder/finder/candidate/dice_finder.onnx"
     assert finder_net_of(stage14) == "small"
     assert finder_net_of(stage15) == "lite0"
-    assert finder_net_of(models / "dice_finder.onnx") == "lite0"  # 1.7.0, int8
+    assert finder_net_of(models / "dice_finder.onnx") == "lite0"  # the shipped int8 finder
