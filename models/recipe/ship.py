@@ -21,8 +21,9 @@ was quantised from (``quantised.from_sha256``); that source must be given with `
 be that file and lie under models/training/ (committed with the training states, so the
 int8 file can be made again). A model the pair shares with models/ (same sha256) is left
 as it is; ``--version`` names one model's version, so it is refused when the pair changes
-both. The new files are staged beside the old ones and renamed over them at the end. What shipping still asks of a person
-(the confidence map, the finder's features file, the figures, the docs) is printed."""
+both. The new files are staged beside the old ones and renamed over them at the end. What
+shipping still asks of a person (the confidence map, the finder's features file, the
+figures, the docs) is printed."""
 
 from __future__ import annotations
 
