@@ -146,7 +146,8 @@ def export_adapted(
 ) -> Path:
     """out_dir/pip_classifier.onnx and its manifest: the source's, with ``record`` and
     the source file's sha256 as ``deep_adapted``, and ``confidence`` in place of the
-    source's map when given (the map fitted for the shipped net says nothing of this one)."""
+    source's map when given (the map fitted for the shipped net says nothing of this one),
+    with the source map's auto-apply threshold."""
     from models.train import export_classifier  # the training script's one exporter
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -156,7 +157,12 @@ def export_adapted(
     entry = {"from_sha256": sha256_of(source / CLASSIFIER_FILE), **record}
     manifest = manifest.with_fields(deep_adapted=entry)
     if confidence is not None:
-        manifest = manifest.with_fields(**{CONFIDENCE_KEY: confidence.to_json()})
+        # the roll's auto-apply threshold stays the shipped reader's, as for a value head
+        # (AdaptedClassifier): only the map from raw confidence to "read right" is the folds'
+        shipped = manifest.raw.get(CONFIDENCE_KEY)
+        threshold = ConfidenceMap.from_json(shipped).threshold if shipped else None
+        refitted = dataclasses.replace(confidence, threshold=threshold)
+        manifest = manifest.with_fields(**{CONFIDENCE_KEY: refitted.to_json()})
     save_manifest(manifest, target)
     return target
 
