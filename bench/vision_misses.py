@@ -3,8 +3,9 @@
     .venv/bin/python bench/vision_misses.py ../shared/data/epanemu-dice3/valid [--list]
 
 For every labelled die of a YOLO-labelled folder (the folders bench/vision_eval.py takes;
---every, --offset and --pip-boxes as there) that the pipeline does not report, the stage
-that lost it (companion.vision.scoring.where_lost), earliest first:
+--every, --offset and --pip-boxes as there; --part validation reads only that part of a
+training folder, e.g. rune55-webcams' validation groups) that the pipeline does not report,
+the stage that lost it (companion.vision.scoring.where_lost), earliest first:
 
 - no peak: the finder's heat map has no peak near the die even at --floor (default 0.05);
 - peak under the rule's floor: a peak, too weak for any band of the finder's PeakRule;
@@ -42,6 +43,7 @@ from companion.vision.datasets import (
     LabelledImage,
     corrected,
     every_nth,
+    load_split,
     read_label_corrections,
     read_labelled_folder,
 )
@@ -69,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pip-boxes", action="store_true", help="as bench/vision_eval.py")
     parser.add_argument("--models", type=Path, default=None)
     parser.add_argument(
+        "--part", choices=("calibration", "validation"), default=None,
+        help="only that part of a training folder (companion/vision/datasets.py's split)",
+    )  # fmt: skip
+    parser.add_argument(
         "--floor",
         type=float,
         default=0.05,
@@ -86,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         help="score every candidate peak rule on the folder (a few minutes)",
     )
     args = parser.parse_args(argv)
-    images = read_labelled_folder(args.folder, args.pip_boxes or None)
+    if args.part:  # e.g. rune55-webcams' validation groups, not the photos it trained on
+        chosen = getattr(load_split(args.folder.parent), args.part)[args.folder.name]
+        images = sorted(chosen, key=lambda image: image.path.name)
+    else:
+        images = read_labelled_folder(args.folder, args.pip_boxes or None)
     images = every_nth(images, args.every, args.offset)
     corrections = read_label_corrections(Path(args.corrections)) if args.corrections else {}
     images = [im for im in (corrected(im, corrections)[0] for im in images) if im is not None]

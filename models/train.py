@@ -414,6 +414,7 @@ def classifier_stages(run: Run) -> None:
         settings = ClassifierStage(
             QUICK_EPOCHS if args.quick else stage.count, stage.seed, stage.lr, stage.minutes,
             stage.real_repeat, previous, args.workers, stage.folder_repeat, args.classifier_net,
+            stage.small_share,
         )  # fmt: skip
         writer = functools.partial(classifier_writer, run, scenes, bank)
         checkpoint.export = functools.partial(
@@ -776,7 +777,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--classifier-continue",
         default="",
         help="continuation stages, comma-separated EPOCHS:LR:SEED[:real=N][:hard][:min=M]"
-        "[:FOLDER=N] (real=N: each real photo's die N times per epoch; hard: the false boxes "
+        "[:small=S][:FOLDER=N] (small=S: that share of the crops given the look of a 8-26 px "
+        "die blown up to the input; real=N: each real photo's die N times per epoch; hard: the false boxes "
         "of the finder in --out (else models/) on training photos join the unreadable class; "
         "FOLDER=N: that folder's dice N times in place of real=N)",
     )

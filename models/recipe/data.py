@@ -250,13 +250,39 @@ def top_face(die: LabelledDie) -> tuple[float, float, float]:
     return die.cx, die.cy - OBLIQUE_TOP_SHIFT * die.h, die.side * OBLIQUE_TOP_SIDE
 
 
+# a small die's side in the frame, px: the runtime blows a die this small up to the
+# classifier's input (rune55-webcams' heaps: 10-25 px dice in 640 px frames)
+SMALL_DIE_SIDES = (8.0, 26.0)
+
+
+def small_die_look(crop: np.ndarray, margin: float, rng: np.random.Generator) -> np.ndarray:
+    """``crop`` as the runtime would cut it from a frame where the die is only 8-26 px:
+    the die's pixels (area-averaged down to that side) blown up again bilinearly, as
+    crop_square blows up a small die's pixels to the classifier's input. The bank's crops
+    are cut from dice of 40 px and more in the rendered scenes, sharper than any small
+    die ever reaches the classifier."""
+    size = crop.shape[0]
+    side = math.exp(rng.uniform(math.log(SMALL_DIE_SIDES[0]), math.log(SMALL_DIE_SIDES[1])))
+    shrunk = max(4, int(round(size * side / (size / margin))))
+    if shrunk >= size:
+        return crop
+    small = cv2.resize(crop, (shrunk, shrunk), interpolation=cv2.INTER_AREA)
+    return cv2.resize(small, (size, size), interpolation=cv2.INTER_LINEAR)
+
+
 def classifier_sample(
-    bank: CropBank, index: int, size: int, margin: float, rng: np.random.Generator
+    bank: CropBank,
+    index: int,
+    size: int,
+    margin: float,
+    rng: np.random.Generator,
+    small_share: float = 0.0,
 ) -> tuple[np.ndarray, int]:
     """One augmented size x size crop framed like the runtime frames a found die
     (square of ``margin`` x side around the box centre, turned by the box angle), with
     the finder's typical errors (centre, side, angle) and photometric changes; some
-    positives are shifted far off centre and relabelled unreadable (a partial die)."""
+    positives are shifted far off centre and relabelled unreadable (a partial die), and
+    ``small_share`` of them get a small die's look (small_die_look)."""
     source = bank.crops[index]
     label = int(bank.labels[index])
     die_px = BANK_SIZE / CONTEXT
@@ -275,6 +301,9 @@ def classifier_sample(
         label = UNREADABLE
     centre = BANK_SIZE / 2
     crop = crop_square(source, centre + shift[0], centre + shift[1], side, size, angle)
+    # drawn only when asked for, so a stage without it makes the same crops as before
+    if small_share > 0 and rng.random() < small_share:
+        crop = small_die_look(crop, margin, rng)
     if rng.random() < 0.5:
         crop = crop[:, ::-1]
     if rng.random() < 0.1:

@@ -63,6 +63,9 @@ class Stage:
     # (folder, N) pairs: that real folder's dice N times per epoch in place of real=N, so a
     # big new folder does not outweigh the old ones (stage 12's classifier forgot them)
     folder_repeat: tuple[tuple[str, int], ...] = ()
+    # the share of classifier crops shrunk to a small die's pixels and blown up again, as
+    # the runtime blows up a 10-25 px die to its 48 px input (recipe/data.small_die_look)
+    small_share: float = 0.0
 
     def repeat_for(self, folder: str) -> int:
         """How many times a real photo (or die) of ``folder`` is drawn per epoch."""
@@ -78,41 +81,54 @@ class Stage:
             text += f" real x{self.real_repeat}"
         for folder, repeat in self.folder_repeat:
             text += f" {folder} x{repeat}"
+        if self.small_share > 0:
+            text += f" small dice {self.small_share:g}"
         return text
 
 
 def parse_stages(text: str) -> list[Stage]:
-    """``COUNT:LR:SEED[:hard][:real=N][:min=M][:FOLDER=N]``, comma-separated; raises
-    StageError. FOLDER=N: that real folder's dice N times per epoch (overrides real=N)."""
+    """``COUNT:LR:SEED[:hard][:real=N][:min=M][:small=S][:FOLDER=N]``, comma-separated;
+    raises StageError. FOLDER=N: that real folder's dice N times per epoch (overrides
+    real=N); small=S: that share of the classifier's crops given a small die's look."""
     stages = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         fields = item.split(":")
         if len(fields) < 3:
             raise StageError(f"stage {item!r}: expected COUNT:LR:SEED[:options]")
-        hard, real_repeat, minutes = False, 1, None
-        folder_repeat: list[tuple[str, int]] = []
         try:
             count, lr, seed = int(fields[0]), float(fields[1]), int(fields[2])
-            for option in fields[3:]:
-                if option == "hard":
-                    hard = True
-                elif option.startswith("real="):
-                    real_repeat = int(option[5:])
-                elif option.startswith("min="):
-                    minutes = float(option[4:])
-                elif "=" in option and option.split("=", 1)[0]:
-                    name, repeat = option.split("=", 1)
-                    if int(repeat) < 0:
-                        raise StageError(f"stage {item!r}: {name} repeat must be >= 0")
-                    folder_repeat.append((name, int(repeat)))
-                else:
-                    raise StageError(f"stage {item!r}: unknown option {option!r}")
+            stages.append(Stage(count, lr, seed, **stage_options(item, fields[3:])))
         except ValueError as exc:
             if isinstance(exc, StageError):
                 raise
             raise StageError(f"stage {item!r}: {exc}") from exc
-        stages.append(Stage(count, lr, seed, hard, real_repeat, minutes, tuple(folder_repeat)))
     return stages
+
+
+def stage_options(item: str, options: list[str]) -> dict[str, Any]:
+    """One stage's options after COUNT:LR:SEED as Stage's keyword arguments; raises
+    ValueError (StageError naming the stage where the value is read but not allowed)."""
+    chosen: dict[str, Any] = {}
+    folder_repeat: list[tuple[str, int]] = []
+    for option in options:
+        if option == "hard":
+            chosen["hard"] = True
+        elif option.startswith("real="):
+            chosen["real_repeat"] = int(option[5:])
+        elif option.startswith("min="):
+            chosen["minutes"] = float(option[4:])
+        elif option.startswith("small="):
+            chosen["small_share"] = float(option[6:])
+            if not 0.0 <= chosen["small_share"] <= 1.0:
+                raise StageError(f"stage {item!r}: small={option[6:]} is not a share 0-1")
+        elif "=" in option and option.split("=", 1)[0]:
+            name, repeat = option.split("=", 1)
+            if int(repeat) < 0:
+                raise StageError(f"stage {item!r}: {name} repeat must be >= 0")
+            folder_repeat.append((name, int(repeat)))
+        else:
+            raise StageError(f"stage {item!r}: unknown option {option!r}")
+    return {**chosen, "folder_repeat": tuple(folder_repeat)}
 
 
 def input_spec(shape: tuple[int | str, ...], size: int) -> InputSpec:

@@ -150,6 +150,7 @@ class ClassifierStage:
     # "small" (ClassifierNet) or "lite0" (LiteClassifierNet: from ImageNet weights unless
     # init_onnx or a resumed state gives its weights)
     net: str = "small"
+    small_share: float = 0.0  # the crops given a small die's look (recipe/data.py)
 
 
 CLASSIFIER_NETS = ("small", "lite0")
@@ -182,9 +183,15 @@ class ClassifierBatches(torch.utils.data.IterableDataset):  # type: ignore[type-
     batch is the same whether the run went through or was resumed there."""
 
     def __init__(
-        self, bank: recipe_data.CropBank, pool: np.ndarray, seed: int, start: int, total: int
+        self,
+        bank: recipe_data.CropBank,
+        pool: np.ndarray,
+        seed: int,
+        start: int,
+        total: int,
+        small_share: float = 0.0,
     ) -> None:
-        self.bank, self.pool, self.seed = bank, pool, seed
+        self.bank, self.pool, self.seed, self.small_share = bank, pool, seed, small_share
         self.start, self.total = start, total
         self.steps_per_epoch = math.ceil(len(pool) / CLASSIFIER_BATCH)
 
@@ -197,7 +204,9 @@ class ClassifierBatches(torch.utils.data.IterableDataset):  # type: ignore[type-
             rng = batch_rng(self.seed, epoch, step)
             indices = order[step * CLASSIFIER_BATCH : (step + 1) * CLASSIFIER_BATCH]
             samples = [
-                recipe_data.classifier_sample(self.bank, int(i), CLASSIFIER_SIZE, CROP_MARGIN, rng)
+                recipe_data.classifier_sample(
+                    self.bank, int(i), CLASSIFIER_SIZE, CROP_MARGIN, rng, self.small_share
+                )
                 for i in indices
             ]
             x = to_tensor(np.stack([sample[0] for sample in samples]))
@@ -245,7 +254,7 @@ def train_classifier(
     schedule = Schedule(stage.max_lr, total, stage.budget_minutes)
     optimiser, cycle = schedule.optimiser(net)
     start = checkpoint.resume_into(net, optimiser, cycle)
-    batches = ClassifierBatches(bank, pool, stage.seed, start, total)
+    batches = ClassifierBatches(bank, pool, stage.seed, start, total, stage.small_share)
     since, done = time.time(), start
     loop = ClassifierLoop(net, optimiser, cycle, schedule, stage, device, checkpoint)
     loop.train_mode()

@@ -47,6 +47,9 @@ def test_stages_parse_with_their_options() -> None:
     assert weighed.describe(5, "epochs", {}) == (
         "5 epochs lr 0.0003 seed 9 real x3 rune55-webcams x1"
     )
+    small = parse_stages("300:3e-4:9:small=0.3:real=3")[0]
+    assert (small.small_share, small.real_repeat, small.folder_repeat) == (0.3, 3, ())
+    assert small.describe(2, "epochs", {}) == "2 epochs lr 0.0003 seed 9 real x3 small dice 0.3"
     for bad, message in (
         ("400:4e-3", "expected COUNT:LR:SEED"),
         ("400:4e-3:7:fast", "unknown option 'fast'"),
@@ -54,6 +57,8 @@ def test_stages_parse_with_their_options() -> None:
         ("4:1e-3:7:real=two", "stage '4:1e-3:7:real=two'"),
         ("4:1e-3:7:rune55-webcams=-1", "repeat must be >= 0"),
         ("4:1e-3:7:=2", "unknown option '=2'"),
+        ("4:1e-3:7:small=1.5", "small=1.5 is not a share 0-1"),
+        ("4:1e-3:7:small=some", "stage '4:1e-3:7:small=some'"),
     ):
         with pytest.raises(StageError, match=message):
             parse_stages(bad)
