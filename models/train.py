@@ -777,9 +777,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--classifier-continue",
         default="",
         help="continuation stages, comma-separated EPOCHS:LR:SEED[:real=N][:hard][:min=M]"
-        "[:small=S][:FOLDER=N] (small=S: that share of the crops given the look of a 8-26 px "
-        "die blown up to the input; real=N: each real photo's die N times per epoch; hard: the false boxes "
-        "of the finder in --out (else models/) on training photos join the unreadable class; "
+        "[:small=S][:FOLDER=N] (small=S: that share of the crops given the look of an 8-26 "
+        "px die blown up to the input; real=N: each real photo's die N times per epoch; hard: "
+        "the false boxes of the finder in --out (else models/) on training photos join the "
+        "unreadable class; "
         "FOLDER=N: that folder's dice N times in place of real=N)",
     )
     parser.add_argument("--synthetic", type=int, default=700, help="synthetic scenes per stage")

@@ -263,7 +263,7 @@ def small_die_look(crop: np.ndarray, margin: float, rng: np.random.Generator) ->
     die ever reaches the classifier."""
     size = crop.shape[0]
     side = math.exp(rng.uniform(math.log(SMALL_DIE_SIDES[0]), math.log(SMALL_DIE_SIDES[1])))
-    shrunk = max(4, int(round(size * side / (size / margin))))
+    shrunk = max(4, round(side * margin))  # the crop is margin x the die's side
     if shrunk >= size:
         return crop
     small = cv2.resize(crop, (shrunk, shrunk), interpolation=cv2.INTER_AREA)
