@@ -20,10 +20,10 @@ def fine_detail(crops: np.ndarray) -> float:
     )
 
 
-def sharp_crop() -> np.ndarray:
-    """A 48 px crop of 3 px black and white squares: detail a 40 px die keeps and a
-    10 px die cannot."""
-    cells = (np.indices((48, 48)) // 3).sum(axis=0) % 2
+def sharp_crop(size: int = 48) -> np.ndarray:
+    """A crop of 3 px black and white squares: detail a 40 px die keeps and a 10 px die
+    cannot."""
+    cells = (np.indices((size, size)) // 3).sum(axis=0) % 2
     return np.repeat((cells * 255).astype(np.uint8)[:, :, None], 3, axis=2)
 
 
@@ -48,10 +48,8 @@ def test_a_die_already_smaller_than_the_look_is_left_as_it_is() -> None:
 def batches_detail(share: float) -> float:
     rng = np.random.default_rng(5)
     count = 64
-    cells = (np.indices((recipe_data.BANK_SIZE,) * 2) // 3).sum(axis=0) % 2
-    sharp = np.repeat((cells * 255).astype(np.uint8)[:, :, None], 3, axis=2)
     bank = recipe_data.CropBank(
-        np.repeat(sharp[None], count, axis=0),
+        np.repeat(sharp_crop(recipe_data.BANK_SIZE)[None], count, axis=0),
         rng.integers(0, 6, count).astype(np.int64),
         np.full(count, 180.0, np.float32),
         np.ones(count, bool),
