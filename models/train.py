@@ -485,7 +485,7 @@ def write_classifier(
         **run.trained_on(scenes),
         "crops": {"total": len(bank), "per_class": np.bincount(bank.labels).tolist()},
         "classifier_net": run.args.classifier_net,
-        "classifier_stages": done_log,
+        "classifier_stages": inherited_stages(run.args.classifier_from) + done_log,
         "unreadable_class": "background patches of real and synthetic tables, synthetic "
         "cocked/half-hidden/tumbling dice, real dice shifted 0.65-0.9 side off centre "
         "(partial), hard negatives of the finder",
@@ -495,6 +495,18 @@ def write_classifier(
         embedding_width=net.fc.in_features,
     )  # fmt: skip
     save_manifest(manifest, target)
+
+
+def inherited_stages(start: Path | None) -> list[str]:
+    """The classifier stages of the model a run continues (--classifier-from's manifest),
+    so that a continued model's manifest lists all of its training, not only this run's
+    (1.5.0's was mended by hand: it listed stage 32 alone)."""
+    if start is None or str(start) == "scratch" or not start.with_suffix(".json").exists():
+        return []
+    manifest = start.with_suffix(".json")
+    trained_on = parse_manifest(manifest).raw.get("trained_on", {})
+    stages = trained_on.get("classifier_stages", []) if isinstance(trained_on, dict) else []
+    return [str(line) for line in stages] if isinstance(stages, list) else []
 
 
 def classifier_hard_negatives(run: Run) -> dict[Path, np.ndarray]:

@@ -200,8 +200,10 @@ def test_a_time_budgeted_stage_counts_the_seconds_of_earlier_sessions(tmp_path: 
     assert state.progress.seconds > first and state.progress.sessions == 1
 
 
-def test_each_save_exports_a_candidate_that_passes_the_manifest_checks(tmp_path: Path) -> None:
-    args = parse_args(["--out", str(tmp_path / "out")])
+def saved_candidate(tmp_path: Path, *flags: str) -> Path:
+    """The candidate folder a tiny classifier stage exports at its save, stopped by its box
+    at step 2, run with train.py's arguments ``flags``."""
+    args = parse_args(["--out", str(tmp_path / "out"), *flags])
     recipe = SyntheticRecipe(0, SEED, 0.0, "")
     empty = (np.zeros((0, 48, 48, 3), np.uint8), np.zeros(0, np.int64))
     run = Run(args, torch.device("cpu"), [], [], empty, None, recipe, "python models/train.py")
@@ -216,7 +218,11 @@ def test_each_save_exports_a_candidate_that_passes_the_manifest_checks(tmp_path:
             tiny_bank(), tiny_validation(), ClassifierStage(2, SEED, workers=0),
             torch.device("cpu"), checkpoint,
         )  # fmt: skip
-    candidate = tmp_path / CANDIDATE_FOLDER
+    return tmp_path / CANDIDATE_FOLDER
+
+
+def test_each_save_exports_a_candidate_that_passes_the_manifest_checks(tmp_path: Path) -> None:
+    candidate = saved_candidate(tmp_path)
     classifier = PipClassifier.load(candidate)  # the runtime's checks: sha256, shapes, labels
     picture = np.full((120, 160, 3), 200, np.uint8)
     readings, embeddings = classifier.read_with_embeddings(picture, [DieBox(60, 60, 40, 40)])
@@ -225,6 +231,25 @@ def test_each_save_exports_a_candidate_that_passes_the_manifest_checks(tmp_path:
     assert manifest["trained_on"]["classifier_stages"] == [
         f"2 steps lr 0.003 seed {SEED} (stage in progress)"
     ]
+
+
+def test_a_continued_classifier_lists_the_stages_of_the_model_it_continues(
+    tmp_path: Path,
+) -> None:
+    """--classifier-from's own stages come first in the candidate's manifest: a continued
+    model's manifest says all of its training, not only the last run's."""
+    start = tmp_path / "start"
+    start.mkdir()
+    shutil.copy(MODELS / "pip_classifier.onnx", start)
+    manifest = json.loads((MODELS / "pip_classifier.json").read_text(encoding="utf-8"))
+    manifest["trained_on"]["classifier_stages"] = ["first stage", "second stage"]
+    (start / "pip_classifier.json").write_text(json.dumps(manifest), encoding="utf-8")
+    flags = ("--classifier-from", str(start / "pip_classifier.onnx"))
+    candidate = saved_candidate(tmp_path / "run", *flags)
+    written = json.loads((candidate / "pip_classifier.json").read_text(encoding="utf-8"))
+    assert written["trained_on"]["classifier_stages"] == [
+        "first stage", "second stage", f"2 steps lr 0.003 seed {SEED} (stage in progress)"
+    ]  # fmt: skip
 
 
 def test_a_resume_keeps_the_runs_arguments_and_takes_the_sessions_anew(tmp_path: Path) -> None:

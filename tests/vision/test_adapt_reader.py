@@ -6,7 +6,7 @@ taught values are wrong taps), and a deleted setup leaving no crop behind.
 The fixture (tests/fixtures/adapt, made by its make.py) is the 256 crops of
 tomitomi-dish-crops' validation blocks, which no model trains on, as one mosaic in a fixed
 shuffled order, each one painted with a large ringed spot (a table of logo dice) that
-classifier 1.4 misreads about half the time; the even cells are the rolls a table
+classifiers 1.4 and 1.5 misread about half the time; the even cells are the rolls a table
 confirmed, the odd ones are read."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from companion.vision.finder import DiceFinder
 from companion.vision.pipeline import DiceReader, calibrate_for
 from companion.vision.types import DieBox, DieReading
 
-# classifier 1.4.0 misreads 14 of the 128 read cells cold (adapted: 0); a classifier that misreads
+# classifier 1.5.0 misreads 14 of the 128 read cells cold (adapted: 0); a classifier that misreads
 # fewer than this makes the comparison say little: re-choose the fixture then
 MIN_COLD_ERRORS = 8
 
