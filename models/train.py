@@ -501,9 +501,9 @@ def inherited_stages(start: Path | None) -> list[str]:
     """The classifier stages of the model a run continues (--classifier-from's manifest),
     so that a continued model's manifest lists all of its training, not only this run's
     (1.5.0's was mended by hand: it listed stage 32 alone)."""
-    if start is None or str(start) == "scratch" or not start.with_suffix(".json").exists():
+    manifest = None if start is None else start.with_suffix(".json")
+    if manifest is None or str(start) == "scratch" or not manifest.exists():
         return []
-    manifest = start.with_suffix(".json")
     trained_on = parse_manifest(manifest).raw.get("trained_on", {})
     stages = trained_on.get("classifier_stages", []) if isinstance(trained_on, dict) else []
     return [str(line) for line in stages] if isinstance(stages, list) else []
