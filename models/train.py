@@ -499,8 +499,7 @@ def write_classifier(
 
 def inherited_stages(start: Path | None) -> list[str]:
     """The classifier stages of the model a run continues (--classifier-from's manifest),
-    so that a continued model's manifest lists all of its training, not only this run's
-    (1.5.0's was mended by hand: it listed stage 32 alone)."""
+    so that a continued model's manifest lists all of its training, not only this run's."""
     manifest = None if start is None else start.with_suffix(".json")
     if manifest is None or str(start) == "scratch" or not manifest.exists():
         return []
@@ -792,8 +791,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "[:small=S][:FOLDER=N] (small=S: that share of the crops given the look of an 8-26 "
         "px die blown up to the input; real=N: each real photo's die N times per epoch; hard: "
         "the false boxes of the finder in --out (else models/) on training photos join the "
-        "unreadable class; "
-        "FOLDER=N: that folder's dice N times in place of real=N)",
+        "unreadable class; FOLDER=N: that folder's dice N times in place of real=N)",
     )
     parser.add_argument("--synthetic", type=int, default=700, help="synthetic scenes per stage")
     parser.add_argument(
