@@ -547,15 +547,7 @@ def finder_stages(run: Run) -> None:
         scenes = [
             scene for r in range(rounds) for scene, times in real_scenes if times > r
         ] + synthetic
-        # a lite0 run's first stage starts from ImageNet weights when --finder-from is a
-        # finder of another shape (then it only gives the false boxes to mine); a small
-        # finder from a lite0 file is refused by load_folded_onnx (convs do not match)
-        starts_fresh = (
-            args.finder_net == "lite0"
-            and previous is not None
-            and previous == args.finder_from
-            and finder_net_of(previous) != args.finder_net
-        )
+        starts_fresh = first_stage_starts_afresh(args.finder_net, previous, args.finder_from)
         # from a state folder, the first stage takes its net with BatchNorm live (the
         # export beside it only gives the false boxes to mine)
         state = from_state[0] if from_state and number == 0 else None
@@ -580,6 +572,19 @@ def finder_stages(run: Run) -> None:
     logger.info("finder stages: %s", "; ".join(checkpoint.progress.finished_stages))
     write_finder(
         run, net, run.out / "dice_finder.onnx", synthetic, checkpoint.progress.finished_stages
+    )
+
+
+def first_stage_starts_afresh(net: str, previous: Path | None, finder_from: Path | None) -> bool:
+    """Whether a lite0 or wide run's first stage starts from its own first weights
+    (ImageNet's, random) though --finder-from names a finder: when that file is a net of
+    another shape, it only gives the false boxes to mine. A small finder from a file of
+    another shape is refused by load_folded_onnx (its convolutions do not match)."""
+    return (
+        net != "small"
+        and previous is not None
+        and previous == finder_from
+        and finder_net_of(previous) != net
     )
 
 
@@ -756,7 +761,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--finder-net", choices=FINDER_NETS, default="small",
-        help="small: the 154 k-parameter finder (default); lite0: EfficientNet-Lite0's "
+        help="small: the 154 k-parameter finder (default); wide: the same net with 1.5 times "
+        "its channels, from random weights; lite0: EfficientNet-Lite0's "
         "first 8 blocks from ImageNet weights (models/recipe/lite_finder.py); with "
         "--finder-from, that finder's false boxes are the first stage's hard negatives",
     )  # fmt: skip
@@ -772,7 +778,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--classifier-net", choices=CLASSIFIER_NETS, default="small",
-        help="small: the 166 k-parameter classifier (default); lite0: EfficientNet-Lite0's "
+        help="small: the 166 k-parameter classifier (default); wide: the same net with twice "
+        "its channels, from random weights; lite0: EfficientNet-Lite0's "
         "first 8 blocks from ImageNet weights, pooled (models/recipe/lite_classifier.py)",
     )  # fmt: skip
     parser.add_argument("--classifier-epochs", type=int, default=16)

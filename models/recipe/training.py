@@ -27,7 +27,7 @@ from .from_onnx import freeze_batchnorm, load_folded_onnx
 from .lite_classifier import LiteClassifierNet
 from .lite_finder import LiteFinderNet, load_lite0_backbone
 from .manifests import CLASSIFIER_SIZE, CROP_MARGIN, FINDER_STRIDE, MEAN, SCALE, STD
-from .nets import ClassifierNet, FinderNet
+from .nets import WIDE_CLASSIFIER_WIDTHS, WIDE_FINDER_WIDTHS, ClassifierNet, FinderNet
 
 logger = logging.getLogger("train")
 
@@ -147,13 +147,14 @@ class ClassifierStage:
     init_onnx: Path | None = None
     workers: int = 1
     folder_repeat: tuple[tuple[str, int], ...] = ()
-    # "small" (ClassifierNet) or "lite0" (LiteClassifierNet: from ImageNet weights unless
+    # "small" (ClassifierNet), "wide" (ClassifierNet with WIDE_CLASSIFIER_WIDTHS, from
+    # random weights) or "lite0" (LiteClassifierNet: from ImageNet weights unless
     # init_onnx or a resumed state gives its weights)
     net: str = "small"
     small_share: float = 0.0  # the crops given a small die's look (recipe/data.py)
 
 
-CLASSIFIER_NETS = ("small", "lite0")
+CLASSIFIER_NETS = ("small", "wide", "lite0")
 # the nets train_classifier makes: the same embed / fc / forward (ClassifierExport's)
 Classifier = ClassifierNet | LiteClassifierNet
 
@@ -161,6 +162,8 @@ Classifier = ClassifierNet | LiteClassifierNet
 def make_classifier_net(kind: str, classes: int) -> Classifier:
     if kind == "small":
         return ClassifierNet(classes=classes)
+    if kind == "wide":
+        return ClassifierNet(classes=classes, widths=WIDE_CLASSIFIER_WIDTHS)
     if kind == "lite0":
         return LiteClassifierNet(classes=classes)
     raise ValueError(f"classifier net {kind!r}: one of {', '.join(CLASSIFIER_NETS)}")
@@ -399,20 +402,23 @@ class FinderStage:
     budget_minutes: float | None = None
     init_onnx: Path | None = None
     workers: int = 1
-    # "small" (FinderNet) or "lite0" (LiteFinderNet: from ImageNet weights unless init_onnx
-    # or a resumed state gives its weights)
+    # "small" (FinderNet), "wide" (FinderNet with WIDE_FINDER_WIDTHS, from random weights)
+    # or "lite0" (LiteFinderNet: from ImageNet weights unless init_onnx or a resumed state
+    # gives its weights)
     net: str = "small"
     # a state.pt of an earlier run: the stage starts from its net's weights, BatchNorm
     # live (an exported file has it folded into the convolutions and frozen)
     init_state: Path | None = None
 
 
-FINDER_NETS = ("small", "lite0")
+FINDER_NETS = ("small", "wide", "lite0")
 
 
 def make_finder_net(kind: str) -> nn.Module:
     if kind == "small":
         return FinderNet()
+    if kind == "wide":
+        return FinderNet(widths=WIDE_FINDER_WIDTHS)
     if kind == "lite0":
         return LiteFinderNet()
     raise ValueError(f"finder net {kind!r}: one of {', '.join(FINDER_NETS)}")

@@ -117,7 +117,7 @@ def test_a_stopped_and_resumed_classifier_equals_one_that_went_through(tmp_path:
         same_weights(through, fresh)
 
 
-@pytest.mark.parametrize("net", ["small", "lite0"])
+@pytest.mark.parametrize("net", ["small", "wide", "lite0"])
 def test_a_stopped_and_resumed_finder_equals_one_that_went_through(
     tmp_path: Path, net: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
