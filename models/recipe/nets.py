@@ -27,7 +27,7 @@ __all__ = [
 
 # issue 22 item 4's "wider net from scratch": the small nets with more channels, trained
 # from random weights, against the nets built on ImageNet weights (lite0). The finder gets
-# 1.5 times the channels (about 2.2 times the multiply-adds: its read must stay under the
+# 1.5 times the channels (about 2.3 times the parameters: its read must stay under the
 # 20 ms target, today's small finder takes about 7 ms); the classifier twice (its 48 px
 # crops cost little beside the finder's frame)
 WIDE_FINDER_WIDTHS = (24, 40, 48, 72, 96)
