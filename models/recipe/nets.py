@@ -27,9 +27,10 @@ __all__ = [
 
 # issue 22 item 4's "wider net from scratch": the small nets with more channels, trained
 # from random weights, against the nets built on ImageNet weights (lite0). The finder gets
-# 1.5 times the channels (about 2.3 times the parameters: its read must stay under the
-# 20 ms target, today's small finder takes about 7 ms); the classifier twice (its 48 px
-# crops cost little beside the finder's frame)
+# only 1.5 times the channels (2.3 times the parameters) because its read of a frame must
+# stay under the 20 ms target (float 23-25 ms a 1280x720 frame, int8 14 ms: stage 38);
+# the classifier twice (stage 39: 21-22 ms a frame with the shipped finder, the unsure
+# dice's eight views dearer)
 WIDE_FINDER_WIDTHS = (24, 40, 48, 72, 96)
 WIDE_CLASSIFIER_WIDTHS = (32, 48, 96, 192)
 
