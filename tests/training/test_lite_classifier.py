@@ -16,7 +16,6 @@ import torch
 from companion.vision.classifier import PipClassifier
 from companion.vision.types import DieBox
 from models.recipe import manifests
-from models.recipe.checkpoint import BoxOver
 from models.recipe.from_onnx import load_folded_onnx
 from models.recipe.lite_classifier import EMBEDDING_WIDTH, LiteClassifierNet
 from models.recipe.lite_finder import (
@@ -27,9 +26,9 @@ from models.recipe.lite_finder import (
     load_lite0_backbone,
 )
 from models.recipe.nets import ClassifierExport
-from models.recipe.training import ClassifierStage, make_classifier_net, train_classifier
+from models.recipe.training import ClassifierStage, make_classifier_net
 from models.train import export_classifier, parse_args, save_manifest
-from tests.training.test_resume import keeper, same_weights, tiny_bank, tiny_validation
+from tests.training.test_resume import same_weights, through_and_resumed
 
 SEED = 20261203
 
@@ -56,25 +55,13 @@ def test_the_backbone_is_the_lite0_finders_with_imagenet_tensors() -> None:
 
 def test_a_lite0_stage_starts_from_imagenet_and_resumes_from_its_state(tmp_path: Path) -> None:
     stage = ClassifierStage(epochs=1, seed=SEED, max_lr=1e-3, workers=0, net="lite0")
-    through, _ = train_classifier(
-        tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
-        keeper(tmp_path / "through", "classifier"),
-    )  # fmt: skip
+    through, resumed = through_and_resumed(stage, tmp_path)
     assert isinstance(through, LiteClassifierNet)
     imagenet = LiteClassifierNet()
     load_lite0_backbone(imagenet)
     # trained from the ImageNet weights: the stem moved a little, not to anything else
     moved = (through.stem[0].weight.detach() - imagenet.stem[0].weight).abs().max()
     assert 0 < float(moved) < 0.05
-    with pytest.raises(BoxOver):
-        train_classifier(
-            tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
-            keeper(tmp_path / "stopped", "classifier", stop_at=2),
-        )  # fmt: skip
-    resumed, _ = train_classifier(
-        tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
-        keeper(tmp_path / "stopped", "classifier"),
-    )  # fmt: skip
     same_weights(through, resumed)
 
 

@@ -81,6 +81,26 @@ def keeper(folder: Path, model: str, stop_at: int | None = None) -> Checkpointer
     return Checkpointer(folder, progress, {"argv": []}, resumed=resumed, stop_at_step=stop_at)
 
 
+def through_and_resumed(
+    stage: ClassifierStage, folder: Path, stop_at: int = 2
+) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """The tiny classifier stage run through, and run again stopped at ``stop_at`` and
+    resumed from its saved state (for each net's own resume test to compare)."""
+    cpu = torch.device("cpu")
+    through, _ = train_classifier(
+        tiny_bank(), tiny_validation(), stage, cpu, keeper(folder / "through", "classifier")
+    )
+    with pytest.raises(BoxOver):
+        train_classifier(
+            tiny_bank(), tiny_validation(), stage, cpu,
+            keeper(folder / "stopped", "classifier", stop_at=stop_at),
+        )  # fmt: skip
+    resumed, _ = train_classifier(
+        tiny_bank(), tiny_validation(), stage, cpu, keeper(folder / "stopped", "classifier")
+    )
+    return through, resumed
+
+
 def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> None:
     for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
         assert torch.allclose(x.float(), y.float(), atol=1e-6), name

@@ -17,19 +17,18 @@ from companion.vision.classifier import PipClassifier
 from companion.vision.finder import DiceFinder
 from companion.vision.types import DieBox
 from models.recipe import manifests
-from models.recipe.checkpoint import BoxOver
 from models.recipe.from_onnx import load_folded_onnx
 from models.recipe.nets import (
     FINDER_HEADS,
     WIDE_CLASSIFIER_WIDTHS,
     ClassifierExport,
+    ClassifierNet,
     FinderExport,
 )
 from models.recipe.training import (
     ClassifierStage,
     make_classifier_net,
     make_finder_net,
-    train_classifier,
 )
 from models.train import (
     export_classifier,
@@ -38,7 +37,7 @@ from models.train import (
     parse_args,
     save_manifest,
 )
-from tests.training.test_resume import keeper, same_weights, tiny_bank, tiny_validation
+from tests.training.test_resume import same_weights, through_and_resumed
 
 SEED = 20261205
 
@@ -46,6 +45,17 @@ SEED = 20261205
 @pytest.fixture(autouse=True)
 def one_thread() -> None:
     torch.set_num_threads(1)
+
+
+def exported_finder(net: torch.nn.Module, folder: Path, trained_on: dict[str, object]) -> Path:
+    """folder/dice_finder.onnx exported from ``net`` with its manifest."""
+    path = folder / "dice_finder.onnx"
+    export_finder(net, path)
+    manifest = manifests.finder_manifest(
+        created="2026-12-05", command="test", seed=4, trained_on=trained_on, heads=FINDER_HEADS
+    )
+    save_manifest(manifest, path)
+    return path
 
 
 def parameters(net: torch.nn.Module) -> int:
@@ -70,22 +80,11 @@ def test_a_wide_classifier_trains_from_scratch_and_resumes_from_its_state(
     stage = ClassifierStage(epochs=2, seed=SEED, max_lr=3e-3, workers=0, net="wide")
     torch.manual_seed(SEED)
     untrained = make_classifier_net("wide", 7)
-    through, _ = train_classifier(
-        tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
-        keeper(tmp_path / "through", "classifier"),
-    )  # fmt: skip
+    through, resumed = through_and_resumed(stage, tmp_path)
+    assert isinstance(through, ClassifierNet)
     assert through.fc.in_features == WIDE_CLASSIFIER_WIDTHS[-1]
     moved = (through.fc.weight.detach() - untrained.fc.weight).abs().max()
     assert float(moved) > 0  # it trained
-    with pytest.raises(BoxOver):
-        train_classifier(
-            tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
-            keeper(tmp_path / "stopped", "classifier", stop_at=2),
-        )  # fmt: skip
-    resumed, _ = train_classifier(
-        tiny_bank(), tiny_validation(), stage, torch.device("cpu"),
-        keeper(tmp_path / "stopped", "classifier"),
-    )  # fmt: skip
     same_weights(through, resumed)
 
 
@@ -120,14 +119,7 @@ def test_an_exported_wide_classifier_keeps_the_classifiers_contract(tmp_path: Pa
 def test_an_exported_wide_finder_keeps_the_finders_contract(tmp_path: Path) -> None:
     torch.manual_seed(4)
     net = make_finder_net("wide").eval()
-    path = tmp_path / "dice_finder.onnx"
-    export_finder(net, path)
-    save_manifest(
-        manifests.finder_manifest(
-            created="2026-12-05", command="test", seed=4, trained_on={}, heads=FINDER_HEADS
-        ),
-        path,
-    )
+    path = exported_finder(net, tmp_path, {})
     frame = np.random.default_rng(5).integers(0, 255, (720, 1280, 3), dtype=np.uint8)
     assert isinstance(DiceFinder.load(tmp_path).find(frame), list)
     again = make_finder_net("wide")
@@ -146,15 +138,7 @@ def test_a_wide_run_from_the_shipped_finder_starts_from_random_weights_and_mines
     assert first_stage_starts_afresh("lite0", shipped, shipped) is False  # continues it
     assert first_stage_starts_afresh("small", shipped, shipped) is False  # refused later
     # a wide run continued from a wide export starts from that export
-    wide = tmp_path / "dice_finder.onnx"
-    export_finder(make_finder_net("wide").eval(), wide)
-    save_manifest(
-        manifests.finder_manifest(
-            created="2026-12-05", command="test", seed=4,
-            trained_on={"finder_net": "wide"}, heads=FINDER_HEADS,
-        ),
-        wide,
-    )  # fmt: skip
+    wide = exported_finder(make_finder_net("wide").eval(), tmp_path, {"finder_net": "wide"})
     assert first_stage_starts_afresh("wide", wide, wide) is False
     # a later stage's export is never a fresh start
     assert first_stage_starts_afresh("wide", tmp_path / "stage0.onnx", shipped) is False
