@@ -12,8 +12,9 @@ and their rules differ more than their readings of the labelled boxes do (models
 "Stage 37 result"): the choice may be fitting the calibration photos' noise.
 
 This measures it on the calibration photos alone (the validation parts are never read):
-every photo is read once with every peak from the lowest candidate floor (as train.py
-scores rules), every candidate's errors counted per photo; then for each source left out,
+every photo is read once with every peak from the lowest candidate floor, every
+candidate's errors counted per photo (models.recipe.evaluate.peak_rule_errors, which
+train.py's choice sums); then for each source left out,
 a rule is chosen on the other three by each way below and its errors on the left-out
 source counted, and the four counts summed:
 
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -43,36 +44,17 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # models.recipe: the candidate peak rules
 
 from companion.vision.classifier import PipClassifier  # noqa: E402
-from companion.vision.datasets import FOLDERS, LabelledImage, load_split  # noqa: E402
+from companion.vision.datasets import FOLDERS, load_split  # noqa: E402
 from companion.vision.finder import DiceFinder, PeakRule  # noqa: E402
-from companion.vision.pipeline import read_dice  # noqa: E402
-from models.recipe.evaluate import (  # noqa: E402
-    PeakRuleCandidates,
-    peak_rule_cost,
-    rule_applied,
-)
+from models.recipe.evaluate import peak_rule_errors  # noqa: E402
 
 # (photos' per-rule errors: photos x rules) -> the chosen rule's index
 Choice = Callable[[np.ndarray], int]
 
 
-def error_matrix(
-    images: Sequence[LabelledImage],
-    finder: DiceFinder,
-    classifier: PipClassifier,
-    rules: Sequence[PeakRule],
-) -> np.ndarray:
-    """photos x rules: each rule's missed + false + misread dice on each photo, every peak
-    from the lowest floor read once (models.recipe.evaluate.peak_rule_costs, per photo)."""
-    floor = min(min(r.threshold, r.weak_threshold or r.threshold) for r in rules)
-    errors = np.zeros((len(images), len(rules)), np.int32)
-    with rule_applied(finder, PeakRule(floor, floor)):
-        for row, labelled in enumerate(images):
-            readings = read_dice(labelled.load(), finder, classifier)
-            errors[row] = [peak_rule_cost(rule, labelled, readings) for rule in rules]
-            if row % 50 == 49:
-                print(f"  read {row + 1} of {len(images)} photos", file=sys.stderr, flush=True)
-    return errors
+def photos_read(done: int, total: int) -> None:
+    if done % 50 == 0 or done == total:
+        print(f"  read {done} of {total} photos", file=sys.stderr, flush=True)
 
 
 def fewest(errors: np.ndarray) -> int:
@@ -146,10 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     if not images:
         raise SystemExit("no calibration photos found: is ../shared/data beside the checkout?")
     sources = np.array([im.folder for im in images])
-    rules = PeakRuleCandidates().rules()
     for folder in args.models:
         finder, classifier = DiceFinder.load(folder), PipClassifier.load(folder)
-        report(str(folder), error_matrix(images, finder, classifier, rules), sources, rules)
+        errors, rules = peak_rule_errors(images, finder, classifier, progress=photos_read)
+        report(str(folder), errors, sources, rules)
     return 0
 
 

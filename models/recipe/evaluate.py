@@ -7,9 +7,11 @@ centre (closest pairs first, each used once)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
+
+import numpy as np
 
 from companion.vision.classifier import PipClassifier
 from companion.vision.datasets import LabelledImage
@@ -126,6 +128,32 @@ def rule_applied(finder: DiceFinder, rule: PeakRule) -> Iterator[DiceFinder]:
             setattr(finder, name, value)
 
 
+def peak_rule_errors(
+    images: Sequence[LabelledImage],
+    finder: DiceFinder,
+    classifier: PipClassifier,
+    candidates: PeakRuleCandidates | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[np.ndarray, list[PeakRule]]:
+    """(photos x rules missed + false + misread dice, the rules in the candidates' order):
+    every peak from the lowest candidate floor up is read once per photo, and each rule
+    then picks from those readings. (The pipeline itself only looks at the peaks from its
+    rule's floor up, and fewer boxes can change what the box filters drop, so a rule's
+    cost here can differ by a die or so from its cost through the pipeline.) ``progress``
+    is told (photos read, photos) after each photo."""
+    candidates = candidates or PeakRuleCandidates()
+    rules = candidates.rules()
+    floor = min([*candidates.thresholds, *candidates.weak_thresholds])
+    errors = np.zeros((len(images), len(rules)), np.int64)
+    with rule_applied(finder, PeakRule(floor, floor)):
+        for row, labelled in enumerate(images):
+            readings = read_dice(labelled.load(), finder, classifier)
+            errors[row] = [peak_rule_cost(rule, labelled, readings) for rule in rules]
+            if progress is not None:
+                progress(row + 1, len(images))
+    return errors, rules
+
+
 def peak_rule_costs(
     images: Sequence[LabelledImage],
     finder: DiceFinder,
@@ -133,20 +161,9 @@ def peak_rule_costs(
     candidates: PeakRuleCandidates | None = None,
 ) -> list[tuple[int, PeakRule]]:
     """(missed + false + misread dice on ``images``, rule) for every candidate rule, in
-    the candidates' order: every peak from the lowest candidate floor up is read once,
-    and each rule then picks from those readings. (The pipeline itself only looks at the
-    peaks from its rule's floor up, and fewer boxes can change what the box filters drop,
-    so a rule's cost here can differ by a die or so from its cost through the pipeline.)"""
-    candidates = candidates or PeakRuleCandidates()
-    floor = min([*candidates.thresholds, *candidates.weak_thresholds])
-    with rule_applied(finder, PeakRule(floor, floor)):
-        outputs = [
-            (labelled, read_dice(labelled.load(), finder, classifier)) for labelled in images
-        ]
-    return [
-        (sum(peak_rule_cost(rule, *output) for output in outputs), rule)
-        for rule in candidates.rules()
-    ]
+    the candidates' order (`peak_rule_errors` summed over the photos)."""
+    errors, rules = peak_rule_errors(images, finder, classifier, candidates)
+    return [(int(total), rule) for total, rule in zip(errors.sum(axis=0), rules, strict=True)]
 
 
 def best_peak_rule(
