@@ -13,6 +13,12 @@ A NAME=PATH is a folder holding dice_finder.onnx/.json (or pip_classifier.onnx/.
 Each pair is put together in .cache/pairs/FINDER+CLASSIFIER (git-ignored) and evaluated in
 a process of its own (``--jobs`` at a time). ``--as-shipped`` also measures the shipped
 pair with its shipped peak rule and map (what users have now): the baseline of the rule.
+``--under-rule DIR`` also measures every classifier beside DIR's finder under DIR's peak
+rule, as it stands, chosen again for no pair (pairs named ``rule+CLASSIFIER``): between
+classifiers this close the rule chosen per pair on the calibration photos moves the pooled
+count by as much as the classifiers differ (models/README.md, "Does a peak rule chosen
+less tightly carry better?"), so a gain that shows under the pair's own rule and not under
+one fixed rule is the rule's draw, not better reading.
 Prints one table; the per-folder figures are in each pair's manifests.
 """
 
@@ -56,9 +62,11 @@ def named_folder(text: str) -> tuple[str, Path]:
     return name, Path(path)
 
 
-def assemble(finder: tuple[str, Path], classifier: tuple[str, Path], shipped: bool) -> Path:
+def assemble(
+    finder: tuple[str, Path], classifier: tuple[str, Path], shipped: bool, pairs: Path = PAIRS
+) -> Path:
     """A models folder holding the pair (the runtime reads both from one folder)."""
-    folder = PAIRS / (f"{finder[0]}+{classifier[0]}" + ("-as-shipped" if shipped else ""))
+    folder = pairs / (f"{finder[0]}+{classifier[0]}" + ("-as-shipped" if shipped else ""))
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -135,6 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--as-shipped", action="store_true")
     parser.add_argument(
+        "--under-rule",
+        type=Path,
+        metavar="DIR",
+        help="also each classifier with DIR's finder and DIR's peak rule as it stands",
+    )
+    parser.add_argument(
         "--skip",
         action="append",
         default=[],
@@ -150,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.as_shipped:
         shipped = ("shipped", REPO / "models")
         tasks.append((assemble(shipped, shipped, True), False))
+    if args.under_rule is not None:
+        tasks += [(assemble(("rule", args.under_rule), c, False), False) for c in args.classifier]
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda task: judge(*task), tasks))
     folders = sorted({name for r in results for name in r.per_folder})
