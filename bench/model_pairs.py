@@ -37,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from companion.vision.datasets import CHASE, SKOVY, default_data_root  # noqa: E402
+from companion.vision.datasets import CHASE, FOLDERS, SKOVY, default_data_root  # noqa: E402
 
 PAIRS = REPO / ".cache" / "pairs"
 FILES = {"finder": "dice_finder", "classifier": "pip_classifier"}
@@ -117,22 +117,28 @@ def chase_line(text: str) -> str:
     return "?" if found is None else f"{found.group(2)} of {found.group(3)}"
 
 
+SUITE_ROW = re.compile(
+    r"^\| (\S+) \((validation|measure only)\) \|.*?\| (\d+) \+ (\d+) \+ (\d+) = (\d+) \|"
+    r" [\d.]+ % \((\d+) of (\d+)\)",
+    re.MULTILINE,
+)
+
+
 def from_suite(name: str, text: str) -> PairFigures:
-    """The as-shipped pair's figures, read from bench/vision_eval.py --suite's output."""
+    """A pair's figures as measured (no rule chosen), read from the table that ends
+    bench/vision_eval.py --suite's output: one row per folder."""
     per_folder: dict[str, int] = {}
     skovy = chase = "?"
-    for block in text.split("\n\n"):
-        head = re.match(r"\s*(\S+) \((validation|measure only)\): \d+ images", block)
-        if head is None:
-            continue
-        folder, part = head.groups()
-        count = re.search(r"missed_false_misread: (\d+)", block)
+    for row in SUITE_ROW.finditer(text):
+        folder, part, missed, false, misread, count, right, dice = row.groups()
         if folder == SKOVY:
-            skovy = skovy_line(block)
+            skovy = f"missed {missed} false {false} misread {misread}"
         elif folder == CHASE:
-            chase = chase_line(block)
-        elif part == "validation" and count is not None:
-            per_folder[folder] = int(count.group(1))
+            chase = f"{right} of {dice}"
+        elif part == "validation" and folder in FOLDERS:  # the pooled count's folders
+            per_folder[folder] = int(count)
+    if not per_folder:
+        raise SystemExit(f"{name}: no folder's figures in bench/vision_eval.py --suite's output")
     return PairFigures(name, per_folder, skovy, chase)
 
 

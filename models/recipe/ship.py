@@ -19,9 +19,15 @@ from the shipped one, the file is copied and its manifest gets
 and the runtime's load checks must pass on the result. An int8 file names the float file it
 was quantised from (``quantised.from_sha256``); that source must be given with ``--float``,
 be that file and lie under models/training/ (committed with the training states, so the
-int8 file can be made again). A model the pair shares with models/ (same sha256) is left
-as it is; ``--version`` names one model's version, so it is refused when the pair changes
-both. The new files are staged beside the old ones and renamed over them at the end. What
+int8 file can be made again). A model file the pair shares with models/ (same sha256) is
+not copied, but what the judging chose for this pair goes with it: the finder's peak rule
+(its ``options``, chosen on the calibration photos with the pair's classifier) and the
+pair's validation figures. Classifier 1.5.0 shipped beside an unchanged finder whose
+manifest kept the rule chosen for classifier 1.4.0, so the app read with a rule judged for
+another pair (pooled 247 by `bench/vision_eval.py --suite` against the 241 it was shipped
+on). A changed rule is a patch version of the same file (1.7.0 -> 1.7.1); figures alone
+change no version. ``--version`` names one new file's version, so it is refused when the
+pair brings two. The new files are staged beside the old ones and renamed over them at the end. What
 shipping still asks of a person (the confidence map, the finder's features file, the
 figures, the docs) is printed."""
 
@@ -56,6 +62,11 @@ AFTER_SHIPPING = """still to do, in this order:
   .venv/bin/python -m bench.live_latency --throws 20 --reader pipeline
   FINDER_VERSION / CLASSIFIER_VERSION in models/recipe/manifests.py above the shipped ones
   figures and the stage's result in models/README.md and docs/BENCHMARKS.md"""
+
+
+# the fields the judging (train.py --only evaluate) writes for a pair: the peak rule and
+# the validation figures; they belong to the pair, so they ship with a file it shares
+JUDGED = ("options", "validation")
 
 
 class ShipRefused(ValueError):
@@ -104,6 +115,29 @@ def check_float_source(
         )
 
 
+def next_patch(version: str) -> str:
+    key = version_key(version)
+    if len(key) < 3:
+        raise ShipRefused(f"version {version!r} has no patch number to raise")
+    return f"{key[0]}.{key[1]}.{key[2] + 1}"
+
+
+def judged_fields(judged: Manifest, shipped: Manifest) -> Manifest | None:
+    """For a file the pair shares with models/: the shipped manifest with the pair's peak
+    rule (``options``) and figures (``validation``) as judged, the version's patch raised
+    when the rule changed; None when the judging changed neither."""
+    fields = {key: judged.raw[key] for key in JUDGED if key in judged.raw}
+    if all(shipped.raw.get(key) == value for key, value in fields.items()):
+        return None
+    updated = shipped.with_fields(**fields)
+    if fields.get("options", shipped.raw.get("options")) == shipped.raw.get("options"):
+        return updated  # figures alone: the same reader
+    today = datetime.date.today().isoformat()
+    return dataclasses.replace(
+        updated.with_fields(created=today), version=next_patch(shipped.version)
+    )
+
+
 def finished_manifest(
     candidate: Manifest, shipped: Manifest, version: str | None, history: str
 ) -> Manifest:
@@ -131,23 +165,29 @@ def ship_pair(
     files written. Nothing is written unless every check passes first; the new files are
     staged beside the old and renamed over them together."""
     plans: list[tuple[Path, Manifest]] = []
+    kept: list[tuple[Path, Manifest]] = []  # shared files with the pair's judged fields
     for file_name, load in LOADERS.items():
         source, shipped_file = pair / file_name, models / file_name
         if not shipped_file.is_file():
             raise ShipRefused(f"{models} has no {file_name} to ship in place of")
-        if not source.exists() or sha256_of(source) == sha256_of(shipped_file):
+        if not source.exists():
             continue
         candidate = parse_manifest(source.with_suffix(".json"))
-        load(pair)  # the runtime's own checks, on the pair as judged
-        check_float_source(candidate, float_dir, file_name, models)
         shipped = parse_manifest(shipped_file.with_suffix(".json"))
+        load(pair)  # the runtime's own checks, on the pair as judged
+        if sha256_of(source) == sha256_of(shipped_file):
+            judged = judged_fields(candidate, shipped)
+            if judged is not None:
+                kept.append((shipped_file, judged))
+            continue
+        check_float_source(candidate, float_dir, file_name, models)
         plans.append((source, finished_manifest(candidate, shipped, version, history)))
-    if not plans:
+    if not plans and not kept:
         raise ShipRefused(f"{pair} holds nothing that differs from {models}")
     if version is not None and len(plans) > 1:
         raise ShipRefused("--version names one model's version, and the pair changes two")
     staged = []
-    for source, manifest in plans:
+    for source, manifest in [*plans, *kept]:
         stage = models / f".{source.stem}.shipping.onnx"
         shutil.copyfile(source, stage)
         save_manifest(manifest, stage)

@@ -100,3 +100,39 @@ def test_the_next_export_is_numbered_above_the_shipped_finder() -> None:
     assert next_minor("1.7.3") == "1.8.0"
     with pytest.raises(ValueError, match="minor"):
         next_minor("1")
+
+
+def test_a_pair_sharing_the_finder_ships_the_peak_rule_chosen_for_it(tmp_path: Path) -> None:
+    # classifier 1.5.0 shipped beside an unchanged finder whose manifest kept the rule
+    # chosen for the classifier before it: the rule and figures belong to the pair
+    models, pair = tmp_path / "models", tmp_path / "pair"
+    for folder in (models, pair):
+        folder.mkdir()
+        for name in (FINDER_FILE, "dice_finder.json", CLASSIFIER_FILE, "pip_classifier.json"):
+            shutil.copyfile(MODELS / name, folder / name)
+    shipped = parse_manifest(models / "dice_finder.json")
+    options = {**shipped.raw["options"], "min_confidence": 0.25}
+    validation = {**shipped.raw["validation"], "note": "judged with the pair's classifier"}
+    save_manifest(shipped.with_fields(options=options, validation=validation), pair / FINDER_FILE)
+    finder_before = sha256_of(models / FINDER_FILE)
+
+    assert main(["--pair", str(pair), "--models", str(models), "--history", "rule only"]) == 0
+    after = parse_manifest(models / "dice_finder.json")
+    assert after.raw["options"] == options and after.raw["validation"] == validation
+    major, minor, patch = version_key(shipped.version)
+    assert after.version == f"{major}.{minor}.{patch + 1}"  # a new rule: a patch version
+    assert after.raw["training_command"] == shipped.raw["training_command"]  # same weights
+    assert sha256_of(models / FINDER_FILE) == finder_before == after.sha256
+    assert DiceFinder.load(models).peak_rule.min_confidence == 0.25
+
+    # figures alone change no version; the same pair again has nothing new
+    figures = {**validation, "note": "measured again"}
+    save_manifest(
+        parse_manifest(pair / "dice_finder.json").with_fields(validation=figures),
+        pair / FINDER_FILE,
+    )
+    assert main(["--pair", str(pair), "--models", str(models), "--history", "figures"]) == 0
+    again = parse_manifest(models / "dice_finder.json")
+    assert again.version == after.version and again.raw["validation"] == figures
+    with pytest.raises(SystemExit, match="nothing that differs"):
+        main(["--pair", str(pair), "--models", str(models), "--history", "nothing"])
