@@ -62,11 +62,9 @@ def named_folder(text: str) -> tuple[str, Path]:
     return name, Path(path)
 
 
-def assemble(
-    finder: tuple[str, Path], classifier: tuple[str, Path], shipped: bool, pairs: Path = PAIRS
-) -> Path:
+def assemble(finder: tuple[str, Path], classifier: tuple[str, Path], shipped: bool) -> Path:
     """A models folder holding the pair (the runtime reads both from one folder)."""
-    folder = pairs / (f"{finder[0]}+{classifier[0]}" + ("-as-shipped" if shipped else ""))
+    folder = PAIRS / (f"{finder[0]}+{classifier[0]}" + ("-as-shipped" if shipped else ""))
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
