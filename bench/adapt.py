@@ -23,8 +23,10 @@ accuracy, recall and rolls applied wrong. The last line is ``adapted_value_accur
 
 Without a tap: the camera's own decision (companion.vision.confidence.decide_roll): as
 many dice found as labelled and the roll's calibrated confidence (the product of its dice's)
-at least the classifier manifest's shipped ``auto_apply_threshold``; a classifier without a
-confidence map falls back to every die's top probability at least ``min_confidence``. An
+at least the classifier manifest's shipped ``auto_apply_threshold``. A classifier without a
+confidence map, or whose map names no threshold (the app then applies no roll without a
+tap, and both readers would apply none), falls back to a stand-in that still compares them:
+every die's top probability at least ``min_confidence``. An
 adopted value head's confidences go through the map its own folds refitted (from 30
 left-out dice; else the shipped map), then its folds' ceiling, as in the app.
 
@@ -280,7 +282,8 @@ class Outcome:
 @dataclass(frozen=True)
 class TapRule:
     """When a roll goes in without a tap (module docstring): the shipped auto-apply
-    threshold, or (None) the uncalibrated stand-in at ``min_confidence``."""
+    threshold, or (None: no map, or a map with no threshold) the stand-in at
+    ``min_confidence``."""
 
     threshold: float | None
     min_confidence: float
@@ -455,7 +458,8 @@ def bench_shots(
     print(
         f"without a tap: roll confidence >= {rule.threshold} (the shipped threshold)"
         if rule.threshold is not None
-        else f"without a tap: every die's top probability >= {rule.min_confidence} (no map)"
+        else "without a tap: the shipped classifier names no auto-apply threshold (the app "
+        f"applies none); stand-in: every die's top probability >= {rule.min_confidence}"
     )
     results = []
     for k in shots:
