@@ -27,8 +27,8 @@ manifest kept the rule chosen for classifier 1.4.0, so the app read with a rule 
 another pair (pooled 247 by `bench/vision_eval.py --suite` against the 241 it was shipped
 on). A changed rule is a patch version of the same file (1.7.0 -> 1.7.1); figures alone
 change no version. ``--version`` names one new file's version, so it is refused when the
-pair brings two. The new files are staged beside the old ones and renamed over them at the end. What
-shipping still asks of a person (the confidence map, the finder's features file, the
+pair brings two. The new files are staged beside the old ones and renamed over them at the
+end. What shipping still asks of a person (the confidence map, the finder's features file, the
 figures, the docs) is printed."""
 
 from __future__ import annotations
