@@ -6,9 +6,11 @@ Readers never touch the Session: they read `Table.snapshot`, an immutable pictur
 only after the action behind it was committed to SQLite. So nothing a screen shows can be
 lost by a crash, and acknowledging an action means it is on disk.
 
-The camera (a later issue) feeds rolls from its own thread through `Table.roll_from_thread`,
-which hands the roll to the event loop with `asyncio.run_coroutine_threadsafe` and returns
-a concurrent Future; the loop is never blocked.
+A camera roll reaches a table on the event loop through `RollIntake.take`
+(companion/table/roll_intake.py), which calls `Table.act_throw` as a typed roll does; the
+camera's thread never touches a table. `Table.roll_from_thread` hands a roll from another
+thread to the loop with `asyncio.run_coroutine_threadsafe` (a concurrent Future back), so
+such a caller never blocks the loop either.
 """
 
 from __future__ import annotations
