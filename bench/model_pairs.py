@@ -140,6 +140,31 @@ def from_suite(name: str, text: str) -> PairFigures:
     return PairFigures(name, per_folder, skovy, chase)
 
 
+@dataclass(frozen=True)
+class PlannedPair:
+    finder: tuple[str, Path]
+    classifier: tuple[str, Path]
+    judged: bool  # its peak rule and map chosen for it (train.py --only evaluate)
+
+    @property
+    def name(self) -> str:
+        return f"{self.finder[0]}+{self.classifier[0]}"
+
+
+def planned_pairs(
+    finders: list[tuple[str, Path]],
+    classifiers: list[tuple[str, Path]],
+    under_rule: Path | None,
+) -> list[PlannedPair]:
+    """Every finder with every classifier, judged; with ``--under-rule DIR`` also every
+    classifier beside DIR's finder as it stands (``rule+CLASSIFIER``). ``--skip`` names
+    any of them."""
+    plan = [PlannedPair(f, c, True) for f in finders for c in classifiers]
+    if under_rule is not None:
+        plan += [PlannedPair(("rule", under_rule), c, False) for c in classifiers]
+    return plan
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--finder", type=named_folder, action="append", required=True)
@@ -160,16 +185,18 @@ def main(argv: list[str] | None = None) -> int:
         help="a pair not to judge again (its figures are known), e.g. shipped+shipped",
     )
     args = parser.parse_args(argv)
-    pairs = [(f, c) for f in args.finder for c in args.classifier]
-    unknown = set(args.skip) - {f"{f[0]}+{c[0]}" for f, c in pairs}
+    plan = planned_pairs(args.finder, args.classifier, args.under_rule)
+    unknown = set(args.skip) - {pair.name for pair in plan}
     if unknown:
         parser.error(f"--skip {', '.join(sorted(unknown))}: no such pair")
-    tasks = [(assemble(f, c, False), True) for f, c in pairs if f"{f[0]}+{c[0]}" not in args.skip]
+    tasks = [
+        (assemble(pair.finder, pair.classifier, False), pair.judged)
+        for pair in plan
+        if pair.name not in args.skip
+    ]
     if args.as_shipped:
         shipped = ("shipped", REPO / "models")
         tasks.append((assemble(shipped, shipped, True), False))
-    if args.under_rule is not None:
-        tasks += [(assemble(("rule", args.under_rule), c, False), False) for c in args.classifier]
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda task: judge(*task), tasks))
     folders = sorted({name for r in results for name in r.per_folder})

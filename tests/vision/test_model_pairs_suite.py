@@ -6,9 +6,11 @@ missed / false / misread and chase's labelled boxes, and a text with no table is
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from bench.model_pairs import from_suite
+from bench.model_pairs import from_suite, main, planned_pairs
 from bench.vision_eval import FolderResult, print_table
 from companion.vision.datasets import BYLER, CHASE, EPANEMU, MATTEO, RUNE55, SKOVY, TOMITOMI
 from companion.vision.scoring import Figures
@@ -44,3 +46,24 @@ def test_the_suite_table_is_read_back(capsys: pytest.CaptureFixture[str]) -> Non
 def test_an_output_without_the_table_is_refused() -> None:
     with pytest.raises(SystemExit, match="no folder's figures"):
         from_suite("rule+c15", "byler-d6-train (validation): 40 images\nmissed_false_misread: 4\n")
+
+
+def test_skip_names_the_pairs_under_one_rule_too() -> None:
+    """A pair known from an earlier run is skipped by its name, `rule+CLASSIFIER` as well
+    (it was refused as "no such pair", so a known rule pair was measured again)."""
+    finders = [("fnow", Path("models")), ("s41q", Path("/tmp/s41q"))]
+    classifiers = [("c15", Path("models")), ("s43", Path("/tmp/s43"))]
+    plan = planned_pairs(finders, classifiers, Path("models"))
+    names = [pair.name for pair in plan]
+    assert names == [
+        "fnow+c15", "fnow+s43", "s41q+c15", "s41q+s43", "rule+c15", "rule+s43",
+    ]  # fmt: skip
+    assert [pair.judged for pair in plan] == [True] * 4 + [False] * 2
+    assert [pair.name for pair in planned_pairs(finders, classifiers, None)] == names[:4]
+
+
+def test_an_unknown_skip_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--finder", "a=models", "--classifier", "b=models", "--skip", "rule+b"]
+    with pytest.raises(SystemExit):
+        main(argv)  # no --under-rule: there is no rule+b
+    assert "--skip rule+b: no such pair" in capsys.readouterr().err
