@@ -50,7 +50,8 @@ def test_an_output_without_the_table_is_refused() -> None:
 
 def test_skip_names_the_pairs_under_one_rule_too() -> None:
     """A pair known from an earlier run is skipped by its name, `rule+CLASSIFIER` as well
-    (it was refused as "no such pair", so a known rule pair was measured again)."""
+    (`--skip rule+c15` was refused as "no such pair", so a rule pair already measured had to
+    be measured again)."""
     finders = [("fnow", Path("models")), ("s41q", Path("/tmp/s41q"))]
     classifiers = [("c15", Path("models")), ("s43", Path("/tmp/s43"))]
     plan = planned_pairs(finders, classifiers, Path("models"))
