@@ -32,6 +32,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import onnx
 import torch
 from torch import nn
 
@@ -53,13 +54,16 @@ from companion.vision.adapt_learn import crop_features, model_crops
 from companion.vision.adapt_store import CROP_SIZE
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier, crop_die
 from companion.vision.confidence import CONFIDENCE_KEY, ConfidenceMap
-from companion.vision.model import parse_manifest, save_manifest, sha256_of
+from companion.vision.model import Manifest, parse_manifest, save_manifest, sha256_of
 from companion.vision.types import DieBox
 from models.recipe.augment import photometric
-from models.recipe.from_onnx import freeze_batchnorm, load_folded_onnx
+from models.recipe.from_onnx import conv_widths, freeze_batchnorm, load_folded_onnx
 from models.recipe.nets import ClassifierNet
 from models.recipe.training import to_tensor
 
+CLASSIFIER_CONVS = 7  # models/recipe/nets.py's ClassifierNet, whatever its widths
+CALIBRATION_CROPS = 256  # an int8 source's fine-tune is calibrated on this many stored crops
+CALIBRATION_BATCH = 32
 JITTER_SHIFT = 0.06  # of the crop's side, each way
 JITTER_SCALE = 0.08  # the window's side within 1 +- this
 
@@ -102,6 +106,18 @@ def jittered(crop: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarra
     return photometric(np.ascontiguousarray(out), rng, strength=0.5)
 
 
+def classifier_net_for(onnx_path: Path) -> ClassifierNet:
+    """The ClassifierNet with the exported file's channels: the small net (1.5.0) or the
+    wide one (`--classifier-net wide`), whichever ships."""
+    widths = conv_widths(onnx_path)
+    if len(widths) != CLASSIFIER_CONVS:
+        raise ValueError(
+            f"{onnx_path}: {len(widths)} convolutions; a setup fine-tunes the small or the "
+            f"wide classifier ({CLASSIFIER_CONVS})"
+        )
+    return ClassifierNet(widths=(widths[0], widths[1], widths[3], widths[5]))
+
+
 def fine_tune(
     source: Path, crops: np.ndarray, values: np.ndarray, settings: DeepSettings
 ) -> ClassifierNet:
@@ -110,7 +126,7 @@ def fine_tune(
     torch.set_num_threads(settings.threads)
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
-    net = ClassifierNet()
+    net = classifier_net_for(source / CLASSIFIER_FILE)
     load_folded_onnx(net, source / CLASSIFIER_FILE)
     shipped = [p.detach().clone() for p in net.parameters()]
     freeze_batchnorm(net)
@@ -142,18 +158,24 @@ def export_adapted(
     source: Path,
     out_dir: Path,
     record: dict[str, object],
+    calibration: np.ndarray,
     confidence: ConfidenceMap | None = None,
 ) -> Path:
     """out_dir/pip_classifier.onnx and its manifest: the source's, with ``record`` and
     the source file's sha256 as ``deep_adapted``, and ``confidence`` in place of the
     source's map when given (the map fitted for the shipped net says nothing of this one),
-    with the source map's auto-apply threshold."""
+    with the source map's auto-apply threshold. An int8 source gives an int8 copy
+    (`export_int8`, ``calibration``: the stored crops it was tuned on), so the setup's net
+    reads at the shipped one's cost (issue 24 item 3)."""
     from models.train import export_classifier  # the training script's one exporter
 
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / CLASSIFIER_FILE
-    export_classifier(copy.deepcopy(net), target)
     manifest = parse_manifest((source / CLASSIFIER_FILE).with_suffix(".json"))
+    if manifest.raw.get("quantised"):
+        manifest = export_int8(net, source, target, calibration)
+    else:
+        export_classifier(copy.deepcopy(net), target)
     entry = {"from_sha256": sha256_of(source / CLASSIFIER_FILE), **record}
     manifest = manifest.with_fields(deep_adapted=entry)
     if confidence is not None:
@@ -167,16 +189,55 @@ def export_adapted(
     return target
 
 
+def export_int8(net: ClassifierNet, source: Path, target: Path, crops: np.ndarray) -> Manifest:
+    """The fine-tuned net quantised as its int8 source was (models/recipe/quantise.py: QDQ,
+    int8 weights per channel, the last Gemm float), its activation ranges from at most
+    CALIBRATION_CROPS of the setup's stored crops cut as the source reads them (the only
+    photos a table has); returns the written manifest (the source's, its ``quantised``
+    naming the setup's calibration)."""
+    from models.recipe.quantise import Inputs, quantise_file
+    from models.train import export_classifier
+
+    shipped = PipClassifier.load(source)
+    chosen = crops[:CALIBRATION_CROPS]
+    batches = calibration_batches(shipped, chosen)
+    manifest = shipped.model.manifest
+    record = {
+        "format": str(manifest.raw["quantised"]["format"]),
+        "calibration": f"{len(chosen)} of the setup's confirmed crops",
+    }
+    with tempfile.TemporaryDirectory() as scratch:
+        float_file = Path(scratch) / CLASSIFIER_FILE
+        export_classifier(copy.deepcopy(net), float_file)
+        float_raw = {key: value for key, value in manifest.raw.items() if key != "quantised"}
+        save_manifest(dataclasses.replace(manifest, raw=float_raw), float_file)
+        graph = onnx.load(str(float_file)).graph
+        heads = [node.name for node in graph.node if node.op_type == "Gemm"]
+        inputs = Inputs(iter(batches), graph.input[0].name)
+        quantise_file(float_file, target, inputs, heads, record)
+    return parse_manifest(target.with_suffix(".json"))
+
+
+def calibration_batches(classifier: PipClassifier, crops: np.ndarray) -> list[np.ndarray]:
+    """Stored crops as ``classifier``'s input (its size, colour order and normalisation), in
+    batches of CALIBRATION_BATCH: what onnxruntime's quantisation reads."""
+    return [
+        classifier.model.normalise(model_crops(classifier, list(crops[i : i + CALIBRATION_BATCH])))
+        for i in range(0, len(crops), CALIBRATION_BATCH)
+    ]
+
+
 def loaded(
     net: ClassifierNet,
     source: Path,
     record: dict[str, object],
+    calibration: np.ndarray,
     confidence: ConfidenceMap | None = None,
 ) -> PipClassifier:
     """The net exported into a temporary folder and loaded through the runtime's checks
     (the session keeps the model; the folder goes)."""
     with tempfile.TemporaryDirectory() as scratch:
-        export_adapted(net, source, Path(scratch), record, confidence)
+        export_adapted(net, source, Path(scratch), record, calibration, confidence)
         return PipClassifier.load(Path(scratch))
 
 
@@ -185,7 +246,8 @@ def adapted_classifier(
 ) -> PipClassifier:
     """Fine-tune and load (`fine_tune`, `loaded`)."""
     net = fine_tune(source, crops, values, settings)
-    return loaded(net, source, {"dice": int(len(values)), **dataclasses.asdict(settings)})
+    record = {"dice": int(len(values)), **dataclasses.asdict(settings)}
+    return loaded(net, source, record, crops)
 
 
 def judged_crops(classifier: PipClassifier, crops: np.ndarray, values: np.ndarray) -> Judged:
@@ -268,9 +330,9 @@ def check_deep(
     record: dict[str, object] = {"dice": int(len(values)), **dataclasses.asdict(settings)}
     confidence = fold_map(raw, right)
     if out_dir is None:
-        full = loaded(full_net, source, record, confidence)
+        full = loaded(full_net, source, record, crops, confidence)
     else:  # exported once, where it is kept; the verdict joins its manifest below
-        export_adapted(full_net, source, out_dir, record, confidence)
+        export_adapted(full_net, source, out_dir, record, crops, confidence)
         full = PipClassifier.load(out_dir)
     anchor_crops, anchor_values = read_anchor()
     checked = None

@@ -1,7 +1,10 @@
 """Warm-start a torch net from its own exported ONNX file, to continue training a shipped
 model. The exporter folds each BatchNorm into the convolution before it, so every ONNX
 Conv holds (weight, bias); they are loaded into the torch Conv2d modules in order, with
-each BatchNorm set to "add the bias" (mean 0, var 1 - eps, weight 1) and kept frozen."""
+each BatchNorm set to "add the bias" (mean 0, var 1 - eps, weight 1) and kept frozen. An
+int8 copy's weights are read back through its DequantizeLinear nodes, so a shipped int8
+model continues (a setup's fine-tune, models/recipe/adapt_deep.py) from the weights it
+reads with."""
 
 from __future__ import annotations
 
@@ -18,17 +21,50 @@ def load_folded_onnx(net: nn.Module, onnx_path: Path) -> None:
     """Copy the folded Conv (and Gemm = Linear) weights of ``onnx_path`` into ``net``
     (same architecture)."""
     graph = onnx.load(str(onnx_path)).graph
-    weights = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
-    # the exporter stores equal tensors once and names the copies through Identity nodes
-    # (an untrained net's folded biases are often all equal)
-    for node in graph.node:
-        if node.op_type == "Identity" and node.input[0] in weights:
-            weights[node.output[0]] = weights[node.input[0]]
+    weights = constant_values(graph)
     modules = list(net.modules())
     with torch.no_grad():
         load_convs(modules, [n for n in graph.node if n.op_type == "Conv"], weights, onnx_path)
         # the classifier's final Linear is exported as Gemm (weight stored out x in)
         load_linears(modules, [n for n in graph.node if n.op_type == "Gemm"], weights, onnx_path)
+
+
+def constant_values(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
+    """Every initializer by name, with what the graph makes of them before any input: the
+    exporter stores equal tensors once and names the copies through Identity nodes (an
+    untrained net's folded biases are often all equal), and an int8 copy
+    (models/recipe/quantise.py) holds each weight as integers that a DequantizeLinear node
+    turns back into floats, (q - zero point) x scale per output channel."""
+    weights = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Identity" and node.input[0] in weights:
+            weights[node.output[0]] = weights[node.input[0]]
+        elif node.op_type == "DequantizeLinear" and node.input[0] in weights:
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            weights[node.output[0]] = dequantised(
+                *(weights[name] for name in node.input[:3]), axis=axis
+            )
+    return weights
+
+
+def dequantised(
+    quantised: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, axis: int
+) -> np.ndarray:
+    """ONNX DequantizeLinear of a constant: per tensor (a scalar scale) or per channel
+    along ``axis``."""
+    shape = [1] * quantised.ndim
+    if scale.ndim:
+        shape[axis] = -1
+    offset = quantised.astype(np.float32) - zero_point.astype(np.float32).reshape(shape)
+    return (offset * scale.astype(np.float32).reshape(shape)).astype(np.float32)
+
+
+def conv_widths(onnx_path: Path) -> list[int]:
+    """The output channels of each Conv of an exported file, in graph order (which net of
+    a family it is: the small classifier's or the wide one's)."""
+    graph = onnx.load(str(onnx_path)).graph
+    weights = constant_values(graph)
+    return [int(weights[n.input[1]].shape[0]) for n in graph.node if n.op_type == "Conv"]
 
 
 def batchnorm_after(modules: list[nn.Module]) -> dict[int, nn.BatchNorm2d | None]:
