@@ -14,7 +14,8 @@ from the shipped one, the file is copied and its manifest gets
 - ``created``: today;
 - ``training_command``: the shipped model's chain of commands, then ``--history`` (how the
   new file came from it: the stages and the averaging), so the manifest tells the whole
-  recipe from scratch;
+  recipe from scratch; with ``--new-line`` (a net of another line, trained from scratch:
+  the wide classifier), ``--history`` alone, which must then tell the whole recipe;
 
 and the runtime's load checks must pass on the result. An int8 file names the float file it
 was quantised from (``quantised.from_sha256``); that source must be given with ``--float``,
@@ -139,15 +140,22 @@ def judged_fields(judged: Manifest, shipped: Manifest) -> Manifest | None:
 
 
 def finished_manifest(
-    candidate: Manifest, shipped: Manifest, version: str | None, history: str
+    candidate: Manifest,
+    shipped: Manifest,
+    version: str | None,
+    history: str,
+    new_line: bool = False,
 ) -> Manifest:
-    """The candidate's manifest with the fields a shipped file needs."""
+    """The candidate's manifest with the fields a shipped file needs; ``new_line``: the
+    file does not descend from the shipped one (another net, trained from scratch), so its
+    chain of commands is ``history`` alone."""
     new_version = version or next_minor(shipped.version)
     if version_key(new_version) <= version_key(shipped.version):
         raise ShipRefused(f"version {new_version} is not above the shipped {shipped.version}")
     if not history.strip():
         raise ShipRefused("--history is empty: say how the new file came from the shipped one")
-    chain = f"{shipped.raw.get('training_command', '')}; {history.strip()}".lstrip("; ")
+    inherited = "" if new_line else shipped.raw.get("training_command", "")
+    chain = f"{inherited}; {history.strip()}".lstrip("; ")
     finished = candidate.with_fields(
         created=datetime.date.today().isoformat(), training_command=chain
     )
@@ -160,6 +168,7 @@ def ship_pair(
     history: str,
     float_dir: Path | None = None,
     version: str | None = None,
+    new_line: bool = False,
 ) -> list[Path]:
     """Ship every model of ``pair`` that differs from the one in ``models``; returns the
     files written. Nothing is written unless every check passes first; the new files are
@@ -181,7 +190,8 @@ def ship_pair(
                 kept.append((shipped_file, judged))
             continue
         check_float_source(candidate, float_dir, file_name, models)
-        plans.append((source, finished_manifest(candidate, shipped, version, history)))
+        finished = finished_manifest(candidate, shipped, version, history, new_line)
+        plans.append((source, finished))
     if not plans and not kept:
         raise ShipRefused(f"{pair} holds nothing that differs from {models}")
     if version is not None and len(plans) > 1:
@@ -212,10 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--float", dest="float_dir", type=Path, help="an int8 file's source")
     parser.add_argument("--version", help="default: the shipped model's next minor")
     parser.add_argument("--models", type=Path, default=Path("models"))
+    parser.add_argument(
+        "--new-line",
+        action="store_true",
+        help="the new file does not descend from the shipped one (another net from scratch): "
+        "its training_command is --history alone, the whole recipe",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     try:
-        ship_pair(args.pair, args.models, args.history, args.float_dir, args.version)
+        ship_pair(args.pair, args.models, args.history, args.float_dir, args.version, args.new_line)
     except (ShipRefused, ModelError, OSError) as error:
         raise SystemExit(f"not shipped: {error}") from error
     print(AFTER_SHIPPING)

@@ -136,3 +136,14 @@ def test_a_pair_sharing_the_finder_ships_the_peak_rule_chosen_for_it(tmp_path: P
     assert again.version == after.version and again.raw["validation"] == figures
     with pytest.raises(SystemExit, match="nothing that differs"):
         main(["--pair", str(pair), "--models", str(models), "--history", "nothing"])
+
+
+def test_a_file_of_a_new_line_carries_its_own_recipe_only(older_models: Path) -> None:
+    arguments = [
+        "--pair", str(MODELS), "--models", str(older_models), "--history", "stages 38-41",
+        "--float", str(older_models / "training" / "average"), "--new-line",
+    ]  # fmt: skip
+    assert main(arguments) == 0
+    shipped = parse_manifest(older_models / "dice_finder.json")
+    assert shipped.raw["training_command"] == "stages 38-41"  # not "stages 1-26; ..."
+    assert shipped.version == "1.8.0"

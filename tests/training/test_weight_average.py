@@ -1,6 +1,6 @@
 """A weight-space average of two classifiers continued from one model
-(models/recipe/weight_average.py), on the real files: the shipped classifier (1.5.0, stage
-32) and stage 21's candidate, both continued from 1.4.0 with the same folded graph. At share
+(models/recipe/weight_average.py), on the real files: classifier 1.5.0 (stage 32's
+candidate, byte for byte) and stage 21's candidate, both continued from 1.4.0 with the same folded graph. At share
 0 and 1 the average is each of them weight for weight; at 0.5 each weight is the midpoint;
 the file loads with the runtime's manifest checks and reads crops; nets of other graphs (the
 finder) and shares outside 0..1 are refused. The equal mean of several points (the lite0
@@ -31,6 +31,7 @@ from models.recipe.weight_average import (
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 TUNED = MODELS / "training" / "stage21-classifier" / "classifier" / "candidate"
+BASE = MODELS / "training" / "stage32-classifier" / "classifier" / "candidate"  # 1.5.0
 STAGES = MODELS / "training"
 FINDER_POINTS = [
     STAGES / f"stage{number}-lite-finder" / "finder" / "candidate" for number in (22, 24, 26)
@@ -55,7 +56,7 @@ def probabilities(models_dir: Path) -> np.ndarray:
 
 
 def test_the_ends_are_the_two_models_and_the_middle_their_midpoint() -> None:
-    base = onnx.load(str(MODELS / CLASSIFIER_FILE))
+    base = onnx.load(str(BASE / CLASSIFIER_FILE))
     tuned = onnx.load(str(TUNED / CLASSIFIER_FILE))
     base_weights, tuned_weights = weights(base), weights(tuned)
     differing = [
@@ -76,15 +77,15 @@ def test_the_ends_are_the_two_models_and_the_middle_their_midpoint() -> None:
 def test_the_written_average_loads_with_its_checks_and_reads_between_its_sources(
     tmp_path: Path,
 ) -> None:
-    target = write_average(MODELS, TUNED, 0.5, tmp_path, "pip_classifier")
+    target = write_average(BASE, TUNED, 0.5, tmp_path, "pip_classifier")
     manifest = parse_manifest(target.with_suffix(".json"))
     assert manifest.sha256 == sha256_of(target)
     record = manifest.raw["weight_average"]
-    assert record["base_sha256"] == sha256_of(MODELS / CLASSIFIER_FILE)
+    assert record["base_sha256"] == sha256_of(BASE / CLASSIFIER_FILE)
     assert record["tuned_sha256"] == sha256_of(TUNED / CLASSIFIER_FILE)
     assert record["share_of_tuned"] == 0.5
     mixed = probabilities(tmp_path)
-    base, tuned = probabilities(MODELS), probabilities(TUNED)
+    base, tuned = probabilities(BASE), probabilities(TUNED)
     assert mixed.shape == base.shape == (12, 7)
     np.testing.assert_allclose(mixed.sum(axis=1), 1.0, atol=1e-4)
     # an average of two nets that agree on these validation crops reads them as both do
@@ -92,12 +93,12 @@ def test_the_written_average_loads_with_its_checks_and_reads_between_its_sources
     assert agreed.sum() >= 10
     assert (mixed.argmax(axis=1)[agreed] == base.argmax(axis=1)[agreed]).all()
     # share 0 reads exactly as the base
-    write_average(MODELS, TUNED, 0.0, tmp_path / "zero", "pip_classifier")
+    write_average(BASE, TUNED, 0.0, tmp_path / "zero", "pip_classifier")
     np.testing.assert_allclose(probabilities(tmp_path / "zero"), base, atol=1e-5)
 
 
 def test_other_graphs_and_shares_outside_the_range_are_refused(tmp_path: Path) -> None:
-    base = onnx.load(str(MODELS / CLASSIFIER_FILE))
+    base = onnx.load(str(BASE / CLASSIFIER_FILE))
     finder = onnx.load(str(MODELS / "dice_finder.onnx"))
     with pytest.raises(GraphMismatch):
         average(base, finder, 0.5)
@@ -107,14 +108,14 @@ def test_other_graphs_and_shares_outside_the_range_are_refused(tmp_path: Path) -
     finder_only.mkdir()
     (finder_only / CLASSIFIER_FILE).write_bytes((MODELS / "dice_finder.onnx").read_bytes())
     with pytest.raises(SystemExit, match="cannot average"):
-        main(["--base", str(MODELS), "--tuned", str(finder_only), "--out", str(tmp_path / "out")])
+        main(["--base", str(BASE), "--tuned", str(finder_only), "--out", str(tmp_path / "out")])
     assert not (tmp_path / "out" / CLASSIFIER_FILE).exists()
 
 
 def test_the_mean_of_points_is_the_chained_average_and_records_every_point(
     tmp_path: Path,
 ) -> None:
-    base = onnx.load(str(MODELS / CLASSIFIER_FILE))
+    base = onnx.load(str(BASE / CLASSIFIER_FILE))
     tuned = onnx.load(str(TUNED / CLASSIFIER_FILE))
     for points, share in (([base, tuned], 0.5), ([base, base, tuned], 1 / 3)):
         mean, chained = weights(mean_of(points)), weights(average(base, tuned, share))
