@@ -1,7 +1,7 @@
 """A weight-space average of two classifiers continued from one model
 (models/recipe/weight_average.py), on the real files: classifier 1.5.0 (stage 32's
-candidate, byte for byte) and stage 21's candidate, both continued from 1.4.0 with the same folded graph. At share
-0 and 1 the average is each of them weight for weight; at 0.5 each weight is the midpoint;
+candidate, byte for byte) and stage 21's candidate, both continued from 1.4.0 with the same
+folded graph. At share 0 and 1 the average is each of them weight for weight; at 0.5 each weight is the midpoint;
 the file loads with the runtime's manifest checks and reads crops; nets of other graphs (the
 finder) and shares outside 0..1 are refused. The equal mean of several points (the lite0
 finder's stages) is the chained two-file average, and records every point. Needs onnx (the
