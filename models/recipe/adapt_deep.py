@@ -32,7 +32,6 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-import onnx
 import torch
 from torch import nn
 
@@ -190,31 +189,25 @@ def export_adapted(
 
 
 def export_int8(net: ClassifierNet, source: Path, target: Path, crops: np.ndarray) -> Manifest:
-    """The fine-tuned net quantised as its int8 source was (models/recipe/quantise.py: QDQ,
-    int8 weights per channel, the last Gemm float), its activation ranges from at most
+    """The fine-tuned net quantised as its int8 source was
+    (`quantise.quantise_classifier_file`), its activation ranges from at most
     CALIBRATION_CROPS of the setup's stored crops cut as the source reads them (the only
     photos a table has); returns the written manifest (the source's, its ``quantised``
     naming the setup's calibration)."""
-    from models.recipe.quantise import Inputs, quantise_file
+    from models.recipe.quantise import quantise_classifier_file
     from models.train import export_classifier
 
     shipped = PipClassifier.load(source)
     chosen = crops[:CALIBRATION_CROPS]
-    batches = calibration_batches(shipped, chosen)
     manifest = shipped.model.manifest
-    record = {
-        "format": str(manifest.raw["quantised"]["format"]),
-        "calibration": f"{len(chosen)} of the setup's confirmed crops",
-    }
     with tempfile.TemporaryDirectory() as scratch:
         float_file = Path(scratch) / CLASSIFIER_FILE
         export_classifier(copy.deepcopy(net), float_file)
         float_raw = {key: value for key, value in manifest.raw.items() if key != "quantised"}
         save_manifest(dataclasses.replace(manifest, raw=float_raw), float_file)
-        graph = onnx.load(str(float_file)).graph
-        heads = [node.name for node in graph.node if node.op_type == "Gemm"]
-        inputs = Inputs(iter(batches), graph.input[0].name)
-        quantise_file(float_file, target, inputs, heads, record)
+        batches = calibration_batches(shipped, chosen)
+        calibration = f"{len(chosen)} of the setup's confirmed crops"
+        quantise_classifier_file(float_file, target, batches, calibration)
     return parse_manifest(target.with_suffix(".json"))
 
 

@@ -28,7 +28,7 @@ import logging
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import cv2
@@ -44,6 +44,11 @@ from companion.vision.model import parse_manifest, save_manifest, sha256_of
 from companion.vision.types import DieBox
 
 logger = logging.getLogger("quantise")
+
+CLASSIFIER_FORMAT = (
+    "onnxruntime static quantisation, QDQ, int8 weights per channel, uint8 activations; "
+    "the last Gemm (embedding -> classes) float"
+)
 
 
 def calibration_photos(images: tuple[LabelledImage, ...], count: int) -> list[LabelledImage]:
@@ -181,17 +186,24 @@ def quantise_classifier(source_dir: Path, out_dir: Path, photos: list[LabelledIm
     source = source_dir / CLASSIFIER_FILE
     refuse_int8(source)
     classifier = PipClassifier.load(source_dir)
+    target = out_dir / CLASSIFIER_FILE
+    calibration = f"{len(photos)} photos of the training part, their labelled dice's crops"
+    quantise_classifier_file(source, target, classifier_batches(classifier, photos), calibration)
+    return target
+
+
+def quantise_classifier_file(
+    source: Path, target: Path, batches: Iterable[np.ndarray], calibration: str
+) -> None:
+    """A classifier file's int8 copy, the last Gemm (embedding -> classes) float, its
+    activation ranges from ``batches`` (the classifier's input, as it reads), described in
+    the manifest as ``calibration``: the one way both the shipped file and a setup's
+    fine-tuned one (models/recipe/adapt_deep.py) are quantised."""
     original = onnx.load(str(source))
     heads = [node.name for node in original.graph.node if node.op_type == "Gemm"]
-    record = {
-        "format": "onnxruntime static quantisation, QDQ, int8 weights per channel, "
-        "uint8 activations; the last Gemm (embedding -> classes) float",
-        "calibration": f"{len(photos)} photos of the training part, their labelled dice's crops",
-    }
-    inputs = Inputs(classifier_batches(classifier, photos), original.graph.input[0].name)
-    target = out_dir / CLASSIFIER_FILE
+    record = {"format": CLASSIFIER_FORMAT, "calibration": calibration}
+    inputs = Inputs(iter(batches), original.graph.input[0].name)
     quantise_file(source, target, inputs, heads, record)
-    return target
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,7 @@ from models.recipe.adapt_deep import (
     store_crops,
 )
 from models.recipe.from_onnx import load_folded_onnx
-from models.recipe.quantise import Inputs, quantise_file
+from models.recipe.quantise import quantise_classifier_file
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "models"
@@ -56,14 +56,10 @@ def wide_int8(
     float_dir.mkdir()
     for name in (CLASSIFIER_FILE, Path(CLASSIFIER_FILE).with_suffix(".json").name):
         shutil.copy(WIDE / name, float_dir / name)
-    wide = PipClassifier.load(float_dir)
-    batches = calibration_batches(wide, cells[0][:128])
-    graph = onnx.load(str(float_dir / CLASSIFIER_FILE)).graph
-    heads = [node.name for node in graph.node if node.op_type == "Gemm"]
-    record = {"format": "QDQ int8, the last Gemm float", "calibration": "the fixture's crops"}
+    batches = calibration_batches(PipClassifier.load(float_dir), cells[0][:128])
     int8_dir = folder / "int8"
-    inputs = Inputs(iter(batches), graph.input[0].name)
-    quantise_file(float_dir / CLASSIFIER_FILE, int8_dir / CLASSIFIER_FILE, inputs, heads, record)
+    target = int8_dir / CLASSIFIER_FILE
+    quantise_classifier_file(float_dir / CLASSIFIER_FILE, target, batches, "the fixture's crops")
     return int8_dir
 
 
