@@ -12,6 +12,10 @@ that knows this setup:
   0, 90, 180, 270 degrees, and mirrored: its pip count is the same in all eight), so 25
   photos give eight times the examples at no cost when reading (fewer views per die
   past MAX_ROWS rows, to bound the fit's time).
+  It reads only the crops like the setup's own dice (`likeness_of`: as like one of them
+  as the least typical of its dice is like the nearest die of another of its photos);
+  a die of another kind keeps the shipped reading (companion.vision.adapt_fit, "Only dice
+  like the setup's").
 - **whether it reads** (`check_folds`, issue 24): the head is fitted once per fold of
   the setup's photos (k-fold by photo, every photo left out once, at most MAX_FOLDS
   folds) and reads the left-out photos' dice; it takes over from the shipped head only
@@ -64,7 +68,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from companion.vision.adapt_fit import Delta, Rows, fit, softmax
+from companion.vision.adapt_fit import Delta, Likeness, Rows, fit, softmax, unit
 from companion.vision.adapt_gate import (
     MAX_FOLDS,
     Judged,
@@ -97,6 +101,7 @@ SHIPPED_VOUCHES = 0.5  # ... unless the shipped head gives its value at least th
 SHIPPED_REFUSES = 0.05  # the shipped head's probability of a value it refuses
 OWN_VOUCHES = 0.5  # ... which the rest of the face overrules from this class-mean probability
 COLOUR_PRIOR_EXAMPLES = 2.0  # the calibrated colour counts as this many confirmed dice
+MAX_PROTOTYPES = 512  # the setup's dice a crop is compared with, at most (evenly spread)
 
 Lab = tuple[float, float, float]
 
@@ -223,13 +228,37 @@ def face_counts(examples: Sequence[Example]) -> np.ndarray:
     return np.bincount(values - 1, minlength=FACES)[:FACES].astype(np.int64)
 
 
+def likeness_of(examples: Sequence[Example]) -> Likeness | None:
+    """Which crops the head fitted on the examples reads (adapt_fit.Likeness): those at
+    least as like one of the examples (the crop as cut) as every example is like the
+    nearest example of another photo (the least typical one sets the floor, so every die
+    of the setup's kind reads adapted); None under two photos (such a head is never
+    adopted: GATE_MIN_PHOTOS)."""
+    firsts = [(e.photo, first[1]) for e in examples if (first := e.first_view()) is not None]
+    photos = [("die", k) if photo is None else photo for k, (photo, _) in enumerate(firsts)]
+    if len(set(photos)) < 2:
+        return None
+    rows = unit(np.stack([embedding for _, embedding in firsts]))
+    similarity = rows @ rows.T
+    codes = np.unique(np.array([str(p) for p in photos]), return_inverse=True)[1]
+    similarity[codes[:, None] == codes[None, :]] = -1.0  # another photo's dice only
+    floor = float(similarity.max(axis=1).min())
+    keep = np.linspace(0, len(rows), min(len(rows), MAX_PROTOTYPES), endpoint=False)
+    return Likeness(rows[keep.astype(int)], floor)
+
+
+def fitted(examples: Sequence[Example]) -> Delta:
+    """The anchored regression on the examples, reading only crops like them."""
+    return replace(fit(example_rows(examples), LAMBDA), like=likeness_of(examples))
+
+
 def fit_value_head(examples: Sequence[Example], gate: Verdict | None = None) -> ValueHead:
     """The setup's head on the examples: the regression, unless a verdict is given that
     does not adopt it (then the shipped head reads alone)."""
     counts = face_counts(examples)
     if not examples or (gate is not None and not gate.adopted):
         return ValueHead(None, counts, gate or Verdict())
-    return ValueHead(fit(example_rows(examples), LAMBDA), counts, gate or Verdict())
+    return ValueHead(fitted(examples), counts, gate or Verdict())
 
 
 def judged_dice(examples: Sequence[Example]) -> Judged:
@@ -290,7 +319,7 @@ def _read_folds(
     judged = np.array([examples[k].probabilities is not None for k in readable], bool)
     for part in range(int(folds.max()) + 1):
         rest = [e for e, f in zip(examples, folds, strict=True) if f != part]
-        delta = fit(example_rows(rest), LAMBDA)
+        delta = fitted(rest)
         rows = np.flatnonzero(part_of == part)
         mine = dice.subset(rows)
         reads = mine.reads(delta, below)
@@ -336,7 +365,7 @@ def check_folds(
         np.bincount(part_of[is_judged], shipped_errors[is_judged], count),
         np.bincount(part_of[is_judged], reads.errors[is_judged], count),
     )
-    full = fit(example_rows(examples), LAMBDA)
+    full = fitted(examples)
     checked = None
     if anchor is not None and len(anchor):
         shipped_anchor, adapted_anchor = anchor.errors(None, below), anchor.errors(full, below)

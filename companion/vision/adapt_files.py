@@ -1,7 +1,8 @@
 """A setup's adapted reader on disk, beside the setup's crops (``setups/<setup>/adapted/``):
 the value head (``value_head-<sha12>.npz``, named by the first 12 hex digits of its
-sha256: the seen faces and the weights the head adds to the shipped final layer,
-companion.vision.adapt_fit.Delta) and its manifest (``value_head.json``: what it is, the
+sha256: the seen faces and the weights the head adds to the shipped final layer, and the
+setup's dice embeddings with the floor of likeness that say which crops it reads,
+companion.vision.adapt_fit.Delta and Likeness) and its manifest (``value_head.json``: what it is, the
 classifier it adapts by name, version and sha256, the embedding width, the labels, the
 face counts, the fold check's verdict, the name and sha256 of the .npz, and the
 confidence map the fold check refitted for it when it had enough left-out dice). A refused
@@ -47,7 +48,7 @@ import numpy as np
 
 from companion.vision.adapt import FACES, ValueHead
 from companion.vision.adapt_finder import AdaptedFinder, FinderHead
-from companion.vision.adapt_fit import Delta
+from companion.vision.adapt_fit import Delta, Likeness
 from companion.vision.adapt_gate import Verdict
 from companion.vision.classifier import PipClassifier
 from companion.vision.confidence import ConfidenceMap
@@ -92,7 +93,10 @@ def write_head_file(out: Path, delta: Delta) -> Path:
     return its path; a file of that name already there holds the same bytes. No manifest
     names it yet: until `save_head` replaces the manifest, the previous head reads."""
     buffer = io.BytesIO()
-    np.savez(buffer, seen=np.array(delta.seen, np.int64), weights=delta.weights)
+    arrays = {"seen": np.array(delta.seen, np.int64), "weights": delta.weights}
+    if delta.like is not None:
+        arrays |= {"prototypes": delta.like.prototypes, "floor": np.array(delta.like.floor)}
+    np.savez(buffer, **arrays)
     data = buffer.getvalue()
     path = out / head_file_name(data)
     atomic_write(path, data)
@@ -243,6 +247,10 @@ def _delta(manifest_path: Path, spec: dict[str, object], width: int) -> Delta:
     with np.load(head_path) as data:
         seen = tuple(int(c) for c in data["seen"])
         weights = np.asarray(data["weights"], np.float64)
+        like = None  # a head saved before it read only like dice reads every crop
+        if "prototypes" in data:
+            prototypes = np.asarray(data["prototypes"], np.float32)
+            like = Likeness(prototypes, float(data["floor"]))
     if list(seen) != spec.get("seen") or list(weights.shape) != spec.get("shape"):
         raise ModelError(f"{head_path}: 'head.seen' or 'head.shape' does not match the file")
     if weights.shape != (len(seen), width + 1):
@@ -250,7 +258,11 @@ def _delta(manifest_path: Path, spec: dict[str, object], width: int) -> Delta:
             f"{head_path}: weights {weights.shape} do not fit embedding width {width} "
             f"('head.shape')"
         )
-    return Delta(seen, weights)
+    if like is not None and (like.prototypes.ndim != 2 or like.prototypes.shape[1] != width):
+        raise ModelError(
+            f"{head_path}: prototypes {like.prototypes.shape} do not fit embedding width {width}"
+        )
+    return Delta(seen, weights, like)
 
 
 FINDER_PREFIX = "finder_head-"

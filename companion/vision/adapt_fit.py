@@ -20,6 +20,14 @@ the probability the shipped head gives them together (`apply`); the other faces 
 shipped head's probability. Without that, five photos of 1s, 4s and 5s teach the head that
 no die is ever a 6.
 
+**Only dice like the setup's** (`Likeness`). A head learns what separates this table's
+dice; on a die of another kind it moves a decision boundary it has no evidence about (a
+setup taught ringed ones, which the shipped net calls 2, pushed every 2-like die away from
+2, and one borderline 2 of another table flipped to 4). So the head reads only the crops
+whose embedding is at least as like one of the setup's confirmed dice as its own dice are
+like each other (the floor, companion.vision.adapt `likeness_of`); any other crop keeps
+the shipped probabilities.
+
 **The solver** is a majorise-minimise Newton iteration with Nesterov momentum: the
 Hessian of the multinomial cross-entropy is bounded by 1/2 (I - 11^T/C) (x) X^T X
 (Boehning, 1992), so one inverse of a (D+1) x (D+1) matrix per fit preconditions every
@@ -60,19 +68,58 @@ class Rows:
 
 
 @dataclass(frozen=True)
+class Likeness:
+    """Which crops are like the setup's own dice (module docstring, "Only dice like the
+    setup's"): M x D unit rows, the embeddings of its confirmed dice, and the cosine
+    similarity to the nearest of them from which a crop counts as one of the setup's."""
+
+    prototypes: np.ndarray = field(repr=False)
+    floor: float
+
+    def mask(self, features: np.ndarray) -> np.ndarray:
+        """N booleans: the crop whose embedding is row n is like the setup's dice."""
+        if not len(features):
+            return np.zeros(0, bool)
+        return np.asarray(nearest_similarity(features, self.prototypes) >= self.floor)
+
+
+def unit(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1, as float32 (a zero row stays zero)."""
+    rows = np.asarray(matrix, np.float32)
+    return np.asarray(rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12))
+
+
+def nearest_similarity(features: np.ndarray, prototypes: np.ndarray) -> np.ndarray:
+    """Per row of ``features``: its cosine similarity to the nearest prototype (unit rows)."""
+    return np.asarray((unit(features) @ prototypes.T).max(axis=1))
+
+
+@dataclass(frozen=True)
 class Delta:
     """What a fit adds to the shipped head: per seen face (class index, increasing) a row
-    of D weights and a bias, (len(seen)) x (D + 1)."""
+    of D weights and a bias, (len(seen)) x (D + 1); and which crops it reads (``like``:
+    None, every crop)."""
 
     seen: tuple[int, ...]
     weights: np.ndarray = field(repr=False)
+    like: Likeness | None = None
 
     def apply(self, shipped: np.ndarray, features: np.ndarray) -> np.ndarray:
         """N x 7 probabilities: the shipped ones with the seen faces' share given out by
-        the adapted logits (module docstring). ``shipped``: N x 7 probabilities of the
-        crops whose features (N x D) these are."""
+        the adapted logits (module docstring); a crop unlike the setup's dice keeps the
+        shipped ones. ``shipped``: N x 7 probabilities of the crops whose features (N x D)
+        these are."""
         if len(self.seen) < 2 or not len(shipped):
             return shipped
+        if self.like is not None:
+            like = self.like.mask(features)
+            out = np.array(shipped, copy=True)
+            if like.any():
+                out[like] = self._adapted(np.asarray(shipped)[like], np.asarray(features)[like])
+            return out
+        return self._adapted(shipped, features)
+
+    def _adapted(self, shipped: np.ndarray, features: np.ndarray) -> np.ndarray:
         seen = list(self.seen)
         part = np.asarray(shipped, np.float64)[:, seen]
         logits = np.log(np.maximum(part, LOG_FLOOR))

@@ -114,6 +114,27 @@ def test_a_die_of_faces_barely_taught_is_no_surer_than_the_shipped_head() -> Non
     assert np.isclose(fit_value_head([]).confidence(probe_shipped, probe_shipped)[0], 0.6)
 
 
+def test_a_die_unlike_the_setups_keeps_the_shipped_reading() -> None:
+    """The setup's 1s, which the shipped head reads as 2, are taught; a die of another kind
+    (its embedding away from every taught die, as another table's dice are) that the
+    shipped head reads as 2 keeps exactly that reading, while a new die like the taught
+    ones is read as 1."""
+    taught = examples_of([1] * 10 + [2] * 10, read_as={1: 2})
+    head = adapt(taught, second_look_below=BELOW).head
+    assert head.active and head.delta is not None and head.delta.like is not None
+    rng = np.random.default_rng(5)
+    stranger = np.zeros((1, DIM), np.float32)
+    stranger[0, 1], stranger[0, 8] = 0.6, 0.8  # part 2-like, mostly what no taught die shows
+    assert not head.delta.like.mask(stranger)[0]
+    cold = shipped(2, sure=0.5)[None]
+    assert np.array_equal(head.adjust(cold, stranger), cold)
+    like_taught = face_vector(1, rng)[None]
+    assert head.delta.like.mask(like_taught)[0]
+    assert head.adjust(cold, like_taught).argmax() == 0
+    # the floor: the least typical taught die is like its nearest die of another photo
+    assert head.delta.like.mask(np.stack([e.embedding for e in taught])).all()
+
+
 def test_the_fit_is_the_shipped_head_plus_a_pull_towards_the_examples() -> None:
     """With a huge penalty nothing moves; with a small one the examples win; the rows of
     faces not seen are never touched."""

@@ -24,6 +24,7 @@ from companion.vision.adapt_files import (
     ADAPTED_DIR,
     HEAD_FILE,
     MANIFEST_FILE,
+    embedding_width,
     load_head,
     save_head,
     write_head_file,
@@ -139,11 +140,18 @@ def test_the_adapted_head_is_written_with_a_manifest_the_load_checks_pass(
     folder = learner.folder / ADAPTED_DIR
     manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
     assert manifest["derived_from"]["sha256"] == classifier.model.manifest.sha256
-    assert manifest["verdict"]["adopted"] and manifest["head"]["shape"] == [6, 97]
+    width = embedding_width(classifier)
+    assert manifest["verdict"]["adopted"] and manifest["head"]["shape"] == [6, width + 1]
     saved = load_head(learner.folder, classifier)
     assert saved is not None and saved.verdict == head.gate
     assert saved.head.delta is not None and head.delta is not None
     assert np.array_equal(saved.head.delta.weights, head.delta.weights)
+    # which crops it reads comes back with it: the setup's dice and the floor
+    assert saved.head.delta.like is not None and head.delta.like is not None
+    assert saved.head.delta.like.floor == head.delta.like.floor
+    assert np.array_equal(saved.head.delta.like.prototypes, head.delta.like.prototypes)
+    taught_dice, columns = saved.head.delta.like.prototypes.shape
+    assert columns == width and 100 <= taught_dice <= 128  # the 128 taught cells, less any held back
     # a damaged head file fails its check, naming the file
     head_file = folder / manifest["head"]["file"]
     head_file.write_bytes(head_file.read_bytes()[:-8])
