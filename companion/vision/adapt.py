@@ -229,16 +229,24 @@ def face_counts(examples: Sequence[Example]) -> np.ndarray:
 
 
 def likeness_of(examples: Sequence[Example]) -> Likeness | None:
-    """Which crops the head fitted on the examples reads (adapt_fit.Likeness): those at
-    least as like one of the examples (the crop as cut) as every example is like the
-    nearest example of another photo (the least typical one sets the floor, so every die
-    of the setup's kind reads adapted); None under two photos (such a head is never
-    adopted: GATE_MIN_PHOTOS)."""
+    """Which crops the head fitted on the examples reads (`likeness_from` on their crops as
+    cut)."""
     firsts = [(e.photo, first[1]) for e in examples if (first := e.first_view()) is not None]
     photos = [("die", k) if photo is None else photo for k, (photo, _) in enumerate(firsts)]
+    if not firsts:
+        return None
+    return likeness_from(np.stack([embedding for _, embedding in firsts]), photos)
+
+
+def likeness_from(embeddings: np.ndarray, photos: Sequence[object]) -> Likeness | None:
+    """adapt_fit.Likeness of a setup's dice (N x D embeddings, each die's photo): a crop is
+    like them when it is at least as like one of them as every one of them is like the
+    nearest die of another photo (the least typical die sets the floor, so every die of
+    the setup's kind reads adapted); None under two photos (a head or a fine-tune on
+    fewer is never adopted: GATE_MIN_PHOTOS)."""
     if len(set(photos)) < 2:
         return None
-    rows = unit(np.stack([embedding for _, embedding in firsts]))
+    rows = unit(embeddings)
     similarity = rows @ rows.T
     codes = np.unique(np.array([str(p) for p in photos]), return_inverse=True)[1]
     similarity[codes[:, None] == codes[None, :]] = -1.0  # another photo's dice only

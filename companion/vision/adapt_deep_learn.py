@@ -22,7 +22,11 @@ setup learns with its heads only, as before.
 - `classifier()`: the adopted net (`DeepClassifier`, loaded with the runtime's manifest
   checks; only over the classifier file it was fine-tuned from), which the camera reads
   with in place of the shipped net and the value head; its dice are no surer than its own
-  left-out photos vouch for (`Verdict.ceiling`, as an adopted value head's).
+  left-out photos vouch for (`Verdict.ceiling`, as an adopted value head's). It reads only
+  the dice like the setup's own (`likeness.npz`: its embeddings of the setup's dice and
+  the floor, companion.vision.adapt_fit.Likeness, as the value head reads); a die of
+  another kind is read by the shipped net, as the fold check and the no-forgetting check
+  judged it.
 
 A restart reads the saved verdict and net back; forgetting the setup removes the folder
 with the rest of its adapted files."""
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import io
 import json
 import logging
 import os
@@ -46,21 +51,23 @@ from pathlib import Path
 import numpy as np
 
 from companion.vision.adapt import CLASSES, GATE_MIN_PHOTOS
-from companion.vision.adapt_files import ADAPTED_DIR
+from companion.vision.adapt_files import ADAPTED_DIR, atomic_write, embedding_width
 from companion.vision.adapt_finder_learn import REFIT_EVERY as FINDER_REFIT_EVERY
+from companion.vision.adapt_fit import Likeness
 from companion.vision.adapt_gate import Verdict
 from companion.vision.adapt_store import CROP_SIZE, SetupStore, StoredExample
-from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier, crop_die
+from companion.vision.classifier import CLASSIFIER_FILE, Classified, PipClassifier, crop_die
 from companion.vision.finder import DiceFinder
 from companion.vision.model import ModelError, OnnxModel
 from companion.vision.pipeline import trace_dice
 from companion.vision.scoring import off_dice
-from companion.vision.types import DieReading
+from companion.vision.types import DieBox, DieReading
 
 logger = logging.getLogger(__name__)
 
 DEEP_DIR = "deep"  # under the setup's adapted/ folder
 VERDICT_FILE = "verdict.json"  # written by models/recipe/adapt_deep.py whatever the verdict
+LIKENESS_FILE = "likeness.npz"  # beside an adopted net: which dice it reads (DeepClassifier)
 MIN_PHOTOS = GATE_MIN_PHOTOS  # the fold check's sign test cannot adopt on fewer photos
 REFIT_EVERY = FINDER_REFIT_EVERY  # new photos before it is judged again, as the finder's head
 TIMEOUT_S = 900.0  # a check that takes longer is given up (logged); the shipped net reads
@@ -79,16 +86,70 @@ def available() -> bool:
 
 
 class DeepClassifier(PipClassifier):
-    """A setup's fine-tuned net: reads like any classifier, and vouches for no more than
-    its fold check's left-out photos showed (`Verdict.ceiling`)."""
+    """A setup's fine-tuned net: reads like any classifier, the dice unlike the setup's
+    with the shipped net (``like`` and ``shipped``: module docstring; either None, every
+    die with the fine-tuned net), and vouches for no more than its fold check's left-out
+    photos showed (`Verdict.ceiling`)."""
 
-    def __init__(self, model: OnnxModel, verdict: Verdict, source: str) -> None:
+    def __init__(
+        self,
+        model: OnnxModel,
+        verdict: Verdict,
+        source: str,
+        like: Likeness | None = None,
+        shipped: PipClassifier | None = None,
+    ) -> None:
         super().__init__(model)
         self.verdict = verdict
         self.source = source  # the sha256 of the shipped file it was fine-tuned from
+        self.like = like
+        self.shipped = shipped
+
+    def classify(
+        self, image_bgr: np.ndarray, boxes: Sequence[DieBox], looks: bool = False
+    ) -> Classified:
+        mine = super().classify(image_bgr, boxes, looks)
+        if self.like is None or self.shipped is None or mine.embeddings is None:
+            return mine
+        unlike = np.flatnonzero(~self.like.mask(mine.embeddings))
+        if not len(unlike):
+            return mine
+        theirs = self.shipped.classify(image_bgr, [boxes[int(k)] for k in unlike], looks)
+        probabilities = mine.probabilities.copy()
+        probabilities[unlike] = theirs.probabilities
+        views, wide = mine.views, mine.wide
+        if views is not None and theirs.views is not None:
+            views = views.copy()
+            views[unlike] = theirs.views
+        if wide is not None and theirs.wide is not None:
+            wide = wide.copy()
+            wide[unlike] = theirs.wide
+        return Classified(probabilities, mine.embeddings, mine.confidence, views, wide)
 
     def vouched(self, readings: tuple[DieReading, ...]) -> tuple[DieReading, ...]:
         return self.verdict.vouch(readings)
+
+
+def save_likeness(path: Path, like: Likeness) -> None:
+    """Write which dice a fine-tuned net reads (`DeepClassifier`), synced."""
+    buffer = io.BytesIO()
+    np.savez(buffer, prototypes=like.prototypes, floor=np.array(like.floor))
+    atomic_write(path, buffer.getvalue())
+
+
+def load_likeness(path: Path, width: int) -> Likeness | None:
+    """The likeness beside a fine-tuned net (None: none there, a net fine-tuned before it
+    was kept; it reads every die); a damaged file raises ModelError naming it."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as data:
+            like = Likeness(np.asarray(data["prototypes"], np.float32), float(data["floor"]))
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelError(f"{path}: not a likeness file ({exc})") from exc
+    if like.prototypes.ndim != 2 or like.prototypes.shape[1] != width:
+        raise ModelError(f"{path}: prototypes {like.prototypes.shape} do not fit width {width}")
+    return like
 
 
 @dataclass(frozen=True)
@@ -156,6 +217,7 @@ class DeepJob:
     photos: tuple[str, ...]
     ids: tuple[int, ...]  # the stored dice's ids, crop by crop
     removed: RemovedDice | None = None  # None: only the confirmed dice are taught
+    shipped: PipClassifier | None = field(default=None, repr=False)  # reads unlike dice
     work: Path | None = None  # the child's folder, beside the setup's adapted files
     child: subprocess.Popen[str] | None = field(default=None, repr=False)
     started: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -250,7 +312,7 @@ class DeepJob:
         finally:
             self.discard()
             shutil.rmtree(old, ignore_errors=True)
-        state = read_state(self.folder)
+        state = read_state(self.folder, self.shipped)
         if state is None:
             raise ModelError(f"{target}: the fine-tune wrote no verdict")
         return state
@@ -262,9 +324,10 @@ class DeepJob:
                 self.work.parent.rmdir()
 
 
-def read_state(folder: Path) -> DeepState | None:
+def read_state(folder: Path, shipped: PipClassifier | None = None) -> DeepState | None:
     """The saved check of the setup in `folder` (None: never checked). A damaged verdict
-    file raises ModelError naming it; the net is loaded with the runtime's checks."""
+    file raises ModelError naming it; the net is loaded with the runtime's checks, to read
+    the dice unlike the setup's with ``shipped``."""
     out = Path(folder) / ADAPTED_DIR / DEEP_DIR
     path = out / VERDICT_FILE
     if not path.is_file():
@@ -282,7 +345,9 @@ def read_state(folder: Path) -> DeepState | None:
     derived = model.manifest.raw.get("deep_adapted", {})
     if not isinstance(derived, dict) or derived.get("from_sha256") != source:
         raise ModelError(f"{out / CLASSIFIER_FILE}: its manifest does not name {source[:12]}")
-    return DeepState(verdict, photos, source, DeepClassifier(model, verdict, source), sureness)
+    deep = DeepClassifier(model, verdict, source, None, shipped)
+    deep.like = load_likeness(out / LIKENESS_FILE, embedding_width(deep))
+    return DeepState(verdict, photos, source, deep, sureness)
 
 
 def read_sureness(raw: object, path: Path) -> dict[int, float]:
@@ -334,7 +399,7 @@ class DeepLearner:
         for stale in (self.folder / ADAPTED_DIR).glob(f"{WORK_PREFIX}*"):
             shutil.rmtree(stale, ignore_errors=True)
         try:
-            state = read_state(self.folder)
+            state = read_state(self.folder, self.shipped)
         except ModelError:
             logger.warning("setup %s: saved fine-tune not read", self.setup, exc_info=True)
             state = None
@@ -381,6 +446,7 @@ class DeepLearner:
             tuple(keys),
             tuple(ids),
             self.removed,
+            self.shipped,
         )
         self.running = job
         return job

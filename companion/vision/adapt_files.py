@@ -93,10 +93,18 @@ def write_head_file(out: Path, delta: Delta) -> Path:
     return its path; a file of that name already there holds the same bytes. No manifest
     names it yet: until `save_head` replaces the manifest, the previous head reads."""
     buffer = io.BytesIO()
-    arrays = {"seen": np.array(delta.seen, np.int64), "weights": delta.weights}
-    if delta.like is not None:
-        arrays |= {"prototypes": delta.like.prototypes, "floor": np.array(delta.like.floor)}
-    np.savez(buffer, **arrays)
+    seen = np.array(delta.seen, np.int64)
+    if delta.like is None:
+        np.savez(buffer, seen=seen, weights=delta.weights)
+    else:
+        like = delta.like
+        np.savez(
+            buffer,
+            seen=seen,
+            weights=delta.weights,
+            prototypes=like.prototypes,
+            floor=np.array(like.floor),
+        )
     data = buffer.getvalue()
     path = out / head_file_name(data)
     atomic_write(path, data)

@@ -35,12 +35,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from companion.vision.adapt import GATE_MIN_PHOTOS
+from companion.vision.adapt import GATE_MIN_PHOTOS, likeness_from
 from companion.vision.adapt_anchor import read_anchor
 from companion.vision.adapt_deep_learn import (  # the app reads what main writes
+    LIKENESS_FILE,
     UNREADABLE,
     VERDICT_FILE,
+    save_likeness,
 )
+from companion.vision.adapt_fit import Likeness
 from companion.vision.adapt_gate import (
     MAX_FOLDS,
     Judged,
@@ -259,17 +262,47 @@ def errors_of(classifier: PipClassifier, crops: np.ndarray, values: np.ndarray) 
     return judged_crops(classifier, crops, values).errors(None, classifier.second_look_below)
 
 
+def first_embeddings(classifier: PipClassifier, crops: np.ndarray) -> np.ndarray:
+    """N x D embeddings of stored crops as cut (no views)."""
+    assert classifier.embedding_index is not None, "a classifier with an embedding output"
+    batch = classifier.model.normalise(model_crops(classifier, list(crops)))
+    return np.asarray(classifier.model.run(batch)[classifier.embedding_index])
+
+
+def gated_reads(
+    net: PipClassifier, like: Likeness | None, judged: Judged, shipped: np.ndarray
+) -> np.ndarray:
+    """N x 7: the fine-tuned net's reading of the judged crops where the crop is like the
+    setup's dice (companion.vision.adapt_deep_learn.DeepClassifier reads so), the shipped
+    net's (``shipped``, N x 7) elsewhere."""
+    reads = judged.reads(None, net.second_look_below)
+    if like is not None and len(reads):
+        unlike = ~like.mask(judged.views[:, 0])
+        reads[unlike] = shipped[unlike]
+    return reads
+
+
+def fine_tuned_likeness(
+    net: PipClassifier, crops: np.ndarray, photos: Sequence[object]
+) -> Likeness | None:
+    """Which crops the net fine-tuned on these crops reads (adapt.likeness_from on its own
+    embeddings of them)."""
+    return likeness_from(first_embeddings(net, crops), list(photos))
+
+
 @dataclasses.dataclass(frozen=True)
 class DeepCheck:
     """What `check_deep` found: the verdict, the net fine-tuned on every crop (loaded
-    through the runtime; None when too few photos to judge), the wall seconds, and per
-    crop how sure the net fine-tuned without its photo is of its value (the first view's
-    probability; NaN where no fold read it), as the value head's check says per die."""
+    through the runtime; None when too few photos to judge), the wall seconds, per crop
+    how sure the net fine-tuned without its photo is of its value (the first view's
+    probability; NaN where no fold read it), as the value head's check says per die, and
+    which crops that net reads (the rest keep the shipped net's reading)."""
 
     verdict: Verdict
     classifier: PipClassifier | None
     seconds: float
     sureness: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    like: Likeness | None = None
 
 
 def check_deep(
@@ -298,7 +331,10 @@ def check_deep(
     if count < GATE_MIN_PHOTOS or len(faces) < 2:
         return DeepCheck(Verdict(dice=int(real.sum())), None, time.perf_counter() - started)
     folds = fold_of_photos(photos, min(count, MAX_FOLDS))
-    shipped_errors = errors_of(shipped, crops, values)
+    keys = np.array([str(p) for p in photos])
+    shipped_judged = judged_crops(shipped, crops, values)
+    shipped_reads = shipped_judged.reads(None, shipped.second_look_below)
+    shipped_errors = shipped_reads.argmax(axis=1) != shipped_judged.truth
     adapted_errors = np.zeros(len(values), bool)
     sureness = np.full(len(values), np.nan)
     raw: list[float] = []  # the left-out dice read as a value: top probability, read right
@@ -306,8 +342,9 @@ def check_deep(
     for part in range(int(folds.max()) + 1):
         out = folds == part
         fold_net = adapted_classifier(source, crops[~out], values[~out], settings)
+        like = fine_tuned_likeness(fold_net, crops[~out], keys[~out])
         judged = judged_crops(fold_net, crops[out], values[out])
-        reads = judged.reads(None, fold_net.second_look_below)
+        reads = gated_reads(fold_net, like, judged, shipped_reads[out])
         read_as = reads.argmax(axis=1)
         adapted_errors[out] = read_as != judged.truth
         sureness[out] = judged.probabilities[np.arange(len(judged.truth)), 0, judged.truth]
@@ -327,14 +364,21 @@ def check_deep(
     else:  # exported once, where it is kept; the verdict joins its manifest below
         export_adapted(full_net, source, out_dir, record, crops, confidence)
         full = PipClassifier.load(out_dir)
+    full_like = fine_tuned_likeness(full, crops, keys)
+    if out_dir is not None and full_like is not None:
+        save_likeness(out_dir / LIKENESS_FILE, full_like)
     anchor_crops, anchor_values = read_anchor()
     checked = None
     if anchor_crops:
         sample = np.stack(anchor_crops)
+        cold = judged_crops(shipped, sample, anchor_values)
+        cold_reads = cold.reads(None, shipped.second_look_below)
+        warm = judged_crops(full, sample, anchor_values)
+        warm_reads = gated_reads(full, full_like, warm, cold_reads)
         checked = (
             len(anchor_values),
-            int(errors_of(shipped, sample, anchor_values).sum()),
-            int(errors_of(full, sample, anchor_values).sum()),
+            int((cold_reads.argmax(axis=1) != cold.truth).sum()),
+            int((warm_reads.argmax(axis=1) != warm.truth).sum()),
         )
     worse = tuple(
         face
@@ -346,7 +390,7 @@ def check_deep(
         manifest = full.model.manifest
         entry = {**manifest.raw["deep_adapted"], "verdict": verdict.to_json()}
         save_manifest(manifest.with_fields(deep_adapted=entry), out_dir / CLASSIFIER_FILE)
-    return DeepCheck(verdict, full, time.perf_counter() - started, sureness)
+    return DeepCheck(verdict, full, time.perf_counter() - started, sureness, full_like)
 
 
 # ----------------------------------------------------------------------------------------
@@ -389,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     if checked.verdict.adopted:
         for name in (CLASSIFIER_FILE, Path(CLASSIFIER_FILE).with_suffix(".json").name):
             (scratch / name).replace(args.out / name)
+        if (scratch / LIKENESS_FILE).is_file():
+            (scratch / LIKENESS_FILE).replace(args.out / LIKENESS_FILE)
     for leftover in scratch.iterdir():
         leftover.unlink()
     scratch.rmdir()

@@ -19,7 +19,7 @@ import pytest
 
 from companion.synth import render_scene
 from companion.vision.adapt import AdaptedClassifier, ValueHead, adapt, fit_value_head
-from companion.vision.adapt_files import load_head
+from companion.vision.adapt_files import embedding_width, load_head
 from companion.vision.adapt_gate import MIN_MAP_DICE, Verdict, fold_map
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, embed_crops, model_key
 from companion.vision.adapt_store import SetupError, SetupStore, ViewUpdate
@@ -194,7 +194,10 @@ def test_stored_dice_come_back_after_a_restart(
     first = reloaded.stored[0]
     assert (first.table_id, first.photo, first.throw, first.source) == ("t1", "p1", 3, "read")
     assert first.example.probabilities is not None and first.example.lab is not None
-    assert first.example.views is not None and first.example.views.shape == (8, 96)
+    assert first.example.views is not None and first.example.views.shape == (
+        8,
+        embedding_width(classifier),
+    )
     assert first.example.view_probabilities is not None
     assert after.head.gate == before.head.gate and after.head.active == before.head.active
     assert np.allclose(
@@ -284,7 +287,10 @@ def test_a_record_kept_without_its_views_gets_them_from_its_crop(
     learner.refresh()
     after = store.examples("kitchen")
     for old, new in zip(before, after, strict=True):
-        assert new.example.views is not None and new.example.views.shape == (8, 96)
+        assert new.example.views is not None and new.example.views.shape == (
+            8,
+            embedding_width(classifier),
+        )
         assert new.example.view_probabilities is not None
         assert np.allclose(new.example.view_probabilities.sum(axis=1), 1.0, atol=1e-4)
         assert np.array_equal(new.example.embedding, old.example.embedding)
