@@ -87,6 +87,7 @@ from companion.vision.adapt import (
     own_colours,
 )
 from companion.vision.adapt_anchor import read_anchor_photos
+from companion.vision.adapt_deep_learn import DeepClassifier
 from companion.vision.adapt_files import atomic_write
 from companion.vision.adapt_finder import (
     AdaptedFinder,
@@ -554,7 +555,10 @@ def deep_row(
     }
     if checked.classifier is None:
         return row
-    classifier = checked.classifier
+    # as the app reads with it: the dice unlike the setup's by the shipped net
+    classifier = DeepClassifier(
+        checked.classifier.model, checked.verdict, "", checked.like, reader.classifier
+    )
     readings = {
         t.path: read_boxes(reader, classifier, run.pictures[t.path], run.boxes[t.path], run.crops)
         for photo in rest

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from companion.vision.adapt_deep_learn import LIKENESS_FILE, load_likeness
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier
 from companion.vision.model import parse_manifest, sha256_of
 from companion.vision.types import DieBox
@@ -46,6 +47,11 @@ def test_a_setup_whose_dice_the_shipped_net_misreads_adopts_its_fine_tuned_net(
     verdict = checked.verdict
     assert verdict.adopted, verdict.words()
     assert verdict.adapted_errors < verdict.shipped_errors
+    # which dice it reads (the rest the shipped net reads), kept beside it
+    assert checked.like is not None
+    kept = load_likeness(tmp_path / LIKENESS_FILE, checked.like.prototypes.shape[1])
+    assert kept is not None and kept.floor == checked.like.floor
+    assert np.array_equal(kept.prototypes, checked.like.prototypes)
     assert (
         verdict.anchor_dice == 200
         and verdict.anchor_adapted_errors <= verdict.anchor_shipped_errors

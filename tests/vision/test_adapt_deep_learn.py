@@ -20,9 +20,10 @@ import numpy as np
 import pytest
 
 from companion.table.learning import Learning
-from companion.vision.adapt import fit_value_head
+from companion.vision.adapt import fit_value_head, likeness_from
 from companion.vision.adapt_deep_learn import DEEP_DIR, DeepClassifier, DeepJob, available
 from companion.vision.adapt_files import ADAPTED_DIR
+from companion.vision.adapt_gate import Verdict
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, error_share
 from companion.vision.adapt_store import SetupStore
 from companion.vision.classifier import PipClassifier
@@ -254,3 +255,36 @@ def test_a_damaged_sureness_field_drops_the_bars_not_the_verdict(tmp_path: Path)
     assert read_sureness({"3": 0.5, "four": 0.9}, path) == {}
     assert read_sureness([1, 2], path) == {}
     assert read_sureness({"3": 2.0, "4": 0.7, "5": float("nan")}, path) == {4: 0.7}
+
+
+def test_a_fine_tuned_net_reads_only_dice_like_the_setups_and_the_shipped_net_the_rest(
+    mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+) -> None:
+    """DeepClassifier's split, with another real classifier file (stage 30's small net)
+    standing in for a setup's fine-tuned net: the setup's dice are the mosaic's sixes (each
+    a photo of its own), so its likeness (adapt.likeness_from, on that net's embeddings)
+    takes in the sixes and leaves out most other faces; every die then reads exactly as
+    the net that should read it does, with the eight views and the second margin too."""
+    image, boxes, values = mosaic
+    stand_in = Path("models/training/stage30-classifier/classifier/candidate")
+    tuned, shipped = PipClassifier.load(stand_in), PipClassifier.load()
+    assert tuned.model.manifest.sha256 != shipped.model.manifest.sha256
+    sixes = [k for k in range(len(boxes)) if values[k] == 6]
+    own = tuned.classify(image, [boxes[k] for k in sixes]).embeddings
+    assert own is not None
+    like = likeness_from(own, [f"photo {k}" for k in sixes])
+    assert like is not None
+    deep = DeepClassifier(tuned.model, Verdict(), "sha", like, shipped)
+    read = deep.classify(image, boxes, looks=True)
+    alone = tuned.classify(image, boxes, looks=True)
+    cold = shipped.classify(image, boxes, looks=True)
+    assert alone.embeddings is not None
+    mine = like.mask(alone.embeddings)
+    assert mine[sixes].all() and 0 < (~mine).sum() < len(boxes)
+    for field in ("probabilities", "views", "wide"):
+        got, tuned_read, cold_read = (getattr(c, field) for c in (read, alone, cold))
+        assert np.allclose(got[mine], tuned_read[mine], atol=1e-6), field
+        assert np.allclose(got[~mine], cold_read[~mine], atol=1e-6), field
+    # without a likeness (a net fine-tuned before it was kept) it reads every die itself
+    plain = DeepClassifier(tuned.model, Verdict(), "sha", None, shipped)
+    assert np.allclose(plain.classify(image, boxes).probabilities, alone.probabilities, atol=1e-6)
