@@ -5,8 +5,8 @@ The setup's value head (companion/vision/adapt.py) can only move the boundary on
 shipped embedding; a table whose dice the shipped net does not tell apart (the casino
 dice, the fancy trays) needs the features to move too. This starts from the shipped ONNX
 file (`from_onnx.load_folded_onnx`: the folded net, BatchNorm frozen, as every
-continuation from a file trains it) and takes a few steps over the confirmed crops, held
-near the shipped weights by an L2-SP penalty (``anchor`` x the squared distance of every
+continuation from a file trains it) and takes a few steps over the confirmed crops, its
+last block and final layer training (`DeepSettings.frozen`), held near the shipped weights by an L2-SP penalty (``anchor`` x the squared distance of every
 weight to its shipped value, Li et al. 2018), with the crops' eight symmetric views, a
 jitter of the box (shift and scale, as the finder's boxes vary) and the training's
 photometric augmentation (models/recipe/augment.py). It exports an ONNX file of the same
@@ -73,7 +73,11 @@ JITTER_SCALE = 0.08  # the window's side within 1 +- this
 @dataclasses.dataclass(frozen=True)
 class DeepSettings:
     """How far a setup's fine-tune goes: steps of ``batch`` crops at learning rate ``lr``
-    (Adam, cosine to zero), the L2-SP weight ``anchor``, the random seed, torch threads."""
+    (Adam, cosine to zero), the L2-SP weight ``anchor``, the random seed, torch threads,
+    and how many leading convolutions stay at the shipped weights (``frozen``: the last
+    block and the final layer train, issue 24's "its last blocks"; the whole wide net
+    took 225 s on 25 photos, most of it the backward pass through the early full-size
+    layers, where a table may wait 2 minutes)."""
 
     steps: int = 60
     batch: int = 32
@@ -81,6 +85,7 @@ class DeepSettings:
     anchor: float = 1.0
     seed: int = 20261204
     threads: int = 1
+    frozen: int = 5  # the leading convolutions kept at the shipped weights (of 7)
 
 
 def store_crops(
@@ -132,6 +137,8 @@ def fine_tune(
     load_folded_onnx(net, source / CLASSIFIER_FILE)
     shipped = [p.detach().clone() for p in net.parameters()]
     freeze_batchnorm(net)
+    for block in list(net.features)[: settings.frozen]:
+        block.requires_grad_(False)
     trainable = [p for p in net.parameters() if p.requires_grad]
     optimiser = torch.optim.Adam(trainable, lr=settings.lr)
     # the input side its manifest declares (no session needed: one is made per fold)
