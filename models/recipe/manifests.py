@@ -26,7 +26,7 @@ FINDER_STRIDE = 4
 FINDER_HEADS = ("heat", "log_side", "offset_x", "offset_y", "cos4", "sin4")
 # the versions the next exports get (classifier 2.0.0: trained from scratch on new data,
 # the calibration part held back, with the embedding output)
-CLASSIFIER_VERSION = "2.0.0"
+CLASSIFIER_VERSION = "2.1.0"
 FINDER_VERSION = "1.8.0"
 PEAK_RULE_OPTIONS = ("sure_threshold", "min_confidence", "weak_threshold", "weak_min_confidence")
 CLASSIFIER_FIGURES = (
