@@ -13,7 +13,7 @@ confirmed dice left has no ``adapted/`` folder at all (`remove_head`).
 
 Why a head file and not an adapted ONNX classifier: the app runs without torch and without
 the ``onnx`` package (a test and training extra), so it cannot write a graph; the head is
-one N x 96 by 96 x 6 product on the shipped classifier's own embedding output, applied by
+one N x D by D x 6 product (D: the embedding width, 96 or 192) on the shipped classifier's own embedding output, applied by
 companion.vision.adapt.AdaptedClassifier to the shipped ONNX session. The shipped models
 are never written.
 
