@@ -30,12 +30,26 @@ class GraphError(ValueError):
     """A graph that is not the classifier's documented shape."""
 
 
+QDQ = ("QuantizeLinear", "DequantizeLinear")  # an int8 file's pairs around a float tensor
+
+
+def producer(graph: onnx.GraphProto, tensor: str) -> onnx.NodeProto | None:
+    """The node that makes ``tensor``, looking through the QuantizeLinear / DequantizeLinear
+    pairs an int8 file (models.recipe.quantise) puts around it."""
+    node = next((n for n in graph.node if tensor in n.output), None)
+    while node is not None and node.op_type in QDQ:
+        source = node.input[0]
+        node = next((n for n in graph.node if source in n.output), None)
+    return node
+
+
 def final_linear(graph: onnx.GraphProto) -> onnx.NodeProto:
-    """The Gemm whose output the Softmax producing ``probabilities`` reads."""
-    softmax = next((n for n in graph.node if PROBABILITIES in n.output), None)
+    """The Gemm whose output the Softmax producing ``probabilities`` reads (in an int8
+    file, through their quantise-dequantise pairs)."""
+    softmax = producer(graph, PROBABILITIES)
     if softmax is None or softmax.op_type != "Softmax":
         raise GraphError(f"no Softmax node produces {PROBABILITIES!r}")
-    gemm = next((n for n in graph.node if softmax.input[0] in n.output), None)
+    gemm = producer(graph, softmax.input[0])
     if gemm is None or gemm.op_type != "Gemm":
         raise GraphError("the Softmax does not read a Gemm (the final linear layer)")
     return gemm

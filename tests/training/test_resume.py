@@ -303,7 +303,13 @@ def test_a_folders_repeat_replaces_real_repeat_for_its_dice_only() -> None:
 
 
 def test_a_save_keeps_a_stage_from_an_onnx_file_on_its_frozen_batchnorm(tmp_path: Path) -> None:
-    start = Path(__file__).resolve().parents[2] / "models" / "pip_classifier.onnx"
+    # a small float classifier file (stage 32's candidate, classifier 1.5.0 byte for byte;
+    # the shipped file is now the wide net's int8 copy, which a stage continues with
+    # --classifier-net wide from its float source)
+    start = (
+        Path(__file__).resolve().parents[2]
+        / "models/training/stage32-classifier/classifier/candidate/pip_classifier.onnx"
+    )
     stage = ClassifierStage(epochs=1, seed=SEED, max_lr=3e-3, init_onnx=start, workers=0)
     seen: list[bool] = []
     checkpoint = keeper(tmp_path / "run", "classifier")

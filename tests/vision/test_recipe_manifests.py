@@ -67,7 +67,7 @@ def test_stages_parse_with_their_options() -> None:
 def _built_classifier() -> object:
     return classifier_manifest(
         created="2026-12-01", command="python models/train.py", seed=1,
-        trained_on={"real": {}}, embedding_width=96,
+        trained_on={"real": {}}, embedding_width=192,  # the wide net of classifier 2.0.0
     )  # fmt: skip
 
 
