@@ -68,7 +68,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from companion.vision.adapt_fit import Delta, Likeness, Rows, fit, softmax, unit
+from companion.vision.adapt_fit import Delta, Likeness, Rows, fit, softmax, unit_rows
 from companion.vision.adapt_gate import (
     MAX_FOLDS,
     Judged,
@@ -134,12 +134,6 @@ class Example:
         if self.probabilities is not None:
             return self.probabilities, self.embedding
         return None
-
-
-def unit_rows(matrix: np.ndarray) -> np.ndarray:
-    """Each row scaled to length 1 (a zero row stays zero)."""
-    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    return np.asarray(matrix / np.maximum(norms, 1e-12), np.float32)
 
 
 @dataclass(frozen=True)
@@ -246,7 +240,7 @@ def likeness_from(embeddings: np.ndarray, photos: Sequence[object]) -> Likeness 
     fewer is never adopted: GATE_MIN_PHOTOS)."""
     if len(set(photos)) < 2:
         return None
-    rows = unit(embeddings)
+    rows = unit_rows(embeddings)
     similarity = rows @ rows.T
     codes = np.unique(np.array([str(p) for p in photos]), return_inverse=True)[1]
     similarity[codes[:, None] == codes[None, :]] = -1.0  # another photo's dice only

@@ -2,10 +2,10 @@
 the value head (``value_head-<sha12>.npz``, named by the first 12 hex digits of its
 sha256: the seen faces and the weights the head adds to the shipped final layer, and the
 setup's dice embeddings with the floor of likeness that say which crops it reads,
-companion.vision.adapt_fit.Delta and Likeness) and its manifest (``value_head.json``: what it is, the
-classifier it adapts by name, version and sha256, the embedding width, the labels, the
-face counts, the fold check's verdict, the name and sha256 of the .npz, and the
-confidence map the fold check refitted for it when it had enough left-out dice). A refused
+companion.vision.adapt_fit.Delta and Likeness) and its manifest (``value_head.json``: what
+it is, the classifier it adapts by name, version and sha256, the embedding width, the
+labels, the face counts, the fold check's verdict, the name and sha256 of the .npz, and
+the confidence map the fold check refitted for it when it had enough left-out dice). A refused
 head leaves a manifest with ``"head": null`` and its verdict, so a restart shows why the
 shipped reader reads. `save_head` is crash-atomic across the two files (the manifest is
 replaced in one rename and names a head file written before it); a setup with no
@@ -13,9 +13,9 @@ confirmed dice left has no ``adapted/`` folder at all (`remove_head`).
 
 Why a head file and not an adapted ONNX classifier: the app runs without torch and without
 the ``onnx`` package (a test and training extra), so it cannot write a graph; the head is
-one N x D by D x 6 product (D: the embedding width, 96 or 192) on the shipped classifier's own embedding output, applied by
-companion.vision.adapt.AdaptedClassifier to the shipped ONNX session. The shipped models
-are never written.
+one N x D by D x 6 product (D: the embedding width, 96 or 192) on the shipped
+classifier's own embedding output, applied by companion.vision.adapt.AdaptedClassifier to
+the shipped ONNX session. The shipped models are never written.
 
 `load_head` checks the manifest as companion.vision.model checks a model's: the file's
 sha256, the classifier it was fitted for (another classifier: stale, None, refitted by the

@@ -83,15 +83,15 @@ class Likeness:
         return np.asarray(nearest_similarity(features, self.prototypes) >= self.floor)
 
 
-def unit(matrix: np.ndarray) -> np.ndarray:
-    """Rows scaled to length 1, as float32 (a zero row stays zero)."""
-    rows = np.asarray(matrix, np.float32)
-    return np.asarray(rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12))
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row scaled to length 1, as float32 (a zero row stays zero)."""
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    return np.asarray(matrix / np.maximum(norms, 1e-12), np.float32)
 
 
 def nearest_similarity(features: np.ndarray, prototypes: np.ndarray) -> np.ndarray:
     """Per row of ``features``: its cosine similarity to the nearest prototype (unit rows)."""
-    return np.asarray((unit(features) @ prototypes.T).max(axis=1))
+    return np.asarray((unit_rows(features) @ prototypes.T).max(axis=1))
 
 
 @dataclass(frozen=True)

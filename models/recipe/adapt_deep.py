@@ -6,7 +6,8 @@ shipped embedding; a table whose dice the shipped net does not tell apart (the c
 dice, the fancy trays) needs the features to move too. This starts from the shipped ONNX
 file (`from_onnx.load_folded_onnx`: the folded net, BatchNorm frozen, as every
 continuation from a file trains it) and takes a few steps over the confirmed crops, its
-last block and final layer training (`DeepSettings.frozen`), held near the shipped weights by an L2-SP penalty (``anchor`` x the squared distance of every
+last block and final layer training (`DeepSettings.frozen`), held near the shipped
+weights by an L2-SP penalty (``anchor`` x the squared distance of every
 weight to its shipped value, Li et al. 2018), with the crops' eight symmetric views, a
 jitter of the box (shift and scale, as the finder's boxes vary) and the training's
 photometric augmentation (models/recipe/augment.py). It exports an ONNX file of the same
@@ -354,7 +355,11 @@ def check_deep(
         reads = gated_reads(fold_net, like, judged, shipped_reads[out])
         read_as = reads.argmax(axis=1)
         adapted_errors[out] = read_as != judged.truth
-        sureness[out] = judged.probabilities[np.arange(len(judged.truth)), 0, judged.truth]
+        first = judged.probabilities[:, 0].copy()  # the crop as cut, by whichever net reads it
+        if like is not None:
+            unlike = ~like.mask(judged.views[:, 0])
+            first[unlike] = shipped_judged.probabilities[out][unlike, 0]
+        sureness[out] = first[np.arange(len(judged.truth)), judged.truth]
         as_value = read_as < UNREADABLE - 1
         raw += reads.max(axis=1)[as_value].tolist()
         right += (read_as == judged.truth)[as_value].tolist()
