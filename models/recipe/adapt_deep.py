@@ -277,16 +277,21 @@ def first_embeddings(classifier: PipClassifier, crops: np.ndarray) -> np.ndarray
     return np.asarray(classifier.model.run(batch)[classifier.embedding_index])
 
 
+def unlike_of(like: Likeness | None, judged: Judged) -> np.ndarray:
+    """N booleans: the judged crop (as cut) is unlike the setup's dice (None: none is)."""
+    if like is None:
+        return np.zeros(len(judged), bool)
+    return ~like.mask(judged.views[:, 0])
+
+
 def gated_reads(
-    net: PipClassifier, like: Likeness | None, judged: Judged, shipped: np.ndarray
+    net: PipClassifier, unlike: np.ndarray, judged: Judged, shipped: np.ndarray
 ) -> np.ndarray:
-    """N x 7: the fine-tuned net's reading of the judged crops where the crop is like the
-    setup's dice (companion.vision.adapt_deep_learn.DeepClassifier reads so), the shipped
-    net's (``shipped``, N x 7) elsewhere."""
+    """N x 7: the fine-tuned net's reading of the judged crops, the shipped net's
+    (``shipped``, N x 7) for those ``unlike`` the setup's dice
+    (companion.vision.adapt_deep_learn.DeepClassifier reads so)."""
     reads = judged.reads(None, net.second_look_below)
-    if like is not None and len(reads):
-        unlike = ~like.mask(judged.views[:, 0])
-        reads[unlike] = shipped[unlike]
+    reads[unlike] = shipped[unlike]
     return reads
 
 
@@ -352,13 +357,12 @@ def check_deep(
         fold_net = adapted_classifier(source, crops[~out], values[~out], settings)
         like = fine_tuned_likeness(fold_net, crops[~out], keys[~out])
         judged = judged_crops(fold_net, crops[out], values[out])
-        reads = gated_reads(fold_net, like, judged, shipped_reads[out])
+        unlike = unlike_of(like, judged)
+        reads = gated_reads(fold_net, unlike, judged, shipped_reads[out])
         read_as = reads.argmax(axis=1)
         adapted_errors[out] = read_as != judged.truth
         first = judged.probabilities[:, 0].copy()  # the crop as cut, by whichever net reads it
-        if like is not None:
-            unlike = ~like.mask(judged.views[:, 0])
-            first[unlike] = shipped_judged.probabilities[out][unlike, 0]
+        first[unlike] = shipped_judged.probabilities[out][unlike, 0]
         sureness[out] = first[np.arange(len(judged.truth)), judged.truth]
         as_value = read_as < UNREADABLE - 1
         raw += reads.max(axis=1)[as_value].tolist()
@@ -386,7 +390,7 @@ def check_deep(
         cold = judged_crops(shipped, sample, anchor_values)
         cold_reads = cold.reads(None, shipped.second_look_below)
         warm = judged_crops(full, sample, anchor_values)
-        warm_reads = gated_reads(full, full_like, warm, cold_reads)
+        warm_reads = gated_reads(full, unlike_of(full_like, warm), warm, cold_reads)
         checked = (
             len(anchor_values),
             int((cold_reads.argmax(axis=1) != cold.truth).sum()),
