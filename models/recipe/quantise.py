@@ -47,7 +47,7 @@ logger = logging.getLogger("quantise")
 
 CLASSIFIER_FORMAT = (
     "onnxruntime static quantisation, QDQ, int8 weights per channel, uint8 activations; "
-    "the last Gemm (embedding -> classes) float"
+    "the last Gemm (embedding -> classes) and the Softmax float"
 )
 
 
@@ -195,12 +195,14 @@ def quantise_classifier(source_dir: Path, out_dir: Path, photos: list[LabelledIm
 def quantise_classifier_file(
     source: Path, target: Path, batches: Iterable[np.ndarray], calibration: str
 ) -> None:
-    """A classifier file's int8 copy, the last Gemm (embedding -> classes) float, its
+    """A classifier file's int8 copy, the last Gemm (embedding -> classes) and the Softmax
+    float (quantised, the probabilities came in steps of 1/255 and the logits in steps of
+    their range over 255: the surest dice, on which a sure roll rests, tied), its
     activation ranges from ``batches`` (the classifier's input, as it reads), described in
     the manifest as ``calibration``: the one way both the shipped file and a setup's
     fine-tuned one (models/recipe/adapt_deep.py) are quantised."""
     original = onnx.load(str(source))
-    heads = [node.name for node in original.graph.node if node.op_type == "Gemm"]
+    heads = [node.name for node in original.graph.node if node.op_type in ("Gemm", "Softmax")]
     record = {"format": CLASSIFIER_FORMAT, "calibration": calibration}
     inputs = Inputs(iter(batches), original.graph.input[0].name)
     quantise_file(source, target, inputs, heads, record)

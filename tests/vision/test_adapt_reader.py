@@ -292,8 +292,8 @@ def test_a_record_kept_without_its_views_gets_them_from_its_crop(
             embedding_width(classifier),
         )
         assert new.example.view_probabilities is not None
-        # probabilities (an int8 classifier's come in steps of 1/255, so sum to 1 within 2 %)
-        assert np.allclose(new.example.view_probabilities.sum(axis=1), 1.0, atol=0.02)
+        # probabilities (an int8 classifier's softmax is float, models/recipe/quantise.py)
+        assert np.allclose(new.example.view_probabilities.sum(axis=1), 1.0, atol=1e-4)
         assert np.array_equal(new.example.embedding, old.example.embedding)
         # the views read the same die: its value stays the likeliest in most of them
         value = new.example.value - 1

@@ -176,8 +176,8 @@ def test_classifier_reads_a_whole_frame_in_one_batch(classifier: PipClassifier) 
     boxes = [DieBox(20 + 40 * i, 20, FIXTURE_DIE_SIDE, FIXTURE_DIE_SIDE) for i in range(len(crops))]
     probabilities = classifier.probabilities(frame, boxes)
     assert probabilities.shape == (len(crops), 7)
-    # an int8 classifier's probabilities come in steps of 1/255: they sum to 1 within 2 %
-    assert np.allclose(probabilities.sum(axis=1), 1.0, atol=0.02)
+    # an int8 classifier's softmax is float (models/recipe/quantise.py)
+    assert np.allclose(probabilities.sum(axis=1), 1.0, atol=1e-4)
     readings = classifier.read(frame, boxes)
     assert [r[0] for r in readings] == [
         None if p.argmax() == 6 else int(p.argmax()) + 1 for p in probabilities
