@@ -115,16 +115,7 @@ class DeepClassifier(PipClassifier):
         if not len(unlike):
             return mine
         theirs = self.shipped.classify(image_bgr, [boxes[int(k)] for k in unlike], looks)
-        probabilities = mine.probabilities.copy()
-        probabilities[unlike] = theirs.probabilities
-        views, wide = mine.views, mine.wide
-        if views is not None and theirs.views is not None:
-            views = views.copy()
-            views[unlike] = theirs.views
-        if wide is not None and theirs.wide is not None:
-            wide = wide.copy()
-            wide[unlike] = theirs.wide
-        return Classified(probabilities, mine.embeddings, mine.confidence, views, wide)
+        return mine.with_rows(unlike, theirs)
 
     def vouched(self, readings: tuple[DieReading, ...]) -> tuple[DieReading, ...]:
         return self.verdict.vouch(readings)
@@ -133,7 +124,7 @@ class DeepClassifier(PipClassifier):
 def save_likeness(path: Path, like: Likeness) -> None:
     """Write which dice a fine-tuned net reads (`DeepClassifier`), synced."""
     buffer = io.BytesIO()
-    np.savez(buffer, prototypes=like.prototypes, floor=np.array(like.floor))
+    np.savez(buffer, **like.arrays())
     atomic_write(path, buffer.getvalue())
 
 
@@ -144,12 +135,9 @@ def load_likeness(path: Path, width: int) -> Likeness | None:
         return None
     try:
         with np.load(path) as data:
-            like = Likeness(np.asarray(data["prototypes"], np.float32), float(data["floor"]))
+            return Likeness.from_arrays(data, width)
     except (OSError, ValueError, KeyError) as exc:
-        raise ModelError(f"{path}: not a likeness file ({exc})") from exc
-    if like.prototypes.ndim != 2 or like.prototypes.shape[1] != width:
-        raise ModelError(f"{path}: prototypes {like.prototypes.shape} do not fit width {width}")
-    return like
+        raise ModelError(f"{path}: not a likeness file for this net ({exc})") from exc
 
 
 @dataclass(frozen=True)

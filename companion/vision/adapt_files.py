@@ -43,6 +43,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -94,17 +95,10 @@ def write_head_file(out: Path, delta: Delta) -> Path:
     names it yet: until `save_head` replaces the manifest, the previous head reads."""
     buffer = io.BytesIO()
     seen = np.array(delta.seen, np.int64)
-    if delta.like is None:
-        np.savez(buffer, seen=seen, weights=delta.weights)
-    else:
-        like = delta.like
-        np.savez(
-            buffer,
-            seen=seen,
-            weights=delta.weights,
-            prototypes=like.prototypes,
-            floor=np.array(like.floor),
-        )
+    arrays: dict[str, Any] = {"seen": seen, "weights": delta.weights}
+    if delta.like is not None:
+        arrays |= delta.like.arrays()
+    np.savez(buffer, **arrays)
     data = buffer.getvalue()
     path = out / head_file_name(data)
     atomic_write(path, data)
@@ -257,18 +251,16 @@ def _delta(manifest_path: Path, spec: dict[str, object], width: int) -> Delta:
         weights = np.asarray(data["weights"], np.float64)
         like = None  # a head saved before it read only like dice reads every crop
         if "prototypes" in data:
-            prototypes = np.asarray(data["prototypes"], np.float32)
-            like = Likeness(prototypes, float(data["floor"]))
+            try:
+                like = Likeness.from_arrays(data, width)
+            except ValueError as exc:
+                raise ModelError(f"{head_path}: {exc}") from exc
     if list(seen) != spec.get("seen") or list(weights.shape) != spec.get("shape"):
         raise ModelError(f"{head_path}: 'head.seen' or 'head.shape' does not match the file")
     if weights.shape != (len(seen), width + 1):
         raise ModelError(
             f"{head_path}: weights {weights.shape} do not fit embedding width {width} "
             f"('head.shape')"
-        )
-    if like is not None and (like.prototypes.ndim != 2 or like.prototypes.shape[1] != width):
-        raise ModelError(
-            f"{head_path}: prototypes {like.prototypes.shape} do not fit embedding width {width}"
         )
     return Delta(seen, weights, like)
 

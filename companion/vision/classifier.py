@@ -66,6 +66,30 @@ class Classified:
     views: np.ndarray | None = None
     wide: np.ndarray | None = None
 
+    def with_rows(self, rows: np.ndarray, other: Classified) -> Classified:
+        """These dice, those at ``rows`` as ``other`` read them (one row of ``other`` per
+        row named, in order): every per-die array both readings have; the embeddings stay
+        these (they say which net read the die)."""
+        probabilities = _spliced(self.probabilities, rows, other.probabilities)
+        assert probabilities is not None
+        return Classified(
+            probabilities,
+            self.embeddings,
+            _spliced(self.confidence, rows, other.confidence),
+            _spliced(self.views, rows, other.views),
+            _spliced(self.wide, rows, other.wide),
+        )
+
+
+def _spliced(
+    mine: np.ndarray | None, rows: np.ndarray, theirs: np.ndarray | None
+) -> np.ndarray | None:
+    if mine is None or theirs is None:
+        return mine
+    out = mine.copy()
+    out[rows] = theirs
+    return out
+
 
 def crop_square(
     image: np.ndarray, cx: float, cy: float, side: float, size: int, angle: float = 0.0
