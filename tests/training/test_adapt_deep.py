@@ -13,12 +13,24 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from companion.vision.adapt_deep_learn import LIKENESS_FILE, load_likeness
+from companion.vision.adapt_learn import model_crops
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier
 from companion.vision.model import parse_manifest, sha256_of
 from companion.vision.types import DieBox
-from models.recipe.adapt_deep import UNREADABLE, DeepSettings, check_deep, errors_of, store_crops
+from models.recipe.adapt_deep import (
+    UNREADABLE,
+    DeepSettings,
+    check_deep,
+    errors_of,
+    judged_crops,
+    net_judged,
+    shipped_net,
+    store_crops,
+    tail_logits,
+)
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 SETTINGS = DeepSettings(steps=40)  # fewer steps than the app's, to keep the suite quick
@@ -112,3 +124,41 @@ def test_too_few_photos_or_one_face_is_not_judged(cells: tuple[np.ndarray, np.nd
         SETTINGS,
     )
     assert one_face.verdict.reason == "too_few"
+
+
+def test_the_frozen_layers_then_the_tail_are_the_whole_net(
+    cells: tuple[np.ndarray, np.ndarray],
+) -> None:
+    # a check runs the frozen layers once per cached view and trains the tail on them
+    crops, _ = cells
+    shipped = PipClassifier.load(MODELS)
+    net = shipped_net(MODELS)
+    batch = torch.from_numpy(shipped.model.normalise(model_crops(shipped, list(crops[:32]))))
+    frozen = SETTINGS.frozen
+    with torch.no_grad():
+        whole = net(batch)
+        split = tail_logits(net, frozen, net.features[:frozen](batch))
+    assert torch.allclose(whole, split, atol=1e-5)
+    assert not torch.allclose(whole, tail_logits(net, frozen - 1, net.features[:frozen](batch)))
+
+
+def test_the_folds_float_reading_of_the_shipped_file_reads_as_the_runtime(
+    cells: tuple[np.ndarray, np.ndarray],
+) -> None:
+    # the folds' shipped arm is the shipped file's weights in torch: what the camera reads
+    crops, values = cells
+    shipped = PipClassifier.load(MODELS)
+    by_torch = net_judged(shipped_net(MODELS), shipped, crops, values)
+    by_runtime = judged_crops(shipped, crops, values)
+    assert by_torch.views.shape == by_runtime.views.shape
+    assert np.abs(by_torch.probabilities - by_runtime.probabilities).mean() < 0.005
+    torch_read = by_torch.probabilities.argmax(axis=-1)
+    assert (torch_read == by_runtime.probabilities.argmax(axis=-1)).mean() >= 0.99
+    second_look = shipped.second_look_below
+    assert (
+        abs(
+            int(by_torch.errors(None, second_look).sum())
+            - int(by_runtime.errors(None, second_look).sum())
+        )
+        <= 2
+    )
