@@ -1,4 +1,4 @@
-"""A setup's whole classifier fine-tuned on its confirmed dice, in a background process
+"""A setup's classifier fine-tuned on its confirmed dice, in a background process
 (issue 24 item 1, deeper than the value head).
 
 The value head (companion.vision.adapt) moves the boundary on the shipped embedding; on a

@@ -631,7 +631,7 @@ class SetupLearner:
         if verdict is None:
             return (
                 False,
-                f"the whole classifier is fine-tuned from {DEEP_MIN_PHOTOS} confirmed photos on",
+                f"the classifier is fine-tuned from {DEEP_MIN_PHOTOS} confirmed photos on",
             )
         return verdict.adopted, "fine-tuned classifier: " + verdict.words()
 

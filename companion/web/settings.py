@@ -52,7 +52,7 @@ class Settings(BaseModel):
     )
     fine_tune: bool = Field(
         default=False,
-        description="fine-tune each camera setup's whole pip classifier on its confirmed "
+        description="fine-tune each camera setup's pip classifier (its last block) on its confirmed "
         "rolls in a background process, adopted only on its fold check's evidence "
         "(companion.vision.adapt_deep_learn; needs torch, the `train` extra): "
         "`companion serve --fine-tune`",
