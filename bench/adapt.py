@@ -628,9 +628,11 @@ def print_table(results: Sequence[dict[str, object]]) -> None:
         "| K | dice taught (held back) | photos / dice read | value accuracy of found, "
         "adapted (cold) | recall, adapted (cold) | false dice, adapted (cold) | "
         "applied wrong, adapted (cold) | fold check: errors adapted / shipped, folds won-lost, p "
-        "| verdict | finder head: errors adapted / shipped, won-lost, p, calibration photos' errors adapted / shipped | adaptation s |"
+        "| verdict | finder head: errors adapted / shipped, won-lost, p, calibration photos' errors adapted / shipped | adaptation s "
+        "| fine-tuned net (--deep): errors adapted / shipped, won-lost, p, no-forgetting sample's "
+        "errors adapted / shipped | its value accuracy of found, unjudged | fine-tune s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in results:
         a, c, v = row["adapted"], row["cold"], row["verdict"]
         assert isinstance(a, dict) and isinstance(c, dict) and isinstance(v, dict)
@@ -641,11 +643,20 @@ def print_table(results: Sequence[dict[str, object]]) -> None:
             f"({100 * c['recall']:.1f}) | {a['false']} ({c['false']}) | {a['applied_wrong']} "
             f"({c['applied_wrong']}) | {v['adapted_errors']} / {v['shipped_errors']}, "
             f"{v['wins']}-{v['losses']}, {v['p_value']:.3f} | {v['reason']} | "
-            f"{_finder_cell(row.get('finder_verdict'))} | {row['adapt_s']} |"
+            f"{_finder_cell(row.get('finder_verdict'))} | {row['adapt_s']} | "
+            f"{_finder_cell(row.get('deep_verdict'))} | {_deep_reading(row.get('deep'))} | "
+            f"{row.get('deep_s', '-')} |"
         )
 
 
+def _deep_reading(figures: object) -> str:
+    if not isinstance(figures, dict):
+        return "-"
+    return f"{100 * figures['value_accuracy_of_found']:.2f} %"
+
+
 def _finder_cell(verdict: object) -> str:
+    """A fold check's figures (the finder head's or the fine-tuned net's), "-" when none."""
     if not isinstance(verdict, dict):
         return "-"
     return (
