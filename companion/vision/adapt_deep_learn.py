@@ -124,7 +124,7 @@ class DeepClassifier(PipClassifier):
 def save_likeness(path: Path, like: Likeness) -> None:
     """Write which dice a fine-tuned net reads (`DeepClassifier`), synced."""
     buffer = io.BytesIO()
-    np.savez(buffer, **like.arrays())
+    np.savez(buffer, prototypes=like.prototypes, floor=np.array(like.floor))
     atomic_write(path, buffer.getvalue())
 
 

@@ -43,7 +43,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -95,10 +94,17 @@ def write_head_file(out: Path, delta: Delta) -> Path:
     names it yet: until `save_head` replaces the manifest, the previous head reads."""
     buffer = io.BytesIO()
     seen = np.array(delta.seen, np.int64)
-    arrays: dict[str, Any] = {"seen": seen, "weights": delta.weights}
-    if delta.like is not None:
-        arrays |= delta.like.arrays()
-    np.savez(buffer, **arrays)
+    if delta.like is None:
+        np.savez(buffer, seen=seen, weights=delta.weights)
+    else:
+        like = delta.like
+        np.savez(
+            buffer,
+            seen=seen,
+            weights=delta.weights,
+            prototypes=like.prototypes,
+            floor=np.array(like.floor),
+        )
     data = buffer.getvalue()
     path = out / head_file_name(data)
     atomic_write(path, data)

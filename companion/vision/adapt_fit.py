@@ -42,7 +42,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -84,13 +83,10 @@ class Likeness:
             return np.zeros(0, bool)
         return np.asarray(nearest_similarity(features, self.prototypes) >= self.floor)
 
-    def arrays(self) -> dict[str, Any]:  # Any: np.savez's keywords are typed one by one
-        """Its arrays as saved (np.savez), with a value head's or beside a fine-tuned net."""
-        return {"prototypes": self.prototypes, "floor": np.array(self.floor)}
-
     @classmethod
     def from_arrays(cls, data: Mapping[str, np.ndarray], width: int) -> Likeness:
-        """The likeness saved as `arrays`; ValueError when its prototypes do not fit an
+        """The likeness saved as arrays ``prototypes`` and ``floor`` (with a value head's
+        weights, or beside a fine-tuned net); ValueError when its prototypes do not fit an
         embedding ``width`` wide."""
         like = cls(np.asarray(data["prototypes"], np.float32), float(data["floor"]))
         if like.prototypes.ndim != 2 or like.prototypes.shape[1] != width:
