@@ -433,6 +433,7 @@ def check_deep(
     torch.set_num_threads(settings.threads)
     start = shipped_net(source)
     views = frozen_views(start, crops, input_side(source), settings)
+    as_cut = model_crops(shipped, list(crops))  # each fold's taught crops for its likeness
     shipped_judged = net_judged(start, shipped, crops, values)
     shipped_reads = shipped_judged.reads(None, shipped.second_look_below)
     shipped_errors = shipped_reads.argmax(axis=1) != shipped_judged.truth
@@ -443,7 +444,7 @@ def check_deep(
     for part in range(int(folds.max()) + 1):
         out = folds == part
         fold_net = tuned(start, views, values, settings, np.flatnonzero(~out))
-        taught = net_outputs(fold_net, shipped, model_crops(shipped, list(crops[~out])))[1]
+        taught = net_outputs(fold_net, shipped, as_cut[~out])[1]
         like = likeness_from(taught, list(keys[~out]))
         judged = net_judged(fold_net, shipped, crops[out], values[out])
         unlike = unlike_of(like, judged)
