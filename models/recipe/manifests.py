@@ -24,8 +24,8 @@ FINDER_STRIDE = 4
 # Finder output channels: centre heat (sigmoid), log side (input px), centre offset
 # (x, y in cells), rotation as (cos 4θ, sin 4θ) because a square repeats every 90°.
 FINDER_HEADS = ("heat", "log_side", "offset_x", "offset_y", "cos4", "sin4")
-# the versions the next exports get (classifier 2.0.0: trained from scratch on new data,
-# the calibration part held back, with the embedding output)
+# the versions the next exports get, above the shipped ones (classifier 2.0.x, the wide net
+# trained from scratch on new data, the calibration part held back; finder 1.7.x)
 CLASSIFIER_VERSION = "2.1.0"
 FINDER_VERSION = "1.8.0"
 PEAK_RULE_OPTIONS = ("sure_threshold", "min_confidence", "weak_threshold", "weak_min_confidence")
