@@ -49,7 +49,9 @@ and the app's 16 no-forgetting calibration photos (models/adapt_anchor_photos/);
 finder's features file is made once per shipped finder (by its
 sha256, so per --models) under .cache/models/finder-features/ and made again when either
 of its two files is missing or they do not match each other and that finder; --part calibration|validation reads only that part of a training
-folder (companion/vision/datasets.py), e.g. rune55-webcams' validation groups.
+folder (companion/vision/datasets.py), e.g. rune55-webcams' validation groups; --names REGEX
+only the photos whose file name matches, e.g. one camera of a folder that holds several
+(rune55-webcams' dice-tower camera, whose frames are numbered: '^[0-9]+_jpg').
 --poison SHARE gives that share of the adaptation dice a wrong value (seeded), as wrong
 taps would; the figures then show what the held-back check (adapt.held_back) saves.
 --colours (byler-d6-train: colours.csv) names the remaining dice's body colours with the
@@ -67,6 +69,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import re
 import sys
 import time
 from collections import defaultdict
@@ -877,6 +880,10 @@ def main(argv: list[str] | None = None) -> int:
         "--finder", action="store_true", help="adapt the finder's heat head too (fold-checked)"
     )
     parser.add_argument(
+        "--names", default=None, metavar="REGEX",
+        help="only the photos whose file name matches (e.g. '^[0-9]+_jpg' for rune55's tower camera)",
+    )  # fmt: skip
+    parser.add_argument(
         "--part", choices=("calibration", "validation"), default=None,
         help="only that part of the folder (companion/vision/datasets.py's split)",
     )  # fmt: skip
@@ -904,9 +911,12 @@ def run_folder(args: argparse.Namespace) -> int:
     crops = is_crop_folder(args.folder)
     if args.part:
         chosen = getattr(load_split(args.folder.parent), args.part)[args.folder.name]
-        images = every_nth(sorted(chosen, key=lambda i: i.path.name), args.every, args.offset)
+        images = sorted(chosen, key=lambda i: i.path.name)
     else:
-        images = every_nth(read_labelled_folder(args.folder), args.every, args.offset)
+        images = read_labelled_folder(args.folder)
+    if args.names:  # one camera of a folder that holds several, e.g. rune55's tower
+        images = [im for im in images if re.search(args.names, im.path.name)]
+    images = every_nth(images, args.every, args.offset)
     photos = group_photos(images, crops)
     if args.shuffle is not None:  # a table's rolls come in any order, not by file name
         order = np.random.default_rng(args.shuffle).permutation(len(photos))

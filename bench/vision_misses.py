@@ -4,7 +4,8 @@
 
 For every labelled die of a YOLO-labelled folder (the folders bench/vision_eval.py takes;
 --every, --offset and --pip-boxes as there; --part validation reads only that part of a
-training folder, e.g. rune55-webcams' validation groups) that the pipeline does not report,
+training folder, e.g. rune55-webcams' validation groups; --names REGEX only the photos whose
+file name matches, e.g. its dice-tower camera '^[0-9]+_jpg') that the pipeline does not report,
 the stage that lost it (companion.vision.scoring.where_lost), earliest first:
 
 - no peak: the finder's heat map has no peak near the die even at --floor (default 0.05);
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pip-boxes", action="store_true", help="as bench/vision_eval.py")
     parser.add_argument("--models", type=Path, default=None)
     parser.add_argument(
+        "--names", default=None, metavar="REGEX",
+        help="only the photos whose file name matches (e.g. '^[0-9]+_jpg' for rune55's tower camera)",
+    )  # fmt: skip
+    parser.add_argument(
         "--part", choices=("calibration", "validation"), default=None,
         help="only that part of a training folder (companion/vision/datasets.py's split)",
     )  # fmt: skip
@@ -97,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         images = sorted(chosen, key=lambda image: image.path.name)
     else:
         images = read_labelled_folder(args.folder, args.pip_boxes or None)
+    if args.names:
+        images = [im for im in images if re.search(args.names, im.path.name)]
     images = every_nth(images, args.every, args.offset)
     corrections = read_label_corrections(Path(args.corrections)) if args.corrections else {}
     images = [im for im in (corrected(im, corrections)[0] for im in images) if im is not None]

@@ -55,6 +55,17 @@ def mosaic() -> tuple[np.ndarray, list[DieBox], np.ndarray]:
     """The adaptation fixture (tests/fixtures/adapt, made by its make.py) as the adaptation
     tests read it: the mosaic image (BGR), each cell's box as the pip classifier frames a
     die (a side of CELL / its crop margin at the cell's centre), and the cells' values."""
+    return read_mosaic("tomitomi_validation.png")
+
+
+@pytest.fixture(scope="session")
+def fine_tune_mosaic() -> tuple[np.ndarray, list[DieBox], np.ndarray]:
+    """The same cells with the ring's disc a darker grey, for the setup's fine-tune (its
+    reason: tests/fixtures/adapt/make.py)."""
+    return read_mosaic("tomitomi_validation_ring230.png")
+
+
+def read_mosaic(name: str) -> tuple[np.ndarray, list[DieBox], np.ndarray]:
     import csv
 
     import cv2
@@ -63,7 +74,7 @@ def mosaic() -> tuple[np.ndarray, list[DieBox], np.ndarray]:
     from companion.vision.classifier import PipClassifier
     from companion.vision.types import DieBox
 
-    image = cv2.imread(str(ADAPT_FIXTURE / "tomitomi_validation.png"), cv2.IMREAD_COLOR)
+    image = cv2.imread(str(ADAPT_FIXTURE / name), cv2.IMREAD_COLOR)
     assert image is not None
     with open(ADAPT_FIXTURE / "labels.csv", newline="", encoding="utf-8") as handle:
         values = np.array([int(row["value"]) for row in csv.DictReader(handle)])

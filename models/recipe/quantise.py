@@ -18,7 +18,12 @@ reads six dice in 6.3 ms on one thread against the small one's 1.9, which puts a
 read over 20 ms; its int8 copy reads them in 2.2 ms. Its activation ranges come from the
 crops of the training photos' labelled dice, cut as the classifier cuts a found die; its
 last layer (the Gemm from the embedding to the seven classes) stays float, as the finder's
-heads do."""
+heads do.
+
+The weights are stored so that the file reads alike on every x86 CPU (`--weights`, WEIGHTS
+below; default 7-bit int8): the files up to classifier 2.0.1 and finder 1.7.2 stored
+full-range int8 weights and, on a CPU without VNNI, read 529 pooled dice wrong against 213
+(models/README.md, "The int8 files on a CPU without VNNI")."""
 
 from __future__ import annotations
 
@@ -45,10 +50,14 @@ from companion.vision.types import DieBox
 
 logger = logging.getLogger("quantise")
 
-CLASSIFIER_FORMAT = (
-    "onnxruntime static quantisation, QDQ, int8 weights per channel, uint8 activations; "
-    "the last Gemm (embedding -> classes) and the Softmax float"
-)
+CLASSIFIER_FLOAT_TAIL = "the last Gemm (embedding -> classes) and the Softmax float"
+
+
+def quantised_format(weights: str, tail: str) -> str:
+    """The manifest's words for how a file was quantised."""
+    return (
+        f"onnxruntime static quantisation, QDQ, {WEIGHT_WORDS[weights]}, uint8 activations; {tail}"
+    )
 
 
 def calibration_photos(images: tuple[LabelledImage, ...], count: int) -> list[LabelledImage]:
@@ -126,12 +135,32 @@ def refuse_int8(source: Path) -> None:
         )
 
 
+# How the weights are stored. onnxruntime's int8 kernels on x86 without VNNI (AVX2, AVX-512
+# before VNNI) add pairs of uint8 x int8 products in 16 bits with saturation: with full-range
+# int8 weights (255 x 127 x 2 > 32767) a file reads differently there than on VNNI cores.
+# "7bit": int8 weights in 7 bits (255 x 64 x 2 < 32767); "u8": uint8 weights, which those
+# kernels widen to 16 bits first; "s8": full-range int8 (the files up to classifier 2.0.1
+# and finder 1.7.2: right on VNNI cores only).
+WEIGHTS = {
+    "7bit": {"weight_type": QuantType.QInt8, "reduce_range": True},
+    "u8": {"weight_type": QuantType.QUInt8, "reduce_range": False},
+    "s8": {"weight_type": QuantType.QInt8, "reduce_range": False},
+}
+WEIGHT_WORDS = {
+    "7bit": "int8 weights in 7 bits per channel (no saturation without VNNI)",
+    "u8": "uint8 weights per channel (no saturation without VNNI)",
+    "s8": "int8 weights per channel",
+}
+DEFAULT_WEIGHTS = "7bit"
+
+
 def quantise_file(
     source: Path,
     target: Path,
     inputs: CalibrationDataReader,
     keep_float: list[str],
     record: dict[str, str],
+    weights: str = DEFAULT_WEIGHTS,
 ) -> None:
     """Write the int8 copy of ``source`` to ``target`` with its manifest: the source's with
     ``record`` as its "quantised" field (and the source's sha256)."""
@@ -146,8 +175,8 @@ def quantise_file(
         quantize_static(
             str(prepared), str(target), inputs,
             quant_format=QuantFormat.QDQ, per_channel=True,
-            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-            nodes_to_exclude=keep_float,
+            activation_type=QuantType.QUInt8, nodes_to_exclude=keep_float,
+            **WEIGHTS[weights],  # type: ignore[arg-type]
         )  # fmt: skip
     quantised = onnx.load(str(target))
     del quantised.metadata_props[:]
@@ -160,7 +189,11 @@ def quantise_file(
 
 
 def quantise_finder(
-    source_dir: Path, out_dir: Path, photos: list[LabelledImage], keep_float: tuple[str, ...] = ()
+    source_dir: Path,
+    out_dir: Path,
+    photos: list[LabelledImage],
+    keep_float: tuple[str, ...] = (),
+    weights: str = DEFAULT_WEIGHTS,
 ) -> Path:
     """Write out_dir/dice_finder.onnx (int8) and its manifest; returns the file.
     ``keep_float``: name prefixes of nodes left float besides the last Conv."""
@@ -169,18 +202,19 @@ def quantise_finder(
     finder = DiceFinder.load(source_dir)
     original = onnx.load(str(source))
     record = {
-        "format": "onnxruntime static quantisation, QDQ, int8 weights per channel, "
-        "uint8 activations; the last Conv (the heads) float"
+        "format": quantised_format(weights, "the last Conv (the heads) float")
         + "".join(f", nodes {prefix}* float" for prefix in keep_float),
         "calibration": f"{len(photos)} photos of the training part, first-pass input",
     }
     inputs = Inputs(finder_batches(finder, photos), original.graph.input[0].name)
     target = out_dir / FINDER_FILE
-    quantise_file(source, target, inputs, float_nodes(original, keep_float), record)
+    quantise_file(source, target, inputs, float_nodes(original, keep_float), record, weights)
     return target
 
 
-def quantise_classifier(source_dir: Path, out_dir: Path, photos: list[LabelledImage]) -> Path:
+def quantise_classifier(
+    source_dir: Path, out_dir: Path, photos: list[LabelledImage], weights: str = DEFAULT_WEIGHTS
+) -> Path:
     """Write out_dir/pip_classifier.onnx (int8, its last Gemm float) and its manifest;
     returns the file."""
     source = source_dir / CLASSIFIER_FILE
@@ -188,12 +222,17 @@ def quantise_classifier(source_dir: Path, out_dir: Path, photos: list[LabelledIm
     classifier = PipClassifier.load(source_dir)
     target = out_dir / CLASSIFIER_FILE
     calibration = f"{len(photos)} photos of the training part, their labelled dice's crops"
-    quantise_classifier_file(source, target, classifier_batches(classifier, photos), calibration)
+    batches = classifier_batches(classifier, photos)
+    quantise_classifier_file(source, target, batches, calibration, weights)
     return target
 
 
 def quantise_classifier_file(
-    source: Path, target: Path, batches: Iterable[np.ndarray], calibration: str
+    source: Path,
+    target: Path,
+    batches: Iterable[np.ndarray],
+    calibration: str,
+    weights: str = DEFAULT_WEIGHTS,
 ) -> None:
     """A classifier file's int8 copy, the last Gemm (embedding -> classes) and the Softmax
     float (quantised, the probabilities came in steps of 1/255 and the logits in steps of
@@ -203,9 +242,12 @@ def quantise_classifier_file(
     fine-tuned one (models/recipe/adapt_deep.py) are quantised."""
     original = onnx.load(str(source))
     heads = [node.name for node in original.graph.node if node.op_type in ("Gemm", "Softmax")]
-    record = {"format": CLASSIFIER_FORMAT, "calibration": calibration}
+    record = {
+        "format": quantised_format(weights, CLASSIFIER_FLOAT_TAIL),
+        "calibration": calibration,
+    }
     inputs = Inputs(iter(batches), original.graph.input[0].name)
-    quantise_file(source, target, inputs, heads, record)
+    quantise_file(source, target, inputs, heads, record, weights)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
         "(repeatable; e.g. /net/head/ for both head convolutions, /net/fuse4/ for the "
         "stride-4 fuse)",
     )  # fmt: skip
+    parser.add_argument(
+        "--weights", choices=sorted(WEIGHTS), default=DEFAULT_WEIGHTS,
+        help=f"how the weights are stored (default {DEFAULT_WEIGHTS}; see WEIGHTS)",
+    )  # fmt: skip
     parser.add_argument("--data", type=Path, default=None, help="default ../shared/data")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
@@ -231,10 +277,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--float names finder nodes: the classifier keeps its last Gemm float")
     photos = calibration_photos(load_split(args.data).train, args.photos)
     if args.finder is not None:
-        target = quantise_finder(source, args.out, photos, tuple(args.float))
+        target = quantise_finder(source, args.out, photos, tuple(args.float), args.weights)
         other = CLASSIFIER_FILE
     else:
-        target = quantise_classifier(source, args.out, photos)
+        target = quantise_classifier(source, args.out, photos, args.weights)
         other = FINDER_FILE
     for path in (source / other, (source / other).with_suffix(".json")):
         if path.is_file() and not (args.out / path.name).exists():  # a pair folder stays a pair

@@ -37,9 +37,11 @@ SETTINGS = DeepSettings(steps=40)  # fewer steps than the app's, to keep the sui
 
 
 @pytest.fixture(scope="module")
-def cells(mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def cells(
+    fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
     """The fixture's 256 cells as stored crops, and their values."""
-    image, boxes, values = mosaic
+    image, boxes, values = fine_tune_mosaic
     return store_crops(PipClassifier.load(MODELS), image, boxes), values
 
 

@@ -44,9 +44,9 @@ def errors(
 
 
 def test_a_setup_fine_tunes_in_a_child_process_adopts_on_evidence_and_keeps_it(
-    tmp_path: Path, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+    tmp_path: Path, fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
 ) -> None:
-    image, boxes, values = mosaic
+    image, boxes, values = fine_tune_mosaic
     classifier = PipClassifier.load()
     # the server's side: `companion serve --fine-tune` gives every setup its deep half
     learning = Learning(tmp_path / "server", classifier_factory=lambda: classifier, fine_tune=True)
@@ -137,9 +137,11 @@ def test_a_setup_without_fine_tuning_asked_for_has_no_deep_half(tmp_path: Path) 
     assert learner.summary().deep_verdict == ""
 
 
-def taught_setup(root: Path, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]) -> SetupLearner:
+def taught_setup(
+    root: Path, fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> SetupLearner:
     """A setup with 8 rolls of the fixture's even cells confirmed and its head refreshed."""
-    image, boxes, values = mosaic
+    image, boxes, values = fine_tune_mosaic
     learner = SetupLearner(SetupStore(root), "kitchen", PipClassifier.load(), deep=True)
     for roll in range(8):
         cells = range(2 * PER_ROLL * roll, 2 * PER_ROLL * (roll + 1), 2)
@@ -151,10 +153,10 @@ def taught_setup(root: Path, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
 
 def test_a_setup_forgotten_while_its_child_runs_keeps_nothing(
     tmp_path: Path,
-    mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+    fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    learner = taught_setup(tmp_path, mosaic)
+    learner = taught_setup(tmp_path, fine_tune_mosaic)
     deep = learner.deep_learner
     assert deep is not None
     jobs: list[DeepJob] = []
@@ -182,11 +184,11 @@ def test_a_setup_forgotten_while_its_child_runs_keeps_nothing(
 
 def test_a_failing_child_is_logged_and_not_started_again_before_new_rolls(
     tmp_path: Path,
-    mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+    fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    learner = taught_setup(tmp_path, mosaic)
+    learner = taught_setup(tmp_path, fine_tune_mosaic)
     deep = learner.deep_learner
     assert deep is not None
     monkeypatch.setattr(sys, "executable", shutil.which("false") or "/bin/false")
@@ -242,8 +244,14 @@ def test_the_false_dice_the_host_removed_are_taught_as_unreadable(tmp_path: Path
     first = readable[0]
     removed = min(shown, key=lambda b: np.hypot(b.cx - first.cx, b.cy - first.cy))
     expected = crop_die(image, removed, classifier.margin, crops.shape[1])
-    # the stored photo is a JPEG: the crop matches the die's, not to the bit
-    assert np.abs(crops[-1].astype(float) - expected.astype(float)).mean() < 12
+
+    # the stored photo is a JPEG, on which the finder's box moves a few pixels: the crop
+    # matches the removed die's better than any other die's, not to the bit
+    def apart(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.abs(a.astype(float) - b.astype(float)).mean())
+
+    others = [crop_die(image, b, classifier.margin, crops.shape[1]) for b in shown if b != removed]
+    assert apart(crops[-1], expected) < min(apart(crops[-1], other) for other in others)
     assert (values[:-1] == job.values).all() and len(crops) == len(values) == len(photos)
 
 
@@ -258,14 +266,14 @@ def test_a_damaged_sureness_field_drops_the_bars_not_the_verdict(tmp_path: Path)
 
 
 def test_a_fine_tuned_net_reads_only_dice_like_the_setups_and_the_shipped_net_the_rest(
-    mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+    fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
 ) -> None:
     """DeepClassifier's split, with another real classifier file (stage 30's small net)
     standing in for a setup's fine-tuned net: the setup's dice are the mosaic's sixes (each
     a photo of its own), so its likeness (adapt.likeness_from, on that net's embeddings)
     takes in the sixes and leaves out most other faces; every die then reads exactly as
     the net that should read it does, with the eight views and the second margin too."""
-    image, boxes, values = mosaic
+    image, boxes, values = fine_tune_mosaic
     stand_in = Path("models/training/stage30-classifier/classifier/candidate")
     tuned, shipped = PipClassifier.load(stand_in), PipClassifier.load()
     assert tuned.model.manifest.sha256 != shipped.model.manifest.sha256
