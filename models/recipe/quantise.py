@@ -34,6 +34,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
@@ -51,13 +52,6 @@ from companion.vision.types import DieBox
 logger = logging.getLogger("quantise")
 
 CLASSIFIER_FLOAT_TAIL = "the last Gemm (embedding -> classes) and the Softmax float"
-
-
-def quantised_format(weights: str, tail: str) -> str:
-    """The manifest's words for how a file was quantised."""
-    return (
-        f"onnxruntime static quantisation, QDQ, {WEIGHT_WORDS[weights]}, uint8 activations; {tail}"
-    )
 
 
 def calibration_photos(images: tuple[LabelledImage, ...], count: int) -> list[LabelledImage]:
@@ -141,17 +135,32 @@ def refuse_int8(source: Path) -> None:
 # "7bit": int8 weights in 7 bits (255 x 64 x 2 < 32767); "u8": uint8 weights, which those
 # kernels widen to 16 bits first; "s8": full-range int8 (the files up to classifier 2.0.1
 # and finder 1.7.2: right on VNNI cores only).
+@dataclass(frozen=True)
+class WeightStorage:
+    """One way of storing the weights: onnxruntime's settings and the manifest's words."""
+
+    weight_type: QuantType
+    reduce_range: bool
+    words: str
+
+
 WEIGHTS = {
-    "7bit": {"weight_type": QuantType.QInt8, "reduce_range": True},
-    "u8": {"weight_type": QuantType.QUInt8, "reduce_range": False},
-    "s8": {"weight_type": QuantType.QInt8, "reduce_range": False},
-}
-WEIGHT_WORDS = {
-    "7bit": "int8 weights in 7 bits per channel (no saturation without VNNI)",
-    "u8": "uint8 weights per channel (no saturation without VNNI)",
-    "s8": "int8 weights per channel",
+    "7bit": WeightStorage(
+        QuantType.QInt8, True, "int8 weights in 7 bits per channel (no saturation without VNNI)"
+    ),
+    "u8": WeightStorage(
+        QuantType.QUInt8, False, "uint8 weights per channel (no saturation without VNNI)"
+    ),
+    "s8": WeightStorage(QuantType.QInt8, False, "int8 weights per channel"),
 }
 DEFAULT_WEIGHTS = "7bit"
+
+
+def quantised_format(weights: str, tail: str) -> str:
+    """The manifest's words for how a file was quantised."""
+    return (
+        f"onnxruntime static quantisation, QDQ, {WEIGHTS[weights].words}, uint8 activations; {tail}"
+    )
 
 
 def quantise_file(
@@ -176,7 +185,7 @@ def quantise_file(
             str(prepared), str(target), inputs,
             quant_format=QuantFormat.QDQ, per_channel=True,
             activation_type=QuantType.QUInt8, nodes_to_exclude=keep_float,
-            **WEIGHTS[weights],  # type: ignore[arg-type]
+            weight_type=WEIGHTS[weights].weight_type, reduce_range=WEIGHTS[weights].reduce_range,
         )  # fmt: skip
     quantised = onnx.load(str(target))
     del quantised.metadata_props[:]
