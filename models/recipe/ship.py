@@ -3,6 +3,9 @@
     .venv/bin/python -m models.recipe.ship --pair .cache/pairs/NAME+c14 \
         --history "stage 28: python models/train.py ...; the average: ..." \
         [--float models/training/stageNN-lite-finder/average] [--version 1.8.0] [--models models]
+    .venv/bin/python -m models.recipe.ship --pair DIR --history "..." \
+        --float FINDER_SOURCE --float CLASSIFIER_SOURCE \
+        --version finder=1.7.3 --version classifier=2.0.2
 
 A pair folder (`bench/model_pairs.py` writes one per candidate) holds both models as the
 rule judged them: the finder with the peak rule chosen for it and its validation figures in
@@ -18,17 +21,20 @@ from the shipped one, the file is copied and its manifest gets
   the wide classifier), ``--history`` alone, which must then tell the whole recipe;
 
 and the runtime's load checks must pass on the result. An int8 file names the float file it
-was quantised from (``quantised.from_sha256``); that source must be given with ``--float``,
-be that file and lie under models/training/ (committed with the training states, so the
-int8 file can be made again). A model file the pair shares with models/ (same sha256) is
+was quantised from (``quantised.from_sha256``); that source must be given with ``--float``
+(once per folder: a pair that brings two int8 files names both sources), be that file and
+lie under models/training/ (committed with the training states, so the int8 file can be
+made again). A model file the pair shares with models/ (same sha256) is
 not copied, but what the judging chose for this pair goes with it: the finder's peak rule
 (its ``options``, chosen on the calibration photos with the pair's classifier) and the
 pair's validation figures. Classifier 1.5.0 shipped beside an unchanged finder whose
 manifest kept the rule chosen for classifier 1.4.0, so the app read with a rule judged for
 another pair (pooled 247 by `bench/vision_eval.py --suite` against the 241 it was shipped
 on). A changed rule is a patch version of the same file (1.7.0 -> 1.7.1); figures alone
-change no version. ``--version`` names one new file's version, so it is refused when the
-pair brings two. The new files are staged beside the old ones and renamed over them at the
+change no version. ``--version V`` names the one new file's version, so it is refused
+when the pair brings two: then ``--version finder=V --version classifier=W`` names each
+(finder 1.7.3 and classifier 2.0.2, the same float sources quantised again, took two
+commands when the tool knew one source and one version). The new files are staged beside the old ones and renamed over them at the
 end. What shipping still asks of a person (the confidence map, the finder's features file, the
 figures, the docs) is printed."""
 
@@ -41,7 +47,7 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier
@@ -88,32 +94,51 @@ def next_minor(version: str) -> str:
     return f"{key[0]}.{key[1] + 1}.0"
 
 
+# what --version may name a file by
+ROLES = {"finder": FINDER_FILE, "classifier": CLASSIFIER_FILE}
+
+
 def check_float_source(
-    manifest: Manifest, float_dir: Path | None, file_name: str, models: Path
+    manifest: Manifest, float_dirs: Sequence[Path], file_name: str, models: Path
 ) -> None:
     """An int8 file ships only beside the float file it was quantised from, kept under
-    the training states (models/training/, committed), so it can be made again."""
+    the training states (models/training/, committed), so it can be made again: one of
+    ``float_dirs`` must hold it."""
     quantised = manifest.raw.get("quantised")
     if not isinstance(quantised, dict):
         return
     wanted = quantised.get("from_sha256")
-    if float_dir is None:
+    if not float_dirs:
         raise ShipRefused(
             f"{file_name} is int8, quantised from {wanted}: give that float file's folder "
             "with --float (it is committed beside the training state)"
         )
     states = (models / "training").resolve()
-    if not float_dir.resolve().is_relative_to(states):
-        raise ShipRefused(f"--float {float_dir} is not under {states}, where it is committed")
-    source = float_dir / file_name
-    if not source.is_file():
-        raise ShipRefused(f"--float {float_dir} holds no {file_name}")
-    found = sha256_of(source)
-    if found != wanted:
-        raise ShipRefused(
-            f"--float {float_dir}: {file_name} has sha256 {found}, "
-            f"but the int8 file was quantised from {wanted}"
-        )
+    for float_dir in float_dirs:
+        if not float_dir.resolve().is_relative_to(states):
+            raise ShipRefused(f"--float {float_dir} is not under {states}, where it is committed")
+    holding = [d for d in float_dirs if (d / file_name).is_file()]
+    if not holding:
+        raise ShipRefused(f"--float {', '.join(map(str, float_dirs))} holds no {file_name}")
+    found = {d: sha256_of(d / file_name) for d in holding}
+    if wanted not in found.values():
+        named = ", ".join(f"{d} has sha256 {sha}" for d, sha in found.items())
+        raise ShipRefused(f"{file_name}: {named}, but the int8 file was quantised from {wanted}")
+
+
+def parse_versions(given: Sequence[str]) -> dict[str | None, str]:
+    """``--version`` values as {file name: version}; a bare version is keyed None (the one
+    new file's)."""
+    versions: dict[str | None, str] = {}
+    for text in given:
+        role, _, version = text.rpartition("=")
+        if role and role not in ROLES:
+            raise ShipRefused(f"--version {text}: name the file as {' or '.join(ROLES)}")
+        key = ROLES[role] if role else None
+        if key in versions:
+            raise ShipRefused(f"--version names {role or 'the new file'} twice")
+        versions[key] = version
+    return versions
 
 
 def next_patch(version: str) -> str:
@@ -162,17 +187,39 @@ def finished_manifest(
     return dataclasses.replace(finished, version=new_version)
 
 
+def differs(pair: Path, models: Path, file_name: str) -> bool:
+    """Whether the pair brings a model file other than the shipped one."""
+    source, shipped = pair / file_name, models / file_name
+    return source.is_file() and shipped.is_file() and sha256_of(source) != sha256_of(shipped)
+
+
+def check_versions(versions: dict[str | None, str], changed: list[str]) -> dict[str | None, str]:
+    """The versions asked for, refused when a bare one would name two new files or a
+    named one a file the pair does not change."""
+    if None in versions and len(changed) > 1:
+        raise ShipRefused(
+            "--version names one model's version, and the pair changes two: "
+            "name each (--version finder=V --version classifier=W)"
+        )
+    unchanged = sorted(n for n in versions if n is not None and n not in changed)
+    if unchanged:
+        raise ShipRefused(f"--version names {unchanged[0]}, which the pair does not change")
+    return versions
+
+
 def ship_pair(
     pair: Path,
     models: Path,
     history: str,
-    float_dir: Path | None = None,
-    version: str | None = None,
+    float_dirs: Sequence[Path] = (),
+    versions: dict[str | None, str] | None = None,
     new_line: bool = False,
 ) -> list[Path]:
     """Ship every model of ``pair`` that differs from the one in ``models``; returns the
-    files written. Nothing is written unless every check passes first; the new files are
-    staged beside the old and renamed over them together."""
+    files written. ``versions``: by file name, or None for the one new file's (parse_versions).
+    Nothing is written unless every check passes first; the new files are staged beside the
+    old and renamed over them together."""
+    versions = check_versions(versions or {}, [n for n in LOADERS if differs(pair, models, n)])
     plans: list[tuple[Path, Manifest]] = []
     kept: list[tuple[Path, Manifest]] = []  # shared files with the pair's judged fields
     for file_name, load in LOADERS.items():
@@ -189,13 +236,12 @@ def ship_pair(
             if judged is not None:
                 kept.append((shipped_file, judged))
             continue
-        check_float_source(candidate, float_dir, file_name, models)
+        check_float_source(candidate, float_dirs, file_name, models)
+        version = versions.get(file_name, versions.get(None))
         finished = finished_manifest(candidate, shipped, version, history, new_line)
         plans.append((source, finished))
     if not plans and not kept:
         raise ShipRefused(f"{pair} holds nothing that differs from {models}")
-    if version is not None and len(plans) > 1:
-        raise ShipRefused("--version names one model's version, and the pair changes two")
     staged = []
     for source, manifest in [*plans, *kept]:
         stage = models / f".{source.stem}.shipping.onnx"
@@ -219,8 +265,15 @@ def main(argv: list[str] | None = None) -> int:
         required=True,
         help="how the new file came from the shipped one (both files' when the pair changes two)",
     )
-    parser.add_argument("--float", dest="float_dir", type=Path, help="an int8 file's source")
-    parser.add_argument("--version", help="default: the shipped model's next minor")
+    parser.add_argument(
+        "--float", dest="float_dirs", type=Path, action="append", default=[],
+        help="the folder of an int8 file's float source (once per folder)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--version", dest="versions", action="append", default=[],
+        help="V (the one new file's) or finder=V / classifier=V; default: the shipped "
+        "model's next minor",
+    )  # fmt: skip
     parser.add_argument("--models", type=Path, default=Path("models"))
     parser.add_argument(
         "--new-line",
@@ -231,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     try:
-        ship_pair(args.pair, args.models, args.history, args.float_dir, args.version, args.new_line)
+        versions = parse_versions(args.versions)
+        ship_pair(args.pair, args.models, args.history, args.float_dirs, versions, args.new_line)
     except (ShipRefused, ModelError, OSError) as error:
         raise SystemExit(f"not shipped: {error}") from error
     print(AFTER_SHIPPING)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from companion.vision.classifier import CLASSIFIER_FILE
+from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier
 from companion.vision.finder import FINDER_FILE, DiceFinder
 from companion.vision.model import parse_manifest, save_manifest, sha256_of
 from models.recipe.manifests import FINDER_VERSION
@@ -147,3 +147,65 @@ def test_a_file_of_a_new_line_carries_its_own_recipe_only(older_models: Path) ->
     shipped = parse_manifest(older_models / "dice_finder.json")
     assert shipped.raw["training_command"] == "stages 38-41"  # not "stages 1-26; ..."
     assert shipped.version == "1.8.0"
+
+
+def classifier_float_source() -> Path:
+    """The committed float file the shipped int8 classifier was quantised from."""
+    wanted = parse_manifest(MODELS / "pip_classifier.json").raw["quantised"]["from_sha256"]
+    for path in sorted((MODELS / "training").glob(f"**/{CLASSIFIER_FILE}")):
+        if sha256_of(path) == wanted:
+            return path.parent
+    raise AssertionError(f"no float classifier under models/training has sha256 {wanted}")
+
+
+def test_a_pair_of_two_new_int8_files_ships_in_one_command(older_models: Path) -> None:
+    # finder 1.7.3 and classifier 2.0.2 (both files quantised again) took two commands
+    # when the tool took one --float and one --version
+    source = classifier_float_source()
+    shutil.copyfile(source / CLASSIFIER_FILE, older_models / CLASSIFIER_FILE)
+    older = dataclasses.replace(
+        parse_manifest(source / "pip_classifier.json").with_fields(training_command="wide"),
+        version="2.0.0",
+    )
+    save_manifest(older, older_models / CLASSIFIER_FILE)
+    shutil.copytree(source, older_models / "training" / "wide")
+    finder_source = older_models / "training" / "average"
+    before = {n: sha256_of(older_models / n) for n in (FINDER_FILE, CLASSIFIER_FILE)}
+    base = ["--pair", str(MODELS), "--models", str(older_models), "--history", "7-bit weights"]
+    both = ["--float", str(finder_source), "--float", str(older_models / "training" / "wide")]
+
+    with pytest.raises(SystemExit, match="holds no pip_classifier"):  # one source named
+        main([*base, "--float", str(finder_source)])
+    with pytest.raises(SystemExit, match="changes two"):  # a bare version for two files
+        main([*base, *both, "--version", "1.7.3"])
+    with pytest.raises(SystemExit, match="name the file as finder or classifier"):
+        main([*base, *both, "--version", "camera=1.7.3"])
+    with pytest.raises(SystemExit, match="twice"):
+        main([*base, *both, "--version", "finder=1.7.3", "--version", "finder=1.7.4"])
+    with pytest.raises(SystemExit, match="not above"):
+        main([*base, *both, "--version", "finder=1.7.3", "--version", "classifier=1.9.0"])
+    assert {n: sha256_of(older_models / n) for n in before} == before  # nothing written
+
+    versions = ["--version", "finder=1.7.3", "--version", "classifier=2.0.2"]
+    assert main([*base, *both, *versions]) == 0
+    finder = parse_manifest(older_models / "dice_finder.json")
+    classifier = parse_manifest(older_models / "pip_classifier.json")
+    assert (finder.version, classifier.version) == ("1.7.3", "2.0.2")
+    assert finder.sha256 == sha256_of(MODELS / FINDER_FILE) == sha256_of(older_models / FINDER_FILE)
+    assert classifier.sha256 == sha256_of(MODELS / CLASSIFIER_FILE)
+    assert classifier.raw["training_command"] == "wide; 7-bit weights"
+    DiceFinder.load(older_models)
+    PipClassifier.load(older_models)
+
+
+def test_a_version_named_for_a_file_the_pair_keeps_is_refused(older_models: Path) -> None:
+    before = (older_models / "dice_finder.json").read_bytes()
+    arguments = [
+        "--pair", str(MODELS), "--models", str(older_models), "--history", "stage 28",
+        "--float", str(older_models / "training" / "average"),
+    ]  # fmt: skip
+    with pytest.raises(SystemExit, match="pip_classifier.onnx, which the pair does not change"):
+        main([*arguments, "--version", "classifier=2.1.0"])
+    assert (older_models / "dice_finder.json").read_bytes() == before
+    assert main([*arguments, "--version", "finder=1.9.0"]) == 0
+    assert parse_manifest(older_models / "dice_finder.json").version == "1.9.0"
