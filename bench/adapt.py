@@ -69,7 +69,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import re
 import sys
 import time
 from collections import defaultdict
@@ -115,6 +114,7 @@ from companion.vision.datasets import (
     every_nth,
     is_crop_folder,
     load_split,
+    named_like,
     read_labelled_folder,
 )
 from companion.vision.finder import DiceFinder
@@ -914,8 +914,7 @@ def run_folder(args: argparse.Namespace) -> int:
         images = sorted(chosen, key=lambda i: i.path.name)
     else:
         images = read_labelled_folder(args.folder)
-    if args.names:  # one camera of a folder that holds several, e.g. rune55's tower
-        images = [im for im in images if re.search(args.names, im.path.name)]
+    images = named_like(images, args.names)  # one camera of a folder that holds several
     images = every_nth(images, args.every, args.offset)
     photos = group_photos(images, crops)
     if args.shuffle is not None:  # a table's rolls come in any order, not by file name

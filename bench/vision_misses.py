@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,6 +45,7 @@ from companion.vision.datasets import (
     corrected,
     every_nth,
     load_split,
+    named_like,
     read_label_corrections,
     read_labelled_folder,
 )
@@ -103,8 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         images = sorted(chosen, key=lambda image: image.path.name)
     else:
         images = read_labelled_folder(args.folder, args.pip_boxes or None)
-    if args.names:
-        images = [im for im in images if re.search(args.names, im.path.name)]
+    images = named_like(images, args.names)  # one camera of a folder that holds several
     images = every_nth(images, args.every, args.offset)
     corrections = read_label_corrections(Path(args.corrections)) if args.corrections else {}
     images = [im for im in (corrected(im, corrections)[0] for im in images) if im is not None]

@@ -299,6 +299,14 @@ def every_nth(images: Sequence[LabelledImage], every: int, offset: int) -> list[
     return [image for k, image in enumerate(images) if k % every == offset % every]
 
 
+def named_like(images: Sequence[LabelledImage], pattern: str | None) -> list[LabelledImage]:
+    """The images whose file name matches the regular expression (all when None): one
+    camera of a folder that holds several, e.g. rune55-webcams' dice tower '^[0-9]+_jpg'."""
+    if pattern is None:
+        return list(images)
+    return [image for image in images if re.search(pattern, image.path.name)]
+
+
 def load_split(data_root: Path | None = None) -> DatasetSplit:
     """The documented train / calibration / validation split of every training folder
     under ``data_root`` (the measure-only folders are not read: `load_measure_only`).

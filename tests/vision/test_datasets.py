@@ -27,6 +27,7 @@ from companion.vision.datasets import (
     epanemu_photo,
     load_measure_only,
     load_split,
+    named_like,
     near_twin_groups,
     read_crop_folder,
     read_labelled_folder,
@@ -213,3 +214,14 @@ def test_near_twin_groups_join_copies_and_leave_other_pictures_alone(tmp_path: P
         paths.append(tmp_path / f"{name}.png")
         cv2.imwrite(str(paths[-1]), np.clip(image, 0, 255).astype(np.uint8))
     assert near_twin_groups(paths) == [[0, 2]]
+
+
+def test_one_camera_of_rune55_is_chosen_by_its_file_names(split: DatasetSplit) -> None:
+    validation = split.validation[RUNE55]
+    tower = named_like(validation, "^[0-9]+_jpg")
+    board = named_like(validation, "^(?![0-9]+_jpg)")
+    assert tower and board
+    assert len(tower) + len(board) == len(validation)
+    assert all(im.path.name[:5].isdigit() for im in tower)
+    assert not any(im.path.name[:5].isdigit() for im in board)
+    assert named_like(validation, None) == list(validation)
