@@ -105,6 +105,7 @@ from companion.vision.adapt_finder_check import (
 )
 from companion.vision.adapt_gate import Judged, Verdict
 from companion.vision.adapt_learn import ConfirmedDie, anchor_for, new_examples
+from companion.vision.adapt_look import chroma_signature
 from companion.vision.adapt_store import NewExample
 from companion.vision.classifier import PipClassifier
 from companion.vision.colour import colour_readings, measure_die, name_colour
@@ -201,6 +202,7 @@ def as_example(new: NewExample, photo: str) -> Example:
     return Example(
         new.value, new.embedding, new.probabilities, new.lab, new.colour, new.set_index,
         photo=photo, views=new.views, view_probabilities=new.view_probabilities,
+        look=chroma_signature(new.crop),
     )  # fmt: skip
 
 

@@ -134,15 +134,19 @@ def read_cached(
     views: np.ndarray,
     view_probabilities: np.ndarray,
     second_look_below: float,
+    looks: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """N x 7 probabilities and N raw confidences as AdaptedClassifier.classify (or,
     without a head, the shipped PipClassifier.classify) makes them from the dice's cached
-    views: the head on the crop as cut; a die under ``second_look_below`` read as the mean
-    over its eight views; the confidence the head's (`ValueHead.confidence`)."""
+    views (and their crops' looks, N x LOOK_WIDTH, for a head that reads by look): the
+    head on the crop as cut; a die under ``second_look_below`` read as the mean over its
+    eight views; the confidence the head's (`ValueHead.confidence`)."""
 
     def adjusted(view: int, rows: np.ndarray) -> np.ndarray:
         shipped = view_probabilities[rows, view].astype(np.float64)
-        return shipped if head is None else head.adjust(shipped, views[rows, view])
+        if head is None:
+            return shipped
+        return head.adjust(shipped, views[rows, view], None if looks is None else looks[rows])
 
     everything = np.arange(len(views))
     out = adjusted(0, everything)

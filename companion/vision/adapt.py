@@ -77,6 +77,7 @@ from companion.vision.adapt_gate import (
     fold_map,
     fold_of_photos,
 )
+from companion.vision.adapt_look import LOOK_WIDTH, crop_looks, look_floor
 from companion.vision.classifier import Classified, PipClassifier, symmetric_views
 from companion.vision.colour import (
     LIGHTNESS_WEIGHT,
@@ -113,7 +114,8 @@ class Example:
     (after its second look; None: not read by the camera, e.g. a die the host added), the
     embeddings and shipped probabilities of its VIEWS symmetric views (V x D and V x 7,
     the first the crop as cut; None: not made yet), its body colour (Lab, None when not
-    measured), its colour name and set die, and whether the host looked at it and kept it."""
+    measured), its colour name and set die, whether the host looked at it and kept it, and
+    its crop's look (companion.vision.adapt_look's chroma signature; None: not measured)."""
 
     value: int
     embedding: np.ndarray = field(repr=False)
@@ -125,6 +127,7 @@ class Example:
     photo: str | None = None  # the photo it came from (None: a photo of its own)
     views: np.ndarray | None = field(default=None, repr=False)
     view_probabilities: np.ndarray | None = field(default=None, repr=False)
+    look: np.ndarray | None = field(default=None, repr=False)
 
     def first_view(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The crop as cut: its shipped probabilities (before any second look) and its
@@ -158,12 +161,24 @@ class ValueHead:
     def active(self) -> bool:
         return self.delta is not None
 
-    def adjust(self, probabilities: np.ndarray, embeddings: np.ndarray | None) -> np.ndarray:
+    @property
+    def reads_by_look(self) -> bool:
+        """Whether the head reads only crops that look like the setup's (then `adjust`
+        needs their looks, companion.vision.adapt_look)."""
+        like = None if self.delta is None else self.delta.like
+        return like is not None and like.looks is not None
+
+    def adjust(
+        self,
+        probabilities: np.ndarray,
+        embeddings: np.ndarray | None,
+        looks: np.ndarray | None = None,
+    ) -> np.ndarray:
         """N x 7 probabilities of crops (the shipped head's, before a second look) with
         the setup's head applied; unchanged without embeddings or an active head."""
         if self.delta is None or embeddings is None or not len(probabilities):
             return probabilities
-        return self.delta.apply(probabilities, embeddings)
+        return self.delta.apply(probabilities, embeddings, looks)
 
     def confidence(self, adjusted: np.ndarray, shipped: np.ndarray) -> np.ndarray:
         """N raw confidences of dice read as ``adjusted`` (N x 7, this head's) whose
@@ -224,20 +239,33 @@ def face_counts(examples: Sequence[Example]) -> np.ndarray:
 
 def likeness_of(examples: Sequence[Example]) -> Likeness | None:
     """Which crops the head fitted on the examples reads (`likeness_from` on their crops as
-    cut)."""
-    firsts = [(e.photo, first[1]) for e in examples if (first := e.first_view()) is not None]
-    photos = [("die", k) if photo is None else photo for k, (photo, _) in enumerate(firsts)]
-    if not firsts:
+    cut, and their looks)."""
+    usable = [e for e in examples if e.first_view() is not None]
+    photos = [("die", k) if e.photo is None else e.photo for k, e in enumerate(usable)]
+    if not usable:
         return None
-    return likeness_from(np.stack([embedding for _, embedding in firsts]), photos)
+    embeddings = np.stack([first[1] for e in usable if (first := e.first_view()) is not None])
+    return likeness_from(embeddings, photos, example_looks(usable))
 
 
-def likeness_from(embeddings: np.ndarray, photos: Sequence[object]) -> Likeness | None:
-    """adapt_fit.Likeness of a setup's dice (N x D embeddings, each die's photo): a crop is
-    like them when it is at least as like one of them as every one of them is like the
-    nearest die of another photo (the least typical die sets the floor, so every die of
-    the setup's kind reads adapted); None under two photos (a head or a fine-tune on
-    fewer is never adopted: GATE_MIN_PHOTOS)."""
+def example_looks(examples: Sequence[Example]) -> np.ndarray | None:
+    """N x LOOK_WIDTH looks of the examples (NaN rows where not measured); None when none
+    was measured (examples made before looks were: no gate by look)."""
+    if all(e.look is None for e in examples):
+        return None
+    unknown = np.full(LOOK_WIDTH, np.nan, np.float32)
+    return np.stack([unknown if e.look is None else np.asarray(e.look) for e in examples])
+
+
+def likeness_from(
+    embeddings: np.ndarray, photos: Sequence[object], looks: np.ndarray | None = None
+) -> Likeness | None:
+    """adapt_fit.Likeness of a setup's dice (N x D embeddings, each die's photo, and its
+    look, N x LOOK_WIDTH or None): a crop is like them when it is at least as like one of
+    them as every one of them is like the nearest die of another photo (the least typical
+    die sets the floor, so every die of the setup's kind reads adapted), and looks like
+    them (companion.vision.adapt_look `look_floor`); None under two photos (a head or a
+    fine-tune on fewer is never adopted: GATE_MIN_PHOTOS)."""
     if len(set(photos)) < 2:
         return None
     rows = unit_rows(embeddings)
@@ -246,7 +274,13 @@ def likeness_from(embeddings: np.ndarray, photos: Sequence[object]) -> Likeness 
     similarity[codes[:, None] == codes[None, :]] = -1.0  # another photo's dice only
     floor = float(similarity.max(axis=1).min())
     keep = np.linspace(0, len(rows), min(len(rows), MAX_PROTOTYPES), endpoint=False)
-    return Likeness(rows[keep.astype(int)], floor)
+    like = Likeness(rows[keep.astype(int)], floor)
+    limit = None if looks is None else look_floor(looks, photos)
+    if looks is None or limit is None:
+        return like
+    known = np.asarray(looks, np.float32)[~np.isnan(looks).any(axis=1)]
+    spread = np.linspace(0, len(known), min(len(known), MAX_PROTOTYPES), endpoint=False)
+    return replace(like, looks=known[spread.astype(int)], look_floor=limit)
 
 
 def fitted(examples: Sequence[Example]) -> Delta:
@@ -267,6 +301,7 @@ def judged_dice(examples: Sequence[Example]) -> Judged:
     """The examples as dice to read (adapt_gate.Judged): their eight views, or the crop as
     cut eight times where the views were not kept (the mean of a view with itself is it)."""
     views, probabilities = [], []
+    looks = example_looks(examples)
     for e in examples:
         if e.views is not None and e.view_probabilities is not None:
             views.append(e.views)
@@ -279,7 +314,7 @@ def judged_dice(examples: Sequence[Example]) -> Judged:
     truth = np.array([e.value - 1 for e in examples], np.int64)
     if not examples:
         return Judged(np.zeros((0, VIEWS, 0)), np.zeros((0, VIEWS, CLASSES)), truth)
-    return Judged(np.stack(views), np.stack(probabilities), truth)
+    return Judged(np.stack(views), np.stack(probabilities), truth, looks)
 
 
 @dataclass(frozen=True)
@@ -327,7 +362,7 @@ def _read_folds(
         reads = mine.reads(delta, below)
         read_as = reads.argmax(axis=1)
         out.errors[rows] = read_as != mine.truth
-        firsts = delta.apply(mine.probabilities[:, 0], mine.views[:, 0])
+        firsts = delta.apply(mine.probabilities[:, 0], mine.views[:, 0], mine.looks)
         raw = ValueHead(delta, face_counts(rest)).confidence(reads, mine.probabilities[:, 0])
         for j, row in enumerate(rows):
             out.sure[readable[row]] = float(firsts[j, dice.truth[row]])
@@ -585,11 +620,15 @@ class AdaptedClassifier(PipClassifier):
         outputs = self.model.run(self.model.normalise(crops))
         embeddings = outputs[self.embedding_index]
         shipped = outputs[self.probabilities_index]
-        probabilities = self.head.adjust(shipped, embeddings)
+        chroma = crop_looks(image_bgr, boxes, self.margin) if self.head.reads_by_look else None
+        probabilities = self.head.adjust(shipped, embeddings, chroma)
         unsure = np.flatnonzero(probabilities.max(axis=1) < self.second_look_below)
         if len(unsure):
             views = self.model.run(self.model.normalise(symmetric_views(crops[unsure])))
-            others = self.head.adjust(views[self.probabilities_index], views[self.embedding_index])
+            turned = None if chroma is None else np.tile(chroma[unsure], (VIEWS - 1, 1))
+            others = self.head.adjust(
+                views[self.probabilities_index], views[self.embedding_index], turned
+            )  # a look is the same in every view (adapt_look.chroma_signature)
             others = others.reshape(-1, len(unsure), probabilities.shape[1])
             probabilities[unsure] = (probabilities[unsure] + others.sum(axis=0)) / (1 + len(others))
         return Classified(probabilities, embeddings, self.head.confidence(probabilities, shipped))

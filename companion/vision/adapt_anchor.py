@@ -11,12 +11,14 @@ as published and labels.csv), which a setup's finder head must read no worse
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 from companion.vision.adapt_gate import Judged
+from companion.vision.adapt_look import chroma_signature
 from companion.vision.datasets import DatasetError, LabelledDie, LabelledImage
 from companion.vision.model import default_models_dir
 
@@ -77,6 +79,14 @@ def read_anchor(models_dir: Path | None = None) -> tuple[list[np.ndarray], np.nd
     return crops, values
 
 
-def anchor_dice(views: np.ndarray, probabilities: np.ndarray, values: np.ndarray) -> Judged:
-    """The sample as dice to read: N x V x D embeddings, N x V x 7 shipped probabilities."""
-    return Judged(views, probabilities, np.asarray(values, np.int64) - 1)
+def anchor_dice(
+    views: np.ndarray,
+    probabilities: np.ndarray,
+    values: np.ndarray,
+    crops: Sequence[np.ndarray] = (),
+) -> Judged:
+    """The sample as dice to read: N x V x D embeddings, N x V x 7 shipped probabilities,
+    and the looks of its 64 px crops (companion.vision.adapt_look; none given: not
+    measured)."""
+    looks = np.stack([chroma_signature(c) for c in crops]) if len(crops) else None
+    return Judged(views, probabilities, np.asarray(values, np.int64) - 1, looks)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import io
 import json
 import logging
 import os
@@ -51,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from companion.vision.adapt import CLASSES, GATE_MIN_PHOTOS
-from companion.vision.adapt_files import ADAPTED_DIR, atomic_write, embedding_width
+from companion.vision.adapt_files import ADAPTED_DIR, atomic_write, embedding_width, npz_bytes
 from companion.vision.adapt_finder_learn import REFIT_EVERY as FINDER_REFIT_EVERY
 from companion.vision.adapt_fit import Likeness
 from companion.vision.adapt_gate import Verdict
@@ -123,9 +122,7 @@ class DeepClassifier(PipClassifier):
 
 def save_likeness(path: Path, like: Likeness) -> None:
     """Write which dice a fine-tuned net reads (`DeepClassifier`), synced."""
-    buffer = io.BytesIO()
-    np.savez(buffer, prototypes=like.prototypes, floor=np.array(like.floor))
-    atomic_write(path, buffer.getvalue())
+    atomic_write(path, npz_bytes(like.arrays()))
 
 
 def load_likeness(path: Path, width: int) -> Likeness | None:

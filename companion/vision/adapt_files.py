@@ -40,7 +40,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,24 +88,20 @@ def head_file_name(data: bytes) -> str:
     return f"{HEAD_PREFIX}{hashlib.sha256(data).hexdigest()[:12]}{HEAD_SUFFIX}"
 
 
+def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """The arrays as one .npz file's bytes (a head's weights with its likeness, or a
+    fine-tuned net's likeness: `Likeness.arrays` names them in one place)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy types allow_pickle among **kwds
+    return buffer.getvalue()
+
+
 def write_head_file(out: Path, delta: Delta) -> Path:
     """Write the head's weights under their content-addressed name (synced to disk) and
     return its path; a file of that name already there holds the same bytes. No manifest
     names it yet: until `save_head` replaces the manifest, the previous head reads."""
-    buffer = io.BytesIO()
-    seen = np.array(delta.seen, np.int64)
-    if delta.like is None:
-        np.savez(buffer, seen=seen, weights=delta.weights)
-    else:
-        like = delta.like
-        np.savez(
-            buffer,
-            seen=seen,
-            weights=delta.weights,
-            prototypes=like.prototypes,
-            floor=np.array(like.floor),
-        )
-    data = buffer.getvalue()
+    likeness = {} if delta.like is None else delta.like.arrays()
+    data = npz_bytes({"seen": np.array(delta.seen, np.int64), "weights": delta.weights, **likeness})
     path = out / head_file_name(data)
     atomic_write(path, data)
     return path

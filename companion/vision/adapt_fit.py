@@ -25,8 +25,10 @@ dice; on a die of another kind it moves a decision boundary it has no evidence a
 setup taught ringed ones, which the shipped net calls 2, pushed every 2-like die away from
 2, and one borderline 2 of another table flipped to 4). So the head reads only the crops
 whose embedding is at least as like one of the setup's confirmed dice as its own dice are
-like each other (the floor, companion.vision.adapt `likeness_of`); any other crop keeps
-the shipped probabilities.
+like each other (the floor, companion.vision.adapt `likeness_of`), and which look like
+them: their chroma signature lies near one of theirs (companion.vision.adapt_look: the
+embedding alone let nearly every die of other tables through); any other crop keeps the
+shipped probabilities.
 
 **The solver** is a majorise-minimise Newton iteration with Nesterov momentum: the
 Hessian of the multinomial cross-entropy is bounded by 1/2 (I - 11^T/C) (x) X^T X
@@ -44,6 +46,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from companion.vision.adapt_look import LOOK_WIDTH, nearest_distance
 
 BLOCK_ROWS = 256  # rows per block of the logits and gradient products (256 x 97 x 6 < 262k)
 GRAM_ROWS = 16  # rows per block of X^T X (97 x 16 x 97 < 262k)
@@ -72,27 +76,56 @@ class Rows:
 class Likeness:
     """Which crops are like the setup's own dice (module docstring, "Only dice like the
     setup's"): M x D unit rows, the embeddings of its confirmed dice, and the cosine
-    similarity to the nearest of them from which a crop counts as one of the setup's."""
+    similarity to the nearest of them from which a crop counts as one of the setup's; and
+    their looks (M x LOOK_WIDTH chroma signatures, companion.vision.adapt_look) with the
+    distance within which a crop looks like theirs (None: no gate by look)."""
 
     prototypes: np.ndarray = field(repr=False)
     floor: float
+    looks: np.ndarray | None = field(default=None, repr=False)
+    look_floor: float = 0.0
 
-    def mask(self, features: np.ndarray) -> np.ndarray:
-        """N booleans: the crop whose embedding is row n is like the setup's dice."""
+    def mask(self, features: np.ndarray, looks: np.ndarray | None = None) -> np.ndarray:
+        """N booleans: the crop whose embedding is row n (and whose look is row n of
+        ``looks``) is like the setup's dice. With a gate by look, a crop whose look is not
+        given or not known (NaN) is like none."""
         if not len(features):
             return np.zeros(0, bool)
-        return np.asarray(nearest_similarity(features, self.prototypes) >= self.floor)
+        like = nearest_similarity(features, self.prototypes) >= self.floor
+        if self.looks is None:
+            return np.asarray(like)
+        if looks is None:
+            return np.zeros(len(features), bool)
+        with np.errstate(invalid="ignore"):
+            near = nearest_distance(looks, self.looks) <= self.look_floor
+        return np.asarray(like & near)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The likeness as the arrays `from_arrays` reads (saved beside a head or a net)."""
+        saved = {"prototypes": self.prototypes, "floor": np.array(self.floor)}
+        if self.looks is not None:
+            saved |= {"looks": self.looks, "look_floor": np.array(self.look_floor)}
+        return saved
 
     @classmethod
     def from_arrays(cls, data: Mapping[str, np.ndarray], width: int) -> Likeness:
         """The likeness saved as arrays ``prototypes`` and ``floor`` (with a value head's
-        weights, or beside a fine-tuned net); ValueError when its prototypes do not fit an
-        embedding ``width`` wide."""
-        like = cls(np.asarray(data["prototypes"], np.float32), float(data["floor"]))
+        weights, or beside a fine-tuned net), and ``looks`` and ``look_floor`` where it
+        gates by look; ValueError when its prototypes do not fit an embedding ``width``
+        wide or its looks are not LOOK_WIDTH wide."""
+        looks = np.asarray(data["looks"], np.float32) if "looks" in data else None
+        like = cls(
+            np.asarray(data["prototypes"], np.float32),
+            float(data["floor"]),
+            looks,
+            float(data["look_floor"]) if looks is not None else 0.0,
+        )
         if like.prototypes.ndim != 2 or like.prototypes.shape[1] != width:
             raise ValueError(
                 f"prototypes {like.prototypes.shape} do not fit embedding width {width}"
             )
+        if looks is not None and (looks.ndim != 2 or looks.shape[1] != LOOK_WIDTH):
+            raise ValueError(f"looks {looks.shape} are not {LOOK_WIDTH} wide")
         return like
 
 
@@ -117,15 +150,17 @@ class Delta:
     weights: np.ndarray = field(repr=False)
     like: Likeness | None = None
 
-    def apply(self, shipped: np.ndarray, features: np.ndarray) -> np.ndarray:
+    def apply(
+        self, shipped: np.ndarray, features: np.ndarray, looks: np.ndarray | None = None
+    ) -> np.ndarray:
         """N x 7 probabilities: the shipped ones with the seen faces' share given out by
         the adapted logits (module docstring); a crop unlike the setup's dice keeps the
         shipped ones. ``shipped``: N x 7 probabilities of the crops whose features (N x D)
-        these are."""
+        and looks (N x LOOK_WIDTH, adapt_look; None: not measured) these are."""
         if len(self.seen) < 2 or not len(shipped):
             return shipped
         if self.like is not None:
-            like = self.like.mask(features)
+            like = self.like.mask(features, looks)
             out = np.array(shipped, copy=True)
             if like.any():
                 out[like] = self._adapted(np.asarray(shipped)[like], np.asarray(features)[like])

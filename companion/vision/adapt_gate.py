@@ -196,11 +196,14 @@ def sign_test(wins: int, losses: int) -> float:
 @dataclass(frozen=True)
 class Judged:
     """Dice to read: per die its views' embeddings (N x V x D, the first the crop as cut)
-    and shipped probabilities (N x V x 7), and its confirmed class 0..5."""
+    and shipped probabilities (N x V x 7), its confirmed class 0..5, and its crop's look
+    (N x LOOK_WIDTH, the same in every view, companion.vision.adapt_look; None: not
+    measured, so a head that reads by look leaves these dice to the shipped one)."""
 
     views: np.ndarray
     probabilities: np.ndarray
     truth: np.ndarray
+    looks: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.truth)
@@ -212,7 +215,8 @@ class Judged:
         n, v, width = self.probabilities.shape
         flat = self.probabilities.reshape(n * v, width)
         if delta is not None and n:
-            flat = delta.apply(flat, self.views.reshape(n * v, -1))
+            looks = None if self.looks is None else np.repeat(self.looks, v, axis=0)
+            flat = delta.apply(flat, self.views.reshape(n * v, -1), looks)
         per_view = flat.reshape(n, v, width)
         out = np.array(per_view[:, 0], np.float64, copy=True)
         unsure = out.max(axis=1) < second_look_below
@@ -226,7 +230,8 @@ class Judged:
         return np.asarray(self.reads(delta, second_look_below).argmax(axis=1) != self.truth)
 
     def subset(self, rows: np.ndarray) -> Judged:
-        return Judged(self.views[rows], self.probabilities[rows], self.truth[rows])
+        looks = None if self.looks is None else self.looks[rows]
+        return Judged(self.views[rows], self.probabilities[rows], self.truth[rows], looks)
 
 
 def fold_of_photos(photos: Sequence[object], folds: int) -> np.ndarray:

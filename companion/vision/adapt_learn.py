@@ -59,6 +59,7 @@ from companion.vision.adapt_finder import AdaptedFinder
 from companion.vision.adapt_finder_check import MIN_PHOTOS, fold_classifiers
 from companion.vision.adapt_finder_learn import FinderJob, FinderLearner, photo_die
 from companion.vision.adapt_gate import Judged, Verdict
+from companion.vision.adapt_look import chroma_signature
 from companion.vision.adapt_store import (
     CROP_SIZE,
     NewExample,
@@ -193,7 +194,7 @@ def anchor_for(classifier: PipClassifier, models_dir: Path | None = None) -> Jud
     if not crops:
         return None
     made = crop_features(classifier, model_crops(classifier, crops))
-    return anchor_dice(made.views, made.view_probabilities, values)
+    return anchor_dice(made.views, made.view_probabilities, values, crops)
 
 
 @dataclass(frozen=True)
@@ -283,6 +284,7 @@ class SetupLearner:
         self.anchor_dir = anchor_dir  # the no-forgetting sample's folder (None: the models')
         self._lock = threading.RLock()
         self._anchor: tuple[str, Judged | None] | None = None
+        self._looks: dict[int, np.ndarray | None] = {}  # per stored die: its crop's look
         self.stored: list[StoredExample] = []
         self.adaptation: Adaptation | None = None
         # the finder's half (None: only the value head learns); `forget` bumps the
@@ -335,6 +337,7 @@ class SetupLearner:
             count = self.store.delete_setup(self.setup)
             remove_head(self.folder)
             self.stored, self.adaptation = [], None
+            self._looks.clear()  # a die stored later may take a deleted die's id
             self._generation += 1
             if self.finder_learner is not None:
                 self.finder_learner.forget()
@@ -382,7 +385,7 @@ class SetupLearner:
         finder's head is judged by `refresh_finder`, which takes seconds."""
         with self._lock:
             stored = self.store.examples(self.setup)
-            stored = self._embedded_now(stored)
+            stored = self._with_looks(self._embedded_now(stored))
             adaptation = adapt(
                 [s.example for s in stored],
                 self.dice_set,
@@ -490,6 +493,18 @@ class SetupLearner:
             self.classifier, examples, self.anchor(), adaptation.head, regate=False
         )
         return self.finder_learner.job(classifier_for)
+
+    def _with_looks(self, stored: list[StoredExample]) -> list[StoredExample]:
+        """The stored dice with their crops' looks (companion.vision.adapt_look), measured
+        once per die from its stored crop (None where the crop is gone: the head then
+        leaves that die to the shipped one when it is judged)."""
+        for s in stored:
+            if s.example_id not in self._looks:
+                crop = self.store.crop(self.setup, s.example_id)
+                self._looks[s.example_id] = None if crop is None else chroma_signature(crop)
+        return [
+            replace(s, example=replace(s.example, look=self._looks[s.example_id])) for s in stored
+        ]
 
     def _embedded_now(self, stored: list[StoredExample]) -> list[StoredExample]:
         """The stored dice with the current classifier's features: those made by another

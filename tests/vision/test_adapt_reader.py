@@ -361,6 +361,7 @@ def test_the_head_bench_reads_as_the_adapted_classifier(
     import importlib.util
     import sys
 
+    from companion.vision.adapt_look import crop_looks
     from companion.vision.classifier import symmetric_views
     from companion.vision.pipeline import classify
 
@@ -391,7 +392,9 @@ def test_the_head_bench_reads_as_the_adapted_classifier(
     expected = AdaptedClassifier(looking, head).classify(image, read_boxes)
     first = AdaptedClassifier(one_look, head).classify(image, read_boxes)
     assert not np.allclose(first.probabilities, expected.probabilities, atol=1e-4)  # it counts
-    probabilities, confidence = bench.read_cached(head, views, shipped, below)
+    assert head.reads_by_look  # the learner measured its dice's looks
+    looks = crop_looks(image, read_boxes, classifier.margin)
+    probabilities, confidence = bench.read_cached(head, views, shipped, below, looks)
     assert np.allclose(probabilities, expected.probabilities, atol=1e-4)
     assert expected.confidence is not None
     assert np.allclose(confidence, expected.confidence, atol=1e-4)
