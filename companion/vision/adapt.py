@@ -13,9 +13,10 @@ that knows this setup:
   photos give eight times the examples at no cost when reading (fewer views per die
   past MAX_ROWS rows, to bound the fit's time).
   It reads only the crops like the setup's own dice (`likeness_of`: as like one of them
-  as the least typical of its dice is like the nearest die of another of its photos);
-  a die of another kind keeps the shipped reading (companion.vision.adapt_fit, "Only dice
-  like the setup's").
+  as the least typical of its dice is like the nearest die of another of its photos, and
+  looking like them: the chroma of the table around the die and of the die,
+  companion.vision.adapt_look); a die of another kind keeps the shipped reading
+  (companion.vision.adapt_fit, "Only dice like the setup's").
 - **whether it reads** (`check_folds`, issue 24): the head is fitted once per fold of
   the setup's photos (k-fold by photo, every photo left out once, at most MAX_FOLDS
   folds) and reads the left-out photos' dice; it takes over from the shipped head only

@@ -27,6 +27,7 @@ Pure numpy and OpenCV, no I/O."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import cv2
@@ -46,15 +47,24 @@ LEAST_FLOOR = 1 / CHROMA_UNIT  # one Lab level: a greyscale setup's floor is 0, 
 def chroma_signature(crop_bgr: np.ndarray) -> np.ndarray:
     """LOOK_WIDTH floats of one BGR crop (module docstring); the same for its eight
     symmetric views (the band and the middle are symmetric), zero chroma for grey."""
-    lab = cv2.cvtColor(np.ascontiguousarray(crop_bgr), cv2.COLOR_BGR2LAB).astype(np.float32)
-    height, width = lab.shape[:2]
+    lab = cv2.cvtColor(np.ascontiguousarray(crop_bgr), cv2.COLOR_BGR2LAB)
+    band, middle = _masks(lab.shape[0], lab.shape[1])
+    outer_mean, outer_spread = cv2.meanStdDev(lab, mask=band)
+    middle_mean, middle_spread = cv2.meanStdDev(lab, mask=middle)
+    parts = (outer_mean[1:] - 128, middle_mean[1:] - 128, outer_spread[1:], middle_spread[1:])
+    return np.asarray(np.concatenate(parts).ravel() / CHROMA_UNIT, np.float32)
+
+
+@functools.cache
+def _masks(height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The outer band and the middle of a crop of that size as 8-bit masks (OpenCV's
+    statistics run in C: a frame has many dice)."""
     dy, dx = max(1, round(height * BAND)), max(1, round(width * BAND))
-    band = np.ones((height, width), bool)
-    band[dy : height - dy, dx : width - dx] = False
-    outer, middle = lab[band][:, 1:], lab[~band][:, 1:]
-    parts = (outer.mean(axis=0), middle.mean(axis=0), outer.std(axis=0), middle.std(axis=0))
-    signature = np.concatenate(parts) - np.array([128, 128, 128, 128, 0, 0, 0, 0], np.float32)
-    return np.asarray(signature / CHROMA_UNIT, np.float32)
+    band = np.full((height, width), 255, np.uint8)
+    band[dy : height - dy, dx : width - dx] = 0
+    middle = 255 - band
+    band.flags.writeable = middle.flags.writeable = False
+    return band, middle
 
 
 def crop_looks(image_bgr: np.ndarray, boxes: Sequence[DieBox], margin: float) -> np.ndarray:

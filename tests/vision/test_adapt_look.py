@@ -21,6 +21,7 @@ from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, anchor_for
 from companion.vision.adapt_look import (
     LEAST_FLOOR,
     LOOK_SHARE,
+    LOOK_SIZE,
     LOOK_WIDTH,
     chroma_signature,
     crop_looks,
@@ -152,3 +153,4 @@ def test_the_no_forgetting_sample_is_judged_on_the_dice_that_look_like_the_setup
     # is judged on the first, a coloured table's on dice like its own
     assert 40 <= grey.sum() <= len(crops) - 40
     assert all(c.shape == (CROP_SIZE, CROP_SIZE, 3) for c in crops)
+    assert LOOK_SIZE == CROP_SIZE  # a live die's look is measured on the crop the store keeps
