@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from companion.vision.adapt_gate import Judged
-from companion.vision.adapt_look import chroma_signature
+from companion.vision.adapt_look import looks_of
 from companion.vision.datasets import DatasetError, LabelledDie, LabelledImage
 from companion.vision.model import default_models_dir
 
@@ -88,5 +88,5 @@ def anchor_dice(
     """The sample as dice to read: N x V x D embeddings, N x V x 7 shipped probabilities,
     and the looks of its 64 px crops (companion.vision.adapt_look; none given: not
     measured)."""
-    looks = np.stack([chroma_signature(c) for c in crops]) if len(crops) else None
+    looks = looks_of(crops) if len(crops) else None
     return Judged(views, probabilities, np.asarray(values, np.int64) - 1, looks)

@@ -54,6 +54,7 @@ from companion.vision.adapt_files import ADAPTED_DIR, atomic_write, embedding_wi
 from companion.vision.adapt_finder_learn import REFIT_EVERY as FINDER_REFIT_EVERY
 from companion.vision.adapt_fit import Likeness
 from companion.vision.adapt_gate import Verdict
+from companion.vision.adapt_look import crop_looks
 from companion.vision.adapt_store import CROP_SIZE, SetupStore, StoredExample
 from companion.vision.classifier import CLASSIFIER_FILE, Classified, PipClassifier, crop_die
 from companion.vision.finder import DiceFinder
@@ -110,7 +111,8 @@ class DeepClassifier(PipClassifier):
         mine = super().classify(image_bgr, boxes, looks)
         if self.like is None or self.shipped is None or mine.embeddings is None:
             return mine
-        unlike = np.flatnonzero(~self.like.mask(mine.embeddings))
+        chroma = crop_looks(image_bgr, boxes, self.margin) if self.like.looks is not None else None
+        unlike = np.flatnonzero(~self.like.mask(mine.embeddings, chroma))
         if not len(unlike):
             return mine
         theirs = self.shipped.classify(image_bgr, [boxes[int(k)] for k in unlike], looks)

@@ -6,7 +6,7 @@ dice like the setup's"). The classifier's embedding cannot say which those are: 
 trained to read the pips on any table, so any die is about as like a setup's dice as they
 are like each other (rune55's white-board camera, 25 photos: 199 of the 200 no-forgetting
 dice of other tables passed its floor), and a head taught there broke three of them (two
-epanemu 2s and a matteop65 6 read as 4). Their colour can say: a greyscale camera's dice
+copies of one epanemu 2 and a matteop65 6, read as 4). Their colour can say: a greyscale camera's dice
 have no chroma at all, a purple cloth or light wood has its own. So each crop also gets a
 **chroma signature**: the mean and spread of the Lab a and b channels over the crop's
 outer band (the table) and over its middle (the die), in CHROMA_UNIT levels; lightness is
@@ -19,9 +19,9 @@ tower cameras, matteop65, byler and epanemu (25 photos each): the board's and to
 floor lets through exactly the 80 greyscale dice of the sample (rune55, tomitomi) and none
 of the three it broke; matteop65's only its own table's dice; byler's and epanemu's, many
 tables each, nearly all (a gate that cannot separate lets the check decide, as before).
-The mean alone (lightness too) let 47-67 of them through on the board, the three among
-them. The share 0.95 rather than every die: one odd crop (a die beside a coloured cup)
-must not open the gate to every table.
+Lightness beside the chroma let 47-67 of them through on the board, one or two of the
+three among them. The share 0.95 rather than every die: one odd crop (a die beside a
+coloured cup) must not open the gate to every table.
 
 Pure numpy and OpenCV, no I/O."""
 
@@ -75,6 +75,13 @@ def crop_looks(image_bgr: np.ndarray, boxes: Sequence[DieBox], margin: float) ->
     return np.stack(
         [chroma_signature(crop_die(image_bgr, box, margin, LOOK_SIZE)) for box in boxes]
     )
+
+
+def looks_of(crops: Sequence[np.ndarray]) -> np.ndarray:
+    """N x LOOK_WIDTH signatures of stored crops (the setup store's, LOOK_SIZE px BGR)."""
+    if not len(crops):
+        return np.zeros((0, LOOK_WIDTH), np.float32)
+    return np.stack([chroma_signature(crop) for crop in crops])
 
 
 def nearest_distance(looks: np.ndarray, prototypes: np.ndarray) -> np.ndarray:

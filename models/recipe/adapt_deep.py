@@ -61,6 +61,7 @@ from companion.vision.adapt_gate import (
     fold_of_photos,
 )
 from companion.vision.adapt_learn import crop_features, model_crops
+from companion.vision.adapt_look import looks_of
 from companion.vision.adapt_store import CROP_SIZE
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier, crop_die, symmetric_views
 from companion.vision.confidence import CONFIDENCE_KEY, ConfidenceMap
@@ -336,6 +337,7 @@ def net_judged(
         embeddings.reshape(VIEWS, count, -1).transpose(1, 0, 2),
         probabilities.reshape(VIEWS, count, -1).transpose(1, 0, 2),
         np.asarray(values, np.int64) - 1,
+        looks_of(list(crops)),
     )
 
 
@@ -344,7 +346,8 @@ def judged_crops(classifier: PipClassifier, crops: np.ndarray, values: np.ndarra
     value of UNREADABLE is the class "unreadable" (a box on no die: read as a value, an
     error)."""
     made = crop_features(classifier, model_crops(classifier, list(crops)))
-    return Judged(made.views, made.view_probabilities, np.asarray(values, np.int64) - 1)
+    truth = np.asarray(values, np.int64) - 1
+    return Judged(made.views, made.view_probabilities, truth, looks_of(list(crops)))
 
 
 def errors_of(classifier: PipClassifier, crops: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -366,7 +369,7 @@ def unlike_of(like: Likeness | None, judged: Judged) -> np.ndarray:
     """N booleans: the judged crop (as cut) is unlike the setup's dice (None: none is)."""
     if like is None:
         return np.zeros(len(judged), bool)
-    return ~like.mask(judged.views[:, 0])
+    return ~like.mask(judged.views[:, 0], judged.looks)
 
 
 def gated_reads(
@@ -384,8 +387,8 @@ def fine_tuned_likeness(
     net: PipClassifier, crops: np.ndarray, photos: Sequence[object]
 ) -> Likeness | None:
     """Which crops the net fine-tuned on these crops reads (adapt.likeness_from on its own
-    embeddings of them)."""
-    return likeness_from(first_embeddings(net, crops), list(photos))
+    embeddings of them, and their looks)."""
+    return likeness_from(first_embeddings(net, crops), list(photos), looks_of(list(crops)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -434,6 +437,7 @@ def check_deep(
     start = shipped_net(source)
     views = frozen_views(start, crops, input_side(source), settings)
     as_cut = model_crops(shipped, list(crops))  # each fold's taught crops for its likeness
+    looks = looks_of(list(crops))
     shipped_judged = net_judged(start, shipped, crops, values)
     shipped_reads = shipped_judged.reads(None, shipped.second_look_below)
     shipped_errors = shipped_reads.argmax(axis=1) != shipped_judged.truth
@@ -445,7 +449,7 @@ def check_deep(
         out = folds == part
         fold_net = tuned(start, views, values, settings, np.flatnonzero(~out))
         taught = net_outputs(fold_net, shipped, as_cut[~out])[1]
-        like = likeness_from(taught, list(keys[~out]))
+        like = likeness_from(taught, list(keys[~out]), looks[~out])
         judged = net_judged(fold_net, shipped, crops[out], values[out])
         unlike = unlike_of(like, judged)
         reads = gated_reads(shipped.second_look_below, unlike, judged, shipped_reads[out])
