@@ -38,7 +38,7 @@ a product above about 262,000 multiply-adds, and on a busy two-core machine its 
 spin against each other (measured: a 1,024-row X^T X took 48 ms threaded, 0.6 ms in one
 thread; the blocked one 2.6 ms either way).
 
-Pure numpy, no I/O."""
+Pure numpy (a look's distances from companion.vision.adapt_look), no I/O."""
 
 from __future__ import annotations
 
