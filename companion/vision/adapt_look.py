@@ -76,11 +76,7 @@ def _masks(height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
 def crop_looks(image_bgr: np.ndarray, boxes: Sequence[DieBox], margin: float) -> np.ndarray:
     """N x LOOK_WIDTH signatures of the dice in a picture, each measured on the crop the
     setup store would keep of it (``margin`` x its side, LOOK_SIZE px)."""
-    if not boxes:
-        return np.zeros((0, LOOK_WIDTH), np.float32)
-    return np.stack(
-        [chroma_signature(crop_die(image_bgr, box, margin, LOOK_SIZE)) for box in boxes]
-    )
+    return looks_of([crop_die(image_bgr, box, margin, LOOK_SIZE) for box in boxes])
 
 
 def looks_of(crops: Sequence[np.ndarray]) -> np.ndarray:

@@ -34,9 +34,9 @@ on). A changed rule is a patch version of the same file (1.7.0 -> 1.7.1); figure
 change no version. ``--version V`` names the one new file's version, so it is refused
 when the pair brings two: then ``--version finder=V --version classifier=W`` names each
 (finder 1.7.3 and classifier 2.0.2, the same float sources quantised again, took two
-commands when the tool knew one source and one version). The new files are staged beside the old ones and renamed over them at the
-end. What shipping still asks of a person (the confidence map, the finder's features file, the
-figures, the docs) is printed."""
+commands when the tool knew one source and one version). The new files are staged beside
+the old ones and renamed over them at the end. What shipping still asks of a person (the
+confidence map, the finder's features file, the figures, the docs) is printed."""
 
 from __future__ import annotations
 
@@ -219,7 +219,8 @@ def ship_pair(
     files written. ``versions``: by file name, or None for the one new file's (parse_versions).
     Nothing is written unless every check passes first; the new files are staged beside the
     old and renamed over them together."""
-    versions = check_versions(versions or {}, [n for n in LOADERS if differs(pair, models, n)])
+    changed = [name for name in LOADERS if differs(pair, models, name)]
+    versions = check_versions(versions or {}, changed)
     plans: list[tuple[Path, Manifest]] = []
     kept: list[tuple[Path, Manifest]] = []  # shared files with the pair's judged fields
     for file_name, load in LOADERS.items():
@@ -231,7 +232,7 @@ def ship_pair(
         candidate = parse_manifest(source.with_suffix(".json"))
         shipped = parse_manifest(shipped_file.with_suffix(".json"))
         load(pair)  # the runtime's own checks, on the pair as judged
-        if sha256_of(source) == sha256_of(shipped_file):
+        if file_name not in changed:  # the same file: only what the judging chose for it
             judged = judged_fields(candidate, shipped)
             if judged is not None:
                 kept.append((shipped_file, judged))
