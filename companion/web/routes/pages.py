@@ -80,9 +80,14 @@ def reach_notice(request: Request) -> dict[str, str] | None:
     }
 
 
+# the light margin round a QR code, in modules: the standard's 4 (ISO/IEC 18004), so a
+# phone's camera finds the code's edge on any table
+QR_QUIET_ZONE = 4
+
+
 def qr_svg(text: str) -> Markup:
     """A QR code of `text` as inline SVG (pure-python qrcode; nothing from the internet)."""
-    image = qrcode.make(text, image_factory=qrcode.image.svg.SvgPathImage, border=2)
+    image = qrcode.make(text, image_factory=qrcode.image.svg.SvgPathImage, border=QR_QUIET_ZONE)
     buffer = io.BytesIO()
     image.save(buffer)
     svg = buffer.getvalue().decode("utf-8")
