@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
@@ -32,7 +33,7 @@ from companion.vision.adapt_anchor import (
 )
 from companion.vision.adapt_store import CROP_SIZE
 from companion.vision.classifier import PipClassifier, crop_square
-from companion.vision.datasets import FOLDERS, load_split
+from companion.vision.datasets import EPANEMU, FOLDERS, LabelledImage, epanemu_photo, load_split
 
 PER_FOLDER = 40
 SEED = 20261224
@@ -77,6 +78,18 @@ def write_photos(out: Path) -> int:
     return len(chosen)
 
 
+def one_copy_of_each_photo(folder: str, images: Sequence[LabelledImage]) -> list[LabelledImage]:
+    """The images, in their order, with one copy of each photo (the first met): epanemu's
+    training part holds three augmented copies of each photo, and a die drawn from two
+    copies would count twice in the sample; the other folders hold one copy of each."""
+    if folder != EPANEMU:
+        return list(images)
+    first: dict[str, LabelledImage] = {}
+    for image in images:
+        first.setdefault(epanemu_photo(image.path), image)
+    return list(first.values())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1])
@@ -88,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     margin = PipClassifier.load().margin
     rng = np.random.default_rng(SEED)
     cells: list[tuple[np.ndarray, int, str]] = []
-    for folder, images in sorted(load_split().calibration.items()):
+    for folder, every_copy in sorted(load_split().calibration.items()):
+        images = one_copy_of_each_photo(folder, every_copy)
         dice = [(image, k) for image in images for k in range(len(image.dice))]
         for j in sorted(rng.choice(len(dice), min(PER_FOLDER, len(dice)), replace=False)):
             image, k = dice[int(j)]
