@@ -10,7 +10,9 @@
   default for its source applies).
 - The dice set the colour stage assigns to at a table: the dice its game declares
   (`Game.dice_colours`), measured by the active calibration when that holds those colours,
-  else the shipped standard set or each colour's typical look."""
+  else the shipped standard set or each colour's typical look. Only a table whose game
+  throws the calibrated set teaches the calibration's setup (`throws_calibrated_set`): a
+  Sixto table at a camera calibrated for Qwixx dice learns nothing into it."""
 
 from __future__ import annotations
 
@@ -42,9 +44,24 @@ def dice_set_for(
     colours = game.dice_colours(options)
     if colours is None:
         return None
-    if calibration is not None and sorted(calibration.dice_set.colours) == sorted(colours):
+    if throws_calibrated_set(colours, calibration):
+        assert calibration is not None
         return calibration.dice_set
     return _standard_set(game.name, colours)
+
+
+def throws_calibrated_set(
+    colours: tuple[str, ...] | None, calibration: TableCalibration | None
+) -> bool:
+    """Whether a game throwing dice of these `colours` (its `Game.dice_colours`; None:
+    dice that change) throws the set the camera is calibrated for (the same colours, in
+    any order): only then are its rolls the calibration's setup's dice, to be read with
+    what that setup learnt and to teach it (companion.table.learning)."""
+    return (
+        calibration is not None
+        and colours is not None
+        and sorted(calibration.dice_set.colours) == sorted(colours)
+    )
 
 
 @cache

@@ -58,7 +58,7 @@ from companion.live.settle import RollEvent
 from companion.rules.base import Move, Reason, Rejection, Throw
 from companion.rules.session import HOST
 from companion.table.camera_decision import decide_throw, mode_line
-from companion.table.camera_feed import CameraFeed, dice_set_for
+from companion.table.camera_feed import CameraFeed, dice_set_for, throws_calibrated_set
 from companion.table.camera_runtime import CameraRuntime, ReaderFactory, default_camera_mode
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import (
@@ -94,6 +94,19 @@ RACE_WAIT = "time for the race (the first tap wins)"
 # race: Sixmix's tied starter, Sixis' opener): time to read the banner and choose
 CHOICE_PAUSE_S = 15.0
 CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
+# why the camera learns nothing at a table, in the camera line's words
+NOT_CALIBRATED = (
+    "The camera is not learning: it learns a table's dice once it is calibrated for them "
+    "(Calibrate the camera, on the server machine)."
+)
+DEMO_TEACHES_NOTHING = (
+    "The camera is not learning: the demo camera's dice are drawn, and drawn dice teach "
+    "nothing about a real table."
+)
+OTHER_DICE = (
+    "The camera learns {setup}'s dice, not this table's: it reads these with the shipped "
+    "models and learns nothing from them."
+)
 
 # a move's words at a table, for a button or a status line (the web's views.describe_move)
 DescribeMove = Callable[[Table, Move], str]
@@ -297,10 +310,19 @@ class CameraHub:
         await self._take(table, outcome, tapped=False)
 
     async def _take(self, table: Table, outcome: CameraRoll | HeldReading, tapped: bool) -> Taken:
-        """Hand a decision to the intake, with the camera's setup (which learns from it)."""
+        """Hand a decision to the intake, with the camera's setup (which learns from it)
+        when the table throws the setup's dice."""
+        return await self.intake.take(table, outcome, self._teaches(table), tapped)
+
+    def _teaches(self, table: Table) -> str | None:
+        """The setup `table`'s rolls teach: the camera's calibration, when the table's game
+        throws its dice; else None (they are another set's dice)."""
         calibration = self.runtime.calibration
-        setup = calibration.name if calibration is not None else None
-        return await self.intake.take(table, outcome, setup, tapped)
+        if self.runtime.plays_demo or calibration is None:  # renders teach no real table
+            return None
+        if not throws_calibrated_set(table.game.dice_colours(table.session.options), calibration):
+            return None
+        return calibration.name
 
     async def _next_question(self, table: Table) -> None:
         """Once no question is open, the next throw that waited behind one is asked. It is
@@ -408,7 +430,7 @@ class CameraHub:
             "waiting_behind": self.held.waiting_count(table.table_id),
             "demo_waits_for": self.demo_waits_for(table) if attached else [],
             **self.intake.note_of(table.table_id).to_json(),
-            "learning": self._learning_json(),
+            "learning": self._learning_json(table),
             "finished": table.snapshot.finished,
             **self._finished_line(table),
         }
@@ -420,11 +442,23 @@ class CameraHub:
             return {}
         return {"line": "the game is over: the camera reads no more rolls for this table"}
 
-    def _learning_json(self) -> dict[str, object] | None:
-        calibration = self.runtime.calibration
-        if self.learning is None or calibration is None:
+    def _learning_json(self, table: Table) -> dict[str, object] | None:
+        """What the camera learns at this table, for its camera line: the setup's status
+        (companion.table.learning.Learning.status) with whether this table teaches it, or
+        why it learns nothing (the demo camera; no calibration; another set's dice). None:
+        learning off."""
+        if self.learning is None:
             return None
-        return self.learning.status(calibration.name)
+        calibration = self.runtime.calibration
+        if self.runtime.plays_demo:
+            return {"setup": None, "teaches": False, "why": DEMO_TEACHES_NOTHING}
+        if calibration is None:
+            return {"setup": None, "teaches": False, "why": NOT_CALIBRATED}
+        status = self.learning.status(calibration.name) or {}
+        if self._teaches(table) is None:
+            why = OTHER_DICE.format(setup=calibration.name)
+            return {**status, "teaches": False, "why": why}
+        return {**status, "teaches": True}
 
 
 def implied_texts(table: Table, moves: Sequence[Move], describe: DescribeMove) -> list[str]:

@@ -322,9 +322,14 @@ class CameraRuntime:
             "calibration": self.calibration.name if self.calibration else None,
         }
 
+    @property
+    def plays_demo(self) -> bool:
+        """Whether the frames are the demo camera's renders (no camera attached)."""
+        return self.demo is not None and self.source_name == "demo camera"
+
     def _line(self, body: dict[str, object] | None) -> str:
         line = status_line(self.enabled, self.starting, body, self.reader_error)
-        if self.demo is not None and self.source_name == "demo camera":
+        if self.demo is not None and self.plays_demo:
             line += f" · {self.demo.line()}"
         return line
 

@@ -48,6 +48,7 @@ import numpy as np
 from companion.table.camera_runtime import CameraRuntime
 from companion.vision.adapt import Adaptation, AdaptedClassifier
 from companion.vision.adapt_finder import AdaptedFinder
+from companion.vision.adapt_gate import REASONS
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, SetupSummary
 from companion.vision.adapt_store import (
     CROP_SIZE,
@@ -112,8 +113,14 @@ def confirmed_dice(dice: Sequence[DieReading], by_host: bool) -> list[ConfirmedD
 class LearntReader:
     """The camera's reader with a setup's heads: the base DiceReader's finder (or the
     setup's adopted finder head over it) with the adapted classifier (the setup's adopted
-    fine-tuned net, or the shipped net with the setup's value head); a dice set the camera is given that is the setup's calibrated set
-    (by name and colours) is read with the setup's own colours of those dice instead."""
+    fine-tuned net, or the shipped net with the setup's value head); a dice set the camera
+    is given that is the setup's calibrated set (by name and colours) is read with the
+    setup's own colours of those dice instead.
+
+    The heads read only the setup's dice: given another set (a Sixto table at a camera
+    calibrated for Qwixx dice; a game whose dice change, None), the camera reads with the
+    shipped models (`learnt` False) until it is given the calibrated set again. Without a
+    `calibrated` set (a reader made outside the app) the heads read every set."""
 
     def __init__(
         self,
@@ -122,15 +129,20 @@ class LearntReader:
         adaptation: Adaptation,
         finder: DiceFinder | None = None,
         classifier: PipClassifier | None = None,
+        calibrated: DiceSet | None = None,
+        dice_set: DiceSet | None = None,
     ) -> None:
         self.base = base
         self.setup = setup
         self.adaptation = adaptation
+        self.calibrated = calibrated
         self.finder = finder or base.finder  # the setup's adopted finder head, else base's
         # the setup's adopted fine-tuned net (SetupLearner.classifier_over), else its head
         self.classifier = classifier or AdaptedClassifier(base.classifier, adaptation.head)
-        self._reader = DiceReader(self.finder, self.classifier, base.dice_set)
-        self.dice_set = base.dice_set
+        self._learnt_reader = DiceReader(self.finder, self.classifier, dice_set)
+        self._shipped_reader = DiceReader(base.finder, base.classifier, dice_set)
+        self._reader = self._learnt_reader
+        self.dice_set = dice_set
 
     @property
     def dice_set(self) -> DiceSet | None:
@@ -139,16 +151,30 @@ class LearntReader:
     @dice_set.setter
     def dice_set(self, dice_set: DiceSet | None) -> None:
         self._given = dice_set
+        if self.calibrated is not None and not _same_set(dice_set, self.calibrated):
+            self._shipped_reader.dice_set = dice_set
+            self._reader = self._shipped_reader  # one attribute store: the worker's next read
+            return
         own = self.adaptation.dice_set
-        same = (
-            dice_set is not None
-            and own is not None
-            and (dice_set.name, dice_set.colours) == (own.name, own.colours)
-        )
-        self._reader.dice_set = own if same else dice_set
+        self._learnt_reader.dice_set = own if _same_set(dice_set, own) else dice_set
+        self._reader = self._learnt_reader
+
+    @property
+    def learnt(self) -> bool:
+        """Whether the setup's heads read the dice now (the setup's own dice set given)."""
+        return self._reader is self._learnt_reader
 
     def read(self, image: object, frame_index: int = 0) -> FrameReading:
         return self._reader.read(image, frame_index)
+
+
+def _same_set(given: DiceSet | None, other: DiceSet | None) -> bool:
+    """Whether `given` is `other`'s set: the same name and colours in the same order."""
+    return (
+        given is not None
+        and other is not None
+        and (given.name, given.colours) == (other.name, other.colours)
+    )
 
 
 class Learning:
@@ -298,7 +324,12 @@ class Learning:
             return
         finder = learner.reader_finder(base.finder)
         classifier = learner.classifier_over(base.classifier, adaptation)
-        runtime.reader.reader = LearntReader(base, setup, adaptation, finder, classifier)
+        # the dice set the camera reads now (the reader in place keeps it; base's is the
+        # one it had before the first LearntReader)
+        given = runtime.reader.reader.dice_set if runtime.reader.reader is not None else None
+        runtime.reader.reader = LearntReader(
+            base, setup, adaptation, finder, classifier, calibration.dice_set, given
+        )
         logger.info("camera reads with setup %s's heads (%d dice)", setup, adaptation.used)
 
     def _deep_verdict(self, setup: str) -> dict[str, object] | None:
@@ -319,12 +350,18 @@ class Learning:
             self._asked.add(setup)
             self.refresh_soon(setup)
         rolls, share = self.share_without_tap(setup)
+        verdicts = (
+            self._verdicts.get(setup),
+            self._finder_verdicts.get(setup),
+            self._deep_verdict(setup),
+        )
         return {
             "setup": setup,
             "learnt": self._learnt.get(setup),
-            "verdict": self._verdicts.get(setup),
-            "finder_verdict": self._finder_verdicts.get(setup),
-            "deep_verdict": self._deep_verdict(setup),
+            "verdict": verdicts[0],
+            "finder_verdict": verdicts[1],
+            "deep_verdict": verdicts[2],
+            "reads": reads_words(*verdicts),
             "rolls_last_hour": rolls,
             "share_without_tap": round(share, 3),
         }
@@ -640,6 +677,21 @@ class Learning:
         )
         self.refresh_soon(taken.setup)
         return ids
+
+
+def reads_words(
+    verdict: dict[str, object] | None,
+    finder: dict[str, object] | None = None,
+    deep: dict[str, object] | None = None,
+) -> str | None:
+    """What the camera reads a setup's dice with, in the camera line's words, with the
+    value head's reason when it keeps the shipped models (None: not judged yet)."""
+    if verdict is None:
+        return None
+    if any(v is not None and v.get("adopted") for v in (verdict, finder, deep)):
+        return "reads with what it learnt"
+    reason = REASONS.get(str(verdict.get("reason")), str(verdict.get("reason")))
+    return f"reads with the shipped models: {reason}"
 
 
 def _verdict_json(learner: SetupLearner) -> dict[str, object] | None:

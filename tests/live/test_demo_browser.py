@@ -30,6 +30,11 @@ def test_the_demo_throws_only_a_games_own_dice_when_it_asks_for_them(
     settings = Settings(port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings())
     with LiveServer(settings, None) as server:  # the demo camera, the real models
         host = browser.new_context(**TABLET)
+        # the shipped Sixto calibration in use: a real camera's Sixto table would teach it
+        used = host.request.post(
+            f"{server.base_url}/api/calibration/use", data={"name": "sixto-default"}
+        )
+        assert used.ok and used.json()["active"] == "sixto"
         created = host.request.post(
             f"{server.base_url}/api/tables",
             data={"game": "sixto", "players": ["Ann", "Bob"], "options": {"players": 2}},
@@ -65,6 +70,12 @@ def test_the_demo_throws_only_a_games_own_dice_when_it_asks_for_them(
         assert (state["state_id"], state["turn"]["step"]) == (1, "reroll")
         log = server.app.state.tables.store.log(table["table_id"])
         assert [(e.by, e.move["kind"]) for e in log] == [("camera", "roll")]
+        # drawn dice teach no setup: the applied roll stored nothing, and the line says why
+        tablet.wait_for_selector("#camera-learning[data-teaches='false']", timeout=20000)
+        assert tablet.inner_text("#camera-learning").startswith(
+            "The camera is not learning: the demo camera's dice are drawn"
+        )
+        assert server.app.state.learning.store.examples("sixto") == []
         shot(tablet, "demo-sixto-waits-tablet")
         shot(phone, "demo-sixto-roll-phone")
 

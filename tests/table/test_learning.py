@@ -27,6 +27,7 @@ from companion.table.camera_settings import CameraSettings
 from companion.table.learning import Learning, LearntReader, confirmed_dice
 from companion.vision.adapt import Adaptation
 from companion.vision.adapt_files import ADAPTED_DIR
+from companion.vision.adapt_gate import REASONS
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner
 from companion.vision.adapt_store import NewExample, SetupStore, StoredExample
 from companion.vision.calibration import TableCalibration, save_calibration
@@ -202,6 +203,8 @@ def test_a_table_host_sees_the_camera_setup_and_a_player_does_not(
         assert answer.json()["summary"]["setup"] == "kitchen"
         page = host.get(f"/t/{table_id}/setup", headers={"Accept": "text/html"})
         assert page.status_code == 200 and "kitchen" in page.text
+        # on the server machine the page links to the setup's own, where it is forgotten
+        assert 'href="/setups/kitchen"' in page.text
         assert player.post("/api/join", json={"code": table["code"]}).status_code == 200
         refused = player.get(f"/api/tables/{table_id}/setup")
         assert refused.status_code == 403 and refused.json()["rule"] == "host_only"
@@ -254,11 +257,74 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
         "verdict": again.adaptation.head.gate.to_json(),  # the fold check's, for the panel
         "finder_verdict": None,  # two photos: the finder is judged from five on
         "deep_verdict": None,  # no fine-tuning asked for (`companion serve --fine-tune`)
+        # the camera line's words, with the fold check's reason
+        "reads": "reads with the shipped models: " + REASONS[again.adaptation.head.gate.reason],
         "rolls_last_hour": 2,
         "share_without_tap": 1.0,
     }
     # the shipped classifier reads these dice right: nothing to gain, the shipped head reads
     assert not again.adaptation.head.gate.adopted and not again.adaptation.head.active
+
+
+def test_the_setup_heads_read_only_the_setups_dice(tmp_path: Path) -> None:
+    """A Sixto table at a camera calibrated for Qwixx dice: the camera reads its dice with
+    the shipped models (another set's dice; the setup's heads are for its own), and with
+    the heads again once a Qwixx table's set is back; a refresh keeps the set in use."""
+    kitchen, runtime, base, learning = kitchen_camera(tmp_path)
+    image, dice, _ = rest_of(1506)
+    runtime.reader.use_dice_set(kitchen)
+
+    async def teach_once() -> None:
+        await learning.roll_applied("kitchen", image, dice, tapped=False, dice_set=kitchen)
+        while not learning.idle("kitchen"):
+            await asyncio.sleep(0.01)
+
+    asyncio.run(teach_once())
+    learnt = runtime.reader.reader
+    assert isinstance(learnt, LearntReader) and learnt.dice_set is kitchen and learnt.learnt
+    sixto = builtin_dice_set("sixto")
+    runtime.reader.use_dice_set(sixto)
+    assert not learnt.learnt
+    shipped = DiceReader(base.finder, base.classifier, sixto).read(image)
+    reading = runtime.reader.read(image)
+    assert reading.dice_set == sixto.name == shipped.dice_set
+    assert [d.value for d in reading.dice] == [d.value for d in shipped.dice]
+    runtime.reader.use_dice_set(None)  # a game whose dice change (Sixis, Sixmix)
+    assert not learnt.learnt
+    runtime.reader.use_dice_set(kitchen)
+    assert learnt.learnt and runtime.reader.read(image).dice_set == "kitchen"
+
+    runtime.reader.use_dice_set(sixto)
+    asyncio.run(teach_once())  # a refresh while the Sixto table has the camera
+    again = runtime.reader.reader
+    assert isinstance(again, LearntReader) and again is not learnt
+    assert again.dice_set is sixto and not again.learnt
+
+
+def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
+    camera_server: tuple[LiveServer, str],
+) -> None:
+    """The camera is calibrated for setup "kitchen" (Qwixx dice): a Qwixx table teaches it
+    and its camera line says what it learnt; a Sixto table's rolls teach nothing (its
+    dice are not kitchen's) and its line says so."""
+    server, base = camera_server
+    with httpx.Client(base_url=base, timeout=30) as host:
+        for game, teaches in (("qwixx", True), ("sixto", False)):
+            table = host.post(
+                "/api/tables",
+                json={"game": game, "players": ["Ann", "Bob"], "options": {"players": 2}},
+            ).json()
+            table_id = table["table_id"]
+            wait_until(
+                lambda: server.hub.feed.attached_to(table_id),  # noqa: B023
+                what=f"the camera following the new {game} table",
+            )
+            learning = host.get(f"/api/tables/{table_id}/camera").json()["learning"]
+            assert learning["teaches"] is teaches
+            if teaches:
+                assert learning["setup"] == "kitchen" and "why" not in learning
+            else:
+                assert learning["why"].startswith("The camera learns kitchen's dice, not this")
 
 
 # -- a taught setup whose head the fold check adopts (tests/fixtures/adapt) -------------------

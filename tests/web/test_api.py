@@ -232,6 +232,17 @@ def test_bad_options_and_unknown_games_are_422(host: TestClient) -> None:
     assert unknown.status_code == 422 and unknown.json()["rule"] == "unknown_game"
 
 
+def test_names_alone_seat_one_player_each_and_a_number_given_must_match(host: TestClient) -> None:
+    seated = host.post("/api/tables", json={"game": "qwixx", "players": ["Ann", "Bob"]})
+    assert seated.status_code == 201, seated.text
+    state = host.get(f"/api/tables/{seated.json()['table_id']}/state").json()
+    assert state["players"] == ["Ann", "Bob"]
+    mismatch = host.post(
+        "/api/tables", json={"game": "sixto", "players": ["Ann", "Bob"], "options": {"players": 3}}
+    )
+    assert mismatch.status_code == 422 and mismatch.json()["rule"] == "player_names"
+
+
 def test_action_requests_are_validated(qwixx: dict[str, Any]) -> None:
     tid, bob = qwixx["table_id"], qwixx["bob"]
     url = f"/api/tables/{tid}/actions"

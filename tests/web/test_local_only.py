@@ -34,3 +34,23 @@ def test_only_the_servers_machine_may_calibrate_or_open_a_setup(
     with TestClient(create_app(settings), client=THE_SERVER_ITSELF) as local:
         answered = local.get(path)
     assert answered.status_code != 403, answered.text
+
+
+def test_the_calibration_list_links_each_file_to_the_setup_it_teaches(tmp_path: Path) -> None:
+    """A calibration file's stored dice go by the name inside it: qwixx-default.json
+    teaches setup "qwixx", so its link opens /setups/qwixx (not an empty
+    /setups/qwixx-default); a file that does not load says so and links nowhere."""
+    folder = tmp_path / "calibration"
+    folder.mkdir()
+    shipped = Path(__file__).resolve().parents[2] / "calibration" / "qwixx-default.json"
+    (folder / "qwixx-default.json").write_bytes(shipped.read_bytes())
+    (folder / "broken.json").write_text("{not json", encoding="utf-8")
+    camera = CameraSettings(disabled=True, calibration_dir=folder)
+    settings = Settings(data_dir=tmp_path / "data", camera=camera)
+    with TestClient(create_app(settings), client=THE_SERVER_ITSELF) as local:
+        page = local.get("/calibrate")
+    assert page.status_code == 200, page.text
+    assert "qwixx-default (setup <strong>qwixx</strong>)" in page.text
+    assert 'href="/setups/qwixx"' in page.text and "/setups/qwixx-default" not in page.text
+    assert "broken" in page.text and "the file does not load" in page.text
+    assert "/setups/broken" not in page.text

@@ -57,7 +57,7 @@ class CreateTable(Strict):
     players: list[Annotated[str, Field(min_length=1, max_length=PLAYER_NAME_MAX)]] = Field(
         default_factory=list,
         max_length=PLAYERS_MAX,
-        description="a name per seat (default Player N)",
+        description="a name per seat (default Player N); without options.players, one seat per name",
     )
 
     @field_validator("options")
@@ -218,10 +218,14 @@ def check_table_rate(request: Request) -> None:
 @router.post("/tables", status_code=201, dependencies=[Depends(check_table_rate)])
 async def create_table(body: CreateTable, tables: TablesDep, settings: SettingsDep) -> Response:
     """A new table; a refusal names options by their labels and players by their names
-    (start_words), and two players of one name are refused."""
+    (start_words), and two players of one name are refused. Names without a number of
+    players (options.players) seat one player per name; a number given must match them."""
+    options = body.options
+    if body.players and "players" not in options:  # every game's Options has "players"
+        options = {**options, "players": len(body.players)}
     try:
         refuse_duplicate_names(body.players)
-        table = await tables.create(body.game, body.options, body.players)
+        table = await tables.create(body.game, options, body.players)
     except Rejection as exc:
         if exc.reason != Reason.BAD_OPTIONS or body.game not in GAME_NAMES:
             raise

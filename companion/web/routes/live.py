@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -431,13 +432,26 @@ async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep)
     require_local(request, LOCAL_CALIBRATION)
     from companion.vision.calibration import list_calibrations
 
+    folder = hub.settings.calibration_dir
     context = {
         "sets": list(standard_dice_sets()),
-        "files": list_calibrations(hub.settings.calibration_dir),
+        "files": [(f, calibration_setup(folder, f)) for f in list_calibrations(folder)],
         "active": hub.calibration.name if hub.calibration else None,
         "enabled": hub.enabled,
     }
     return templates.TemplateResponse(request, "calibrate.html", context)
+
+
+def calibration_setup(folder: Path, file: str) -> str | None:
+    """The setup a calibration file teaches: the name inside it (qwixx-default.json is
+    setup "qwixx"), which names its stored dice; None when the file does not load."""
+    from companion.vision.calibration import calibration_path, load_calibration
+    from companion.vision.colour import CalibrationError
+
+    try:
+        return load_calibration(calibration_path(file, folder)).name
+    except CalibrationError:
+        return None
 
 
 @router.get("/calibrate/camera.jpg")

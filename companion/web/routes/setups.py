@@ -38,6 +38,7 @@ from companion.web.deps import (
     SettingsDep,
     TemplatesDep,
     TextCheckedRoute,
+    is_local,
     require_local,
 )
 
@@ -247,6 +248,9 @@ async def table_setup_page(
         "api": f"/api/tables/{table_id}/setup",
         "local": False,
         "back": f"/t/{table_id}",
+        # teaching and forgetting are the server machine's (its page by name)
+        "server_page": f"/setups/{setup}",
+        "on_server": is_local(request),
     }
     return templates.TemplateResponse(request, "setup.html", context)
 

@@ -266,22 +266,30 @@
     panel.querySelector("[data-camera-rethrow]").hidden = !viewer.host;
   }
 
-  // what the camera's setup learnt: confirmed dice, and the share of the last hour's
-  // camera rolls that went in without a tap (none: the camera has no calibration)
+  // what the camera's setup learnt: confirmed dice, the share of the last hour's camera
+  // rolls that went in without a tap, and what it reads with and why; or why it learns
+  // nothing at this table (no calibration; the table's dice are not the calibrated set)
   function showLearning(learning, attached) {
     const el = document.getElementById("camera-learning");
     const link = document.getElementById("camera-setup-item"); // the link and its " · "
     if (!el) return;
     el.hidden = !learning || !attached;
-    if (link) link.hidden = el.hidden;
+    if (link) link.hidden = el.hidden || learning.setup === null;
     if (el.hidden) return;
+    el.dataset.teaches = String(Boolean(learning.teaches));
+    if (!learning.teaches) {
+      el.dataset.learnt = "";
+      el.textContent = learning.why;
+      el.title = "";
+      return;
+    }
     const learnt = learning.learnt === null ? "…" : learning.learnt;
     el.dataset.learnt = String(learning.learnt ?? "");
     el.textContent = `The camera learnt ${learning.setup} from ${learnt} confirmed dice` +
       (learning.rolls_last_hour
         ? ` · ${Math.round(100 * learning.share_without_tap)} % of the last hour's ${learning.rolls_last_hour} camera rolls went in without a tap`
         : " · no camera roll in the last hour") +
-      (learning.verdict ? ` · ${learning.verdict.adopted || (learning.deep_verdict && learning.deep_verdict.adopted) ? "reads with what it learnt" : "reads with the shipped models"}` : "");
+      (learning.reads ? ` · ${learning.reads}` : "");
     el.title = (learning.verdict ? learning.verdict.words : "") +
       (learning.finder_verdict ? `\nfinder: ${learning.finder_verdict.words}` : "") +
       (learning.deep_verdict ? `\nfine-tuned classifier: ${learning.deep_verdict.words}` : "");

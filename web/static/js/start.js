@@ -193,6 +193,12 @@
   }
 
   count.addEventListener("change", () => { fitCount(); render(); });
+  // the seats follow the number as it is typed (a number out of range waits for "change",
+  // which fits it: typing 12 passes through 1)
+  count.addEventListener("input", () => {
+    const n = Number(count.value);
+    if (count.value !== "" && n >= game.low && n <= (game.high || 12)) render();
+  });
   names.addEventListener("input", () => {
     options.querySelectorAll("[data-seat-choice]").forEach((select) => fillSeats(select, 0));
   });
