@@ -94,6 +94,11 @@ RACE_WAIT = "time for the race (the first tap wins)"
 # race: Sixmix's tied starter, Sixis' opener): time to read the banner and choose
 CHOICE_PAUSE_S = 15.0
 CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
+# the note of a table whose camera went to another (the newest open table, or attached)
+CAMERA_MOVED = (
+    "the camera now serves another table ({game}: {players}); "
+    "Use the camera at this table takes it back"
+)
 # why the camera learns nothing at a table, in the camera line's words
 NOT_CALIBRATED = (
     "The camera is not learning: it learns a table's dice once it is calibrated for them "
@@ -200,7 +205,12 @@ class CameraHub:
             await asyncio.sleep(TARGET_REFRESH_S)
 
     async def _refresh_target(self) -> None:
+        before = self.feed.target_id
         table = await self.feed.refresh()
+        if before is not None and table is not None and table.table_id != before:
+            # the table that lost the camera says where it went (a newer table takes it)
+            players = ", ".join(table.snapshot.players)
+            self.intake.note(before, CAMERA_MOVED.format(game=table.game.title, players=players))
         if table is not None:
             self._use_dice_of(table)
             await self._next_question(table)  # a question closed by the game moving on

@@ -323,8 +323,12 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
             assert learning["teaches"] is teaches
             if teaches:
                 assert learning["setup"] == "kitchen" and "why" not in learning
+                qwixx = table_id
             else:
                 assert learning["why"].startswith("The camera learns kitchen's dice, not this")
+        # the Qwixx table, which lost the camera to the newer Sixto table, says where it went
+        note = host.get(f"/api/tables/{qwixx}/camera").json()["note"]
+        assert note.startswith("the camera now serves another table (Sixto: Ann, Bob)")
 
 
 # -- a taught setup whose head the fold check adopts (tests/fixtures/adapt) -------------------
