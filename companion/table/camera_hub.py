@@ -95,10 +95,9 @@ RACE_WAIT = "time for the race (the first tap wins)"
 CHOICE_PAUSE_S = 15.0
 CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
 # the note of a table whose camera went to another (the newest open table, or attached)
-CAMERA_MOVED = (
-    "the camera now serves another table ({game}: {players}); "
-    "Use the camera at this table takes it back"
-)
+CAMERA_ELSEWHERE = "the camera now serves another table"
+CAMERA_MOVED = CAMERA_ELSEWHERE + " ({game}: {players}); Use the camera at this table takes it back"
+CAMERA_BACK = "the camera serves this table again"
 # why the camera learns nothing at a table, in the camera line's words
 NOT_CALIBRATED = (
     "The camera is not learning: it learns a table's dice once it is calibrated for them "
@@ -207,10 +206,7 @@ class CameraHub:
     async def _refresh_target(self) -> None:
         before = self.feed.target_id
         table = await self.feed.refresh()
-        if before is not None and table is not None and table.table_id != before:
-            # the table that lost the camera says where it went (a newer table takes it)
-            players = ", ".join(table.snapshot.players)
-            self.intake.note(before, CAMERA_MOVED.format(game=table.game.title, players=players))
+        self._note_move(before, table)
         if table is not None:
             self._use_dice_of(table)
             await self._next_question(table)  # a question closed by the game moving on
@@ -254,8 +250,20 @@ class CameraHub:
         dice_set = dice_set_for(table.game, table.session.options, self.runtime.calibration)
         self.runtime.reader.use_dice_set(dice_set)
 
+    def _note_move(self, before: str | None, table: Table | None) -> None:
+        """When the camera went from table `before` to `table`: the table that lost it
+        says where it went, and a table it comes back to says so (not where it went)."""
+        if before is None or table is None or table.table_id == before:
+            return
+        players = ", ".join(table.snapshot.players)
+        self.intake.note(before, CAMERA_MOVED.format(game=table.game.title, players=players))
+        if self.intake.note_of(table.table_id).text.startswith(CAMERA_ELSEWHERE):
+            self.intake.note(table.table_id, CAMERA_BACK)
+
     async def attach(self, table_id: str) -> None:
+        before = self.feed.target_id
         table = await self.feed.attach(table_id)
+        self._note_move(before, table)
         if table is not None:
             self._use_dice_of(table)
         self._direct_demo(table)

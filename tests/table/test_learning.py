@@ -329,6 +329,13 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
         # the Qwixx table, which lost the camera to the newer Sixto table, says where it went
         note = host.get(f"/api/tables/{qwixx}/camera").json()["note"]
         assert note.startswith("the camera now serves another table (Sixto: Ann, Bob)")
+        # its host takes it back: the note says so, and the Sixto table says where it went
+        assert host.post(f"/api/tables/{qwixx}/camera/attach").status_code == 200
+        assert host.get(f"/api/tables/{qwixx}/camera").json()["note"] == (
+            "the camera serves this table again"
+        )
+        note = host.get(f"/api/tables/{table_id}/camera").json()["note"]
+        assert note.startswith("the camera now serves another table (Qwixx: Ann, Bob)")
 
 
 # -- a taught setup whose head the fold check adopts (tests/fixtures/adapt) -------------------
