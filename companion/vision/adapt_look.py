@@ -5,8 +5,9 @@ A setup's value head reads only the dice like its own (companion.vision.adapt_fi
 dice like the setup's"). The classifier's embedding cannot say which those are: it is
 trained to read the pips on any table, so any die is about as like a setup's dice as they
 are like each other (rune55's white-board camera, 25 photos: 199 of the 200 no-forgetting
-dice of other tables passed its floor), and a head taught there broke three of them (two
-copies of one epanemu 2 and a matteop65 6, read as 4). Their colour can say: a greyscale camera's dice
+dice of other tables passed its floor), and a head taught there broke three of them (an
+epanemu 2, drawn twice into that sample, and a matteop65 6, read as 4; the sample now
+draws each die once). Their colour can say: a greyscale camera's dice
 have no chroma at all, a purple cloth or light wood has its own. So each crop also gets a
 **chroma signature**: the mean and spread of the Lab a and b channels over the crop's
 outer band (the table) and over its middle (the die), in CHROMA_UNIT levels; lightness is
