@@ -112,11 +112,9 @@ from companion.vision.colour import colour_readings, measure_die, name_colour
 from companion.vision.confidence import decide_roll
 from companion.vision.datasets import (
     LabelledImage,
+    bench_photos,
     every_nth,
     is_crop_folder,
-    load_split,
-    named_like,
-    read_labelled_folder,
 )
 from companion.vision.finder import DiceFinder
 from companion.vision.model import sha256_of
@@ -911,12 +909,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_folder(args: argparse.Namespace) -> int:
     crops = is_crop_folder(args.folder)
-    if args.part:
-        chosen = getattr(load_split(args.folder.parent), args.part)[args.folder.name]
-        images = sorted(chosen, key=lambda i: i.path.name)
-    else:
-        images = read_labelled_folder(args.folder)
-    images = named_like(images, args.names)  # one camera of a folder that holds several
+    # --part: e.g. rune55-webcams' validation groups; --names: one camera of a folder
+    images = bench_photos(args.folder, args.part, args.names)
     images = every_nth(images, args.every, args.offset)
     photos = group_photos(images, crops)
     if args.shuffle is not None:  # a table's rolls come in any order, not by file name

@@ -39,12 +39,7 @@ sys.path.insert(0, str(REPO))  # models.recipe: the candidate peak rules
 
 from companion.vision.adapt_gate import MAX_FOLDS, decide, fold_of_photos  # noqa: E402
 from companion.vision.classifier import PipClassifier  # noqa: E402
-from companion.vision.datasets import (  # noqa: E402
-    LabelledImage,
-    load_split,
-    named_like,
-    read_labelled_folder,
-)
+from companion.vision.datasets import bench_photos  # noqa: E402
 from companion.vision.finder import DiceFinder  # noqa: E402
 from models.recipe.evaluate import peak_rule_errors  # noqa: E402
 
@@ -114,15 +109,6 @@ def check_setup_rule(
     )
 
 
-def photos_of(folder: Path, part: str | None, names: str | None) -> list[LabelledImage]:
-    if part:  # e.g. rune55-webcams' validation groups, not the photos it trained on
-        chosen = getattr(load_split(folder.parent), part)[folder.name]
-        images = sorted(chosen, key=lambda image: image.path.name)
-    else:
-        images = read_labelled_folder(folder, None)
-    return named_like(images, names)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path)
@@ -135,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--models", type=Path, default=None)
     args = parser.parse_args(argv)
-    images = photos_of(args.folder, args.part, args.names)
+    images = bench_photos(args.folder, args.part, args.names)
     if not images:
         print(f"{args.folder}: no labelled images", file=sys.stderr)
         return 1

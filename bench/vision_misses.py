@@ -42,12 +42,10 @@ from pathlib import Path
 from companion.vision.classifier import PipClassifier
 from companion.vision.datasets import (
     LabelledImage,
+    bench_photos,
     corrected,
     every_nth,
-    load_split,
-    named_like,
     read_label_corrections,
-    read_labelled_folder,
 )
 from companion.vision.finder import DiceFinder
 from companion.vision.pipeline import DiceTrace, check_image, read_dice, trace_dice
@@ -98,12 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         help="score every candidate peak rule on the folder (a few minutes)",
     )
     args = parser.parse_args(argv)
-    if args.part:  # e.g. rune55-webcams' validation groups, not the photos it trained on
-        chosen = getattr(load_split(args.folder.parent), args.part)[args.folder.name]
-        images = sorted(chosen, key=lambda image: image.path.name)
-    else:
-        images = read_labelled_folder(args.folder, args.pip_boxes or None)
-    images = named_like(images, args.names)  # one camera of a folder that holds several
+    # --part: e.g. rune55-webcams' validation groups; --names: one camera of a folder
+    images = bench_photos(args.folder, args.part, args.names, args.pip_boxes or None)
     images = every_nth(images, args.every, args.offset)
     corrections = read_label_corrections(Path(args.corrections)) if args.corrections else {}
     images = [im for im in (corrected(im, corrections)[0] for im in images) if im is not None]

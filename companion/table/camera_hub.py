@@ -473,9 +473,8 @@ class CameraHub:
         if calibration is None:
             return {"setup": None, "teaches": False, "why": NOT_CALIBRATED}
         status = self.learning.status(calibration.name) or {}
-        if self._teaches(table) is None:
-            why = OTHER_DICE.format(setup=calibration.name)
-            return {**status, "teaches": False, "why": why}
+        if self._teaches(table) is None:  # the one reason left: another set's dice
+            return {**status, "teaches": False, "why": OTHER_DICE.format(setup=calibration.name)}
         return {**status, "teaches": True}
 
 

@@ -307,6 +307,24 @@ def named_like(images: Sequence[LabelledImage], pattern: str | None) -> list[Lab
     return [image for image in images if re.search(pattern, image.path.name)]
 
 
+def bench_photos(
+    folder: Path,
+    part: str | None = None,
+    names: str | None = None,
+    pip_pattern_boxes: bool | None = None,
+) -> list[LabelledImage]:
+    """A folder's labelled images as the benches' FOLDER [--part P] [--names REGEX] take
+    them: with `part` ("calibration", "validation") only that part of the fixed split of
+    the folder's source (sorted by file name: e.g. rune55-webcams' validation groups,
+    never trained on), else the whole folder (`read_labelled_folder`); then `named_like`."""
+    if part:
+        chosen = getattr(load_split(folder.parent), part)[folder.name]
+        images = sorted(chosen, key=lambda image: image.path.name)
+    else:
+        images = read_labelled_folder(folder, pip_pattern_boxes)
+    return named_like(images, names)
+
+
 def load_split(data_root: Path | None = None) -> DatasetSplit:
     """The documented train / calibration / validation split of every training folder
     under ``data_root`` (the measure-only folders are not read: `load_measure_only`).

@@ -23,6 +23,7 @@ from companion.vision.datasets import (
     TOMITOMI,
     DatasetError,
     DatasetSplit,
+    bench_photos,
     default_data_root,
     epanemu_photo,
     load_measure_only,
@@ -225,3 +226,8 @@ def test_one_camera_of_rune55_is_chosen_by_its_file_names(split: DatasetSplit) -
     assert all(im.path.name[:5].isdigit() for im in tower)
     assert not any(im.path.name[:5].isdigit() for im in board)
     assert named_like(validation, None) == list(validation)
+    # the benches' FOLDER --part validation --names REGEX: the same photos, by file name
+    folder = default_data_root() / RUNE55
+    chosen = bench_photos(folder, "validation", "^[0-9]+_jpg")
+    assert chosen == sorted(tower, key=lambda im: im.path.name)
+    assert len(bench_photos(folder, None, "^[0-9]+_jpg")) > len(chosen)  # every part
