@@ -114,6 +114,12 @@ class CameraFeed:
     def target_id(self) -> str | None:
         return self._target
 
+    @property
+    def attached_by_host(self) -> bool:
+        """Whether the table served now is the one a host attached (a newer table does
+        not take the camera from it)."""
+        return self._target is not None and self._target == self._explicit
+
     async def attach(self, table_id: str) -> Table | None:
         """Camera rolls go to `table_id` from now on, also after a restart (stored first:
         what the host was told must survive)."""

@@ -50,7 +50,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from companion.live.demo import DemoThrow, can_draw
@@ -98,6 +98,15 @@ CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
 CAMERA_ELSEWHERE = "the camera now serves another table"
 CAMERA_MOVED = CAMERA_ELSEWHERE + " ({game}: {players}); Use the camera at this table takes it back"
 CAMERA_BACK = "the camera serves this table again"
+# what starting a new table does to the camera, said on the start page before it happens
+NEW_TABLE_TAKES_CAMERA = (
+    "The camera serves {table}. A new table takes it; Use the camera at that table takes it back."
+)
+NEW_TABLE_LEAVES_CAMERA = (
+    "The camera stays with {table}: its host attached it there. A new table takes it with "
+    "Use the camera at this table, on the new table's page."
+)
+A_GAME_IN_PROGRESS = "a game in progress"
 # why the camera learns nothing at a table, in the camera line's words
 NOT_CALIBRATED = (
     "The camera is not learning: it learns a table's dice once it is calibrated for them "
@@ -114,6 +123,18 @@ OTHER_DICE = (
 
 # a move's words at a table, for a button or a status line (the web's views.describe_move)
 DescribeMove = Callable[[Table, Move], str]
+
+
+def new_table_line(
+    target: str | None, attached_by_host: bool, visible: Mapping[str, str]
+) -> str | None:
+    """What starting a new table does to the camera (the start page says it first): None
+    while the camera serves no table. ``visible`` holds the words ("Qwixx: Ann, Bob") of the
+    tables this browser may see; any other is only "a game in progress"."""
+    if target is None:
+        return None
+    words = NEW_TABLE_LEAVES_CAMERA if attached_by_host else NEW_TABLE_TAKES_CAMERA
+    return words.format(table=visible.get(target, A_GAME_IN_PROGRESS))
 
 
 def expected_throw(snapshot: Snapshot) -> Throw | None:
@@ -181,6 +202,13 @@ class CameraHub:
     @property
     def calibration(self) -> TableCalibration | None:
         return self.runtime.calibration
+
+    def new_table_line(self, visible: Mapping[str, str]) -> str | None:
+        """The start page's line on the camera (module function `new_table_line`); None
+        without a camera."""
+        if not self.enabled:
+            return None
+        return new_table_line(self.feed.target_id, self.feed.attached_by_host, visible)
 
     # -- life -----------------------------------------------------------------------------
     def start(self, loop: asyncio.AbstractEventLoop) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.table.camera_hub import new_table_line
 from companion.table.camera_runtime import CameraRuntime
 from companion.table.camera_settings import CameraSettings
 from companion.table.learning import Learning, LearntReader, confirmed_dice
@@ -309,6 +310,7 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
     dice are not kitchen's) and its line says so."""
     server, base = camera_server
     with httpx.Client(base_url=base, timeout=30) as host:
+        assert 'id="camera-line"' not in host.get("/").text  # it serves no table yet
         for game, teaches in (("qwixx", True), ("sixto", False)):
             table = host.post(
                 "/api/tables",
@@ -324,6 +326,10 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
             if teaches:
                 assert learning["setup"] == "kitchen" and "why" not in learning
                 qwixx = table_id
+                # the start page says, before a second table is started, what it does
+                assert "The camera serves Qwixx: Ann, Bob. A new table takes it" in (
+                    host.get("/").text
+                )
             else:
                 assert learning["why"].startswith("The camera learns kitchen's dice, not this")
         # the Qwixx table, which lost the camera to the newer Sixto table, says where it went
@@ -334,8 +340,26 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
         assert host.get(f"/api/tables/{qwixx}/camera").json()["note"] == (
             "the camera serves this table again"
         )
+        assert "The camera stays with Qwixx: Ann, Bob: its host attached it there" in (
+            host.get("/").text
+        )
         note = host.get(f"/api/tables/{table_id}/camera").json()["note"]
         assert note.startswith("the camera now serves another table (Qwixx: Ann, Bob)")
+
+
+def test_the_start_page_names_only_a_table_this_browser_may_see() -> None:
+    """A device that has not joined the table the camera serves learns only that a game
+    is in progress, not its players."""
+    visible = {"t1": "Qwixx: Ann, Bob"}
+    assert new_table_line(None, False, visible) is None
+    assert new_table_line("t1", False, visible) == (
+        "The camera serves Qwixx: Ann, Bob. A new table takes it; Use the camera at that "
+        "table takes it back."
+    )
+    assert new_table_line("t2", True, visible) == (
+        "The camera stays with a game in progress: its host attached it there. A new table "
+        "takes it with Use the camera at this table, on the new table's page."
+    )
 
 
 # -- a taught setup whose head the fold check adopts (tests/fixtures/adapt) -------------------

@@ -105,7 +105,14 @@ async def start_page(request: Request, tables: TablesDep, templates: TemplatesDe
         playing_entry(row, local, tables.damage(row.table_id))
         for row in sorted(rows, key=lambda r: -r.created_at)
     ]
-    context = {"games_json": json.dumps(games_catalogue()), "playing": playing}
+    visible = {
+        str(t["table_id"]): f"{t['title']}: {t['players']}" for t in playing if "broken" not in t
+    }
+    context = {
+        "games_json": json.dumps(games_catalogue()),
+        "playing": playing,
+        "camera_line": request.app.state.camera.new_table_line(visible),
+    }
     return templates.TemplateResponse(request, "start.html", context)
 
 
