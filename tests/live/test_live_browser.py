@@ -187,12 +187,17 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         page.wait_for_function(
             "document.getElementById('calibrate-picture').naturalWidth > 0", timeout=5000
         )
+        # none in use yet: the page says what the camera does without one
+        assert page.text_content("#calibrate-active") == "none"
+        assert "learns nothing" in (page.text_content("#calibrate-none") or "")
         page.fill("input[name=name]", "kitchen-lamp")
         page.click("button[type=submit]")
         page.wait_for_function(
             "document.getElementById('calibrate-result').textContent.startsWith('saved')",
             timeout=20000,
         )
+        assert page.text_content("#calibrate-active") == "kitchen-lamp"
+        assert not page.is_visible("#calibrate-none")
         shot(page, "live-calibrate-laptop")
         saved = load_calibration(calibrations / "kitchen-lamp.json")
         assert saved.dice_set.colours == QWIXX

@@ -44,8 +44,13 @@
     });
     const data = await r.json().catch(() => ({}));
     result.textContent = r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
-    if (r.ok) document.getElementById("calibrate-active").textContent = data.calibration.name;
+    if (r.ok) showActive(data.calibration.name);
   });
+  function showActive(name) {
+    document.getElementById("calibrate-active").textContent = name;
+    const none = document.getElementById("calibrate-none");
+    if (none) none.hidden = true;  // a calibration is in use now: the camera learns
+  }
   document.addEventListener("click", async (event) => {
     const name = event.target.dataset && event.target.dataset.use;
     if (!name) return;
@@ -55,6 +60,6 @@
     });
     const data = await r.json().catch(() => ({}));
     result.textContent = r.ok ? `using ${data.active}` : (data.message || "refused");
-    if (r.ok) document.getElementById("calibrate-active").textContent = data.active;
+    if (r.ok) showActive(data.active);
   });
 })();
