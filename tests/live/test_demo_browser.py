@@ -76,6 +76,10 @@ def test_the_demo_throws_only_a_games_own_dice_when_it_asks_for_them(
             "The camera is not learning: the demo camera's dice are drawn"
         )
         assert server.app.state.learning.store.examples("sixto") == []
+        # nor does the teaching round on the server machine: a snapshot of them is refused
+        refused = host.request.post(f"{server.base_url}/api/setups/sixto/teach/snapshot")
+        assert refused.status == 403 and refused.json()["rule"] == "demo_camera"
+        assert "drawn dice teach nothing" in refused.json()["message"]
         shot(tablet, "demo-sixto-waits-tablet")
         shot(phone, "demo-sixto-roll-phone")
 

@@ -182,12 +182,21 @@ async def forget_setup(request: Request, name: str) -> dict[str, object]:
 
 
 # -- the teaching round ----------------------------------------------------------------------
+DEMO_CAMERA_TEACHES_NOTHING = (
+    "the demo camera's dice are drawn, and drawn dice teach nothing about a real table: "
+    "start the companion with the table's camera (--camera N) to teach it"
+)
+
+
 @router.post("/api/setups/{name}/teach/snapshot", dependencies=[SameOrigin])
 async def teach_snapshot(request: Request, name: str) -> dict[str, object]:
     """Keep what the camera reads now, for the person to confirm."""
     require_local(request, LOCAL_SETUPS)
     setup = setup_name(name)
-    image, reading = camera_of(request).runtime.latest()
+    runtime = camera_of(request).runtime
+    if runtime.plays_demo:  # as at a table: drawn dice teach nothing about a real one
+        raise Rejection(Reason.NOT_ALLOWED, "demo_camera", DEMO_CAMERA_TEACHES_NOTHING)
+    image, reading = runtime.latest()
     if image is None or reading is None:
         raise Rejection(Reason.NOT_ALLOWED, "no_picture", "the camera delivers no picture")
     dice = [d for d in reading.dice if d.value is not None]
