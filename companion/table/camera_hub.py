@@ -76,6 +76,7 @@ from companion.table.held_reading import (
 from companion.table.learning import Learning
 from companion.table.roll_intake import RollIntake, Taken
 from companion.table.snapshot import Snapshot
+from companion.table.store import StorageError
 from companion.table.tables import Table, Tables
 from companion.table.words import names_of, with_names
 
@@ -107,6 +108,11 @@ NEW_TABLE_LEAVES_CAMERA = (
     "Use the camera at this table, on the new table's page."
 )
 A_GAME_IN_PROGRESS = "a game in progress"
+# server_settings: the calibration file the calibration page put in use ("": none)
+CALIBRATION_KEY = "camera_calibration"
+CALIBRATION_NOT_RESTORED = (
+    "The calibration in use before the restart did not load ({problem}); none is in use."
+)
 # why the camera learns nothing at a table, in the camera line's words
 NOT_CALIBRATED = (
     "The camera is not learning: it learns a table's dice once it is calibrated for them "
@@ -189,6 +195,8 @@ class CameraHub:
         self._rethrows: dict[str, int] = {}  # per table: the host's re-throws (demo keys)
         self._demo_started: set[str] = set()  # tables whose host started the demo camera
         self._follower: asyncio.Task[None] | None = None
+        # why the calibration page's last choice is not in use after a restart (None: it is)
+        self.calibration_problem: str | None = None
 
     @property
     def held(self) -> HeldReadings:
@@ -296,10 +304,41 @@ class CameraHub:
             self._use_dice_of(table)
         self._direct_demo(table)
 
-    def set_calibration(self, calibration: TableCalibration) -> None:
+    def set_calibration(self, calibration: TableCalibration | None) -> None:
         """Use a table calibration from now on: its play area and die size in the reader,
-        its dice set at the next target look-up (when it holds the game's dice)."""
+        its dice set at the next target look-up (when it holds the game's dice); None: no
+        calibration."""
         self.runtime.set_calibration(calibration)
+
+    async def use_calibration(self, calibration: TableCalibration | None, file: str) -> None:
+        """The calibration page's choice (None and "": none), stored before it is used so a
+        restart keeps what the host was told (`restore_calibration`)."""
+        await asyncio.to_thread(self.tables.store.set_server_setting, CALIBRATION_KEY, file)
+        self.calibration_problem = None
+        self.set_calibration(calibration)
+
+    async def restore_calibration(self) -> None:
+        """At start-up without --calibration: the file the calibration page put in use
+        last, from the calibration folder. Not for the demo camera (a real camera's play
+        area and colours do not fit its drawn dice). Never raises: a file that no longer
+        loads is logged and said on the calibration page (`calibration_problem`)."""
+        if self.settings.source == "demo":
+            return
+        from companion.vision.calibration import calibration_path, load_calibration
+        from companion.vision.colour import CalibrationError
+
+        try:
+            file = await asyncio.to_thread(self.tables.store.server_setting, CALIBRATION_KEY)
+            if not file:
+                return
+            path = calibration_path(file, self.settings.calibration_dir)
+            calibration = await asyncio.to_thread(load_calibration, path)
+        except (CalibrationError, OSError, StorageError) as exc:
+            logger.warning("the calibration in use before the restart is not: %s", exc)
+            self.calibration_problem = CALIBRATION_NOT_RESTORED.format(problem=exc)
+            return
+        logger.info("camera calibration %s in use again", calibration.name)
+        self.set_calibration(calibration)
 
     # -- throws ---------------------------------------------------------------------------
     async def on_throw(self, event: RollEvent) -> None:

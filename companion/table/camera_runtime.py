@@ -341,11 +341,15 @@ class CameraRuntime:
         """The frame read last and its reading (the calibration page measures these)."""
         return self.reader.last_image, self.reader.last_reading
 
-    def set_calibration(self, calibration: TableCalibration) -> None:
-        """Use a table calibration (play area, die size) from now on; the settle stage's
-        motion watch takes the new play area when the camera next (re)starts. Its dice set
-        is chosen per table by the feed."""
+    def set_calibration(self, calibration: TableCalibration | None) -> None:
+        """Use a table calibration (play area, die size) from now on, or none (the whole
+        frame, each game's shipped colours); the settle stage's motion watch takes the new
+        play area when the camera next (re)starts. Its dice set is chosen per table by the
+        feed."""
         self.calibration = calibration
-        width = calibration.frame[0] if calibration.frame else None
-        self.reader.play_area = PlayArea(calibration.play_area, calibration.die_side, width)
+        if calibration is None:
+            self.reader.play_area = PlayArea()
+        else:
+            width = calibration.frame[0] if calibration.frame else None
+            self.reader.play_area = PlayArea(calibration.play_area, calibration.die_side, width)
         self._tell_changed()

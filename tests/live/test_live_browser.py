@@ -198,6 +198,8 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         )
         assert page.text_content("#calibrate-active") == "kitchen-lamp"
         assert not page.is_visible("#calibrate-none")
+        # the new file is listed at once, with its Use button
+        assert page.is_visible("li[data-file='kitchen-lamp'] button[data-use='kitchen-lamp']")
         shot(page, "live-calibrate-laptop")
         saved = load_calibration(calibrations / "kitchen-lamp.json")
         assert saved.dice_set.colours == QWIXX
@@ -205,6 +207,17 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         assert server.hub.calibration == saved
         status = httpx.get(f"{server.base_url}/api/calibration").json()
         assert status["active"] == "kitchen-lamp"
+        page.click("#calibrate-use-none")  # and back to none, in the server too
+        page.wait_for_function(
+            "document.getElementById('calibrate-active').textContent === 'none'", timeout=10000
+        )
+        assert page.is_visible("#calibrate-none") and server.hub.calibration is None
+        page.click("button[data-use='kitchen-lamp']")
+        page.wait_for_function(
+            "document.getElementById('calibrate-active').textContent === 'kitchen-lamp'",
+            timeout=10000,
+        )
+        assert server.hub.calibration == saved
         # a name that could leave the folder is refused with the reason
         refused = httpx.post(
             f"{server.base_url}/api/calibration",

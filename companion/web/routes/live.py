@@ -437,6 +437,7 @@ async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep)
         "sets": list(standard_dice_sets()),
         "files": [(f, calibration_setup(folder, f)) for f in list_calibrations(folder)],
         "active": hub.calibration.name if hub.calibration else None,
+        "problem": hub.calibration_problem,
         "enabled": hub.enabled,
     }
     return templates.TemplateResponse(request, "calibrate.html", context)
@@ -535,7 +536,7 @@ async def save_calibration_from_camera(
         calibration, notes = await asyncio.to_thread(work)
     except CalibrationError as exc:
         raise Rejection(Reason.ILLEGAL_MOVE, "calibration", str(exc)) from exc
-    hub.set_calibration(calibration)
+    await hub.use_calibration(calibration, path.stem)
     return {"saved": str(path), "notes": notes[:10], "calibration": calibration.to_json("")}
 
 
@@ -546,8 +547,18 @@ async def use_calibration(request: Request, body: UseCalibration, hub: HubDep) -
     from companion.vision.colour import CalibrationError
 
     try:
-        calibration = load_calibration(calibration_path(body.name, hub.settings.calibration_dir))
+        path = calibration_path(body.name, hub.settings.calibration_dir)
+        calibration = load_calibration(path)
     except CalibrationError as exc:
         raise Rejection(Reason.MALFORMED, "calibration", str(exc)) from exc
-    hub.set_calibration(calibration)
+    await hub.use_calibration(calibration, path.stem)
     return {"active": calibration.name}
+
+
+@router.post("/api/calibration/none", dependencies=[SameOrigin])
+async def use_no_calibration(request: Request, hub: HubDep) -> dict[str, Any]:
+    """Stop using a calibration: the whole picture, each game's shipped colours, nothing
+    learnt (kept after a restart, as a choice of one is)."""
+    require_local(request, LOCAL_CALIBRATION)
+    await hub.use_calibration(None, "")
+    return {"active": None}

@@ -44,13 +44,38 @@
     });
     const data = await r.json().catch(() => ({}));
     result.textContent = r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
-    if (r.ok) showActive(data.calibration.name);
+    if (r.ok) {
+      showActive(data.calibration.name);
+      listFile(String(body.name), data.calibration.name);
+    }
   });
   function showActive(name) {
-    document.getElementById("calibrate-active").textContent = name;
-    const none = document.getElementById("calibrate-none");
-    if (none) none.hidden = true;  // a calibration is in use now: the camera learns
+    document.getElementById("calibrate-active").textContent = name || "none";
+    // what none means, or the button that goes back to none
+    document.getElementById("calibrate-none").hidden = Boolean(name);
+    document.getElementById("calibrate-use-none").hidden = !name;
   }
+  function listFile(file, setup) {
+    // a file saved now joins the list as the page draws it (Use, and its setup's page)
+    const list = document.getElementById("calibrate-files");
+    if ([...list.children].some((li) => li.dataset.file === file)) return;
+    const li = document.createElement("li");
+    li.dataset.file = file;
+    const use = document.createElement("button");
+    Object.assign(use, {type: "button", className: "small", textContent: "Use"});
+    use.dataset.use = file;
+    const link = document.createElement("a");
+    link.href = `/setups/${encodeURIComponent(setup)}`;
+    link.textContent = "teach it, and what it learnt";
+    li.append(file + (setup !== file ? ` (setup ${setup}) ` : " "), use, " ", link);
+    list.appendChild(li);
+  }
+  document.getElementById("calibrate-use-none").addEventListener("click", async () => {
+    const r = await fetch("/api/calibration/none", {method: "POST", credentials: "same-origin"});
+    const data = await r.json().catch(() => ({}));
+    result.textContent = r.ok ? "no calibration in use" : (data.message || "refused");
+    if (r.ok) showActive(null);
+  });
   document.addEventListener("click", async (event) => {
     const name = event.target.dataset && event.target.dataset.use;
     if (!name) return;
