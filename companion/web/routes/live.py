@@ -556,7 +556,7 @@ async def use_calibration(request: Request, body: UseCalibration, hub: HubDep) -
 
 
 @router.post("/api/calibration/none", dependencies=[SameOrigin])
-async def use_no_calibration(request: Request, hub: HubDep) -> dict[str, Any]:
+async def use_no_calibration(request: Request, hub: HubDep) -> dict[str, None]:
     """Stop using a calibration: the whole picture, each game's shipped colours, nothing
     learnt (kept after a restart, as a choice of one is)."""
     require_local(request, LOCAL_CALIBRATION)
