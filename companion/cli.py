@@ -163,6 +163,14 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     source.add_argument("--images", default=None, metavar="DIR", help="a folder of images")
     source.add_argument("--no-camera", action="store_true", help="manual dice entry only")
     serve.add_argument(
+        "--hold",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --images: show each image this long, a still photo of one throw at rest "
+        "(without it the folder is played as a clip, one image per frame at 10 fps)",
+    )
+    serve.add_argument(
         "--calibration",
         default=None,
         metavar="FILE",

@@ -642,11 +642,13 @@ def plan_source(
     images: str | Path | None = None,
     images_fps: float = DEMO_FPS,
     director: DemoDirector | None = None,
+    images_hold_s: float | None = None,
 ) -> SourcePlan:
     """The plan for `companion serve`'s source options: a webcam by index, a video file
-    (at its own frame rate, once), a folder of images (at `images_fps`, once), or with none
-    given the webcam 0 when one answers, else the demo: the demo camera throwing what
-    `director` says (the server's), or without one the bundled clip in a loop."""
+    (at its own frame rate, once), a folder of images (at `images_fps`, once; with
+    `images_hold_s` each image is shown that long, a still photo of one throw at rest), or
+    with none given the webcam 0 when one answers, else the demo: the demo camera throwing
+    what `director` says (the server's), or without one the bundled clip in a loop."""
     if camera is not None:
         index = camera
         return SourcePlan(f"camera {index}", lambda: CameraSource(index), None, True, live=True)
@@ -655,7 +657,8 @@ def plan_source(
         return SourcePlan(f"video {path}", lambda: VideoSource(path), video_fps(path), False)
     if images is not None:
         folder = Path(images)
-        return SourcePlan(f"folder {folder}", lambda: FolderSource(folder), images_fps, False)
+        hold = max(1, round((images_hold_s or 0.0) * images_fps))
+        return SourcePlan(f"folder {folder}", lambda: FolderSource(folder, hold), images_fps, False)
     if camera_is_available(0):
         return SourcePlan("camera 0", lambda: CameraSource(0), None, True, live=True)
     if director is not None:

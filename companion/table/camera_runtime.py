@@ -148,6 +148,14 @@ def default_camera_mode(live_camera: bool) -> Mode:
     return "confirm" if live_camera else "auto"
 
 
+# a source played to its end without one throw coming to rest (a folder of photos, each
+# shown for one frame, never holds still long enough)
+NO_THROW_AT_REST = (
+    "camera source ended without a throw at rest in it (a folder of still photos, one throw "
+    "each: start with --hold 2 to show each photo for 2 s)"
+)
+
+
 def status_line(
     enabled: bool, starting: bool, status: dict[str, Any] | None, error: str | None
 ) -> str:
@@ -160,7 +168,7 @@ def status_line(
     if status["connected"]:
         parts.append(f"camera live · {status['fps']} fps · {status['settle']}")
     elif status["ended"]:
-        parts.append("camera source ended")
+        parts.append("camera source ended" if status["events"] else NO_THROW_AT_REST)
     elif status["running"]:
         parts.append(f"camera lost: reconnecting (attempt {status['reconnect_attempts']})")
     else:
@@ -270,7 +278,9 @@ class CameraRuntime:
         s = self.settings
         if s.source == "demo":
             return demo.plan_source(director=self.demo)
-        return demo.plan_source(camera=s.index, video=s.video, images=s.images)
+        return demo.plan_source(
+            camera=s.index, video=s.video, images=s.images, images_hold_s=s.hold
+        )
 
     def stop(self) -> None:
         self._stopped = True

@@ -24,6 +24,13 @@ class CameraSettings(BaseModel):
     )
     video: Path | None = Field(default=None, description="a video file to read dice from")
     images: Path | None = Field(default=None, description="a folder of still images")
+    hold: float | None = Field(
+        default=None,
+        gt=0,
+        le=60,
+        description="with images: show each image this many seconds, a still photo of one "
+        "throw at rest (without it the folder is a clip, one image per frame)",
+    )
     disabled: bool = Field(default=False, description="manual dice entry only, no camera")
     calibration_dir: Path = Field(
         default_factory=calibration_dir,
@@ -50,6 +57,8 @@ class CameraSettings(BaseModel):
             chosen.append("disabled")
         if len(chosen) > 1:
             raise ValueError(f"choose one camera source, not {' and '.join(chosen)}")
+        if self.hold is not None and self.images is None:
+            raise ValueError("--hold shows each image of a folder: give --images DIR with it")
         return self
 
     @property

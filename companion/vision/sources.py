@@ -3,7 +3,8 @@ colour -> settle). Every source is an iterable of `Frame` behind one interface:
 
 - `CameraSource(index)`: a webcam through cv2.VideoCapture;
 - `VideoSource(path)`: a video file;
-- `FolderSource(path)`: the images of a folder, in sorted name order.
+- `FolderSource(path)`: the images of a folder, in sorted name order (each held for
+  `hold_frames` frames: a folder of still photos rather than a clip).
 
 A frame or image that cannot be decoded is logged, counted in the source's `status` and
 skipped; the iteration goes on. A camera that cannot be opened, or that stops delivering
@@ -88,9 +89,13 @@ class FolderSource(FrameSource):
     """The images of a folder (not its subfolders), sorted by file name. Files with an
     image suffix that cannot be decoded are skipped and counted."""
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, hold_frames: int = 1) -> None:
         super().__init__()
         self.folder = Path(folder)
+        # each image delivered this many times in a row: a folder of still photos, one
+        # throw at rest each, shown long enough for the settle stage to see it rest (1: a
+        # recorded clip, one image per frame)
+        self.hold_frames = max(1, int(hold_frames))
 
     def describe(self) -> str:
         return f"folder {self.folder}"
@@ -110,8 +115,9 @@ class FolderSource(FrameSource):
             if image is None:
                 self.status.skip(str(path), "not a readable image")
                 continue
-            yield self._frame(image, index, str(path))
-            index += 1
+            for _ in range(self.hold_frames):
+                yield self._frame(image, index, str(path))
+                index += 1
 
 
 def read_image(path: str | Path) -> np.ndarray | None:

@@ -34,6 +34,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         index=getattr(args, "camera", None),
         video=getattr(args, "video", None),
         images=getattr(args, "images", None),
+        hold=getattr(args, "hold", None),
         disabled=bool(getattr(args, "no_camera", False)),
         calibration=getattr(args, "calibration", None),
     )

@@ -27,6 +27,7 @@ from companion.live.demo import (
 )
 from companion.live.settle import RollEvent, SettleConfig
 from companion.live.worker import BackOff, CameraStatus, CameraWorker
+from companion.table.camera_runtime import status_line
 from companion.vision.sources import FolderSource, FrameSource
 from companion.vision.types import UNREADABLE, DieBox, DieReading, Frame, FrameReading
 
@@ -297,6 +298,8 @@ def test_source_plans(tmp_path: Path, clip: list[ClipFrame]) -> None:
     assert plan.pace_fps == pytest.approx(25.0) and not plan.reopen_at_end and not plan.live
     assert len(list(plan.open())) == 5
     assert plan_source(images=tmp_path).pace_fps == DEMO_FPS
+    held = plan_source(images=tmp_path, images_hold_s=2.0).open()
+    assert isinstance(held, FolderSource) and held.hold_frames == round(2.0 * DEMO_FPS)
     assert not plan_source(images=tmp_path).live
     camera = plan_source(camera=3)
     assert camera.pace_fps is None and camera.reopen_at_end and camera.name == "camera 3"
@@ -488,3 +491,50 @@ def test_a_die_nudged_after_the_roll_is_reported_again_through_the_worker(
     assert red[1].where.cx - red[0].where.cx == pytest.approx(side)
     assert events[1].rest_index >= len(throw) + 1  # after the push, never during it
     assert len(throw) not in reader.read_indices  # the frame of the push is not read
+
+
+class PhotoReader:
+    """Reads each photo of a folder by its truth: the photo whose mean colour is nearest
+    (JPEG changes the bytes, not the mean)."""
+
+    def __init__(self, photos: list[tuple[np.ndarray, ClipFrame]]) -> None:
+        self.photos = [(image.mean(axis=(0, 1)), shown) for image, shown in photos]
+
+    def read(self, image: Any, frame_index: int = 0) -> FrameReading:
+        mean = np.asarray(image).mean(axis=(0, 1))
+        _, shown = min(self.photos, key=lambda p: float(np.abs(p[0] - mean).sum()))
+        dice = tuple(
+            DieReading(DieBox(d.cx, d.cy, d.side, d.side, d.angle), d.value, 0.99, d.colour)
+            for d in shown.dice
+        )
+        return FrameReading(320, 240, dice, frame_index=frame_index)
+
+
+@pytest.mark.parametrize(("hold", "throws_seen"), [(8, 3), (1, 0)])
+def test_a_folder_of_still_photos_is_a_throw_each_when_held(
+    tmp_path: Path, hold: int, throws_seen: int
+) -> None:
+    """Three photos of three throws at rest: held for 8 frames each, each is one roll;
+    played as a clip (one frame each) none rests, and the status line says what to do."""
+    frames = list(render_throws(seed=7, throws=3, width=320, height=240, side=24.0))
+    rests = [next(f for f in frames if f.throw == t and f.phase == "rest") for t in range(3)]
+    folder = tmp_path / "photos"
+    write_clip(folder, rests)
+    files = sorted(folder.iterdir())
+    photos = [(cv2.imread(str(p)), shown) for p, shown in zip(files, rests, strict=True)]
+    events: list[RollEvent] = []
+    worker = CameraWorker(
+        lambda: FolderSource(folder, hold_frames=hold),
+        PhotoReader(photos),
+        events.append,
+        settle=SettleConfig(stable_frames=4),
+    )
+    worker.start()
+    assert worker.wait(30.0)
+    status = worker.status()
+    assert status.ended and status.frames_read == 3 * hold
+    assert [sorted(d.value for d in e.dice) for e in events] == [
+        sorted(d.value for d in shown.dice) for shown in rests[:throws_seen]
+    ]
+    line = status_line(True, False, status.to_json(), None)
+    assert ("--hold" in line) is (throws_seen == 0)

@@ -50,6 +50,12 @@ def test_serve_arguments_become_settings(tmp_path: Path) -> None:
     assert local.bind_host == "127.0.0.1" and local.camera.source == "none"
     assert local.loopback_only and local.public_url is None
     assert settings_from_args(build_parser().parse_args(["serve"])).camera.source == "demo"
+    photos = settings_from_args(
+        build_parser().parse_args(["serve", "--images", str(tmp_path), "--hold", "2"])
+    )
+    assert photos.camera.source == "images" and photos.camera.hold == 2.0
+    with pytest.raises(ValidationError, match="give --images DIR with it"):
+        settings_from_args(build_parser().parse_args(["serve", "--hold", "2"]))
 
 
 def test_tablets_can_join_by_default_and_local_keeps_it_on_this_machine() -> None:
