@@ -96,6 +96,28 @@ def test_teaching_rounds_fill_the_bars_and_a_wrong_tap_is_held_back(
         page.wait_for_selector("#setup-status[data-used='23']")
         assert page.locator("#teach-take").count() == 0  # teaching is on the server machine
         assert page.locator("#groups .crop img").count() == 23
+
+        # forgotten on the server machine: the page says so at once, asks for no picture
+        # of the dice it deleted, and an open page of the table follows
+        table_page = context.new_page()
+        table_page.goto(f"{server.base_url}/t/{table_id}")
+        table_page.wait_for_selector("#camera-learning")
+        page.goto(f"{server.base_url}/setups/kitchen")
+        page.wait_for_selector("#setup-status[data-used='23']")
+        missing: list[str] = []
+        page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
+        page.on("dialog", lambda dialog: dialog.accept())
+        page.click("details.setup-forget summary")
+        page.click("#forget")
+        page.wait_for_selector("#setup-status[data-used='0']", timeout=20000)
+        assert "nothing yet" in page.inner_text("#groups")
+        assert "forgot" in page.inner_text("#setup-forgotten")
+        assert learning.store.examples("kitchen") == []
+        assert missing == []
+        table_page.wait_for_function(
+            "document.getElementById('camera-learning').textContent.includes('0 confirmed')",
+            timeout=20000,
+        )
         context.close()
 
 

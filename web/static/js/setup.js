@@ -9,6 +9,7 @@
   const local = root.dataset.local === "yes";
   const statusEl = document.getElementById("setup-status");
   let snapshot = null; // {token, dice: [{index, value, colour, crop}]}, values as tapped
+  let forgetting = false; // while the setup is being forgotten: no refresh draws its dice
 
   function send(method, path, body) {
     const options = {method, credentials: "same-origin", headers: {}};
@@ -117,8 +118,10 @@
   }
 
   async function refresh() {
+    if (forgetting) return;
     const r = await send("GET", api);
     const body = await r.json().catch(() => ({}));
+    if (forgetting) return;  // an answer from before the forgetting began
     if (!r.ok) { statusEl.textContent = body.message || "not available"; return; }
     show(body);
   }
@@ -179,7 +182,17 @@
       document.getElementById("teach").hidden = true;
     } else if (target.id === "forget" && local) {
       if (!window.confirm(`Forget every stored die of ${root.dataset.setup}?`)) return;
-      await send("DELETE", api);
+      const said = document.getElementById("setup-forgotten");
+      said.textContent = "forgetting…";
+      // no picture of a die being deleted is asked for meanwhile (nor by the timed refresh)
+      forgetting = true;
+      document.getElementById("groups").replaceChildren();
+      document.getElementById("held-dice").replaceChildren();
+      const r = await send("DELETE", api).finally(() => { forgetting = false; });
+      const body = await r.json().catch(() => ({}));
+      said.textContent = r.ok
+        ? `forgot ${body.deleted} stored dice of ${root.dataset.setup}, and what the reader learnt from them`
+        : (body.message || "not forgotten");
       await refresh();
     }
   });
