@@ -330,7 +330,15 @@ class Learning:
         runtime.reader.reader = LearntReader(
             base, setup, adaptation, finder, classifier, calibration.dice_set, given
         )
-        logger.info("camera reads with setup %s's heads (%d dice)", setup, adaptation.used)
+        # the camera line's words: the heads in place may still leave the reading to the
+        # shipped models (their verdicts say)
+        words = reads_words(adaptation.head.gate.to_json(), self._finder_verdicts.get(setup))
+        logger.info(
+            "camera reads setup %s's dice (%d confirmed dice): %s",
+            setup,
+            adaptation.used,
+            words or "not judged yet",
+        )
 
     def _deep_verdict(self, setup: str) -> dict[str, object] | None:
         """The fine-tuned net's verdict, read from the setup's learner (None: not judged,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import dataclasses
+import logging
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -224,11 +225,14 @@ def kitchen_camera(tmp_path: Path) -> tuple[DiceSet, CameraRuntime, DiceReader, 
     return kitchen, runtime, base, learning
 
 
-def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
+def test_a_refresh_puts_the_setup_heads_in_the_camera(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """With the real pipeline as the camera's reader: the dice are embedded with the
     camera's own classifier, and after a refresh the camera reads with a LearntReader
     (the setup's heads, the setup's own colours for its calibrated set), built on the
     camera's DiceReader again at the next refresh, never on the previous LearntReader."""
+    caplog.set_level(logging.INFO, logger="companion.table.learning")
     kitchen, runtime, base, learning = kitchen_camera(tmp_path)
     image, dice, _ = rest_of(1504)
 
@@ -265,6 +269,13 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(tmp_path: Path) -> None:
     }
     # the shipped classifier reads these dice right: nothing to gain, the shipped head reads
     assert not again.adaptation.head.gate.adopted and not again.adaptation.head.active
+    # and the server's log says so, as the camera line does (not "reads with its heads")
+    said = [
+        r.getMessage() for r in caplog.records if "camera reads setup kitchen" in r.getMessage()
+    ]
+    assert said and said[-1].endswith(
+        ": reads with the shipped models: " + REASONS[again.adaptation.head.gate.reason]
+    )
 
 
 def test_the_setup_heads_read_only_the_setups_dice(tmp_path: Path) -> None:
