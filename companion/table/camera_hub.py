@@ -124,7 +124,12 @@ DEMO_TEACHES_NOTHING = (
 )
 OTHER_DICE = (
     "The camera learns {setup}'s dice, not this table's: it reads these with the shipped "
-    "models and learns nothing from them."
+    "models and learns nothing from them (calibrate the camera for this game's dice, on the "
+    "server machine, to teach it them)."
+)
+NO_FIXED_DICE = (
+    "The camera is not learning: the dice of {game} are not one fixed set, so no calibration "
+    "is for them; it reads them with the shipped models."
 )
 
 # a move's words at a table, for a button or a status line (the web's views.describe_move)
@@ -540,8 +545,12 @@ class CameraHub:
         if calibration is None:
             return {"setup": None, "teaches": False, "why": NOT_CALIBRATED}
         status = self.learning.status(calibration.name) or {}
-        if self._teaches(table) is None:  # the one reason left: another set's dice
-            return {**status, "teaches": False, "why": OTHER_DICE.format(setup=calibration.name)}
+        if self._teaches(table) is None:  # the reasons left: no fixed set, another set
+            if table.game.dice_colours(table.session.options) is None:
+                why = NO_FIXED_DICE.format(game=table.game.title)
+            else:
+                why = OTHER_DICE.format(setup=calibration.name)
+            return {**status, "teaches": False, "why": why}
         return {**status, "teaches": True}
 
 

@@ -358,6 +358,20 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
         assert note.startswith("the camera now serves another table (Qwixx: Ann, Bob)")
 
 
+def test_a_game_without_a_fixed_dice_set_says_no_calibration_is_for_it(
+    camera_server: tuple[LiveServer, str],
+) -> None:
+    server, base = camera_server
+    with httpx.Client(base_url=base, timeout=30) as host:
+        created = host.post("/api/tables", json={"game": "sixes", "players": ["Ann", "Bob", "Cy"]})
+        assert created.status_code == 201, created.text
+        table_id = created.json()["table_id"]
+        wait_until(lambda: server.hub.feed.attached_to(table_id), what="the camera following")
+        learning = host.get(f"/api/tables/{table_id}/camera").json()["learning"]
+    assert learning["teaches"] is False
+    assert learning["why"].startswith("The camera is not learning: the dice of Sixes are not")
+
+
 def test_the_start_page_names_only_a_table_this_browser_may_see() -> None:
     """A device that has not joined the table the camera serves learns only that a game
     is in progress, not its players."""
