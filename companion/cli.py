@@ -157,6 +157,13 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="fine-tune each camera setup's pip classifier on its confirmed rolls in the "
         "background, used once its own check shows it reads better (needs torch)",
     )
+    _add_camera_arguments(serve)
+    serve.set_defaults(func=_cmd_serve)
+
+
+def _add_camera_arguments(serve: argparse.ArgumentParser) -> None:
+    """`serve`'s camera: one source (none: a webcam when one answers, else the demo), how
+    a folder is played, and the table calibration."""
     source = serve.add_mutually_exclusive_group()
     source.add_argument("--camera", type=int, default=None, metavar="N", help="webcam index")
     source.add_argument("--video", default=None, metavar="FILE", help="a video file")
@@ -176,7 +183,6 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="FILE",
         help="a table calibration (calibration/*.json) for the camera",
     )
-    serve.set_defaults(func=_cmd_serve)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,9 @@
 """`companion calibrate NAME --dice-set qwixx|sixto (--camera N | --video FILE | --images
-DIR | IMAGE...) [--frames K] [--play-area x0,y0,x1,y1]`
+DIR | IMAGE...) [--frames K] [--play-area x0,y0,x1,y1|auto]`
 
 Shows the dice set to the camera and writes calibration/NAME.json (or --out FILE): each
-die's colour under this table's light, the die size, and the play area (the one given, or
-the region the dice lay in). Prints what the camera read and the file written.
+die's colour under this table's light, the die size, and the play area (the one given;
+with auto the region the dice lie in; default the whole picture). Prints what the camera read and the file written.
 `companion calibrate --check FILE` validates a calibration file and prints it.
 `companion calibrate NAME --teach ROUNDS [--data-dir DIR] [--yes]` then runs the teaching
 round (companion/vision/adapt_cli.py): throw all the dice, confirm or correct what the
@@ -18,7 +18,7 @@ import json
 import sys
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from companion.vision.calibration import TableCalibration
@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 # `companion replay` build this parser and must not load the vision stack
 
 
-def parse_area(text: str) -> tuple[float, float, float, float]:
+def parse_area(text: str) -> tuple[float, float, float, float] | Literal["auto"]:
+    if text == "auto":
+        return "auto"
     try:
         parts = tuple(float(p) for p in text.split(","))
     except ValueError as exc:
@@ -50,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an image (repeat for several)")  # fmt: skip
     parser.add_argument("--frames", type=int, default=10, help="frames to measure (1-100)")
     parser.add_argument("--play-area", type=parse_area, default=None,
-                        help="x0,y0,x1,y1 as fractions; default: detected from the dice")  # fmt: skip
+                        help="x0,y0,x1,y1 as fractions, or auto: around the dice in view; "
+                        "default: the whole picture")  # fmt: skip
     parser.add_argument("--out", default=None, help="write here instead of calibration/NAME.json")
     parser.add_argument("--check", default=None, metavar="FILE", help="validate a file and exit")
     parser.add_argument("--teach", type=int, default=0, metavar="ROUNDS",

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -174,16 +174,36 @@ def detect_play_area(
     )
 
 
+def _play_area_of(
+    readings: Sequence[FrameReading], detect: bool, notes: list[str]
+) -> tuple[float, float, float, float]:
+    """The play area of a calibration given none: the whole picture, or (`detect`) the
+    region the dice lie in, noted. Guessed only when asked: a cluster laid out to be
+    measured is smaller than where throws land, and a die outside is never read."""
+    if not detect:
+        return FULL_FRAME
+    area = detect_play_area(readings)
+    where = ",".join(f"{v:.2f}" for v in area)
+    notes.append(
+        f"play area detected around the dice in view, {where}: a die thrown outside it is not read"
+    )
+    return area
+
+
 def measure(
     frames: Sequence[np.ndarray],
     reader: Reader,
     reference: DiceSet,
     name: str,
-    play_area: tuple[float, float, float, float] | None = None,
+    play_area: tuple[float, float, float, float] | Literal["auto"] | None = None,
 ) -> tuple[TableCalibration, list[str]]:
     """A calibration of `reference`'s dice from frames that show them all; returns it and
-    notes for the person calibrating. Raises CalibrationError when a die of the set was
-    never seen (its colour cannot be measured)."""
+    notes for the person calibrating. `play_area`: the fractions given; None, the whole
+    picture; "auto", the region the dice lie in now (detect_play_area: dice thrown
+    outside it later are not read, so the person spreads them over the whole area first).
+    Raises CalibrationError when a die of the set was never seen (its colour cannot be
+    measured)."""
+    given = play_area if isinstance(play_area, tuple) else None
     labs: dict[int, list[tuple[float, float, float]]] = {}
     sides: list[float] = []
     readings: list[FrameReading] = []
@@ -193,8 +213,8 @@ def measure(
         reading = reader.read(image, index)
         readings.append(reading)
         frame_size = (reading.width, reading.height)
-        if play_area is not None:
-            x0, y0, x1, y1 = play_area
+        if given is not None:
+            x0, y0, x1, y1 = given
             dice = [
                 d
                 for d in reading.dice
@@ -227,6 +247,6 @@ def measure(
         ),
         "measured",
     )
-    area = play_area if play_area is not None else detect_play_area(readings)
+    area = given or _play_area_of(readings, play_area == "auto", notes)
     side = float(np.median(sides)) if sides else None
     return TableCalibration(dice_set, area, side, frame_size), notes

@@ -204,6 +204,7 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         saved = load_calibration(calibrations / "kitchen-lamp.json")
         assert saved.dice_set.colours == QWIXX
         assert saved.die_side is not None and 38 <= saved.die_side <= 50
+        assert saved.play_area == (0.0, 0.0, 1.0, 1.0)  # left empty: the whole picture
         assert server.hub.calibration == saved
         status = httpx.get(f"{server.base_url}/api/calibration").json()
         assert status["active"] == "kitchen-lamp"

@@ -95,7 +95,8 @@ def test_broken_files_name_the_problem(tmp_path: Path) -> None:
 def test_measuring_a_rendered_set_finds_its_colours_size_and_area() -> None:
     """The real colour stage measures each die of a rendered Qwixx throw at rest (the boxes
     come from the clip's ground truth); the colours land near the shipped calibration, the
-    side near the rendered 44 px, and the play area around the dice."""
+    side near the rendered 44 px, and the play area the whole picture, or, asked for,
+    around the dice."""
     throw = render_throw(standard_dice_sets()["qwixx"], seed=77)
     reader = ClipReader()
     reader.throw = throw
@@ -106,8 +107,12 @@ def test_measuring_a_rendered_set_finds_its_colours_size_and_area() -> None:
             return reader.read(image, rest[frame_index])
 
     frames = [throw.frames[i].image for i in rest]
-    calibration, notes = measure(frames, Indexed(), builtin_dice_set("qwixx"), "test-table")
-    assert notes == []
+    whole, notes = measure(frames, Indexed(), builtin_dice_set("qwixx"), "test-table")
+    assert notes == [] and whole.play_area == FULL_FRAME  # none given: the whole picture
+    calibration, notes = measure(
+        frames, Indexed(), builtin_dice_set("qwixx"), "test-table", play_area="auto"
+    )
+    assert len(notes) == 1 and notes[0].startswith("play area detected around the dice")
     shipped = builtin_dice_set("qwixx")
     for measured, reference in zip(calibration.dice_set.dice, shipped.dice, strict=True):
         assert measured.colour == reference.colour

@@ -113,8 +113,10 @@ class FixRequest(HeldRequest):
 class CalibrationRequest(Strict):
     name: str = Field(min_length=1, max_length=48, description="file name in calibration/")
     dice_set: str = Field(max_length=20, description="the set shown: qwixx or sixto")
-    play_area: tuple[float, float, float, float] | None = Field(
-        default=None, description="fractions x0, y0, x1, y1; none: detect from the dice"
+    play_area: tuple[float, float, float, float] | Literal["auto"] | None = Field(
+        default=None,
+        description='fractions x0, y0, x1, y1; none: the whole picture; "auto": around the '
+        "dice in view",
     )
     frames: int = Field(default=5, ge=1, le=30, description="recent frames to measure")
 

@@ -36,7 +36,7 @@
     const form = new FormData(event.target);
     const area = String(form.get("play_area") || "").trim();
     const body = {name: form.get("name"), dice_set: form.get("dice_set")};
-    if (area) body.play_area = area.split(",").map(Number);
+    if (area) body.play_area = area === "auto" ? "auto" : area.split(",").map(Number);
     result.textContent = "measuring…";
     const r = await fetch("/api/calibration", {
       method: "POST", credentials: "same-origin",
