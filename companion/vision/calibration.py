@@ -34,6 +34,7 @@ from companion.vision.colour import (
     assign_to_set,
     dice_set_to_json,
     measure_die,
+    name_colour,
     parse_dice_set,
     read_calibration_json,
 )
@@ -174,6 +175,26 @@ def detect_play_area(
     )
 
 
+# how sure the colour naming must be that a measured die is another colour before a note
+# says so (a die under a warm lamp shades towards its neighbour, and is still its colour)
+UNLIKE_NAME_CONFIDENCE = 0.3
+
+
+def unlike_their_names(dice_set: DiceSet) -> list[str]:
+    """Notes on measured dice whose colour is clearly another basic colour than their
+    slot's (a purple die measured as the set's red: a die of the set not in view and
+    another in its place, or a set unlike the standard one); the file is still saved."""
+    notes = []
+    for die in dice_set.dice:
+        named = name_colour(die.lab)
+        if named.name != die.colour and named.confidence >= UNLIKE_NAME_CONFIDENCE:
+            notes.append(
+                f"the die measured as {die.colour} looks {named.name}: check that the set's "
+                f"{die.colour} die is in view and no die of another set is"
+            )
+    return notes
+
+
 def _play_area_of(
     readings: Sequence[FrameReading], detect: bool, notes: list[str]
 ) -> tuple[float, float, float, float]:
@@ -247,6 +268,7 @@ def measure(
         ),
         "measured",
     )
+    notes.extend(unlike_their_names(dice_set))
     area = given or _play_area_of(readings, play_area == "auto", notes)
     side = float(np.median(sides)) if sides else None
     return TableCalibration(dice_set, area, side, frame_size), notes

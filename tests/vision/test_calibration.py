@@ -20,10 +20,13 @@ from companion.vision.calibration import (
     measure,
     parse_calibration,
     save_calibration,
+    unlike_their_names,
 )
 from companion.vision.colour import (
     DEFAULT_CALIBRATION_DIR,
     CalibrationError,
+    DiceSet,
+    SetDie,
     builtin_dice_set,
     colour_distance,
     load_dice_set,
@@ -122,6 +125,21 @@ def test_measuring_a_rendered_set_finds_its_colours_size_and_area() -> None:
     for d in throw.frames[rest[0]].dice:
         assert x0 * 640 < d.cx < x1 * 640 and y0 * 480 < d.cy < y1 * 480
     assert (x0, y0, x1, y1) != FULL_FRAME
+
+
+def test_a_die_measured_as_another_colour_is_noted() -> None:
+    """A purple die measured into the red slot (a café's off-shade set, seen in a trial):
+    the file is saved, and the person is told which die looks wrong."""
+    shipped = builtin_dice_set("qwixx")
+    purple_red = tuple(
+        SetDie(d.colour, (20.6, 31.9, -20.8)) if d.colour == "red" else d for d in shipped.dice
+    )
+    notes = unlike_their_names(DiceSet("cafe", purple_red, "measured"))
+    assert notes == [
+        "the die measured as red looks purple: check that the set's red die is in view and "
+        "no die of another set is"
+    ]
+    assert unlike_their_names(shipped) == []
 
 
 def test_a_die_never_seen_is_an_error() -> None:
