@@ -164,6 +164,10 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         verdict = page.locator("#setup-verdict")
         assert verdict.get_attribute("data-adopted") == "false"
         assert "the shipped reader stays: too few confirmed photos" in verdict.inner_text()
+        # the figures behind it are folded away until asked for
+        assert "sign test" not in verdict.inner_text()
+        verdict.locator("details.verdict-figures summary").click()
+        assert "sign test p = " in verdict.inner_text()
         # the finder keeps the roll's photo and says when it will be judged
         finder = page.locator("#setup-finder-verdict")
         assert finder.get_attribute("data-adopted") == "false"

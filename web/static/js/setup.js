@@ -63,6 +63,20 @@
     return b;
   }
 
+  // a check's verdict in plain words, its figures (folds, errors, the sign test) folded
+  // away for whoever wants them
+  const FIGURES = " (left-out photos (";
+  function showVerdict(el, text) {
+    const cut = (text || "").indexOf(FIGURES);
+    if (cut < 0) { el.textContent = text || ""; return; }
+    const figures = document.createElement("details");
+    figures.className = "verdict-figures";
+    const summary = document.createElement("summary");
+    summary.textContent = "the check's figures";
+    figures.append(summary, text.slice(cut + 1));
+    el.replaceChildren(text.slice(0, cut) + ". ", figures);
+  }
+
   function show(body) {
     const s = body.summary;
     statusEl.textContent = `${s.used} confirmed dice learnt from` +
@@ -71,20 +85,20 @@
     statusEl.dataset.used = String(s.used);
     const verdictEl = document.getElementById("setup-verdict");
     if (verdictEl) {
-      verdictEl.textContent = s.verdict;  // the fold check's decision and why (issue 24)
+      showVerdict(verdictEl, s.verdict);  // the fold check's decision and why (issue 24)
       verdictEl.dataset.adopted = String(s.adopted);
     }
     const finderEl = document.getElementById("setup-finder-verdict");
     if (finderEl) {
       // the finder's own check (kept photos, every few of them): empty when it does not learn
-      finderEl.textContent = s.finder_verdict;
+      showVerdict(finderEl, s.finder_verdict);
       finderEl.dataset.adopted = String(s.finder_adopted);
       finderEl.hidden = !s.finder_verdict;
     }
     const deepEl = document.getElementById("setup-deep-verdict");
     if (deepEl) {
       // the fine-tuned classifier's check (`companion serve --fine-tune`): empty when off
-      deepEl.textContent = s.deep_verdict;
+      showVerdict(deepEl, s.deep_verdict);
       deepEl.dataset.adopted = String(s.deep_adopted);
       deepEl.hidden = !s.deep_verdict;
     }
