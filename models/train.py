@@ -611,8 +611,7 @@ def finder_state_start(path: Path | None, net: str) -> tuple[Path, Path] | None:
 def finder_net_of(path: Path) -> str:
     """Which net an exported finder is (its manifest's trained_on.finder_net; the small
     one before the field was written)."""
-    trained_on = parse_manifest(path.with_suffix(".json")).raw.get("trained_on", {})
-    return str(trained_on.get("finder_net", "small")) if isinstance(trained_on, dict) else "small"
+    return net_of_export(path, "finder_net")
 
 
 def write_finder(
@@ -760,8 +759,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "export gives the hard negatives)",
     )
     parser.add_argument(
-        "--finder-net", choices=FINDER_NETS, default="small",
-        help="small: the 154 k-parameter finder (default); wide: the same net with 1.5 times "
+        "--finder-net", choices=FINDER_NETS, default=None,
+        help="small: the 154 k-parameter finder (default, or the net of --finder-from's "
+        "file); wide: the same net with 1.5 times "
         "its channels, from random weights; lite0: EfficientNet-Lite0's "
         "first 8 blocks from ImageNet weights (models/recipe/lite_finder.py); with "
         "--finder-from, that finder's false boxes are the first stage's hard negatives",
@@ -777,8 +777,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "rune55-webcams=1: that folder's photos N times in place of real=N)",
     )
     parser.add_argument(
-        "--classifier-net", choices=CLASSIFIER_NETS, default="small",
-        help="small: the 166 k-parameter classifier (default); wide: the same net with twice "
+        "--classifier-net", choices=CLASSIFIER_NETS, default=None,
+        help="small: the 166 k-parameter classifier (default, or the net of "
+        "--classifier-from's file); wide: the same net with twice "
         "its channels, from random weights; lite0: EfficientNet-Lite0's "
         "first 8 blocks from ImageNet weights, pooled (models/recipe/lite_classifier.py)",
     )  # fmt: skip
@@ -827,7 +828,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--from-pack", type=Path, default=None, metavar="FILE",
         help="train from a pack (--pack) instead of ../shared/data",
     )  # fmt: skip
-    parser.add_argument("--out", type=Path, default=MODELS, help="where the models go")
+    parser.add_argument(
+        "--out", type=Path, default=MODELS,
+        help="where the models go (default: the repository's models/, the shipped files: "
+        "give a scratch folder for a candidate)",
+    )  # fmt: skip
     parser.add_argument(
         "--state", type=Path, default=None, metavar="DIR",
         help="keep the run's whole state in DIR/classifier and DIR/finder (e.g. "
@@ -849,7 +854,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--workers", type=int, default=1,
         help="processes making the augmented batches beside the training (0: inline)",
     )  # fmt: skip
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    # a net not named is the one of the file continued (the shipped finder is lite0, the
+    # shipped classifier wide), else the small one
+    args.finder_net = args.finder_net or net_of_export(args.finder_from, "finder_net")
+    args.classifier_net = args.classifier_net or net_of_export(
+        args.classifier_from, "classifier_net"
+    )
+    return args
+
+
+def net_of_export(path: Path | None, key: str) -> str:
+    """Which net an exported .onnx file is (its manifest's trained_on[key]; "small" for
+    none, a file from before the field was written, a state folder or 'scratch')."""
+    if path is None or path.suffix != ".onnx" or not path.with_suffix(".json").is_file():
+        return "small"
+    trained_on = parse_manifest(path.with_suffix(".json")).raw.get("trained_on", {})
+    return str(trained_on.get(key, "small")) if isinstance(trained_on, dict) else "small"
 
 
 def session_flags_removed(argv: list[str]) -> list[str]:

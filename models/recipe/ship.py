@@ -64,7 +64,7 @@ LOADERS: dict[str, Callable[[Path], object]] = {
 
 AFTER_SHIPPING = """still to do, in this order:
   .venv/bin/python -m models.recipe.finder_features          (a setup's finder head)
-  .venv/bin/python -m models.recipe.confidence_fit --models models
+  .venv/bin/python -m models.recipe.confidence_fit --models {models}
   .venv/bin/python -m bench.auto_apply --suite --signals      (redraws docs/benchmarks)
   .venv/bin/python -m bench.live_latency --throws 20 --reader pipeline
   FINDER_VERSION / CLASSIFIER_VERSION in models/recipe/manifests.py above the shipped ones
@@ -207,6 +207,22 @@ def check_versions(versions: dict[str | None, str], changed: list[str]) -> dict[
     return versions
 
 
+def check_judged(candidate: Manifest, pair: Path, file_name: str) -> None:
+    """Refuse a pair the judging did not finish (a maintainer's trial shipped one whose
+    evaluate stage was stopped half way: no figures, no confidence map, and a finder rule
+    chosen from part of the photos): validation figures for some folder, and for the
+    classifier its confidence map."""
+    figures = candidate.raw.get("validation")
+    judged = isinstance(figures, dict) and any(key != "note" for key in figures)
+    if file_name == "pip_classifier.onnx" and not candidate.raw.get("confidence"):
+        judged = False
+    if not judged:
+        raise ShipRefused(
+            f"{pair / file_name} was not judged to the end (no validation figures or "
+            f"confidence map): judge the pair first, models/train.py --only evaluate --out {pair}"
+        )
+
+
 def ship_pair(
     pair: Path,
     models: Path,
@@ -230,6 +246,7 @@ def ship_pair(
         if not source.exists():
             continue
         candidate = parse_manifest(source.with_suffix(".json"))
+        check_judged(candidate, pair, file_name)
         shipped = parse_manifest(shipped_file.with_suffix(".json"))
         load(pair)  # the runtime's own checks, on the pair as judged
         if file_name not in changed:  # the same file: only what the judging chose for it
@@ -289,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         ship_pair(args.pair, args.models, args.history, args.float_dirs, versions, args.new_line)
     except (ShipRefused, ModelError, OSError) as error:
         raise SystemExit(f"not shipped: {error}") from error
-    print(AFTER_SHIPPING)
+    print(AFTER_SHIPPING.format(models=args.models))
     return 0
 
 

@@ -209,3 +209,23 @@ def test_a_version_named_for_a_file_the_pair_keeps_is_refused(older_models: Path
     assert (older_models / "dice_finder.json").read_bytes() == before
     assert main([*arguments, "--version", "finder=1.9.0"]) == 0
     assert parse_manifest(older_models / "dice_finder.json").version == "1.9.0"
+
+
+@pytest.mark.parametrize("field", ["validation", "confidence"])
+def test_a_pair_not_judged_to_the_end_is_refused(
+    older_models: Path, tmp_path: Path, field: str
+) -> None:
+    """A pair whose evaluate stage was stopped half way (no figures, no confidence map for
+    its classifier: seen in a maintainer's trial) ships nothing."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    for name in (FINDER_FILE, "dice_finder.json", CLASSIFIER_FILE, "pip_classifier.json"):
+        shutil.copyfile(MODELS / name, pair / name)
+    unjudged = parse_manifest(pair / "pip_classifier.json")
+    empty = {"validation": {}} if field == "validation" else {"confidence": None}
+    save_manifest(unjudged.with_fields(**empty), pair / CLASSIFIER_FILE)
+    before = sha256_of(older_models / FINDER_FILE)
+    arguments = ["--pair", str(pair), "--models", str(older_models), "--history", "stage 28"]
+    with pytest.raises(SystemExit, match="was not judged to the end"):
+        main([*arguments, "--float", str(older_models / "training" / "average")])
+    assert sha256_of(older_models / FINDER_FILE) == before
