@@ -1,10 +1,11 @@
-"""The `companion` command: serve, replay, read. Each subcommand imports its part lazily,
-so `companion replay` needs neither the web stack nor the vision stack."""
+"""The `companion` command: serve, replay, read, calibrate. Each subcommand imports its part
+lazily, so `companion replay` needs neither the web stack nor the vision stack."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.set_defaults(func=_cmd_replay)
 
     read = sub.add_parser("read", help="find and read the dice in images")
-    read.add_argument("images", nargs="+", help="image files")
+    read.add_argument("images", nargs="+", help="image files, or folders of them")
     read.add_argument("--json", action="store_true", help="one line of JSON per image")
     read.add_argument(
         "--dice-set",
@@ -188,7 +189,14 @@ def _add_camera_arguments(serve: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BrokenPipeError:
+        # the reader of our output went away (`companion replay ... | head`): stop quietly,
+        # and keep Python's own flush at exit from failing on the closed pipe again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -100,3 +101,23 @@ def test_every_option_of_serve_and_read_says_what_it_does() -> None:
             if action.option_strings and not action.help
         ]
         assert silent == [], (name, silent)
+
+
+def test_output_into_a_closed_pipe_stops_quietly() -> None:
+    """`companion replay FILE | head` when head has gone: no traceback (every
+    subcommand, through companion.cli.main)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody reads: the first write fails with EPIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "companion.cli", "replay", "docs/records/qwixx.json"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1

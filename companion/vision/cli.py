@@ -1,7 +1,7 @@
-"""`companion read IMAGE... [--json] [--dice-set qwixx|sixto|FILE] [--dice N] [--annotate DIR]`.
+"""`companion read IMAGE|FOLDER... [--json] [--dice-set qwixx|sixto|FILE] [--dice N] [--annotate DIR]`.
 
-Reads the dice in each image with the whole pipeline. With --json, one line of JSON per
-image::
+Reads the dice in each image (a folder: its images, in name order) with the whole pipeline.
+With --json, one line of JSON per image::
 
     {"image": PATH, "width": W, "height": H, "ms": T,
      "dice": [{"value": 1-6 or null, "colour": NAME, "confidence": 0..1,
@@ -17,7 +17,8 @@ A die's confidence is the probability that it is read right (calibrated,
 companion.vision.confidence). Each image is taken as one roll of N dice (--dice N, else
 the dice set's size, else as many as were found): ``roll_confidence`` is the probability
 that every die of it is right (0 when another count was found), ``sure`` whether the roll
-would be applied without a tap at the shipped threshold, and ``unsure`` the dice a
+would be applied without a tap at the shipped threshold (the shipped map names none yet,
+`auto_apply_threshold` null: no roll is sure), and ``unsure`` the dice a
 question would ask about (indices into ``dice``, each with its two likeliest values).
 
 Exit status: 0 when every file could be read (an image with no dice is fine), 1 when a
@@ -29,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -143,13 +143,7 @@ def run_read(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"companion read: cannot create {annotate_dir}: {exc}", file=sys.stderr)
             return 2
-    try:
-        return _read_all(args, reader, annotate_dir)
-    except BrokenPipeError:
-        # the reader of our output went away (e.g. `| head`): stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 1
+    return _read_all(args, reader, annotate_dir)  # a closed pipe: companion.cli.main
 
 
 def _read_all(args: argparse.Namespace, reader: DiceReader, annotate_dir: Path | None) -> int:
@@ -157,7 +151,7 @@ def _read_all(args: argparse.Namespace, reader: DiceReader, annotate_dir: Path |
 
     failed = 0
     written: set[str] = set()
-    for index, name in enumerate(args.images):
+    for index, name in enumerate(_image_names(args.images)):
         path = Path(name)
         error = _unreadable_reason(path)
         image = None if error else read_image(path)
@@ -181,6 +175,26 @@ def _read_all(args: argparse.Namespace, reader: DiceReader, annotate_dir: Path |
     return 1 if failed else 0
 
 
+def _image_names(given: list[str]) -> list[str]:
+    """The images to read: each name given, a folder's images in their sorted order (not
+    its subfolders'); an empty folder stays itself, to be reported."""
+    from companion.vision.sources import IMAGE_SUFFIXES
+
+    names: list[str] = []
+    for name in given:
+        folder = Path(name)
+        inside = (
+            sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            if folder.is_dir()
+            else []
+        )
+        if inside:
+            names.extend(str(p) for p in inside if p.is_file())
+        else:
+            names.append(name)
+    return names
+
+
 def _annotation_name(path: Path, written: set[str]) -> str:
     """<stem>.annotated.png, with -2, -3 ... when two images share a stem."""
     name = f"{path.stem}.annotated.png"
@@ -196,7 +210,7 @@ def _unreadable_reason(path: Path) -> str | None:
     if not path.exists():
         return "no such file"
     if path.is_dir():
-        return "is a folder, not an image"
+        return "a folder with no images"
     try:
         if path.stat().st_size == 0:
             return "empty file"

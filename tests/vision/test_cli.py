@@ -116,6 +116,23 @@ def test_readable_lines_and_success_status(pictures: dict[str, Path]) -> None:
     assert lines[1].endswith("no dice found")
 
 
+def test_a_folder_is_read_image_by_image(pictures: dict[str, Path], tmp_path: Path) -> None:
+    """A folder names its images in name order (its other files and subfolders aside);
+    a folder without images is a clear error."""
+    folder = tmp_path / "photos"
+    (folder / "sub").mkdir(parents=True)
+    for name in ("b.png", "a.png"):
+        (folder / name).write_bytes(pictures["dice"].read_bytes())
+    (folder / "notes.txt").write_text("not an image", encoding="utf-8")
+    result = run_read("--json", str(folder))
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["image"] for line in lines] == [str(folder / "a.png"), str(folder / "b.png")]
+    assert all(len(line["dice"]) == 6 for line in lines)
+    empty = run_read(str(folder / "sub"))
+    assert empty.returncode == 1 and "a folder with no images" in empty.stderr
+
+
 def test_bad_dice_set_file_is_a_clear_error(tmp_path: Path, pictures: dict[str, Path]) -> None:
     bad = tmp_path / "set.json"
     bad.write_text(
