@@ -148,6 +148,8 @@ def default_camera_mode(live_camera: bool) -> Mode:
     return "confirm" if live_camera else "auto"
 
 
+# a video or folder played to its end (it may have ended before the table was started)
+SOURCE_ENDED = "camera source ended (Restart the camera, under Camera tools, plays it again)"
 # a source played to its end without one throw coming to rest (a folder of photos, each
 # shown for one frame, never holds still long enough)
 NO_THROW_AT_REST = (
@@ -168,7 +170,7 @@ def status_line(
     if status["connected"]:
         parts.append(f"camera live · {status['fps']} fps · {status['settle']}")
     elif status["ended"]:
-        parts.append("camera source ended" if status["events"] else NO_THROW_AT_REST)
+        parts.append(SOURCE_ENDED if status["events"] else NO_THROW_AT_REST)
     elif status["running"]:
         parts.append(f"camera lost: reconnecting (attempt {status['reconnect_attempts']})")
     else:

@@ -26,7 +26,9 @@ def test_other_devices_see_only_their_own_games_in_progress(tmp_path: Path) -> N
         ann = TestClient(app)
         seat_player(ann, other["code"], other["table_id"], 0)
         assert "Sixto: Cid, Dee" in ann.get("/").text
-        assert "in-progress" not in TestClient(app).get("/").text  # a stranger sees none
+        stranger = TestClient(app).get("/").text
+        assert "in-progress" not in stranger  # a stranger sees none
+        assert "Cid" not in stranger and "calibrate-link" not in stranger
 
 
 def test_the_servers_own_screen_lists_every_table_with_its_code(tmp_path: Path) -> None:
@@ -35,4 +37,5 @@ def test_the_servers_own_screen_lists_every_table_with_its_code(tmp_path: Path) 
         table = create_table(TestClient(app), "qwixx", ["Ann", "Bob"], {"players": 2})
         page = local.get("/").text
         assert "Qwixx: Ann, Bob" in page and table["code"] in page
+        assert 'href="/calibrate" id="calibrate-link"' in page  # its calibration page
         assert local.post(f"/api/tables/{table['table_id']}/end").status_code == 401

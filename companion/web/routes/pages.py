@@ -112,6 +112,7 @@ async def start_page(request: Request, tables: TablesDep, templates: TemplatesDe
         "games_json": json.dumps(games_catalogue()),
         "playing": playing,
         "camera_line": request.app.state.camera.new_table_line(visible),
+        "local": local,  # the server's own screen: its calibration page is a link away
     }
     return templates.TemplateResponse(request, "start.html", context)
 
