@@ -398,15 +398,21 @@ class CameraWorker:
             self._set(last_error=f"event callback: {type(exc).__name__}: {exc}")
 
     def _encode_preview(self, image: np.ndarray, reading: FrameReading) -> bytes | None:
-        try:
-            annotated = annotate_frame(image, reading)
-            ok, buffer = cv2.imencode(
-                ".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, PREVIEW_JPEG_QUALITY]
-            )
-            return buffer.tobytes() if ok else None
-        except Exception:
-            logger.warning("preview failed", exc_info=True)
-            return None
+        return preview_jpeg_of(image, reading)
+
+
+def preview_jpeg_of(image: np.ndarray, reading: FrameReading) -> bytes | None:
+    """`image` with `reading`'s dice outlined, as JPEG bytes (None, logged, when it cannot
+    be drawn)."""
+    try:
+        annotated = annotate_frame(image, reading)
+        ok, buffer = cv2.imencode(
+            ".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, PREVIEW_JPEG_QUALITY]
+        )
+        return buffer.tobytes() if ok else None
+    except Exception:
+        logger.warning("preview failed", exc_info=True)
+        return None
 
 
 def unread(frame: Frame) -> FrameReading:

@@ -149,7 +149,7 @@ def default_camera_mode(live_camera: bool) -> Mode:
 
 
 # a video or folder played to its end (it may have ended before the table was started)
-SOURCE_ENDED = "camera source ended (Restart the camera, under Camera tools, plays it again)"
+SOURCE_ENDED = "camera source ended (Restart the camera, under Camera settings, plays it again)"
 # a source played to its end without one throw coming to rest (a folder of photos, each
 # shown for one frame, never holds still long enough)
 NO_THROW_AT_REST = (

@@ -631,6 +631,7 @@ class Learning:
         learner = await asyncio.to_thread(self.learner, check_setup(setup))
         count = await asyncio.to_thread(learner.forget)
         self._outcomes.pop(setup, None)
+        self._finder_verdicts.pop(setup, None)  # its finder head went with the dice
         await self.refresh_and_tell(setup)
         return count
 

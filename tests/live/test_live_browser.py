@@ -213,12 +213,14 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
             "document.getElementById('calibrate-active').textContent === 'none'", timeout=10000
         )
         assert page.is_visible("#calibrate-none") and server.hub.calibration is None
+        assert not page.is_visible("#calibrate-teach")  # no setup to teach now
         page.click("button[data-use='kitchen-lamp']")
         page.wait_for_function(
             "document.getElementById('calibrate-active').textContent === 'kitchen-lamp'",
             timeout=10000,
         )
         assert server.hub.calibration == saved
+        assert page.get_attribute("#calibrate-teach-link", "href") == "/setups/kitchen-lamp"
         # a name that could leave the folder is refused with the reason
         refused = httpx.post(
             f"{server.base_url}/api/calibration",

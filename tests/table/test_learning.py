@@ -178,8 +178,12 @@ def test_the_host_deletes_and_keeps_dice_and_forgets_the_setup(
         assert len(list(crops.glob("*.png"))) == 5
         foreign = client.delete("/api/setups/kitchen", headers={"Origin": "http://evil.example"})
         assert foreign.status_code == 403
+        # as if the finder had been judged on the setup's photos (it is from 5 on)
+        learning = server.app.state.learning
+        learning._finder_verdicts["kitchen"] = {"adopted": False, "reason": "no_gain"}
         assert client.delete("/api/setups/kitchen").json() == {"deleted": 5}
         assert not crops.exists()
+        assert learning.status("kitchen")["finder_verdict"] is None  # it went with the dice
         assert client.get("/api/setups/kitchen").json()["examples"] == []
         assert client.get("/api/setups/..%2Fetc").status_code in (404, 422)
 

@@ -460,7 +460,14 @@ def calibration_setup(folder: Path, file: str) -> str | None:
 @router.get("/calibrate/camera.jpg")
 async def calibrate_picture(request: Request, hub: HubDep) -> Response:
     require_local(request, LOCAL_CALIBRATION)
-    jpeg = hub.runtime.preview_jpeg()
+    from companion.live.worker import preview_jpeg_of
+
+    # the frame the listed reading was made of (and Measure measures), not the newest
+    # preview: the page checks those dice against this picture
+    image, reading = hub.runtime.latest()
+    jpeg = None
+    if image is not None and reading is not None:
+        jpeg = await asyncio.to_thread(preview_jpeg_of, image, reading)
     if jpeg is None:
         raise HTTPException(status_code=404, detail="no camera picture yet")
     return Response(jpeg, media_type="image/jpeg", headers=NO_STORE)

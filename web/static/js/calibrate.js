@@ -54,6 +54,10 @@
     // what none means, or the button that goes back to none
     document.getElementById("calibrate-none").hidden = Boolean(name);
     document.getElementById("calibrate-use-none").hidden = !name;
+    // the teaching round is the setup's now in use, or none
+    document.getElementById("calibrate-teach").hidden = !name;
+    document.getElementById("calibrate-teach-link").href = `/setups/${encodeURIComponent(name || "")}`;
+    document.getElementById("calibrate-teach-setup").textContent = name || "";
   }
   function listFile(file, setup) {
     // a file saved now joins the list as the page draws it (Use, and its setup's page)
