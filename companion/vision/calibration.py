@@ -38,7 +38,7 @@ from companion.vision.colour import (
     parse_dice_set,
     read_calibration_json,
 )
-from companion.vision.types import FrameReading
+from companion.vision.types import DieReading, FrameReading
 
 FULL_FRAME = (0.0, 0.0, 1.0, 1.0)
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$")
@@ -195,6 +195,19 @@ def unlike_their_names(dice_set: DiceSet) -> list[str]:
     return notes
 
 
+def _dice_within(
+    reading: FrameReading, area: tuple[float, float, float, float]
+) -> list[DieReading]:
+    """The dice of `reading` whose centres lie in `area` (fractions x0, y0, x1, y1)."""
+    x0, y0, x1, y1 = area
+    return [
+        d
+        for d in reading.dice
+        if x0 <= d.where.cx / max(reading.width, 1) <= x1
+        and y0 <= d.where.cy / max(reading.height, 1) <= y1
+    ]
+
+
 def _play_area_of(
     readings: Sequence[FrameReading], detect: bool, notes: list[str]
 ) -> tuple[float, float, float, float]:
@@ -234,16 +247,7 @@ def measure(
         reading = reader.read(image, index)
         readings.append(reading)
         frame_size = (reading.width, reading.height)
-        if given is not None:
-            x0, y0, x1, y1 = given
-            dice = [
-                d
-                for d in reading.dice
-                if x0 <= d.where.cx / max(reading.width, 1) <= x1
-                and y0 <= d.where.cy / max(reading.height, 1) <= y1
-            ]
-        else:
-            dice = list(reading.dice)
+        dice = _dice_within(reading, given or FULL_FRAME)
         measured = [measure_die(image, d.where) for d in dice]
         assignment = assign_to_set([m.lab if m else None for m in measured], reference)
         for die, body, j in zip(dice, measured, assignment.set_index, strict=True):
