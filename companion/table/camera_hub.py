@@ -48,6 +48,7 @@ the engine's Turn, and the engine accepts or refuses every move (a refusal is no
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -237,12 +238,19 @@ class CameraHub:
         self.runtime.stop()
 
     async def _follow_target(self) -> None:
+        """Look up the table the camera feeds every TARGET_REFRESH_S, and at once when a
+        table is added (its first throw is read with its own dice set, not the last
+        table's)."""
+        added = asyncio.Event()
+        self.tables.added.append(lambda _table_id: added.set())
         while True:
+            added.clear()  # before the look-up: a table added during it wakes the next
             try:
                 await self._refresh_target()
             except Exception:  # never let the follower die: log and try again
                 logger.warning("camera target refresh failed", exc_info=True)
-            await asyncio.sleep(TARGET_REFRESH_S)
+            with contextlib.suppress(TimeoutError):  # the periodic look-up
+                await asyncio.wait_for(added.wait(), TARGET_REFRESH_S)
 
     async def _refresh_target(self) -> None:
         before = self.feed.target_id

@@ -593,6 +593,9 @@ class Tables:
         self._import_process = import_process
         self._import_pool: ProcessPoolExecutor | None = None
         self._tables: dict[str, Table] = {}
+        # called on the loop with each new table's id (created or imported): the camera
+        # follows the newest table at once, not at its next look-up
+        self.added: list[Callable[[str], None]] = []
         self._damaged: dict[str, TableLoadError] = {}  # tables that cannot be opened
         self._loop: asyncio.AbstractEventLoop | None = None
         self._load_lock = asyncio.Lock()
@@ -810,7 +813,15 @@ class Tables:
             table._loop = self._loop
             table.dice = self._dice
             self._tables[table_id] = table
+        self._tell_added(table_id)
         return table
+
+    def _tell_added(self, table_id: str) -> None:
+        for listener in list(self.added):
+            try:
+                listener(table_id)
+            except Exception:  # a listener's fault never fails the table's creation
+                logger.warning("a listener of new tables failed", exc_info=True)
 
     async def import_record(
         self, record: object, max_actions: int = MAX_RECORD_ACTIONS
@@ -831,6 +842,7 @@ class Tables:
         )
         if plan.seed:
             self._dice.record_import(table_id, plan.dice)
+        self._tell_added(table_id)
         return Imported(table_id, code)
 
     async def _planned(self, record: object, max_actions: int) -> ImportPlan | ImportRefusal:

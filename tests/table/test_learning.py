@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.table import camera_hub
 from companion.table.camera_hub import new_table_line
 from companion.table.camera_runtime import CameraRuntime
 from companion.table.camera_settings import CameraSettings
@@ -315,6 +316,29 @@ def test_the_setup_heads_read_only_the_setups_dice(tmp_path: Path) -> None:
     again = runtime.reader.reader
     assert isinstance(again, LearntReader) and again is not learnt
     assert again.dice_set is sixto and not again.learnt
+
+
+def test_the_camera_follows_a_new_table_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new table is fed at once, not at the follower's next look-up (here an hour
+    away): its first throw is read with its own dice set (a trial's first question at a
+    new table named the dice by the last table's colours)."""
+    monkeypatch.setattr(camera_hub, "TARGET_REFRESH_S", 3600.0)
+    with (
+        calibrated_camera(tmp_path) as server,
+        httpx.Client(base_url=server.base_url, timeout=30) as host,
+    ):
+        for game in ("qwixx", "sixto"):
+            created = host.post("/api/tables", json={"game": game, "players": ["Ann", "Bob"]})
+            table_id = created.json()["table_id"]
+            wait_until(
+                lambda: server.hub.feed.attached_to(table_id),  # noqa: B023
+                what=f"the camera following the new {game} table",
+            )
+        sixto = builtin_dice_set("sixto")
+        reader = server.hub.runtime.reader.reader
+        assert reader is not None and sorted(reader.dice_set.colours) == sorted(sixto.colours)
 
 
 def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
