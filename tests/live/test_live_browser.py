@@ -199,7 +199,8 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         assert page.text_content("#calibrate-active") == "kitchen-lamp"
         assert not page.is_visible("#calibrate-none")
         # the new file is listed at once, with its Use button
-        assert page.is_visible("li[data-file='kitchen-lamp'] button[data-use='kitchen-lamp']")
+        assert page.is_visible("li[data-file='kitchen-lamp'].in-use .in-use-mark")
+        assert not page.is_visible("li[data-file='kitchen-lamp'] button[data-use]")  # in use
         shot(page, "live-calibrate-laptop")
         saved = load_calibration(calibrations / "kitchen-lamp.json")
         assert saved.dice_set.colours == QWIXX
@@ -214,6 +215,7 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         )
         assert page.is_visible("#calibrate-none") and server.hub.calibration is None
         assert not page.is_visible("#calibrate-teach")  # no setup to teach now
+        assert page.locator("#calibrate-files li.in-use").count() == 0
         page.click("button[data-use='kitchen-lamp']")
         page.wait_for_function(
             "document.getElementById('calibrate-active').textContent === 'kitchen-lamp'",

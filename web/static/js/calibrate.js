@@ -45,8 +45,8 @@
     const data = await r.json().catch(() => ({}));
     result.textContent = r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
     if (r.ok) {
-      showActive(data.calibration.name);
       listFile(String(body.name), data.calibration.name);
+      showActive(data.calibration.name);
     }
   });
   function showActive(name) {
@@ -58,6 +58,9 @@
     document.getElementById("calibrate-teach").hidden = !name;
     document.getElementById("calibrate-teach-link").href = `/setups/${encodeURIComponent(name || "")}`;
     document.getElementById("calibrate-teach-setup").textContent = name || "";
+    document.querySelectorAll("#calibrate-files li").forEach((li) => {
+      li.classList.toggle("in-use", Boolean(name) && li.dataset.setup === name);
+    });
   }
   function listFile(file, setup) {
     // a file saved now joins the list as the page draws it (Use, and its setup's page)
@@ -65,13 +68,16 @@
     if ([...list.children].some((li) => li.dataset.file === file)) return;
     const li = document.createElement("li");
     li.dataset.file = file;
+    li.dataset.setup = setup;
+    const mark = document.createElement("strong");
+    Object.assign(mark, {className: "in-use-mark", textContent: "in use"});
     const use = document.createElement("button");
     Object.assign(use, {type: "button", className: "small", textContent: "Use"});
     use.dataset.use = file;
     const link = document.createElement("a");
     link.href = `/setups/${encodeURIComponent(setup)}`;
     link.textContent = "teach it, and what it learnt";
-    li.append(file + (setup !== file ? ` (setup ${setup}) ` : " "), use, " ", link);
+    li.append(file + (setup !== file ? ` (setup ${setup}) ` : " "), mark, " ", use, " ", link);
     list.appendChild(li);
   }
   document.getElementById("calibrate-use-none").addEventListener("click", async () => {
