@@ -3,7 +3,8 @@ DIR | IMAGE...) [--frames K] [--play-area x0,y0,x1,y1|auto]`
 
 Shows the dice set to the camera and writes calibration/NAME.json (or --out FILE): each
 die's colour under this table's light, the die size, and the play area (the one given;
-with auto the region the dice lie in; default the whole picture). Prints what the camera read and the file written.
+with auto the region the dice lie in; default the whole picture). Prints what the camera
+read and the file written.
 `companion calibrate --check FILE` validates a calibration file and prints it.
 `companion calibrate NAME --teach ROUNDS [--data-dir DIR] [--yes]` then runs the teaching
 round (companion/vision/adapt_cli.py): throw all the dice, confirm or correct what the

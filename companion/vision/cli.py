@@ -178,20 +178,12 @@ def _read_all(args: argparse.Namespace, reader: DiceReader, annotate_dir: Path |
 def _image_names(given: list[str]) -> list[str]:
     """The images to read: each name given, a folder's images in their sorted order (not
     its subfolders'); an empty folder stays itself, to be reported."""
-    from companion.vision.sources import IMAGE_SUFFIXES
+    from companion.vision.sources import FolderSource
 
     names: list[str] = []
     for name in given:
-        folder = Path(name)
-        inside = (
-            sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
-            if folder.is_dir()
-            else []
-        )
-        if inside:
-            names.extend(str(p) for p in inside if p.is_file())
-        else:
-            names.append(name)
+        inside = FolderSource(name).paths() if Path(name).is_dir() else []
+        names.extend([str(p) for p in inside] or [name])
     return names
 
 
