@@ -214,7 +214,7 @@ def check_judged(candidate: Manifest, pair: Path, file_name: str) -> None:
     classifier its confidence map."""
     figures = candidate.raw.get("validation")
     judged = isinstance(figures, dict) and any(key != "note" for key in figures)
-    if file_name == "pip_classifier.onnx" and not candidate.raw.get("confidence"):
+    if file_name == CLASSIFIER_FILE and not candidate.raw.get("confidence"):
         judged = False
     if not judged:
         raise ShipRefused(

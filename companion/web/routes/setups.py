@@ -26,7 +26,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from companion.rules.base import Reason, Rejection
-from companion.table.camera_hub import CameraHub
+from companion.table.camera_hub import DEMO_TEACHES_NOTHING, CameraHub
 from companion.table.learning import Learning
 from companion.vision.adapt_store import SetupError, StoredExample, check_setup
 from companion.vision.calibration import calibration_path, load_calibration
@@ -182,12 +182,6 @@ async def forget_setup(request: Request, name: str) -> dict[str, object]:
 
 
 # -- the teaching round ----------------------------------------------------------------------
-DEMO_CAMERA_TEACHES_NOTHING = (
-    "the demo camera's dice are drawn, and drawn dice teach nothing about a real table: "
-    "start the companion with the table's camera (--camera N) to teach it"
-)
-
-
 @router.post("/api/setups/{name}/teach/snapshot", dependencies=[SameOrigin])
 async def teach_snapshot(request: Request, name: str) -> dict[str, object]:
     """Keep what the camera reads now, for the person to confirm."""
@@ -195,7 +189,7 @@ async def teach_snapshot(request: Request, name: str) -> dict[str, object]:
     setup = setup_name(name)
     runtime = camera_of(request).runtime
     if runtime.plays_demo:  # as at a table: drawn dice teach nothing about a real one
-        raise Rejection(Reason.NOT_ALLOWED, "demo_camera", DEMO_CAMERA_TEACHES_NOTHING)
+        raise Rejection(Reason.NOT_ALLOWED, "demo_camera", DEMO_TEACHES_NOTHING)
     image, reading = runtime.latest()
     if image is None or reading is None:
         raise Rejection(Reason.NOT_ALLOWED, "no_picture", "the camera delivers no picture")
