@@ -59,7 +59,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache
+from functools import cache, lru_cache
 from typing import ClassVar
 
 from companion.rules.base import (
@@ -445,9 +445,17 @@ def _is_row_dead(marks: str) -> bool:
 
 
 def _can_cross_nothing(sheet: Sheet, colours: tuple[str, ...], closed: tuple[str, ...]) -> bool:
+    return _rows_all_dead(sheet.marks, colours, closed)
+
+
+@lru_cache(maxsize=4096)
+def _rows_all_dead(
+    marks: tuple[str, ...], colours: tuple[str, ...], closed: tuple[str, ...]
+) -> bool:
+    # cached: every turn() query in the cross step asks this of every sheet (whether the
+    # next roll ends the game), while the sheets change only with a cross
     return all(
-        colour in closed or _is_row_dead(marks)
-        for colour, marks in zip(colours, sheet.marks, strict=True)
+        colour in closed or _is_row_dead(row) for colour, row in zip(colours, marks, strict=True)
     )
 
 
