@@ -12,9 +12,9 @@ threads (`asyncio.to_thread`); a refresh asked for while one runs is done once m
 it, so a burst of confirmed rolls costs at most two. Each finished refresh is handed to
 the listeners (the camera, which then reads with the adapted head).
 
-It also keeps, per setup and in memory, whether each applied camera roll went in without
-a tap, for the camera panel's "in the last hour" share, and the teaching round's snapshots
-(a frame and its dice, shown as crops until confirmed).
+It also keeps, per setup, whether each applied camera roll went in without a tap, for the
+camera panel's "in the last hour" share (in the store too, so a restart keeps the hour), and
+the teaching round's snapshots (a frame and its dice, shown as crops until confirmed).
 
 `attach_camera(runtime)` joins it to the camera (companion.table.camera_runtime): the dice
 are embedded with the camera's own classifier once it is loaded, and each refresh of the
@@ -199,7 +199,11 @@ class Learning:
         self._load_lock = threading.Lock()
         self._learners: dict[str, SetupLearner] = {}
         self._refresh: dict[str, _Refresh] = {}
-        self._outcomes: dict[str, deque[tuple[float, bool]]] = {}
+        # the last hour's applied camera rolls, as stored (read once here, at startup)
+        self._outcomes: dict[str, deque[tuple[float, bool]]] = {
+            setup: deque(rolls)
+            for setup, rolls in self.store.outcomes_since(time.time() - WINDOW_S).items()
+        }
         self._snapshots: dict[str, TeachSnapshot] = {}
         self._learnt: dict[str, int] = {}  # per setup: confirmed dice used at its last refresh
         self._verdicts: dict[str, dict[str, object]] = {}  # per setup: its fold check's verdict
@@ -461,9 +465,11 @@ class Learning:
         is stored. A failure is logged, never raised: the roll stands."""
         if setup is None or image is None:
             return []
-        self._outcomes.setdefault(setup, deque()).append((time.time(), not tapped))
+        at = time.time()
+        self._outcomes.setdefault(setup, deque()).append((at, not tapped))
         confirmed = confirmed_dice(dice, by_host)
         try:
+            await asyncio.to_thread(self.store.add_outcome, setup, at, not tapped)
             learner = await asyncio.to_thread(self.learner, setup, dice_set)
             ids = await asyncio.to_thread(
                 learner.record, image, confirmed, table_id=table_id, photo=photo, throw=throw

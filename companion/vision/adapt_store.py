@@ -85,7 +85,14 @@ CREATE TABLE IF NOT EXISTS photos (
     created_at    REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS photos_by_setup ON photos(setup, photo_id);
+CREATE TABLE IF NOT EXISTS outcomes (
+    setup         TEXT NOT NULL,
+    at            REAL NOT NULL,
+    without_tap   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outcomes_by_setup ON outcomes(setup, at);
 """
+OUTCOMES_KEPT_S = 86400.0  # applied camera rolls are counted for an hour; a day is kept
 PHOTOS_DIR = "photos"
 # a 1920x1080 webcam frame as it is (the finder reads a frame by its own size: shrunk, the
 # photo would be read at another scale than the camera's); bigger frames shrunk
@@ -413,8 +420,32 @@ class SetupStore:
             cursor = db.execute("DELETE FROM examples WHERE setup = ?", (check_setup(setup),))
             count = cursor.rowcount
             db.execute("DELETE FROM photos WHERE setup = ?", (setup,))
+            db.execute("DELETE FROM outcomes WHERE setup = ?", (setup,))
         shutil.rmtree(self.crops_dir / setup, ignore_errors=True)
         return count
+
+    def add_outcome(self, setup: str, at: float, without_tap: bool) -> None:
+        """Note an applied camera roll of the setup (whether it went in without a tap), for
+        the camera panel's share of the last hour after a restart; older than
+        OUTCOMES_KEPT_S goes."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO outcomes (setup, at, without_tap) VALUES (?, ?, ?)",
+                (check_setup(setup), float(at), int(bool(without_tap))),
+            )
+            db.execute("DELETE FROM outcomes WHERE at < ?", (float(at) - OUTCOMES_KEPT_S,))
+
+    def outcomes_since(self, since: float) -> dict[str, list[tuple[float, bool]]]:
+        """Every setup's applied camera rolls since `since`, oldest first: (at, without_tap)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT setup, at, without_tap FROM outcomes WHERE at >= ? ORDER BY at, rowid",
+                (float(since),),
+            ).fetchall()
+        out: dict[str, list[tuple[float, bool]]] = {}
+        for setup, at, without_tap in rows:
+            out.setdefault(str(setup), []).append((float(at), bool(without_tap)))
+        return out
 
     # -- reading --------------------------------------------------------------------------
     def examples(self, setup: str) -> list[StoredExample]:

@@ -58,6 +58,10 @@ class ThreadNotingStore(SetupStore):
         self.threads.append(threading.get_ident())
         return super().add(setup, examples)
 
+    def add_outcome(self, setup: str, at: float, without_tap: bool) -> None:
+        self.threads.append(threading.get_ident())
+        super().add_outcome(setup, at, without_tap)
+
 
 def test_a_roll_without_a_setup_stores_nothing(tmp_path: Path) -> None:
     image, dice, _ = rest_of(1501)
@@ -105,7 +109,29 @@ def test_an_applied_roll_is_stored_off_the_loop_and_refreshes_the_heads(tmp_path
     assert [s.source for s in stored] == ["read"] * 6 + ["corrected"] * 6
     assert [s.table_id for s in stored[:6]] == ["t1"] * 6
     assert learning.share_without_tap("kitchen") == (2, 0.5)
+    # a restart keeps the hour's rolls (they were stored with the dice)
+    assert Learning(tmp_path).share_without_tap("kitchen") == (2, 0.5)
     assert learning.share_without_tap("kitchen", now=1e12) == (0, 0.0)  # an hour later
+
+
+def test_forgetting_a_setup_forgets_its_hour_of_rolls_across_a_restart(tmp_path: Path) -> None:
+    learning = Learning(tmp_path)
+    image, dice, _ = rest_of(1502)
+
+    async def main() -> None:
+        await learning.roll_applied("kitchen", image, dice, tapped=False)
+        await learning.roll_applied("hall", image, dice, tapped=True)
+        while not (learning.idle("kitchen") and learning.idle("hall")):
+            await asyncio.sleep(0.01)
+        await learning.delete_setup("kitchen")
+        while not learning.idle("kitchen"):
+            await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    learning.close()
+    again = Learning(tmp_path)
+    assert again.share_without_tap("kitchen") == (0, 0.0)
+    assert again.share_without_tap("hall") == (1, 0.0)
 
 
 def test_a_die_the_host_added_is_stored_as_added() -> None:
