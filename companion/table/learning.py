@@ -706,7 +706,7 @@ def reads_words(
     if any(v is not None and v.get("adopted") for v in (verdict, finder, deep)):
         return "reads with what it learnt"
     reason = REASONS.get(str(verdict.get("reason")), str(verdict.get("reason")))
-    return f"reads with the shipped models: {reason}"
+    return f"reads with the models it came with: {reason}"
 
 
 def _verdict_json(learner: SetupLearner) -> dict[str, object] | None:

@@ -54,13 +54,14 @@ MIN_MAP_DICE = 30  # left-out dice read as a value before the folds refit the co
 MAP_DECIMALS = 6  # a confidence map's points as its JSON keeps them (ConfidenceMap.to_json)
 # why a head is or is not adopted, in the words the host's page and the CLI show
 REASONS = {
-    "adopted": "the adapted reader made fewer errors on left-out photos, by a margin the "
-    "sign test supports, and reads other tables' dice no worse",
-    "too_few": "too few confirmed photos or faces to judge an adapted reader",
-    "no_gain": "the adapted reader made no fewer errors on left-out photos than the shipped one",
-    "not_significant": "the adapted reader's gain on left-out photos is too small for the sign test",
-    "face_worse": "the adapted reader read some face worse on left-out photos than the shipped one",
-    "forgets": "the adapted reader reads other tables' dice worse than the shipped one",
+    "adopted": "what it learnt read this table's dice better on photos kept out of its "
+    "learning, by enough to trust, and reads other tables' dice no worse",
+    "too_few": "too few confirmed photos yet to tell whether what it learnt helps",
+    "no_gain": "what it learnt read this table's dice no better on photos kept out of its learning",
+    "not_significant": "what it learnt read this table's dice a little better on photos kept "
+    "out of its learning, not yet by enough to trust",
+    "face_worse": "what it learnt read some number worse on photos kept out of its learning",
+    "forgets": "what it learnt reads other tables' dice worse",
 }
 
 
@@ -113,7 +114,7 @@ class Verdict:
 
     def words(self) -> str:
         """One line for the host: the decision, why, and the figures behind it."""
-        head = "adapted reader adopted" if self.adopted else "the shipped reader stays"
+        head = "learnt and in use" if self.adopted else "kept as it came"
         figures = (
             f"left-out photos ({self.folds} folds, {self.dice} dice): {self.adapted_errors} "
             f"errors adapted against {self.shipped_errors} shipped, {self.wins} folds won, "

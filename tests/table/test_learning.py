@@ -294,7 +294,8 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(
         "finder_verdict": None,  # two photos: the finder is judged from five on
         "deep_verdict": None,  # no fine-tuning asked for (`companion serve --fine-tune`)
         # the camera line's words, with the fold check's reason
-        "reads": "reads with the shipped models: " + REASONS[again.adaptation.head.gate.reason],
+        "reads": "reads with the models it came with: "
+        + REASONS[again.adaptation.head.gate.reason],
         "rolls_last_hour": 2,
         "share_without_tap": 1.0,
     }
@@ -305,7 +306,7 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(
         r.getMessage() for r in caplog.records if "camera reads setup kitchen" in r.getMessage()
     ]
     assert said and said[-1].endswith(
-        ": reads with the shipped models: " + REASONS[again.adaptation.head.gate.reason]
+        ": reads with the models it came with: " + REASONS[again.adaptation.head.gate.reason]
     )
 
 

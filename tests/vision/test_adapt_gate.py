@@ -111,7 +111,7 @@ def test_a_setup_the_shipped_classifier_misreads_is_adopted_on_its_left_out_phot
     assert verdict.anchor_dice == len(read_anchor()[1])  # checked on other tables' dice
     assert verdict.anchor_adapted_errors <= verdict.anchor_shipped_errors
     summary = learner.summary()
-    assert summary.adopted and summary.verdict.startswith("adapted reader adopted")
+    assert summary.adopted and summary.verdict.startswith("learnt and in use")
 
 
 def test_a_setup_of_random_wrong_labels_is_refused_and_reads_as_cold(
@@ -123,7 +123,7 @@ def test_a_setup_of_random_wrong_labels_is_refused_and_reads_as_cold(
     adaptation = learner.refresh()
     assert not adaptation.head.gate.adopted and not adaptation.head.active
     assert adaptation.head.gate.reason in ("no_gain", "not_significant", "face_worse", "forgets")
-    assert "the shipped reader stays" in learner.summary().verdict
+    assert "kept as it came" in learner.summary().verdict
     image, boxes, _ = mosaic
     read = [boxes[k] for k in range(1, len(boxes), 2)]
     adapted = learner.reader_classifier().classify(image, read)

@@ -168,7 +168,7 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         line = page.inner_text("#camera-learning")
         assert "from 6 confirmed dice" in line and "100 % of the last hour's 1 camera rolls" in line
         # one photo: too few to judge (issue 24), said on the line itself, not in a tooltip
-        assert "reads with the shipped models: too few confirmed photos" in line
+        assert "reads with the models it came with: too few confirmed photos" in line
         shot(page, "setup-camera-panel-laptop")
         page.click("#camera-setup-link")
         # the summary builds the setup's learner in a thread: generous on a busy machine
@@ -176,7 +176,7 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         assert page.locator("#groups .crop img").count() == 6
         verdict = page.locator("#setup-verdict")
         assert verdict.get_attribute("data-adopted") == "false"
-        assert "the shipped reader stays: too few confirmed photos" in verdict.inner_text()
+        assert "kept as it came: too few confirmed photos" in verdict.inner_text()
         # the figures behind it are folded away until asked for
         assert "sign test" not in verdict.inner_text()
         verdict.locator("details.verdict-figures summary").click()
