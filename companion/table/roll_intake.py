@@ -50,6 +50,8 @@ class TableNote:
         return {
             "note": self.text,
             "note_at": self.at,
+            # how old, by the server's clock (a tablet's may differ): the page says so
+            "note_age_s": round(max(0.0, time.time() - self.at)) if self.at else None,
             "last_roll": [list(die) for die in self.last_roll] if self.last_roll else None,
             "last_roll_seq": self.last_roll_seq,
         }

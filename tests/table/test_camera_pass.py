@@ -7,6 +7,7 @@ throws are handed in as the worker would hand them)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from companion.table.camera_decision import decide_throw
 from companion.table.camera_hub import CameraHub
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import CameraRoll, HeldReading
-from companion.table.roll_intake import RollIntake
+from companion.table.roll_intake import RollIntake, TableNote
 from companion.table.store import Store
 from companion.table.tables import Table, Tables
 from companion.vision.types import UNREADABLE, DieBox, DieReading
@@ -137,3 +138,11 @@ def test_the_intake_applies_a_roll_and_holds_a_question_without_a_hub(tmp_path: 
         assert intake.note_of(table.table_id).text.startswith("the game refused")
 
     with_qwixx_table(tmp_path, body)
+
+
+def test_a_note_says_how_old_it_is_by_the_servers_clock() -> None:
+    assert TableNote().to_json()["note_age_s"] is None  # no note yet
+    fresh = TableNote(text="roll applied", at=time.time()).to_json()
+    assert fresh["note_age_s"] == 0
+    old = TableNote(text="dice thrown again: too many throws wait, dropped", at=time.time() - 600)
+    assert 599 <= int(old.to_json()["note_age_s"]) <= 660  # type: ignore[call-overload]

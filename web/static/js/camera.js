@@ -15,6 +15,7 @@
   const tableId = panel.dataset.cameraTable;
   const statusEl = document.getElementById("camera-status");
   const noteEl = document.getElementById("camera-note");
+  const noteAgeEl = document.getElementById("camera-note-age");
   const modeLine = document.getElementById("camera-mode-line");
   const picture = document.getElementById("camera-picture");
   const pictureView = document.getElementById("camera-view");
@@ -341,6 +342,8 @@
     if (pictureView) pictureView.hidden = !body.enabled;
     if (offNote) offNote.hidden = !!body.enabled;
     noteEl.textContent = body.note || "";
+    // an old note says it is old (the server's clock: a tablet's may differ)
+    if (noteAgeEl) noteAgeEl.textContent = body.note ? noteAge(body.note_age_s) : "";
     if (modeLine) modeLine.textContent = body.mode_line || "";
     showDemoWait(body.demo_waits_for || []);
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
@@ -350,6 +353,12 @@
       radio.checked = radio.value === body.mode;
     });
     if (picture && !picture.src && body.enabled) nextPicture();
+  }
+
+  function noteAge(seconds) {
+    if (!(seconds >= 60)) return "";
+    const minutes = Math.round(seconds / 60);
+    return minutes < 60 ? `(${minutes} min ago)` : `(${Math.round(minutes / 60)} h ago)`;
   }
 
   async function poll() {
