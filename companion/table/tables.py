@@ -22,7 +22,7 @@ import multiprocessing
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -64,7 +64,31 @@ from companion.table.store import (
 from companion.table.text import printable
 
 logger = logging.getLogger(__name__)
+
+
 _T = TypeVar("_T")
+
+
+async def to_the_end(work: Awaitable[_T]) -> _T:
+    """Await `work` to its end even when the awaiting task is cancelled meanwhile, then let
+    the cancellation through. A table's change is stored in a worker thread and then made in
+    memory; a task cancelled between the two (a tablet that drops its socket cancels the
+    receiver answering it) would leave SQLite ahead of the session, and every later action
+    of the table refused by the store (its seq already taken) until a restart."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():  # the work's own end (or the caller's cancel as it ended)
+                raise
+            cancelled = True  # the work runs on: wait for it again
+            continue
+        if cancelled:
+            raise asyncio.CancelledError
+        return result
+
 
 IDLE_TABLE_S = 600.0  # Settings.table_idle_s: how long an unused table stays in memory
 CLIENT_TABLES = 8  # Settings.client_tables: tables one client may hold open unwatched
@@ -259,22 +283,28 @@ class Table:
                         f"{self.session.players[seat]}'s seat is already taken on another "
                         "device; the host can free it",
                     )
-            await asyncio.to_thread(self._store.bind_seat, token_hash, seat)
-            self._devices[token_hash] = Device(self.table_id, device.host, seat)
-            self._redraw_all()  # the host's screen shows who has sat down (ws.py "seats")
+            await to_the_end(self._bind_seat(token_hash, Device(self.table_id, device.host, seat)))
+
+    async def _bind_seat(self, token_hash: str, device: Device) -> None:
+        await asyncio.to_thread(self._store.bind_seat, token_hash, device.seat)
+        self._devices[token_hash] = device
+        self._redraw_all()  # the host's screen shows who has sat down (ws.py "seats")
 
     async def free_seat(self, seat: int) -> None:
         """Free `seat`: the player's device that held it loses its token, so it cannot take
         the seat back at once (it joins again with the code); a host's device stands up."""
         async with self._lock:
             self._check_loaded()
-            await asyncio.to_thread(self._store.free_seat, self.table_id, seat)
-            for token_hash, device in list(self._devices.items()):
-                if device.seat == seat and device.host:
-                    self._devices[token_hash] = Device(self.table_id, True, None)
-                elif device.seat == seat:
-                    del self._devices[token_hash]
-            self._redraw_all()  # the freed device stops offering that seat's dice and boxes
+            await to_the_end(self._free_seat(seat))
+
+    async def _free_seat(self, seat: int) -> None:
+        await asyncio.to_thread(self._store.free_seat, self.table_id, seat)
+        for token_hash, device in list(self._devices.items()):
+            if device.seat == seat and device.host:
+                self._devices[token_hash] = Device(self.table_id, True, None)
+            elif device.seat == seat:
+                del self._devices[token_hash]
+        self._redraw_all()  # the freed device stops offering that seat's dice and boxes
 
     # -- actions ------------------------------------------------------------------------
     async def act(
@@ -304,8 +334,6 @@ class Table:
                 move=self.game.move_to_json(move),
             )
             await self._commit([entry], [proposal])
-            if self.dice is not None:
-                self.dice.record(self.table_id, entry.seq, move, by, 1)
             return ActResult(entry.seq)
 
     async def undo(
@@ -320,9 +348,6 @@ class Table:
             proposal = self.session.propose_undo(by, expected_state_id)
             entry = LogEntry(proposal.state_id, action_id, "undo", by, None)
             await self._commit([entry], [proposal])
-            if self.dice is not None:  # the dice statistics: the undone roll counts no more
-                undone = proposal.action
-                self.dice.record(self.table_id, entry.seq, undone.move, undone.by, -1)
             return ActResult(entry.seq)
 
     async def act_throw(
@@ -356,9 +381,6 @@ class Table:
                 for p in proposals
             ]
             await self._commit(entries, proposals)
-            if self.dice is not None:  # the dice statistics count the roll as act does
-                for p in proposals:
-                    self.dice.record(self.table_id, p.state_id, p.action.move, p.action.by, 1)
             return ActResult(self.snapshot.state_id)
 
     async def set_auto_pass(self, on: bool) -> None:
@@ -366,13 +388,14 @@ class Table:
         before it holds, then every screen redraws: the roll entry depends on it)."""
         async with self._lock:
             self._check_loaded()
-            value = "on" if on else "off"
-            await asyncio.to_thread(
-                self._store.set_table_setting, self.table_id, AUTO_PASS_KEY, value
-            )
-            self.auto_pass = on
-            self._publish()
-            self._redraw_all()
+            await to_the_end(self._store_auto_pass(on))
+
+    async def _store_auto_pass(self, on: bool) -> None:
+        value = "on" if on else "off"
+        await asyncio.to_thread(self._store.set_table_setting, self.table_id, AUTO_PASS_KEY, value)
+        self.auto_pass = on
+        self._publish()
+        self._redraw_all()
 
     async def apply_roll(
         self,
@@ -404,13 +427,15 @@ class Table:
             self._check_loaded()
             if self._ended_by_host or self.session.outcome() is not None:
                 return
-            await asyncio.to_thread(
-                self._store.set_finished, self.table_id, self._summary(ended_by_host=True)
-            )
-            self._ended_by_host = True
-            self.finished_at = time.time()
-            self._publish()
-            self._redraw_all()
+            await to_the_end(self._store_ended_by_host())
+
+    async def _store_ended_by_host(self) -> None:
+        summary = self._summary(ended_by_host=True)
+        await asyncio.to_thread(self._store.set_finished, self.table_id, summary)
+        self._ended_by_host = True
+        self.finished_at = time.time()
+        self._publish()
+        self._redraw_all()
 
     def _redraw_all(self) -> None:
         """Ask every screen to send its fragment again although the state id did not change
@@ -427,9 +452,15 @@ class Table:
         one transaction: its log entries and, when it ends or reopens the game, its history
         entry (two commits let a crash between them leave a game that said running while
         refusing every move as ended by the host, or a finished game missing from the
-        history)."""
+        history). Stored and made as one (`to_the_end`): a caller cancelled meanwhile
+        still makes what the store committed."""
         self._check_loaded()
         history = self._history_change(proposals)
+        await to_the_end(self._store_and_make(entries, proposals, history))
+
+    async def _store_and_make(
+        self, entries: list[LogEntry], proposals: list[Proposal], history: Finish | None
+    ) -> None:
         try:
             await asyncio.to_thread(self._store.append_all, self.table_id, entries, history)
         except Exception:
@@ -443,6 +474,11 @@ class Table:
         if history is not None:
             self.finished_at = time.time() if history.summary is not None else None
         self._publish()
+        if self.dice is not None:  # the dice statistics (an undo: the roll counts no more)
+            for proposal, entry in zip(proposals, entries, strict=True):
+                action = proposal.action
+                sign = -1 if proposal.undo else 1
+                self.dice.record(self.table_id, entry.seq, action.move, action.by, sign)
 
     def _history_change(self, proposals: list[Proposal]) -> Finish | None:
         """The history entry `proposals` change: the game's summary when they end the game,

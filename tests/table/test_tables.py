@@ -3,7 +3,9 @@ roll entry, and the snapshot being published only after the commit."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from companion.rules.base import Rejection
+from companion.table.store import Store
+from companion.table.tables import Tables
 from companion.web.app import create_app
 from companion.web.settings import Settings
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table
@@ -106,3 +110,49 @@ def test_the_snapshot_is_published_after_the_commit(tmp_path: Path) -> None:
         store.append_all = watching_append
         host.portal.call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0001"))
         assert seen == [0] and table.snapshot.state_id == 1
+
+
+def test_a_caller_cancelled_during_the_commit_still_makes_what_was_stored(tmp_path: Path) -> None:
+    """A tablet that drops its socket cancels the receiver answering its action; if that
+    happens while the store's thread commits, the change must still be made in memory, or
+    the session falls behind SQLite and every later action of the table is refused by the
+    store (its seq taken) until a restart (the security trial's finding)."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "cancel.sqlite3")
+        tables = Tables(store, import_process=False)
+        tables.attach_loop(asyncio.get_running_loop())
+        try:
+            table = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            inside, release = threading.Event(), threading.Event()
+            original = store.append_all
+
+            def held_append(*args: Any) -> None:
+                inside.set()
+                release.wait(60)
+                original(*args)
+
+            store.append_all = held_append  # type: ignore[method-assign]
+            task = asyncio.create_task(table.act(QWIXX_ROLL_7, "host", "roll-0001"))
+            deadline = time.monotonic() + 60
+            while not inside.is_set() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert inside.is_set()
+            task.cancel()  # the socket dropped while the store's thread commits
+            release.set()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            store.append_all = original  # type: ignore[method-assign]
+            assert table.session.state_id == table.snapshot.state_id == 1
+            assert max(entry.seq for entry in store.log(table.table_id)) == 1
+            # the table goes on: the next action is stored and made
+            nxt = await table.act({"kind": "pass", "player": 1}, "host", "pass-0001")
+            assert nxt.state_id == 2
+            # and the retried action id is known
+            again = await table.act(QWIXX_ROLL_7, "host", "roll-0001")
+            assert again.duplicate and again.state_id == 1
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())
