@@ -309,6 +309,19 @@ class CameraHub:
         if self.intake.note_of(table.table_id).text.startswith(CAMERA_ELSEWHERE):
             self.intake.note(table.table_id, CAMERA_BACK)
 
+    def check_may_take(self, table_id: str) -> None:
+        """A table's host may take the camera unless a host attached it to another table
+        that plays on (anyone may start a table: a table of one's own must not be a way
+        to take a running game's camera); the server machine's page does not ask."""
+        target = self.feed.target_id
+        if target is not None and target != table_id and self.feed.attached_by_host:
+            raise Rejection(
+                Reason.NOT_ALLOWED,
+                "camera_held",
+                "the camera serves another table, where its host attached it: it comes "
+                "here when that game ends, or from the server machine",
+            )
+
     async def attach(self, table_id: str) -> None:
         before = self.feed.target_id
         table = await self.feed.attach(table_id)

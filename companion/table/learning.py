@@ -608,6 +608,9 @@ class Learning:
     async def crop_png(self, setup: str, example_id: int) -> bytes | None:
         return await asyncio.to_thread(self.store.crop_png, setup, example_id)
 
+    async def example_table(self, setup: str, example_id: int) -> tuple[bool, str | None]:
+        return await asyncio.to_thread(self.store.example_table, setup, example_id)
+
     async def delete_example(self, setup: str, example_id: int) -> bool:
         """Delete one die; the heads (and the page's next look) are without it at once."""
         found = await asyncio.to_thread(self.store.delete_example, setup, example_id)

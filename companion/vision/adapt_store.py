@@ -460,6 +460,16 @@ class SetupStore:
             ).fetchall()
         return [_stored(row) for row in rows]
 
+    def example_table(self, setup: str, example_id: int) -> tuple[bool, str | None]:
+        """(whether the setup has the die, the table it was confirmed at: None for a
+        teaching round's)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT table_id FROM examples WHERE setup = ? AND example_id = ?",
+                (check_setup(setup), int(example_id)),
+            ).fetchone()
+        return (False, None) if row is None else (True, _text(row[0]))
+
     def count(self, setup: str) -> int:
         with self._lock:
             (n,) = self._db.execute(

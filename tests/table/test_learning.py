@@ -13,6 +13,7 @@ import asyncio
 import csv
 import dataclasses
 import logging
+import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -32,7 +33,12 @@ from companion.vision.adapt import Adaptation
 from companion.vision.adapt_files import ADAPTED_DIR
 from companion.vision.adapt_gate import REASONS
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner
-from companion.vision.adapt_store import NewExample, SetupStore, StoredExample
+from companion.vision.adapt_store import (
+    STORE_FILE,
+    NewExample,
+    SetupStore,
+    StoredExample,
+)
 from companion.vision.calibration import TableCalibration, save_calibration
 from companion.vision.classifier import PipClassifier
 from companion.vision.colour import DiceSet, builtin_dice_set
@@ -241,6 +247,45 @@ def test_a_table_host_sees_the_camera_setup_and_a_player_does_not(
         assert player.post("/api/join", json={"code": table["code"]}).status_code == 200
         refused = player.get(f"/api/tables/{table_id}/setup")
         assert refused.status_code == 403 and refused.json()["rule"] == "host_only"
+
+
+def test_a_table_host_changes_only_the_dice_confirmed_at_that_table(
+    camera_server: tuple[LiveServer, str], tmp_path: Path
+) -> None:
+    """The setup is the camera's, shared by every table it served, and anyone may start a
+    table: a table's host deletes or keeps only its own table's dice (the security trial
+    deleted a setup's whole store from a table of its own)."""
+    server, base = camera_server
+    with httpx.Client(base_url=base, timeout=30) as host:
+        table = host.post(
+            "/api/tables",
+            json={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        ).json()
+        table_id = table["table_id"]
+        wait_until(
+            lambda: server.hub.feed.attached_to(table_id), what="the camera following the new table"
+        )
+        taken = host.post("/api/setups/kitchen/teach/snapshot").json()  # on the server machine
+        values = [d["value"] for d in taken["dice"]]
+        ids = host.post(
+            "/api/setups/kitchen/teach", json={"token": taken["token"], "values": values}
+        ).json()["stored"]
+        # as if the first die had been confirmed in a camera roll at this table
+        with sqlite3.connect(tmp_path / "data" / STORE_FILE) as db:
+            db.execute("UPDATE examples SET table_id = ? WHERE example_id = ?", (table_id, ids[0]))
+        api = f"/api/tables/{table_id}/setup"
+        editable = {e["id"]: e["editable"] for e in host.get(api).json()["examples"]}
+        assert editable == {ids[0]: True, **{k: False for k in ids[1:]}}
+        for refused in (
+            host.delete(f"{api}/examples/{ids[1]}"),
+            host.post(f"{api}/examples/{ids[1]}/keep"),
+        ):
+            assert refused.status_code == 403, refused.text
+            assert refused.json()["rule"] == "another_tables_die"
+        assert host.delete(f"{api}/examples/{ids[0]}").status_code == 200
+        assert host.delete(f"{api}/examples/{ids[0]}").status_code == 404
+        left = [e["id"] for e in host.get("/api/setups/kitchen").json()["examples"]]
+        assert left == ids[1:]
 
 
 def kitchen_camera(tmp_path: Path) -> tuple[DiceSet, CameraRuntime, DiceReader, Learning]:

@@ -54,3 +54,50 @@ def test_the_calibration_list_links_each_file_to_the_setup_it_teaches(tmp_path: 
     assert 'href="/setups/qwixx"' in page.text and "/setups/qwixx-default" not in page.text
     assert "broken" in page.text and "the file does not load" in page.text
     assert "/setups/broken" not in page.text
+
+
+def two_tables_on_one_camera(client: TestClient) -> tuple[str, str]:
+    """Table A, whose host attaches the camera, then table B of another host (the same
+    client holds both hosts' cookies: a device on the network may start a table)."""
+    made = []
+    for players in (["Ann", "Bob"], ["Eve", "Mal"]):
+        answer = client.post(
+            "/api/tables", json={"game": "qwixx", "players": players, "options": {"players": 2}}
+        )
+        assert answer.status_code == 201, answer.text
+        made.append(answer.json()["table_id"])
+        if len(made) == 1:
+            attached = client.post(f"/api/tables/{made[0]}/camera/attach")
+            assert attached.status_code == 200, attached.text
+    return made[0], made[1]
+
+
+def test_a_table_of_ones_own_does_not_take_a_hosts_camera_from_the_network(
+    tmp_path: Path,
+) -> None:
+    """The security trial: any device could start a table, attach the camera its host had
+    attached to a running game, restart it and watch its picture."""
+    settings = Settings(data_dir=tmp_path / "data", camera=CameraSettings(disabled=True))
+    with TestClient(create_app(settings), client=LAN_DEVICE) as lan:
+        first, second = two_tables_on_one_camera(lan)
+        taken = lan.post(f"/api/tables/{second}/camera/attach")
+        assert taken.status_code == 403, taken.text
+        assert taken.json()["rule"] == "camera_held"
+        restarted = lan.post(f"/api/tables/{second}/camera/restart")
+        assert restarted.status_code == 403 and restarted.json()["rule"] == "camera_elsewhere"
+        picture = lan.get(f"/t/{second}/camera.jpg")
+        assert picture.status_code == 404 and "another table" in picture.text
+        status = lan.get(f"/api/tables/{first}/camera").json()
+        assert status["attached"] is True  # still the first table's
+        # the first table's host restarts its own camera
+        assert lan.post(f"/api/tables/{first}/camera/restart").status_code == 200
+
+
+def test_the_server_machine_moves_a_hosts_camera(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", camera=CameraSettings(disabled=True))
+    with TestClient(create_app(settings), client=THE_SERVER_ITSELF) as local:
+        first, second = two_tables_on_one_camera(local)
+        moved = local.post(f"/api/tables/{second}/camera/attach")
+        assert moved.status_code == 200, moved.text
+        assert local.get(f"/api/tables/{second}/camera").json()["attached"] is True
+        assert local.get(f"/api/tables/{first}/camera").json()["attached"] is False

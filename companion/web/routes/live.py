@@ -37,6 +37,7 @@ from companion.web.deps import (
     TablesDep,
     TemplatesDep,
     TextCheckedRoute,
+    is_local,
     require_local,
 )
 from companion.web.long_pages import render_page
@@ -132,8 +133,12 @@ def require_host(access: ApiAccess) -> None:
 
 # -- the camera of a table ---------------------------------------------------------------
 @router.get("/t/{table_id}/camera.jpg")
-async def camera_picture(access: ApiAccess, hub: HubDep) -> Response:
-    """The latest camera frame with every die outlined, value and colour (JPEG)."""
+async def camera_picture(request: Request, access: ApiAccess, hub: HubDep) -> Response:
+    """The latest camera frame with every die outlined, value and colour (JPEG); only for
+    the table the camera serves (or on the server machine): anyone may start a table, and
+    the camera shows another table's game and players."""
+    if not hub.feed.attached_to(access.table.table_id) and not is_local(request):
+        raise HTTPException(status_code=404, detail="the camera serves another table")
     jpeg = hub.runtime.preview_jpeg()
     if jpeg is None:
         raise HTTPException(status_code=404, detail="no camera picture yet")
@@ -175,8 +180,10 @@ async def camera_status(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
 
 
 @router.post("/api/tables/{table_id}/camera/attach", dependencies=[SameOrigin])
-async def attach_camera(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+async def attach_camera(request: Request, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
+    if not is_local(request):  # the server machine may always move the camera
+        hub.check_may_take(access.table.table_id)
     await hub.attach(access.table.table_id)
     return {"attached": True}
 
@@ -197,8 +204,15 @@ async def demo_start(access: ApiAccess, hub: HubDep) -> dict[str, bool]:
 
 
 @router.post("/api/tables/{table_id}/camera/restart", dependencies=[SameOrigin])
-async def camera_restart(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+async def camera_restart(request: Request, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
+    if not is_local(request) and not hub.feed.attached_to(access.table.table_id):
+        raise Rejection(
+            Reason.NOT_ALLOWED,
+            "camera_elsewhere",
+            "the camera serves another table: only that table's host or the server machine "
+            "restarts it",
+        )
     await asyncio.to_thread(hub.runtime.restart)
     return {"restarted": hub.enabled}
 

@@ -104,22 +104,28 @@ def dice_set_of(request: Request, settings: SettingsDep, setup: str) -> DiceSet 
         return None
 
 
-def example_json(stored: StoredExample, held: set[int], crops: str) -> dict[str, object]:
+def example_json(
+    stored: StoredExample, held: set[int], crops: str, table_id: str | None = None
+) -> dict[str, object]:
+    """A stored die for the page; `editable` when this page may delete or keep it: the
+    server machine's every die, a table's host the dice confirmed at that table."""
     out = stored.to_json()
     out["held_back"] = stored.example_id in held
     out["crop"] = f"{crops}/{stored.example_id}.png"
+    out["editable"] = table_id is None or stored.table_id == table_id
     return out
 
 
 async def setup_json(
-    request: Request, settings: SettingsDep, setup: str, crops: str
+    request: Request, settings: SettingsDep, setup: str, crops: str, table_id: str | None = None
 ) -> dict[str, object]:
-    """Summary, every stored die (held-back first) and the share without a tap."""
+    """Summary, every stored die (held-back first) and the share without a tap; `table_id`:
+    a table's host asks (only that table's dice are editable)."""
     learning = learning_of(request)
     summary = await learning.summary(setup, dice_set_of(request, settings, setup))
     held = set(summary.held)
     stored = await learning.examples(setup)
-    examples = [example_json(s, held, crops) for s in stored]
+    examples = [example_json(s, held, crops, table_id) for s in stored]
     groups: dict[str, list[int]] = defaultdict(list)
     for s in stored:
         if s.example_id not in held:
@@ -264,7 +270,7 @@ async def table_setup_state(
 ) -> dict[str, object]:
     setup = table_setup(request, access)
     crops = f"/api/tables/{access.table.table_id}/setup/crops"
-    return await setup_json(request, settings, setup, crops)
+    return await setup_json(request, settings, setup, crops, access.table.table_id)
 
 
 @router.get("/api/tables/{table_id}/setup/crops/{example_id}.png")
@@ -276,14 +282,35 @@ async def table_setup_crop(request: Request, access: ApiAccess, example_id: Exam
 async def table_delete_die(
     request: Request, access: ApiAccess, example_id: ExampleId
 ) -> dict[str, object]:
-    return await delete_answer(request, table_setup(request, access), example_id)
+    setup = table_setup(request, access)
+    await check_this_tables_die(request, access, setup, example_id)
+    return await delete_answer(request, setup, example_id)
 
 
 @router.post("/api/tables/{table_id}/setup/examples/{example_id}/keep", dependencies=[SameOrigin])
 async def table_keep_die(
     request: Request, access: ApiAccess, example_id: ExampleId
 ) -> dict[str, object]:
-    return await keep_answer(request, table_setup(request, access), example_id)
+    setup = table_setup(request, access)
+    await check_this_tables_die(request, access, setup, example_id)
+    return await keep_answer(request, setup, example_id)
+
+
+async def check_this_tables_die(
+    request: Request, access: ApiAccess, setup: str, example_id: int
+) -> None:
+    """A table's host changes only the dice confirmed at that table: the setup is the
+    camera's, shared by every table it served (and any host can start a table)."""
+    found, table_id = await learning_of(request).example_table(setup, example_id)
+    if not found:
+        raise HTTPException(status_code=404, detail="no such die in this setup")
+    if table_id != access.table.table_id:
+        raise Rejection(
+            Reason.NOT_ALLOWED,
+            "another_tables_die",
+            "this die was confirmed at another table or taught on the server machine: "
+            "only the setup's page on the server machine changes it",
+        )
 
 
 # -- shared answers ----------------------------------------------------------------------------

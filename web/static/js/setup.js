@@ -110,8 +110,16 @@
     const byId = new Map(body.examples.map((e) => [e.id, e]));
     const held = body.examples.filter((e) => e.held_back);
     document.getElementById("held-section").hidden = held.length === 0;
+    // a table's host changes only the dice confirmed at that table (the server's page: all)
+    const others = () => {
+      const note = document.createElement("span");
+      note.className = "other-table";
+      note.textContent = "another table's";
+      return [note];
+    };
     document.getElementById("held-dice").replaceChildren(...held.map((e) =>
-      crop(e.crop, e.value, [button("Keep", {keep: e.id}), button("Delete", {remove: e.id})])));
+      crop(e.crop, e.value, e.editable === false ? others()
+        : [button("Keep", {keep: e.id}), button("Delete", {remove: e.id})])));
     const groups = document.getElementById("groups");
     groups.replaceChildren(...body.groups.map((g) => {
       const section = document.createElement("div");
@@ -123,7 +131,8 @@
       row.className = "crop-row";
       g.ids.forEach((id) => {
         const e = byId.get(id);
-        row.appendChild(crop(e.crop, e.value, [button("Delete", {remove: id})]));
+        row.appendChild(crop(e.crop, e.value,
+          e.editable === false ? others() : [button("Delete", {remove: id})]));
       });
       section.append(title, row);
       return section;
