@@ -179,7 +179,12 @@ def uvicorn_config(app: ASGIApp, settings: Settings) -> uvicorn.Config:
         app,
         host=settings.bind_host,
         port=settings.port,
-        http=guarded_protocol(settings.header_timeout_s, settings.max_connections_per_client),
+        http=guarded_protocol(
+            settings.header_timeout_s,
+            settings.max_connections_per_client,
+            settings.body_timeout_s,
+            settings.max_connections,
+        ),
         timeout_keep_alive=settings.keep_alive_s,
         ws_max_size=settings.max_ws_message_bytes * WS_TRANSPORT_FACTOR,
         log_level="warning",

@@ -94,6 +94,20 @@ class Settings(BaseModel):
         description="seconds a connection has to send its request's headers (after opening "
         "or after its previous response) before it is closed (companion/web/connections.py)",
     )
+    body_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="seconds a request has for its whole body once its headers arrived, "
+        "before its connection is closed (companion/web/connections.py)",
+    )
+    max_connections: int = Field(
+        default=2048,
+        ge=1,
+        le=100_000,
+        description="connections the whole server holds open at once (one over is closed "
+        "at once; below the process's file descriptors, so no set of addresses takes them all)",
+    )
     keep_alive_s: int = Field(
         default=5, ge=1, le=600, description="seconds an idle kept-alive connection stays open"
     )

@@ -105,6 +105,43 @@ def test_one_address_holds_at_most_its_share_of_connections(tmp_path: Path) -> N
         wait_until(served, GENEROUS_S, "a request served once the connections were closed")
 
 
+def test_a_body_that_never_arrives_is_closed_after_the_body_timeout(tmp_path: Path) -> None:
+    """The security trial: a request announcing 100,000 bytes and sending one held its
+    connection for good (the header timeout covers the headers only)."""
+    settings = thread_settings(tmp_path, body_timeout_s=1.0, header_timeout_s=120)
+    with ThreadServer(settings) as server:
+        head = (
+            b"POST /api/join HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100000\r\n\r\n{"
+        )
+        stalled = raw_connection(server.port, head)
+        wait_until(lambda: is_closed(stalled), GENEROUS_S, "the stalled body's connection closed")
+        # a whole body in pieces is served as before
+        whole = raw_connection(server.port)
+        whole.setblocking(True)
+        body = json.dumps({"code": "ZZZZZZ"}).encode()
+        whole.sendall(
+            b"POST /api/join HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:5]
+        )
+        whole.sendall(body[5:])
+        assert whole.recv(65536).startswith(b"HTTP/1.1 4")  # answered (no such code)
+        whole.close()
+
+
+def test_the_whole_server_holds_at_most_its_connections(tmp_path: Path) -> None:
+    settings = thread_settings(tmp_path, max_connections=8, header_timeout_s=120)
+    with ThreadServer(settings) as server:
+        opened = [raw_connection(server.port) for _ in range(12)]
+
+        def closed_count() -> int:
+            return sum(is_closed(c) for c in opened)
+
+        wait_until(lambda: closed_count() == 4, GENEROUS_S, "4 connections over the cap closed")
+        for connection in opened:
+            connection.close()
+
+
 def test_a_websocket_message_over_the_apps_limit_gets_its_413_frame(
     server: ServerProcess,
 ) -> None:
