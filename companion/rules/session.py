@@ -79,6 +79,21 @@ class Proposal:
         return self.base_id + 1
 
 
+def implied_penalties(
+    game: Game[Any, Any], state: object, moves: Sequence[tuple[Move, str]]
+) -> list[int]:
+    """The players whose total the moves (a throw's automatic passes) lower, played in
+    order on `state`: a pass that costs its player a penalty (Qwixx's active player who
+    crossed nothing)."""
+    out = []
+    for move, _ in moves:
+        after = game.play(state, move)
+        if game.scores(after)[move.player].total < game.scores(state)[move.player].total:
+            out.append(move.player)
+        state = after
+    return out
+
+
 def stale_view() -> Rejection:
     return Rejection(
         Reason.STALE_STATE,
@@ -203,6 +218,17 @@ class Session:
             proposal = self._proposed(base_id, state, move, who, implied)
             proposals.append(proposal)
             state, base_id = proposal.state, proposal.state_id
+        if by.isdigit():  # a player's device: its roll costs no other player points
+            others = [p for p in implied_penalties(self.game, self.state, moves) if str(p) != by]
+            if others:
+                name = self.players[others[0]]
+                raise Rejection(
+                    Reason.NOT_ALLOWED,
+                    "penalty_for_other",
+                    f"{name} has not finished this turn, and the roll would pass for "
+                    f"{name} with a penalty: {name} passes (or crosses) first, or the host "
+                    "enters the roll",
+                )
         return proposals
 
     def propose_undo(self, by: str = HOST, seen: int | None = None) -> Proposal:

@@ -94,6 +94,34 @@ def test_the_active_player_who_crosses_nothing_gets_a_penalty(qwixx: dict[str, A
     assert state(host, tid)["scores"][0]["total"] == -5
 
 
+def test_a_players_roll_never_passes_another_player_with_a_penalty(
+    qwixx: dict[str, Any],
+) -> None:
+    """The security trial: Bob (next to roll) entered his roll 26 ms after Ann's, and the
+    automatic pass gave Ann, who had crossed nothing yet, her -5: another device marked her
+    sheet. A player's device now waits for her; the host may still enter it."""
+    tid, ann, bob, host = qwixx["table_id"], qwixx["ann"], qwixx["bob"], qwixx["host"]
+    act(host, tid, QWIXX_ROLL_7, "roll-0001")
+    refused = act(bob, tid, QWIXX_ROLL_7, "roll-0002")
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["rule"] == "penalty_for_other"
+    assert "Ann has not finished this turn" in refused.json()["message"]
+    assert state(host, tid)["state_id"] == 1
+    # once Ann has crossed, her pass costs nothing, and Bob's roll passes for both
+    act(ann, tid, {"kind": "cross", "player": 0, "colour": "red", "number": 7}, "ann-cross-1")
+    assert act(bob, tid, QWIXX_ROLL_7, "roll-0003").status_code == 200
+    sheets = state(host, tid)["state"]["state"]["sheets"]
+    assert [s["penalties"] for s in sheets] == [0, 0]
+
+
+def test_the_host_may_enter_the_roll_that_passes_with_a_penalty(qwixx: dict[str, Any]) -> None:
+    tid, host = qwixx["table_id"], qwixx["host"]
+    act(host, tid, QWIXX_ROLL_7, "roll-0001")
+    assert act(host, tid, QWIXX_ROLL_7, "roll-0002").status_code == 200
+    sheets = state(host, tid)["state"]["state"]["sheets"]
+    assert [s["penalties"] for s in sheets] == [1, 0]
+
+
 @pytest.mark.parametrize(
     ("who", "move", "status", "reason", "rule"),
     [

@@ -30,7 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Score, Turn
-from companion.rules.session import may_undo
+from companion.rules.session import AUTO, implied_penalties, may_undo
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
 from companion.table.words import names_of, with_names
@@ -442,6 +442,13 @@ def open_choice(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
     }
 
 
+def _costs_another(snapshot: Snapshot, seat: int) -> bool:
+    """Whether the next roll, entered now, would pass with a penalty for another player
+    than `seat` (Session.propose_throw refuses that from a player's device)."""
+    moves = [(move, AUTO) for move in snapshot.throw.closes] if snapshot.throw else []
+    return any(p != seat for p in implied_penalties(snapshot.game, snapshot.state, moves))
+
+
 def _roll_entry(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
     """The dice to tap in when the game expects a roll and this device enters rolls; also,
     folded, the next roll while a step is open that it closes (the table's automatic
@@ -451,6 +458,8 @@ def _roll_entry(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
         return None
     if not viewer.may_roll(turn, throw):
         return None
+    if not turn.chance and viewer.seat is not None and _costs_another(snapshot, viewer.seat):
+        return None  # the session refuses it (penalty_for_other): wait for that player
     passing = list(dict.fromkeys(move.player for move in throw.closes))  # in their order
     return {
         "dice": [{"colour": c, "css": colour_class(c)} for c in throw.dice.colours],
