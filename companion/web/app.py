@@ -265,7 +265,9 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_answer(request: Request, exc: StarletteHTTPException) -> Response:
         detail: Any = exc.detail
-        if not isinstance(detail, dict):
+        if exc.status_code == 400 and detail == UNPARSED_BODY:
+            detail = _unparsed_body(exc)
+        elif not isinstance(detail, dict):
             detail = {"reason": "error", "rule": "http", "message": str(detail)}
         answer = page_or_json(request, exc.status_code, detail)
         answer.headers.update(exc.headers or {})
@@ -274,6 +276,22 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
     @app.exception_handler(RequestValidationError)
     async def validation_answer(request: Request, exc: RequestValidationError) -> Response:
         return RefusalResponse(_validation_body(exc), status_code=422)
+
+
+# FastAPI's answer when reading a JSON body fails other than as bad JSON (an integer of
+# more than 4,300 digits, nesting deeper than the parser's recursion, bytes that are not
+# UTF-8): said here with the field it concerns, as every other malformed request is
+UNPARSED_BODY = "There was an error parsing the body"
+
+
+def _unparsed_body(exc: StarletteHTTPException) -> dict[str, object]:
+    cause = exc.__cause__
+    why = f"{type(cause).__name__}: {cause}" if cause is not None else "unreadable"
+    return {
+        "reason": "malformed",
+        "rule": "body",
+        "message": f"body: not JSON this server can read ({why[:200]})",
+    }
 
 
 def _validation_body(exc: RequestValidationError) -> dict[str, object]:

@@ -472,3 +472,24 @@ def test_player_names_are_escaped_on_every_page(app: Any, host: TestClient) -> N
     page = host.get(f"/t/{table['table_id']}")
     assert "<script>alert(1)</script>" not in page.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        (b'{"game": "qwixx", "options": {"players": ' + b"9" * 5000 + b"}}", "4300 digits"),
+        (b'{"game": ' + b"[" * 5000 + b"]" * 5000 + b"}", "RecursionError"),
+        (b'{"game": "qwixx", "players": ["\xff\xfe", "b"]}', "UnicodeDecodeError"),
+    ],
+)
+def test_a_body_json_cannot_read_is_refused_naming_the_body(
+    host: TestClient, body: bytes, why: str
+) -> None:
+    """The security trial: these got FastAPI's "400 There was an error parsing the body",
+    naming no field."""
+    answer = host.post("/api/tables", content=body, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    refusal = answer.json()
+    assert (refusal["reason"], refusal["rule"]) == ("malformed", "body")
+    assert refusal["message"].startswith("body: ") and why in refusal["message"]
+    assert host.get("/api/games").status_code == 200  # and the server serves on
