@@ -12,6 +12,7 @@ counts."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,6 +56,37 @@ def check_players(names: Sequence[object], seats: int) -> None:
                 "player_name",
                 f"the name of seat {seat + 1} is not valid Unicode (it holds a lone surrogate)",
             )
+
+
+def check_new_names(names: Sequence[str]) -> None:
+    """The names of a new table (made or imported; a stored table opens as stored): no
+    control or invisible formatting characters (NUL, a right-to-left override, a zero-width
+    space: the trial's names passed for others, "Ann" and "Ann" with a zero-width space
+    after it), and no two names alike once spaces and case are set aside. Raises
+    Rejection(BAD_OPTIONS) naming the seat."""
+    seen: dict[str, int] = {}
+    for seat, name in enumerate(names):
+        hidden = next((ch for ch in name if unicodedata.category(ch) in ("Cc", "Cf")), None)
+        if hidden is not None:
+            raise Rejection(
+                Reason.BAD_OPTIONS,
+                "player_name",
+                f"the name of seat {seat + 1} holds an invisible or control character "
+                f"(U+{ord(hidden):04X}): type the name as it should show",
+            )
+        if not name.strip():
+            raise Rejection(
+                Reason.BAD_OPTIONS, "player_name", f"the name of seat {seat + 1} is only spaces"
+            )
+        key = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+        if key in seen:
+            raise Rejection(
+                Reason.BAD_OPTIONS,
+                "player_names",
+                f"seats {seen[key] + 1} and {seat + 1} have the same name: give each player "
+                "a name of their own",
+            )
+        seen[key] = seat
 
 
 def check_options_size(options: object) -> None:
@@ -119,6 +151,7 @@ def checked_record(record: object, max_actions: int = MAX_RECORD_ACTIONS) -> Ses
     session = replay_record(record)
     try:
         check_players(session.players, seat_count(session.game, session.options))
+        check_new_names(session.players)
     except Rejection as exc:
         raise RecordError(None, exc) from exc
     actors = {HOST, CAMERA, AUTO, *(str(seat) for seat in range(len(session.players)))}

@@ -44,6 +44,7 @@ from companion.table.records import (
     MAX_RECORD_ACTIONS,
     ImportPlan,
     ImportRefusal,
+    check_new_names,
     check_options_size,
     check_players,
     history_summary,
@@ -840,6 +841,7 @@ class Tables:
         options = game.parse_options(options_data)
         session = Session(game, options, players or None)
         check_players(session.players, seat_count(game, options))
+        check_new_names(session.players)
         encoded = encode(options)
         table_id, _ = await self._store_new(game.name, encoded, session.players, [], None)
         row = await asyncio.to_thread(self.store.table, table_id)

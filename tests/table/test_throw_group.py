@@ -2,10 +2,11 @@
 transaction with one acknowledgement, and an undo of its roll takes them all back, before
 and after a restart, in the log page's reading and through an exported record.
 
-The probe's game: seat 0 rolls and passes the white sum; seat 1 throws next, which passes
-for seats 1 and 2 on the white sum and for seat 0 in its colour step (-5); seat 1 undoes
-its roll. Before: the roll was gone, seat 0 kept its -5, and seat 0's own undo was refused
-(undo_own_only). On the real SQLite store, the tables opened from it as the server does."""
+The probe's game: seat 0 rolls and passes the white sum; seat 1 throws next, read by the
+camera, which passes for seats 1 and 2 on the white sum and for seat 0 in its colour step
+(-5); the host undoes the roll. Before: the roll was gone, seat 0 kept its -5, and seat 0's
+own undo was refused (undo_own_only). (Seat 1's own device may not enter that roll: it
+costs seat 0 a penalty, rule penalty_for_other.) On the real SQLite store, the tables opened from it as the server does."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import asyncio
 from pathlib import Path
 
 from companion.rules.base import Die, Roll
-from companion.rules.session import AUTO, replay_record
+from companion.rules.session import AUTO, CAMERA, HOST, replay_record
 from companion.table.dice import effective_entries
 from companion.table.records import ImportPlan, plan_import
 from companion.table.store import LogEntry, Store, implied_seqs
@@ -60,14 +61,14 @@ def test_a_throw_with_its_passes_is_one_commit_and_one_acknowledgement(tmp_path:
         store.fault_hook = lambda name, index, sql: (
             transactions.append(name) if index == 0 else None
         )
-        result = await table.act_throw(qwixx_roll((1, 1)), "1", "ben-throws")
+        result = await table.act_throw(qwixx_roll((1, 1)), CAMERA, "ben-throws")
         store.fault_hook = None
         assert transactions == ["append"]  # the passes and the roll: one transaction
         assert result.state_id == before + 4 and not result.duplicate
         log = store.log(table.table_id)
-        assert [e.by for e in log[before:]] == [AUTO, AUTO, AUTO, "1"]
+        assert [e.by for e in log[before:]] == [AUTO, AUTO, AUTO, CAMERA]
         assert implied_seqs(log) == {before + 1, before + 2, before + 3}
-        retry = await table.act_throw(qwixx_roll((1, 1)), "1", "ben-throws")
+        retry = await table.act_throw(qwixx_roll((1, 1)), CAMERA, "ben-throws")
         assert retry.state_id == result.state_id and retry.duplicate
         tables.close()
         store.close()
@@ -83,9 +84,9 @@ def test_undo_of_a_throw_takes_back_the_passes_it_implied(tmp_path: Path) -> Non
         tables = Tables(store, import_process=False)
         table = await played_to_the_throw(tables)
         after_pass = table.snapshot
-        await table.act_throw(qwixx_roll((1, 1)), "1", "ben-throws")
+        await table.act_throw(qwixx_roll((1, 1)), CAMERA, "ben-throws")
         assert penalties(table)[0] == 1  # seat 0 passed its colour step with nothing
-        undone = await table.undo("1", "ben-undoes")
+        undone = await table.undo(HOST, "ben-undoes")
         assert undone.state_id == after_pass.state_id + 5  # 3 passes, the roll, one undo
         assert table.snapshot.state == after_pass.state  # passes, penalty and roll gone
         assert penalties(table) == [0, 0, 0]
@@ -93,7 +94,7 @@ def test_undo_of_a_throw_takes_back_the_passes_it_implied(tmp_path: Path) -> Non
         log = store.log(table.table_id)
         standing = [e.action_id for e in effective_entries(log)]
         assert standing == ["first-roll", "ann-passes"]
-        await table.act_throw(qwixx_roll((1, 1)), "1", "ben-throws-again")
+        await table.act_throw(qwixx_roll((1, 1)), CAMERA, "ben-throws-again")
         tables.close()
         store.close()
         return table.table_id
@@ -105,7 +106,7 @@ def test_undo_of_a_throw_takes_back_the_passes_it_implied(tmp_path: Path) -> Non
         tables = Tables(store, import_process=False)
         table = await opened(tables, table_id)
         assert penalties(table)[0] == 1
-        await table.undo("1", "ben-undoes-again")  # the grouping comes back from the log
+        await table.undo(HOST, "ben-undoes-again")  # the grouping comes back from the log
         assert penalties(table) == [0, 0, 0]
         await table.undo("0", "ann-undoes")  # refused before (undo_own_only)
         assert table.snapshot.state_id == len(store.log(table_id))
@@ -123,7 +124,7 @@ def test_an_exported_throw_keeps_its_passes_implied_through_an_import(tmp_path: 
         store = Store.open(tmp_path / "companion.sqlite3")
         tables = Tables(store, import_process=False)
         table = await played_to_the_throw(tables)
-        await table.act_throw(qwixx_roll((1, 1)), "1", "ben-throws")
+        await table.act_throw(qwixx_roll((1, 1)), CAMERA, "ben-throws")
         record = table.record()
         tables.close()
         store.close()
@@ -138,5 +139,5 @@ def test_an_exported_throw_keeps_its_passes_implied_through_an_import(tmp_path: 
     seed = [LogEntry(seq, action_id, "move", by, None) for seq, action_id, _, by, _ in plan.seed]
     assert implied_seqs(seed) == {3, 4, 5}  # the imported table's log keeps the grouping
     session = replay_record(record)
-    session.undo(by="1")
+    session.undo(by=HOST)
     assert len(session.actions) == 2  # the roll and its three passes
