@@ -62,9 +62,8 @@ def check_new_names(names: Sequence[str]) -> None:
     """The names of a new table (made or imported; a stored table opens as stored): no
     control or invisible formatting characters (NUL, a right-to-left override, a zero-width
     space: the trial's names passed for others, "Ann" and "Ann" with a zero-width space
-    after it), and no two names alike once spaces and case are set aside. Raises
-    Rejection(BAD_OPTIONS) naming the seat."""
-    seen: dict[str, int] = {}
+    after it), and none only spaces. Raises Rejection(BAD_OPTIONS) naming the seat (two
+    names alike: the start page's refuse_duplicate_names)."""
     for seat, name in enumerate(names):
         hidden = next((ch for ch in name if unicodedata.category(ch) in ("Cc", "Cf")), None)
         if hidden is not None:
@@ -78,15 +77,6 @@ def check_new_names(names: Sequence[str]) -> None:
             raise Rejection(
                 Reason.BAD_OPTIONS, "player_name", f"the name of seat {seat + 1} is only spaces"
             )
-        key = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
-        if key in seen:
-            raise Rejection(
-                Reason.BAD_OPTIONS,
-                "player_names",
-                f"seats {seen[key] + 1} and {seat + 1} have the same name: give each player "
-                "a name of their own",
-            )
-        seen[key] = seat
 
 
 def check_options_size(options: object) -> None:

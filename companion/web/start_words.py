@@ -10,6 +10,7 @@ sentence. Two players of one name would make every later message ambiguous: refu
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from companion.rules.base import Reason, Rejection
@@ -39,11 +40,11 @@ def capital(text: str) -> str:
 
 
 def refuse_duplicate_names(players: Sequence[str]) -> None:
-    """Refuse a table where two players have one name (case and spaces aside): every
-    message, score and log line names players."""
+    """Refuse a table where two players have one name (case, spaces and letter widths
+    aside: "Ａｎｎ" is "Ann"): every message, score and log line names players."""
     seen: set[str] = set()
     for name in players:
-        key = " ".join(name.split()).casefold()
+        key = " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
         if key in seen:
             raise Rejection(
                 Reason.BAD_OPTIONS,
