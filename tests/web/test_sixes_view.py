@@ -109,6 +109,8 @@ def test_the_pound_button_during_the_call_and_after_the_first_pound() -> None:
     ann, bob, cy = (sheet_context(called, s, Viewer(s, False)) for s in range(3))
     assert ann["pound"] is None  # the roller does not pound
     assert [a["label"] for a in ann["actions"]] == ["End the game here"]
+    # final for everyone: the button asks once (a tap lands on it at the turn's start)
+    assert ann["actions"][0]["confirm"].startswith("This ends the game for everyone")
     for context, seat in ((bob, 1), (cy, 2)):
         assert context["pound"]["legal"] and context["pound"]["open"]
         assert json.loads(context["pound"]["move"]) == {"kind": "pound", "player": seat}

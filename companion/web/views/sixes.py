@@ -70,7 +70,10 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         attr = inp.move_attr(move)
         if attr is None:
             continue
-        actions.append({"kind": move.kind, "label": _label(move, state), "move": attr})
+        action = {"kind": move.kind, "label": _label(move, state), "move": attr}
+        if isinstance(move, EndGame):  # final for everyone: asks once, as Sixis' ending does
+            action["confirm"] = "This ends the game for everyone: tap again to end it"
+        actions.append(action)
         drawn.append(attr)
 
     return {
