@@ -243,6 +243,9 @@ def test_a_freed_seat_stops_offering_its_dice_on_the_old_device(
     notice.wait_for(timeout=5000)
     assert "The host freed your seat" in notice.inner_text()
     assert ann.evaluate("document.querySelector('.seat-freed').getBoundingClientRect().top") < 200
+    # the connection line agrees (it said "Offline: your taps will be sent..." beside it)
+    ann.wait_for_selector("#conn[data-conn=refused]", timeout=10000)
+    assert "Offline" not in ann.inner_text(".banner")
     shot(ann, f"seat-freed-{'phone' if device is PHONE else 'tablet'}")
     notice.locator("a").click()  # her token went with the seat: back through the join code
     ann.wait_for_url("**/join")

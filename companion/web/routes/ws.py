@@ -218,8 +218,12 @@ class ScreenChannel:
         for task in tasks:
             task.cancel()
         if self.websocket.client_state.name == "CONNECTED":
+            # a device that lost the table (its seat freed) is told so with 1008, as a
+            # refused handshake is meant: the page says "enter the join code again" and
+            # stops reconnecting (with 1000 it said "Offline" beside the freed-seat note)
+            lost = self.table.viewer(self.token) is None
             with contextlib.suppress(RuntimeError):
-                await self.websocket.close()
+                await self.websocket.close(code=1008 if lost else 1000)
 
     async def push_states(self) -> None:
         await push_to_screen(
