@@ -3,7 +3,10 @@
 - One camera, one table: the table a host attached the camera to (stored in SQLite
   `server_settings` before the host is answered, restored at start-up while that table is
   open), else the most recently created open table, looked up again every second by the
-  hub's follower so a throw never waits for a query.
+  hub's follower so a throw never waits for a query. When the table served ends, the camera
+  does not go back to an older open table (an abandoned game of the evening before, which
+  the players' trial saw take the camera): it waits for a newer one or a host's attach;
+  nor does it follow a table started more than FOLLOW_MAX_AGE_S ago.
 - Each table's mode: "auto" applies a matching roll at once, "sure" applies a roll the
   camera is sure of and asks about its unsure dice otherwise, "confirm" waits for the
   active player (stored in `table_settings`; None until a host chooses, when the runtime's
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +38,7 @@ logger = logging.getLogger(__name__)
 MODE_KEY = "camera_mode"
 MODES: tuple[Mode, ...] = ("auto", "sure", "confirm")
 ATTACH_KEY = "camera_table"  # server_settings: the table a host attached the camera to
+FOLLOW_MAX_AGE_S = 12 * 3600.0  # an open table started longer ago is not followed by itself
 
 
 def dice_set_for(
@@ -83,6 +88,7 @@ class CameraFeed:
         self._explicit: str | None = None  # the table a host attached the camera to
         self._target: str | None = None  # as the follower last found it
         self._modes: dict[str, Mode | None] = {}  # None: the host chose no mode
+        self._followed_since = 0.0  # created_at of the newest table followed so far
 
     async def target_table(self, cached: bool = True) -> Table | None:
         """The table camera rolls go to (`cached`: as the follower last found it)."""
@@ -91,10 +97,14 @@ class CameraFeed:
             table = await self.tables.openable(table_id)
             if table is not None and not table.snapshot.finished:
                 return table
-        rows = await asyncio.to_thread(self.tables.store.tables, False)
+        rows = await asyncio.to_thread(self.tables.store.tables, False)  # newest first
+        oldest = max(self._followed_since, time.time() - FOLLOW_MAX_AGE_S)
         for row in rows:
+            if row.created_at < oldest:
+                break  # older than the table served before: the camera does not go back
             table = await self.tables.openable(row.table_id)
             if table is not None and not table.snapshot.finished:
+                self._followed_since = max(self._followed_since, row.created_at)
                 return table
         return None
 

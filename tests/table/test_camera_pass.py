@@ -17,6 +17,7 @@ from companion.live.settle import RollEvent
 from companion.rules.base import DiceSpec, Move, Throw
 from companion.rules.session import CAMERA
 from companion.table.camera_decision import decide_throw
+from companion.table.camera_feed import CameraFeed
 from companion.table.camera_hub import CameraHub
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import CameraRoll, HeldReading
@@ -146,3 +147,22 @@ def test_a_note_says_how_old_it_is_by_the_servers_clock() -> None:
     assert fresh["note_age_s"] == 0
     old = TableNote(text="dice thrown again: too many throws wait, dropped", at=time.time() - 600)
     assert 599 <= int(old.to_json()["note_age_s"]) <= 660  # type: ignore[call-overload]
+
+
+def test_the_camera_does_not_go_back_to_an_older_table_when_its_game_ends(tmp_path: Path) -> None:
+    """The players' trial: when the game the camera served ended, the camera took an older
+    open table (an abandoned game with the same names) by itself."""
+
+    async def body(tables: Tables, abandoned: Table) -> None:
+        feed = CameraFeed(tables)
+        playing = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+        assert await feed.refresh() is playing  # the newest open table
+        await playing.end_by_host()
+        assert await feed.refresh() is None  # not the abandoned one
+        assert not feed.attached_to(abandoned.table_id)
+        newer = await tables.create("sixto", {"players": 2}, ["Ann", "Bob"])
+        assert await feed.refresh() is newer
+        await feed.attach(abandoned.table_id)  # a host may still take it there
+        assert feed.attached_to(abandoned.table_id)
+
+    with_qwixx_table(tmp_path, body)
