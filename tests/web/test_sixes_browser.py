@@ -153,3 +153,43 @@ def test_a_call_a_pound_race_a_manual_roll_and_every_screen_follows(
     shot(cy, "sixes-cy-sideways-phone")
     for page in (bob, cy):
         assert page.evaluate(SMALL_TARGETS) == []
+
+
+def test_a_slow_double_tap_on_pass_does_not_pound_on_the_next_call(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The players' trial: Ann (the roller, on a phone) taps Pass and taps the same spot
+    again a moment later; the redraw has put the next call's POUND there, and the second
+    tap put her in the betting of Bob's turn. A touch tap near the one before it, just
+    after the redraw that tap led to, is dropped now."""
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = api.post(
+        "/api/tables",
+        json={"game": "sixes", "options": {"players": 3}, "players": ["Ann", "Bob", "Cy"]},
+    ).json()
+    ann = take_seat(browser, server, table["code"], 0, PHONE)
+    ann.click(".die-picker[data-die-index='0'] .face[data-face='3']")
+    ann.click(".die-picker[data-die-index='1'] .face[data-face='4']")
+    ann.click("[data-roll-submit]")
+    on_state(ann, 1)  # safe on 1: Ann may pass or go on
+    box = ann.locator(".sixes-actions button:has-text('Pass')").bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    ann.touchscreen.tap(x, y)
+    on_state(ann, 2)  # the pass: Bob rolls next and has called 1
+    under = ann.evaluate(
+        "([x, y]) => { const e = document.elementFromPoint(x, y);"
+        " const b = e && e.closest('[data-move]'); return b ? b.dataset.move : null; }",
+        [x, y],
+    )
+    assert under is not None and '"pound"' in under  # a button lies where she tapped
+    ann.touchscreen.tap(x, y)  # the second tap of her slow double tap
+    # a tap the page took is in its outbox (and marked pending) until the server's answer,
+    # and answered only once committed: so nothing waiting here, and the server still at
+    # state 2, means the tap was dropped (no interval waited)
+    waiting = ann.evaluate(
+        f"() => [document.querySelectorAll('.pending').length,"
+        f" localStorage.getItem('tc-outbox-{table['table_id']}-sheet')]"
+    )
+    assert waiting == [0, None]
+    state = api.get(f"/api/tables/{table['table_id']}/state").json()
+    assert state["state_id"] == 2 and state["state"]["state"]["pounded_by"] is None

@@ -91,6 +91,7 @@
   function isOpen() { return Boolean(socket && socket.readyState === WebSocket.OPEN); }
 
   function swap(html) {
+    lastSwapAt = Date.now();
     live.innerHTML = html;
     restorePicks();
     markPending();
@@ -382,9 +383,35 @@
   }
 
   // -- taps -----------------------------------------------------------------------------
+  // A finger's slow double tap: the redraw its first tap led to may have put another button
+  // under the finger (Sixes: Pass, then the next call's POUND on the same spot), which the
+  // second tap would press. A touch tap near the tap before it, soon after the redraw that
+  // followed that tap, is dropped; so is a tap on a box whose tap is still waiting.
+  const SAME_SPOT_PX = 40;
+  const REDRAW_GUARD_MS = 600;
+  const DOUBLE_TAP_MS = 1500;
+  const lastTap = {x: NaN, y: NaN, at: 0};
+  let lastSwapAt = 0;
+  let pointerType = "mouse";
+  document.addEventListener("pointerdown", (event) => { pointerType = event.pointerType; }, true);
+
+  function isSecondTapAfterRedraw(event) {
+    if (pointerType !== "touch") return false;
+    const now = Date.now();
+    const near = Math.hypot(event.clientX - lastTap.x, event.clientY - lastTap.y) < SAME_SPOT_PX;
+    const dropped = near && lastSwapAt > lastTap.at && now - lastSwapAt < REDRAW_GUARD_MS
+      && now - lastTap.at < DOUBLE_TAP_MS;
+    if (!dropped) Object.assign(lastTap, {x: event.clientX, y: event.clientY, at: now});
+    return dropped;
+  }
+
   document.addEventListener("click", (event) => {
     const target = event.target.closest("button, [data-move]");
     if (!target || !page.contains(target)) return;
+    if (target.dataset.move && (target.classList.contains("pending") || isSecondTapAfterRedraw(event))) {
+      event.preventDefault();
+      return;
+    }
     if (target.dataset.confirm !== undefined && !isArmed(target)) {
       event.preventDefault();
       arm(target);
