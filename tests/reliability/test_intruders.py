@@ -98,6 +98,8 @@ def test_a_player_marks_only_their_own_sheet(table: SeatedTable) -> None:
         f"/api/tables/{tid}/actions", json=action("ann-bens-1", {"kind": "pass", "player": 1})
     )
     assert answer.status_code == 403 and answer.json()["rule"] == "own_sheet_only"
+    # said to Ann's device, not as if to Ben (it read "Ben: you may only mark your own sheet")
+    assert answer.json()["message"] == "you may only mark your own sheet"
     # Ann may not enter the dice when it is not her turn to roll (Ben is not active)
     assert state_id(host, tid) == before
     assert (

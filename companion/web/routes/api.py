@@ -374,7 +374,8 @@ async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, An
             result = await table.act(move, by, body.action_id, body.expected_state_id)
     except Rejection as exc:
         # the engine says "you" and "player 3"; the player reads the names the table knows
-        mover = None if isinstance(move, Roll) else move.player
+        # (a refusal of the seat itself speaks to this device, not to the seat's player)
+        mover = None if isinstance(move, Roll) or exc.rule == "own_sheet_only" else move.player
         text = spoken_to(exc.message, snapshot.players, mover, access.viewer.seat)
         raise Rejection(exc.reason, exc.rule, text) from exc
     return {"state_id": result.state_id, "duplicate": result.duplicate}
