@@ -302,6 +302,9 @@ def test_two_players_may_end_the_round_once_a_line_is_empty() -> None:
     assert [a["label"] for a in ann["actions"]] == ["Play on: roll all six"]
     assert [a["label"] for a in ann["ending"]] == ["End the round"]
     assert json.loads(ann["ending"][0]["move"]) == {"kind": "end_round", "player": 0}
+    # the note says why she may (it said only "keep your saved dice or roll all six")
+    assert ann["note"].startswith("Your turn: roll all six, or end the round")
+    assert "one side of the Sixis card is empty" in ann["note"]
     assert [t["name"] for t in ann["seats"][0]["taken"]] == ["Three of a Kind", "Low"]
     assert [r["total"] for r in ann["scores"]["rows"]] == [35, 40]
 

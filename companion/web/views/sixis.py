@@ -113,7 +113,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "sixis": sixis,
         "seats": _seats(state, names, inp.seat, layout.seat_bearings),
         "dice": _dice(state),
-        "note": _note(state, names, acting),
+        "note": _note(state, names, acting, bool(ending)),
         "actions": actions,
         "ending": ending,
         "save": save,
@@ -331,12 +331,21 @@ def _card_name(state: State, card: str) -> str:
     return side_of(card, state.red[slot]).name
 
 
-def _note(state: State, names: list[str], acting: bool) -> str:
-    """A line about what happens now, for this seat (plain words, no rule checks)."""
+def _note(state: State, names: list[str], acting: bool, may_end: bool = False) -> str:
+    """A line about what happens now, for this seat (plain words, no rule checks; `may_end`:
+    the engine offers this seat the end of the round)."""
     step = state.step
     if step is Step.OVER:
         return "The game is over."
     name = names[state.active]
+    if step is Step.START and acting and may_end:
+        start = (
+            "keep your saved dice or roll all six" if state.saved[state.active] else "roll all six"
+        )
+        return (
+            f"Your turn: {start}, or end the round: with two players you may, once every "
+            "card left is red or one side of the Sixis card is empty."
+        )
     if step is Step.ROLL:
         count = DICE_PER_PLAYER - len(state.saved[state.active])
         return f"{name}: roll {count} dice."
