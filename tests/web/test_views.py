@@ -119,6 +119,24 @@ def test_the_live_context_offers_roll_entry_to_the_active_device_and_the_host() 
     ]
 
 
+def test_the_next_roller_is_told_why_the_roll_waits_for_the_active_player() -> None:
+    """Ann rolled and has crossed nothing: Bob's roll would pass for her with -5, which his
+    device may not do (penalty_for_other), so it offers no roll and says why; the host's
+    device still offers it. Once Ann has crossed, Bob's device offers it again."""
+    qwixx_roll = roll(
+        ("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1)
+    )
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], [qwixx_roll])
+    bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
+    assert bob["roll_entry"] is None
+    assert bob["roll_waits"].startswith("Your next roll waits for Ann")
+    host = live_context(snapshot, Viewer(seat=None, host=True), "sheet")
+    assert host["roll_entry"] is not None and host["roll_waits"] == ""
+    crossed = snapshot_of("qwixx", ["Ann", "Bob"], [qwixx_roll, Cross(0, "red", 7)])
+    bob = live_context(crossed, Viewer(seat=1, host=False), "sheet")
+    assert bob["roll_entry"] is not None and bob["roll_waits"] == ""
+
+
 def test_sixto_buttons_for_keep_reroll_and_done() -> None:
     six = [("red", 1), ("orange", 2), ("yellow", 3), ("green", 4), ("blue", 5), ("purple", 6)]
     snapshot = snapshot_of("sixto", ["Ann", "Bob"], [roll(*six)])

@@ -393,6 +393,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             for d in current_dice(game, snapshot.state)
         ],
         "roll_entry": _roll_entry(snapshot, viewer),
+        "roll_waits": _roll_waits(snapshot, viewer),
         "choice": open_choice(snapshot, viewer),
         # a player's sheet page whose device has no seat any more: the host freed it (a
         # device without a seat is sent to the seat page when it opens the sheet page)
@@ -442,11 +443,34 @@ def open_choice(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
     }
 
 
-def _costs_another(snapshot: Snapshot, seat: int) -> bool:
-    """Whether the next roll, entered now, would pass with a penalty for another player
-    than `seat` (Session.propose_throw refuses that from a player's device)."""
+def _penalised_others(snapshot: Snapshot, seat: int) -> list[int]:
+    """The players other than `seat` whom the next roll, entered now, would pass with a
+    penalty (Session.propose_throw refuses that from a player's device)."""
     moves = [(move, AUTO) for move in snapshot.throw.closes] if snapshot.throw else []
-    return any(p != seat for p in implied_penalties(snapshot.game, snapshot.state, moves))
+    penalised = implied_penalties(snapshot.game, snapshot.state, moves)
+    return list(dict.fromkeys(p for p in penalised if p != seat))
+
+
+def _costs_another(snapshot: Snapshot, seat: int) -> bool:
+    return bool(_penalised_others(snapshot, seat))
+
+
+def _roll_waits(snapshot: Snapshot, viewer: Viewer) -> str:
+    """On the next roller's device, while its roll would cost another player a penalty:
+    why no roll is offered yet ("" otherwise)."""
+    turn, throw = snapshot.turn, snapshot.throw
+    if throw is None or turn.chance or not throw.closes or viewer.seat is None:
+        return ""
+    if not viewer.may_roll(turn, throw):
+        return ""
+    others = _penalised_others(snapshot, viewer.seat)
+    if not others:
+        return ""
+    who = names_of(snapshot.players, others)
+    return (
+        f"Your next roll waits for {who}: rolled now, it would pass for {who} with a "
+        "penalty (the host's device may enter it)"
+    )
 
 
 def _roll_entry(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
