@@ -17,6 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import cv2
 import httpx
@@ -221,6 +222,19 @@ def test_the_host_deletes_and_keeps_dice_and_forgets_the_setup(
         assert client.get("/api/setups/..%2Fetc").status_code in (404, 422)
 
 
+def table_the_camera_follows(server: LiveServer, host: httpx.Client) -> dict[str, Any]:
+    """A new Qwixx table of `host`'s, once the camera follows it."""
+    table: dict[str, Any] = host.post(
+        "/api/tables",
+        json={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+    ).json()
+    wait_until(
+        lambda: server.hub.feed.attached_to(table["table_id"]),
+        what="the camera following the new table",
+    )
+    return table
+
+
 def test_a_table_host_sees_the_camera_setup_and_a_player_does_not(
     camera_server: tuple[LiveServer, str],
 ) -> None:
@@ -229,14 +243,8 @@ def test_a_table_host_sees_the_camera_setup_and_a_player_does_not(
         httpx.Client(base_url=base, timeout=30) as host,
         httpx.Client(base_url=base, timeout=30) as player,
     ):
-        table = host.post(
-            "/api/tables",
-            json={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
-        ).json()
+        table = table_the_camera_follows(server, host)
         table_id = table["table_id"]
-        wait_until(
-            lambda: server.hub.feed.attached_to(table_id), what="the camera following the new table"
-        )
         answer = host.get(f"/api/tables/{table_id}/setup")
         assert answer.status_code == 200, answer.text
         assert answer.json()["summary"]["setup"] == "kitchen"
@@ -257,14 +265,8 @@ def test_a_table_host_changes_only_the_dice_confirmed_at_that_table(
     deleted a setup's whole store from a table of its own)."""
     server, base = camera_server
     with httpx.Client(base_url=base, timeout=30) as host:
-        table = host.post(
-            "/api/tables",
-            json={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
-        ).json()
+        table = table_the_camera_follows(server, host)
         table_id = table["table_id"]
-        wait_until(
-            lambda: server.hub.feed.attached_to(table_id), what="the camera following the new table"
-        )
         taken = host.post("/api/setups/kitchen/teach/snapshot").json()  # on the server machine
         values = [d["value"] for d in taken["dice"]]
         ids = host.post(
