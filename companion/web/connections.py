@@ -52,8 +52,11 @@ class GuardedProtocol(H11Protocol):
         same = sum(1 for c in self.connections if (getattr(c, "client", None) or ("",))[0] == host)
         return same > self.per_client or len(self.connections) > self.max_connections
 
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
+    def handle_events(self) -> None:
+        # after new data, and after a response when a pipelined request waited in the
+        # buffer (uvicorn reads it in on_response_complete: watching data_received alone
+        # let a GET followed by a POST's headers hold its socket for good)
+        super().handle_events()
         self._watch_body()
 
     def _watch_body(self) -> None:
