@@ -3,10 +3,13 @@
 - One camera, one table: the table a host attached the camera to (stored in SQLite
   `server_settings` before the host is answered, restored at start-up while that table is
   open), else the most recently created open table, looked up again every second by the
-  hub's follower so a throw never waits for a query. When the table served ends, the camera
-  does not go back to an older open table (an abandoned game of the evening before, which
-  the players' trial saw take the camera): it waits for a newer one or a host's attach;
-  nor does it follow a table started more than FOLLOW_MAX_AGE_S ago.
+  hub's follower so a throw never waits for a query. A game that plays on (an action in the
+  last FOLLOW_IDLE_S) keeps the camera from a newer table too: anyone on the network may
+  start a table, and the re-probe took a running game's camera (and its picture) so. When
+  the table served ends, the camera does not go back to an older open table (an abandoned
+  game of the evening before, which the players' trial saw take the camera): it waits for
+  a newer one or a host's attach; nor does it follow a table started more than
+  FOLLOW_MAX_AGE_S ago. `hold` says why the table served keeps it ("attached", "playing").
 - Each table's mode: "auto" applies a matching roll at once, "sure" applies a roll the
   camera is sure of and asks about its unsure dice otherwise, "confirm" waits for the
   active player (stored in `table_settings`; None until a host chooses, when the runtime's
@@ -39,6 +42,15 @@ MODE_KEY = "camera_mode"
 MODES: tuple[Mode, ...] = ("auto", "sure", "confirm")
 ATTACH_KEY = "camera_table"  # server_settings: the table a host attached the camera to
 FOLLOW_MAX_AGE_S = 12 * 3600.0  # an open table started longer ago is not followed by itself
+FOLLOW_IDLE_S = 600.0  # a game with an action this recent keeps the camera from newer tables
+
+
+def plays_on(table: Table, now: float | None = None) -> bool:
+    """Whether the game at `table` is being played: open, with an action in the last
+    FOLLOW_IDLE_S."""
+    now = time.time() if now is None else now
+    acted = table.acted_at
+    return not table.snapshot.finished and acted is not None and now - acted < FOLLOW_IDLE_S
 
 
 def dice_set_for(
@@ -89,6 +101,7 @@ class CameraFeed:
         self._target: str | None = None  # as the follower last found it
         self._modes: dict[str, Mode | None] = {}  # None: the host chose no mode
         self._followed_since = 0.0  # created_at of the newest table followed so far
+        self._hold: str | None = None  # why the table served keeps the camera (`hold`)
 
     async def target_table(self, cached: bool = True) -> Table | None:
         """The table camera rolls go to (`cached`: as the follower last found it)."""
@@ -96,6 +109,10 @@ class CameraFeed:
         if table_id is not None:
             table = await self.tables.openable(table_id)
             if table is not None and not table.snapshot.finished:
+                return table
+        if self._target is not None:  # a game that plays on keeps it from a newer table
+            table = await self.tables.openable(self._target)
+            if table is not None and plays_on(table):
                 return table
         rows = await asyncio.to_thread(self.tables.store.tables, False)  # newest first
         oldest = max(self._followed_since, time.time() - FOLLOW_MAX_AGE_S)
@@ -112,6 +129,12 @@ class CameraFeed:
         """Look up the target table afresh (the follower calls this every second)."""
         table = await self.target_table(cached=False)
         found = table.table_id if table else None
+        if table is None:
+            self._hold = None
+        elif found == self._explicit:
+            self._hold = "attached"
+        else:
+            self._hold = "playing" if plays_on(table) else None
         if found != self._target:
             self._target = found
             logger.info("camera rolls go to table %s", found)
@@ -125,10 +148,11 @@ class CameraFeed:
         return self._target
 
     @property
-    def attached_by_host(self) -> bool:
-        """Whether the table served now is the one a host attached (a newer table does
-        not take the camera from it)."""
-        return self._target is not None and self._target == self._explicit
+    def hold(self) -> str | None:
+        """Why the table served keeps the camera from a newer table and from another
+        table's host: "attached" (a host attached it there), "playing" (its game plays on),
+        None (it does not), as the follower last found it."""
+        return self._hold
 
     async def attach(self, table_id: str) -> Table | None:
         """Camera rolls go to `table_id` from now on, also after a restart (stored first:

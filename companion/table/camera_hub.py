@@ -98,15 +98,22 @@ CHOICE_PAUSE_S = 15.0
 CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
 # the note of a table whose camera went to another (the newest open table, or attached)
 CAMERA_ELSEWHERE = "the camera now serves another table"
-CAMERA_MOVED = CAMERA_ELSEWHERE + " ({game}: {players}); Use the camera at this table takes it back"
+# no names: the devices of this table need not be joined at the other one (the re-probe
+# read another table's game and players so)
+CAMERA_MOVED = CAMERA_ELSEWHERE + "; Use the camera at this table takes it back"
 CAMERA_BACK = "the camera serves this table again"
 # what starting a new table does to the camera, said on the start page before it happens
 NEW_TABLE_TAKES_CAMERA = (
     "The camera serves {table}. A new table takes it; Use the camera at that table takes it back."
 )
 NEW_TABLE_LEAVES_CAMERA = (
-    "The camera stays with {table}: its host attached it there. A new table takes it with "
-    "Use the camera at this table, on the new table's page."
+    "The camera stays with {table}: its host attached it there. A new table gets it when "
+    "that game ends, or from Use the camera at this table on the server machine."
+)
+NEW_TABLE_WAITS_FOR_CAMERA = (
+    "The camera stays with {table} while that game plays on. A new table gets it when that "
+    "game ends or rests for 10 minutes, or from Use the camera at this table on the server "
+    "machine."
 )
 A_GAME_IN_PROGRESS = "a game in progress"
 # server_settings: the calibration file the calibration page put in use ("": none)
@@ -137,15 +144,16 @@ NO_FIXED_DICE = (
 DescribeMove = Callable[[Table, Move], str]
 
 
-def new_table_line(
-    target: str | None, attached_by_host: bool, visible: Mapping[str, str]
-) -> str | None:
+def new_table_line(target: str | None, hold: str | None, visible: Mapping[str, str]) -> str | None:
     """What starting a new table does to the camera (the start page says it first): None
-    while the camera serves no table. ``visible`` holds the words ("Qwixx: Ann, Bob") of the
-    tables this browser may see; any other is only "a game in progress"."""
+    while the camera serves no table; `hold`: why the table served keeps it (CameraFeed.hold).
+    ``visible`` holds the words ("Qwixx: Ann, Bob") of the tables this browser may see; any
+    other is only "a game in progress"."""
     if target is None:
         return None
-    words = NEW_TABLE_LEAVES_CAMERA if attached_by_host else NEW_TABLE_TAKES_CAMERA
+    words = {"attached": NEW_TABLE_LEAVES_CAMERA, "playing": NEW_TABLE_WAITS_FOR_CAMERA}.get(
+        hold or "", NEW_TABLE_TAKES_CAMERA
+    )
     return words.format(table=visible.get(target, A_GAME_IN_PROGRESS))
 
 
@@ -222,7 +230,7 @@ class CameraHub:
         without a camera."""
         if not self.enabled:
             return None
-        return new_table_line(self.feed.target_id, self.feed.attached_by_host, visible)
+        return new_table_line(self.feed.target_id, self.feed.hold, visible)
 
     # -- life -----------------------------------------------------------------------------
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -304,22 +312,27 @@ class CameraHub:
         says where it went, and a table it comes back to says so (not where it went)."""
         if before is None or table is None or table.table_id == before:
             return
-        players = ", ".join(table.snapshot.players)
-        self.intake.note(before, CAMERA_MOVED.format(game=table.game.title, players=players))
+        self.intake.note(before, CAMERA_MOVED)
         if self.intake.note_of(table.table_id).text.startswith(CAMERA_ELSEWHERE):
             self.intake.note(table.table_id, CAMERA_BACK)
 
     def check_may_take(self, table_id: str) -> None:
-        """A table's host may take the camera unless a host attached it to another table
-        that plays on (anyone may start a table: a table of one's own must not be a way
-        to take a running game's camera); the server machine's page does not ask."""
+        """A table's host may take the camera unless another table holds it: its host
+        attached it there, or its game plays on (anyone may start a table: a table of one's
+        own must not be a way to take a running game's camera); the server machine's page
+        does not ask."""
         target = self.feed.target_id
-        if target is not None and target != table_id and self.feed.attached_by_host:
+        if target is not None and target != table_id and self.feed.hold is not None:
+            why = (
+                "its host attached it there"
+                if self.feed.hold == "attached"
+                else ("its game plays on")
+            )
             raise Rejection(
                 Reason.NOT_ALLOWED,
                 "camera_held",
-                "the camera serves another table, where its host attached it: it comes "
-                "here when that game ends, or from the server machine",
+                f"the camera serves another table ({why}): it comes here when that game "
+                "ends, or from the server machine",
             )
 
     async def attach(self, table_id: str) -> None:
@@ -529,7 +542,7 @@ class CameraHub:
         attached = self.feed.attached_to(table.table_id)
         mode = await self.mode(table.table_id)
         return {
-            **self.runtime.status_json(),
+            **self.runtime.status_json(served=attached),
             "attached": attached,
             "mode": mode,
             "mode_line": mode_line(mode, self.runtime.auto_apply_threshold),

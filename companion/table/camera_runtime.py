@@ -321,7 +321,9 @@ class CameraRuntime:
         worker = self._worker
         return worker.status() if worker is not None else None
 
-    def status_json(self) -> dict[str, Any]:
+    def status_json(self, served: bool = True) -> dict[str, Any]:
+        """The camera's state for a table's panel; `served` False (a table the camera does
+        not serve): without the demo camera's words, which name the served table's players."""
         status = self.worker_status()
         body = status.to_json() if status is not None else None
         return {
@@ -330,7 +332,7 @@ class CameraRuntime:
             "starting": self.starting,
             "status": body,
             "error": self.reader_error,
-            "line": self._line(body),
+            "line": self._line(body, served),
             "calibration": self.calibration.name if self.calibration else None,
         }
 
@@ -339,9 +341,9 @@ class CameraRuntime:
         """Whether the frames are the demo camera's renders (no camera attached)."""
         return self.demo is not None and self.source_name == "demo camera"
 
-    def _line(self, body: dict[str, object] | None) -> str:
+    def _line(self, body: dict[str, object] | None, served: bool = True) -> str:
         line = status_line(self.enabled, self.starting, body, self.reader_error)
-        if self.demo is not None and self.plays_demo:
+        if served and self.demo is not None and self.plays_demo:
             line += f" · {self.demo.line()}"
         return line
 

@@ -173,6 +173,10 @@ class Table:
         self.dice: DiceKeeper | None = None  # the server's dice counts, changed per roll
         self.snapshot = self._take_snapshot()
         self.last_used = time.monotonic()  # Tables.get: an idle table leaves memory
+        # when its last action was made (time.time()); a game opened with actions counts
+        # from its opening (the log keeps no times): the camera stays with a game that
+        # plays on (companion.table.camera_feed)
+        self.acted_at: float | None = time.time() if session.actions else None
         self.evicted = False  # left memory (Tables.evict_idle): this object writes nothing
 
     def is_idle(self, now: float, idle_s: float) -> bool:
@@ -472,6 +476,7 @@ class Table:
         for proposal, entry in zip(proposals, entries, strict=True):
             self.session.commit(proposal)
             self._action_seq[entry.action_id] = entry.seq
+        self.acted_at = time.time()
         if history is not None:
             self.finished_at = time.time() if history.summary is not None else None
         self._publish()

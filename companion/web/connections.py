@@ -59,9 +59,15 @@ class GuardedProtocol(H11Protocol):
         super().handle_events()
         self._watch_body()
 
+    def _upgraded(self) -> bool:
+        """Whether the connection became a WebSocket (uvicorn hands the transport to the
+        WebSocket protocol; h11 stays in SEND_BODY for the upgrade request, whose body
+        never comes: the clock closed every socket after 30 s, the players' re-trial)."""
+        return self.transport.get_protocol() is not self
+
     def _watch_body(self) -> None:
         """One clock for a request's whole body, started when its headers are whole."""
-        if self.conn.their_state is h11.SEND_BODY:
+        if self.conn.their_state is h11.SEND_BODY and not self._upgraded():
             if self._body_deadline is None:
                 self._body_deadline = self.loop.call_later(
                     self.body_timeout_s, self._close_if_body_unfinished
@@ -72,7 +78,8 @@ class GuardedProtocol(H11Protocol):
 
     def _close_if_body_unfinished(self) -> None:
         self._body_deadline = None
-        if self.conn.their_state is h11.SEND_BODY and not self.transport.is_closing():
+        unfinished = self.conn.their_state is h11.SEND_BODY and not self._upgraded()
+        if unfinished and not self.transport.is_closing():
             logger.info(
                 "closing %s: request body not whole within %.0f s", self.client, self.body_timeout_s
             )

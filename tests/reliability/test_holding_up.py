@@ -114,6 +114,10 @@ def test_a_body_that_never_arrives_is_closed_after_the_body_timeout(tmp_path: Pa
     connection for good (the header timeout covers the headers only)."""
     settings = thread_settings(tmp_path, body_timeout_s=1.0, header_timeout_s=120)
     with ThreadServer(settings) as server:
+        client, table_id = new_table(server.base_url)
+        url, cookie = ws_of(server.base_url, client, table_id)
+        live = connect(url, additional_headers={"Cookie": cookie})  # opened before the clock
+        live.recv(timeout=GENEROUS_S)
         head = (
             b"POST /api/join HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Content-Length: 100000\r\n\r\n{"
@@ -126,6 +130,11 @@ def test_a_body_that_never_arrives_is_closed_after_the_body_timeout(tmp_path: Pa
         )
         wait_until(lambda: is_closed(stalled), GENEROUS_S, "the stalled body's connection closed")
         wait_until(lambda: is_closed(behind), GENEROUS_S, "the pipelined body's connection closed")
+        # a WebSocket's upgrade request has no body: its socket lives on past the clock (it
+        # was closed every 30 s: the players' re-trial saw every device flash "Offline")
+        live.send(json.dumps({"type": "sync"}))
+        assert json.loads(live.recv(timeout=GENEROUS_S))["type"] == "state"
+        live.close()
         # a whole body in pieces is served as before
         whole = raw_connection(server.port)
         whole.setblocking(True)

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from companion.live.settle import RollEvent
-from companion.rules.base import DiceSpec, Move, Throw
+from companion.rules.base import DiceSpec, Die, Move, Rejection, Roll, Throw
 from companion.rules.session import CAMERA
 from companion.table.camera_decision import decide_throw
-from companion.table.camera_feed import CameraFeed
+from companion.table.camera_feed import FOLLOW_IDLE_S, CameraFeed
 from companion.table.camera_hub import CameraHub
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import CameraRoll, HeldReading
@@ -28,6 +28,7 @@ from companion.vision.types import UNREADABLE, DieBox, DieReading
 
 QWIXX = ("white", "white", "red", "yellow", "green", "blue")
 QWIXX_THROW = Throw(DiceSpec(QWIXX))
+QWIXX_ROLL = Roll(dice=tuple(Die(c, v) for c, v in zip(QWIXX, (3, 4, 2, 5, 6, 1), strict=True)))
 IMAGE = np.zeros((480, 640, 3), np.uint8)
 
 
@@ -164,5 +165,29 @@ def test_the_camera_does_not_go_back_to_an_older_table_when_its_game_ends(tmp_pa
         assert await feed.refresh() is newer
         await feed.attach(abandoned.table_id)  # a host may still take it there
         assert feed.attached_to(abandoned.table_id)
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_a_game_that_plays_on_keeps_the_camera_from_a_newer_table(tmp_path: Path) -> None:
+    """The re-probe: a device on the network started a table of its own and took the
+    camera (and its picture) from a game no host had attached it to."""
+
+    async def body(tables: Tables, playing: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        assert await hub.feed.refresh() is playing and hub.feed.hold is None  # no action yet
+        await playing.act_throw(QWIXX_ROLL, "0", "ann-rolls")
+        assert await hub.feed.refresh() is playing and hub.feed.hold == "playing"
+        newer = await tables.create("qwixx", {"players": 2}, ["Eve", "Mal"])
+        assert await hub.feed.refresh() is playing  # the newer table waits
+        try:
+            hub.check_may_take(newer.table_id)
+        except Rejection as refusal:
+            assert refusal.rule == "camera_held" and "plays on" in refusal.message
+        else:
+            raise AssertionError("a newer table took a playing game's camera")
+        assert playing.acted_at is not None
+        playing.acted_at -= FOLLOW_IDLE_S + 1  # the game has rested ten minutes
+        assert await hub.feed.refresh() is newer and hub.feed.hold is None
 
     with_qwixx_table(tmp_path, body)

@@ -447,7 +447,10 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
                 assert learning["why"].startswith("The camera learns kitchen's dice, not this")
         # the Qwixx table, which lost the camera to the newer Sixto table, says where it went
         note = host.get(f"/api/tables/{qwixx}/camera").json()["note"]
-        assert note.startswith("the camera now serves another table (Sixto: Ann, Bob)")
+        # (no names: this table's devices need not be joined at the other one)
+        assert note == (
+            "the camera now serves another table; Use the camera at this table takes it back"
+        )
         # its host takes it back: the note says so, and the Sixto table says where it went
         assert host.post(f"/api/tables/{qwixx}/camera/attach").status_code == 200
         assert host.get(f"/api/tables/{qwixx}/camera").json()["note"] == (
@@ -457,7 +460,7 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
             host.get("/").text
         )
         note = host.get(f"/api/tables/{table_id}/camera").json()["note"]
-        assert note.startswith("the camera now serves another table (Qwixx: Ann, Bob)")
+        assert note.startswith("the camera now serves another table;")
 
 
 def test_a_game_without_a_fixed_dice_set_says_no_calibration_is_for_it(
@@ -478,14 +481,18 @@ def test_the_start_page_names_only_a_table_this_browser_may_see() -> None:
     """A device that has not joined the table the camera serves learns only that a game
     is in progress, not its players."""
     visible = {"t1": "Qwixx: Ann, Bob"}
-    assert new_table_line(None, False, visible) is None
-    assert new_table_line("t1", False, visible) == (
+    assert new_table_line(None, None, visible) is None
+    assert new_table_line("t1", None, visible) == (
         "The camera serves Qwixx: Ann, Bob. A new table takes it; Use the camera at that "
         "table takes it back."
     )
-    assert new_table_line("t2", True, visible) == (
+    assert new_table_line("t2", "attached", visible) == (
         "The camera stays with a game in progress: its host attached it there. A new table "
-        "takes it with Use the camera at this table, on the new table's page."
+        "gets it when that game ends, or from Use the camera at this table on the server "
+        "machine."
+    )
+    assert new_table_line("t1", "playing", visible).startswith(
+        "The camera stays with Qwixx: Ann, Bob while that game plays on."
     )
 
 

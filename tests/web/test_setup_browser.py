@@ -185,11 +185,14 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         finder = page.locator("#setup-finder-verdict")
         assert finder.get_attribute("data-adopted") == "false"
         assert "judged from 5 confirmed photos on (1 so far)" in finder.inner_text()
-        # a Sixto table takes the camera: its dice are not kitchen's, and its line says so
+        # a Sixto table takes the camera (the Qwixx game plays on, so its host moves it, from
+        # the server machine): its dice are not kitchen's, and its line says so
         sixto = context.request.post(
             f"{server.base_url}/api/tables",
             data={"game": "sixto", "players": ["Ann", "Bob"], "options": {"players": 2}},
         ).json()["table_id"]
+        moved = context.request.post(f"{server.base_url}/api/tables/{sixto}/camera/attach")
+        assert moved.ok, moved.text()
         wait_until(lambda: server.hub.feed.attached_to(sixto), what="the camera on the Sixto table")
         page.goto(f"{server.base_url}/t/{sixto}")
         page.wait_for_selector("#camera-learning[data-teaches='false']", timeout=20000)
