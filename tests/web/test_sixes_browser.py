@@ -193,3 +193,30 @@ def test_a_slow_double_tap_on_pass_does_not_pound_on_the_next_call(
     assert waiting == [0, None]
     state = api.get(f"/api/tables/{table['table_id']}/state").json()
     assert state["state_id"] == 2 and state["state"]["state"]["pounded_by"] is None
+
+
+def test_a_double_tap_does_not_confirm_a_tap_again_question(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The players' re-trial: two finger taps 300 ms apart on "End the game here" armed its
+    question and confirmed it at once, ending the game for everyone."""
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = api.post(
+        "/api/tables",
+        json={"game": "sixes", "options": {"players": 3}, "players": ["Ann", "Bob", "Cy"]},
+    ).json()
+    ann = take_seat(browser, server, table["code"], 0, PHONE)
+    ending = ann.locator(".sixes-end-game")
+    ending.tap()
+    ending.tap()  # at once: no time to read the question
+    assert ending.inner_text().startswith("This ends the game for everyone")  # still asking
+    assert ann.locator(".sixes-end-game.armed").count() == 1
+    # nothing sent (a sent tap waits in the outbox until answered, and is answered only
+    # once committed), and the game goes on
+    waiting = ann.evaluate(
+        f"() => [document.querySelectorAll('.pending').length,"
+        f" localStorage.getItem('tc-outbox-{table['table_id']}-sheet')]"
+    )
+    assert waiting == [0, None]
+    state = api.get(f"/api/tables/{table['table_id']}/state").json()
+    assert state["state_id"] == 0 and state["outcome"] is None

@@ -132,6 +132,8 @@ def test_the_next_roller_is_told_why_the_roll_waits_for_the_active_player() -> N
     assert bob["roll_waits"].startswith("Your next roll waits for Ann")
     host = live_context(snapshot, Viewer(seat=None, host=True), "sheet")
     assert host["roll_entry"] is not None and host["roll_waits"] == ""
+    # the host's entry says who pays for it before it is entered
+    assert host["roll_entry"]["closes"].endswith("; a penalty for Ann")
     crossed = snapshot_of("qwixx", ["Ann", "Bob"], [qwixx_roll, Cross(0, "red", 7)])
     bob = live_context(crossed, Viewer(seat=1, host=False), "sheet")
     assert bob["roll_entry"] is not None and bob["roll_waits"] == ""

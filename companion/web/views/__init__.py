@@ -455,6 +455,16 @@ def _costs_another(snapshot: Snapshot, seat: int) -> bool:
     return bool(_penalised_others(snapshot, seat))
 
 
+def _passes_for(snapshot: Snapshot, passing: list[int]) -> str:
+    """Who the next roll passes for, in words, with those it costs a penalty."""
+    moves = [(move, AUTO) for move in snapshot.throw.closes] if snapshot.throw else []
+    penalised = list(dict.fromkeys(implied_penalties(snapshot.game, snapshot.state, moves)))
+    words = names_of(snapshot.players, passing)
+    if penalised:
+        words += f"; a penalty for {names_of(snapshot.players, penalised)}"
+    return words
+
+
 def _roll_waits(snapshot: Snapshot, viewer: Viewer) -> str:
     """On the next roller's device, while its roll would cost another player a penalty:
     why no roll is offered yet ("" otherwise)."""
@@ -496,8 +506,9 @@ def _roll_entry(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
         "key": f"{snapshot.state_id}"
         if turn.chance
         else f"next-{snapshot.step_id}-{'-'.join(throw.dice.colours)}",
-        # the next roll, entered before everyone has acted: who it passes for
-        "closes": names_of(snapshot.players, passing) if not turn.chance else "",
+        # the next roll, entered before everyone has acted: who it passes for, and who pays
+        # a penalty for it (the host's device may enter such a roll: it says so first)
+        "closes": _passes_for(snapshot, passing) if not turn.chance else "",
         "roller": snapshot.players[throw.roller] if throw.roller is not None else "",
     }
 

@@ -355,7 +355,7 @@
   // a button with data-confirm (a pass that costs a penalty, freeing a seat) asks once: the
   // first tap turns it into its question for a few seconds, a second tap does it. The
   // question survives the redraws other players' taps cause.
-  const armed = {key: null, until: 0, timer: null};
+  const armed = {key: null, until: 0, timer: null, at: 0};
 
   function confirmKey(element) {
     return element.dataset.move || element.dataset.hostFree || element.dataset.confirm;
@@ -367,7 +367,8 @@
 
   function arm(element) {
     armed.key = confirmKey(element);
-    armed.until = Date.now() + 5000;
+    armed.at = Date.now();
+    armed.until = armed.at + 5000;
     clearTimeout(armed.timer);
     armed.timer = setTimeout(() => { armed.key = null; restoreArmed(); }, 5000);
     restoreArmed();
@@ -384,10 +385,13 @@
 
   // -- taps -----------------------------------------------------------------------------
   // A finger's slow double tap: the redraw its first tap led to may have put another button
-  // under the finger (Sixes: Pass, then the next call's POUND on the same spot), which the
-  // second tap would press. A touch tap near the tap before it, soon after the redraw that
-  // followed that tap, is dropped; so is a tap on a box whose tap is still waiting.
+  // under the finger (Sixes: Pass, then the next call's POUND on the same spot; Enter roll,
+  // then a box), which the second tap would press. A touch tap near the tap before it (on
+  // any button), soon after the redraw that followed that tap, is dropped; so is a tap on a
+  // box whose tap is still waiting, and a finger's second tap on a "tap again" question
+  // that comes too soon to have been read (a double tap armed and confirmed it at once).
   const SAME_SPOT_PX = 40;
+  const CONFIRM_READ_MS = 500;
   const REDRAW_GUARD_MS = 600;
   const DOUBLE_TAP_MS = 1500;
   const lastTap = {x: NaN, y: NaN, at: 0};
@@ -408,13 +412,19 @@
   document.addEventListener("click", (event) => {
     const target = event.target.closest("button, [data-move]");
     if (!target || !page.contains(target)) return;
-    if (target.dataset.move && (target.classList.contains("pending") || isSecondTapAfterRedraw(event))) {
+    const secondTap = isSecondTapAfterRedraw(event);  // every tap is noted
+    if (target.dataset.move && (target.classList.contains("pending") || secondTap)) {
       event.preventDefault();
       return;
     }
     if (target.dataset.confirm !== undefined && !isArmed(target)) {
       event.preventDefault();
       arm(target);
+      return;
+    }
+    if (target.dataset.confirm !== undefined && pointerType === "touch"
+        && Date.now() - armed.at < CONFIRM_READ_MS) {
+      event.preventDefault();  // the question stays: a tap once it can have been read does it
       return;
     }
     if (target.dataset.confirm !== undefined) { armed.key = null; restoreArmed(); }
