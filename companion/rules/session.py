@@ -164,6 +164,19 @@ class Session:
         return self.actions[-1].by if self.actions else None
 
     @property
+    def undone_at(self) -> int:
+        """The state id the latest undo led to (0: none yet)."""
+        return self._undone_at
+
+    def moves_since(self, state_id: int) -> list[Action] | None:
+        """The actions made after state `state_id`, oldest first; None when an undo came
+        since (the actions then are not the states' story)."""
+        if self._undone_at > state_id or state_id > self.state_id:
+            return None
+        count = self.state_id - state_id
+        return list(self.actions[len(self.actions) - count :]) if count else []
+
+    @property
     def step_id(self) -> int:
         """The state id at which the current step began (`Turn.moves_in_step` moves ago),
         or of the latest undo when that came later: a screen drawn at it or since shows

@@ -157,6 +157,26 @@ def judge_throw(
     return replace(held, kind="unsure", message=message, roll=result, unsure=unsure)
 
 
+def carried_over(held: HeldReading, table: Table) -> HeldReading | None:
+    """A held reading still meant for the game at `table` now: the dice lie on the table
+    while players act, so players' moves since (a player crossing while the question
+    waits) leave it the same throw of the same dice, now implying fewer passes; a roll
+    entered by hand, an undo, or a throw that means otherwise now (other dice, another
+    roller, a Sixto re-roll no longer asked for) end it.
+    Dropping it at any move lost the throw with nobody told (the players' re-trial)."""
+    throw, was = table.snapshot.throw, held.throw
+    since = table.session.moves_since(held.state_id)
+    if throw is None or since is None:
+        return None
+    # the same dice, roller and meaning (Sixto's re-roll: a Keep since makes the throw a
+    # new turn's, which it is not); only the passes it closes may be fewer
+    if (throw.dice, throw.moves, throw.roller) != (was.dice, was.moves, was.roller):
+        return None
+    if any(isinstance(action.move, Roll) for action in since):
+        return None
+    return replace(held, state_id=table.snapshot.state_id, throw=throw)
+
+
 def every_die_unsure(dice: Sequence[DieReading]) -> tuple[UnsureDie, ...]:
     """Every die as unsure, with its value and the opposite face (no decision at hand)."""
     return tuple(UnsureDie(k, (d.value or 1, 7 - (d.value or 1))) for k, d in enumerate(dice))
@@ -350,12 +370,18 @@ class HeldReadings:
         self._held.pop(table_id, None)
 
     def current(self, table: Table) -> HeldReading | None:
-        """The reading held for `table`, dropped once the game moved on (a manual roll)."""
+        """The reading held for `table`: carried to the state now while only players' moves
+        of the same step came since (`carried_over`), dropped once the game moved on (a
+        roll entered by hand, an undo, another step)."""
         held = self._held.get(table.table_id)
-        if held is not None and held.state_id != table.snapshot.state_id:
+        if held is None or held.state_id == table.snapshot.state_id:
+            return held
+        carried = carried_over(held, table)
+        if carried is None:
             self.drop(table.table_id)
-            return None
-        return held
+        else:
+            self._held[table.table_id] = carried
+        return carried
 
     def picture(self, table_id: str, thumbnail: bool = False) -> bytes | None:
         held = self._held.get(table_id)
@@ -368,8 +394,8 @@ class HeldReadings:
         held = self._held.get(table.table_id)
         if held is None or held.held_id != held_id:
             raise Rejection(Reason.STALE_STATE, "no_such_reading", "that camera reading is gone")
-        if held.state_id != table.snapshot.state_id:
-            self.drop(table.table_id)
+        held = self.current(table)
+        if held is None:
             raise Rejection(
                 Reason.STALE_STATE,
                 "stale_reading",

@@ -15,6 +15,7 @@ import numpy as np
 
 from companion.live.settle import RollEvent
 from companion.rules.base import DiceSpec, Die, Move, Rejection, Roll, Throw
+from companion.rules.qwixx import Cross
 from companion.rules.session import CAMERA
 from companion.table.camera_decision import decide_throw
 from companion.table.camera_feed import FOLLOW_IDLE_S, CameraFeed
@@ -189,5 +190,34 @@ def test_a_game_that_plays_on_keeps_the_camera_from_a_newer_table(tmp_path: Path
         assert playing.acted_at is not None
         playing.acted_at -= FOLLOW_IDLE_S + 1  # the game has rested ten minutes
         assert await hub.feed.refresh() is newer and hub.feed.hold is None
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_a_held_question_outlives_a_players_move_but_not_a_typed_roll(tmp_path: Path) -> None:
+    """The players' re-trial: in confirm mode Bob threw while the white sum was open; the
+    question ("Ann: Pass ..., Bob: Pass ..., then: the roll") vanished the moment Bob
+    crossed, and his throw was lost with nobody told. The dice still lie there: the
+    question stays, implying only the passes still due; a roll typed in ends it."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        await hub.feed.set_mode(table.table_id, "confirm")
+        await table.act_throw(QWIXX_ROLL, "0", "ann-rolls")  # the white sum is open
+        await hub.on_throw(qwixx_event((1, 2, 3, 4, 5, 6)))  # the next throw, early
+        pending = (await hub.status_json(table))["pending"]
+        assert pending["kind"] == "confirm" and len(pending["implies"]) == 3
+        await table.act(Cross(1, "red", 7), "1", "bob-crosses")  # Bob crosses meanwhile
+        carried = (await hub.status_json(table))["pending"]
+        assert carried is not None and carried["id"] == pending["id"]  # the same question
+        assert len(carried["implies"]) == 2  # Bob no longer passes
+        state_id = await hub.confirm(table, carried["id"])
+        assert state_id == table.snapshot.state_id and table.session.actions[-1].by == CAMERA
+        # a roll typed in while a question waits ends the question (the dice it read are
+        # not the roll any more)
+        await hub.on_throw(qwixx_event((2, 2, 3, 4, 5, 6)))
+        assert (await hub.status_json(table))["pending"] is not None
+        await table.act_throw(QWIXX_ROLL, "host", "typed-roll")
+        assert (await hub.status_json(table))["pending"] is None
 
     with_qwixx_table(tmp_path, body)

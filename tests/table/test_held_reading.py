@@ -166,7 +166,13 @@ def test_a_held_reading_is_taken_only_at_its_state() -> None:
     with pytest.raises(Rejection) as gone:
         holder.take(table, "other")  # type: ignore[arg-type]
     assert gone.value.rule == "no_such_reading"
-    moved_on = SimpleNamespace(table_id="t1", snapshot=SimpleNamespace(state_id=8))
+    # the game moved on in a way that ends the question (an undo since: no moves to tell);
+    # players' moves of the same throw carry it: tests/table/test_camera_pass.py
+    moved_on = SimpleNamespace(
+        table_id="t1",
+        snapshot=SimpleNamespace(state_id=8, throw=held.throw),
+        session=SimpleNamespace(moves_since=lambda state_id: None),
+    )
     with pytest.raises(Rejection) as stale:
         holder.take(moved_on, "h1")  # type: ignore[arg-type]
     assert stale.value.reason is Reason.STALE_STATE and holder.picture("t1") is None
