@@ -285,6 +285,18 @@ class Game(ABC, Generic[OptionsT, StateT]):
     def outcome(self, state: StateT) -> Outcome | None:
         """None while the game goes on."""
 
+    def penalised_by(self, state: StateT, moves: Sequence[Move]) -> list[int]:
+        """The players whose total the moves, played in order on `state`, lower: a throw's
+        automatic pass that costs its player a penalty (Qwixx's active player who crossed
+        nothing)."""
+        out = []
+        for move in moves:
+            after = self.play(state, move)
+            if self.scores(after)[move.player].total < self.scores(state)[move.player].total:
+                out.append(move.player)
+            state = after
+        return out
+
     # -- options ------------------------------------------------------------------------
     def parse_options(self, data: Mapping[str, Any]) -> OptionsT:
         """Options from JSON-like data; raises Rejection(BAD_OPTIONS) naming the field."""

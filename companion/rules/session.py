@@ -79,21 +79,6 @@ class Proposal:
         return self.base_id + 1
 
 
-def implied_penalties(
-    game: Game[Any, Any], state: object, moves: Sequence[tuple[Move, str]]
-) -> list[int]:
-    """The players whose total the moves (a throw's automatic passes) lower, played in
-    order on `state`: a pass that costs its player a penalty (Qwixx's active player who
-    crossed nothing)."""
-    out = []
-    for move, _ in moves:
-        after = game.play(state, move)
-        if game.scores(after)[move.player].total < game.scores(state)[move.player].total:
-            out.append(move.player)
-        state = after
-    return out
-
-
 def stale_view() -> Rejection:
     return Rejection(
         Reason.STALE_STATE,
@@ -232,7 +217,8 @@ class Session:
             proposals.append(proposal)
             state, base_id = proposal.state, proposal.state_id
         if by.isdigit():  # a player's device: its roll costs no other player points
-            others = [p for p in implied_penalties(self.game, self.state, moves) if str(p) != by]
+            penalised = self.game.penalised_by(self.state, [move for move, _ in moves])
+            others = [p for p in penalised if str(p) != by]
             if others:
                 name = self.players[others[0]]
                 raise Rejection(

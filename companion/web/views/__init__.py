@@ -30,7 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Score, Turn
-from companion.rules.session import AUTO, implied_penalties, may_undo
+from companion.rules.session import may_undo
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
 from companion.table.words import names_of, with_names
@@ -446,8 +446,8 @@ def open_choice(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
 def _penalised_others(snapshot: Snapshot, seat: int) -> list[int]:
     """The players other than `seat` whom the next roll, entered now, would pass with a
     penalty (Session.propose_throw refuses that from a player's device)."""
-    moves = [(move, AUTO) for move in snapshot.throw.closes] if snapshot.throw else []
-    penalised = implied_penalties(snapshot.game, snapshot.state, moves)
+    closes = list(snapshot.throw.closes) if snapshot.throw else []
+    penalised = snapshot.game.penalised_by(snapshot.state, closes)
     return list(dict.fromkeys(p for p in penalised if p != seat))
 
 
@@ -457,8 +457,8 @@ def _costs_another(snapshot: Snapshot, seat: int) -> bool:
 
 def _passes_for(snapshot: Snapshot, passing: list[int]) -> str:
     """Who the next roll passes for, in words, with those it costs a penalty."""
-    moves = [(move, AUTO) for move in snapshot.throw.closes] if snapshot.throw else []
-    penalised = list(dict.fromkeys(implied_penalties(snapshot.game, snapshot.state, moves)))
+    closes = list(snapshot.throw.closes) if snapshot.throw else []
+    penalised = list(dict.fromkeys(snapshot.game.penalised_by(snapshot.state, closes)))
     words = names_of(snapshot.players, passing)
     if penalised:
         words += f"; a penalty for {names_of(snapshot.players, penalised)}"
