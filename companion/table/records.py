@@ -58,14 +58,43 @@ def check_players(names: Sequence[object], seats: int) -> None:
             )
 
 
+# characters that show nothing or change nothing that shows: controls, formatting (bidi
+# overrides, zero-width), private use, unassigned, line and paragraph separators
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+# Unicode's default-ignorable code points outside those categories (fillers, the combining
+# grapheme joiner, variation selectors) and the blank braille pattern
+HIDDEN_RANGES = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x2800, 0x2800), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)  # fmt: skip
+SHOWN_CATEGORIES = ("L", "N", "P", "S")  # a name shows at least one such character
+
+
+def is_hidden(char: str) -> bool:
+    code = ord(char)
+    return unicodedata.category(char) in HIDDEN_CATEGORIES or any(
+        low <= code <= high for low, high in HIDDEN_RANGES
+    )
+
+
+def name_key(name: str) -> str:
+    """What a name reads as: letter widths, case, marks and spaces aside ("Ａｎｎ", " ann "
+    and "Ann" with a combining mark after it are one name)."""
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name))
+    kept = "".join(ch for ch in text if unicodedata.category(ch)[0] != "M")
+    return " ".join(kept.casefold().split())
+
+
 def check_new_names(names: Sequence[str]) -> None:
     """The names of a new table (made or imported; a stored table opens as stored): no
-    control or invisible formatting characters (NUL, a right-to-left override, a zero-width
-    space: the trial's names passed for others, "Ann" and "Ann" with a zero-width space
-    after it), and none only spaces. Raises Rejection(BAD_OPTIONS) naming the seat (two
-    names alike: the start page's refuse_duplicate_names)."""
+    character that shows nothing (a NUL, a right-to-left override, a zero-width space, a
+    filler: the probes' names passed for others, "Ann" and "Ann" with an invisible
+    character after it), at least one letter, digit or sign, and no two names alike
+    (`name_key`). Raises Rejection(BAD_OPTIONS) naming the seat."""
+    seen: set[str] = set()
     for seat, name in enumerate(names):
-        hidden = next((ch for ch in name if unicodedata.category(ch) in ("Cc", "Cf")), None)
+        hidden = next((ch for ch in name if is_hidden(ch)), None)
         if hidden is not None:
             raise Rejection(
                 Reason.BAD_OPTIONS,
@@ -73,10 +102,21 @@ def check_new_names(names: Sequence[str]) -> None:
                 f"the name of seat {seat + 1} holds an invisible or control character "
                 f"(U+{ord(hidden):04X}): type the name as it should show",
             )
-        if not name.strip():
+        if not any(unicodedata.category(ch)[0] in SHOWN_CATEGORIES for ch in name):
             raise Rejection(
-                Reason.BAD_OPTIONS, "player_name", f"the name of seat {seat + 1} is only spaces"
+                Reason.BAD_OPTIONS,
+                "player_name",
+                f"the name of seat {seat + 1} shows no letter or digit",
             )
+        key = name_key(name)
+        if key in seen:
+            raise Rejection(
+                Reason.BAD_OPTIONS,
+                "duplicate_names",
+                f"Two players are called {name.strip()}: give each player a different name "
+                "(an initial will do)",
+            )
+        seen.add(key)
 
 
 def check_options_size(options: object) -> None:

@@ -10,10 +10,9 @@ sentence. Two players of one name would make every later message ambiguous: refu
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 
-from companion.rules.base import Reason, Rejection
+from companion.rules.base import Rejection
 from companion.table.words import with_names
 from companion.web.views import OptionText, view_for
 
@@ -37,22 +36,6 @@ _PROBLEM_WORDS = (
 
 def capital(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def refuse_duplicate_names(players: Sequence[str]) -> None:
-    """Refuse a table where two players have one name (case, spaces and letter widths
-    aside: "Ａｎｎ" is "Ann"): every message, score and log line names players."""
-    seen: set[str] = set()
-    for name in players:
-        key = " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
-        if key in seen:
-            raise Rejection(
-                Reason.BAD_OPTIONS,
-                "duplicate_names",
-                f"Two players are called {name.strip()}: give each player a different name "
-                "(an initial will do)",
-            )
-        seen.add(key)
 
 
 def start_refusal(exc: Rejection, game_name: str, players: Sequence[str]) -> Rejection:

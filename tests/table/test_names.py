@@ -21,7 +21,19 @@ from companion.web.settings import Settings
         (["Ann", "Ann\u200b"], "U+200B"),
         (["Ann", " ann "], "Two players are called ann"),
         (["Ａｎｎ", "Ann"], "Two players are called Ann"),  # full-width letters
-        (["   ", "Bob"], "only spaces"),
+        (["   ", "Bob"], "shows no letter or digit"),
+        # the re-probe's: a combining grapheme joiner, variation selectors, fillers, a
+        # paragraph separator, private use, a non-character, a name of marks alone
+        (["Ann", "Ann\u034f"], "U+034F"),
+        (["Ann", "Ann\ufe0f"], "U+FE0F"),
+        (["Ann", "Ann\U000e0100"], "U+E0100"),
+        (["\u3164", "Bob"], "U+3164"),
+        (["\u2800", "Bob"], "U+2800"),
+        (["A\u2029nn", "Bob"], "U+2029"),
+        (["\ue000", "Bob"], "U+E000"),
+        (["Ann\uffff", "Bob"], "U+FFFF"),
+        (["\u0301\u0302", "Bob"], "shows no letter or digit"),
+        (["Ann", "An\u0301n"], "Two players are called"),
     ],
 )
 def test_a_name_that_hides_or_copies_another_is_refused(
@@ -40,3 +52,19 @@ def test_a_name_that_hides_or_copies_another_is_refused(
             json={"game": "qwixx", "players": ["Ann", "Ann-Marie"], "options": {"players": 2}},
         )
         assert made.status_code == 201, made.text  # like, but not the same: fine
+
+
+def test_an_imported_record_with_two_players_of_one_name_is_refused(tmp_path: Path) -> None:
+    """The re-probe: /api/import took a record of players ["Ann", "ANN"]."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as host:
+        made = host.post(
+            "/api/tables",
+            json={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        ).json()
+        record = host.get(f"/api/tables/{made['table_id']}/record").json()
+        record["players"] = ["Ann", "ANN"]
+        answer = host.post("/api/import", json=record)
+        assert answer.status_code in (409, 422), answer.text
+        assert "Two players are called ANN" in answer.text
+        record["players"] = ["Ann", "Bea"]
+        assert host.post("/api/import", json=record).status_code == 201

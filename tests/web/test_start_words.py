@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from companion.rules.base import Reason, Rejection
-from companion.web.start_words import refuse_duplicate_names, start_refusal
+from companion.table.records import check_new_names
+from companion.web.start_words import start_refusal
 
 NAMES = ["Dora", "Emil", "Finn"]
 
@@ -45,7 +46,7 @@ def test_a_refusal_names_options_by_label_and_players_by_name(
 
 
 def test_two_players_of_one_name_are_refused() -> None:
-    refuse_duplicate_names(["Dora", "Emil"])
+    check_new_names(["Dora", "Emil"])
     with pytest.raises(Rejection) as refused:
-        refuse_duplicate_names(["Dora", "Emil", " dora"])
+        check_new_names(["Dora", "Emil", " dora"])
     assert refused.value.rule == "duplicate_names" and "called dora" in refused.value.message

@@ -34,7 +34,7 @@ from companion.web.deps import (
 )
 from companion.web.errors import slow_down
 from companion.web.settings import Settings
-from companion.web.start_words import refuse_duplicate_names, start_refusal
+from companion.web.start_words import start_refusal
 from companion.web.views import move_attr, option_fields, spoken_to
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin], route_class=TextCheckedRoute)
@@ -224,7 +224,6 @@ async def create_table(body: CreateTable, tables: TablesDep, settings: SettingsD
     if body.players and "players" not in options:  # every game's Options has "players"
         options = {**options, "players": len(body.players)}
     try:
-        refuse_duplicate_names(body.players)
         table = await tables.create(body.game, options, body.players)
     except Rejection as exc:
         if exc.reason != Reason.BAD_OPTIONS or body.game not in GAME_NAMES:
