@@ -130,6 +130,10 @@ def test_the_next_roller_is_told_why_the_roll_waits_for_the_active_player() -> N
     bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
     assert bob["roll_entry"] is None
     assert bob["roll_waits"].startswith("Your next roll waits for Ann")
+    ann = live_context(snapshot, Viewer(seat=0, host=False), "sheet")
+    assert ann["roll_waits"] == (
+        "Bob waits to roll until you cross or pass (passing now costs you a penalty)"
+    )
     host = live_context(snapshot, Viewer(seat=None, host=True), "sheet")
     assert host["roll_entry"] is not None and host["roll_waits"] == ""
     # the host's entry says who pays for it before it is entered
@@ -137,6 +141,7 @@ def test_the_next_roller_is_told_why_the_roll_waits_for_the_active_player() -> N
     crossed = snapshot_of("qwixx", ["Ann", "Bob"], [qwixx_roll, Cross(0, "red", 7)])
     bob = live_context(crossed, Viewer(seat=1, host=False), "sheet")
     assert bob["roll_entry"] is not None and bob["roll_waits"] == ""
+    assert live_context(crossed, Viewer(seat=0, host=False), "sheet")["roll_waits"] == ""
 
 
 def test_sixto_buttons_for_keep_reroll_and_done() -> None:

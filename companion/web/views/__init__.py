@@ -466,10 +466,18 @@ def _passes_for(snapshot: Snapshot, passing: list[int]) -> str:
 
 
 def _roll_waits(snapshot: Snapshot, viewer: Viewer) -> str:
-    """On the next roller's device, while its roll would cost another player a penalty:
-    why no roll is offered yet ("" otherwise)."""
+    """While the next roll would cost a player a penalty: on the next roller's device why
+    no roll is offered yet, on that player's device that the roller waits ("" otherwise)."""
     turn, throw = snapshot.turn, snapshot.throw
     if throw is None or turn.chance or not throw.closes or viewer.seat is None:
+        return ""
+    roller = throw.roller
+    if roller is not None and roller != viewer.seat:
+        if viewer.seat in _penalised_others(snapshot, roller):
+            return (
+                f"{snapshot.players[roller]} waits to roll until you cross or pass "
+                "(passing now costs you a penalty)"
+            )
         return ""
     if not viewer.may_roll(turn, throw):
         return ""
