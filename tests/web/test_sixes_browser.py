@@ -50,6 +50,17 @@ def toast_text(page: Any) -> str:
     return str(page.inner_text("#toast"))
 
 
+def nothing_waiting(page: Any, table_id: str) -> bool:
+    """Whether the page holds no tap for the server: a tap it took stays in its outbox (and
+    marked pending) until answered, and is answered only once committed. So nothing here,
+    and the server's state unchanged, means the tap was dropped (no interval waited)."""
+    waiting = page.evaluate(
+        f"() => [document.querySelectorAll('.pending').length,"
+        f" localStorage.getItem('tc-outbox-{table_id}-sheet')]"
+    )
+    return bool(waiting == [0, None])
+
+
 def test_a_call_a_pound_race_a_manual_roll_and_every_screen_follows(
     browser: Any, server: ServerProcess
 ) -> None:
@@ -183,14 +194,7 @@ def test_a_slow_double_tap_on_pass_does_not_pound_on_the_next_call(
     )
     assert under is not None and '"pound"' in under  # a button lies where she tapped
     ann.touchscreen.tap(x, y)  # the second tap of her slow double tap
-    # a tap the page took is in its outbox (and marked pending) until the server's answer,
-    # and answered only once committed: so nothing waiting here, and the server still at
-    # state 2, means the tap was dropped (no interval waited)
-    waiting = ann.evaluate(
-        f"() => [document.querySelectorAll('.pending').length,"
-        f" localStorage.getItem('tc-outbox-{table['table_id']}-sheet')]"
-    )
-    assert waiting == [0, None]
+    assert nothing_waiting(ann, table["table_id"])
     state = api.get(f"/api/tables/{table['table_id']}/state").json()
     assert state["state_id"] == 2 and state["state"]["state"]["pounded_by"] is None
 
@@ -211,12 +215,6 @@ def test_a_double_tap_does_not_confirm_a_tap_again_question(
     ending.tap()  # at once: no time to read the question
     assert ending.inner_text().startswith("This ends the game for everyone")  # still asking
     assert ann.locator(".sixes-end-game.armed").count() == 1
-    # nothing sent (a sent tap waits in the outbox until answered, and is answered only
-    # once committed), and the game goes on
-    waiting = ann.evaluate(
-        f"() => [document.querySelectorAll('.pending').length,"
-        f" localStorage.getItem('tc-outbox-{table['table_id']}-sheet')]"
-    )
-    assert waiting == [0, None]
+    assert nothing_waiting(ann, table["table_id"])  # nothing sent: the game goes on
     state = api.get(f"/api/tables/{table['table_id']}/state").json()
     assert state["state_id"] == 0 and state["outcome"] is None

@@ -379,6 +379,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
     out = dice_out(game, snapshot.state)
     # the session's rule: the host's table view (acting as "host") or whoever made it
     undo_allowed = not snapshot.ended_by_host and may_undo(snapshot.last_by, viewer.by)
+    penalised = next_roll_penalised(snapshot)
     return {
         "mode": mode,
         "state_id": snapshot.state_id,
@@ -392,8 +393,8 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             | ({"out": True} if d.colour in out else {})
             for d in current_dice(game, snapshot.state)
         ],
-        "roll_entry": _roll_entry(snapshot, viewer),
-        "roll_waits": _roll_waits(snapshot, viewer),
+        "roll_entry": _roll_entry(snapshot, viewer, penalised),
+        "roll_waits": _roll_waits(snapshot, viewer, penalised),
         "choice": open_choice(snapshot, viewer),
         # a player's sheet page whose device has no seat any more: the host freed it (a
         # device without a seat is sent to the seat page when it opens the sheet page)
@@ -443,29 +444,25 @@ def open_choice(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
     }
 
 
-def _penalised_others(snapshot: Snapshot, seat: int) -> list[int]:
-    """The players other than `seat` whom the next roll, entered now, would pass with a
-    penalty (Session.propose_throw refuses that from a player's device)."""
-    closes = list(snapshot.throw.closes) if snapshot.throw else []
-    penalised = snapshot.game.penalised_by(snapshot.state, closes)
-    return list(dict.fromkeys(p for p in penalised if p != seat))
+def next_roll_penalised(snapshot: Snapshot) -> list[int]:
+    """The players whom the next roll, entered now, would pass with a penalty (a player's
+    device may not enter it for another: Session.propose_throw); worked out once per
+    screen drawn."""
+    throw = snapshot.throw
+    if throw is None or snapshot.turn.chance or not throw.closes:
+        return []
+    return list(dict.fromkeys(snapshot.game.penalised_by(snapshot.state, list(throw.closes))))
 
 
-def _costs_another(snapshot: Snapshot, seat: int) -> bool:
-    return bool(_penalised_others(snapshot, seat))
-
-
-def _passes_for(snapshot: Snapshot, passing: list[int]) -> str:
+def _passes_for(snapshot: Snapshot, passing: list[int], penalised: list[int]) -> str:
     """Who the next roll passes for, in words, with those it costs a penalty."""
-    closes = list(snapshot.throw.closes) if snapshot.throw else []
-    penalised = list(dict.fromkeys(snapshot.game.penalised_by(snapshot.state, closes)))
     words = names_of(snapshot.players, passing)
     if penalised:
         words += f"; a penalty for {names_of(snapshot.players, penalised)}"
     return words
 
 
-def _roll_waits(snapshot: Snapshot, viewer: Viewer) -> str:
+def _roll_waits(snapshot: Snapshot, viewer: Viewer, penalised: list[int]) -> str:
     """While the next roll would cost a player a penalty: on the next roller's device why
     no roll is offered yet, on that player's device that the roller waits ("" otherwise)."""
     turn, throw = snapshot.turn, snapshot.throw
@@ -473,7 +470,7 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer) -> str:
         return ""
     roller = throw.roller
     if roller is not None and roller != viewer.seat:
-        if viewer.seat in _penalised_others(snapshot, roller):
+        if viewer.seat in penalised:
             return (
                 f"{snapshot.players[roller]} waits to roll until you cross or pass "
                 "(passing now costs you a penalty)"
@@ -481,7 +478,7 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer) -> str:
         return ""
     if not viewer.may_roll(turn, throw):
         return ""
-    others = _penalised_others(snapshot, viewer.seat)
+    others = [p for p in penalised if p != viewer.seat]
     if not others:
         return ""
     who = names_of(snapshot.players, others)
@@ -491,7 +488,9 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer) -> str:
     )
 
 
-def _roll_entry(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
+def _roll_entry(
+    snapshot: Snapshot, viewer: Viewer, penalised: list[int]
+) -> dict[str, object] | None:
     """The dice to tap in when the game expects a roll and this device enters rolls; also,
     folded, the next roll while a step is open that it closes (the table's automatic
     passes: `Throw.closes`), on the next roller's device and the host's."""
@@ -500,7 +499,7 @@ def _roll_entry(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
         return None
     if not viewer.may_roll(turn, throw):
         return None
-    if not turn.chance and viewer.seat is not None and _costs_another(snapshot, viewer.seat):
+    if viewer.seat is not None and any(p != viewer.seat for p in penalised):
         return None  # the session refuses it (penalty_for_other): wait for that player
     passing = list(dict.fromkeys(move.player for move in throw.closes))  # in their order
     return {
@@ -516,7 +515,7 @@ def _roll_entry(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
         else f"next-{snapshot.step_id}-{'-'.join(throw.dice.colours)}",
         # the next roll, entered before everyone has acted: who it passes for, and who pays
         # a penalty for it (the host's device may enter such a roll: it says so first)
-        "closes": _passes_for(snapshot, passing) if not turn.chance else "",
+        "closes": _passes_for(snapshot, passing, penalised) if not turn.chance else "",
         "roller": snapshot.players[throw.roller] if throw.roller is not None else "",
     }
 
