@@ -148,11 +148,6 @@ class Session:
         """Who made the action an undo would take back (None: nothing to undo)."""
         return self.actions[-1].by if self.actions else None
 
-    @property
-    def undone_at(self) -> int:
-        """The state id the latest undo led to (0: none yet)."""
-        return self._undone_at
-
     def moves_since(self, state_id: int) -> list[Action] | None:
         """The actions made after state `state_id`, oldest first; None when an undo came
         since (the actions then are not the states' story)."""

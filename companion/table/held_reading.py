@@ -371,8 +371,8 @@ class HeldReadings:
 
     def current(self, table: Table) -> HeldReading | None:
         """The reading held for `table`: carried to the state now while only players' moves
-        of the same step came since (`carried_over`), dropped once the game moved on (a
-        roll entered by hand, an undo, another step)."""
+        of the same throw came since (`carried_over`), dropped once the game moved on (a
+        roll entered by hand, an undo, a throw that means otherwise)."""
         held = self._held.get(table.table_id)
         if held is None or held.state_id == table.snapshot.state_id:
             return held
