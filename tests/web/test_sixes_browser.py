@@ -50,6 +50,16 @@ def toast_text(page: Any) -> str:
     return str(page.inner_text("#toast"))
 
 
+def sixes_table(server: ServerProcess) -> tuple[httpx.Client, dict[str, Any]]:
+    """A new Sixes table of Ann, Bob and Cy, and the host's client that made it."""
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = api.post(
+        "/api/tables",
+        json={"game": "sixes", "options": {"players": 3}, "players": ["Ann", "Bob", "Cy"]},
+    ).json()
+    return api, table
+
+
 def nothing_waiting(page: Any, table_id: str) -> bool:
     """Whether the page holds no tap for the server: a tap it took stays in its outbox (and
     marked pending) until answered, and is answered only once committed. So nothing here,
@@ -64,11 +74,7 @@ def nothing_waiting(page: Any, table_id: str) -> bool:
 def test_a_call_a_pound_race_a_manual_roll_and_every_screen_follows(
     browser: Any, server: ServerProcess
 ) -> None:
-    api = httpx.Client(base_url=server.base_url, timeout=5)
-    table = api.post(
-        "/api/tables",
-        json={"game": "sixes", "options": {"players": 3}, "players": ["Ann", "Bob", "Cy"]},
-    ).json()
+    api, table = sixes_table(server)
     tid = table["table_id"]
     ann = take_seat(browser, server, table["code"], 0, TABLET)
     bob = take_seat(browser, server, table["code"], 1, PHONE)
@@ -173,11 +179,7 @@ def test_a_slow_double_tap_on_pass_does_not_pound_on_the_next_call(
     again a moment later; the redraw has put the next call's POUND there, and the second
     tap put her in the betting of Bob's turn. A touch tap near the one before it, just
     after the redraw that tap led to, is dropped now."""
-    api = httpx.Client(base_url=server.base_url, timeout=5)
-    table = api.post(
-        "/api/tables",
-        json={"game": "sixes", "options": {"players": 3}, "players": ["Ann", "Bob", "Cy"]},
-    ).json()
+    api, table = sixes_table(server)
     ann = take_seat(browser, server, table["code"], 0, PHONE)
     ann.click(".die-picker[data-die-index='0'] .face[data-face='3']")
     ann.click(".die-picker[data-die-index='1'] .face[data-face='4']")
@@ -204,11 +206,7 @@ def test_a_double_tap_does_not_confirm_a_tap_again_question(
 ) -> None:
     """The players' re-trial: two finger taps 300 ms apart on "End the game here" armed its
     question and confirmed it at once, ending the game for everyone."""
-    api = httpx.Client(base_url=server.base_url, timeout=5)
-    table = api.post(
-        "/api/tables",
-        json={"game": "sixes", "options": {"players": 3}, "players": ["Ann", "Bob", "Cy"]},
-    ).json()
+    api, table = sixes_table(server)
     ann = take_seat(browser, server, table["code"], 0, PHONE)
     ending = ann.locator(".sixes-end-game")
     ending.tap()
