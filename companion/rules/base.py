@@ -168,7 +168,10 @@ class Turn:
     - `throw`: what a throw of the dice means when the state expects no roll yet, e.g.
       Sixto's keep/re-roll step, where a new throw is the active player re-rolling, or a
       step the next roll closes for those who have not acted (`Throw.closes`). Ask
-      `on_throw()`, which also covers the plain roll."""
+      `on_throw()`, which also covers the plain roll.
+    - `ends_by_hand`: a step the next roll would close, were its passes not able to end
+      the game (Qwixx's fourth penalty or second lock, Sixto's last die out): no `throw`,
+      so no roll is offered until those listed have acted by hand, and a screen says why."""
 
     step: str
     active: int | None
@@ -178,6 +181,7 @@ class Turn:
     moves_in_step: int = 0
     race: bool = False
     throw: Throw | None = None
+    ends_by_hand: bool = False
 
     def on_throw(self, close_step: bool = True) -> Throw | None:
         """What a new throw of the dice means now: the game's declared `throw`, else a roll

@@ -294,15 +294,19 @@ def _roll_turn(active: int, locked: tuple[str, ...]) -> Turn:
 def _white_turn(active: int, waiting: tuple[int, ...], players: int, throw: Throw | None) -> Turn:
     # everyone acts once in any order: the taps of those who acted belong to this step
     acted = players - len(waiting)
+    # no closing throw: the passes could end the game (`_closing_throw`)
     return Turn(
         step=Step.WHITE_SUM.value, active=active, players=waiting, moves_in_step=acted,
-        throw=throw,
+        throw=throw, ends_by_hand=throw is None,
     )  # fmt: skip
 
 
 @cache
 def _colour_turn(active: int, throw: Throw | None) -> Turn:
-    return Turn(step=Step.COLOUR.value, active=active, players=(active,), throw=throw)
+    return Turn(
+        step=Step.COLOUR.value, active=active, players=(active,), throw=throw,
+        ends_by_hand=throw is None,
+    )  # fmt: skip
 
 
 @cache

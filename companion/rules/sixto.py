@@ -558,7 +558,7 @@ def _cross_turn(
 ) -> Turn:
     return Turn(
         step=Step.CROSS.value, active=active, players=waiting, moves_in_step=moves_made,
-        throw=throw,
+        throw=throw, ends_by_hand=throw is None,  # the turn's end ends the game
     )  # fmt: skip
 
 

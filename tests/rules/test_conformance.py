@@ -4,7 +4,7 @@ move at every step; the game ends within a bound; nobody may act after the end; 
 their breakdown; each game's own invariants hold after every action; and what the Turn
 declares holds: a move begins a step or is one more of it (`moves_in_step`), a throw's
 implied moves (with or without automatic passes) lead to the roll and roller it names, a
-roll needs only dice the game declares."""
+step that ends by hand declares no throw, a roll needs only dice the game declares."""
 
 from __future__ import annotations
 
@@ -59,6 +59,8 @@ def test_random_games_conform(name: str) -> None:
 def check_turn_declarations(game: Game[Any, Any], options: Any, before: Any, after: Any) -> None:
     was, now = game.turn(before), game.turn(after)
     assert now.moves_in_step in (0, was.moves_in_step + 1), (was, now)
+    if now.ends_by_hand:  # players act by hand first: no roll is declared to close it
+        assert now.throw is None and not now.chance and now.players, now
     for close_step in (True, False):
         throw = now.on_throw(close_step)
         if throw is None:

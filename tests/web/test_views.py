@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from companion.rules.qwixx import Cross
+from companion.rules.qwixx import Cross, Pass
 from companion.rules.registry import find_game
 from companion.simulate import random_action
 from companion.table.access import Viewer
@@ -142,6 +142,35 @@ def test_the_next_roller_is_told_why_the_roll_waits_for_the_active_player() -> N
     bob = live_context(crossed, Viewer(seat=1, host=False), "sheet")
     assert bob["roll_entry"] is not None and bob["roll_waits"] == ""
     assert live_context(crossed, Viewer(seat=0, host=False), "sheet")["roll_waits"] == ""
+
+
+def test_when_a_pass_could_end_the_game_the_others_are_told_why_no_roll_is_offered() -> None:
+    """Ann and Bob have three penalties each and Ann rolled: Bob's next roll would pass
+    for Ann with her fourth penalty and end the game, so no device offers it (no throw);
+    once Bob has passed the white sum his device says what the table waits for; the
+    devices of those still to act say nothing new."""
+    qwixx_roll = roll(
+        ("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1)
+    )
+    moves: list[Any] = []
+    for active in [0, 1] * 3:  # each turn: both pass the white sum, the roller the colours
+        moves += [qwixx_roll, Pass((active + 1) % 2), Pass(active), Pass(active)]
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], [*moves, qwixx_roll])
+    assert snapshot.turn.ends_by_hand and snapshot.throw is None
+    assert live_context(snapshot, Viewer(seat=1, host=False), "sheet")["roll_waits"] == ""
+    passed = snapshot_of("qwixx", ["Ann", "Bob"], [*moves, qwixx_roll, Pass(1)])
+    bob = live_context(passed, Viewer(seat=1, host=False), "sheet")
+    assert bob["roll_entry"] is None
+    assert bob["roll_waits"] == (
+        "No roll yet: Ann must cross or pass first, since a pass now could end the game "
+        "(the host's device may pass for them)"
+    )
+    assert live_context(passed, Viewer(seat=0, host=False), "sheet")["roll_waits"] == ""
+    assert live_context(passed, Viewer(seat=None, host=True), "sheet")["roll_waits"] == ""
+    # with three penalties but a cross made, Ann's pass costs nothing: the roll closes it
+    crossed = snapshot_of("qwixx", ["Ann", "Bob"], [*moves, qwixx_roll, Cross(0, "red", 7)])
+    assert not crossed.turn.ends_by_hand
+    assert live_context(crossed, Viewer(seat=1, host=False), "sheet")["roll_waits"] == ""
 
 
 def test_sixto_buttons_for_keep_reroll_and_done() -> None:

@@ -466,6 +466,8 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer, penalised: list[int]) -> str
     """While the next roll would cost a player a penalty: on the next roller's device why
     no roll is offered yet, on that player's device that the roller waits ("" otherwise)."""
     turn, throw = snapshot.turn, snapshot.throw
+    if turn.ends_by_hand and snapshot.auto_pass and not snapshot.finished:
+        return _ends_by_hand_waits(snapshot, viewer)
     if throw is None or turn.chance or not throw.closes or viewer.seat is None:
         return ""
     roller = throw.roller
@@ -485,6 +487,19 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer, penalised: list[int]) -> str
     return (
         f"Your next roll waits for {who}: rolled now, it would pass for {who} with a "
         "penalty (the host's device may enter it)"
+    )
+
+
+def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
+    """Why no device offers the next roll when this turn's passes could end the game
+    (`Turn.ends_by_hand`): on the devices of those not acting; "" on the actors' own."""
+    acting = snapshot.turn.players
+    if viewer.seat is None or viewer.seat in acting or not acting:
+        return ""
+    who = names_of(snapshot.players, acting)
+    return (
+        f"No roll yet: {who} must cross or pass first, since a pass now could end the "
+        "game (the host's device may pass for them)"
     )
 
 
