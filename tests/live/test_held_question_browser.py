@@ -133,7 +133,8 @@ def test_players_read_the_camera_in_words_and_the_end_says_so(
 ) -> None:
     """Issue 26 item 9: a player reads what the camera does in words; the host keeps the
     technical line (source, settle state, the dice expected); after the end the camera says the game is over
-    (it said "no table is open")."""
+    (it said "no table is open"). A folder played to its end says so in words (it said
+    "watching for the next roll" while reading nothing more)."""
     reader = ClipReader()
     with camera_table(browser, tmp_path, reader, device, "confirm") as (
         server, host, ann, bob, folder,
@@ -141,9 +142,10 @@ def test_players_read_the_camera_in_words_and_the_end_says_so(
         host.wait_for_function(
             "document.getElementById('camera-status').textContent.includes('expects white')"
         )
+        # the empty folder was played to its end at once
         bob.wait_for_function(
             "document.getElementById('camera-status').textContent"
-            ".startsWith('The camera is watching for the next roll')"
+            ".startsWith(\"The camera's recording has ended: enter rolls by tapping\")"
         )
         assert "expects" not in bob.inner_text("#camera-status")
         throw_now(server, host, folder, reader, seed=4301)

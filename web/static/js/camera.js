@@ -313,6 +313,8 @@
     if (!body.attached) return "The camera watches another table.";
     if (body.pending) return "The camera waits for an answer to its question.";
     if ((body.demo_waits_for || []).length) return "The camera waits until everyone has a seat.";
+    // a video or folder played to its end reads nothing more until the host restarts it
+    if (body.status && body.status.ended) return "The camera's recording has ended: enter rolls by tapping the dice (the host may restart it).";
     if (body.expects) return "The camera is watching for the next roll.";
     return "The camera is on; it waits while players act.";
   }
