@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument(
         "--dice-set",
         default=None,
-        help="assign dice to a set: qwixx, sixto or a calibration file",
+        help="assign dice to a set: qwixx, sixto, sixes or a calibration file",
     )
     read.add_argument(
         "--dice",

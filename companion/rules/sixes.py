@@ -323,6 +323,10 @@ class Sixes(Game[Options, State]):
     def _can_end(self, state: State) -> bool:
         return state.number_up == 1 and not state.betting
 
+    def dice_colours(self, options: Options) -> tuple[str, ...]:
+        # every roll throws the same two dice: a camera may be calibrated for them
+        return tuple(options.dice)
+
     def turn(self, state: State) -> Turn:
         spec = DiceSpec(colours=state.dice)
         if state.step is Step.OVER:

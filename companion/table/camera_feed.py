@@ -15,8 +15,9 @@
   active player (stored in `table_settings`; None until a host chooses, when the runtime's
   default for its source applies).
 - The dice set the colour stage assigns to at a table: the dice its game declares
-  (`Game.dice_colours`), measured by the active calibration when that holds those colours,
-  else the shipped standard set or each colour's typical look. Only a table whose game
+  (`Game.dice_colours`), measured by the active calibration when that holds those colours
+  (all of its set, or some: Sixes' two whites at a camera calibrated for Qwixx), else the
+  shipped standard set or each colour's typical look. Only a table whose game
   throws the calibrated set teaches the calibration's setup (`throws_calibrated_set`): a
   Sixto table at a camera calibrated for Qwixx dice learns nothing into it."""
 
@@ -64,7 +65,29 @@ def dice_set_for(
     if throws_calibrated_set(colours, calibration):
         assert calibration is not None
         return calibration.dice_set
-    return _standard_set(game.name, colours)
+    measured = _measured_subset(colours, calibration)
+    return measured if measured is not None else _standard_set(game.name, colours)
+
+
+def _measured_subset(
+    colours: tuple[str, ...], calibration: TableCalibration | None
+) -> DiceSet | None:
+    """The game's dice as the calibration measured them, when its set holds them all
+    (Sixes' two white dice at a camera calibrated for Qwixx's six): the table's own light
+    beats each colour's typical look. None otherwise."""
+    if calibration is None:
+        return None
+    from companion.vision.colour import DiceSet
+
+    left = list(calibration.dice_set.dice)
+    dice = []
+    for colour in colours:
+        die = next((d for d in left if d.colour == colour), None)
+        if die is None:
+            return None
+        left.remove(die)
+        dice.append(die)
+    return DiceSet(calibration.dice_set.name, tuple(dice), calibration.dice_set.source)
 
 
 def throws_calibrated_set(

@@ -44,7 +44,7 @@ def parse_area(text: str) -> tuple[float, float, float, float] | Literal["auto"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", help="calibration name (file calibration/NAME.json)")
-    parser.add_argument("--dice-set", default="qwixx", help="the set shown: qwixx or sixto")
+    parser.add_argument("--dice-set", default="qwixx", help="the set shown: qwixx, sixto or sixes")
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--camera", type=int, default=None, metavar="N", help="webcam index")
     source.add_argument("--video", default=None, metavar="FILE", help="a video file")

@@ -145,7 +145,7 @@ def test_players_read_the_camera_in_words_and_the_end_says_so(
         # the empty folder was played to its end at once
         bob.wait_for_function(
             "document.getElementById('camera-status').textContent"
-            ".startsWith(\"The camera's recording has ended: enter rolls by tapping\")"
+            '.startsWith("The camera\'s recording has ended: enter rolls by tapping")'
         )
         assert "expects" not in bob.inner_text("#camera-status")
         throw_now(server, host, folder, reader, seed=4301)

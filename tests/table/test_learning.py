@@ -25,7 +25,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.rules.registry import find_game, standard_dice_sets
 from companion.table import camera_hub
+from companion.table.camera_feed import dice_set_for, throws_calibrated_set
 from companion.table.camera_hub import new_table_line
 from companion.table.camera_runtime import CameraRuntime
 from companion.table.camera_settings import CameraSettings
@@ -42,7 +44,7 @@ from companion.vision.adapt_store import (
 )
 from companion.vision.calibration import TableCalibration, save_calibration
 from companion.vision.classifier import PipClassifier
-from companion.vision.colour import DiceSet, builtin_dice_set
+from companion.vision.colour import DiceSet, SetDie, builtin_dice_set
 from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox, DieReading
 from companion.web.app import create_app
@@ -463,18 +465,58 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
         assert note.startswith("the camera now serves another table;")
 
 
-def test_a_game_without_a_fixed_dice_set_says_no_calibration_is_for_it(
-    camera_server: tuple[LiveServer, str],
+@pytest.mark.parametrize(
+    ("game", "why"),
+    [
+        ("sixis", "The camera is not learning: the dice of Sixis are not one fixed set"),
+        # Sixes throws two white dice every roll: a set of its own, not kitchen's
+        ("sixes", "The camera learns kitchen's dice, not this table's"),
+    ],
+)
+def test_a_game_without_the_calibrated_set_says_why_it_teaches_nothing(
+    camera_server: tuple[LiveServer, str], game: str, why: str
 ) -> None:
     server, base = camera_server
     with httpx.Client(base_url=base, timeout=30) as host:
-        created = host.post("/api/tables", json={"game": "sixes", "players": ["Ann", "Bob", "Cy"]})
+        created = host.post("/api/tables", json={"game": game, "players": ["Ann", "Bob", "Cy"]})
         assert created.status_code == 201, created.text
         table_id = created.json()["table_id"]
         wait_until(lambda: server.hub.feed.attached_to(table_id), what="the camera following")
         learning = host.get(f"/api/tables/{table_id}/camera").json()["learning"]
     assert learning["teaches"] is False
-    assert learning["why"].startswith("The camera is not learning: the dice of Sixes are not")
+    assert learning["why"].startswith(why)
+
+
+def test_sixes_dice_are_a_set_a_camera_calibrates_for_and_teaches() -> None:
+    """Sixes declares its two dice, so a camera calibrated for them ("sixes", or a set
+    named by the host) teaches that setup; at a camera calibrated for Qwixx's six the two
+    whites are read with the whites that calibration measured, not a typical white."""
+    sixes = find_game("sixes")
+    options = sixes.options_for(3)
+    pair = TableCalibration(
+        DiceSet("pair", (SetDie("white", (88.0, 1.0, 4.0)),) * 2, "measured here")
+    )
+    assert throws_calibrated_set(sixes.dice_colours(options), pair)
+    assert dice_set_for(sixes, options, pair) == pair.dice_set
+    kitchen = TableCalibration(
+        DiceSet(
+            "kitchen",
+            (
+                SetDie("white", (86.0, 2.0, 6.0)),
+                SetDie("white", (87.0, 2.0, 6.0)),
+                SetDie("red", (40.0, 50.0, 30.0)),
+            ),
+        )
+    )
+    assert not throws_calibrated_set(sixes.dice_colours(options), kitchen)
+    measured = dice_set_for(sixes, options, kitchen)
+    assert measured is not None and measured.dice == kitchen.dice_set.dice[:2]
+    # a pair of colours the calibration lacks: each colour's shipped or typical look
+    red_blue = sixes.parse_options({"players": 3, "dice": ["red", "blue"]})
+    other = dice_set_for(sixes, red_blue, kitchen)
+    assert other is not None and other.colours == ("red", "blue")
+    assert other.dice[0] != kitchen.dice_set.dice[2]
+    assert "sixes" in standard_dice_sets()
 
 
 def test_the_start_page_names_only_a_table_this_browser_may_see() -> None:

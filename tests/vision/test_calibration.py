@@ -42,7 +42,7 @@ GOOD: dict[str, Any] = {
 
 
 def test_shipped_files_still_load_without_the_new_keys() -> None:
-    for name in ("qwixx-default", "sixto-default"):
+    for name in ("qwixx-default", "sixto-default", "sixes-default"):
         calibration = load_calibration(DEFAULT_CALIBRATION_DIR / f"{name}.json")
         assert calibration.play_area == FULL_FRAME and calibration.die_side is None
         assert calibration.dice_set.colours == standard_dice_sets()[name.split("-")[0]]

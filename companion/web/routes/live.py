@@ -113,7 +113,7 @@ class FixRequest(HeldRequest):
 
 class CalibrationRequest(Strict):
     name: str = Field(min_length=1, max_length=48, description="file name in calibration/")
-    dice_set: str = Field(max_length=20, description="the set shown: qwixx or sixto")
+    dice_set: str = Field(max_length=20, description="the set shown: qwixx, sixto or sixes")
     play_area: tuple[float, float, float, float] | Literal["auto"] | None = Field(
         default=None,
         description='fractions x0, y0, x1, y1; none: the whole picture; "auto": around the '
