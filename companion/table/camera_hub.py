@@ -589,22 +589,43 @@ class CameraHub:
 
 
 def implied_texts(table: Table, moves: Sequence[Move], describe: DescribeMove) -> list[str]:
-    """The moves a throw implies, in order, in words with their players' names ("Bob:
-    Pass (no cross)"); a move that costs its player points, as the engine scores the state
-    after the moves before it, says so ("Ann: Pass (no cross), \N{MINUS SIGN}5 penalty")."""
-    game, players = table.game, table.snapshot.players
+    """The moves a throw implies, in words with their players' names, one line a player in
+    the order they come ("Bob: Pass (no cross)"). A player with several of them (Qwixx's
+    active player passes both the white sum and the colour step) is named once and each
+    kind of move said once (players read "Cat: Pass (no cross), Cat: Pass (no cross)" as two
+    passes of different turns). What the moves cost their player, as the engine scores the
+    state after the moves before them, is added up and said once ("Cat: Pass (no cross),
+    \N{MINUS SIGN}5 penalty")."""
+    players = table.snapshot.players
     state: object | None = table.snapshot.state
-    texts = []
-    for move in moves:
+    words: dict[int | str, list[str]] = {}  # a player's seat, or a move of no player's
+    penalties: dict[int | str, int] = {}
+    for index, move in enumerate(moves):
         text = with_names(describe(table, move), players)
         after = _played(table, state, move)
-        if state is not None and after is not None and 0 <= move.player < len(players):
-            change = game.scores(after)[move.player].total - game.scores(state)[move.player].total
-            if change < 0:
-                text += f", \N{MINUS SIGN}{-change} penalty"
-        texts.append(f"{players[move.player]}: {text}" if 0 <= move.player < len(players) else text)
+        named = 0 <= move.player < len(players)
+        key: int | str = move.player if named else f"move {index}"
+        said = words.setdefault(key, [])
+        if text not in said:
+            said.append(text)
+        if named:
+            penalties[key] = penalties.get(key, 0) + _penalty(table, state, after, move.player)
         state = after
+    texts = []
+    for key, said in words.items():
+        text = ", ".join(said)
+        if penalties.get(key, 0):
+            text += f", \N{MINUS SIGN}{penalties[key]} penalty"
+        texts.append(f"{players[key]}: {text}" if isinstance(key, int) else text)
     return texts
+
+
+def _penalty(table: Table, before: object | None, after: object | None, player: int) -> int:
+    """The points `player` lost from `before` to `after` (0: none, or a state is unknown)."""
+    if before is None or after is None:
+        return 0
+    scores = table.game.scores
+    return max(0, scores(before)[player].total - scores(after)[player].total)
 
 
 def _played(table: Table, state: object | None, move: Move) -> object | None:

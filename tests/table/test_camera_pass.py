@@ -19,7 +19,7 @@ from companion.rules.qwixx import Cross
 from companion.rules.session import CAMERA
 from companion.table.camera_decision import decide_throw
 from companion.table.camera_feed import FOLLOW_IDLE_S, CameraFeed
-from companion.table.camera_hub import CameraHub
+from companion.table.camera_hub import CameraHub, implied_texts
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import CameraRoll, HeldReading
 from companion.table.roll_intake import RollIntake, TableNote
@@ -206,11 +206,11 @@ def test_a_held_question_outlives_a_players_move_but_not_a_typed_roll(tmp_path: 
         await table.act_throw(QWIXX_ROLL, "0", "ann-rolls")  # the white sum is open
         await hub.on_throw(qwixx_event((1, 2, 3, 4, 5, 6)))  # the next throw, early
         pending = (await hub.status_json(table))["pending"]
-        assert pending["kind"] == "confirm" and len(pending["implies"]) == 3
+        assert pending["kind"] == "confirm" and len(pending["implies"]) == 2  # Ann, Bob
         await table.act(Cross(1, "red", 7), "1", "bob-crosses")  # Bob crosses meanwhile
         carried = (await hub.status_json(table))["pending"]
         assert carried is not None and carried["id"] == pending["id"]  # the same question
-        assert len(carried["implies"]) == 2  # Bob no longer passes
+        assert len(carried["implies"]) == 1  # Bob no longer passes
         state_id = await hub.confirm(table, carried["id"])
         assert state_id == table.snapshot.state_id and table.session.actions[-1].by == CAMERA
         # a roll typed in while a question waits ends the question (the dice it read are
@@ -219,5 +219,25 @@ def test_a_held_question_outlives_a_players_move_but_not_a_typed_roll(tmp_path: 
         assert (await hub.status_json(table))["pending"] is not None
         await table.act_throw(QWIXX_ROLL, "host", "typed-roll")
         assert (await hub.status_json(table))["pending"] is None
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_a_player_whose_throw_passes_both_steps_is_named_once(tmp_path: Path) -> None:
+    """The players' tablets: the camera's question read "Ann: pass, Ann: pass, -5 penalty"
+    for the active player's two passes (the white sum and her colour step). Her name and
+    the pass are said once, with the penalty they cost; another player's pass stays his."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        await table.act_throw(QWIXX_ROLL, "0", "ann-rolls")  # Ann is active
+
+        def implied_now() -> list[str]:
+            throw = table.snapshot.throw
+            assert throw is not None
+            return implied_texts(table, throw.implied, move_words)
+
+        assert implied_now() == ["Ann: pass, \N{MINUS SIGN}5 penalty", "Bob: pass"]
+        await table.act(Cross(1, "red", 7), "1", "bob-crosses")
+        assert implied_now() == ["Ann: pass, \N{MINUS SIGN}5 penalty"]
 
     with_qwixx_table(tmp_path, body)
