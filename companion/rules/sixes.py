@@ -195,7 +195,10 @@ class State:
     """A game of Sixes, as the web page shows it: `roller`, `number_up`, `pot`, `purses`;
     `betting`: seats in the betting this turn, in the order they joined; `pounded_by`: who
     won the current call's table-pound (None while it is open, or when the dice were rolled
-    before anyone pounded); `last_roll` and `last_turn`: what happened last."""
+    before anyone pounded); `last_roll` and `last_turn`: what happened last, and
+    `last_roller` and `last_roll_number_up`: whose roll `last_roll` was and the number it
+    was rolled for (it may belong to the turn going on, not to `last_turn`: the page says
+    whose it is; None and 0 before the first roll)."""
 
     multiplier: int
     starter_pot: int
@@ -212,6 +215,8 @@ class State:
     rollers_done: int
     last_roll: tuple[Die, ...] = ()
     last_turn: TurnEnd | None = None
+    last_roller: int | None = None
+    last_roll_number_up: int = 0
     skipped: tuple[int, ...] = ()  # seats passed over at the last hand-over (no starter pot)
     end_reason: EndReason | None = None
 
@@ -463,7 +468,9 @@ class Sixes(Game[Options, State]):
 
     def _resolve(self, state: State, values: tuple[int, ...], dice: tuple[Die, ...]) -> State:
         """The outcome of a roll, in the order of NOTES."""
-        state = replace(state, last_roll=dice)
+        state = replace(
+            state, last_roll=dice, last_roller=state.roller, last_roll_number_up=state.number_up
+        )
         if all(v == LAST_NUMBER for v in values):
             return self._end_turn(state, TurnResult.WIN, {state.roller})
         if state.number_up in values:

@@ -311,6 +311,7 @@ def test_roll_outcomes(
         assert after.step is Step.DECIDE and after.roller == 0 and after.number_up == number
         assert after.pot == 100 + number * 10 * len(betting)
         assert GAME.legal_moves(after, 0) == [Pass(0), GoOn(0)]
+        assert (after.last_roller, after.last_roll_number_up) == (0, number)
         return
     assert after.last_turn is not None
     assert after.last_turn.result is result and after.last_turn.roller == 0
@@ -325,6 +326,8 @@ def test_roll_outcomes(
         starter = 50 if seat == 1 else 0
         assert after.purses[seat] == purses[seat] - paid + got - starter
     assert after.last_roll == roll(*dice).dice
+    # whose roll it was: the turn it ended, not the next roller's
+    assert (after.last_roller, after.last_roll_number_up) == (0, number)
 
 
 def test_a_loss_with_nobody_betting_returns_the_pot_to_that_roller() -> None:

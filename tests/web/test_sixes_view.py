@@ -172,6 +172,26 @@ def test_a_lost_turn_is_told_in_words_with_the_shares() -> None:
     assert [p["roller"] for p in table["purses"]] == [False, True, False]
 
 
+def test_the_last_roll_says_whose_roll_it_was(tmp_path: Path) -> None:
+    """The players' tablets: "Last roll 4 6" stood right above "Ann lost on 1", so the new
+    roller's safe roll read as the roll Ann lost on. The roll says whose it was and for
+    which number; the roll that ended a turn names that turn's roller."""
+    ann_lost = [Pound(1), roll(("white", 1), ("white", 5))]  # 1 shows: Ann loses on 1
+    lost = sheet_context(snapshot_of("sixes", NAMES, ann_lost), 2, Viewer(2, False))["table"]
+    assert lost["last_roll_by"] == f"{shown(0, 2)}'s roll on the call of 1"
+    # Bob, the next roller, rolls 4 6 on 1: safe, and Ann's lost turn is still the last one
+    bob_safe = snapshot_of("sixes", NAMES, [*ann_lost, roll(("white", 4), ("white", 6))])
+    cy = sheet_context(bob_safe, 2, Viewer(2, False))
+    table = cy["table"]
+    assert [d["value"] for d in table["last_roll"]] == [4, 6]
+    assert table["last_roll_by"] == f"{shown(1, 2)}'s roll on the call of 1"
+    assert table["last_turn"]["text"].startswith(f"{shown(0, 2)} lost on 1")
+    templates = create_app(Settings(data_dir=tmp_path)).state.templates
+    html = str(SheetCache().html(templates, "sixes", TEMPLATE, cy))
+    last = html[html.index('aria-label="last roll"') : html.index("sixes-last-turn")]
+    assert f"{shown(1, 2)}&#39;s roll on the call of 1" in last
+
+
 def test_names_come_from_the_web_layer_or_the_engines_wording() -> None:
     snapshot = snapshot_of("sixes", NAMES, [])
     fields: dict[str, Any] = {

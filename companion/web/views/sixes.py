@@ -196,9 +196,19 @@ def _table(state: State, names: list[str], viewer_seat: int) -> dict[str, Any]:
             {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
             for d in state.last_roll
         ],
+        "last_roll_by": _last_roll_by(state, names),
         "last_turn": _last_turn(state.last_turn, names),
         "skipped": [names[s] for s in state.skipped],
     }
+
+
+def _last_roll_by(state: State, names: list[str]) -> str:
+    """Whose roll the last roll was, and for which number: drawn above the last turn's
+    line, a new roller's first roll read as the roll that ended the turn before ("" for a
+    state stored before the engine said whose it was)."""
+    if state.last_roller is None:
+        return ""
+    return f"{names[state.last_roller]}'s roll on the call of {state.last_roll_number_up}"
 
 
 def _last_turn(end: TurnEnd | None, names: list[str]) -> dict[str, Any] | None:
