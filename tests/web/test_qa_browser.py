@@ -246,6 +246,10 @@ def test_a_freed_seat_stops_offering_its_dice_on_the_old_device(
     # the connection line agrees (it said "Offline: your taps will be sent..." beside it)
     ann.wait_for_selector("#conn[data-conn=refused]", timeout=10000)
     assert "Offline" not in ann.inner_text(".banner")
+    # the players' tablets: "TURN / TO ACT" still stood under the notice, as if she played;
+    # the turn and the sheets' tags are gone and the sheets greyed
+    assert ann.locator(".turn-text:visible, .sheet-head .tag:visible").count() == 0
+    assert ann.evaluate("getComputedStyle(document.querySelector('.sheets')).opacity") == "0.5"
     shot(ann, f"seat-freed-{'phone' if device is PHONE else 'tablet'}")
     notice.locator("a").click()  # her token went with the seat: back through the join code
     ann.wait_for_url("**/join")

@@ -154,6 +154,9 @@
         // the server refused this device (its join was withdrawn): the waiting taps are
         // sent once over HTTP, whose answer names the reason
         setConn("refused");
+        // the page it holds may be from before (a seat freed while this device slept):
+        // greyed, without the turn or any control, it no longer reads as still playing
+        document.body.classList.add("seat-lost");
         for (const [actionId, item] of pending) resendOverHttp(actionId, item);
         return;
       }
