@@ -485,12 +485,15 @@ class Claim:
 
 @dataclass(frozen=True, slots=True)
 class RoundResult:
-    """A finished round: why it ended ("cards_gone", "sixis_taken", "ended_by_player") and
-    the cards taken in it."""
+    """A finished round: why it ended ("cards_gone", "sixis_taken", "ended_by_player"), the
+    cards taken in it and `ended_by`: the seat whose turn ended it (the one who took the
+    Sixis card or ended the round, or who found no card left in reach; None in a state
+    stored before it was kept)."""
 
     round: int
     ending: str
     claims: tuple[Claim, ...]
+    ended_by: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -722,7 +725,7 @@ class Sixis(Game[Options, State]):
         """Step 1 of a turn: round over? Then ask keep-or-roll-all only when it is a choice."""
         taken_by = state.taken_by
         if all(taken_by[s] != NOT_TAKEN for s in _REACH[state.options.players][seat]):
-            return self._end_round(state, "cards_gone")
+            return self._end_round(state, "cards_gone", seat)
         ask = bool(state.saved[seat]) or self._may_end_round(state)
         return replace(
             state, step=Step.START if ask else Step.ROLL, active=seat, dice=(),
@@ -739,9 +742,11 @@ class Sixis(Game[Options, State]):
         arms = TABLE_LAYOUTS[2].arms
         return any(all(state.taken_by[s] != NOT_TAKEN for s in arm) for arm in arms)
 
-    def _end_round(self, state: State, reason: str, sixis: Claim | None = None) -> State:
+    def _end_round(
+        self, state: State, reason: str, ended_by: int, sixis: Claim | None = None
+    ) -> State:
         claims = self._round_claims(state) + ((sixis,) if sixis else ())
-        result = RoundResult(state.round, reason, claims)
+        result = RoundResult(state.round, reason, claims, ended_by)
         state = replace(state, history=state.history + (result,))
         o = state.options
         reached = o.target > 0 and max(self._totals(state)) >= o.target
@@ -1007,7 +1012,7 @@ class Sixis(Game[Options, State]):
         if isinstance(move, RollAll):
             return replace(state, step=Step.ROLL, saved=replaced(state.saved, seat, ()))
         if isinstance(move, EndRound):
-            return self._end_round(state, "ended_by_player")
+            return self._end_round(state, "ended_by_player", seat)
         if isinstance(move, TakeCard | FlipCard | Decline):
             return self._after_card(state, move)
         if isinstance(move, SaveDice):
@@ -1028,7 +1033,8 @@ class Sixis(Game[Options, State]):
         if isinstance(move, Decline):
             return replace(state, step=Step.SAVE, turn_action="declined")
         if isinstance(move, TakeCard) and move.card == SIXIS:
-            return self._end_round(state, "sixis_taken", Claim(state.active, SIXIS, True))
+            sixis = Claim(state.active, SIXIS, True)
+            return self._end_round(state, "sixis_taken", state.active, sixis)
         index = state.cards.index(move.card)
         if isinstance(move, TakeCard):
             return replace(

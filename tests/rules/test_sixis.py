@@ -708,6 +708,7 @@ def test_three_players_round_ends_when_a_seat_finds_its_cards_gone() -> None:
     assert GAME.outcome(state) is None  # the round ends at the start of seat 1's turn...
     state = GAME.play(state, SaveDice(0, ()))
     assert state.step is Step.OVER and state.history[-1].ending == "cards_gone"
+    assert state.history[-1].ended_by == 1  # the seat that found its cards gone
     outcome = GAME.outcome(state)
     assert outcome is not None and outcome.winners == (2,)  # 85 points against 20
     assert GAME.legal_moves(state, 0) == []
@@ -730,7 +731,7 @@ def test_taking_the_sixis_card_ends_the_round_at_once() -> None:
     moves = GAME.legal_moves(state, 0)
     assert TakeCard(0, SIXIS) in moves and TakeCard(0, "three_kind") in moves
     state = GAME.play(state, TakeCard(0, SIXIS))
-    assert state.history == (RoundResult(1, "sixis_taken", (Claim(0, SIXIS, True),)),)
+    assert state.history == (RoundResult(1, "sixis_taken", (Claim(0, SIXIS, True),), 0),)
     # Round 2 starts with the next seat, a fresh layout and no saved dice.
     assert (state.round, state.starter, state.active, state.step) == (2, 1, 1, Step.ROLL)
     assert state.taken_by == (-1,) * 9
@@ -747,7 +748,7 @@ def test_two_players_may_end_the_round_when_a_line_is_empty() -> None:
     played_on = GAME.play(state, RollAll(1))
     assert played_on.step is Step.ROLL
     ended = GAME.play(state, EndRound(1))
-    assert ended.history[-1].ending == "ended_by_player"
+    assert (ended.history[-1].ending, ended.history[-1].ended_by) == ("ended_by_player", 1)
     outcome = GAME.outcome(ended)
     assert outcome is not None and outcome.winners == (1,)
 

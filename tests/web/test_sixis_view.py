@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 from companion.rules.base import Move
 from companion.rules.registry import find_game
 from companion.rules.sixis import (
+    SIXIS,
     TABLE_LAYOUTS,
     Decline,
     EndRound,
@@ -36,7 +37,7 @@ from companion.simulate import random_action
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
 from companion.web.app import create_app
-from companion.web.fragments import SheetCache
+from companion.web.fragments import SheetCache, render_live
 from companion.web.settings import Settings
 from companion.web.views import live_context, move_attr, sheet_context
 from companion.web.views.sixis import TEMPLATE
@@ -312,9 +313,42 @@ def test_two_players_may_end_the_round_once_a_line_is_empty() -> None:
     assert over.outcome is not None
     ann = sheet_context(over, 0, Viewer(0, False))
     assert sendable(ann) == set() and ann["note"] == "The game is over."
-    assert ann["scores"]["rounds"] == [{"round": 1, "ending": "ended by a player"}]
+    assert ann["scores"]["rounds"] == [{"round": 1, "ending": "Ann ended the round"}]
     assert [r["points"] for r in ann["scores"]["rows"]] == [[35], [40]]
     assert ann["round_text"] == "1 round played"
+
+
+def test_the_end_card_tells_each_round_per_player_and_why_it_ended(tmp_path: Path) -> None:
+    """The players' phones: the end card was a table with a column per card taken (mostly
+    dashes) and did not say why the round ended. It says why, then per player the cards
+    taken and the round's points; the totals follow, with no column per card."""
+    moves = [
+        red(2, 2, 3, 5, 5, 5),
+        TakeCard(0, "three_kind"),
+        SaveDice(0, ()),
+        blue(4, 4, 4, 4, 4, 4),
+        TakeCard(1, SIXIS),  # ends the round, and the one-round game
+    ]
+    over = snapshot_of("sixis", NAMES[:2], moves, TWO)
+    assert over.outcome is not None
+    outcome = live_context(over, Viewer(0, False), "sheet")["outcome"]
+    assert [(r["round"], r["ending"]) for r in outcome["rounds"]] == [
+        (1, "Bob took the Sixis card")
+    ]
+    players = outcome["rounds"][0]["players"]
+    assert [(p["name"], [c["name"] for c in p["cards"]], p["points"]) for p in players] == [
+        ("Ann", ["Three of a Kind"], 15),
+        ("Bob", ["Sixis"], 60),
+    ]
+    templates = create_app(Settings(data_dir=tmp_path)).state.templates
+    html = render_live(templates, "t", SheetCache(), over, Viewer(0, False), "sheet").html
+    card = html[html.index('class="outcome card"') : html.index('class="sheets')]
+    assert 'Round 1: <span class="round-ending">Bob took the Sixis card</span>' in card
+    assert "round 1: Three of a Kind" not in card and "–" not in card  # no column per card
+    assert re.findall(r"<th>(\w+)</th><td class=\"total\">(\d+)</td>", card) == [
+        ("Bob", "60"),
+        ("Ann", "15"),
+    ]
 
 
 def test_points_per_round_and_team_totals_match_the_engine() -> None:

@@ -9,8 +9,11 @@ Each game has a module `companion/web/views/<game>.py` exposing
   could tap carries ``move`` (the move JSON it sends, from `move_attr`) when the viewer may
   mark this sheet, and ``legal`` when that move is in `inp.legal`;
 - optionally ``current_dice(state) -> tuple[Die, ...]`` (default: ``state.dice``),
-  ``describe(move) -> str`` for button labels, and ``dice_out(state) -> set[str]``: the
-  colours whose die left the game (Qwixx's locked rows), dimmed in the roll banner.
+  ``describe(move) -> str`` for button labels, ``dice_out(state) -> set[str]``: the
+  colours whose die left the game (Qwixx's locked rows), dimmed in the roll banner, and
+  ``final_rounds(state, players) -> list[dict]``: the end card's account round by round
+  in place of its column per breakdown entry (Sixis: why each round ended, each player's
+  cards and points).
 
 A game without a module falls back to `generic` (its legal moves as buttons). The recipe
 for adding a game page is docs/web-views.md.
@@ -540,11 +543,13 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
     outcome = snapshot.outcome
     ranking = sorted(snapshot.scores, key=lambda s: -s.total)
     table = breakdown_table(ranking, snapshot.players)
+    final_rounds = getattr(view_for(snapshot.game.name), "final_rounds", None)
     return {
         "message": for_display(outcome.message, snapshot.players)
         if outcome
         else "The host ended this game",
         "columns": table["columns"],
+        "rounds": final_rounds(snapshot.state, snapshot.players) if final_rounds else None,
         "winners": names_of(snapshot.players, winners_of(snapshot)),
         # a game the host ended: its winner is who was ahead, and the card says so
         "ahead_when_ended": outcome is None,

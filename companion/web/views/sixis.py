@@ -19,6 +19,7 @@ docs/web-views.md section 3); every legal save is one choice of toggles away.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from companion.rules.base import Die, Move
@@ -35,6 +36,7 @@ from companion.rules.sixis import (
     FlipCard,
     KeepSaved,
     RollAll,
+    RoundResult,
     SaveDice,
     Starter,
     State,
@@ -55,10 +57,18 @@ COMPASS = ("n", "ne", "e", "se", "s", "sw", "w", "nw")
 # A pattern per side so that colour-blind players tell them apart besides the tag's words.
 SIDE_PATTERN = {False: "waves", True: "stripes"}
 SIDE_TAG = {False: "blue · easy", True: "red · hard"}
+# Why a round ended (RoundResult.ending), in words; {name}: the seat whose turn ended it.
 ROUND_ENDINGS = {
-    "cards_gone": "no cards left",
-    "sixis_taken": "Sixis card taken",
-    "ended_by_player": "ended by a player",
+    "cards_gone": "no card left in {name}'s reach",
+    "sixis_taken": "{name} took the Sixis card",
+    "ended_by_player": "{name} ended the round",
+}
+# ... where the engine did not say whose turn it was (a state stored before it did), or
+# with two players, who both reach every card
+ROUND_ENDINGS_UNNAMED = {
+    "cards_gone": "no card left",
+    "sixis_taken": "the Sixis card was taken",
+    "ended_by_player": "a player ended the round",
 }
 
 
@@ -412,20 +422,54 @@ def _scores(state: State, names: list[str]) -> dict[str, Any]:
         }
         for index, members in enumerate(teams(state.options))
     ]
-    endings = {r.round: r.ending for r in state.history}
+    endings = {r.round: round_ending(r, names) for r in state.history}
     return {
-        "rounds": [
-            {
-                "round": r.round,
-                "ending": ROUND_ENDINGS.get(endings[r.round], endings[r.round].replace("_", " "))
-                if r.round in endings
-                else "playing",
-            }
-            for r in rounds
-        ],
+        "rounds": [{"round": r.round, "ending": endings.get(r.round, "playing")} for r in rounds],
         "rows": rows,
         "teams": teams_rows,
     }
+
+
+def round_ending(result: RoundResult, names: Sequence[str]) -> str:
+    """Why a round ended, in words ("Bob took the Sixis card")."""
+    if result.ending not in ROUND_ENDINGS:
+        return result.ending.replace("_", " ")
+    seat = result.ended_by
+    if seat is None or (result.ending == "cards_gone" and len(names) == 2):
+        return ROUND_ENDINGS_UNNAMED[result.ending]  # two players both reach every card
+    return ROUND_ENDINGS[result.ending].format(name=names[seat])
+
+
+def final_rounds(state: State, names: Sequence[str]) -> list[dict[str, object]]:
+    """The end card's account of each round, a line per player (a column per card taken
+    was mostly dashes on a phone, and did not say why the round ended): why it ended, and
+    each player's cards and points of it, as the engine counts them (`round_points`). A
+    round the host's end cut short is there too, with the cards taken until then."""
+    rounds: list[tuple[int, str, tuple[tuple[int, str, bool], ...]]] = [
+        (r.round, round_ending(r, names), tuple((c.seat, c.card, c.red) for c in r.claims))
+        for r in state.history
+    ]
+    if state.step is not Step.OVER:  # the host ended the game during this round
+        taken = zip(state.taken_by, state.cards, state.red, strict=True)
+        claims = tuple((seat, card, red) for seat, card, red in taken if seat != NOT_TAKEN)
+        rounds.append((state.round, "not played to its end", claims))
+    points = {r.round: r.seats for r in round_points(state)}
+    return [
+        {
+            "round": round_no,
+            "ending": ending,
+            "players": [
+                {
+                    "seat": seat,
+                    "name": names[seat],
+                    "cards": [_side(side_of(c, red), red) for s, c, red in claims if s == seat],
+                    "points": points[round_no][seat],
+                }
+                for seat in range(state.options.players)
+            ],
+        }
+        for round_no, ending, claims in rounds
+    ]
 
 
 # the start page's words for the options
