@@ -119,8 +119,8 @@
   }
 
   function askText(pending, viewer) {
-    const implies = (pending.implies || []).join(", ");
-    const first = implies ? implies + ", then: " : "";
+    const implies = (pending.implies || []).join("; ");  // one part a player: "Ann: Pass (no cross), −5 penalty; Bob: ..."
+    const first = implies ? implies + "; then: " : "";
     if (pending.kind === "mismatch") {
       return "Camera: " + pending.message + (viewer.host ? " (fix it on the picture below)" : " (the host fixes it)");
     }
@@ -239,7 +239,7 @@
       const dice = pending.roll.map(([c, v]) => `${c} ${v}`).join(", ");
       // the moves the throw implies first (the engine's Turn.on_throw, e.g. Sixto's re-roll)
       const implies = pending.implies || [];
-      heldMessage.textContent = (implies.length ? implies.join(", ") + ", then roll: " : "The camera read: ") + dice;
+      heldMessage.textContent = (implies.length ? implies.join("; ") + "; then roll: " : "The camera read: ") + dice;
     } else {
       heldMessage.textContent = "Not applied: " + pending.message +
         (viewer.host ? " (tap a die to fix it, or the place of a die the camera missed to add it)" : "");
@@ -336,7 +336,7 @@
     if (body.enabled && !body.attached) line += " · this table does not get camera rolls";
     if (body.enabled && body.attached && body.expects) {
       const implies = body.implies || [];
-      line += " · expects " + body.expects.join(", ") + (implies.length ? " (a new throw means: " + implies.join(", ") + ")" : "");
+      line += " · expects " + body.expects.join(", ") + (implies.length ? " (a new throw means: " + implies.join("; ") + ")" : "");
     }
     // the host reads the technical line; a player the camera's state in words
     statusEl.textContent = body.viewer && body.viewer.host ? line : inWords(body);
