@@ -78,12 +78,26 @@ def is_hidden(char: str) -> bool:
     )
 
 
+# Cyrillic and Greek letters that look like a Latin one, as `name_key` sees them (case
+# folded, marks stripped), each mapped to that Latin letter: the probe seated "Аnn" (a
+# Cyrillic А) beside "Ann", two names no player could tell apart. The key is caseless, so
+# a letter is here when either of its cases looks Latin (Cyrillic в for В, Greek ν for Ν):
+# a few names that merely resemble each other in lower case are refused too, which an
+# initial mends (the palochka Ӏ reads as a capital I). Not Unicode's whole confusables
+# list: the letters of the two scripts a café's players type beside Latin.
+LOOK_ALIKE_LETTERS = str.maketrans(
+    "авекмнорстухіјѕԁһӏԛԝ" + "αβεζηικμνορτυχ",  # Cyrillic, then Greek
+    "abekmhopctyxijsdhiqw" + "abezhikmnoptyx",
+)
+
+
 def name_key(name: str) -> str:
-    """What a name reads as: letter widths, case, marks and spaces aside ("Ａｎｎ", " ann "
-    and "Ann" with a combining mark after it are one name)."""
+    """What a name reads as: letter widths, case, marks, spaces and look-alike letters of
+    other scripts aside ("Ａｎｎ", " ann ", "Ann" with a combining mark after it and "Аnn"
+    with a Cyrillic А are one name)."""
     text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name))
     kept = "".join(ch for ch in text if unicodedata.category(ch)[0] != "M")
-    return " ".join(kept.casefold().split())
+    return " ".join(kept.casefold().translate(LOOK_ALIKE_LETTERS).split())
 
 
 def check_new_names(names: Sequence[str]) -> None:
@@ -91,7 +105,7 @@ def check_new_names(names: Sequence[str]) -> None:
     character that shows nothing (a NUL, a right-to-left override, a zero-width space, a
     filler: the probes' names passed for others, "Ann" and "Ann" with an invisible
     character after it), at least one letter, digit or sign, and no two names alike
-    (`name_key`). Raises Rejection(BAD_OPTIONS) naming the seat."""
+    (`name_key`: "Аnn" with a Cyrillic А is "Ann"). Raises Rejection(BAD_OPTIONS) naming the seat."""
     seen: set[str] = set()
     for seat, name in enumerate(names):
         hidden = next((ch for ch in name if is_hidden(ch)), None)

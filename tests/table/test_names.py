@@ -34,6 +34,13 @@ from companion.web.settings import Settings
         (["Ann\uffff", "Bob"], "U+FFFF"),
         (["\u0301\u0302", "Bob"], "shows no letter or digit"),
         (["Ann", "An\u0301n"], "Two players are called"),
+        # the third probe's: letters of another script that look Latin (Cyrillic А, В, о;
+        # Greek Α, Ν; a Cyrillic і and Greek Ι in a capital's place)
+        (["Ann", "\u0410nn"], "Two players are called \u0410nn"),
+        (["Bob", "\u0412\u043e\u0432"], "Two players are called"),
+        (["\u0391\u039d\u039d", "Ann"], "Two players are called Ann"),
+        (["Ivo", "\u0456vo"], "Two players are called"),
+        (["\u0399vo", "ivo"], "Two players are called"),
     ],
 )
 def test_a_name_that_hides_or_copies_another_is_refused(
@@ -68,3 +75,21 @@ def test_an_imported_record_with_two_players_of_one_name_is_refused(tmp_path: Pa
         assert "Two players are called ANN" in answer.text
         record["players"] = ["Ann", "Bea"]
         assert host.post("/api/import", json=record).status_code == 201
+
+
+def test_names_written_in_another_script_still_sit_beside_latin_ones(tmp_path: Path) -> None:
+    """Only look-alikes are one name: "Анна" (Cyrillic) reads "Anna" but does not look it."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as host:
+        made = host.post(
+            "/api/tables",
+            json={
+                "game": "qwixx",
+                "players": [
+                    "Ann",
+                    "\u0410\u043d\u043d\u0430",
+                    "\u0394\u03ae\u03bc\u03b7\u03c4\u03c1\u03b1",
+                ],
+                "options": {"players": 3},
+            },
+        )
+        assert made.status_code == 201, made.text
