@@ -22,7 +22,7 @@ import multiprocessing
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -111,6 +111,16 @@ class TableLoadError(Exception):
         super().__init__(printable(message))
 
 
+def is_closed_to_devices(
+    finished_at: float | None, token_finished_s: float, now: float | None = None
+) -> bool:
+    """A game finished (time.time()) more than `token_finished_s` ago: its device tokens
+    no longer work (Table.viewer; Tables.seen_with for a table not opened)."""
+    if finished_at is None:
+        return False
+    return (time.time() if now is None else now) - finished_at > token_finished_s
+
+
 class OpenRefused(Exception):
     """A client opened too many stored tables too fast (Settings open_rate_per_s,
     open_burst): each open replays a whole game. Answered 429 with Retry-After."""
@@ -197,9 +207,7 @@ class Table:
     def closed_to_devices(self, now: float | None = None) -> bool:
         """Finished more than `token_finished_s` ago: its device tokens no longer work
         and its code joins no more (the history keeps its result)."""
-        if self.finished_at is None:
-            return False
-        return (time.time() if now is None else now) - self.finished_at > self.token_finished_s
+        return is_closed_to_devices(self.finished_at, self.token_finished_s, now)
 
     def _check_loaded(self) -> None:
         """Refuse a change through a table that left memory (a request that held it from
@@ -722,6 +730,25 @@ class Tables:
     def held_by(self, client: str) -> list[str]:
         """The tables `client` opened that are in memory now, least recently used first."""
         return [t for t in self._opened_by.get(client, ()) if t in self._tables]
+
+    def seen_with(self, rows: Sequence[TableRow], tokens: Mapping[str, str]) -> list[TableRow]:
+        """The stored tables of `rows` whose device token in `tokens` (table id -> token,
+        a browser's cookies) lets it see them: the rule of `Table.viewer`, read from the
+        store (a device row of that table, the game not closed to devices), so listing
+        them opens and replays nothing and a cookie costs one lookup. A browser's
+        cookies once opened every table they named, past the per-client open limit (a
+        probe's /history opened 30 in 2.3 s). Blocking: call it off the loop."""
+        seen = []
+        for row in rows:
+            token = tokens.get(row.table_id)
+            device = self.store.device(hash_token(token)) if token else None
+            if (
+                device is not None
+                and device.table_id == row.table_id
+                and not is_closed_to_devices(row.finished_at, self.token_finished_s)
+            ):
+                seen.append(row)
+        return seen
 
     def is_loaded(self, table_id: str) -> bool:
         """Whether the table is in memory now."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from websockets.sync.client import connect
 
 from companion.rules.base import Rejection
+from companion.table.access import hash_token
 from companion.table.store import Store
 from companion.table.tables import Tables
 from tests.reliability.conftest import ThreadServer, thread_settings
@@ -150,3 +152,49 @@ def test_opening_stored_tables_is_limited_per_client(tmp_path: Path) -> None:
         assert not server.app.state.tables.is_loaded(mine[3])
         assert greedy.get(f"/api/tables/{mine[0]}/state").status_code == 200  # in memory
         assert other.get(f"/api/tables/{theirs[0]}/state").status_code == 200
+
+
+FINAL = {
+    "game": "qwixx",
+    "title": "Qwixx",
+    "players": ["Ann", "Bob"],
+    "scores": [{"seat": 0, "total": 3, "breakdown": []}, {"seat": 1, "total": 1, "breakdown": []}],
+    "winners": [0],
+    "end_message": "Ann wins",
+    "actions": 0,
+}
+
+
+def test_listing_the_games_a_browser_joined_opens_none_of_them(tmp_path: Path) -> None:
+    """The start page and /history list the stored games a browser's cookies name from
+    the store and open none (the third probe: /history opened 30 stored tables in 2.3 s,
+    past the per-client open limit); a cookie of a game finished too long ago, or holding
+    another game's token, lists nothing; the client's opens are all still its own."""
+    store = Store.open(tmp_path / "companion.sqlite3")
+    running, finished = [f"run-{i}" for i in range(4)], [f"fin-{i}" for i in range(4)]
+    for index, table_id in enumerate([*running, *finished, "fin-old", "not-mine"]):
+        store.create_table(table_id, f"CODE{index:02d}", "qwixx", {"players": 2}, ["Ann", "Bob"])
+        store.add_device(hash_token(f"token-{table_id}"), table_id, False, None)
+    for table_id in [*finished, "fin-old"]:
+        store.set_finished(table_id, FINAL)
+    store.close()
+    with sqlite3.connect(tmp_path / "companion.sqlite3") as db:  # finished a year ago
+        db.execute("UPDATE tables SET finished_at = finished_at - 3.2e7 WHERE table_id = 'fin-old'")
+    db.close()
+    settings = thread_settings(tmp_path, open_burst=2, open_rate_per_s=0.001)
+    with ThreadServer(settings) as server:
+        tables = server.app.state.tables
+        device = client_at(server, "127.0.0.2")  # not the server's machine: cookies count
+        for table_id in [*running, *finished, "fin-old"]:
+            device.cookies.set(f"tc_{table_id}", f"token-{table_id}")
+        device.cookies.set("tc_not-mine", "token-run-0")
+        start, history = device.get("/"), device.get("/history")
+        assert start.status_code == 200 and history.status_code == 200, history.text
+        assert all(f'href="/t/{t}"' in start.text for t in running), start.text
+        assert all(f'href="/t/{t}"' in history.text for t in finished), history.text
+        for page in (start.text, history.text):
+            assert "/t/fin-old" not in page and "/t/not-mine" not in page
+        assert not [t for t in [*running, *finished] if tables.is_loaded(t)]
+        for table_id in running[:2]:  # its opens were not spent by the listing
+            assert device.get(f"/api/tables/{table_id}/state").status_code == 200
+        assert device.get(f"/api/tables/{running[2]}/state").status_code == 429

@@ -319,17 +319,16 @@ async def live_fragment(access: PageAccess, drawings: DrawingsDep, view: str = "
 
 async def visible_tables(request: Request, tables: Tables, finished: bool) -> list[TableRow]:
     """The stored tables this browser may see: all of them on the machine running the
-    server, else the ones it holds a valid device cookie for (no join code, no access)."""
+    server, else the ones it holds a valid device cookie for (no join code, no access).
+    Read from the store, none opened (Tables.seen_with): one that cannot be opened is
+    listed as the server's own screen lists it, saying so once an open has found it."""
     rows = await asyncio.to_thread(tables.store.tables, finished)
     if is_local(request):
         return rows
-    rows = [r for r in rows if request.cookies.get(cookie_name(r.table_id))]
-    return [
-        r
-        for r in rows
-        if (t := await tables.openable(r.table_id)) is not None  # a damaged one: not shown
-        and t.viewer(request.cookies.get(cookie_name(r.table_id))) is not None
-    ]
+    tokens = {
+        r.table_id: token for r in rows if (token := request.cookies.get(cookie_name(r.table_id)))
+    }
+    return await asyncio.to_thread(tables.seen_with, rows, tokens)
 
 
 @router.get("/history", response_class=HTMLResponse, dependencies=[ReadRate])
