@@ -169,7 +169,9 @@ class Table:
         self.created_at = row.created_at
         self.session = session
         self._store = store
-        self._action_seq: dict[str, int] = {e.action_id: e.seq for e in log}
+        # every action id in the log: the state id it led to and who sent it (a retry is
+        # answered `duplicate` only to its sender: `_retried`)
+        self._action_seq: dict[str, tuple[int, str]] = {e.action_id: (e.seq, e.by) for e in log}
         self._devices = devices
         self._ended_by_host = ended_by_host(row, session)
         # when the game went to the history (time.time()), None while it runs; its devices'
@@ -332,13 +334,14 @@ class Table:
         staleness by the step the screen showed (Session.is_current). Idempotent per
         `action_id`."""
         async with self._lock:
-            if action_id in self._action_seq:
-                return ActResult(self._action_seq[action_id], duplicate=True)
+            if (retried := self._retried(action_id, by)) is not None:
+                return retried
             if self._ended_by_host:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not isinstance(move, Move):
                 move = self.game.move_from_json(move)
             proposal = self.session.propose(move, by, expected_state_id)
+            self._refuse_anothers_id(action_id)
             entry = LogEntry(
                 seq=proposal.state_id,
                 action_id=action_id,
@@ -349,16 +352,38 @@ class Table:
             await self._commit([entry], [proposal])
             return ActResult(entry.seq)
 
+    def _retried(self, action_id: str, by: str) -> ActResult | None:
+        """The answer to a retry: `duplicate`, with the state id it led to, when `by` sent
+        `action_id` before; None for a new id, and for an id another sender used, which
+        is checked as a new action (the sender's right first: answered `duplicate`, a
+        device that may not act for that seat learnt which ids were used)."""
+        used = self._action_seq.get(action_id)
+        if used is None or used[1] != by:
+            return None
+        return ActResult(used[0], duplicate=True)
+
+    def _refuse_anothers_id(self, action_id: str) -> None:
+        """After the checks of a new action: an id another sender used is refused (it is
+        stored once). Ids are random per tap, so only a device replaying another's id
+        meets this, and only once it may make its own action."""
+        if action_id in self._action_seq:
+            raise Rejection(
+                Reason.NOT_ALLOWED,
+                "action_id_used",
+                "this action's id was sent by another device: send it again with a new id",
+            )
+
     async def undo(
         self, by: str, action_id: str, expected_state_id: int | None = None
     ) -> ActResult:
         """Take back the last action (the session checks who may, and the state id)."""
         async with self._lock:
-            if action_id in self._action_seq:
-                return ActResult(self._action_seq[action_id], duplicate=True)
+            if (retried := self._retried(action_id, by)) is not None:
+                return retried
             if self._ended_by_host:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             proposal = self.session.propose_undo(by, expected_state_id)
+            self._refuse_anothers_id(action_id)
             entry = LogEntry(proposal.state_id, action_id, "undo", by, None)
             await self._commit([entry], [proposal])
             return ActResult(entry.seq)
@@ -376,13 +401,14 @@ class Table:
         takes it all back (Action.implied). Idempotent per `action_id` (the roll's; an
         implied move's is `action_id-N`, N the state id it leads to: store.implied_seqs)."""
         async with self._lock:
-            if action_id in self._action_seq:
-                return ActResult(self._action_seq[action_id], duplicate=True)
+            if (retried := self._retried(action_id, by)) is not None:
+                return retried
             if self._ended_by_host:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not self.session.is_current(roll, expected_state_id):
                 raise stale_view()
             proposals = self.session.propose_throw(implied_moves(self.snapshot.throw), roll, by)
+            self._refuse_anothers_id(action_id)
             entries = [
                 LogEntry(
                     p.state_id,
@@ -483,7 +509,7 @@ class Table:
             raise
         for proposal, entry in zip(proposals, entries, strict=True):
             self.session.commit(proposal)
-            self._action_seq[entry.action_id] = entry.seq
+            self._action_seq[entry.action_id] = (entry.seq, entry.by)
         self.acted_at = time.time()
         if history is not None:
             self.finished_at = time.time() if history.summary is not None else None

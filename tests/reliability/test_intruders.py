@@ -116,6 +116,29 @@ def test_a_player_marks_only_their_own_sheet(table: SeatedTable) -> None:
     assert taken.status_code == 403 and taken.json()["rule"] in ("seat_taken", "seat_held")
 
 
+def test_an_action_id_is_answered_duplicate_only_to_its_sender(table: SeatedTable) -> None:
+    """The third probe: Ben's device sent Ann's used action id (in a move for her sheet, as
+    an undo) and got `duplicate`, learning the id was used. Now the sender's right is
+    checked first: Ben gets what any move of his for Ann's sheet gets; an id he may not
+    reuse for his own move is refused by name; Ann's own retry is still `duplicate`."""
+    tid, host, (ann, ben, _) = table.table_id, table.host, table.seats
+    roll = host.post(f"/api/tables/{tid}/actions", json=action("roll-00001", QWIXX_ROLL_7))
+    assert roll.status_code == 200
+    first = ann.post(f"/api/tables/{tid}/actions", json=action("ann-pass-1", PASS_0))
+    assert first.json() == {"state_id": 2, "duplicate": False}
+    as_ann = ben.post(f"/api/tables/{tid}/actions", json=action("ann-pass-1", PASS_0))
+    assert as_ann.status_code == 403 and as_ann.json()["rule"] == "own_sheet_only", as_ann.text
+    undo = ben.post(f"/api/tables/{tid}/undo", json={"action_id": "ann-pass-1"})
+    assert undo.status_code == 403 and undo.json()["rule"] == "undo_own_only", undo.text
+    own = ben.post(
+        f"/api/tables/{tid}/actions", json=action("ann-pass-1", {"kind": "pass", "player": 1})
+    )
+    assert own.status_code == 403 and own.json()["rule"] == "action_id_used", own.text
+    assert state_id(host, tid) == 2  # nothing Ben sent was made
+    again = ann.post(f"/api/tables/{tid}/actions", json=action("ann-pass-1", PASS_0))
+    assert again.json() == {"state_id": 2, "duplicate": True}
+
+
 def test_a_seated_device_cannot_hop_to_an_empty_seat(server: ServerProcess) -> None:
     """Ann's device holds seat 0; seat 2 has no device. Hopping there to move for that
     player and sitting back was possible; now the seat stays Ann's until the host frees it."""
