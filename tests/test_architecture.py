@@ -94,6 +94,7 @@ TABLE_CORE = (
     "companion.table.tables",
     "companion.table.text",
     "companion.table.words",
+    "companion.table.worker_life",
 )
 
 # (modules, the modules they must not import): the contract inside the packages

@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import logging
 import multiprocessing
+import os
 import secrets
 import time
 from collections import OrderedDict
@@ -63,6 +64,7 @@ from companion.table.store import (
     implied_seqs,
 )
 from companion.table.text import printable
+from companion.table.worker_life import end_with_parent
 
 logger = logging.getLogger(__name__)
 
@@ -949,7 +951,10 @@ class Tables:
         for attempt in range(2):
             if self._import_pool is None:
                 context = multiprocessing.get_context("spawn")  # no fork of a threaded server
-                self._import_pool = ProcessPoolExecutor(1, mp_context=context)
+                # the worker ends with the server, even one killed with SIGKILL (worker_life)
+                self._import_pool = ProcessPoolExecutor(
+                    1, mp_context=context, initializer=end_with_parent, initargs=(os.getpid(),)
+                )
             try:
                 return await loop.run_in_executor(
                     self._import_pool, plan_import, record, max_actions
