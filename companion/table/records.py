@@ -179,13 +179,7 @@ def checked_record(record: object, max_actions: int = MAX_RECORD_ACTIONS) -> Ses
     a new table is checked (check_players, check_options_size), its length (at most
     `max_actions` actions) and its actors: each `by` is "host", "camera" or a seat of the
     table. Raises RecordError naming the problem."""
-    if isinstance(record, bytes):
-        try:
-            record = json.loads(record)
-        except ValueError as exc:  # also bytes that are not UTF-8
-            raise _refused("record", f"a game record is JSON: {exc}") from exc
-        except RecursionError as exc:  # [[[[...]]]] nested deeper than the parser goes
-            raise _refused("record", "a game record is not nested that deep") from exc
+    record = parsed_record(record)
     try:  # every string and key, before anything reads them
         check_text(record, "record")
     except Rejection as exc:
@@ -203,6 +197,28 @@ def checked_record(record: object, max_actions: int = MAX_RECORD_ACTIONS) -> Ses
         if action.by not in actors:
             raise _refused("actor", f"no seat {action.by[:16]!r} at this table", index)
     return session
+
+
+def parsed_record(record: object) -> object:
+    """A record given as JSON bytes, parsed (RecordError when it is not JSON); a parsed
+    one as it is."""
+    if not isinstance(record, bytes):
+        return record
+    try:
+        return json.loads(record)
+    except ValueError as exc:  # also bytes that are not UTF-8
+        raise _refused("record", f"a game record is JSON: {exc}") from exc
+    except RecursionError as exc:  # [[[[...]]]] nested deeper than the parser goes
+        raise _refused("record", "a game record is not nested that deep") from exc
+
+
+def host_ended(record: object) -> bool:
+    """A parsed record's `ended_by_host` (docs/game-records.md): the host ended that game
+    before the rules did. RecordError when it is there and not true or false."""
+    flag = record.get("ended_by_host", False) if isinstance(record, dict) else False
+    if not isinstance(flag, bool):
+        raise _refused("ended_by_host", '"ended_by_host" is true or false')
+    return flag
 
 
 def _refused(rule: str, message: str, index: int | None = None) -> RecordError:
@@ -277,7 +293,9 @@ def plan_import(
     """Check and replay an imported record (JSON bytes, or parsed; checked_record) and
     return what is to be stored, or why it is refused."""
     try:
+        record = parsed_record(record)
         session = checked_record(record, max_actions)
+        ended_by_host = host_ended(record)
     except RecordError as exc:
         refused = exc.rejection
         return ImportRefusal(exc.index, refused.reason.value, refused.rule, refused.message)
@@ -287,7 +305,9 @@ def plan_import(
     ]
     options = encode(session.options)
     assert isinstance(options, dict)
-    summary = summary_of(session) if session.outcome() is not None else None
+    summary = None
+    if session.outcome() is not None or ended_by_host:  # a game over goes to the history
+        summary = summary_of(session, ended_by_host and session.outcome() is None)
     dice = DiceTally.from_logs({"import": log}).of("import")
     seed = tuple(encoded(entry) for entry in log)
     return ImportPlan(session.game.name, options, tuple(session.players), seed, summary, dice)

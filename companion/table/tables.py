@@ -564,7 +564,9 @@ class Table:
         """The game record as it is now, to build on another thread: the list of actions is
         copied here (on the loop), their encoding is left to the caller's thread."""
         actions = list(self.session.actions)
-        return lambda: self.session.to_record(actions)
+        # a game the host ended says so: imported, it goes to the history, not into play
+        ended = {"ended_by_host": True} if self._ended_by_host else {}
+        return lambda: self.session.to_record(actions) | ended
 
 
 def implied_moves(throw: Throw | None) -> list[tuple[Move, str]]:

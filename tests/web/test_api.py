@@ -374,6 +374,30 @@ def test_the_host_can_end_a_running_game(qwixx: dict[str, Any]) -> None:
     assert "Qwixx" in host.get("/history").text
 
 
+def test_a_game_the_host_ended_is_imported_as_ended(app: Any, qwixx: dict[str, Any]) -> None:
+    """A café owner imports a game the host ended to look at it again: it used to come
+    back as a live table (the record did not say it had ended), waiting for its players."""
+    tid, host = qwixx["table_id"], qwixx["host"]
+    act(host, tid, QWIXX_ROLL_7, "roll-0001")
+    running = host.get(f"/api/tables/{tid}/record").json()
+    assert "ended_by_host" not in running
+    assert host.post(f"/api/tables/{tid}/end").status_code == 200
+    record = host.get(f"/api/tables/{tid}/record").json()
+    assert record["ended_by_host"] is True
+    other_host = TestClient(app)
+    imported = other_host.post("/api/import", json=record)
+    assert imported.status_code == 201
+    copy = state(other_host, imported.json()["table_id"])
+    assert copy["finished"] is True and copy["state_id"] == 1
+    late = act(other_host, imported.json()["table_id"], QWIXX_ROLL_7, "roll-late")
+    assert late.status_code == 409 and late.json()["rule"] == "ended_by_host"
+    # the running game's record still continues as a live table
+    live = state(other_host, other_host.post("/api/import", json=running).json()["table_id"])
+    assert live["finished"] is False
+    bad = other_host.post("/api/import", json=record | {"ended_by_host": "yes"})
+    assert bad.status_code == 422 and bad.json()["rule"] == "ended_by_host"
+
+
 def test_games_catalogue_drives_the_start_form(host: TestClient) -> None:
     games = {g["name"]: g for g in host.get("/api/games").json()}
     assert games["qwixx"]["defaults"]["3"]["players"] == 3

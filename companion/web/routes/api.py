@@ -463,7 +463,8 @@ async def export_record(access: ApiAccess, pages: PagesDep) -> Response:
     state_id = table.snapshot.state_id
     record = table.record_builder()
     body = await pages.kept(
-        ("record", table.table_id, state_id),
+        # the host's end changes the record (ended_by_host) but not the state id
+        ("record", table.table_id, state_id, table.snapshot.ended_by_host),
         lambda: json.dumps(record(), indent=1).encode("utf-8"),
     )
     name = f"{table.game.name}-{table.code}-{state_id}.json"
