@@ -194,6 +194,17 @@ def test_the_teaching_round_stores_what_the_person_confirmed(
         assert client.get(first["crop"]).status_code == 200
 
 
+def test_a_setup_of_a_shipped_set_not_in_use_names_its_dice(
+    camera_server: tuple[LiveServer, str],
+) -> None:
+    """The setup "qwixx" learns while the shipped qwixx-default.json is in use; looked at
+    while the camera uses another calibration, its page said it had no dice set."""
+    with httpx.Client(base_url=camera_server[1], timeout=30) as client:
+        state = client.get("/api/setups/qwixx")
+        assert state.status_code == 200, state.text
+        assert state.json()["summary"]["set_colours"] == list(QWIXX)
+
+
 def test_the_host_deletes_and_keeps_dice_and_forgets_the_setup(
     camera_server: tuple[LiveServer, str], tmp_path: Path
 ) -> None:

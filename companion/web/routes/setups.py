@@ -30,7 +30,7 @@ from companion.table.camera_hub import DEMO_TEACHES_NOTHING, CameraHub
 from companion.table.learning import Learning
 from companion.vision.adapt_store import SetupError, StoredExample, check_setup
 from companion.vision.calibration import calibration_path, load_calibration
-from companion.vision.colour import CalibrationError, DiceSet
+from companion.vision.colour import CalibrationError, DiceSet, builtin_dice_set
 from companion.web.deps import (
     ApiAccess,
     PageAccess,
@@ -94,12 +94,18 @@ def table_setup(request: Request, access: ApiAccess) -> str:
 
 
 def dice_set_of(request: Request, settings: SettingsDep, setup: str) -> DiceSet | None:
-    """The setup's dice set: the camera's when it is calibrated for it, else its file's."""
+    """The setup's dice set: the camera's when it is calibrated for it, else its file's,
+    else the standard set of that name (the setup "qwixx" learnt while the shipped
+    qwixx-default.json was in use: its page said the setup had no dice set)."""
     calibration = camera_of(request).calibration
     if calibration is not None and calibration.name == setup:
         return calibration.dice_set
     try:
         return load_calibration(calibration_path(setup, settings.camera.calibration_dir)).dice_set
+    except CalibrationError:
+        pass
+    try:
+        return builtin_dice_set(setup)
     except CalibrationError:
         return None
 
