@@ -66,7 +66,7 @@ def annotate(image: np.ndarray, reading: FrameReading) -> np.ndarray:
             out, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thickness, cv2.LINE_AA
         )
     notes = list(reading.problems)
-    if reading.missing:
+    if reading.missing and reading.dice:  # an empty table misses every die: no news
         notes.append("missing: " + ", ".join(reading.missing))
     for k, note in enumerate(notes):
         cv2.putText(

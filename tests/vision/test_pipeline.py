@@ -3,6 +3,7 @@ with touching dice and on real photos, dice-set colours, bad pictures, annotatio
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -217,6 +218,18 @@ def test_annotation_marks_read_and_unreadable_dice() -> None:
         # most of the outline is drawn in the die's colour (green read, orange warning)
         close = np.abs(outline_pixels.astype(int) - channel_order).sum(axis=1) < 60
         assert close.mean() > 0.6
+
+
+def test_the_missing_dice_are_noted_only_when_some_dice_are_seen() -> None:
+    """An empty table (the demo camera between throws, the calibration page) was
+    overlaid with "missing: white, white, red, ..." in warning orange."""
+    image = np.full((200, 300, 3), 200, np.uint8)
+    empty = FrameReading(300, 200, (), dice_set="qwixx", missing=("white", "red"))
+    assert np.array_equal(annotate(image, empty), image)
+    red = DieReading(DieBox(80, 100, 50, 50), 4, 0.95, colour="red")
+    one = FrameReading(300, 200, (red,), dice_set="qwixx", missing=("white",))
+    out, bare = annotate(image, one), annotate(image, dataclasses.replace(one, missing=()))
+    assert not np.array_equal(out[:40], bare[:40])  # the note's line at the top
 
 
 def test_weak_peaks_stay_only_when_the_classifier_reads_a_face() -> None:
