@@ -56,7 +56,10 @@ def test_ending_the_game_reaches_every_open_screen(browser: Any, server: ServerP
     assert ann.locator(".roll-entry").count() == 1
 
     host.click(".host-tools summary")
-    host.once("dialog", lambda dialog: dialog.accept())
+    host.click("[data-host-end]")  # asks "tap again" first (no native dialog)
+    host.wait_for_selector("[data-host-end].armed")
+    assert host.inner_text("[data-host-end]").startswith("Tap again to end the game")
+    assert ann.locator(".outcome").count() == 0
     host.click("[data-host-end]")
     # no reload: the pushed fragment shows the end on both screens
     for page in (host, ann):
@@ -298,7 +301,8 @@ def test_ending_the_game_while_the_server_is_down_says_it_did_not_happen(
     page.click(".host-tools > summary")
     server.kill()
     page.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
-    page.on("dialog", lambda dialog: dialog.accept())
+    page.click("[data-host-end]")
+    page.wait_for_selector("[data-host-end].armed")
     page.click("[data-host-end]")
     page.wait_for_selector("#toast:not([hidden])", timeout=5000)
     assert page.inner_text("#toast").startswith("Not sent: the server cannot be reached")

@@ -298,8 +298,9 @@
     }).catch(() => { /* offline: kept in the outbox */ });
   }
 
-  function hostPost(path, confirmText) {
-    if (confirmText && !window.confirm(confirmText)) return;
+  // (ending the game asks "tap again" as a penalty pass does: no native dialog, which
+  // kiosk browsers may suppress)
+  function hostPost(path) {
     fetch(`/api/tables/${tableId}/${path}`, {method: "POST", credentials: "same-origin"})
       .then(async (r) => {
         const data = await r.json().catch(() => ({}));
@@ -355,7 +356,8 @@
   }
 
   // -- asking once ----------------------------------------------------------------------
-  // a button with data-confirm (a pass that costs a penalty, freeing a seat) asks once: the
+  // a button with data-confirm (a pass that costs a penalty, freeing a seat, ending the
+  // game) asks once: the
   // first tap turns it into its question for a few seconds, a second tap does it. The
   // question survives the redraws other players' taps cause.
   const armed = {key: null, until: 0, timer: null, at: 0};
@@ -451,9 +453,9 @@
     } else if (target.hasAttribute("data-undo")) {
       send("undo", {}, target);
     } else if (target.hasAttribute("data-host-end")) {
-      hostPost("end", "End this game now? Scores stay as they are.");
+      hostPost("end");
     } else if (target.dataset.hostFree !== undefined) {
-      hostPost(`seats/${target.dataset.hostFree}/free`, null);
+      hostPost(`seats/${target.dataset.hostFree}/free`);
     }
   });
 
