@@ -225,6 +225,11 @@ class CameraHub:
     def calibration(self) -> TableCalibration | None:
         return self.runtime.calibration
 
+    @property
+    def chosen_calibration(self) -> TableCalibration | None:
+        """The calibration the host chose, in use or waiting for a real camera."""
+        return self.runtime.chosen
+
     def new_table_line(self, visible: Mapping[str, str]) -> str | None:
         """The start page's line on the camera (module function `new_table_line`); None
         without a camera."""
@@ -358,11 +363,9 @@ class CameraHub:
 
     async def restore_calibration(self) -> None:
         """At start-up without --calibration: the file the calibration page put in use
-        last, from the calibration folder. Not for the demo camera (a real camera's play
-        area and colours do not fit its drawn dice). Never raises: a file that no longer
-        loads is logged and said on the calibration page (`calibration_problem`)."""
-        if self.settings.source == "demo":
-            return
+        last, from the calibration folder (chosen again; while the demo camera plays it
+        waits for a real camera, `CameraRuntime.calibration`). Never raises: a file that no
+        longer loads is logged and said on the calibration page (`calibration_problem`)."""
         from companion.vision.calibration import calibration_path, load_calibration
         from companion.vision.colour import CalibrationError
 

@@ -193,7 +193,10 @@ class CameraRuntime:
         self.enabled = settings.source != "none"
         self.loop: asyncio.AbstractEventLoop | None = None
         self.reader = CalibratedReader(None)
-        self.calibration: TableCalibration | None = None
+        # the host's choice (the calibration page, --calibration); `calibration` is it
+        # while no demo camera plays
+        self.chosen: TableCalibration | None = None
+        self._applied: TableCalibration | None = None
         self.source_name = ""
         self.live_camera = False  # the running source is a live camera (not a replay)
         # the demo camera throws what the server says the attached game expects
@@ -251,6 +254,7 @@ class CameraRuntime:
             plan = self.source_plan()
             self.source_name = plan.name
             self.live_camera = plan.live
+            self._apply_calibration()  # none for the demo camera, the choice for another
             settle = settle_config(plan.pace_fps or 30.0, self.reader.play_area.area)
             worker = CameraWorker(
                 plan.open,
@@ -355,12 +359,28 @@ class CameraRuntime:
         """The frame read last and its reading (the calibration page measures these)."""
         return self.reader.last_image, self.reader.last_reading
 
+    @property
+    def calibration(self) -> TableCalibration | None:
+        """The calibration the camera reads with: the chosen one, none while the demo
+        camera plays (a real camera's colours and play area do not fit its drawn dice)."""
+        return None if self.plays_demo else self.chosen
+
     def set_calibration(self, calibration: TableCalibration | None) -> None:
-        """Use a table calibration (play area, die size) from now on, or none (the whole
-        frame, each game's shipped colours); the settle stage's motion watch takes the new
-        play area when the camera next (re)starts. Its dice set is chosen per table by the
-        feed."""
-        self.calibration = calibration
+        """Choose a table calibration (play area, die size) from now on, or none (the whole
+        frame, each game's shipped colours); the demo camera reads with none, and the chosen
+        one applies once another source plays (`calibration`). The settle stage's motion
+        watch takes the new play area when the camera next (re)starts. Its dice set is
+        chosen per table by the feed."""
+        self.chosen = calibration
+        self._apply_calibration(always=True)
+
+    def _apply_calibration(self, always: bool = False) -> None:
+        """Put `calibration`'s play area and die size in the reader, and tell the listeners
+        when it changed (or `always`)."""
+        calibration = self.calibration
+        if calibration is self._applied and not always:
+            return
+        self._applied = calibration
         if calibration is None:
             self.reader.play_area = PlayArea()
         else:

@@ -1,14 +1,20 @@
 """The calibration the host puts in use on /calibrate survives a restart (a café owner
 should not have to add --calibration to the start command); "Use none" does too; a file
-that no longer loads after the restart is said on the page, and the server starts."""
+that no longer loads after the restart is said on the page, and the server starts. While
+the demo camera plays, the choice is stored and waits for a real camera, before a restart
+and after it alike."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
+from companion.live import demo
+from companion.table.camera_runtime import CameraRuntime, PlayArea
 from companion.table.camera_settings import CameraSettings
+from companion.vision.types import FrameReading
 from companion.web.app import create_app
 from companion.web.settings import Settings
 
@@ -20,7 +26,8 @@ def server_settings(tmp_path: Path, **camera: object) -> Settings:
     folder = tmp_path / "calibration"
     folder.mkdir(exist_ok=True)
     (folder / "kitchen.json").write_bytes(SHIPPED.read_bytes())
-    settings = CameraSettings(disabled=True, calibration_dir=folder, **camera)  # type: ignore[arg-type]
+    camera = {"disabled": True, **camera}
+    settings = CameraSettings(calibration_dir=folder, **camera)  # type: ignore[arg-type]
     return Settings(data_dir=tmp_path / "data", camera=settings)
 
 
@@ -62,3 +69,58 @@ def test_the_command_lines_calibration_comes_first(tmp_path: Path) -> None:
         assert local.post("/api/calibration/none").status_code == 200
     given = server_settings(tmp_path, calibration=tmp_path / "calibration" / "kitchen.json")
     assert active_after_restart(given)[0] == "qwixx"
+
+
+class DrawnDiceReader:
+    """A dice reader that finds nothing (the demo camera's renders need no models here)."""
+
+    dice_set = None
+
+    def read(self, image: object, frame_index: int = 0) -> FrameReading:
+        h, w = getattr(image, "shape", (0, 0))[:2]
+        return FrameReading(int(w), int(h), (), frame_index=frame_index)
+
+
+def demo_server(settings: Settings) -> TestClient:
+    app = create_app(settings, DrawnDiceReader)
+    return TestClient(app, client=THE_SERVER_ITSELF)
+
+
+def demo_playing(local: TestClient) -> CameraRuntime:
+    runtime: CameraRuntime = local.app.state.camera.runtime  # type: ignore[attr-defined]
+    runtime._starter.join(timeout=60)  # type: ignore[union-attr]  # the source is planned
+    assert runtime.plays_demo
+    return runtime
+
+
+def test_a_calibration_chosen_while_the_demo_plays_waits_for_a_real_camera(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo camera's drawn dice are read with the shipped colours before and after a
+    restart alike; the page says the choice is stored for a real camera."""
+    monkeypatch.setattr(demo, "camera_is_available", lambda index=0: False)
+    settings = server_settings(tmp_path, disabled=False)
+    for restarted in (False, True):
+        with demo_server(settings) as local:
+            runtime = demo_playing(local)
+            if not restarted:
+                used = local.post("/api/calibration/use", json={"name": "kitchen"})
+                assert used.json() == {"active": "qwixx", "demo": True}
+            assert runtime.calibration is None and runtime.reader.play_area == PlayArea()
+            assert runtime.chosen is not None and runtime.chosen.name == "qwixx"
+            reading = local.get("/api/calibration").json()
+            assert (reading["active"], reading["demo"], reading["calibration"]) == (
+                "qwixx",
+                True,
+                None,
+            )
+            page = local.get("/calibrate").text
+            assert (
+                '<span id="calibrate-label">Chosen</span>: <strong id="calibrate-active">qwixx'
+                in page
+            )
+            assert '<p class="hint" id="calibrate-demo">Not in use while the demo camera' in page
+    # another source than the demo camera reads with it
+    active, page = active_after_restart(server_settings(tmp_path))
+    assert active == "qwixx" and '<span id="calibrate-label">In use</span>' in page
+    assert '<p class="hint" id="calibrate-demo" hidden>' in page

@@ -452,11 +452,19 @@ async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep)
     context = {
         "sets": list(standard_dice_sets()),
         "files": [(f, calibration_setup(folder, f)) for f in list_calibrations(folder)],
-        "active": hub.calibration.name if hub.calibration else None,
+        "active": chosen_name(hub),
+        "demo": hub.runtime.plays_demo,
         "problem": hub.calibration_problem,
         "enabled": hub.enabled,
     }
     return templates.TemplateResponse(request, "calibrate.html", context)
+
+
+def chosen_name(hub: CameraHub) -> str | None:
+    """The setup of the calibration the host chose: in use, or while the demo camera plays
+    waiting for a real camera (the demo reads its drawn dice with the shipped colours)."""
+    chosen = hub.chosen_calibration
+    return chosen.name if chosen is not None else None
 
 
 def calibration_setup(folder: Path, file: str) -> str | None:
@@ -498,7 +506,8 @@ async def calibration_reading(request: Request, hub: HubDep) -> dict[str, Any]:
         "reading": reading.to_json() if reading is not None else None,
         "frame": [int(image.shape[1]), int(image.shape[0])] if image is not None else None,
         "status": worker_status,
-        "active": hub.calibration.name if hub.calibration else None,
+        "active": chosen_name(hub),
+        "demo": hub.runtime.plays_demo,
         "calibration": hub.calibration.to_json("active") if hub.calibration else None,
     }
 
@@ -560,7 +569,8 @@ async def save_calibration_from_camera(
     except CalibrationError as exc:
         raise Rejection(Reason.ILLEGAL_MOVE, "calibration", str(exc)) from exc
     await hub.use_calibration(calibration, path.stem)
-    return {"saved": str(path), "notes": notes[:10], "calibration": calibration.to_json("")}
+    saved = {"saved": str(path), "notes": notes[:10], "calibration": calibration.to_json("")}
+    return {**saved, "demo": hub.runtime.plays_demo}
 
 
 @router.post("/api/calibration/use", dependencies=[SameOrigin])
@@ -575,7 +585,7 @@ async def use_calibration(request: Request, body: UseCalibration, hub: HubDep) -
     except CalibrationError as exc:
         raise Rejection(Reason.MALFORMED, "calibration", str(exc)) from exc
     await hub.use_calibration(calibration, path.stem)
-    return {"active": calibration.name}
+    return {"active": calibration.name, "demo": hub.runtime.plays_demo}
 
 
 @router.post("/api/calibration/none", dependencies=[SameOrigin])

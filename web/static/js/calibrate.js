@@ -46,11 +46,15 @@
     result.textContent = r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
     if (r.ok) {
       listFile(String(body.name), data.calibration.name);
-      showActive(data.calibration.name);
+      showActive(data.calibration.name, data.demo);
     }
   });
-  function showActive(name) {
+  function showActive(name, demo) {
     document.getElementById("calibrate-active").textContent = name || "none";
+    // while the demo camera plays the choice is stored and waits for a real camera
+    const waits = Boolean(name) && Boolean(demo);
+    document.getElementById("calibrate-label").textContent = waits ? "Chosen" : "In use";
+    document.getElementById("calibrate-demo").hidden = !waits;
     // what none means, or the button that goes back to none
     document.getElementById("calibrate-none").hidden = Boolean(name);
     document.getElementById("calibrate-use-none").hidden = !name;
@@ -94,7 +98,8 @@
       headers: {"Content-Type": "application/json"}, body: JSON.stringify({name}),
     });
     const data = await r.json().catch(() => ({}));
-    result.textContent = r.ok ? `using ${data.active}` : (data.message || "refused");
-    if (r.ok) showActive(data.active);
+    const stored = data.demo ? `chose ${data.active} (used once a real camera is attached)` : `using ${data.active}`;
+    result.textContent = r.ok ? stored : (data.message || "refused");
+    if (r.ok) showActive(data.active, data.demo);
   });
 })();
