@@ -30,7 +30,7 @@ from companion.table.store import StorageError, Store
 from companion.table.tables import Table, TableLoadError, Tables
 from companion.table.text import printable
 from companion.vision.calibration import load_calibration
-from companion.web.deps import NoAccess
+from companion.web.deps import NO_SUCH_TABLE, NoAccess
 from companion.web.errors import status_for
 from companion.web.fragments import LiveDrawings, page_templates
 from companion.web.hosts import HostCheck
@@ -229,12 +229,11 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
 
     def page_or_json(request: Request, status: int, body: Mapping[str, object]) -> Response:
         if _wants_page(request):  # a person with a stale link reads a page, not JSON
-            return templates.TemplateResponse(
-                request,
-                "error.html",
-                {"status": status, "message": printable(str(body.get("message", "")))},
-                status_code=status,
-            )
+            message = printable(str(body.get("message", "")))
+            # only a table id no table has may be typed wrong or another server's
+            unknown_table = status == 404 and message == NO_SUCH_TABLE
+            context = {"status": status, "message": message, "unknown_table": unknown_table}
+            return templates.TemplateResponse(request, "error.html", context, status_code=status)
         return RefusalResponse(body, status_code=status)
 
     @app.exception_handler(Rejection)

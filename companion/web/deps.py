@@ -135,12 +135,17 @@ class Access:
     token: str
 
 
+# a table id no table has: the error page says the link may be typed wrong or another
+# server's (companion.web.app)
+NO_SUCH_TABLE = "no such table"
+
+
 async def _access(request: Request, table_id: str, tables: Tables, page: bool) -> Access:
     if len(table_id) > 64:
-        raise HTTPException(status_code=404, detail="no such table")
+        raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
     table = await opened(tables, table_id, request)
     if table is None:
-        raise HTTPException(status_code=404, detail="no such table")
+        raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
     token = request.cookies.get(cookie_name(table_id), "")
     viewer = table.viewer(token)
     if viewer is None:

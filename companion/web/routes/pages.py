@@ -24,6 +24,7 @@ from companion.table.store import TableRow
 from companion.table.tables import Tables
 from companion.table.text import invalid_text_at, printable
 from companion.web.deps import (
+    NO_SUCH_TABLE,
     Access,
     DrawingsDep,
     LimiterDep,
@@ -150,7 +151,7 @@ async def remove_broken_table(request: Request, table_id: str, tables: TablesDep
     server's own machine or the table's host device; a game that opens is kept."""
     row = await asyncio.to_thread(tables.store.table, table_id) if len(table_id) <= 64 else None
     if row is None:
-        raise HTTPException(status_code=404, detail="no such table")
+        raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
     if await tables.openable(table_id) is not None:
         raise Rejection(
             Reason.NOT_ALLOWED, "table_opens", "only a game that cannot be opened is removed"
@@ -217,6 +218,7 @@ def _page_context(request: Request, access: Any) -> dict[str, Any]:
         "players": table.snapshot.players,
         "viewer": access.viewer,
         "address": public_url(request),
+        "local": is_local(request),  # the server's own screen: calibration is a link away
     }
 
 

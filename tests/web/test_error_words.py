@@ -1,0 +1,61 @@
+"""The words of an error page fit its error: only a table id no table has may be typed
+wrong or another server's; and a tablet host's Camera settings offers no calibration link
+it would be refused (calibration is the server machine's)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from companion.table.camera_settings import CameraSettings
+from companion.web.app import create_app
+from companion.web.settings import Settings
+
+LAN_TABLET = ("192.168.1.20", 50000)
+THE_SERVER_ITSELF = ("127.0.0.1", 50000)
+A_BROWSER = {"accept": "text/html,application/xhtml+xml"}
+TYPED_WRONG = "The table may have been typed wrong, or this link is from another server."
+
+
+def settings_for(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", camera=CameraSettings(disabled=True))
+
+
+def hosted_table(client: TestClient) -> str:
+    made = client.post(
+        "/api/tables", json={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}}
+    )
+    assert made.status_code == 201, made.text
+    table_id: str = made.json()["table_id"]
+    return table_id
+
+
+def test_only_an_unknown_table_may_be_typed_wrong(tmp_path: Path) -> None:
+    with TestClient(create_app(settings_for(tmp_path)), client=LAN_TABLET) as tablet:
+        unknown = tablet.get("/t/nosuchtable1/sheet", headers=A_BROWSER)
+        assert unknown.status_code == 404 and "No such table." in unknown.text
+        assert TYPED_WRONG in unknown.text
+
+        not_here = tablet.get("/calibrate", headers=A_BROWSER)
+        assert not_here.status_code == 403
+        assert "Calibrate on the machine the camera is connected to." in not_here.text
+        assert TYPED_WRONG not in not_here.text
+
+        table_id = hosted_table(tablet)
+        assert tablet.post(f"/api/tables/{table_id}/camera/attach").status_code == 200
+        uncalibrated = tablet.get(f"/t/{table_id}/setup", headers=A_BROWSER)
+        assert uncalibrated.status_code == 404
+        assert "The camera has no calibration" in uncalibrated.text
+        assert TYPED_WRONG not in uncalibrated.text
+
+
+def test_only_the_server_machine_is_offered_the_calibration_link(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    with TestClient(create_app(settings), client=LAN_TABLET) as tablet:
+        page = tablet.get(f"/t/{hosted_table(tablet)}", headers=A_BROWSER).text
+    assert "Camera settings" in page and 'href="/calibrate"' not in page
+    assert "Calibrate the camera on the computer running the companion" in page
+    with TestClient(create_app(settings), client=THE_SERVER_ITSELF) as local:
+        page = local.get(f"/t/{hosted_table(local)}", headers=A_BROWSER).text
+    assert '<a class="button" href="/calibrate" id="camera-calibrate">' in page
