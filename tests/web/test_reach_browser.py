@@ -130,3 +130,26 @@ def test_a_local_server_says_tablets_cannot_join_and_how_to_fix_it(
                 httpx.get(f"http://{lan}:{server.port}/", timeout=2)
     finally:
         server.stop()
+
+
+def test_the_local_warning_stays_in_sight_once_the_join_panel_folds(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Every seat taken (players on this computer's own browsers: --local lets no tablet
+    in), the join panel folds away; why tablets cannot join still shows."""
+    server = ServerProcess(tmp_path / "data", free_port(), reach_args=["--local"])
+    server.start()
+    try:
+        host = browser.new_context(**LAPTOP).new_page()
+        table = start_table(host, server.base_url)
+        joining = f"{server.base_url}/join?code={table['code']}"
+        join_at(browser, joining, 0, TABLET)
+        join_at(browser, joining, 1, PHONE)
+        host.wait_for_selector("#join-panel:not([open])", state="attached")
+        assert host.inner_text("#seated-count") == "2 of 2 seats taken"
+        notice = host.locator("#reach-notice[data-reach=local]")
+        assert notice.is_visible()
+        assert "Tablets cannot join" in notice.inner_text()
+        shot(host, "reach-local-seats-taken")
+    finally:
+        server.stop()
