@@ -391,6 +391,10 @@ def test_a_game_the_host_ended_is_imported_as_ended(app: Any, qwixx: dict[str, A
     assert copy["finished"] is True and copy["state_id"] == 1
     late = act(other_host, imported.json()["table_id"], QWIXX_ROLL_7, "roll-late")
     assert late.status_code == 409 and late.json()["rule"] == "ended_by_host"
+    # its page opens on the end, the join panel folded (no seat is needed to play)
+    page = other_host.get(f"/t/{imported.json()['table_id']}").text
+    panel = page.split('id="join-panel"')[1].split(">")[0]
+    assert "open" not in panel and "0 of 2 seats taken" in page
     # the running game's record still continues as a live table
     live = state(other_host, other_host.post("/api/import", json=running).json()["table_id"])
     assert live["finished"] is False

@@ -285,6 +285,7 @@ async def table_page(
         "reach": reach_notice(request),
         "seats_taken": access.table.seats_taken(),
         "auto_pass": access.table.auto_pass,
+        "finished": access.table.snapshot.finished,
     }
     return templates.TemplateResponse(request, "table.html", context)
 
