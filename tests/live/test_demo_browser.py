@@ -80,6 +80,9 @@ def test_the_demo_throws_only_a_games_own_dice_when_it_asks_for_them(
         refused = host.request.post(f"{server.base_url}/api/setups/sixto/teach/snapshot")
         assert refused.status == 403 and refused.json()["rule"] == "demo_camera"
         assert "drawn dice teach nothing" in refused.json()["message"]
+        # and the table's setup says so (it said "no calibration ... calibrate first")
+        setup = host.request.get(f"{api}/setup")
+        assert setup.status == 404 and setup.json()["rule"] == "demo_camera"
         shot(tablet, "demo-sixto-waits-tablet")
         shot(phone, "demo-sixto-roll-phone")
 

@@ -82,12 +82,16 @@ def table_setup(request: Request, access: ApiAccess) -> str:
     if not camera.feed.attached_to(access.table.table_id):
         raise Rejection(Reason.NOT_ALLOWED, "not_attached", "the camera serves another table")
     if camera.calibration is None:
+        # the demo camera reads with no calibration even when one is chosen: say why
+        demo = camera.runtime.plays_demo
         raise HTTPException(
             status_code=404,
             detail={
                 "reason": "not_found",
-                "rule": "no_setup",
-                "message": "the camera has no calibration, so no setup learns: calibrate first",
+                "rule": "demo_camera" if demo else "no_setup",
+                "message": DEMO_TEACHES_NOTHING
+                if demo
+                else "the camera has no calibration, so no setup learns: calibrate first",
             },
         )
     return camera.calibration.name
