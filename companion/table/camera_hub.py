@@ -96,11 +96,13 @@ RACE_WAIT = "time for the race (the first tap wins)"
 # race: Sixmix's tied starter, Sixis' opener): time to read the banner and choose
 CHOICE_PAUSE_S = 15.0
 CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
-# the note of a table whose camera went to another (the newest open table, or attached)
-CAMERA_ELSEWHERE = "the camera now serves another table"
+# the note of a table whose camera went to another (the newest open table, or attached);
 # no names: the devices of this table need not be joined at the other one (the re-probe
-# read another table's game and players so)
-CAMERA_MOVED = CAMERA_ELSEWHERE + "; Use the camera at this table takes it back"
+# read another table's game and players so). No "Use the camera at this table takes it
+# back" either: every device of the table reads the note, players have no such button,
+# and a host off the server machine is refused while the other table holds the camera;
+# the host's button says what taking it back needs (`held_elsewhere`)
+CAMERA_ELSEWHERE = "the camera now serves another table"
 CAMERA_BACK = "the camera serves this table again"
 # what starting a new table does to the camera, said on the start page before it happens
 NEW_TABLE_TAKES_CAMERA = (
@@ -317,28 +319,30 @@ class CameraHub:
         says where it went, and a table it comes back to says so (not where it went)."""
         if before is None or table is None or table.table_id == before:
             return
-        self.intake.note(before, CAMERA_MOVED)
+        self.intake.note(before, CAMERA_ELSEWHERE)
         if self.intake.note_of(table.table_id).text.startswith(CAMERA_ELSEWHERE):
             self.intake.note(table.table_id, CAMERA_BACK)
 
-    def check_may_take(self, table_id: str) -> None:
-        """A table's host may take the camera unless another table holds it: its host
-        attached it there, or its game plays on (anyone may start a table: a table of one's
-        own must not be a way to take a running game's camera); the server machine's page
-        does not ask."""
+    def held_elsewhere(self, table_id: str) -> str | None:
+        """Why a host of `table_id` off the server machine may not take the camera now, in
+        words: another table holds it, its host attached it there or its game plays on
+        (anyone may start a table: a table of one's own must not be a way to take a
+        running game's camera). None: a host may take it."""
         target = self.feed.target_id
-        if target is not None and target != table_id and self.feed.hold is not None:
-            why = (
-                "its host attached it there"
-                if self.feed.hold == "attached"
-                else ("its game plays on")
-            )
-            raise Rejection(
-                Reason.NOT_ALLOWED,
-                "camera_held",
-                f"the camera serves another table ({why}): it comes here when that game "
-                "ends, or from the server machine",
-            )
+        if target is None or target == table_id or self.feed.hold is None:
+            return None
+        why = "its host attached it there" if self.feed.hold == "attached" else "its game plays on"
+        return (
+            f"the camera serves another table ({why}): it comes here when that game ends, "
+            "or from the server machine"
+        )
+
+    def check_may_take(self, table_id: str) -> None:
+        """Refuse a host's attach while another table holds the camera (`held_elsewhere`);
+        the server machine's page does not ask."""
+        why = self.held_elsewhere(table_id)
+        if why is not None:
+            raise Rejection(Reason.NOT_ALLOWED, "camera_held", why)
 
     async def attach(self, table_id: str) -> None:
         before = self.feed.target_id

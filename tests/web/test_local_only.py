@@ -101,3 +101,32 @@ def test_the_server_machine_moves_a_hosts_camera(tmp_path: Path) -> None:
         assert moved.status_code == 200, moved.text
         assert local.get(f"/api/tables/{second}/camera").json()["attached"] is True
         assert local.get(f"/api/tables/{first}/camera").json()["attached"] is False
+
+
+def test_a_table_that_lost_a_held_camera_offers_no_button_that_cannot_work(
+    tmp_path: Path,
+) -> None:
+    """The camera went from table A to table B, whose host attached it there from the
+    server machine. A's devices read "the camera now serves another table" without "Use
+    the camera at this table takes it back" (its players have no such button; its host
+    on the network is refused while B holds the camera), and A's host on the network is
+    told what taking it back needs; on the server machine the button works."""
+    settings = Settings(data_dir=tmp_path / "data", camera=CameraSettings(disabled=True))
+    app = create_app(settings)
+    with TestClient(app, client=LAN_DEVICE) as lan:
+        first, second = two_tables_on_one_camera(lan)
+        # the same app and the same host cookies, from the server machine
+        local = TestClient(app, client=THE_SERVER_ITSELF, cookies=lan.cookies)
+        assert local.post(f"/api/tables/{second}/camera/attach").status_code == 200
+        status = lan.get(f"/api/tables/{first}/camera").json()
+        assert status["note"] == "the camera now serves another table"
+        assert status["take_back_refused"] == (
+            "the camera serves another table (its host attached it there): it comes here "
+            "when that game ends, or from the server machine"
+        )
+        taken = lan.post(f"/api/tables/{first}/camera/attach")
+        assert taken.status_code == 403
+        assert taken.json()["message"] == status["take_back_refused"]
+        assert local.get(f"/api/tables/{first}/camera").json()["take_back_refused"] is None
+        # the table the camera serves has nothing to take back
+        assert lan.get(f"/api/tables/{second}/camera").json()["take_back_refused"] is None

@@ -166,7 +166,7 @@ async def roll_photo(action_id: str, access: ApiAccess, tables: TablesDep) -> Re
 
 
 @router.get("/api/tables/{table_id}/camera")
-async def camera_status(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
+async def camera_status(request: Request, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     body = await hub.status_json(access.table)
     turn = access.table.snapshot.turn
     viewer = access.viewer
@@ -175,6 +175,10 @@ async def camera_status(access: ApiAccess, hub: HubDep) -> dict[str, Any]:
         "seat": viewer.seat,
         "may_confirm": viewer.host or (viewer.seat is not None and viewer.seat == turn.active),
     }
+    # what the host's "Use the camera at this table" would be refused with (None: it
+    # works): the button says so instead of offering what cannot work
+    held = viewer.host and not is_local(request)
+    body["take_back_refused"] = hub.held_elsewhere(access.table.table_id) if held else None
     body["state_id"] = access.table.snapshot.state_id
     return body
 

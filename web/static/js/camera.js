@@ -43,9 +43,11 @@
   ask.setAttribute("role", "region");
   ask.setAttribute("aria-label", "the camera's question");
 
+  function capital(text) { return text ? text.charAt(0).toUpperCase() + text.slice(1) : text; }
+
   function say(text) {
     if (!toast) return;
-    toast.textContent = text ? text.charAt(0).toUpperCase() + text.slice(1) : text;
+    toast.textContent = capital(text);
     toast.className = "toast error";
     toast.hidden = false;
     setTimeout(() => { toast.hidden = true; }, 4000);
@@ -323,12 +325,15 @@
     current = body;
     panel.hidden = !body.enabled && panel.dataset.cameraMode === "sheet";
     panel.dataset.cameraAttached = body.attached ? "yes" : "no";
-    // the button says whether this table has the camera now
+    // the button says whether this table has the camera now, and when another table
+    // holds it (a host off the server machine would be refused) what taking it back needs
     const attach = panel.querySelector("[data-camera-attach]");
     if (attach) {
+      const refused = !body.attached && body.take_back_refused;
       attach.textContent = body.attached ? "This table gets the camera's rolls"
+        : refused ? capital(body.take_back_refused)
         : "Use the camera at this table (it serves another table now)";
-      attach.disabled = Boolean(body.attached);
+      attach.disabled = Boolean(body.attached || refused);
     }
     const state = !body.enabled ? "off" : body.status && body.status.connected ? "live" : body.error ? "fault" : "waiting";
     statusEl.dataset.cameraState = state;
