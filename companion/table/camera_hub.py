@@ -552,7 +552,13 @@ class CameraHub:
             **self.runtime.status_json(served=attached),
             "attached": attached,
             "mode": mode,
-            "mode_line": mode_line(mode, self.runtime.auto_apply_threshold),
+            # what the camera does with this table's rolls: said only where it reads them
+            # (beside "The camera watches another table" it read as a promise)
+            "mode_line": (
+                mode_line(mode, self.runtime.auto_apply_threshold)
+                if attached and not table.snapshot.finished
+                else ""
+            ),
             "sure_threshold": self.runtime.auto_apply_threshold,
             "expects": list(throw.dice.colours) if throw else None,
             "kept": [[d.colour, d.value] for d in throw.dice.kept] if throw else [],

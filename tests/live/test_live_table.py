@@ -289,6 +289,9 @@ def test_camera_goes_to_the_attached_table(live: Any, clip_folder: Path) -> None
     wait_until(lambda: camera(client, second)["attached"], 5, "the newest table to get the camera")
     assert client.post(f"/api/tables/{first}/camera/attach").status_code == 200
     assert camera(client, first)["attached"] and not camera(client, second)["attached"]
+    # what the camera does with a roll is said only at the table whose rolls it reads
+    assert "at once" in camera(client, first)["mode_line"]
+    assert camera(client, second)["mode_line"] == ""
     replay(live, client, first, clip_folder, render_throw(QWIXX, seed=601))
     assert len(rolls_in_log(live, first)) == 1 and rolls_in_log(live, second) == []
 

@@ -351,7 +351,11 @@
     noteEl.textContent = body.note || "";
     // an old note says it is old (the server's clock: a tablet's may differ)
     if (noteAgeEl) noteAgeEl.textContent = body.note ? noteAge(body.note_age_s) : "";
-    if (modeLine) modeLine.textContent = body.mode_line || "";
+    if (modeLine) {
+      // said only at the table whose rolls the camera reads, until the game is over
+      modeLine.textContent = body.mode_line || "";
+      modeLine.hidden = !body.mode_line;
+    }
     showDemoWait(body.demo_waits_for || []);
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);
