@@ -566,11 +566,19 @@ class CameraHub:
             "pending": self._held_json(table, held) if held else None,
             "waiting_behind": self.held.waiting_count(table.table_id),
             "demo_waits_for": self.demo_waits_for(table) if attached else [],
-            **self.intake.note_of(table.table_id).to_json(),
+            **self._note_json(table),
             "learning": self._learning_json(table),
             "finished": table.snapshot.finished,
             **self._finished_line(table),
         }
+
+    def _note_json(self, table: Table) -> dict[str, object]:
+        """What the camera last did for the table; once its game is over no sentence (the
+        last "roll applied" read under "The game is over" as if the camera read on)."""
+        note = self.intake.note_of(table.table_id).to_json()
+        if table.snapshot.finished:
+            note.update(note="", note_age_s=None)
+        return note
 
     def _finished_line(self, table: Table) -> dict[str, str]:
         """A finished table's camera line says so (the camera moved on: its own line would

@@ -159,6 +159,11 @@ def test_players_read_the_camera_in_words_and_the_end_says_so(
         bob.wait_for_function(
             "document.getElementById('camera-status').textContent.includes('The game is over')"
         )
+        # only the end words: no note of the last thing the camera did, no mode line
+        bob.wait_for_function(
+            "document.getElementById('camera-note').textContent === '' &&"
+            " document.getElementById('camera-mode-line').hidden"
+        )
         host.wait_for_function(
             "document.getElementById('camera-status').textContent.includes('the game is over')"
         )

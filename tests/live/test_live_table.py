@@ -296,6 +296,23 @@ def test_camera_goes_to_the_attached_table(live: Any, clip_folder: Path) -> None
     assert len(rolls_in_log(live, first)) == 1 and rolls_in_log(live, second) == []
 
 
+def test_after_the_end_the_camera_panel_says_only_that_the_game_is_over(
+    live: Any, clip_folder: Path
+) -> None:
+    """Players read "roll applied" and the mode line under "The game is over": once the
+    game ends the status has neither, only the end words."""
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    replay(live, client, table_id, clip_folder, render_throw(QWIXX, seed=701))
+    before = camera(client, table_id)
+    assert before["note"] == "roll applied" and before["mode_line"]
+    assert client.post(f"/api/tables/{table_id}/end").status_code == 200
+    after = camera(client, table_id)
+    assert after["finished"] is True and after["line"].startswith("the game is over")
+    assert after["note"] == "" and after["note_age_s"] is None
+    assert after["mode_line"] == ""
+
+
 def test_a_failing_source_leaves_the_server_serving(tmp_path: Path) -> None:
     """The camera folder is missing: the status says so and the worker retries with
     back-off; manual entry works meanwhile; when the folder appears the rolls flow."""
