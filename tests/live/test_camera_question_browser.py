@@ -138,10 +138,25 @@ def test_the_active_player_confirms_or_fixes_the_roll_in_the_banner(
                 ann.evaluate("document.documentElement.scrollWidth") <= ann.viewport_size["width"]
             )  # the value picker never widens the page
             shot(ann, f"camera-question-picking-{colour}-{name}")
+            # a screen reader names the die and what the tap does ("red 3 shows 5" named
+            # the die by where the finder met it on the photo)
+            labels = ann.locator("#camera-ask .ask-die.picking .ask-value").evaluate_all(
+                "buttons => buttons.map((b) => b.getAttribute('aria-label'))"
+            )
+            read = red if colour == "red" else green
+            assert labels == [f"{colour} die: change to {v}" for v in range(1, 7) if v != read]
             ann.click(f"#camera-ask .ask-die.picking button.ask-value[data-ask-value='{value}']")
             ann.wait_for_selector(
                 f"#camera-ask .ask-die button[aria-label='change {colour} {value}']"
             )
+        # of two dice of one colour, which one: the first white die as the banner shows them
+        ann.locator("#camera-ask .ask-die button[aria-label^='change white']").first.click()
+        first_white = ann.locator("#camera-ask .ask-die.picking .ask-value").first
+        assert (first_white.get_attribute("aria-label") or "").startswith(
+            "the first white die: change to "
+        )
+        ann.locator("#camera-ask .ask-die.picking button[aria-label^='change white']").click()
+        ann.wait_for_selector("#camera-ask .ask-die.picking", state="detached")
         assert ann.locator(".live[data-state-id='0']").count() == 1  # nothing applied yet
         assert ann.locator("#camera-ask [data-camera-confirm]").is_visible()
         ann.click("#camera-ask [data-camera-confirm]")
@@ -170,6 +185,10 @@ def test_an_unsure_roll_asks_only_about_its_unsure_die(
         yellow = dict(throw.rest)["yellow"]
         choices = ann.locator("#camera-ask .ask-die.unsure .ask-value").all_inner_texts()
         assert choices == [str(yellow), str(7 - yellow)]  # its two likeliest values
+        labels = ann.locator("#camera-ask .ask-die.unsure .ask-value").evaluate_all(
+            "buttons => buttons.map((b) => b.getAttribute('aria-label'))"
+        )
+        assert labels == [f"yellow die shows {yellow}", f"yellow die shows {7 - yellow}"]
         assert "not sure of one die" in ann.inner_text("#camera-ask .ask-text")
         assert bob.locator("#camera-ask").is_hidden()
         shot(ann, f"camera-unsure-die-{name}")

@@ -109,15 +109,37 @@
     return el;
   }
 
-  function valueButton(index, value, colour) {
+  // `label`: the button as a screen reader says it ("red die: change to 5"): its text
+  // alone is a bare number
+  function valueButton(index, value, colour, label) {
     const b = document.createElement("button");
     b.type = "button";
     b.className = `ask-value c-${colour || "other"}`;
     b.dataset.askDie = String(index);
     b.dataset.askValue = String(value);
     b.textContent = String(value);
-    b.setAttribute("aria-label", `${colour || "die"} ${index + 1} shows ${value}`);
+    b.setAttribute("aria-label", label);
     return b;
+  }
+
+  const ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth"];
+
+  // each die's name for a screen reader, by index: "red die", or where several share a
+  // colour "the second white die" (counted in the order shown). A die's index is where the
+  // finder met it on the photo: "red 3" named no die a player can see
+  function dieNames(dice) {
+    const total = new Map();
+    dice.forEach((die) => total.set(die.colour, (total.get(die.colour) || 0) + 1));
+    const seen = new Map();
+    const names = new Map();
+    dice.forEach((die) => {
+      const nth = (seen.get(die.colour) || 0) + 1;
+      seen.set(die.colour, nth);
+      const kind = die.colour ? `${die.colour} die` : "die";
+      const ordinal = ORDINALS[nth - 1] || `number ${nth}`;
+      names.set(die.index, total.get(die.colour) > 1 ? `the ${ordinal} ${kind}` : kind);
+    });
+    return names;
   }
 
   function askText(pending, viewer) {
@@ -196,7 +218,10 @@
     const row = document.createElement("div");
     row.className = "ask-dice";
     const unsure = new Map((pending.unsure || []).map((u) => [u.index, u.choices]));
-    inGameOrder(pending.dice).forEach((die) => {
+    const shown = inGameOrder(pending.dice);
+    const names = dieNames(shown);
+    shown.forEach((die) => {
+      const name = names.get(die.index);
       const cell = document.createElement("span");
       cell.className = "ask-die";
       cell.dataset.askIndex = String(die.index);
@@ -204,7 +229,7 @@
       if (choices) {
         cell.classList.add("unsure");
         cell.appendChild(chip(die, {cls: "unsure"}));
-        choices.forEach((v) => cell.appendChild(valueButton(die.index, v, die.colour)));
+        choices.forEach((v) => cell.appendChild(valueButton(die.index, v, die.colour, `${name} shows ${v}`)));
       } else if (pending.kind === "confirm") {
         const face = chip(die, {button: true});
         face.dataset.askPick = String(die.index);
@@ -213,7 +238,9 @@
         face.setAttribute("aria-label", `change ${die.colour || "die"} ${die.value || "?"}`);
         cell.appendChild(face);
         if (pickingDie === die.index) {
-          for (let v = 1; v <= 6; v += 1) if (v !== die.value) cell.appendChild(valueButton(die.index, v, die.colour));
+          for (let v = 1; v <= 6; v += 1) {
+            if (v !== die.value) cell.appendChild(valueButton(die.index, v, die.colour, `${name}: change to ${v}`));
+          }
         }
       } else {
         cell.appendChild(chip(die));
