@@ -72,3 +72,42 @@ def test_refusals_name_the_rule_broken_first_and_the_players_by_name(
     assert state["state_id"] == 2  # nothing refused was applied
     host.close()
     ann.context.close()
+
+
+def test_an_accepted_tap_clears_the_refusals_still_showing(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Refusals stacked in the toast stayed their 4 s after a later tap was accepted, and
+    read as the answer to it ("Red 12 locks the row ...\\nThe white dice show 7, not 8"
+    shown after an accepted Red 7). The page's clock stands still after the refusals, so
+    only the accepted tap can hide them."""
+    host = browser.new_context()
+    table = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    ).json()
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    ann = browser.new_context(**PHONE).new_page()
+    assert ann.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+    assert ann.request.post(f"{api}/seat", data={"seat": 0}).ok
+    ann.clock.install()
+    ann.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
+    ann.wait_for_selector("#conn[data-conn=live]")
+    roll = host.request.post(
+        f"{api}/actions", data={"action_id": "roll-0001", "move": QWIXX_ROLL_7}
+    )
+    assert roll.ok
+    ann.wait_for_selector(".live[data-state-id='1']")
+    red = ".qx-row[data-row=red]"
+    refusal_after(ann, f"{red} .box.lock")
+    ann.click(".qx-row[data-row=yellow] .box[data-number='8']")
+    ann.wait_for_function("document.getElementById('toast').textContent.split('\\n').length == 2")
+    ann.clock.pause_at(ann.evaluate("Date.now()") / 1000 + 0.05)  # no timer hides it now
+    ann.click(f"{red} .box[data-number='7']")  # her white sum: accepted
+    ann.wait_for_selector(".live[data-state-id='2']")
+    ann.wait_for_selector("#toast", state="hidden")
+    # the next refusal is shown alone, not under the ones cleared
+    said = refusal_after(ann, f"{red} .box[data-number='4']")
+    assert said == "Red 4 is left of your last red cross"
+    host.close()
+    ann.context.close()

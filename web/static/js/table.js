@@ -15,6 +15,7 @@
   let retryMs = 300;
   let retryTimer = null;
   let toastTimer = null;
+  let refusalShownAt = 0; // when the refusal toast showing now last got a line
   let connState = "connecting";
   // action_id -> {kind, body, element, moveAttr, dice, sentOn, offline}: every action not
   // yet answered, in the order it was made. Kept in localStorage too, so a tap made while
@@ -54,8 +55,19 @@
     toast.textContent = lines.join("\n");
     toast.className = "toast " + (kind || "error");
     toast.hidden = false;
+    if ((kind || "error") === "error") refusalShownAt = Date.now();
     clearTimeout(toastTimer);
     toastTimer = setTimeout(() => { toast.hidden = true; }, 4000 + 1500 * (lines.length - 1));
+  }
+
+  // a tap made after a refusal showed was accepted: the player has moved on, and the
+  // refusal (listed with older ones) read as if it answered the tap just accepted. Taps
+  // made before it (sent again together after a reconnect) leave it: it may be their news
+  function clearRefusals(item) {
+    if (toast.hidden || !toast.classList.contains("error")) return;
+    if (!item || !(item.madeAt > refusalShownAt)) return;
+    clearTimeout(toastTimer);
+    toast.hidden = true;
   }
 
   // -- the connection state, in the sticky banner ---------------------------------------
@@ -191,7 +203,9 @@
     } else if (message.type === "seats") {
       seatsChanged(message);
     } else if (message.type === "ack") {
+      const item = pending.get(message.action_id);
       settle(message.action_id);
+      clearRefusals(item);
     } else if (message.type === "error") {
       refused(message);
     }
@@ -261,7 +275,7 @@
     const body = {action_id: actionId, expected_state_id: stateId(), ...(race ? {race} : {}), ...fields};
     const moveAttr = element && element.dataset.move ? element.dataset.move : null;
     const label = tapName(kind, fields, element);
-    const item = {kind, body, element, moveAttr, label, dice: diceShown(), sentOn: -1, offline: !isOpen()};
+    const item = {kind, body, element, moveAttr, label, dice: diceShown(), sentOn: -1, offline: !isOpen(), madeAt: Date.now()};
     pending.set(actionId, item);
     if (element) element.classList.add("pending");
     saveOutbox();
