@@ -24,20 +24,23 @@ def refusal_after(page: Any, selector: str) -> str:
     return str(page.inner_text("#toast"))
 
 
-@pytest.mark.parametrize(("device", "name"), [(PHONE, "phone"), (TABLET, "tablet")])
-def test_refusals_name_the_rule_broken_first_and_the_players_by_name(
-    browser: Any, server: ServerProcess, device: dict[str, Any], name: str
-) -> None:
+def ann_sees_the_first_roll(
+    browser: Any, server: ServerProcess, device: dict[str, Any], clock: bool = False
+) -> tuple[Any, Any, str]:
+    """A Qwixx table for Ann and Bob whose host entered white 3 + 4 while Ann's sheet was
+    open on `device` (with Playwright's clock installed first when `clock`): (the host's
+    context, Ann's page, the table's API address)."""
     host = browser.new_context()
-    created = host.request.post(
+    table = host.request.post(
         server.base_url + "/api/tables",
         data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
-    )
-    table = created.json()
+    ).json()
     api = f"{server.base_url}/api/tables/{table['table_id']}"
     ann = browser.new_context(**device).new_page()
     assert ann.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
     assert ann.request.post(f"{api}/seat", data={"seat": 0}).ok
+    if clock:
+        ann.clock.install()
     ann.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
     ann.wait_for_selector("#conn[data-conn=live]")
     roll = host.request.post(
@@ -45,6 +48,14 @@ def test_refusals_name_the_rule_broken_first_and_the_players_by_name(
     )
     assert roll.ok
     ann.wait_for_selector(".live[data-state-id='1']")
+    return host, ann, api
+
+
+@pytest.mark.parametrize(("device", "name"), [(PHONE, "phone"), (TABLET, "tablet")])
+def test_refusals_name_the_rule_broken_first_and_the_players_by_name(
+    browser: Any, server: ServerProcess, device: dict[str, Any], name: str
+) -> None:
+    host, ann, api = ann_sees_the_first_roll(browser, server, device)
     red = ".qx-row[data-row=red]"
 
     # the lock with the wrong sum (white 3 + 4 = 7): the lock's own rule comes first
@@ -81,23 +92,7 @@ def test_an_accepted_tap_clears_the_refusals_still_showing(
     read as the answer to it ("Red 12 locks the row ...\\nThe white dice show 7, not 8"
     shown after an accepted Red 7). The page's clock stands still after the refusals, so
     only the accepted tap can hide them."""
-    host = browser.new_context()
-    table = host.request.post(
-        server.base_url + "/api/tables",
-        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
-    ).json()
-    api = f"{server.base_url}/api/tables/{table['table_id']}"
-    ann = browser.new_context(**PHONE).new_page()
-    assert ann.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
-    assert ann.request.post(f"{api}/seat", data={"seat": 0}).ok
-    ann.clock.install()
-    ann.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
-    ann.wait_for_selector("#conn[data-conn=live]")
-    roll = host.request.post(
-        f"{api}/actions", data={"action_id": "roll-0001", "move": QWIXX_ROLL_7}
-    )
-    assert roll.ok
-    ann.wait_for_selector(".live[data-state-id='1']")
+    host, ann, _ = ann_sees_the_first_roll(browser, server, PHONE, clock=True)
     red = ".qx-row[data-row=red]"
     refusal_after(ann, f"{red} .box.lock")
     ann.click(".qx-row[data-row=yellow] .box[data-number='8']")
