@@ -371,9 +371,8 @@
 
   // -- asking once ----------------------------------------------------------------------
   // a button with data-confirm (a pass that costs a penalty, freeing a seat, ending the
-  // game) asks once: the
-  // first tap turns it into its question for a few seconds, a second tap does it. The
-  // question survives the redraws other players' taps cause.
+  // game) asks once: the first tap turns it into its question for a few seconds, a second
+  // tap does it. The question survives the redraws other players' taps cause.
   const armed = {key: null, until: 0, timer: null, at: 0};
 
   function confirmKey(element) {
