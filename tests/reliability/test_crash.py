@@ -4,7 +4,8 @@ with SIGKILL at random moments, 20 times. After every restart:
 
 - every acknowledged action is in the SQLite log exactly once, at the state id its
   acknowledgement named (read straight from the database file);
-- a retry of acknowledged actions is answered `duplicate` with the same state id;
+- a retry of acknowledged actions by their senders is answered `duplicate` with the same
+  state id;
 - every table's state and scores equal the replay of its exported record through the
   engine, and a WebSocket sees the same state id;
 - every device reconnects by itself and gets answers again, and the game goes on.
@@ -167,11 +168,14 @@ def check_after_restart(
         assert payload["state_id"] >= max(on_table, default=0)
         assert payload["state_id"] == sum(1 for t, _ in stored.values() if t == table_id)
 
-    # server-side idempotency: retries of acknowledged actions apply nothing
+    # server-side idempotency: retries of acknowledged actions apply nothing (each from
+    # the device that sent it: another device's is checked as a new action)
     rng = random.Random(len(acked))
+    devices = [host, *table.seats]
     for action_id in rng.sample(sorted(acked), min(8, len(acked))):
         table_id, state_id = acked[action_id]
-        retry = host.post(
+        sender = devices[int(action_id[1:].split("-")[0])]  # "d{device index}-{count}"
+        retry = sender.post(
             f"/api/tables/{table_id}/actions",
             json={"action_id": action_id, "move": sent[action_id][1]},
         )

@@ -65,13 +65,16 @@ def test_the_join_panel_folds_when_every_seat_is_taken(browser: Any, server: Ser
 
     sheet = host.locator("section.sheet[data-seat='0']")
     open_top = sheet.bounding_box()["y"]
+    open_height = panel.bounding_box()["height"]
     take_seat(browser, server, table["code"], 2, PHONE)
     host.wait_for_selector("#join-panel:not([open])", timeout=10000)
     assert host.inner_text("#seated-count") == "3 of 3 seats taken"
     folded = panel.bounding_box()
     assert folded is not None and folded["height"] < 90
     assert not host.locator("#join-code").is_visible()
-    assert sheet.bounding_box()["y"] < open_top - 150  # the sheets moved up by the panel
+    # the sheets moved up by what the panel folded away (the join code and QR code)
+    assert open_height - folded["height"] > 100
+    assert sheet.bounding_box()["y"] < open_top - (open_height - folded["height"]) + 5
     shot(host, "join-panel-folded-laptop")
 
     host.click("#join-panel .join-toggle")  # one tap brings it back
