@@ -103,10 +103,11 @@ WATCHER = (
     "import sys; from companion.table.worker_life import _watch_parent; "
     "_watch_parent(int(sys.argv[1]))"
 )
+# ... and then waits for the SIGKILL that ends it (signal.pause: no interval to outlast)
 MIDDLE = (
-    "import os, subprocess, sys, time; "
+    "import os, signal, subprocess, sys; "
     f"child = subprocess.Popen([sys.executable, '-c', {WATCHER!r}, str(os.getpid())]); "
-    "print(child.pid, flush=True); time.sleep(600)"
+    "print(child.pid, flush=True); signal.pause()"
 )
 
 
