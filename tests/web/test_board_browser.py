@@ -6,7 +6,9 @@
 - The scoreboard (`/t/{id}/board`, for a laptop or TV) shows every sheet at once without
   scrolling, under the roll and whose turn it is, for every game and on phone, tablet,
   laptop and TV screens.
-- "Host tools" shows that it opens with a tap (a disclosure triangle).
+- "Host tools" shows that it opens with a tap (a disclosure triangle), and sits beside the
+  join panel: in reach while the join code is folded away; a tap anywhere on the folded
+  bar unfolds it (no link inside it).
 """
 
 from __future__ import annotations
@@ -66,14 +68,17 @@ def test_the_join_panel_folds_when_every_seat_is_taken(browser: Any, server: Ser
     sheet = host.locator("section.sheet[data-seat='0']")
     open_top = sheet.bounding_box()["y"]
     open_height = panel.bounding_box()["height"]
+    code_height = host.locator("#join-panel .join-info").bounding_box()["height"]
     take_seat(browser, server, table["code"], 2, PHONE)
     host.wait_for_selector("#join-panel:not([open])", timeout=10000)
     assert host.inner_text("#seated-count") == "3 of 3 seats taken"
     folded = panel.bounding_box()
     assert folded is not None and folded["height"] < 90
     assert not host.locator("#join-code").is_visible()
-    # the sheets moved up by what the panel folded away (the join code and QR code)
-    assert open_height - folded["height"] > 100
+    # the sheets moved up by what the panel folded away: the join code (and its QR code and
+    # address, on a server tablets can reach); the host tools are not in it any more
+    assert code_height > 60
+    assert open_height - folded["height"] >= code_height - 1
     assert sheet.bounding_box()["y"] < open_top - (open_height - folded["height"]) + 5
     shot(host, "join-panel-folded-laptop")
 
@@ -162,6 +167,67 @@ def test_host_tools_show_they_open_with_a_tap(browser: Any, server: ServerProces
     summary.click()
     host.wait_for_selector(".host-tools[open] [data-host-end]")
     assert summary.evaluate(marker) == '"\u25be"'
+
+
+# every point along the middle of the folded join bar, from edge to edge: what a tap there
+# lands on (the bar's summary, and no link inside it)
+BAR_POINTS = """() => {
+  const bar = document.getElementById('join-panel').getBoundingClientRect();
+  const summary = document.querySelector('#join-panel > summary');
+  const y = bar.top + bar.height / 2;
+  const missed = [];
+  for (let x = bar.left + 2; x < bar.right - 2; x += 8) {
+    const hit = document.elementFromPoint(x, y);
+    if (!hit || hit.closest('summary') !== summary || hit.closest('a, button')) {
+      missed.push([Math.round(x), hit ? hit.outerHTML.slice(0, 60) : null]);
+    }
+  }
+  return missed;
+}"""
+
+
+@pytest.mark.parametrize(("device", "name"), [(LAPTOP, "laptop"), (TABLET, "tablet")])
+def test_the_host_tools_are_in_reach_with_the_join_panel_folded(
+    browser: Any, server: ServerProcess, device: dict[str, Any], name: str
+) -> None:
+    """A café's trial: mid-game (every seat taken, the join panel folded) the host found
+    "End the game" and "Free a seat" only after unfolding the join code, and a tap in the
+    middle of the folded bar opened the scoreboard instead of unfolding it."""
+    host = browser.new_context(**device).new_page()
+    table = create(host, server, "qwixx", ["Ann", "Bob"])
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    for seat in (0, 1):
+        player = browser.new_context().new_page()
+        assert player.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+        seated = player.request.post(
+            f"{server.base_url}/api/tables/{table['table_id']}/seat", data={"seat": seat}
+        )
+        assert seated.ok, seated.text()
+    host.wait_for_selector("#join-panel:not([open])", state="attached", timeout=10000)
+
+    # the host tools open on their own, the join code stays folded
+    assert host.locator("#join-panel .host-tools").count() == 0
+    assert host.locator(".host-tools > summary").is_visible()
+    host.click(".host-tools > summary")
+    host.wait_for_selector(".host-tools[open] [data-host-end]")
+    assert host.locator("[data-host-end]").is_visible()
+    assert host.locator("[data-host-free='0']").is_visible()
+    assert host.locator("[data-host-free='1']").is_visible()
+    assert host.get_attribute("#join-panel", "open") is None
+    assert not host.locator("#join-code").is_visible()
+    shot(host, f"host-tools-beside-the-folded-join-panel-{name}")
+
+    # the folded bar is one tap target: every point of its middle unfolds it
+    host.click(".host-tools > summary")  # folded again: the bar back as the trial saw it
+    host.wait_for_selector(".host-tools:not([open])", state="attached")
+    assert host.evaluate(BAR_POINTS) == []
+    page_url = host.url
+    host.locator("#join-panel").click()  # its middle
+    host.wait_for_selector("#join-panel[open]", timeout=5000)
+    assert host.locator("#join-code").is_visible()
+    assert host.url == page_url  # not the scoreboard
+    assert host.locator("#board-link").is_visible()  # the scoreboard: beside the bar
 
 
 TV_SMALL = {"viewport": {"width": 1366, "height": 768}}

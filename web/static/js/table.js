@@ -191,7 +191,8 @@
     if (!joinPanel) return;
     const taken = new Set(message.taken);
     document.getElementById("seated-count").textContent = `${taken.size} of ${message.seats} seats taken`;
-    joinPanel.querySelectorAll("[data-host-free]").forEach((button) => {
+    // the "Free a seat" buttons sit in the host tools, beside the join panel
+    page.querySelectorAll("[data-host-free]").forEach((button) => {
       button.hidden = !taken.has(Number(button.dataset.hostFree));
     });
     if (!joinTouched) joinPanel.open = taken.size < message.seats;
