@@ -2,8 +2,8 @@
 on a real server whose camera replays a rendered Qwixx throw at rest, calibrated as the
 setup "kitchen": the teaching round (take what the camera reads, the dice as crops, tap a
 die to change its value, confirm) fills the bars per face and per set die; a wrong tap is
-held back for a look and deleted; the host's page of the table shows the same dice.
-Screenshots go to test-artifacts/."""
+held back for a look and deleted; the host's page of the table shows the same dice;
+"Forget every die" asks "tap again" before it forgets. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
@@ -106,8 +106,9 @@ def test_teaching_rounds_fill_the_bars_and_a_wrong_tap_is_held_back(
         page.wait_for_selector("#setup-status[data-used='23']")
         missing: list[str] = []
         page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
-        page.on("dialog", lambda dialog: dialog.accept())
         page.click("details.setup-forget summary")
+        page.click("#forget")  # asks "tap again" first (test_forgetting_asks_tap_again_first)
+        page.wait_for_selector("#forget.armed")
         page.click("#forget")
         page.wait_for_selector("#setup-status[data-used='0']", timeout=20000)
         assert "nothing yet" in page.inner_text("#groups")
@@ -119,6 +120,44 @@ def test_teaching_rounds_fill_the_bars_and_a_wrong_tap_is_held_back(
             timeout=20000,
         )
         context.close()
+
+
+def test_forgetting_asks_tap_again_first(browser: Any, tmp_path: Path) -> None:
+    """The button "Forget every die" asks as the host tools do, with no native dialog
+    (kiosk browsers may suppress one): the first tap turns the button into its question
+    and forgets nothing; a second tap forgets every stored die."""
+    with calibrated_camera(tmp_path) as server:
+        page = browser.new_context(**LAPTOP).new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        deletes: list[str] = []
+        page.on("request", lambda r: deletes.append(r.url) if r.method == "DELETE" else None)
+        page.goto(f"{server.base_url}/setups/kitchen")
+        page.wait_for_selector("#setup-status[data-used='0']")
+        learning = server.app.state.learning
+        take_and_confirm(page)
+        wait_until(lambda: learning.idle("kitchen"), what="the refresh after teaching")
+        page.wait_for_selector("#setup-status[data-used='6']", timeout=20000)
+
+        page.click("details.setup-forget summary")
+        forget = page.locator("#forget")
+        assert forget.inner_text() == "Forget every die"
+        forget.click()
+        page.wait_for_selector("#forget.armed")
+        assert forget.inner_text() == "Tap again to forget every stored die of kitchen"
+        # the first tap asked, in the page: it sent no DELETE and forgot nothing
+        assert dialogs == [] and deletes == []
+        assert len(learning.store.examples("kitchen")) == 6
+        assert page.inner_text("#setup-forgotten") == ""
+        shot(page, "setup-forget-asks-laptop")
+
+        forget.click()
+        page.wait_for_selector("#setup-status[data-used='0']", timeout=20000)
+        assert "forgot 6 stored dice of kitchen" in page.inner_text("#setup-forgotten")
+        assert learning.store.examples("kitchen") == []
+        assert len(deletes) == 1 and dialogs == []
+        assert forget.inner_text() == "Forget every die"  # asked and done: the button is back
+        page.context.close()
 
 
 def replay_done(server: Any) -> bool:
