@@ -395,6 +395,9 @@ def test_a_game_the_host_ended_is_imported_as_ended(app: Any, qwixx: dict[str, A
     page = other_host.get(f"/t/{imported.json()['table_id']}").text
     panel = page.split('id="join-panel"')[1].split(">")[0]
     assert "open" not in panel and "0 of 2 seats taken" in page
+    # its host tools export it; nothing there acts on a game that is over
+    tools = page.split('id="host-tools"')[1].split("</details>")[0]
+    assert "/record" in tools and "data-host-end" not in tools and "data-host-free" not in tools
     # the running game's record still continues as a live table
     live = state(other_host, other_host.post("/api/import", json=running).json()["table_id"])
     assert live["finished"] is False
