@@ -110,6 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def subcommand_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of one subcommand (`serve`, `read`, ...) as `build_parser` made it."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]  # type: ignore[no-any-return]
+    raise LookupError(name)
+
+
 def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serve = sub.add_parser("serve", help="start the companion's web server")
     reach = serve.add_mutually_exclusive_group()
@@ -188,7 +196,11 @@ def _add_camera_arguments(serve: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the subcommand, with its own usage line (not `companion`'s)
+        subcommand_parser(parser, args.command).error(
+            f"unrecognized arguments: {' '.join(unknown)}"
+        )
     try:
         return int(args.func(args))
     except BrokenPipeError:

@@ -121,3 +121,33 @@ def test_output_into_a_closed_pipe_stops_quietly() -> None:
         os.close(write_end)
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 1
+
+
+def test_an_unknown_option_is_refused_with_its_subcommands_usage() -> None:
+    """A maintainer's trial: `companion read --bogus x` printed `companion`'s own usage
+    (replay, read, serve, calibrate), not the options `read` takes."""
+    done = companion("read", "--bogus", "x")
+    assert done.returncode == 2
+    assert done.stderr.startswith("usage: companion read ")
+    assert "unrecognized arguments: --bogus" in done.stderr
+
+
+def test_calibrate_takes_several_images_after_one_flag() -> None:
+    """`--image A B` (as the docs wrote it) was refused; the repeated flag still works."""
+    from companion.cli import build_parser
+
+    parser = build_parser()
+    together = parser.parse_args(["calibrate", "cafe", "--image", "a.jpg", "b.jpg"])
+    repeated = parser.parse_args(["calibrate", "cafe", "--image", "a.jpg", "--image", "b.jpg"])
+    assert together.image == repeated.image == ["a.jpg", "b.jpg"]
+    assert together.name == "cafe"
+
+
+def test_a_serve_option_without_its_partner_is_said_in_one_sentence() -> None:
+    """`--hold` without `--images` printed pydantic's whole report (the input dict and a
+    link for programmers) around the one sentence that helps."""
+    done = companion("serve", "--local", "--hold", "2")
+    assert done.returncode == 2
+    assert "--hold shows each image of a folder: give --images DIR with it" in done.stderr
+    assert "pydantic" not in done.stderr and "input_value" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

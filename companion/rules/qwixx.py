@@ -1,7 +1,7 @@
 """Qwixx (Nürnberger-Spielkarten-Verlag, 2012), the base game for 2 to 5 players.
 
-Rule sources: ``shared/rules/qwixx.txt`` (the rulebook) and the Qwixx part of
-``shared/rules/NOTES.md``. A rulebook sentence wins over NOTES.
+Rule sources: ``../shared/rules/qwixx.txt`` (the rulebook) and the Qwixx part of
+``../shared/rules/NOTES.md``. A rulebook sentence wins over NOTES.
 
 A turn has three steps:
 
@@ -450,7 +450,7 @@ def _check_sum(state: State, move: Cross) -> None:
 
 
 class Qwixx(Game[Options, State]):
-    """The rules of Qwixx (rulebook shared/rules/qwixx.txt, NOTES.md)."""
+    """The rules of Qwixx (rulebook ../shared/rules/qwixx.txt, NOTES.md)."""
 
     name: ClassVar[str] = "qwixx"
     title: ClassVar[str] = "Qwixx"

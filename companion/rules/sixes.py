@@ -1,7 +1,7 @@
 """Sixes: a betting game for three or more players and two dice.
 
-Rule sources: the rulebook /work/shared/rules/sixes.txt (instructions, "Order of Play" and
-"Outcomes") and the Sixes section of /work/shared/rules/NOTES.md. A rulebook sentence wins
+Rule sources: the rulebook ``../shared/rules/sixes.txt`` (instructions, "Order of Play" and
+"Outcomes") and the Sixes section of ``../shared/rules/NOTES.md``. A rulebook sentence wins
 over NOTES; NOTES wins over the house decisions below.
 
 A roller's turn (rulebook, "Order of Play"):

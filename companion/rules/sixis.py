@@ -1,8 +1,8 @@
 """Sixis (Asmadi Games, 2011, Chris Cieslik; 2-4 players): roll six dice of your colour and
 claim goal cards from the layout around the Sixis card.
 
-Rule sources: ``shared/rules/sixis.txt`` (the rulebook) and the Sixis part of
-``shared/rules/NOTES.md`` (the 17 goal cards, their sides and points). A rulebook sentence
+Rule sources: ``../shared/rules/sixis.txt`` (the rulebook) and the Sixis part of
+``../shared/rules/NOTES.md`` (the 17 goal cards, their sides and points). A rulebook sentence
 wins over NOTES.
 
 The rules, as enforced here:

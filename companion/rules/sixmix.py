@@ -1,7 +1,7 @@
 """Sixmix (FX Schmid, 1999; 2-5 players): place your dice as the digits of six-digit numbers.
 
-Rule sources: ``shared/rules/sixmix.txt`` (the rulebook) and the Sixmix part of
-``shared/rules/NOTES.md``. A rulebook sentence wins over NOTES.
+Rule sources: ``../shared/rules/sixmix.txt`` (the rulebook) and the Sixmix part of
+``../shared/rules/NOTES.md``. A rulebook sentence wins over NOTES.
 
 The rules, as enforced here:
 - Each player has six dice of her colour and the row of that colour (with 2 players each

@@ -1,7 +1,7 @@
 """Sixto (KENDi Games, 2023, Steffen and Florian Benndorf), for 1 to 6 players.
 
-Rule sources: ``shared/rules/sixto.txt`` (the rulebook) and the Sixto part of
-``shared/rules/NOTES.md``. A rulebook sentence wins over NOTES.
+Rule sources: ``../shared/rules/sixto.txt`` (the rulebook) and the Sixto part of
+``../shared/rules/NOTES.md``. A rulebook sentence wins over NOTES.
 
 A turn has three steps:
 
@@ -594,7 +594,7 @@ _END_MESSAGES: dict[EndReason, str] = {
 
 
 class Sixto(Game[Options, State]):
-    """The rules of Sixto (rulebook shared/rules/sixto.txt, NOTES.md)."""
+    """The rules of Sixto (rulebook ../shared/rules/sixto.txt, NOTES.md)."""
 
     name: ClassVar[str] = "sixto"
     title: ClassVar[str] = "Sixto"

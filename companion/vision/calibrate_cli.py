@@ -49,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--camera", type=int, default=None, metavar="N", help="webcam index")
     source.add_argument("--video", default=None, metavar="FILE", help="a video file")
     source.add_argument("--images", default=None, metavar="DIR", help="a folder of images")
-    source.add_argument("--image", action="append", default=None, metavar="FILE",
-                        help="an image (repeat for several)")  # fmt: skip
+    source.add_argument("--image", action="extend", nargs="+", default=None, metavar="FILE",
+                        help="one or more images (--image A B, or --image A --image B)")  # fmt: skip
     parser.add_argument("--frames", type=int, default=10, help="frames to measure (1-100)")
     parser.add_argument("--play-area", type=parse_area, default=None,
                         help="x0,y0,x1,y1 as fractions, or auto: around the dice in view; "

@@ -59,6 +59,17 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return Settings.model_validate(values)
 
 
+def settings_problem(exc: ValidationError) -> str:
+    """What is wrong with the command line, in its own words: the sentence each check
+    raises (pydantic's report adds the whole input and a link, meant for programmers)."""
+    said = []
+    for error in exc.errors():
+        message = str(error["msg"]).removeprefix("Value error, ")
+        field = ".".join(str(part) for part in error["loc"])
+        said.append(message if "--" in message or not field else f"{field}: {message}")
+    return "; ".join(said)
+
+
 def lan_address() -> str | None:
     """This machine's address on the local network: the one its default route leaves by
     (no packet is sent: a UDP socket's `connect` only picks the outgoing interface); None
@@ -136,7 +147,7 @@ def run_serve(args: argparse.Namespace) -> int:
     try:
         settings = settings_from_args(args)
     except ValidationError as exc:
-        print(f"companion serve: {exc}", file=sys.stderr)
+        print(f"companion serve: {settings_problem(exc)}", file=sys.stderr)
         return 2
     if settings.camera.calibration is not None:
         from companion.vision.calibration import load_calibration

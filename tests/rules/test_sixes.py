@@ -1,7 +1,7 @@
 """Sixes rules: setup, the table-pound, the outcomes of a roll, sharing the pot, passing the
 dice, money limits, the end of the game, scores, JSON and game records.
 
-Rule sources: /work/shared/rules/sixes.txt and the Sixes part of /work/shared/rules/NOTES.md;
+Rule sources: ../shared/rules/sixes.txt and the Sixes part of ../shared/rules/NOTES.md;
 house decisions are listed in companion/rules/sixes.py's docstring."""
 
 from __future__ import annotations
