@@ -105,6 +105,25 @@ def in_sticky_banner(page: Any) -> None:
     assert page.locator(".banner #camera-ask").count() == 1
 
 
+def the_two_white_dice_read_apart(page: Any, throw: Any) -> None:
+    """Of two dice of one colour, which one: their chips say it in words, by the names a
+    screen reader says ("change white 3" twice named neither), the first one further left
+    on the photo; the first white die's values are offered under that name. Leaves the
+    first white die picked."""
+    rest = throw.frames[throw.rest_index].dice
+    values = [d.value for d in sorted(rest, key=lambda d: d.cx) if d.colour == "white"]
+    whites = page.locator("#camera-ask .ask-die button.die.c-white")
+    assert whites.locator("i").all_inner_texts() == ["white (1st)", "white (2nd)"]
+    said = [f"the first white die (reads {values[0]})", f"the second white die (reads {values[1]})"]
+    assert [w.get_attribute("title") for w in whites.all()] == said
+    assert [w.get_attribute("aria-label") for w in whites.all()] == [f"change {s}" for s in said]
+    whites.first.click()
+    first_white = page.locator("#camera-ask .ask-die.picking .ask-value").first
+    assert (first_white.get_attribute("aria-label") or "").startswith(
+        "the first white die: change to "
+    )
+
+
 @pytest.mark.parametrize(("device", "name"), DEVICES)
 def test_the_active_player_confirms_or_fixes_the_roll_in_the_banner(
     browser: Any, tmp_path: Path, device: dict[str, Any], name: str
@@ -132,7 +151,7 @@ def test_the_active_player_confirms_or_fixes_the_roll_in_the_banner(
         red, green = dict(throw.rest)["red"], dict(throw.rest)["green"]
         fixed = {"red": 1 if red != 1 else 2, "green": 6 if green != 6 else 5}
         for colour, value in fixed.items():
-            ann.click(f"#camera-ask .ask-die button[aria-label^='change {colour}']")
+            ann.click(f"#camera-ask .ask-die button[aria-label^='change {colour} die']")
             ann.wait_for_selector("#camera-ask .ask-die.picking")
             assert (
                 ann.evaluate("document.documentElement.scrollWidth") <= ann.viewport_size["width"]
@@ -147,15 +166,10 @@ def test_the_active_player_confirms_or_fixes_the_roll_in_the_banner(
             assert labels == [f"{colour} die: change to {v}" for v in range(1, 7) if v != read]
             ann.click(f"#camera-ask .ask-die.picking button.ask-value[data-ask-value='{value}']")
             ann.wait_for_selector(
-                f"#camera-ask .ask-die button[aria-label='change {colour} {value}']"
+                f"#camera-ask .ask-die button[aria-label='change {colour} die (reads {value})']"
             )
-        # of two dice of one colour, which one: the first white die as the banner shows them
-        ann.locator("#camera-ask .ask-die button[aria-label^='change white']").first.click()
-        first_white = ann.locator("#camera-ask .ask-die.picking .ask-value").first
-        assert (first_white.get_attribute("aria-label") or "").startswith(
-            "the first white die: change to "
-        )
-        ann.locator("#camera-ask .ask-die.picking button[aria-label^='change white']").click()
+        the_two_white_dice_read_apart(ann, throw)
+        ann.locator("#camera-ask .ask-die.picking button.die").click()
         ann.wait_for_selector("#camera-ask .ask-die.picking", state="detached")
         assert ann.locator(".live[data-state-id='0']").count() == 1  # nothing applied yet
         assert ann.locator("#camera-ask [data-camera-confirm]").is_visible()

@@ -139,6 +139,7 @@ def test_the_roll_to_confirm_lists_the_dice_in_the_games_order(
             assert answer.ok, answer.text()
         page.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=90000)
         colours = [el.inner_text() for el in page.locator("#camera-ask .ask-die .die i").all()]
-        assert colours == ["white", "white", "red", "yellow", "green", "blue"]
+        # the two white dice told apart in words (the first one further left on the photo)
+        assert colours == ["white (1st)", "white (2nd)", "red", "yellow", "green", "blue"]
         shot(page, "demo-qwixx-confirm-phone")
         host.close()

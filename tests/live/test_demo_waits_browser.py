@@ -96,7 +96,7 @@ def test_the_demo_waits_for_the_seats_then_holds_its_question(browser: Any, tmp_
         # not even after the 12 s a refused roll waits: the question on screen stays
         assert server.hub.runtime.demo.take(now=time.monotonic() + 1000) is None
         shown = sorted(
-            (c.locator("i").inner_text(), int(c.locator("b").inner_text()))
+            (c.get_attribute("data-read-colour"), int(c.get_attribute("data-read-value") or 0))
             for c in ann.locator("#camera-ask .ask-die .die").all()
         )
         shot(ann, "demo-question-holds-phone")

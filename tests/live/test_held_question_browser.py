@@ -27,7 +27,10 @@ pytestmark = pytest.mark.browser
 def asked_dice(page: Any) -> list[tuple[str, int]]:
     """The dice the question in the banner shows, as (colour, value), sorted."""
     chips = page.locator("#camera-ask .ask-die .die").all()
-    return sorted((c.locator("i").inner_text(), int(c.locator("b").inner_text())) for c in chips)
+    return sorted(
+        (c.get_attribute("data-read-colour") or "", int(c.get_attribute("data-read-value") or 0))
+        for c in chips
+    )
 
 
 def two_different_throws() -> tuple[int, int]:
@@ -120,7 +123,7 @@ def test_a_confirm_of_dice_no_longer_asked_is_refused_with_a_message(
         assert server.app.state.tables.store.log(table_id) == []
 
         ann.unroute(f"{api}/camera")  # the screen hears again: it shows the fixed die
-        ann.wait_for_selector(f"#camera-ask button[aria-label='change red {fixed}']")
+        ann.wait_for_selector(f"#camera-ask button[aria-label='change red die (reads {fixed})']")
         ann.click("#camera-ask [data-camera-confirm]")
         ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
         [entry] = server.app.state.tables.store.log(table_id)

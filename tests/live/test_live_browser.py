@@ -163,6 +163,51 @@ def test_host_adds_a_missed_die_on_the_held_picture(browser: Any, tmp_path: Path
         assert [(e.by, e.move["kind"]) for e in log] == [("host", "roll")]
 
 
+def test_the_fix_dialog_names_a_die_as_the_table_sees_it(browser: Any, tmp_path: Path) -> None:
+    """A die the host taps on the held picture is named by its colour (the first or second
+    of the two white dice, left to right on the photo) and what the camera read on it, as
+    the question in the banner names it; not by the order the finder met it ("Die 3 (red
+    6)" meant nothing at the table). A value fixed renames it in the open dialog."""
+    reader = ClipReader()
+    reader.hide = {"blue"}  # a mismatch: the host fixes it on the picture
+    with qwixx_camera_table(browser, tmp_path, reader, TABLET) as (server, page, table_id, folder):
+        throw = render_throw(QWIXX, seed=1231)
+        reader.throw = throw
+        write_throw(folder, throw)
+        page.click("details.camera-tools summary")
+        page.click("[data-camera-restart]")
+        see_held_mismatch(page, "blue die is missing", dice=5)
+        rest = [d for d in throw.frames[throw.rest_index].dice if d.colour != "blue"]
+        first, second = sorted((d for d in rest if d.colour == "white"), key=lambda d: d.cx)
+        named = {  # the second white die tapped last
+            **{f"{d.colour} die (reads {d.value})": d for d in rest if d.colour != "white"},
+            f"the first white die (reads {first.value})": first,
+            f"the second white die (reads {second.value})": second,
+        }
+        spots = page.locator(".held-die").evaluate_all(
+            "spots => spots.map((s) => s.getAttribute('aria-label'))"
+        )
+        assert sorted(spots) == sorted(named)  # a screen reader names them alike
+        page.locator("#held-view").scroll_into_view_if_needed()
+        for words, die in named.items():
+            shown = page.locator("#held-picture").bounding_box()
+            assert shown is not None
+            page.mouse.click(
+                shown["x"] + die.cx * shown["width"] / 640,
+                shown["y"] + die.cy * shown["height"] / 480,
+            )
+            page.wait_for_selector("#held-fix[data-fix-mode=fix]:not([hidden])")
+            assert page.text_content("#fix-which") == words[0].upper() + words[1:]
+        shot(page, "live-camera-fix-named-tablet")
+        fixed = 7 - second.value  # the second white die, tapped last, read anew
+        page.click(f"#held-fix [data-fix-value='{fixed}']")
+        page.wait_for_function(
+            "words => document.getElementById('fix-which').textContent === words",
+            arg=f"The second white die (reads {fixed})",
+            timeout=10000,
+        )
+
+
 def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> None:
     """The dice lie still in view: the page shows the picture and what is read; Measure
     and save writes a valid file into the calibration folder and puts it in use."""

@@ -99,13 +99,19 @@
   }
   if (live) new MutationObserver(keepAskInBanner).observe(live, {childList: true});
 
-  function chip(die, extra) {
+  // a die of the question: its value, and under it its colour as `name` shows it ("white
+  // (2nd)" where two are white); the title says which die in words. Its data: the colour
+  // and value read (not data-colour/-value: those mark the roll the banner shows)
+  function chip(die, name, extra) {
     const el = document.createElement(extra && extra.button ? "button" : "span");
     if (extra && extra.button) el.type = "button";
     el.className = `die small c-${die.colour || "other"}` + (extra && extra.cls ? ` ${extra.cls}` : "");
+    el.dataset.readColour = die.colour || "";
+    el.dataset.readValue = String(die.value || "");
     el.innerHTML = "<b></b><i></i>";
     el.querySelector("b").textContent = die.value || "?";
-    el.querySelector("i").textContent = die.colour || "?";
+    el.querySelector("i").textContent = name.shown;
+    el.title = reads(name, die);
     return el;
   }
 
@@ -123,10 +129,13 @@
   }
 
   const ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth"];
+  const SHORT_ORDINALS = ["1st", "2nd", "3rd", "4th", "5th", "6th"];
 
-  // each die's name for a screen reader, by index: "red die", or where several share a
-  // colour "the second white die" (counted in the order shown). A die's index is where the
-  // finder met it on the photo: "red 3" named no die a player can see
+  // each die's names, by index, counted in the order shown: `spoken` for a screen reader
+  // and the fix dialog ("red die", or where several share a colour "the second white
+  // die"), `shown` on its chip ("red", "white (2nd)"). One count gives both, so the chip
+  // and what is said never disagree. A die's index is where the finder met it on the
+  // photo: "Die 3" or "red 3" named no die a player can see
   function dieNames(dice) {
     const total = new Map();
     dice.forEach((die) => total.set(die.colour, (total.get(die.colour) || 0) + 1));
@@ -135,12 +144,20 @@
     dice.forEach((die) => {
       const nth = (seen.get(die.colour) || 0) + 1;
       seen.set(die.colour, nth);
+      const shared = total.get(die.colour) > 1;
       const kind = die.colour ? `${die.colour} die` : "die";
       const ordinal = ORDINALS[nth - 1] || `number ${nth}`;
-      names.set(die.index, total.get(die.colour) > 1 ? `the ${ordinal} ${kind}` : kind);
+      const short = SHORT_ORDINALS[nth - 1] || `${nth}th`;
+      names.set(die.index, {
+        spoken: shared ? `the ${ordinal} ${kind}` : kind,
+        shown: (die.colour || "?") + (shared ? ` (${short})` : ""),
+      });
     });
     return names;
   }
+
+  // "the second white die (reads 3)": which die, and what the camera read on it
+  function reads(name, die) { return `${name.spoken} (reads ${die.value || "?"})`; }
 
   function askText(pending, viewer) {
     const implies = (pending.implies || []).join("; ");  // one part a player: "Ann: Pass (no cross), −5 penalty; Bob: ..."
@@ -205,11 +222,14 @@
   }
 
   // the dice as the banner shows every roll (the game's order: white, white, red, ...),
-  // not in the order the finder met them on the photo; each keeps its index for answers
+  // not in the order the finder met them on the photo; dice of one colour from left to
+  // right on the photo, so "the first white die" is the one further left. Each keeps its
+  // index for answers
   function inGameOrder(dice) {
     const order = (current && current.expects) || [];
     const rank = (die) => (order.includes(die.colour) ? order.indexOf(die.colour) : order.length);
-    return [...dice].sort((a, b) => rank(a) - rank(b));
+    const left = (die) => (die.box ? die.box[0] + die.box[2] : 0); // twice its centre's x
+    return [...dice].sort((a, b) => rank(a) - rank(b) || left(a) - left(b));
   }
 
   // the dice read: an unsure die shows its two likeliest values as buttons (one tap
@@ -228,22 +248,22 @@
       const choices = unsure.get(die.index);
       if (choices) {
         cell.classList.add("unsure");
-        cell.appendChild(chip(die, {cls: "unsure"}));
-        choices.forEach((v) => cell.appendChild(valueButton(die.index, v, die.colour, `${name} shows ${v}`)));
+        cell.appendChild(chip(die, name, {cls: "unsure"}));
+        choices.forEach((v) => cell.appendChild(valueButton(die.index, v, die.colour, `${name.spoken} shows ${v}`)));
       } else if (pending.kind === "confirm") {
-        const face = chip(die, {button: true});
+        const face = chip(die, name, {button: true});
         face.dataset.askPick = String(die.index);
         face.setAttribute("aria-expanded", pickingDie === die.index ? "true" : "false");
         if (pickingDie === die.index) cell.classList.add("picking");
-        face.setAttribute("aria-label", `change ${die.colour || "die"} ${die.value || "?"}`);
+        face.setAttribute("aria-label", `change ${reads(name, die)}`);
         cell.appendChild(face);
         if (pickingDie === die.index) {
           for (let v = 1; v <= 6; v += 1) {
-            if (v !== die.value) cell.appendChild(valueButton(die.index, v, die.colour, `${name}: change to ${v}`));
+            if (v !== die.value) cell.appendChild(valueButton(die.index, v, die.colour, `${name.spoken}: change to ${v}`));
           }
         }
       } else {
-        cell.appendChild(chip(die));
+        cell.appendChild(chip(die, name));
       }
       row.appendChild(cell);
     });
@@ -276,24 +296,46 @@
     if (fresh) {
       if (adding) closeFix(); // the added die is in the new reading: tap it to change it
       heldPicture.src = `/t/${tableId}/camera/held.jpg?id=${encodeURIComponent(held.dataset.heldId)}`;
-      heldDice.innerHTML = "";
-      pending.dice.forEach((die) => {
-        const [x0, y0, x1, y1] = die.box;
-        const spot = document.createElement("button");
-        spot.type = "button";
-        spot.className = "held-die";
-        spot.dataset.heldDie = String(die.index);
-        spot.setAttribute("aria-label", `die ${die.index + 1}: ${die.colour || "?"} ${die.value || "?"}`);
-        spot.style.left = `${(100 * x0) / pending.width}%`;
-        spot.style.top = `${(100 * y0) / pending.height}%`;
-        spot.style.width = `${(100 * (x1 - x0)) / pending.width}%`;
-        spot.style.height = `${(100 * (y1 - y0)) / pending.height}%`;
-        spot.disabled = !(viewer.host && pending.kind === "mismatch");
-        heldDice.appendChild(spot);
-      });
+      drawSpots(pending, viewer);
     }
+    nameHeldDice(pending);
     panel.querySelector("[data-camera-confirm]").hidden = !(pending.kind === "confirm" && viewer.may_confirm);
     panel.querySelector("[data-camera-rethrow]").hidden = !viewer.host;
+  }
+
+  // a tappable spot over each held die on the picture
+  function drawSpots(pending, viewer) {
+    heldDice.innerHTML = "";
+    pending.dice.forEach((die) => {
+      const [x0, y0, x1, y1] = die.box;
+      const spot = document.createElement("button");
+      spot.type = "button";
+      spot.className = "held-die";
+      spot.dataset.heldDie = String(die.index);
+      spot.style.left = `${(100 * x0) / pending.width}%`;
+      spot.style.top = `${(100 * y0) / pending.height}%`;
+      spot.style.width = `${(100 * (x1 - x0)) / pending.width}%`;
+      spot.style.height = `${(100 * (y1 - y0)) / pending.height}%`;
+      spot.disabled = !(viewer.host && pending.kind === "mismatch");
+      heldDice.appendChild(spot);
+    });
+  }
+
+  // a held die in words as the banner names it: "the second white die (reads 3)"
+  function heldDieWords(pending, die) {
+    return reads(dieNames(inGameOrder(pending.dice)).get(die.index), die);
+  }
+
+  // the spots and an open fix dialog name their die anew on every status: a fixed value or
+  // colour renames it (a spot is redrawn only for a new reading)
+  function nameHeldDice(pending) {
+    heldDice.querySelectorAll("[data-held-die]").forEach((spot) => {
+      const die = pending.dice[Number(spot.dataset.heldDie)];
+      if (die) spot.setAttribute("aria-label", heldDieWords(pending, die));
+    });
+    const fixing = !fixBox.hidden && fixBox.dataset.fixMode === "fix" && chosenDie !== null;
+    const die = fixing && pending.dice[chosenDie];
+    if (die) document.getElementById("fix-which").textContent = capital(heldDieWords(pending, die));
   }
 
   // what the camera's setup learnt: confirmed dice, the share of the last hour's camera
@@ -508,7 +550,7 @@
       chosenDie = Number(target.dataset.heldDie);
       const die = pending.dice[chosenDie];
       const colours = [...new Set([...(current.expects || []), ...COLOURS.slice(0, 5)])];
-      openFix(`Die ${chosenDie + 1} (${die.colour || "?"} ${die.value || "?"})`, colours, "fix");
+      openFix(capital(heldDieWords(pending, die)), colours, "fix");
     } else if (target.dataset.fixValue && adding) {
       adding.value = Number(target.dataset.fixValue);
       showChoice();
