@@ -232,6 +232,14 @@ class CameraHub:
         """The calibration the host chose, in use or waiting for a real camera."""
         return self.runtime.chosen
 
+    @property
+    def teaching_refused(self) -> str | None:
+        """Why no setup may be taught from the camera now, in words (the teaching round
+        refuses with it, the calibration page says it instead of offering the round): the
+        demo camera plays, and its drawn dice teach nothing about a real table. None while
+        a real source plays."""
+        return DEMO_TEACHES_NOTHING if self.runtime.plays_demo else None
+
     def new_table_line(self, visible: Mapping[str, str]) -> str | None:
         """The start page's line on the camera (module function `new_table_line`); None
         without a camera."""

@@ -268,6 +268,8 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         )
         assert server.hub.calibration == saved
         assert page.get_attribute("#calibrate-teach-link", "href") == "/setups/kitchen-lamp"
+        assert page.is_visible("#calibrate-teach-link")  # a real source: the round is offered
+        assert not page.is_visible("#calibrate-teach-refused")
         # a name that could leave the folder is refused with the reason
         refused = httpx.post(
             f"{server.base_url}/api/calibration",

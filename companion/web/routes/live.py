@@ -458,6 +458,7 @@ async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep)
         "files": [(f, calibration_setup(folder, f)) for f in list_calibrations(folder)],
         "active": chosen_name(hub),
         "demo": hub.runtime.plays_demo,
+        "teaching_refused": hub.teaching_refused,
         "problem": hub.calibration_problem,
         "enabled": hub.enabled,
     }
@@ -501,7 +502,8 @@ async def calibrate_picture(request: Request, hub: HubDep) -> Response:
 
 @router.get("/api/calibration")
 async def calibration_reading(request: Request, hub: HubDep) -> dict[str, Any]:
-    """What the camera reads now (for the calibration page)."""
+    """What the camera reads now, and the calibration chosen (the calibration page draws
+    both on every poll, so a choice made elsewhere shows without a reload)."""
     require_local(request, LOCAL_CALIBRATION)
     image, reading = hub.runtime.latest()
     status = hub.runtime.worker_status()
@@ -512,6 +514,7 @@ async def calibration_reading(request: Request, hub: HubDep) -> dict[str, Any]:
         "status": worker_status,
         "active": chosen_name(hub),
         "demo": hub.runtime.plays_demo,
+        "teaching_refused": hub.teaching_refused,
         "calibration": hub.calibration.to_json("active") if hub.calibration else None,
     }
 

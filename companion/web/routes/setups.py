@@ -203,10 +203,11 @@ async def teach_snapshot(request: Request, name: str) -> dict[str, object]:
     """Keep what the camera reads now, for the person to confirm."""
     require_local(request, LOCAL_SETUPS)
     setup = setup_name(name)
-    runtime = camera_of(request).runtime
-    if runtime.plays_demo:  # as at a table: drawn dice teach nothing about a real one
-        raise Rejection(Reason.NOT_ALLOWED, "demo_camera", DEMO_TEACHES_NOTHING)
-    image, reading = runtime.latest()
+    camera = camera_of(request)
+    refused = camera.teaching_refused  # the demo camera: as at a table, drawn dice teach nothing
+    if refused is not None:
+        raise Rejection(Reason.NOT_ALLOWED, "demo_camera", refused)
+    image, reading = camera.runtime.latest()
     if image is None or reading is None:
         raise Rejection(Reason.NOT_ALLOWED, "no_picture", "the camera delivers no picture")
     dice = [d for d in reading.dice if d.value is not None]

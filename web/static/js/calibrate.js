@@ -11,22 +11,35 @@
   picture.addEventListener("error", () => setTimeout(next, 1000));
   next();
 
+  // every second the page asks the server what the camera reads and which calibration is
+  // chosen, and draws both: a choice made elsewhere (another tab, a restart) shows without
+  // a reload. An answer older than the one drawn last is dropped: a poll sent before a
+  // Use would otherwise put the old choice back
+  let asked = 0;
+  let drawn = 0;
   async function poll() {
+    const mine = ++asked;
     try {
       const r = await fetch("/api/calibration", {credentials: "same-origin"});
       if (!r.ok) return;
       const body = await r.json();
-      const reading = body.reading;
-      const frame = body.frame ? `${body.frame[0]}×${body.frame[1]}` : "no picture";
-      statusEl.textContent = reading ? `${reading.dice.length} dice in view · frame ${frame}` : "no reading yet";
-      diceEl.innerHTML = "";
-      (reading ? reading.dice : []).forEach((d) => {
-        const li = document.createElement("li");
-        const side = Math.max(d.box[2] - d.box[0], d.box[3] - d.box[1]);
-        li.textContent = `${d.colour || "?"} ${d.value ?? "?"} · ${side} px` + (d.flags.length ? ` · ${d.flags.join(", ")}` : "");
-        diceEl.appendChild(li);
-      });
+      if (mine < drawn) return;
+      drawn = mine;
+      showReading(body);
+      showActive(body);
     } catch (error) { /* try again */ }
+  }
+  function showReading(body) {
+    const reading = body.reading;
+    const frame = body.frame ? `${body.frame[0]}×${body.frame[1]}` : "no picture";
+    statusEl.textContent = reading ? `${reading.dice.length} dice in view · frame ${frame}` : "no reading yet";
+    diceEl.innerHTML = "";
+    (reading ? reading.dice : []).forEach((d) => {
+      const li = document.createElement("li");
+      const side = Math.max(d.box[2] - d.box[0], d.box[3] - d.box[1]);
+      li.textContent = `${d.colour || "?"} ${d.value ?? "?"} · ${side} px` + (d.flags.length ? ` · ${d.flags.join(", ")}` : "");
+      diceEl.appendChild(li);
+    });
   }
   setInterval(poll, 1000);
   poll();
@@ -43,27 +56,35 @@
       headers: {"Content-Type": "application/json"}, body: JSON.stringify(body),
     });
     const data = await r.json().catch(() => ({}));
-    result.textContent = r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
     if (r.ok) {
       listFile(String(body.name), data.calibration.name);
-      showActive(data.calibration.name, data.demo);
+      await poll(); // the page shows the new choice as the result says it
     }
+    result.textContent = r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
   });
-  function showActive(name, demo) {
+  // the choice as the server has it (GET /api/calibration): its name or none, whether the
+  // demo camera plays, and why no setup may be taught now (the server's words)
+  function showActive(body) {
+    const name = body.active;
     document.getElementById("calibrate-active").textContent = name || "none";
     // while the demo camera plays the choice is stored and waits for a real camera
-    const waits = Boolean(name) && Boolean(demo);
+    const waits = Boolean(name) && Boolean(body.demo);
     document.getElementById("calibrate-label").textContent = waits ? "Chosen" : "In use";
     document.getElementById("calibrate-demo").hidden = !waits;
     // what none means, or the button that goes back to none
     document.getElementById("calibrate-none").hidden = Boolean(name);
     document.getElementById("calibrate-use-none").hidden = !name;
-    // the teaching round is the setup's now in use, or none
+    // the teaching round is the setup's now in use, or none; refused, the reason instead
+    const refused = body.teaching_refused || "";
     document.getElementById("calibrate-teach").hidden = !name;
+    document.getElementById("calibrate-teach-offer").hidden = Boolean(refused);
+    document.getElementById("calibrate-teach-refused").hidden = !refused;
+    document.getElementById("calibrate-teach-why").textContent = refused;
     document.getElementById("calibrate-teach-link").href = `/setups/${encodeURIComponent(name || "")}`;
     document.getElementById("calibrate-teach-setup").textContent = name || "";
     document.querySelectorAll("#calibrate-files li").forEach((li) => {
       li.classList.toggle("in-use", Boolean(name) && li.dataset.setup === name);
+      li.querySelector(".in-use-mark").textContent = waits ? "chosen" : "in use";
     });
   }
   function listFile(file, setup) {
@@ -87,8 +108,8 @@
   document.getElementById("calibrate-use-none").addEventListener("click", async () => {
     const r = await fetch("/api/calibration/none", {method: "POST", credentials: "same-origin"});
     const data = await r.json().catch(() => ({}));
+    if (r.ok) await poll();
     result.textContent = r.ok ? "no calibration in use" : (data.message || "refused");
-    if (r.ok) showActive(null);
   });
   document.addEventListener("click", async (event) => {
     const name = event.target.dataset && event.target.dataset.use;
@@ -99,7 +120,7 @@
     });
     const data = await r.json().catch(() => ({}));
     const stored = data.demo ? `chose ${data.active} (used once a real camera is attached)` : `using ${data.active}`;
+    if (r.ok) await poll();
     result.textContent = r.ok ? stored : (data.message || "refused");
-    if (r.ok) showActive(data.active, data.demo);
   });
 })();
