@@ -188,7 +188,11 @@ def fix_die(
     """A person corrects die `index` (its value and/or colour) or removes it (not a die);
     the die is no longer unsure. Match the result again with `rematch`."""
     if not 0 <= index < len(held.dice):
-        raise Rejection(Reason.MALFORMED, "no_such_die", f"there is no die {index + 1}")
+        raise Rejection(
+            Reason.MALFORMED,
+            "no_such_die",
+            f"die index {index} is not on the held picture (its {len(held.dice)} dice are indexed from 0)",
+        )
     dice = list(held.dice)
     # the answered die leaves the question; after a removal the later dice move up one
     shift = 1 if remove else 0

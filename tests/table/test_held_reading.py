@@ -128,6 +128,10 @@ def test_bad_fixes_and_additions_are_refused_with_a_named_rule() -> None:
         with pytest.raises(Rejection) as info:
             change()
         assert info.value.rule == rule
+    # a die is named by its index in the request, not by a count from 1 that the page no
+    # longer shows ("there is no die 7" named a die nobody could see)
+    with pytest.raises(Rejection, match=r"die index 6 is not on the held picture \(its 6 dice"):
+        fix_die(held, 6, 2, None, False)
 
 
 def test_a_missed_die_is_added_where_it_lies() -> None:

@@ -31,9 +31,10 @@
   }
 
   // the roll the screen shows (the banner's dice): a refusal of a tap made offline says
-  // whether it was the roll that changed
+  // whether it was the roll that changed. Only the roll's own dice (they carry
+  // data-colour): the camera's question sits in the banner too, and its chips come and go
   function diceShown() {
-    return Array.from(live.querySelectorAll(".banner .die"), (d) => `${d.dataset.colour}${d.dataset.value}`).join(" ");
+    return Array.from(live.querySelectorAll(".banner .die[data-colour]"), (d) => `${d.dataset.colour}${d.dataset.value}`).join(" ");
   }
 
   function newActionId() {
