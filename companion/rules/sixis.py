@@ -20,14 +20,18 @@ The rules, as enforced here:
   reaches the two arms beside it; 4 players 12 cards, four arms of three in an X, each seat
   reaches its two neighbouring arms. Every seat reaches the Sixis card. `TABLE_LAYOUTS` holds
   this as data (arm -> slots, seat -> arms, and bearings to draw it).
-- A turn (rulebook "Playing the Game"): (1) round over? if none of the cards this player
-  reaches is left, the round ends; (2) keep the saved dice or roll all six again (never a
+- A turn (rulebook "Playing the Game"): (1) round over? with 3 or 4 players, if none of the
+  cards this player reaches is left, the round ends; (2) keep the saved dice or roll all six again (never a
   choice of some); (3) roll the unsaved dice; (4) take one card whose face-up side the six
   dice satisfy, OR flip one blue card to red, OR neither; with six of a kind the Sixis card
   may be taken, which ends the round at once; (5) save any of the six dice for the next turn.
   Play passes clockwise (seat + 1).
-- 2 players: at the start of your turn you may end the round when every card left is red or
-  one of the two lines is empty (`EndRound`); the round always ends when no card is left.
+- 2 players (rulebook "Special Rules for Two Players": everything plays as with three or
+  four "except for the end condition"): at the start of your turn you may end the round when
+  every card left is red or one of the two lines is empty (`EndRound`), but you do not have
+  to. That replaces step (1): the round never ends by itself when cards are gone, not even
+  when no card is left (both lines are empty, so the player may end it, or play on with
+  `RollAll` and try for the Sixis card). Taking the Sixis card ends it as always.
 - Round end: each player scores the points of the sides of the cards they took. Several
   rounds are summed. Team play (4 players): seats 0+2 and 1+3 sit opposite and share a total.
 - Game length: `rounds` rounds (1, 3 or 5 in the rulebook), or rounds until a player (a team)
@@ -485,8 +489,9 @@ class Claim:
 
 @dataclass(frozen=True, slots=True)
 class RoundResult:
-    """A finished round: why it ended ("cards_gone", "sixis_taken", "ended_by_player"), the
-    cards taken in it and `ended_by`: the seat whose turn ended it (the one who took the
+    """A finished round: why it ended ("cards_gone": 3-4 players, or 2 in a game played
+    before the end of a two-player round was the player's choice; "sixis_taken",
+    "ended_by_player"), the cards taken in it and `ended_by`: the seat whose turn ended it (the one who took the
     Sixis card or ended the round, or who found no card left in reach; None in a state
     stored before it was kept)."""
 
@@ -722,9 +727,12 @@ class Sixis(Game[Options, State]):
         return self._begin_turn(state, starter)
 
     def _begin_turn(self, state: State, seat: int) -> State:
-        """Step 1 of a turn: round over? Then ask keep-or-roll-all only when it is a choice."""
-        taken_by = state.taken_by
-        if all(taken_by[s] != NOT_TAKEN for s in _REACH[state.options.players][seat]):
+        """Step 1 of a turn: round over? (3-4 players: the cards this seat reaches are gone;
+        2 players: the player's choice, `EndRound`.) Then ask keep-or-roll-all only when it
+        is a choice."""
+        players = state.options.players
+        gone = all(state.taken_by[s] != NOT_TAKEN for s in _REACH[players][seat])
+        if gone and players != 2:
             return self._end_round(state, "cards_gone", seat)
         ask = bool(state.saved[seat]) or self._may_end_round(state)
         return replace(

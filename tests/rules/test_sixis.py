@@ -761,17 +761,54 @@ def test_two_players_may_end_the_round_when_every_card_left_is_red() -> None:
     assert EndRound(0) not in GAME.legal_moves(blue_left, 0)
 
 
-def test_two_players_round_ends_when_every_card_is_gone() -> None:
+def _two_players_every_card_gone(kept: tuple[int, ...] = ()) -> State:
+    """2 players, 2 rounds: seat 1 takes the last card ("high"), seat 0 (who saved `kept`
+    on its turn before) begins its turn with no card left."""
     all_but_one = {card: 0 for card in LAYOUT_2[:7]}
-    state = position(2, dice=(3, 3, 3, 3, 4, 5), taken=all_but_one)  # 21: "high" not matched
-    state = replace(state, step=Step.SAVE, turn_action="no_match")
-    state = GAME.play(state, SaveDice(0, ()))
+    state = position(2, dice=(3, 3, 3, 3, 4, 5), taken=all_but_one, opts=options(2, rounds=2))
+    state = replace(state, step=Step.SAVE, turn_action="no_match")  # 21: "high" not matched
+    state = GAME.play(state, SaveDice(0, kept))
     assert state.step is Step.START  # a line is empty: seat 1 may end or play on
     state = GAME.play(state, RollAll(1))
     state = GAME.play(state, roll("blue", 6, 6, 5, 5, 4, 4))
     state = GAME.play(state, TakeCard(1, "high"))
-    state = GAME.play(state, SaveDice(1, ()))
-    assert state.step is Step.OVER and state.history[-1].ending == "cards_gone"
+    return GAME.play(state, SaveDice(1, ()))
+
+
+def test_two_players_may_play_on_when_every_card_is_gone() -> None:
+    # Rulebook, Special Rules for Two Players: "Everything else plays like a normal three or
+    # four player game, except for the end condition. At the start of your turn, if ... all
+    # cards on one side of the Sixis card are gone you may end the round, but you do not have
+    # to." With no card left both sides are gone: a choice, not the end of the round.
+    state = _two_players_every_card_gone()
+    assert all(seat != -1 for seat in state.taken_by) and not state.history
+    assert (state.round, state.step, state.active) == (1, Step.START, 0)
+    assert GAME.legal_moves(state, 0) == [RollAll(0), EndRound(0)]
+    assert GAME.outcome(state) is None
+    # Playing on: only the Sixis card is left to take.
+    on = GAME.play(GAME.play(state, RollAll(0)), roll("red", 1, 2, 3, 4, 5, 6))
+    assert (on.step, on.turn_action) == (Step.SAVE, "no_match")
+    on = GAME.play(on, SaveDice(0, (6,)))
+    assert (on.round, on.step, on.active) == (1, Step.START, 1)
+    assert GAME.legal_moves(on, 1) == [RollAll(1), EndRound(1)]
+    sixis = GAME.play(GAME.play(on, RollAll(1)), roll("blue", 2, 2, 2, 2, 2, 2))
+    assert GAME.legal_moves(sixis, 1) == [TakeCard(1, SIXIS), Decline(1)]
+    sixis = GAME.play(sixis, TakeCard(1, SIXIS))
+    assert (sixis.history[-1].ending, sixis.history[-1].ended_by) == ("sixis_taken", 1)
+    assert sixis.round == 2
+    # Ending it: the player's choice, recorded as such.
+    ended = GAME.play(state, EndRound(0))
+    assert (ended.history[-1].ending, ended.history[-1].ended_by) == ("ended_by_player", 0)
+    assert (ended.round, ended.step, ended.active) == (2, Step.ROLL, 1)
+
+
+def test_two_players_with_saved_dice_and_no_card_left_keep_roll_all_or_end() -> None:
+    state = _two_players_every_card_gone(kept=(3, 3))
+    assert (state.step, state.active, state.saved[0]) == (Step.START, 0, (3, 3))
+    assert GAME.legal_moves(state, 0) == [KeepSaved(0), RollAll(0), EndRound(0)]
+    kept = GAME.play(GAME.play(state, KeepSaved(0)), roll("red", 3, 3, 3, 3))
+    assert (kept.step, kept.dice) == (Step.ACT, (3, 3, 3, 3, 3, 3))
+    assert GAME.legal_moves(kept, 0) == [TakeCard(0, SIXIS), Decline(0)]
 
 
 # -- scoring, teams, rounds, target ---------------------------------------------------------------

@@ -29,6 +29,7 @@ from companion.rules.sixis import (
     EndRound,
     FlipCard,
     Options,
+    RollAll,
     SaveDice,
     Step,
     TakeCard,
@@ -316,6 +317,43 @@ def test_two_players_may_end_the_round_once_a_line_is_empty() -> None:
     assert ann["scores"]["rounds"] == [{"round": 1, "ending": "Ann ended the round"}]
     assert [r["points"] for r in ann["scores"]["rows"]] == [[35], [40]]
     assert ann["round_text"] == "1 round played"
+
+
+def test_two_players_with_every_card_gone_choose_to_end_or_play_on() -> None:
+    """Rulebook, two players: "you may end the round, but you do not have to", also once
+    every card is gone (the round ended by itself then). The player is offered both and told
+    why; the other player reads that she chooses; the end card says she ended it."""
+    moves: list[Any] = [
+        red(2, 2, 3, 5, 5, 5), TakeCard(0, "three_kind"), SaveDice(0, ()),
+        blue(1, 1, 2, 2, 3, 3), TakeCard(1, "pairs"), SaveDice(1, ()),
+        red(1, 1, 1, 2, 2, 2), TakeCard(0, "low"), SaveDice(0, ()),
+        blue(6, 6, 6, 6, 5, 5), TakeCard(1, "high"), SaveDice(1, ()),
+    ]  # fmt: skip
+    for seat, colour, dice, taken in (
+        (0, red, (1, 1, 3, 3, 5, 5), "odd"),
+        (1, blue, (2, 2, 4, 4, 6, 6), "even"),
+        (0, red, (1, 2, 3, 4, 4, 6), "run_low"),
+        (1, blue, (1, 1, 2, 4, 5, 6), "run_high"),
+    ):
+        moves += [RollAll(seat), colour(*dice), TakeCard(seat, taken), SaveDice(seat, ())]
+    snapshot = snapshot_of("sixis", NAMES[:2], moves, TWO)
+    assert snapshot.outcome is None  # no card left, yet the round goes on
+    ann = sheet_context(snapshot, 0, Viewer(0, False))
+    assert all(c["taken"] for arm in ann["arms"] for c in arm["cards"])
+    assert [a["label"] for a in ann["actions"]] == ["Play on: roll all six"]
+    assert [a["label"] for a in ann["ending"]] == ["End the round"]
+    assert ann["note"] == (
+        "Your turn: every card is gone but the Sixis card. End the round, or roll all six "
+        "and play on for the Sixis card: with two players you choose."
+    )
+    bob = sheet_context(snapshot, 1, Viewer(1, False))
+    assert bob["note"] == (
+        "Ann's turn: playing on or ending the round: every card is gone but the Sixis card."
+    )
+    over = snapshot_of("sixis", NAMES[:2], [*moves, EndRound(0)], TWO)
+    assert over.outcome is not None
+    outcome = live_context(over, Viewer(1, False), "sheet")["outcome"]
+    assert [(r["round"], r["ending"]) for r in outcome["rounds"]] == [(1, "Ann ended the round")]
 
 
 def test_the_end_card_tells_each_round_per_player_and_why_it_ended(tmp_path: Path) -> None:

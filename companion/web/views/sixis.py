@@ -64,7 +64,8 @@ ROUND_ENDINGS = {
     "ended_by_player": "{name} ended the round",
 }
 # ... where the engine did not say whose turn it was (a state stored before it did), or
-# with two players, who both reach every card
+# with two players, who both reach every card (a two-player round ends with no card left
+# only in a game played before that end became the player's choice, `EndRound`)
 ROUND_ENDINGS_UNNAMED = {
     "cards_gone": "no card left",
     "sixis_taken": "the Sixis card was taken",
@@ -123,7 +124,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "sixis": sixis,
         "seats": _seats(state, names, inp.seat, layout.seat_bearings),
         "dice": _dice(state),
-        "note": _note(state, names, acting, bool(ending)),
+        "note": _note(state, names, acting, bool(ending) or _others_see_end_choice(inp)),
         "actions": actions,
         "ending": ending,
         "save": save,
@@ -348,14 +349,8 @@ def _note(state: State, names: list[str], acting: bool, may_end: bool = False) -
     if step is Step.OVER:
         return "The game is over."
     name = names[state.active]
-    if step is Step.START and acting and may_end:
-        start = (
-            "keep your saved dice or roll all six" if state.saved[state.active] else "roll all six"
-        )
-        return (
-            f"Your turn: {start}, or end the round: with two players you may, once every "
-            "card left is red or one side of the Sixis card is empty."
-        )
+    if step is Step.START and may_end:
+        return _end_choice_note(state, name if not acting else None)
     if step is Step.ROLL:
         count = DICE_PER_PLAYER - len(state.saved[state.active])
         return f"{name}: roll {count} dice."
@@ -366,6 +361,35 @@ def _note(state: State, names: list[str], acting: bool, may_end: bool = False) -
         return f"{name} {did}; now saving dice."
     mine, theirs = _STEP_NOTES[step]
     return mine if acting and mine else theirs.format(name=name)
+
+
+def _others_see_end_choice(inp: SheetInput) -> bool:
+    """Whether the engine offers the active player (not this viewer) the end of the round
+    now (two players, the start of a turn): the others' note says so."""
+    state: State = inp.state
+    if state.step is not Step.START or inp.seat == state.active:
+        return False
+    return EndRound(state.active) in inp.game.legal_moves(state, state.active)
+
+
+def _end_choice_note(state: State, other: str | None) -> str:
+    """The two-player start of a turn where the player may end the round (rulebook: "you
+    may end the round, but you do not have to"), also with no card left; `other`: the
+    active player's name, for everyone else."""
+    gone = all(taker != NOT_TAKEN for taker in state.taken_by)
+    if other is not None:
+        why = ": every card is gone but the Sixis card" if gone else ""
+        return f"{other}'s turn: playing on or ending the round{why}."
+    start = "keep your saved dice or roll all six" if state.saved[state.active] else "roll all six"
+    if gone:
+        return (
+            f"Your turn: every card is gone but the Sixis card. End the round, or {start} "
+            "and play on for the Sixis card: with two players you choose."
+        )
+    return (
+        f"Your turn: {start}, or end the round: with two players you may, once every "
+        "card left is red or one side of the Sixis card is empty."
+    )
 
 
 # What each step's note says to the player acting (None: the same as to everyone) and to
