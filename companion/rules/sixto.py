@@ -27,8 +27,11 @@ House decisions where the rulebook is silent (or where the product needs a fixed
   (file reading lives in ``companion/sheets.py``; the rules do no I/O). Row i of a sheet
   belongs to the i-th colour of `Options.colours`. Options carry the whole custom grid, so a
   game record replays on its own.
-- Different sheets for everyone (rulebook) is enforced for the project letters; a custom sheet
-  is exempt, because two players may own the same printed sheet of two pads. A custom sheet
+- Different sheets for everyone (rulebook: "Make sure that everyone uses a different score
+  sheet"; NOTES: "every player a different one") is judged by the digits: no two players
+  may have the same project letter (`sheet_taken`, "both have sheet C"), nor a custom sheet
+  whose digits repeat another player's, custom or project letter (`sheet_taken`, naming
+  both players and sheets), even when two pads hold the same printed sheet. A custom sheet
   must have 6 rows of 12 digits 1-6; the count of each digit is not checked (the printed
   pad's distribution is not known).
 - Colours are configurable (NOTES: the exact die colours are not public): six different names
@@ -515,7 +518,30 @@ def _resolve_sheets(options: Options) -> tuple[Sheet, ...]:
                 "sheet_choice",
                 f"{who} needs a sheet: a project letter A-L or the rows of a custom sheet",
             )
+    _check_different(sheets, choices)
     return tuple(sheets)
+
+
+def _sheet_words(sheet: Sheet, choice: SheetChoice) -> str:
+    """A sheet as a refusal names it: "sheet A", 'custom sheet "C"' or "custom sheet"."""
+    if choice.letter:
+        return f"sheet {choice.letter}"
+    return f'custom sheet "{choice.name}"' if choice.name else "custom sheet"
+
+
+def _check_different(sheets: list[Sheet], choices: tuple[SheetChoice, ...]) -> None:
+    """Everyone uses a different sheet (rulebook), judged by the digits: a custom sheet may
+    not repeat another player's custom sheet or project letter."""
+    first: dict[tuple[str, ...], int] = {}
+    for seat, sheet in enumerate(sheets):
+        other = first.setdefault(sheet.numbers, seat)
+        if other != seat:
+            raise _bad_sheet(
+                "sheet_taken",
+                f"{seat_name(seat)}'s {_sheet_words(sheet, choices[seat])} has the same "
+                f"numbers as {seat_name(other)}'s ({_sheet_words(sheets[other], choices[other])}"
+                "); everyone needs a different sheet",
+            )
 
 
 def _check_colours(colours: tuple[str, ...]) -> None:

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from companion.rules.base import Die, Move, Reason, Rejection, Roll
+from companion.rules.codec import encode
 from companion.rules.session import RecordError, replay_record
 from companion.rules.sixto import (
     DEFAULT_COLOURS,
@@ -59,9 +60,14 @@ COMPLETED = (1, 2, 3, 4, 10, 11)  # a row with two target crosses: its colour is
 # -- factories ----------------------------------------------------------------------------
 
 
-def simple_options(players: int = 2, **changes: object) -> Options:
-    sheets = tuple(SheetChoice(rows=SIMPLE, name="simple") for _ in range(players))
-    return dataclasses.replace(Options(players=players, sheets=sheets), **changes)  # type: ignore[arg-type]
+def simple_state(players: int = 2, **changes: object) -> State:
+    """A new game in which every seat's sheet has the SIMPLE layout. Options refuse two
+    players with the same digits (everyone a different sheet), so the game is set up with
+    the project sheets and its state then given SIMPLE sheets (the state holds no options)."""
+    options = dataclasses.replace(GAME.options_for(players), **changes)  # type: ignore[arg-type]
+    state = GAME.setup(options)
+    sheets = tuple(dataclasses.replace(s, name="simple", numbers=SIMPLE) for s in state.sheets)
+    return dataclasses.replace(state, sheets=sheets)
 
 
 def roll(**values: int) -> Roll:
@@ -80,7 +86,7 @@ def crossing(
     """A position in the cross step: `players` simple sheets, the given crossed boxes per
     seat and colour, the colours in `closed` out of the game (the last seat completed them,
     unless its crosses in that row are given), and a kept roll (1s unless given)."""
-    state = GAME.setup(simple_options(players))
+    state = simple_state(players)
     marks = {seat: dict(rows) for seat, rows in (marks or {}).items()}
     last_seat = marks.setdefault(players - 1, {})
     for colour in closed:
@@ -183,10 +189,49 @@ def test_bad_options_are_refused_with_a_named_rule(
     assert fragment in info.value.message
 
 
-def test_custom_sheets_may_repeat_and_keep_their_digits() -> None:
-    state = GAME.setup(simple_options(3))
-    assert [sheet.numbers for sheet in state.sheets] == [SIMPLE] * 3
-    assert state.sheets[0].name == "simple"
+def test_custom_sheets_keep_their_digits_and_name() -> None:
+    pad = SheetChoice(rows=SIMPLE, name="simple")
+    state = GAME.setup(Options(players=2, sheets=(SheetChoice("B"), pad)))
+    assert [sheet.numbers for sheet in state.sheets] == [PROJECT_SHEETS["B"], SIMPLE]
+    assert state.sheets[1].name == "simple"
+    solo = GAME.setup(Options(players=1, sheets=(pad,)))
+    assert solo.sheets[0].numbers == SIMPLE
+
+
+@pytest.mark.parametrize(
+    ("sheets", "said"),
+    [
+        (
+            (SheetChoice(rows=SIMPLE, name="pad"), SheetChoice(rows=SIMPLE, name="pad")),
+            "player 2's custom sheet \"pad\" has the same numbers as player 1's (custom sheet "
+            '"pad")',
+        ),
+        (
+            (SheetChoice("A"), SheetChoice(rows=PROJECT_SHEETS["A"])),
+            "player 2's custom sheet has the same numbers as player 1's (sheet A)",
+        ),
+        (
+            (SheetChoice(rows=PROJECT_SHEETS["C"], name="C"), SheetChoice("B"), SheetChoice("C")),
+            "player 3's sheet C has the same numbers as player 1's (custom sheet \"C\")",
+        ),
+        (
+            (SheetChoice(rows=SIMPLE), SheetChoice("A"), SheetChoice(rows=SIMPLE, name="mine")),
+            "player 3's custom sheet \"mine\" has the same numbers as player 1's (custom sheet)",
+        ),
+    ],
+)
+def test_two_players_may_not_have_sheets_of_the_same_digits(
+    sheets: tuple[SheetChoice, ...], said: str
+) -> None:
+    # Rulebook: "Make sure that everyone uses a different score sheet." NOTES: "every player a
+    # different one". A custom sheet is judged by its digits, beside a letter or another one.
+    with pytest.raises(Rejection) as info:
+        GAME.setup(Options(players=len(sheets), sheets=sheets))
+    assert (info.value.reason, info.value.rule) == (Reason.BAD_OPTIONS, "sheet_taken")
+    assert info.value.message == f"{said}; everyone needs a different sheet"
+    with pytest.raises(Rejection) as parsed:
+        GAME.parse_options(encode(Options(players=len(sheets), sheets=sheets)))
+    assert parsed.value.rule == "sheet_taken"
 
 
 def test_options_parse_from_record_json_with_short_sheet_entries() -> None:
@@ -254,9 +299,17 @@ def test_a_transcribed_sheet_file_loads_with_strings_spaces_or_numbers(tmp_path:
     assert load_sheet_file(path) == {"C": PROJECT_SHEETS["A"]}
     choice = custom_sheet_choice(path)
     assert choice == SheetChoice(rows=PROJECT_SHEETS["A"], name="C")
-    state = GAME.setup(Options(players=2, sheets=(choice, SheetChoice("A"))))
-    assert state.sheets[0].numbers == state.sheets[1].numbers
+    state = GAME.setup(Options(players=2, sheets=(choice, SheetChoice("B"))))
+    assert state.sheets[0].numbers == PROJECT_SHEETS["A"]
     assert state.sheets[0].name == "C"
+    # its digits are the project's sheet A: beside a player with sheet A it is refused
+    with pytest.raises(Rejection) as info:
+        GAME.setup(Options(players=2, sheets=(choice, SheetChoice("A"))))
+    assert info.value.rule == "sheet_taken"
+    assert info.value.message == (
+        "player 2's sheet A has the same numbers as player 1's (custom sheet \"C\"); "
+        "everyone needs a different sheet"
+    )
 
 
 def _rows_with(index: int, row: object) -> list[object]:
@@ -341,7 +394,7 @@ def test_parse_sheet_normalises_rows() -> None:
 
 
 def test_a_turn_is_roll_then_keep_or_one_reroll_then_everyone_crosses() -> None:
-    state = GAME.setup(simple_options(3, first_player=1))
+    state = simple_state(3, first_player=1)
     turn = GAME.turn(state)
     assert (turn.step, turn.active, turn.players, turn.chance) == ("roll", 1, (), True)
     assert turn.dice is not None and turn.dice.colours == DEFAULT_COLOURS
@@ -367,7 +420,7 @@ def test_a_turn_is_roll_then_keep_or_one_reroll_then_everyone_crosses() -> None:
 
 
 def test_keep_goes_to_the_cross_step_with_the_first_roll() -> None:
-    state = GAME.play(GAME.setup(simple_options(2)), roll(red=4))
+    state = GAME.play(simple_state(2), roll(red=4))
     state = GAME.play(state, Keep(0))
     assert GAME.turn(state).players == (0, 1)
     assert Cross(1, RED, 4) in GAME.legal_moves(state, 1)
@@ -381,7 +434,7 @@ def test_keep_or_reroll_in_the_cross_step_is_refused() -> None:
 
 
 def test_a_roll_must_hold_exactly_the_dice_in_play() -> None:
-    state = GAME.setup(simple_options(2))
+    state = simple_state(2)
     assert refusal(state, roll(purple=0)).reason is Reason.WRONG_DICE
     assert refusal(state, roll(red=7)).rule == "die_value"
     state = crossing(closed=(ORANGE,))
@@ -818,7 +871,7 @@ def test_no_automatic_done_ends_the_game() -> None:
 
 
 def test_the_reroll_throw_names_its_roller() -> None:
-    state = GAME.play(GAME.setup(simple_options(2)), roll())
+    state = GAME.play(simple_state(2), roll())
     throw = GAME.turn(state).on_throw()
     assert throw is not None and throw.moves == (Reroll(0),) and throw.roller == 0
     assert throw.closes == ()

@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+from companion.rules.sixto import PROJECT_SHEETS
 from companion.web.app import create_app
 from companion.web.settings import Settings
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player
@@ -258,6 +259,29 @@ def test_bad_options_and_unknown_games_are_422(host: TestClient) -> None:
     assert too_many.status_code == 422 and too_many.json()["rule"] == "players"
     unknown = host.post("/api/tables", json={"game": "chess"})
     assert unknown.status_code == 422 and unknown.json()["rule"] == "unknown_game"
+
+
+def test_a_sixto_table_with_two_sheets_of_the_same_digits_is_refused(host: TestClient) -> None:
+    """Rulebook: everyone uses a different score sheet; a custom sheet counts by its digits."""
+    rows = list(PROJECT_SHEETS["A"])
+    for sheets, said in (
+        (
+            [{"rows": rows, "name": "pad"}, {"rows": rows, "name": "pad"}],
+            'Bob\'s custom sheet "pad" has the same numbers as Ann\'s (custom sheet "pad")',
+        ),
+        (
+            [{"letter": "A"}, {"rows": rows}],
+            "Bob's custom sheet has the same numbers as Ann's (sheet A)",
+        ),
+    ):
+        body = {"game": "sixto", "players": ["Ann", "Bob"], "options": {"sheets": sheets}}
+        refused = host.post("/api/tables", json=body)
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["rule"] == "sheet_taken"
+        assert refused.json()["message"] == f"{said}; everyone needs a different sheet"
+    other = [{"letter": "B"}, {"rows": rows, "name": "pad"}]
+    body = {"game": "sixto", "players": ["Ann", "Bob"], "options": {"sheets": other}}
+    assert host.post("/api/tables", json=body).status_code == 201
 
 
 def test_names_alone_seat_one_player_each_and_a_number_given_must_match(host: TestClient) -> None:
