@@ -65,7 +65,8 @@ House decisions where the rulebook is silent or unclear (each is tested):
 - Advanced start: the start phase of the first round (the rulebook ties it to the roll
   that chooses the first player), or of every round (`advanced_start_every_round`: a
   table's choice; True in the dataclass, so records made before the choice existed replay
-  as they were played; `options_for`, the start page's default, follows the rulebook).
+  as they were played; `options_for`, every new table's default, from the start page or
+  the API, follows the rulebook).
   After the start player is known, the second, third and fourth seats (clockwise from the
   start player) each roll six dice and save up to 2, 3 and 4 of them (the start player's
   roll has no use and is not recorded). Saved dice never carry over into a new round.

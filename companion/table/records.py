@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from companion.rules.base import Game, Reason, Rejection
@@ -139,6 +139,17 @@ def check_options_size(options: object) -> None:
         raise Rejection(
             Reason.BAD_OPTIONS, "options", f"options larger than {OPTIONS_JSON_MAX} bytes"
         )
+
+
+def new_table_options(game: Game[object, object], data: Mapping[str, object]) -> object:
+    """The options of a table made here: the game's defaults for its number of players
+    (`options_for`, what the start page offers) with `data` on top, so a client that leaves
+    an option out gets what the start page gives (Sixis: the advanced start in the first
+    round only, as the rulebook has it). `data` is checked on its own first, so a bad option
+    is refused by its own name. An imported record and a stored table keep `parse_options`:
+    an option they lack means what it meant when they were played (the dataclass default)."""
+    players = encode(game.parse_options(data))["players"]  # every game's Options has it
+    return game.parse_options({**encode(game.options_for(players)), **data})
 
 
 def seat_count(game: Game[object, object], options: object) -> int:

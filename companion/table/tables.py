@@ -49,6 +49,7 @@ from companion.table.records import (
     check_options_size,
     check_players,
     history_summary,
+    new_table_options,
     plan_import,
     seat_count,
     summary_of,
@@ -897,10 +898,11 @@ class Tables:
     async def create(
         self, game_name: str, options_data: dict[str, Any], players: list[str]
     ) -> Table:
-        """A new table; raises Rejection(BAD_OPTIONS) for bad options or names."""
+        """A new table, from the game's defaults for its players with `options_data` on top
+        (records.new_table_options); raises Rejection(BAD_OPTIONS) for bad options or names."""
         game = find_game(game_name)
         check_options_size(options_data)
-        options = game.parse_options(options_data)
+        options = new_table_options(game, options_data)
         session = Session(game, options, players or None)
         check_players(session.players, seat_count(game, options))
         check_new_names(session.players)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from companion.rules.base import Rejection
+from companion.rules.registry import GAME_NAMES, find_game
+from companion.rules.session import Session
 from companion.table.store import Store
 from companion.table.tables import Tables
 from companion.web.app import create_app
@@ -156,3 +159,73 @@ def test_a_caller_cancelled_during_the_commit_still_makes_what_was_stored(tmp_pa
             store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_new_table_starts_from_the_games_defaults_for_its_players(tmp_path: Path) -> None:
+    """A table made through the API with only a number of players gets the options the start
+    page offers (`options_for`): a Sixis table the advanced start in the first round only
+    (the rulebook), where `parse_options` keeps a record's missing field as it was played.
+    The table stored is opened with the same options; the options given are checked first,
+    so a bad one is refused by its own name."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "defaults.sqlite3")
+        tables = Tables(store, import_process=False)
+        tables.attach_loop(asyncio.get_running_loop())
+        try:
+            made: dict[str, tuple[str, Any]] = {}
+            for name in GAME_NAMES:
+                game = find_game(name)
+                high = game.players.high or game.players.low + 3
+                for players in range(game.players.low, high + 1):
+                    names = [f"P{seat}" for seat in range(players)]
+                    table = await tables.create(name, {"players": players}, names)
+                    assert table.session.options == game.options_for(players), (name, players)
+                    made[table.table_id] = (name, game.options_for(players))
+            await _check_given_options_and_refusals(tables)
+            await _check_an_import_keeps_parse_options(tables)
+        finally:
+            tables.close()
+        reopened = Tables(store, import_process=False)
+        reopened.attach_loop(asyncio.get_running_loop())
+        try:
+            for table_id, (name, expected) in made.items():
+                table = await reopened.get(table_id)
+                assert table is not None and table.session.options == expected, name
+        finally:
+            reopened.close()
+            store.close()
+
+    asyncio.run(scenario())
+
+
+async def _check_given_options_and_refusals(tables: Tables) -> None:
+    sixis = find_game("sixis")
+    given = {"players": 3, "advanced_start": True, "rounds": 3}
+    table = await tables.create("sixis", given, ["Ann", "Bob", "Cy"])
+    expected = replace(sixis.options_for(3), advanced_start=True, rounds=3)
+    assert table.session.options == expected
+    assert table.session.options.advanced_start_every_round is False
+    every = {**given, "advanced_start_every_round": True, "colours": ["pink", "teal", "red"]}
+    table = await tables.create("sixis", every, ["Ann", "Bob", "Cy"])
+    assert table.session.options.advanced_start_every_round is True
+    assert table.session.options.colours == ("pink", "teal", "red")
+    for name, options, rule in (
+        ("qwixx", {"players": 9}, "players"),
+        ("sixis", {"players": 3, "team_play": True}, "team_play"),
+        ("sixis", {"players": 3, "colours": ["red", "blue"]}, "colours"),
+        ("sixis", {"players": "two"}, "options"),
+        ("sixto", {"players": 2, "sheets": [{"letter": "A"}, {"letter": "A"}]}, "sheet_taken"),
+    ):
+        with pytest.raises(Rejection) as refused:
+            await tables.create(name, options, [])
+        assert refused.value.rule == rule, (name, options)
+
+
+async def _check_an_import_keeps_parse_options(tables: Tables) -> None:
+    sixis = find_game("sixis")
+    record = Session(sixis, sixis.parse_options({"players": 3, "advanced_start": True})).to_record()
+    del record["options"]["advanced_start_every_round"]  # a record made before the option
+    imported = await tables.import_record(record)
+    table = await tables.get(imported.table_id)
+    assert table is not None and table.session.options.advanced_start_every_round is True
