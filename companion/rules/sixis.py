@@ -31,7 +31,10 @@ The rules, as enforced here:
   every card left is red or one of the two lines is empty (`EndRound`), but you do not have
   to. That replaces step (1): the round never ends by itself when cards are gone, not even
   when no card is left (both lines are empty, so the player may end it, or play on with
-  `RollAll` and try for the Sixis card). Taking the Sixis card ends it as always.
+  `RollAll` and try for the Sixis card). Taking the Sixis card ends it as always. (A table
+  made before 2026-12-07 ended such a round by itself when no card was left, and its games
+  replay so: `Options.no_card_left_ends_round`, True in the dataclass, False for every new
+  table.)
 - Round end: each player scores the points of the sides of the cards they took. Several
   rounds are summed. Team play (4 players): seats 0+2 and 1+3 sit opposite and share a total.
 - Game length: `rounds` rounds (1, 3 or 5 in the rulebook), or rounds until a player (a team)
@@ -388,6 +391,10 @@ class Options:
     deal_seed: int = 0
     layouts: tuple[tuple[str, ...], ...] = ()
     advanced_start_every_round: bool = True  # False: the first round only (the rulebook)
+    # 2 players, no card left: True, the round ends by itself (tables and records made
+    # before 2026-12-07 played so, and still replay); False, the player may end it or play
+    # on for the Sixis card (the rulebook; `options_for`, every new table's default)
+    no_card_left_ends_round: bool = True
 
 
 # -- moves --------------------------------------------------------------------------------
@@ -675,7 +682,10 @@ class Sixis(Game[Options, State]):
     # -- setup --------------------------------------------------------------------------
     def options_for(self, players: int) -> Options:
         return Options(
-            players=players, colours=DEFAULT_COLOURS[:players], advanced_start_every_round=False
+            players=players,
+            colours=DEFAULT_COLOURS[:players],
+            advanced_start_every_round=False,
+            no_card_left_ends_round=False,
         )
 
     def setup(self, options: Options) -> State:
@@ -733,7 +743,7 @@ class Sixis(Game[Options, State]):
         is a choice."""
         players = state.options.players
         gone = all(state.taken_by[s] != NOT_TAKEN for s in _REACH[players][seat])
-        if gone and players != 2:
+        if gone and (players != 2 or state.options.no_card_left_ends_round):
             return self._end_round(state, "cards_gone", seat)
         ask = bool(state.saved[seat]) or self._may_end_round(state)
         return replace(

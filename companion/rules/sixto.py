@@ -31,7 +31,9 @@ House decisions where the rulebook is silent (or where the product needs a fixed
   sheet"; NOTES: "every player a different one") is judged by the digits: no two players
   may have the same project letter (`sheet_taken`, "both have sheet C"), nor a custom sheet
   whose digits repeat another player's, custom or project letter (`sheet_taken`, naming
-  both players and sheets), even when two pads hold the same printed sheet. A custom sheet
+  both players and sheets), even when two pads hold the same printed sheet. (Tables made
+  before 2026-12-07 allowed repeated custom sheets and still open: the check is
+  `Options.custom_sheets_may_repeat` False, every new table's default.) A custom sheet
   must have 6 rows of 12 digits 1-6; the count of each digit is not checked (the printed
   pad's distribution is not known).
 - Colours are configurable (NOTES: the exact die colours are not public): six different names
@@ -251,12 +253,16 @@ class SheetChoice:
 class Options:
     """Setup: `players` seats (1-6); `first_player`, the seat that rolls first (0-based);
     `colours`, the six die colours in sheet-row order; `sheets`, one `SheetChoice` per seat
-    (empty: the project sheets A, B, C, ... in seat order)."""
+    (empty: the project sheets A, B, C, ... in seat order). `custom_sheets_may_repeat`: a
+    custom sheet may repeat another player's digits (True in the dataclass, so tables and
+    records made before 2026-12-07, when that was allowed, still open and replay;
+    `options_for`, every new table's default, follows the rulebook: False)."""
 
     players: int = 2
     first_player: int = 0
     colours: tuple[str, ...] = DEFAULT_COLOURS
     sheets: tuple[SheetChoice, ...] = ()
+    custom_sheets_may_repeat: bool = True
 
 
 # -- moves --------------------------------------------------------------------------------
@@ -518,7 +524,8 @@ def _resolve_sheets(options: Options) -> tuple[Sheet, ...]:
                 "sheet_choice",
                 f"{who} needs a sheet: a project letter A-L or the rows of a custom sheet",
             )
-    _check_different(sheets, choices)
+    if not options.custom_sheets_may_repeat:
+        _check_different(sheets, choices)
     return tuple(sheets)
 
 
@@ -658,6 +665,7 @@ class Sixto(Game[Options, State]):
         return Options(
             players=players,
             sheets=tuple(SheetChoice(letter=letter) for letter in PROJECT_LETTERS[:players]),
+            custom_sheets_may_repeat=False,
         )
 
     def dice_colours(self, options: Options) -> tuple[str, ...]:

@@ -761,11 +761,15 @@ def test_two_players_may_end_the_round_when_every_card_left_is_red() -> None:
     assert EndRound(0) not in GAME.legal_moves(blue_left, 0)
 
 
-def _two_players_every_card_gone(kept: tuple[int, ...] = ()) -> State:
+def _two_players_every_card_gone(kept: tuple[int, ...] = (), old_table: bool = False) -> State:
     """2 players, 2 rounds: seat 1 takes the last card ("high"), seat 0 (who saved `kept`
-    on its turn before) begins its turn with no card left."""
+    on its turn before) begins its turn with no card left. `old_table`: options as a table
+    made before 2026-12-07 stored them (no `no_card_left_ends_round`: the dataclass's True)."""
     all_but_one = {card: 0 for card in LAYOUT_2[:7]}
-    state = position(2, dice=(3, 3, 3, 3, 4, 5), taken=all_but_one, opts=options(2, rounds=2))
+    opts = (
+        options(2, rounds=2) if old_table else options(2, rounds=2, no_card_left_ends_round=False)
+    )
+    state = position(2, dice=(3, 3, 3, 3, 4, 5), taken=all_but_one, opts=opts)
     state = replace(state, step=Step.SAVE, turn_action="no_match")  # 21: "high" not matched
     state = GAME.play(state, SaveDice(0, kept))
     assert state.step is Step.START  # a line is empty: seat 1 may end or play on
@@ -800,6 +804,15 @@ def test_two_players_may_play_on_when_every_card_is_gone() -> None:
     ended = GAME.play(state, EndRound(0))
     assert (ended.history[-1].ending, ended.history[-1].ended_by) == ("ended_by_player", 0)
     assert (ended.round, ended.step, ended.active) == (2, Step.ROLL, 1)
+
+
+def test_a_two_player_table_made_before_the_choice_still_ends_when_no_card_is_left() -> None:
+    """Its stored games replay as they were played (the round ended by itself), while every
+    new table (`options_for`) gives the player the choice."""
+    assert GAME.options_for(2).no_card_left_ends_round is False
+    state = _two_players_every_card_gone(old_table=True)
+    assert (state.history[-1].ending, state.history[-1].ended_by) == ("cards_gone", 0)
+    assert (state.round, state.step) == (2, Step.ROLL)
 
 
 def test_two_players_with_saved_dice_and_no_card_left_keep_roll_all_or_end() -> None:

@@ -225,13 +225,21 @@ def test_two_players_may_not_have_sheets_of_the_same_digits(
 ) -> None:
     # Rulebook: "Make sure that everyone uses a different score sheet." NOTES: "every player a
     # different one". A custom sheet is judged by its digits, beside a letter or another one.
+    new = Options(players=len(sheets), sheets=sheets, custom_sheets_may_repeat=False)
+    assert GAME.options_for(len(sheets)).custom_sheets_may_repeat is False  # every new table
     with pytest.raises(Rejection) as info:
-        GAME.setup(Options(players=len(sheets), sheets=sheets))
+        GAME.setup(new)
     assert (info.value.reason, info.value.rule) == (Reason.BAD_OPTIONS, "sheet_taken")
     assert info.value.message == f"{said}; everyone needs a different sheet"
     with pytest.raises(Rejection) as parsed:
-        GAME.parse_options(encode(Options(players=len(sheets), sheets=sheets)))
+        GAME.parse_options(encode(new))
     assert parsed.value.rule == "sheet_taken"
+    # a table made before the rule (its stored options lack the field) still opens
+    old = {key: value for key, value in encode(new).items() if key != "custom_sheets_may_repeat"}
+    opened = GAME.setup(GAME.parse_options(old))
+    assert [sheet.numbers for sheet in opened.sheets] == [
+        sheet.rows or PROJECT_SHEETS[sheet.letter] for sheet in sheets
+    ]
 
 
 def test_options_parse_from_record_json_with_short_sheet_entries() -> None:
@@ -304,7 +312,9 @@ def test_a_transcribed_sheet_file_loads_with_strings_spaces_or_numbers(tmp_path:
     assert state.sheets[0].name == "C"
     # its digits are the project's sheet A: beside a player with sheet A it is refused
     with pytest.raises(Rejection) as info:
-        GAME.setup(Options(players=2, sheets=(choice, SheetChoice("A"))))
+        GAME.setup(
+            Options(players=2, sheets=(choice, SheetChoice("A")), custom_sheets_may_repeat=False)
+        )
     assert info.value.rule == "sheet_taken"
     assert info.value.message == (
         "player 2's sheet A has the same numbers as player 1's (custom sheet \"C\"); "

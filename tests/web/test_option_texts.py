@@ -42,4 +42,9 @@ def test_kinds_follow_the_option_types() -> None:
     }
     sixto_game = find_game("sixto")
     sixto = {f.name: f.kind for f in option_fields("sixto", sixto_game.options_type)}
-    assert sixto == {"first_player": "seat", "colours": "strs", "sheets": "records"}
+    assert sixto == {
+        "first_player": "seat",
+        "colours": "strs",
+        "sheets": "records",
+        "custom_sheets_may_repeat": "bool",
+    }

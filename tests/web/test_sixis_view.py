@@ -12,6 +12,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from html import unescape
 from itertools import combinations
 from pathlib import Path
@@ -336,7 +337,8 @@ def test_two_players_with_every_card_gone_choose_to_end_or_play_on() -> None:
         (1, blue, (1, 1, 2, 4, 5, 6), "run_high"),
     ):
         moves += [RollAll(seat), colour(*dice), TakeCard(seat, taken), SaveDice(seat, ())]
-    snapshot = snapshot_of("sixis", NAMES[:2], moves, TWO)
+    new_table = replace(TWO, no_card_left_ends_round=False)  # every new table's rule
+    snapshot = snapshot_of("sixis", NAMES[:2], moves, new_table)
     assert snapshot.outcome is None  # no card left, yet the round goes on
     ann = sheet_context(snapshot, 0, Viewer(0, False))
     assert all(c["taken"] for arm in ann["arms"] for c in arm["cards"])
@@ -350,7 +352,7 @@ def test_two_players_with_every_card_gone_choose_to_end_or_play_on() -> None:
     assert bob["note"] == (
         "Ann's turn: playing on or ending the round: every card is gone but the Sixis card."
     )
-    over = snapshot_of("sixis", NAMES[:2], [*moves, EndRound(0)], TWO)
+    over = snapshot_of("sixis", NAMES[:2], [*moves, EndRound(0)], new_table)
     assert over.outcome is not None
     outcome = live_context(over, Viewer(1, False), "sheet")["outcome"]
     assert [(r["round"], r["ending"]) for r in outcome["rounds"]] == [(1, "Ann ended the round")]

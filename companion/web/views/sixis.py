@@ -531,6 +531,12 @@ OPTIONS = {
         "Off: only round 1 has it, as the rulebook says (after the roll for the first player).",
         more=True,
     ),
+    "no_card_left_ends_round": OptionText(
+        "Two players: the round ends once no card is left",
+        "Off: the player may end it or play on for the Sixis card (the rulebook); on: it ends "
+        "by itself.",
+        more=True,
+    ),
     "layouts": OptionText(
         "Cards dealt (to copy a real deal)",
         'Each round\'s cards in slot order, written like [["ones", "twos", ...], ...]; '

@@ -131,4 +131,10 @@ OPTIONS = {
         # a custom sheet's name goes with its rows, which a game record carries (not typed here)
         keys=(("letter", "Sheet letter"),),
     ),
+    "custom_sheets_may_repeat": OptionText(
+        "Custom sheets may repeat another player's",
+        "Off: everyone needs a different sheet (the rulebook); on: two may share a transcribed "
+        "one.",
+        more=True,
+    ),
 }
