@@ -410,7 +410,12 @@ def test_the_camera_follows_a_new_table_at_once(
 ) -> None:
     """A new table is fed at once, not at the follower's next look-up (here an hour
     away): its first throw is read with its own dice set (a trial's first question at a
-    new table named the dice by the last table's colours)."""
+    new table named the dice by the last table's colours).
+
+    The follower's look-up names the new table (`attached_to`), then puts its dice set in
+    the reader, in one step of the server's loop: nothing on the loop (a throw, a page)
+    sees one without the other, but this test's thread may look between the two, so it
+    waits for both."""
     monkeypatch.setattr(camera_hub, "TARGET_REFRESH_S", 3600.0)
     with (
         calibrated_camera(tmp_path) as server,
@@ -420,12 +425,20 @@ def test_the_camera_follows_a_new_table_at_once(
             created = host.post("/api/tables", json={"game": game, "players": ["Ann", "Bob"]})
             table_id = created.json()["table_id"]
             wait_until(
-                lambda: server.hub.feed.attached_to(table_id),  # noqa: B023
-                what=f"the camera following the new {game} table",
+                lambda: follows_with_its_dice(server, table_id, game),  # noqa: B023
+                what=f"the camera following the new {game} table, with its dice set",
             )
-        sixto = builtin_dice_set("sixto")
-        reader = server.hub.runtime.reader.reader
-        assert reader is not None and sorted(reader.dice_set.colours) == sorted(sixto.colours)
+
+
+def follows_with_its_dice(server: LiveServer, table_id: str, game: str) -> bool:
+    """Whether the camera feeds `table_id` and its reader reads with the colours of
+    `game`'s standard set."""
+    if not server.hub.feed.attached_to(table_id):
+        return False
+    reader = server.hub.runtime.reader.reader
+    dice_set = reader.dice_set if reader is not None else None
+    colours = sorted(builtin_dice_set(game).colours)
+    return dice_set is not None and sorted(dice_set.colours) == colours
 
 
 def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
