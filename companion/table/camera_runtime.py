@@ -99,28 +99,57 @@ class PlayArea:
 class CalibratedReader:
     """The worker's reader (see the module docstring). The worker reads on its thread;
     `play_area` and the dice set are replaced by one attribute store each, safe across
-    threads."""
+    threads.
+
+    The dice set the feed chose last (`use_dice_set`) is kept here, not only in the reader
+    in place: a reader put in place later (the models loaded after the feed's first
+    look-up, the models put back by a camera restart, a setup's heads put in place or taken
+    away) reads with it from its first frame, not with the set it last had (another table's,
+    or none) until the feed's next look-up."""
 
     def __init__(self, reader: DiceReaderLike | None) -> None:
-        self.reader = reader
+        self._reader = reader
+        self._chosen: tuple[DiceSet | None] | None = None  # None: the feed chose no set yet
+        self._lock = threading.Lock()  # the feed (the loop) and a swap (another thread)
         self.play_area = PlayArea()
         self.last_image: np.ndarray | None = None
         self.last_reading: FrameReading | None = None
 
+    @property
+    def reader(self) -> DiceReaderLike | None:
+        return self._reader
+
+    @reader.setter
+    def reader(self, reader: DiceReaderLike | None) -> None:
+        """Put `reader` in place, with the dice set the feed chose (before the worker's
+        next read sees it)."""
+        with self._lock:
+            if reader is not None and self._chosen is not None:
+                _give_dice_set(reader, self._chosen[0])
+            self._reader = reader
+
     def use_dice_set(self, dice_set: DiceSet | None) -> None:
-        if self.reader is not None and self.reader.dice_set is not dice_set:
-            self.reader.dice_set = dice_set
+        with self._lock:
+            self._chosen = (dice_set,)
+            if self._reader is not None:
+                _give_dice_set(self._reader, dice_set)
 
     def read(self, image: object, frame_index: int = 0) -> FrameReading:
-        if self.reader is None:
+        reader = self._reader
+        if reader is None:
             h, w = getattr(image, "shape", (0, 0))[:2]
             reading = FrameReading(int(w), int(h), (), frame_index=frame_index)
         else:
-            reading = self.play_area.keeps(self.reader.read(image, frame_index))
+            reading = self.play_area.keeps(reader.read(image, frame_index))
         if isinstance(image, np.ndarray):
             self.last_image = image
         self.last_reading = reading
         return reading
+
+
+def _give_dice_set(reader: DiceReaderLike, dice_set: DiceSet | None) -> None:
+    if reader.dice_set is not dice_set:
+        reader.dice_set = dice_set
 
 
 def settle_config(

@@ -49,7 +49,7 @@ from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox, DieReading
 from companion.web.app import create_app
 from companion.web.settings import Settings
-from tests.live.replay import LiveServer, write_throw
+from tests.live.replay import ClipReader, LiveServer, write_throw
 from tests.waiting import wait_until
 from tests.web.conftest import free_port
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table
@@ -439,6 +439,33 @@ def follows_with_its_dice(server: LiveServer, table_id: str, game: str) -> bool:
     dice_set = reader.dice_set if reader is not None else None
     colours = sorted(builtin_dice_set(game).colours)
     return dice_set is not None and sorted(dice_set.colours) == colours
+
+
+def test_a_reader_put_in_place_reads_with_the_dice_set_of_the_table_fed() -> None:
+    """The feed's look-up puts the fed table's dice set in the camera's reader. A reader
+    put in place after it (the models loading after the look-up at start-up, the models a
+    camera restart puts back, a setup's heads put in place or taken away) reads with that
+    set from its first frame, not with the set it had (none, or the table's before) until
+    the next look-up, a second later: a throw at rest may be read by then."""
+    sixto, qwixx = builtin_dice_set("sixto"), builtin_dice_set("qwixx")
+    models = ClipReader()
+    runtime = CameraRuntime(CameraSettings(disabled=True), lambda: models)
+    runtime.reader.use_dice_set(sixto)  # the feed's look-up while the models still load
+    runtime._load_models()  # what the camera's starter thread does next
+    assert models.dice_set is sixto
+    base = ClipReader()
+    base.dice_set = qwixx  # last told at a Qwixx table (the reader under a setup's heads)
+    runtime.reader.reader = base  # the heads taken away
+    assert base.dice_set is sixto
+    runtime.reader.use_dice_set(None)  # a game whose dice change (Sixis): no fixed set
+    runtime.reader.reader = models
+    assert models.dice_set is None and base.dice_set is None
+
+    fresh = CameraRuntime(CameraSettings(disabled=True), None)
+    own = ClipReader()
+    own.dice_set = qwixx
+    fresh.reader.reader = own  # before any look-up: the reader keeps its own set
+    assert own.dice_set is qwixx
 
 
 def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
