@@ -104,6 +104,15 @@ REPLAY_PAUSE_S = 0.001
 AUTO_PASS_KEY = "auto_pass"  # table_settings: "off" when the next roll passes for nobody
 
 
+def table_full_words(limit: int) -> str:
+    """The refusal of a join at a table holding `limit` devices, and what to ask the host."""
+    return (
+        f"this table already has {limit} devices, more than any game needs (someone has "
+        "joined it again and again); ask the host to move the game to a new table with a "
+        "new code: export its record, end it and import the record"
+    )
+
+
 class TableLoadError(Exception):
     """A stored table that cannot be opened: its header does not read or breaks the
     rules a new table is checked by, or its log no longer replays (e.g. the engine
@@ -176,6 +185,10 @@ class Table:
         # answered `duplicate` only to its sender: `_retried`)
         self._action_seq: dict[str, tuple[int, str]] = {e.action_id: (e.seq, e.by) for e in log}
         self._devices = devices
+        # seat -> the token hash of the device holding it, kept with `_devices`: every push
+        # to every screen asks which seats are taken, and a table may hold many devices
+        self._seated = {d.seat: h for h, d in devices.items() if d.seat is not None}
+        self._adding = 0  # devices being stored (add_device): they count towards its limit
         self._ended_by_host = ended_by_host(row, session)
         # when the game went to the history (time.time()), None while it runs; its devices'
         # tokens stop working `token_finished_s` after it (closed_to_devices)
@@ -255,30 +268,45 @@ class Table:
             return None
         return Viewer(seat=device.seat, host=device.host)
 
-    async def add_device(self, host: bool) -> str:
-        """A new device token for this table (the caller sets it as a cookie)."""
+    async def add_device(self, host: bool, limit: int | None = None) -> str:
+        """A new device token for this table (the caller sets it as a cookie). A player's
+        device is refused (`table_full`) once the table holds `limit` devices
+        (Settings.max_table_devices): only a client joining again and again gets there."""
         self._check_loaded()
+        if limit is not None and not host and len(self._devices) + self._adding >= limit:
+            raise Rejection(Reason.NOT_ALLOWED, "table_full", table_full_words(limit))
         token = new_token()
-        token_hash = hash_token(token)
-        await asyncio.to_thread(self._store.add_device, token_hash, self.table_id, host, None)
-        self._devices[token_hash] = Device(self.table_id, host, None)
+        self._adding += 1
+        try:
+            await to_the_end(self._store_device(hash_token(token), host))
+        finally:
+            self._adding -= 1
         return token
 
-    def seats_taken(self) -> set[int]:
-        return {d.seat for d in self._devices.values() if d.seat is not None}
+    async def _store_device(self, token_hash: str, host: bool) -> None:
+        await asyncio.to_thread(self._store.add_device, token_hash, self.table_id, host, None)
+        self._devices[token_hash] = Device(self.table_id, host, None)
 
-    async def take_seat(self, token: str, seat: int | None) -> None:
+    def seats_taken(self) -> set[int]:
+        """The seats a device holds (kept as seats change: no walk over every device)."""
+        return set(self._seated)
+
+    async def take_seat(self, token: str, seat: int | None) -> bool:
         """Bind the device to `seat` (None: become a table view). A seat has one device; the
         host frees a seat with `free_seat` when a player changes devices. A player's
         device keeps its seat: another seat (or none) needs the host to free it first, or
-        a device could sit at an empty seat, move for that player and sit back."""
+        a device could sit at an empty seat, move for that player and sit back. Whether it
+        changed anything: the seat the device has (or none when it has none) stores
+        nothing and redraws no screen."""
         token_hash = hash_token(token)
         async with self._lock:
             self._check_loaded()
             device = self._devices.get(token_hash)
             if device is None:
                 raise Rejection(Reason.NOT_ALLOWED, "no_access", "join this table first")
-            if device.seat is not None and seat != device.seat and not device.host:
+            if seat == device.seat:
+                return False
+            if device.seat is not None and not device.host:
                 raise Rejection(
                     Reason.NOT_ALLOWED,
                     "seat_held",
@@ -290,11 +318,8 @@ class Table:
                     raise Rejection(
                         Reason.MALFORMED, "no_such_seat", f"there is no seat {seat + 1}"
                     )
-                holder = next(
-                    (h for h, d in self._devices.items() if d.seat == seat and h != token_hash),
-                    None,
-                )
-                if holder is not None:
+                holder = self._seated.get(seat)
+                if holder is not None and holder != token_hash:
                     raise Rejection(
                         Reason.NOT_ALLOWED,
                         "seat_taken",
@@ -302,10 +327,17 @@ class Table:
                         "device; the host can free it",
                     )
             await to_the_end(self._bind_seat(token_hash, Device(self.table_id, device.host, seat)))
+            return True
 
     async def _bind_seat(self, token_hash: str, device: Device) -> None:
         await asyncio.to_thread(self._store.bind_seat, token_hash, device.seat)
+        before = self._devices.get(token_hash)
+        old_seat = before.seat if before is not None else None
+        if old_seat is not None and self._seated.get(old_seat) == token_hash:
+            del self._seated[old_seat]
         self._devices[token_hash] = device
+        if device.seat is not None:
+            self._seated[device.seat] = token_hash
         self._redraw_all()  # the host's screen shows who has sat down (ws.py "seats")
 
     async def free_seat(self, seat: int) -> None:
@@ -322,6 +354,7 @@ class Table:
                 self._devices[token_hash] = Device(self.table_id, True, None)
             elif device.seat == seat:
                 del self._devices[token_hash]
+        self._seated.pop(seat, None)
         self._redraw_all()  # the freed device stops offering that seat's dice and boxes
 
     # -- actions ------------------------------------------------------------------------

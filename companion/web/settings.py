@@ -78,6 +78,17 @@ class Settings(BaseModel):
     join_window_s: float = Field(
         default=60.0, gt=0, le=3600, description="window of the join-code attempt limiter"
     )
+    max_table_devices: int = Field(
+        # a real table has a device per player (at most 12) and a few screens (the host's
+        # table view, a TV's scoreboard), and a browser that joins again keeps its device
+        # (its cookie): only a client joining again and again without its cookie gets near
+        # 100 (each join was a device row, and the table kept every one in memory)
+        default=100,
+        ge=2,
+        le=100_000,
+        description="devices one table lets join; one more is refused (403 table_full, "
+        "telling the player to ask the host to move the game to a new table with a new code)",
+    )
     max_body_bytes: int = Field(
         default=2_000_000,
         ge=1024,

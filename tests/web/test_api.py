@@ -5,6 +5,7 @@ actions, undo rights, export/import, history, limits."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -548,3 +549,102 @@ def test_a_body_json_cannot_read_is_refused_naming_the_body(
     assert (refusal["reason"], refusal["rule"]) == ("malformed", "body")
     assert refusal["message"].startswith("body: ") and why in refusal["message"]
     assert host.get("/api/games").status_code == 200  # and the server serves on
+
+
+def test_a_seat_request_that_changes_nothing_stores_and_redraws_nothing(
+    app: Any, qwixx: dict[str, Any]
+) -> None:
+    """The fourth probe: a table view asking for "no seat" 600 times in 3.4 s made 600
+    writes and sent every screen of the table its whole fragment 600 times (the host's
+    view: 19.6 M characters). The seat a device has (or none when it has none) is answered
+    as before, with nothing stored and no screen redrawn; a change still redraws them."""
+    tid, code, host, ann = qwixx["table_id"], qwixx["code"], qwixx["host"], qwixx["ann"]
+    viewer = TestClient(app)
+    assert viewer.post("/api/join", json={"code": code}).status_code == 200
+    table = host.portal.call(app.state.tables.get, tid)  # type: ignore[union-attr]
+    store, writes = app.state.store, []
+    original = store.bind_seat
+
+    def counted(*args: Any) -> None:
+        writes.append(args)
+        original(*args)
+
+    store.bind_seat = counted
+    screen = host.portal.call(table.subscribe)  # type: ignore[union-attr]
+    with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ann_ws:
+        assert ann_ws.receive_json()["state_id"] == 0
+        for client, seat in [(viewer, None), (ann, 0), (host, None)] * 3:
+            same = client.post(f"/api/tables/{tid}/seat", json={"seat": seat})
+            assert same.status_code == 200 and same.json() == {"seat": seat}, same.text
+        assert writes == [] and screen.queue.empty()
+        # Ann's socket got nothing since: the next frame she gets is the roll's
+        assert act(host, tid, QWIXX_ROLL_7, "roll-0001").status_code == 200
+        assert ann_ws.receive_json()["state_id"] == 1
+    screen.queue.get_nowait()
+    # a seat that changes is stored and redraws every screen
+    assert host.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
+    wait_until(lambda: not screen.queue.empty())
+    screen.queue.get_nowait()
+    assert viewer.post(f"/api/tables/{tid}/seat", json={"seat": 1}).status_code == 200
+    wait_until(lambda: not screen.queue.empty())
+    assert len(writes) == 1 and table.seats_taken() == {0, 1}  # type: ignore[union-attr]
+
+
+def wait_until(condition: Any, deadline_s: float = 30.0) -> None:
+    deadline = time.monotonic() + deadline_s
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come about in time"
+        time.sleep(0.01)
+
+
+def test_seat_requests_count_against_the_devices_rate(tmp_path: Path) -> None:
+    """Seat requests go through the per-device rate limiter as actions do: past its burst
+    the API answers 429 device_rate, the seat page says so; another device goes on."""
+    settings = Settings(data_dir=tmp_path, device_burst=5, device_rate_per_s=0.01)
+    app = create_app(settings)
+    with TestClient(app) as host, TestClient(app) as flooder, TestClient(app) as other:
+        table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        tid = table["table_id"]
+        for client in (flooder, other):
+            assert client.post("/api/join", json={"code": table["code"]}).status_code == 200
+        answers = [
+            flooder.post(f"/api/tables/{tid}/seat", json={"seat": None}).status_code
+            for _ in range(8)
+        ]
+        assert answers[:5] == [200] * 5 and answers[5:] == [429] * 3, answers
+        refused = flooder.post(f"/api/tables/{tid}/seat", json={"seat": 0})
+        assert refused.status_code == 429 and refused.json()["rule"] == "device_rate"
+        assert int(refused.headers["retry-after"]) >= 1
+        page = flooder.post(f"/t/{tid}/seat", data={"seat": "0"}, follow_redirects=False)
+        assert page.status_code == 429 and "this device sends too fast" in page.text
+        assert host.get(f"/api/tables/{tid}/state").json()["viewer"]["seat"] is None
+        assert other.post(f"/api/tables/{tid}/seat", json={"seat": 0}).status_code == 200
+
+
+def test_a_full_table_refuses_new_devices_and_says_to_ask_the_host(tmp_path: Path) -> None:
+    """The fourth probe: 2,000 joins with the right code made 2,000 device rows (one per
+    join, without end). A table holds Settings.max_table_devices; one more is refused with
+    the rule and what to ask the host, by the API and the join page; a browser that joins
+    again with its cookie keeps its device; a freed seat makes room."""
+    app = create_app(Settings(data_dir=tmp_path, max_table_devices=4))
+    with TestClient(app) as host:
+        table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        tid, code = table["table_id"], table["code"]
+        ann, bob, cy, di = (TestClient(app) for _ in range(4))
+        seat_player(ann, code, tid, 0)  # the host's device and three more: four
+        seat_player(bob, code, tid, 1)
+        assert cy.post("/api/join", json={"code": code}).status_code == 200
+        refused = di.post("/api/join", json={"code": code})
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["rule"] == "table_full"
+        assert "4 devices" in refused.json()["message"]
+        assert "ask the host" in refused.json()["message"]
+        assert f"tc_{tid}" not in di.cookies
+        page = di.post("/join", data={"code": code}, follow_redirects=False)
+        assert page.status_code == 403 and "ask the host" in page.text
+        again = ann.post("/api/join", json={"code": code})  # her cookie: her device
+        assert again.status_code == 200 and again.json()["seat"] == 0
+        assert len(app.state.store.devices(tid)) == 4
+        assert host.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
+        assert di.post("/api/join", json={"code": code}).status_code == 200
+        assert len(app.state.store.devices(tid)) == 4

@@ -289,9 +289,10 @@ async def import_record(request: Request, tables: TablesDep, settings: SettingsD
 
 async def join_table(
     code_text: str, request: Request, tables: TablesDep, limiter: LimiterDep
-) -> tuple[Table, str | None]:
-    """The table of a join code and the device token this browser already holds for it;
-    counts wrong codes per client and answers 429 when they come too fast."""
+) -> tuple[Table, str]:
+    """The table of a join code and this browser's device token for it: the one it holds,
+    or a new one (403 table_full once the table holds Settings.max_table_devices); counts
+    wrong codes per client and answers 429 when they come too fast."""
     client = client_key(request)
     wait, attempt = limiter.begin(client)  # counted now, before any await
     if wait > 0:
@@ -327,7 +328,18 @@ async def join_table(
             },
         )
     existing = request.cookies.get(cookie_name(table.table_id))
-    return table, existing if table.viewer(existing) is not None else None
+    if existing is not None and table.viewer(existing) is not None:
+        return table, existing
+    return table, await new_player_device(table, request.app.state.settings)
+
+
+async def new_player_device(table: Table, settings: Settings) -> str:
+    """A new device token for a player's browser joining `table`, or 403 (table_full) when
+    the table already holds `settings.max_table_devices` devices."""
+    try:
+        return await table.add_device(host=False, limit=settings.max_table_devices)
+    except Rejection as exc:
+        raise HTTPException(status_code=403, detail=exc.to_json()) from exc
 
 
 @router.post("/join")
@@ -339,8 +351,6 @@ async def join(
     settings: SettingsDep,
 ) -> Response:
     table, token = await join_table(body.code, request, tables, limiter)
-    if token is None:
-        token = await table.add_device(host=False)
     viewer = table.viewer(token)
     assert viewer is not None
     response = Response(
@@ -415,8 +425,10 @@ async def undo(body: UndoRequest, access: ApiAccess) -> dict[str, Any]:
     return await perform_undo(access, body)
 
 
-@router.post("/tables/{table_id}/seat")
+@router.post("/tables/{table_id}/seat", dependencies=[Depends(check_rate)])
 async def take_seat(body: SeatRequest, access: ApiAccess) -> dict[str, Any]:
+    """Sit at `seat` (or watch: null). Counted against the device's rate as actions are;
+    the seat the device already has stores nothing and redraws no screen."""
     await access.table.take_seat(access.token, body.seat)
     return {"seat": body.seat}
 

@@ -14,6 +14,7 @@ import qrcode  # type: ignore[import-untyped]
 import qrcode.image.svg  # type: ignore[import-untyped]
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
 from companion.rules.base import Reason, Rejection
@@ -41,7 +42,12 @@ from companion.web.deps import (
 )
 from companion.web.fragments import live_html
 from companion.web.long_pages import render_page
-from companion.web.routes.api import games_catalogue, join_table, set_device_cookie
+from companion.web.routes.api import (
+    games_catalogue,
+    join_table,
+    set_device_cookie,
+    too_fast,
+)
 from companion.web.settings import Settings
 from companion.web.views import for_display
 
@@ -202,8 +208,6 @@ async def join_form(
             status_code=exc.status_code,
             headers=exc.headers,
         )
-    if token is None:
-        token = await table.add_device(host=False)
     response = RedirectResponse(f"/t/{table.table_id}/seat", status_code=303)
     set_device_cookie(response, settings, table.table_id, token)
     return response
@@ -246,6 +250,21 @@ def seat_choices(access: Access) -> list[dict[str, object]]:
     ]
 
 
+def _seat_refused(
+    request: Request,
+    access: Access,
+    templates: Jinja2Templates,
+    message: str,
+    status: int,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """The seat page again, saying why the choice was refused."""
+    context = _page_context(request, access) | {"seats": seat_choices(access), "error": message}
+    return templates.TemplateResponse(
+        request, "seat.html", context, status_code=status, headers=headers
+    )
+
+
 @router.post("/t/{table_id}/seat", dependencies=[SameOrigin])
 async def seat_form(
     request: Request,
@@ -253,18 +272,20 @@ async def seat_form(
     seat: Annotated[str, Form(max_length=8)],
     templates: TemplatesDep,
 ) -> Response:
+    """The seat page's choice; counted against the device's rate as the API's seat
+    request is (429 device_rate, said on the page)."""
     # isascii: str.isdigit() also accepts digits such as "¹" that int() refuses
     chosen = None if seat == "table" else int(seat) if seat.isascii() and seat.isdigit() else -1
+    refusal = too_fast(request.app.state.device_limiter, access.token)
+    if refusal is not None:
+        retry = {"Retry-After": str(int(refusal["retry_after"]) + 1)}
+        return _seat_refused(request, access, templates, refusal["message"], 429, retry)
     try:
         if chosen == -1:
             raise HTTPException(status_code=422, detail=f"no seat {seat!r}")
         await access.table.take_seat(access.token, chosen)
     except Rejection as exc:
-        context = _page_context(request, access) | {
-            "seats": seat_choices(access),
-            "error": exc.message,
-        }
-        return templates.TemplateResponse(request, "seat.html", context, status_code=409)
+        return _seat_refused(request, access, templates, exc.message, 409)
     target = f"/t/{access.table.table_id}" + ("/sheet" if chosen is not None else "")
     return RedirectResponse(target, status_code=303)
 
