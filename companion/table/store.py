@@ -453,6 +453,20 @@ class Store:
                 "UPDATE devices SET seat = NULL WHERE table_id = ? AND seat = ?", (table_id, seat)
             )
 
+    def forget_oldest_viewer(self, table_id: str) -> str | None:
+        """Forget the table's oldest device that holds no seat and is no host's (a browser
+        that joined and never sat, or joined again without its cookie), to make room for a
+        new one; its token hash, or None when every device holds a seat or is a host's."""
+        with self._transaction("forget_oldest_viewer") as db:
+            row = db.execute(
+                "SELECT token_hash FROM devices WHERE table_id = ? AND seat IS NULL AND host = 0"
+                " ORDER BY created_at LIMIT 1",
+                (table_id,),
+            ).fetchone()
+            if row is not None:
+                db.execute("DELETE FROM devices WHERE token_hash = ?", (row[0],))
+        return None if row is None else str(row[0])
+
     def taken_seats(self, table_id: str) -> set[int]:
         with self._guarded():
             rows = self._db.execute(

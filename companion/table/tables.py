@@ -107,9 +107,9 @@ AUTO_PASS_KEY = "auto_pass"  # table_settings: "off" when the next roll passes f
 def table_full_words(limit: int) -> str:
     """The refusal of a join at a table holding `limit` devices, and what to ask the host."""
     return (
-        f"this table already has {limit} devices, more than any game needs (someone has "
-        "joined it again and again); ask the host to move the game to a new table with a "
-        "new code: export its record, end it and import the record"
+        f"every one of this table's {limit} devices holds a seat or is a host's; ask the host "
+        "to free a seat, or to move the game to a new table with a new code: export its "
+        "record, end it and import the record"
     )
 
 
@@ -188,7 +188,9 @@ class Table:
         # seat -> the token hash of the device holding it, kept with `_devices`: every push
         # to every screen asks which seats are taken, and a table may hold many devices
         self._seated = {d.seat: h for h, d in devices.items() if d.seat is not None}
-        self._adding = 0  # devices being stored (add_device): they count towards its limit
+        # joins one at a time (add_device): a join at the limit makes room before it stores,
+        # and joins at once must not all count the same room
+        self._joining = asyncio.Lock()
         self._ended_by_host = ended_by_host(row, session)
         # when the game went to the history (time.time()), None while it runs; its devices'
         # tokens stop working `token_finished_s` after it (closed_to_devices)
@@ -269,19 +271,29 @@ class Table:
         return Viewer(seat=device.seat, host=device.host)
 
     async def add_device(self, host: bool, limit: int | None = None) -> str:
-        """A new device token for this table (the caller sets it as a cookie). A player's
-        device is refused (`table_full`) once the table holds `limit` devices
-        (Settings.max_table_devices): only a client joining again and again gets there."""
+        """A new device token for this table (the caller sets it as a cookie). A table holds
+        at most `limit` devices (Settings.max_table_devices: only a client joining again
+        and again gets there): a player's device then takes the place of the oldest device
+        that holds no seat and is no host's (a seated player and the host keep theirs, so a
+        flood of joins locks nobody out of the game), and is refused (`table_full`) only
+        when every device holds a seat or is a host's."""
         self._check_loaded()
-        if limit is not None and not host and len(self._devices) + self._adding >= limit:
-            raise Rejection(Reason.NOT_ALLOWED, "table_full", table_full_words(limit))
-        token = new_token()
-        self._adding += 1
-        try:
+        async with self._joining:
+            while limit is not None and not host and len(self._devices) >= limit:
+                if not await to_the_end(self._forget_oldest_viewer()):
+                    raise Rejection(Reason.NOT_ALLOWED, "table_full", table_full_words(limit))
+            token = new_token()
             await to_the_end(self._store_device(hash_token(token), host))
-        finally:
-            self._adding -= 1
         return token
+
+    async def _forget_oldest_viewer(self) -> bool:
+        """Whether a device without a seat (no host's) was forgotten to make room; its
+        token stops working (it joins again with the code)."""
+        forgotten = await asyncio.to_thread(self._store.forget_oldest_viewer, self.table_id)
+        if forgotten is None:
+            return False
+        self._devices.pop(forgotten, None)
+        return True
 
     async def _store_device(self, token_hash: str, host: bool) -> None:
         await asyncio.to_thread(self._store.add_device, token_hash, self.table_id, host, None)

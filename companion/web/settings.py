@@ -86,8 +86,9 @@ class Settings(BaseModel):
         default=100,
         ge=2,
         le=100_000,
-        description="devices one table lets join; one more is refused (403 table_full, "
-        "telling the player to ask the host to move the game to a new table with a new code)",
+        description="devices one table keeps; one more takes the place of the oldest device "
+        "without a seat (no host's), and is refused (403 table_full) only when every device "
+        "holds a seat or is a host's",
     )
     max_body_bytes: int = Field(
         default=2_000_000,

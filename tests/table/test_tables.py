@@ -295,8 +295,9 @@ def test_the_taken_seats_are_kept_as_seats_change_and_after_a_restart(tmp_path: 
 
 
 def test_joins_at_once_fill_a_table_to_its_limit_and_no_further(tmp_path: Path) -> None:
-    """Devices being stored count towards the limit: 30 joins at once at a table that lets
-    10 devices join make exactly 10 (the host's too), the others refused table_full."""
+    """Devices being stored count towards the limit: 30 joins at once at a table that keeps
+    10 devices leave exactly 10 (the host's and the seated players' among them); each join
+    past the limit took the place of the oldest device without a seat."""
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "full.sqlite3")
@@ -304,13 +305,23 @@ def test_joins_at_once_fill_a_table_to_its_limit_and_no_further(tmp_path: Path) 
         tables.attach_loop(asyncio.get_running_loop())
         try:
             table = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
-            await table.add_device(host=True)
+            host = await table.add_device(host=True)
+            ann = await table.add_device(host=False, limit=10)
+            await table.take_seat(ann, 0)
             joins = [table.add_device(host=False, limit=10) for _ in range(30)]
             answers = await asyncio.gather(*joins, return_exceptions=True)
-            refused = [a for a in answers if isinstance(a, Rejection)]
-            assert len(refused) == 21 and {r.rule for r in refused} == {"table_full"}
+            assert all(isinstance(a, str) for a in answers), answers
             assert len(store.devices(table.table_id)) == 10
-            assert all(table.viewer(a) is not None for a in answers if isinstance(a, str))
+            # the host and the seated player keep theirs; eight of the joins are the others
+            assert table.viewer(host) is not None and table.viewer(ann) is not None
+            kept = [a for a in answers if isinstance(a, str) and table.viewer(a) is not None]
+            assert len(kept) == 8
+            # a table whose every device holds a seat or is a host's refuses one more
+            bob = await table.add_device(host=False, limit=3)
+            await table.take_seat(bob, 1)
+            with pytest.raises(Rejection) as full:
+                await table.add_device(host=False, limit=3)
+            assert full.value.rule == "table_full"
         finally:
             tables.close()
             store.close()

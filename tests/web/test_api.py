@@ -621,30 +621,38 @@ def test_seat_requests_count_against_the_devices_rate(tmp_path: Path) -> None:
         assert other.post(f"/api/tables/{tid}/seat", json={"seat": 0}).status_code == 200
 
 
-def test_a_full_table_refuses_new_devices_and_says_to_ask_the_host(tmp_path: Path) -> None:
+def test_a_full_table_makes_room_from_its_viewers_and_refuses_only_when_all_are_seated(
+    tmp_path: Path,
+) -> None:
     """The fourth probe: 2,000 joins with the right code made 2,000 device rows (one per
-    join, without end). A table holds Settings.max_table_devices; one more is refused with
-    the rule and what to ask the host, by the API and the join page; a browser that joins
-    again with its cookie keeps its device; a freed seat makes room."""
+    join, without end). A table keeps Settings.max_table_devices: one more takes the place
+    of the oldest device without a seat (a flood of joins locks no player out), and is
+    refused with the rule and what to ask the host only when every device holds a seat or
+    is a host's, by the API and the join page; a browser that joins again with its cookie
+    keeps its device."""
     app = create_app(Settings(data_dir=tmp_path, max_table_devices=4))
     with TestClient(app) as host:
-        table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        table = create_table(host, "qwixx", ["Ann", "Bob", "Cy"], {"players": 3})
         tid, code = table["table_id"], table["code"]
-        ann, bob, cy, di = (TestClient(app) for _ in range(4))
+        ann, bob, viewer, late, cy = (TestClient(app) for _ in range(5))
         seat_player(ann, code, tid, 0)  # the host's device and three more: four
         seat_player(bob, code, tid, 1)
-        assert cy.post("/api/join", json={"code": code}).status_code == 200
-        refused = di.post("/api/join", json={"code": code})
+        assert viewer.post("/api/join", json={"code": code}).status_code == 200
+        # one more: the viewer (no seat) makes room; its cookie no longer opens the table
+        assert late.post("/api/join", json={"code": code}).status_code == 200
+        assert viewer.get(f"/api/tables/{tid}/state").status_code == 401
+        assert len(app.state.store.devices(tid)) == 4
+        again = ann.post("/api/join", json={"code": code})  # her cookie: her device
+        assert again.status_code == 200 and again.json()["seat"] == 0
+        seat_player(late, code, tid, 2)  # every device holds a seat or is the host's
+        refused = cy.post("/api/join", json={"code": code})
         assert refused.status_code == 403, refused.text
         assert refused.json()["rule"] == "table_full"
         assert "4 devices" in refused.json()["message"]
         assert "ask the host" in refused.json()["message"]
-        assert f"tc_{tid}" not in di.cookies
-        page = di.post("/join", data={"code": code}, follow_redirects=False)
+        assert f"tc_{tid}" not in cy.cookies
+        page = cy.post("/join", data={"code": code}, follow_redirects=False)
         assert page.status_code == 403 and "ask the host" in page.text
-        again = ann.post("/api/join", json={"code": code})  # her cookie: her device
-        assert again.status_code == 200 and again.json()["seat"] == 0
-        assert len(app.state.store.devices(tid)) == 4
         assert host.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
-        assert di.post("/api/join", json={"code": code}).status_code == 200
+        assert cy.post("/api/join", json={"code": code}).status_code == 200
         assert len(app.state.store.devices(tid)) == 4
