@@ -6,14 +6,17 @@ background, off the event loop) and then changed by every accepted roll, every u
 and every import (`Table.act`, `Table.undo`, `Tables.import_record`), so the dice page
 costs the same whatever the length of the
 logs (reading every log on each request took 1.2-1.7 s on a store of 91,000 actions, and a
-few looping requests stalled every table). An undo takes back the action before it, as
-Session.undo does (`effective_entries`). The verdicts are companion.live.stats'."""
+few looping requests stalled every table). The start-up read counts one stored log at a
+time (Store.logs), so it holds counts, not every stored action (all at once: 2.0 GB for
+150 imported long games). An undo takes back the action before it, as Session.undo does
+(`effective_entries`). An imported record's rolls count among all rolls but never as the
+camera's (`counted_by`). The verdicts are companion.live.stats'."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
@@ -24,12 +27,34 @@ from companion.table.store import LogEntry, implied_seqs
 
 logger = logging.getLogger(__name__)
 
+# who a roll counts as when it came in an imported record: among all rolls, never the camera's
+IMPORTED = "imported"
+# the action ids an import gives its actions (records.import_ids): `import-N`, `import-N-M`
+IMPORT_ID_PREFIX = "import-"
+
+# every stored table's log, one table at a time (Store.logs)
+LogSource = Callable[[], Iterable[tuple[str, list[LogEntry]]]]
+
+
+def counted_by(entry: LogEntry) -> str:
+    """Who a stored roll counts as: its `by`, but IMPORTED for an imported record's
+    action: a record's "camera" is its writer's claim, not a roll this server's camera
+    read, so one import cannot change the camera's fairness figures."""
+    return IMPORTED if entry.action_id.startswith(IMPORT_ID_PREFIX) else entry.by
+
 
 def effective_entries(log: list[LogEntry]) -> list[LogEntry]:
     """The moves that stand, by the session's own undo rule (companion.rules.session): an
     undo of a throw's roll takes back the moves the throw implied too."""
     implied = implied_seqs(log)
     return standing(log, lambda entry: entry.kind == "undo", lambda entry: entry.seq in implied)
+
+
+def imported_actions(log: list[LogEntry]) -> int:
+    """How many of the actions that stand, from the first, came in an imported record (an
+    import's log precedes every action made at its table)."""
+    standing = effective_entries(log)
+    return next((n for n, e in enumerate(standing) if counted_by(e) != IMPORTED), len(standing))
 
 
 def roll_of(entry: LogEntry) -> Roll | None:
@@ -103,7 +128,7 @@ class DiceTally:
         for entry in effective_entries(log):
             roll = roll_of(entry)
             if roll is not None:
-                self.change(table_id, roll, entry.by, 1)
+                self.change(table_id, roll, counted_by(entry), 1)
 
     def of(self, table_id: str) -> Tally:
         return self._tables.get(table_id) or Tally()
@@ -145,13 +170,14 @@ class DiceKeeper:
 
     def __init__(self) -> None:
         self.tally = DiceTally()
-        self._source: tuple[Callable[[], dict[str, list[LogEntry]]], Executor] | None = None
+        self._source: tuple[LogSource, Executor] | None = None
         self._reading: asyncio.Task[None] | None = None
         self._ready = False
         self._aside: list[_Change] = []
 
-    def start(self, read: Callable[[], dict[str, list[LogEntry]]], pool: Executor) -> None:
-        """Read every stored log (`read`, on `pool`) in the background."""
+    def start(self, read: LogSource, pool: Executor) -> None:
+        """Count every stored log (`read`, on `pool`, one table's log at a time) in the
+        background."""
         self._source = (read, pool)
         self._reading = self._begin()
 
@@ -165,11 +191,12 @@ class DiceKeeper:
         read, pool = self._source
 
         def counted() -> tuple[DiceTally, dict[str, int]]:
-            logs = read()
-            seen = {
-                table_id: max((e.seq for e in log), default=0) for table_id, log in logs.items()
-            }
-            return DiceTally.from_logs(logs), seen
+            tally, seen = DiceTally(), {}
+            for table_id, log in read():  # one log at a time: only the counts are kept
+                if log:
+                    seen[table_id] = max(entry.seq for entry in log)
+                    tally.add_log(table_id, log)
+            return tally, seen
 
         tally, seen = await asyncio.get_running_loop().run_in_executor(pool, counted)
         for table_id, seq, what, by, sign in self._aside:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import multiprocessing
 import os
@@ -40,7 +41,7 @@ from companion.table.access import (
     new_join_code,
     new_token,
 )
-from companion.table.dice import DiceKeeper, DiceTally
+from companion.table.dice import IMPORTED, DiceKeeper, DiceTally, imported_actions
 from companion.table.records import (
     MAX_RECORD_ACTIONS,
     ImportPlan,
@@ -184,6 +185,9 @@ class Table:
         # every action id in the log: the state id it led to and who sent it (a retry is
         # answered `duplicate` only to its sender: `_retried`)
         self._action_seq: dict[str, tuple[int, str]] = {e.action_id: (e.seq, e.by) for e in log}
+        # how many of the session's first actions came in an imported record: an undo of
+        # one counts in the dice statistics as that roll was counted, as imported
+        self._imported = imported_actions(log)
         self._devices = devices
         # seat -> the token hash of the device holding it, kept with `_devices`: every push
         # to every screen asks which seats are taken, and a table may hold many devices
@@ -555,18 +559,27 @@ class Table:
                 "could not store action %s of table %s", entries[-1].seq, self.table_id
             )
             raise
+        counted = [self._dice_by(proposal) for proposal in proposals]
         for proposal, entry in zip(proposals, entries, strict=True):
             self.session.commit(proposal)
             self._action_seq[entry.action_id] = (entry.seq, entry.by)
+        self._imported = min(self._imported, len(self.session.actions))
         self.acted_at = time.time()
         if history is not None:
             self.finished_at = time.time() if history.summary is not None else None
         self._publish()
         if self.dice is not None:  # the dice statistics (an undo: the roll counts no more)
-            for proposal, entry in zip(proposals, entries, strict=True):
-                action = proposal.action
+            for proposal, entry, by in zip(proposals, entries, counted, strict=True):
                 sign = -1 if proposal.undo else 1
-                self.dice.record(self.table_id, entry.seq, action.move, action.by, sign)
+                self.dice.record(self.table_id, entry.seq, proposal.action.move, by, sign)
+
+    def _dice_by(self, proposal: Proposal) -> str:
+        """Who `proposal`'s roll counts as in the dice statistics: its maker, but an undo
+        of an imported record's action takes it back as it was counted, as IMPORTED (one
+        change holds one undo, so the action it takes back is the session's last)."""
+        if proposal.undo and len(self.session.actions) <= self._imported:
+            return IMPORTED
+        return proposal.action.by
 
     def _history_change(self, proposals: list[Proposal]) -> Finish | None:
         """The history entry `proposals` change: the game's summary when they end the game,
@@ -731,7 +744,10 @@ class Tables:
         self.replay_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="replay"
         )
-        self.imports_waiting = 0  # imports queued for or in the import process
+        # imports read, queued for or in the import process (take_import_slot): in all,
+        # and per client address
+        self.imports_waiting = 0
+        self._imports_of: dict[str, int] = {}
         self._dice = DiceKeeper()
         self._dice_started = False
 
@@ -751,7 +767,7 @@ class Tables:
         """Read the dice counts of every stored game, in the background (DiceKeeper), and
         start sweeping idle tables out of memory (on the attached loop)."""
         self._dice_started = True
-        self._dice.start(self.store.all_logs, self.replay_pool)
+        self._dice.start(functools.partial(self.store.logs, rolls_only=True), self.replay_pool)
         if self._loop is not None and self._sweeper is None:
             self._sweeper = self._loop.create_task(self._sweep_idle())
 
@@ -970,20 +986,43 @@ class Tables:
             except Exception:  # a listener's fault never fails the table's creation
                 logger.warning("a listener of new tables failed", exc_info=True)
 
+    def take_import_slot(self, client: str, slots: int) -> str | None:
+        """Hold one of the `slots` imports that may be read, replayed or queued at once, for
+        `client` (an address), until `free_import_slot`: None when held, else the rule that
+        refuses it: imports_busy, every one is held; imports_busy_yours, `client` holds half
+        of them (at least one), so another address still gets in (one address kept all 4
+        busy: another's import was refused 38% of the time)."""
+        if self.imports_waiting >= slots:
+            return "imports_busy"
+        if self._imports_of.get(client, 0) >= max(1, slots // 2):
+            return "imports_busy_yours"
+        self.imports_waiting += 1
+        self._imports_of[client] = self._imports_of.get(client, 0) + 1
+        return None
+
+    def free_import_slot(self, client: str) -> None:
+        self.imports_waiting -= 1
+        left = self._imports_of.pop(client, 1) - 1
+        if left > 0:
+            self._imports_of[client] = left
+
     async def import_record(
-        self, record: object, max_actions: int = MAX_RECORD_ACTIONS
+        self,
+        record: object,
+        max_actions: int = MAX_RECORD_ACTIONS,
+        admit: Callable[[int], None] | None = None,
     ) -> Imported:
         """A new table continuing a game record (JSON bytes, or parsed), checked as a new
         table is, at most `max_actions` long, and replayed (records.plan_import) in the
         import process, then stored. It is opened (replayed here) when first used. Raises
-        RecordError naming the problem."""
-        self.imports_waiting += 1
-        try:
-            plan = await self._planned(record, max_actions)
-        finally:
-            self.imports_waiting -= 1
+        RecordError naming the problem. `admit` is told the record's number of actions
+        before it is stored, and raises to refuse it (the per-address budget of imported
+        actions: api.import_record)."""
+        plan = await self._planned(record, max_actions)
         if isinstance(plan, ImportRefusal):
             raise plan.error()
+        if admit is not None:
+            admit(len(plan.seed))
         table_id, code = await self._store_new(
             plan.game, plan.options, list(plan.players), plan.seed, plan.summary
         )

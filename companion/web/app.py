@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from companion.rules.base import Move, Rejection
-from companion.table.access import AttemptLimiter, DeviceRateLimiter
+from companion.table.access import ActionBudget, AttemptLimiter, DeviceRateLimiter
 from companion.table.camera_hub import CameraHub
 from companion.table.camera_runtime import ReaderFactory
 from companion.table.learning import Learning
@@ -165,6 +165,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
     app.state.table_limiter = DeviceRateLimiter(settings.table_rate_per_s, settings.table_burst)
     app.state.read_limiter = DeviceRateLimiter(settings.read_rate_per_s, settings.read_burst)
+    app.state.import_budget = ActionBudget(settings.import_actions_per_hour, 3600.0)
     app.state.pages = PageBuilder()  # long pages, built off the loop (long_pages.py)
     app.state.public_url = None
     app.state.dice_pages = {}  # (table, which rolls) -> the dice page drawn (routes/live.py)

@@ -208,7 +208,19 @@ class Settings(BaseModel):
         ge=1,
         le=1000,
         description="imports replayed or queued at once; more are refused (429) until one "
-        "is done (they replay one at a time, off the event loop)",
+        "is done (they replay one at a time, off the event loop); one client address holds "
+        "at most half of them (429 imports_busy_yours), so another still gets in",
+    )
+    # per address, not per request: 47 legal 8,600-action imports in a minute from one
+    # device grew the store 4.7 -> 90 MB (every later start-up reads it); 20,000 actions
+    # are a dozen of the longest real games (under 1,600 actions each) an hour
+    import_actions_per_hour: int = Field(
+        default=20_000,
+        ge=1,
+        le=10_000_000,
+        description="actions one client address may import per hour, over all its records "
+        "(429 import_actions past it): enough for any café's real records, not for filling "
+        "the store",
     )
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
         default="NORMAL",

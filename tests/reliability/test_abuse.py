@@ -7,7 +7,9 @@ thread of this process, so the test can see which thread does the work), real SQ
   size cap is
   refused before it is parsed (413), one over the action cap before it is replayed (422);
   while the import process is busy, at most Settings.max_imports_waiting imports queue and
-  the next is told to come back (429 imports_busy);
+  the next is told to come back (429 imports_busy), one address holding at most half of
+  them (429 imports_busy_yours); one address imports at most
+  Settings.import_actions_per_hour actions an hour (429 import_actions);
 - the dice page reads no log: its counts are kept roll by roll (every log was read on each
   request: 1.2-1.7 s on a store of 91,000 actions) and equal the counts recomputed from the
   log, after rolls, undos, imports and a restart;
@@ -39,6 +41,7 @@ from companion.rules.base import Roll
 from companion.rules.registry import find_game
 from companion.rules.session import Session
 from companion.simulate import play_random_game
+from companion.table import access as access_module
 from companion.table import records as records_module
 from companion.table import tables as tables_module
 from companion.table.dice import effective_entries, roll_of
@@ -127,25 +130,87 @@ def wait_for_file(path: str, deadline_s: float) -> None:
         time.sleep(0.01)
 
 
+def post_from(address: str, url: str, record: object) -> httpx.Response:
+    """POST `record` to `url` from another loopback address: another device."""
+    transport = httpx.HTTPTransport(local_address=address)
+    with httpx.Client(timeout=120, transport=transport) as client:
+        return client.post(url, json=record)
+
+
 def test_imports_queue_for_the_import_process_and_the_rest_come_back_later(
     server: ThreadServer, tmp_path: Path
 ) -> None:
+    """While the import process is busy, imports queue up to max_imports_waiting; one
+    address holds at most half of those places (one address kept all 4: another's import
+    was refused 38% of the time), so another address still gets in."""
     tables = server.app.state.tables
     waiting = server.app.state.settings.max_imports_waiting
+    half = waiting // 2
     record = long_record("qwixx", 1)
     url = f"{server.base_url}/api/import"
     assert httpx.post(url, json=record, timeout=60).status_code == 201  # the process is up
     release = tmp_path / "release"
     busy_process = tables._import_pool.submit(wait_for_file, str(release), 120)
     with ThreadPoolExecutor(waiting) as pool:
-        queued = [pool.submit(httpx.post, url, json=record, timeout=120) for _ in range(waiting)]
-        wait_until(lambda: tables.imports_waiting == waiting, 30, "the imports queued")
-        busy = httpx.post(url, json=record, timeout=60)
+        mine = [pool.submit(httpx.post, url, json=record, timeout=120) for _ in range(half)]
+        wait_until(lambda: tables.imports_waiting == half, 30, "this address's imports queued")
+        hog = httpx.post(url, json=record, timeout=60)
+        assert hog.status_code == 429 and hog.json()["rule"] == "imports_busy_yours", hog.text
+        assert "half" in hog.json()["message"] and hog.headers["Retry-After"]
+        theirs = [pool.submit(post_from, "127.0.0.2", url, record) for _ in range(waiting - half)]
+        wait_until(lambda: tables.imports_waiting == waiting, 30, "another's imports queued")
+        busy = post_from("127.0.0.3", url, record)
         assert busy.status_code == 429 and busy.json()["rule"] == "imports_busy", busy.text
         assert busy.headers["Retry-After"]
         release.touch()
         busy_process.result(timeout=60)
-        assert [f.result().status_code for f in queued] == [201] * waiting
+        assert [f.result().status_code for f in mine + theirs] == [201] * waiting
+    assert tables.imports_waiting == 0
+
+
+def test_imported_actions_are_budgeted_per_address(tmp_path: Path) -> None:
+    """One address imports at most import_actions_per_hour actions an hour, however it
+    paces its imports (47 legal 8,600-action imports in a minute grew the store 4.7 ->
+    90 MB, and every start-up after read it); a record longer than what is left is
+    refused once parsed (before it is replayed) and stores nothing, a spent address
+    before its record is read, and another address is not held up."""
+    record = long_record("qwixx", 1)
+    actions = len(record["actions"])
+    budget = 2 * actions + actions // 2
+    settings = thread_settings(tmp_path / "data", import_actions_per_hour=budget)
+    with ThreadServer(settings) as running:
+        url = f"{running.base_url}/api/import"
+        store = running.app.state.tables.store
+        assert [httpx.post(url, json=record, timeout=60).status_code for _ in (1, 2)] == [201] * 2
+        over = httpx.post(url, json=record, timeout=60)
+        assert over.status_code == 429 and over.json()["rule"] == "import_actions", over.text
+        assert f"at most {budget} an hour; {actions // 2} left" in over.json()["message"]
+        assert int(over.headers["Retry-After"]) > 3000  # the first import's hour
+        assert len(store.tables()) == 2  # the refused record stored nothing
+        short = record | {"actions": record["actions"][: actions // 2]}  # what is left
+        assert httpx.post(url, json=short, timeout=60).status_code == 201
+        spent = httpx.post(url, json=short, timeout=60)  # refused before it is read
+        assert spent.status_code == 429 and spent.json()["rule"] == "import_actions"
+        assert "; 0 left" in spent.json()["message"]
+        assert post_from("127.0.0.2", url, record).status_code == 201  # another device
+        assert len(store.tables()) == 4
+
+
+def test_the_action_budget_is_a_sliding_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(access_module.time, "monotonic", lambda: now[0])
+    budget = access_module.ActionBudget(100, 3600.0)
+    assert budget.wait("a", 100) == 0 and budget.left("a") == 100
+    budget.spend("a", 60)
+    now[0] += 600
+    budget.spend("a", 30)
+    assert budget.left("a") == 10 and budget.left("b") == 100
+    assert budget.wait("a", 10) == 0
+    assert budget.wait("a", 40) == 3000  # when the first 60 leave the window
+    assert budget.wait("a", 80) == 3600  # and the 30 too
+    assert budget.wait("a", 101) == 3600  # never fits: the whole window
+    now[0] += 3000
+    assert budget.left("a") == 70
 
 
 def dice_counts(page: str, section: int) -> dict[str, list[int]]:
@@ -166,7 +231,7 @@ def recounted(path: Path, table_id: str | None) -> dict[str, list[int]]:
     """The counts recomputed from the stored logs (of one table, or of all)."""
     store = Store.open(path)
     try:
-        logs = store.all_logs()
+        logs = {tid: log for tid, log in store.logs()}
     finally:
         store.close()
     counts: dict[str, list[int]] = {}
@@ -204,7 +269,7 @@ def test_the_dice_page_reads_no_log_and_keeps_the_right_counts(tmp_path: Path) -
         def no_log(*_args: object) -> None:
             raise AssertionError("the dice page read a log")
 
-        store.all_logs = no_log  # type: ignore[method-assign]
+        store.logs = no_log  # type: ignore[method-assign]
         store.log = no_log  # type: ignore[method-assign]
         page = client.get(f"/t/{table_id}/dice")
         assert page.status_code == 200, page.text[:300]

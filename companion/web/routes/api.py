@@ -5,6 +5,7 @@ table, translate a Rejection into an HTTP answer (app.py maps reasons to codes).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Annotated, Any
 
@@ -15,7 +16,13 @@ from companion.rules.base import Reason, Rejection, Roll
 from companion.rules.codec import encode
 from companion.rules.registry import GAME_NAMES, find_game
 from companion.rules.session import RecordError
-from companion.table.access import DeviceRateLimiter, actor_for, hash_token, normalise_code
+from companion.table.access import (
+    ActionBudget,
+    DeviceRateLimiter,
+    actor_for,
+    hash_token,
+    normalise_code,
+)
 from companion.table.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.table.snapshot import Snapshot
 from companion.table.tables import Table
@@ -247,19 +254,59 @@ async def create_table(body: CreateTable, tables: TablesDep, settings: SettingsD
 async def import_record(request: Request, tables: TablesDep, settings: SettingsDep) -> Response:
     """A new table continuing a game record (docs/game-records.md). The record is read,
     checked and replayed off the event loop (Tables.import_record), at most
-    Settings.max_import_bytes and max_record_actions long."""
-    if tables.imports_waiting >= settings.max_imports_waiting:
+    Settings.max_import_bytes and max_record_actions long; one client address holds at
+    most half of the import slots (max_imports_waiting) and imports at most
+    import_actions_per_hour actions an hour."""
+    client = client_key(request)
+    budget: ActionBudget = request.app.state.import_budget
+    left = budget.left(client)
+    if left == 0:  # spent: refused before the body is read
+        raise _over_budget(budget, client)
+    refused = tables.take_import_slot(client, settings.max_imports_waiting)
+    if refused is not None:
+        raise _imports_busy(refused)
+    # a record longer than what is left is refused once parsed, before it is replayed
+    most = min(settings.max_record_actions, left)
+    try:
+        body = await _import_body(request, settings)
+        imported = await tables.import_record(body, most, _import_admission(budget, client))
+    except RecordError as exc:
+        if exc.rejection.rule == "too_long" and most < settings.max_record_actions:
+            raise _over_budget(budget, client) from exc
         raise HTTPException(
-            status_code=429,
+            status_code=422,
             detail={
-                "reason": "too_many_requests",
-                "rule": "imports_busy",
-                "message": "other imports are being read; try again in a few seconds",
+                "reason": str(exc.rejection.reason),
+                "rule": exc.rejection.rule,
+                "message": str(exc),
+                "index": exc.index,
             },
-            headers={"Retry-After": "2"},
-        )
+        ) from exc
+    finally:
+        tables.free_import_slot(client)
+    token = await tables.add_device(imported.table_id, host=True)
+    return _created(imported.table_id, imported.code, token, settings)
+
+
+def _imports_busy(rule: str) -> HTTPException:
+    """The 429 of an import that finds no slot: all taken, or half taken by its address."""
+    message = (
+        "this device's imports already hold half of the import slots; try again when one "
+        "of them is done"
+        if rule == "imports_busy_yours"
+        else "other imports are being read; try again in a few seconds"
+    )
+    return HTTPException(
+        status_code=429,
+        detail={"reason": "too_many_requests", "rule": rule, "message": message},
+        headers={"Retry-After": "2"},
+    )
+
+
+async def _import_body(request: Request, settings: Settings) -> bytes:
+    """The record's bytes; 413 over max_import_bytes (an announced length over it is
+    refused before the body is read)."""
     length = request.headers.get("content-length", "")
-    # an announced length over the cap is refused before the body is read
     too_large = length.isdigit() and int(length) > settings.max_import_bytes
     body = b"" if too_large else await request.body()
     if too_large or len(body) > settings.max_import_bytes:
@@ -271,20 +318,29 @@ async def import_record(request: Request, tables: TablesDep, settings: SettingsD
                 "message": f"a game record is at most {settings.max_import_bytes} bytes",
             },
         )
-    try:
-        imported = await tables.import_record(body, settings.max_record_actions)
-    except RecordError as exc:
-        raise HTTPException(
-            status_code=422,
-            detail={
-                "reason": str(exc.rejection.reason),
-                "rule": exc.rejection.rule,
-                "message": str(exc),
-                "index": exc.index,
-            },
-        ) from exc
-    token = await tables.add_device(imported.table_id, host=True)
-    return _created(imported.table_id, imported.code, token, settings)
+    return body
+
+
+def _import_admission(budget: ActionBudget, client: str) -> Callable[[int], None]:
+    """Tables.import_record's `admit`: a checked record's actions are spent from its
+    address's hourly budget, or it is refused (429 import_actions) and not stored (two
+    imports of one address read at once may each have fitted alone)."""
+
+    def admit(actions: int) -> None:
+        if budget.wait(client, actions) > 0:
+            raise _over_budget(budget, client, actions)
+        budget.spend(client, actions)
+
+    return admit
+
+
+def _over_budget(budget: ActionBudget, client: str, actions: int | None = None) -> HTTPException:
+    """The 429 of an address past its imported actions an hour: try again when what is
+    left holds the record (`actions`, when known), else when anything more is left."""
+    left = budget.left(client)
+    what = f"imported actions (at most {budget.limit} an hour; {left} left"
+    what += f", this record holds {actions})" if actions is not None else ")"
+    return slow_down("import_actions", what, budget.wait(client, actions or left + 1))
 
 
 async def join_table(
