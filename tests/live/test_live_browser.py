@@ -54,6 +54,18 @@ def qwixx_camera_table(
             context.close()
 
 
+def throw_without_blue(page: Any, reader: ClipReader, folder: Path, seed: int) -> Throw:
+    """A Qwixx throw the reader (hiding blue) reads with the blue die missing, played from
+    the restarted camera and held as a mismatch on the host's page; the throw."""
+    throw = render_throw(QWIXX, seed=seed)
+    reader.throw = throw
+    write_throw(folder, throw)
+    page.click("details.camera-tools summary")
+    page.click("[data-camera-restart]")
+    see_held_mismatch(page, "blue die is missing", dice=5)
+    return throw
+
+
 def see_held_mismatch(page: Any, problem: str, dice: int) -> None:
     """The camera panel shows a held reading naming ``problem``, its picture and ``dice``
     dice to tap."""
@@ -123,12 +135,7 @@ def test_host_adds_a_missed_die_on_the_held_picture(browser: Any, tmp_path: Path
     reader = ClipReader()
     reader.hide = {"blue"}
     with qwixx_camera_table(browser, tmp_path, reader, TABLET) as (server, page, table_id, folder):
-        throw = render_throw(QWIXX, seed=1221)
-        reader.throw = throw
-        write_throw(folder, throw)
-        page.click("details.camera-tools summary")
-        page.click("[data-camera-restart]")
-        see_held_mismatch(page, "blue die is missing", dice=5)
+        throw = throw_without_blue(page, reader, folder, seed=1221)
 
         blue = next(d for d in throw.frames[throw.rest_index].dice if d.colour == "blue")
         page.locator("#held-view").scroll_into_view_if_needed()
@@ -171,12 +178,7 @@ def test_the_fix_dialog_names_a_die_as_the_table_sees_it(browser: Any, tmp_path:
     reader = ClipReader()
     reader.hide = {"blue"}  # a mismatch: the host fixes it on the picture
     with qwixx_camera_table(browser, tmp_path, reader, TABLET) as (server, page, table_id, folder):
-        throw = render_throw(QWIXX, seed=1231)
-        reader.throw = throw
-        write_throw(folder, throw)
-        page.click("details.camera-tools summary")
-        page.click("[data-camera-restart]")
-        see_held_mismatch(page, "blue die is missing", dice=5)
+        throw = throw_without_blue(page, reader, folder, seed=1231)
         rest = [d for d in throw.frames[throw.rest_index].dice if d.colour != "blue"]
         first, second = sorted((d for d in rest if d.colour == "white"), key=lambda d: d.cx)
         named = {  # the second white die tapped last
