@@ -5,7 +5,6 @@ actions, undo rights, export/import, history, limits."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from starlette.websockets import WebSocketDisconnect
 from companion.rules.sixto import PROJECT_SHEETS
 from companion.web.app import create_app
 from companion.web.settings import Settings
+from tests.waiting import wait_until
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player
 
 
@@ -583,18 +583,11 @@ def test_a_seat_request_that_changes_nothing_stores_and_redraws_nothing(
     screen.queue.get_nowait()
     # a seat that changes is stored and redraws every screen
     assert host.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
-    wait_until(lambda: not screen.queue.empty())
+    wait_until(lambda: not screen.queue.empty(), 30, "the freed seat's redraw")
     screen.queue.get_nowait()
     assert viewer.post(f"/api/tables/{tid}/seat", json={"seat": 1}).status_code == 200
-    wait_until(lambda: not screen.queue.empty())
+    wait_until(lambda: not screen.queue.empty(), 30, "the taken seat's redraw")
     assert len(writes) == 1 and table.seats_taken() == {0, 1}  # type: ignore[union-attr]
-
-
-def wait_until(condition: Any, deadline_s: float = 30.0) -> None:
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not come about in time"
-        time.sleep(0.01)
 
 
 def test_seat_requests_count_against_the_devices_rate(tmp_path: Path) -> None:
