@@ -9,6 +9,20 @@ import os
 import sys
 from pathlib import Path
 
+WHAT_IT_DOES = (
+    "Table Companion: a webcam reads the dice on the table, and tablets on the local network "
+    "keep every player's score sheet."
+)
+# a user asks how long a command takes before running it on a busy evening; the figures
+# are this project's 2-core machine (docs/BENCHMARKS.md)
+HOW_LONG = """how long each takes (2-core machine, no GPU):
+  serve      starts in a few seconds and runs until Ctrl+C; tablets join at the address
+             it prints
+  calibrate  a few seconds for its 10 frames (--frames, under a second each), then as
+             long as the teaching rounds you throw (--teach)
+  read       a second or two to load, then under a second an image
+  replay     under a second for a whole game"""
+
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from companion.rules.session import RecordError, replay_record
@@ -68,7 +82,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="companion", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="companion",
+        description=WHAT_IT_DOES,
+        epilog=HOW_LONG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     replay = sub.add_parser("replay", help="replay a game record and print the final scores")

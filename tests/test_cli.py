@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,3 +152,17 @@ def test_a_serve_option_without_its_partner_is_said_in_one_sentence() -> None:
     assert "--hold shows each image of a folder: give --images DIR with it" in done.stderr
     assert "pydantic" not in done.stderr and "input_value" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_help_says_what_it_is_and_how_long_each_command_takes() -> None:
+    """A maintainer's trial: `companion --help` spoke of lazy imports and said nothing of how
+    long serve, calibrate, read or replay take."""
+    from companion.cli import build_parser
+
+    text = build_parser().format_help()
+    assert "webcam" in text and "tablets" in text
+    assert "lazily" not in text
+    timings = text.split("how long each takes")[1].splitlines()
+    for command in ("serve", "calibrate", "read", "replay"):
+        line = next(row for row in timings if row.strip().startswith(command + " "))
+        assert re.search(r"second|minute|Ctrl\+C", line), line
