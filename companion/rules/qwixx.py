@@ -22,6 +22,10 @@ House decisions where the rulebook is silent (or where the product needs a fixed
   step. Those locks close their rows when the white-sum step ends; the colour step of the same
   turn can no longer use those dice (NOTES: "a colour locked during the white-sum step cannot
   be used in the colour step").
+- That holds for a second lock too: the players still to act on that white sum may cross any
+  open row, not only lock (rulebook: "several players can lock the same colour at once ... A
+  third row can even close at the same moment as the second"), and the game ends when the
+  last of them has acted, before the colour step ("It stops right there, mid turn").
 - A lock in the colour step closes the row at once.
 - The penalty is marked when the active player finishes the colour step without a cross in
   either step (also when a cross was possible and declined: rulebook). When the game ends at the

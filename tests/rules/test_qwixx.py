@@ -641,6 +641,28 @@ def test_second_lock_on_the_white_sum_ends_the_game_without_colour_step() -> Non
     assert GAME.turn(state).players == () and not GAME.turn(state).chance
 
 
+def test_those_still_to_act_on_a_white_sum_locking_a_second_row_may_cross_any_row() -> None:
+    """Everyone crosses the white sum at once (qwixx.txt: "Every player may now cross off that
+    sum"), so a second lock on it does not cut the others short: they may still cross any open
+    row, not only lock, and the game ends when the last of them has acted."""
+    sheets = (Sheet(green=GREEN_FIVE), Sheet(), Sheet(blue=BLUE_FIVE))
+    state = position(
+        *sheets, active=1, step=Step.WHITE_SUM, dice=roll(1, 1, red=0), locked=("red",)
+    )
+    state = play(state, Cross(0, "green", 2))
+    assert state.step is Step.WHITE_SUM and state.locking == ("green",)
+    assert GAME.turn(state).on_throw() is None  # no roll may pass for them: they act by hand
+    assert Cross(1, "yellow", 2) in GAME.legal_moves(state, 1)
+    state = play(state, Cross(1, "yellow", 2))
+    assert state.step is Step.WHITE_SUM
+    state = play(state, Cross(2, "blue", 2))
+    assert state.step is Step.OVER and state.end is EndReason.TWO_LOCKS
+    assert state.locked == ("red", "green", "blue")
+    assert state.sheets[1].yellow == (2,)
+    assert dict(GAME.scores(state)[1].breakdown)["yellow"] == 1
+    assert [sheet.penalties for sheet in state.sheets] == [0, 0, 0]
+
+
 def test_third_row_closes_together_with_the_second() -> None:
     sheets = (Sheet(green=GREEN_FIVE), Sheet(blue=BLUE_FIVE), Sheet(green=GREEN_FIVE))
     state = position(*sheets, step=Step.WHITE_SUM, dice=roll(1, 1))
