@@ -51,7 +51,10 @@ House decisions where the rulebook is silent (or where the product needs a fixed
   open); or, solo, at least two dice "have not been used to cross" (rulebook) in that turn.
   We read that sentence literally: a die of that turn's roll the solo player did not cross
   with, whether no box fitted or the player chose not to, counts as not used. Closed colours
-  are not rolled and do not count.
+  are not rolled and do not count. The rulebook's "the game ends when a player has crossed
+  the last possible box in each row" names no moment inside a turn, and everyone crosses with
+  the same roll at once (it suggests ticking "half" and completing the crosses at the end of
+  the turn), so that player's last cross does not cut the others' crosses of that turn short.
 - The next roll closes the cross step, as at a paper table: whoever has not said done when
   the next roll comes is done (`Throw.closes`); a table may play without that. No throw is
   declared when those `Done`s would end the game (the end is the players' call).

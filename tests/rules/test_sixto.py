@@ -638,6 +638,29 @@ def test_game_ends_when_a_player_can_cross_no_box_at_all() -> None:
     assert outcome is not None and outcome.reason == EndReason.NO_BOX_LEFT.value
 
 
+def test_a_player_with_no_box_left_does_not_cut_the_others_turn_short() -> None:
+    """The rulebook's "when a player has crossed the last possible box in each row" names no
+    moment inside a turn; everyone crosses with the same roll at once (sixto.txt: tick half,
+    complete the crosses at the end of the turn), so the others finish the turn first."""
+    dead = {
+        RED: (1, 2, 3, 4, 12),
+        ORANGE: (5, 6, 7, 8, 9, 12),
+        YELLOW: (9,),
+        GREEN: (2, 9),
+        BLUE: (1, 2, 9),
+        PURPLE: (5, 6, 7, 8),
+    }
+    state = crossing(2, {0: dead}, purple=6)
+    state = play_all(state, Cross(0, PURPLE, 12), Done(0))
+    assert GAME.outcome(state) is None and GAME.turn(state).players == (1,)
+    assert GAME.turn(state).on_throw() is None  # no roll may say done for seat 1
+    assert {Cross(1, RED, 1), Cross(1, PURPLE, 6)} <= set(GAME.legal_moves(state, 1))
+    state = play_all(state, Cross(1, RED, 1), Cross(1, PURPLE, 6), Done(1))
+    outcome = GAME.outcome(state)
+    assert outcome is not None and outcome.reason == EndReason.NO_BOX_LEFT.value
+    assert row_marks(state, 1, RED) == (1,) and row_marks(state, 1, PURPLE) == (6,)
+
+
 def test_a_row_closed_for_everyone_counts_as_no_box_left() -> None:
     dead = {colour: (1, 2, 3, 4, 12) for colour in (RED, ORANGE, YELLOW, GREEN, BLUE)}
     state = crossing(2, {0: dead}, closed=(PURPLE,))
