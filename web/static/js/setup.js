@@ -183,41 +183,9 @@
     setTimeout(refresh, 1500);
   }
 
-  // -- asking once ----------------------------------------------------------------------
   // a button with data-confirm ("Forget every die") asks as the table page's host tools do
-  // (table.js): the first tap turns it into its question for a few seconds, a second tap
-  // does it. No window.confirm: kiosk browsers may suppress native dialogs (the server
-  // machine's screen may be one)
-  const CONFIRM_MS = 5000;
-  const CONFIRM_READ_MS = 500; // a finger's double tap comes too soon to have read the question
-  const armed = {button: null, at: 0, timer: null};
-  let pointerType = "mouse";
-  document.addEventListener("pointerdown", (event) => { pointerType = event.pointerType; }, true);
-
-  function disarm() {
-    clearTimeout(armed.timer);
-    if (armed.button) {
-      armed.button.classList.remove("armed");
-      armed.button.textContent = armed.button.dataset.label;
-    }
-    armed.button = null;
-  }
-
-  // whether this tap does what the button says: false for the tap that asks (and for a
-  // finger's second tap too soon after it)
-  function confirmedTap(button) {
-    if (armed.button !== button) {
-      disarm();
-      button.dataset.label = button.textContent;
-      button.textContent = button.dataset.confirm;
-      button.classList.add("armed");
-      Object.assign(armed, {button, at: Date.now(), timer: setTimeout(disarm, CONFIRM_MS)});
-      return false;
-    }
-    if (pointerType === "touch" && Date.now() - armed.at < CONFIRM_READ_MS) return false;
-    disarm();
-    return true;
-  }
+  // (tap_again.js): the first tap turns it into its question, a second tap does it
+  const questions = window.TapAgain.questions(root);
 
   root.addEventListener("click", async (event) => {
     const target = event.target;
@@ -240,7 +208,7 @@
       snapshot = null;
       document.getElementById("teach").hidden = true;
     } else if (target.id === "forget" && local) {
-      if (!confirmedTap(target)) return;
+      if (!questions.confirmed(target)) return;
       const said = document.getElementById("setup-forgotten");
       said.textContent = "forgetting…";
       // no picture of a die being deleted is asked for meanwhile (nor by the timed refresh)

@@ -108,7 +108,7 @@
     live.innerHTML = html;
     restorePicks();
     markPending();
-    restoreArmed();
+    questions.restore();
     showConn();
     sayStaleOffline();
   }
@@ -373,35 +373,10 @@
 
   // -- asking once ----------------------------------------------------------------------
   // a button with data-confirm (a pass that costs a penalty, freeing a seat, ending the
-  // game) asks once: the first tap turns it into its question for a few seconds, a second
-  // tap does it. The question survives the redraws other players' taps cause.
-  const armed = {key: null, until: 0, timer: null, at: 0};
-
-  function confirmKey(element) {
-    return element.dataset.move || element.dataset.hostFree || element.dataset.confirm;
-  }
-
-  function isArmed(element) {
-    return armed.key === confirmKey(element) && Date.now() < armed.until;
-  }
-
-  function arm(element) {
-    armed.key = confirmKey(element);
-    armed.at = Date.now();
-    armed.until = armed.at + 5000;
-    clearTimeout(armed.timer);
-    armed.timer = setTimeout(() => { armed.key = null; restoreArmed(); }, 5000);
-    restoreArmed();
-  }
-
-  function restoreArmed() {
-    page.querySelectorAll("[data-confirm]").forEach((element) => {
-      if (element.dataset.label === undefined) element.dataset.label = element.textContent;
-      const on = isArmed(element);
-      element.classList.toggle("armed", on);
-      element.textContent = on ? element.dataset.confirm : element.dataset.label;
-    });
-  }
+  // game) asks once (tap_again.js). The question survives the redraws other players' taps
+  // cause: it is kept by the button's move (or seat, or question), not by the element.
+  const questions = window.TapAgain.questions(page, (element) =>
+    element.dataset.move || element.dataset.hostFree || element.dataset.confirm);
 
   // -- taps -----------------------------------------------------------------------------
   // A finger's slow double tap: the redraw its first tap led to may have put another button
@@ -409,18 +384,16 @@
   // then a box), which the second tap would press. A touch tap near the tap before it (on
   // any button), soon after the redraw that followed that tap, is dropped; so is a tap on a
   // box whose tap is still waiting, and a finger's second tap on a "tap again" question
-  // that comes too soon to have been read (a double tap armed and confirmed it at once).
+  // that comes too soon to have been read (a double tap armed and confirmed it at once:
+  // tap_again.js).
   const SAME_SPOT_PX = 40;
-  const CONFIRM_READ_MS = 500;
   const REDRAW_GUARD_MS = 600;
   const DOUBLE_TAP_MS = 1500;
   const lastTap = {x: NaN, y: NaN, at: 0};
   let lastSwapAt = 0;
-  let pointerType = "mouse";
-  document.addEventListener("pointerdown", (event) => { pointerType = event.pointerType; }, true);
 
   function isSecondTapAfterRedraw(event) {
-    if (pointerType !== "touch") return false;
+    if (window.TapAgain.pointerType() !== "touch") return false;
     const now = Date.now();
     const near = Math.hypot(event.clientX - lastTap.x, event.clientY - lastTap.y) < SAME_SPOT_PX;
     const dropped = near && lastSwapAt > lastTap.at && now - lastSwapAt < REDRAW_GUARD_MS
@@ -437,17 +410,10 @@
       event.preventDefault();
       return;
     }
-    if (target.dataset.confirm !== undefined && !isArmed(target)) {
-      event.preventDefault();
-      arm(target);
+    if (target.dataset.confirm !== undefined && !questions.confirmed(target)) {
+      event.preventDefault();  // it asks (or a finger's double tap came too soon): nothing sent
       return;
     }
-    if (target.dataset.confirm !== undefined && pointerType === "touch"
-        && Date.now() - armed.at < CONFIRM_READ_MS) {
-      event.preventDefault();  // the question stays: a tap once it can have been read does it
-      return;
-    }
-    if (target.dataset.confirm !== undefined) { armed.key = null; restoreArmed(); }
     if (target.dataset.move) {
       event.preventDefault();
       send("act", {move: collect(JSON.parse(target.dataset.move), target)}, target);

@@ -1,0 +1,77 @@
+// "Tap again to ...": a button with data-confirm (a pass that costs a penalty, freeing a
+// seat, ending the game, forgetting a setup's dice) asks once. The first tap turns it into
+// its question (its data-confirm text, class "armed") for a few seconds; a second tap does
+// it. No window.confirm: kiosk browsers may suppress native dialogs. Shared by table.js
+// and setup.js; load it before them.
+//
+// A finger's second tap that comes too soon to have read the question (a double tap) does
+// not confirm: the question stays. The armed button says which it is in data-armed:
+// "asking" while such a tap would still be dropped, "ready" once a tap does it.
+//
+// The question is kept by key, not by element: a page whose buttons are redrawn (the
+// table's live fragment) calls restore() after each redraw and the question comes back on
+// the new button of the same key.
+window.TapAgain = (() => {
+  "use strict";
+  const ASK_MS = 5000;
+  const READ_MS = 500;
+  let pointerType = "mouse";
+  document.addEventListener("pointerdown", (event) => { pointerType = event.pointerType; }, true);
+
+  // the questions of the data-confirm buttons inside `scope`; `keyOf(button)` names a
+  // button across redraws (default: its question)
+  function questions(scope, keyOf) {
+    const key = keyOf || ((element) => element.dataset.confirm);
+    const armed = {key: null, at: 0, until: 0, timers: []};
+
+    function isArmed(element) {
+      return armed.key === key(element) && Date.now() < armed.until;
+    }
+
+    function restore() {
+      const now = Date.now();
+      scope.querySelectorAll("[data-confirm]").forEach((element) => {
+        if (element.dataset.label === undefined) element.dataset.label = element.textContent;
+        const on = isArmed(element);
+        element.classList.toggle("armed", on);
+        element.textContent = on ? element.dataset.confirm : element.dataset.label;
+        if (on) element.dataset.armed = now - armed.at < READ_MS ? "asking" : "ready";
+        else delete element.dataset.armed;
+      });
+    }
+
+    function setTimers(...timers) {
+      armed.timers.forEach(clearTimeout);
+      armed.timers = timers;
+    }
+
+    function arm(element) {
+      armed.key = key(element);
+      armed.at = Date.now();
+      armed.until = armed.at + ASK_MS;
+      setTimers(
+        setTimeout(restore, READ_MS),  // "asking" becomes "ready"
+        setTimeout(() => { armed.key = null; restore(); }, ASK_MS),
+      );
+      restore();
+    }
+
+    // whether this tap on a data-confirm button does what it says: false for the tap that
+    // asks, and for a finger's second tap too soon after it
+    function confirmed(element) {
+      if (!isArmed(element)) {
+        arm(element);
+        return false;
+      }
+      if (pointerType === "touch" && Date.now() - armed.at < READ_MS) return false;
+      armed.key = null;
+      setTimers();
+      restore();
+      return true;
+    }
+
+    return {confirmed, restore};
+  }
+
+  return {questions, pointerType: () => pointerType};
+})();
