@@ -160,6 +160,42 @@ def test_forgetting_asks_tap_again_first(browser: Any, tmp_path: Path) -> None:
         page.context.close()
 
 
+def test_a_fingers_double_tap_does_not_forget(browser: Any, tmp_path: Path) -> None:
+    """A finger's double tap on "Forget every die" arms its question and would confirm it at
+    once: the second tap, within half a second of the first, is dropped (the question
+    stays, nothing is sent); a tap once the question can have been read forgets. The page's
+    clock is paused for the double tap, so "within half a second" holds on a busy machine,
+    and moved past the half second without waiting."""
+    with calibrated_camera(tmp_path) as server:
+        page = browser.new_context(**LAPTOP, has_touch=True).new_page()
+        deletes: list[str] = []
+        page.on("request", lambda r: deletes.append(r.url) if r.method == "DELETE" else None)
+        page.clock.install()
+        page.goto(f"{server.base_url}/setups/kitchen")
+        page.wait_for_selector("#setup-status[data-used='0']")
+        page.tap("details.setup-forget summary")
+        forget = page.locator("#forget")
+        page.clock.pause_at(page.evaluate("Date.now()") + 1000)
+
+        forget.tap()
+        forget.tap()  # the same instant on the page's clock: a double tap
+        assert forget.get_attribute("data-armed") == "asking"
+        assert forget.inner_text() == "Tap again to forget every stored die of kitchen"
+        assert page.inner_text("#setup-forgotten") == ""  # the click handler did nothing
+        assert deletes == []
+
+        page.clock.run_for(600)  # the question can have been read: a tap does it
+        page.wait_for_selector("#forget[data-armed=ready]")
+        forget.tap()
+        page.wait_for_function(
+            "document.getElementById('setup-forgotten').textContent.startsWith('forgot ')"
+        )
+        assert len(deletes) == 1
+        assert forget.inner_text() == "Forget every die"
+        assert forget.get_attribute("data-armed") is None
+        page.context.close()
+
+
 def replay_done(server: Any) -> bool:
     """The camera's replay has played to its end and the hub has judged its every throw."""
     status = server.hub.runtime.worker_status()
