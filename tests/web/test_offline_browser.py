@@ -8,6 +8,9 @@
 - Bob's tablet loses its connection (the link to the real server is cut in the browser)
   while the host takes the roll back and enters another: the tap made offline is sent on
   the reconnect and refused visibly ("Not saved: the roll changed ...").
+- The same, with the roll entered again unchanged: the refusal says the game moved on, not
+  that the roll changed, though the camera's question (its dice chips in the banner) went
+  away meanwhile.
 - A tap kept while offline survives a reload of the page and is sent when the connection
   is back.
 """
@@ -179,6 +182,54 @@ def test_a_tap_made_offline_is_refused_visibly_when_the_roll_changed(
     assert bob.locator(".banner .die[data-value='6']").count() == 6  # the new roll shows
     assert bobs_reds(server, host, table_id) == []
     shot(bob, "offline-tap-refused-tablet")
+
+
+# a die of the camera's question as camera.js's chip() draws it in the banner: its colour
+# and value read (data-read-*), not data-colour/-value, which mark the roll shown
+CAMERA_CHIP = """() => {
+  const chip = document.createElement('span');
+  chip.className = 'die small c-red';
+  chip.dataset.readColour = 'red';
+  chip.dataset.readValue = '5';
+  chip.innerHTML = '<b>5</b><i>red</i>';
+  document.querySelector('#live .banner').appendChild(chip);
+}"""
+
+
+def test_a_tap_made_offline_refused_on_the_same_roll_says_the_game_moved_on(
+    browser: Any, server: ServerProcess, table: dict[str, Any]
+) -> None:
+    """The refusal of a tap made offline compares only the roll's own dice: the camera's
+    question showed a chip in the banner when Bob tapped and is gone when the refusal
+    comes, the roll is the same (taken back and entered again), so the game moved on; the
+    roll did not change."""
+    bob = browser.new_context(**TABLET).new_page()
+    link = Link(bob)
+    open_bobs_sheet(bob, server, table["code"])
+    link.cut()
+    banner_says_offline(bob)
+    bob.evaluate(CAMERA_CHIP)
+    red_box(bob).click()
+    bob.wait_for_function("document.getElementById('conn').textContent.includes('1 tap kept')")
+
+    # meanwhile the host takes the roll back and enters the same one again
+    host, table_id = table["host"], table["table_id"]
+    api = f"{server.base_url}/api/tables/{table_id}"
+    assert host.request.post(f"{api}/undo", data={"action_id": "undo-the-roll"}).status == 200
+    again = host.request.post(
+        f"{api}/actions", data={"action_id": "roll-7-again", "move": QWIXX_ROLL_7}
+    )
+    assert again.status == 200
+
+    link.restore()
+    bob.wait_for_selector("#conn[data-conn=live]", timeout=20000)
+    bob.wait_for_selector("#toast:not([hidden])", timeout=10000)
+    assert (
+        bob.inner_text("#toast")
+        == "Not saved: Red 7. The game moved on while you were offline; tap again"
+    )
+    assert bob.locator(".banner .die[data-read-colour]").count() == 0  # the question is gone
+    assert bobs_reds(server, host, table_id) == []
 
 
 @pytest.mark.parametrize("device", [PHONE, TABLET], ids=["phone", "tablet"])
