@@ -8,7 +8,8 @@
   laptop and TV screens.
 - "Host tools" shows that it opens with a tap (a disclosure triangle), and sits beside the
   join panel: in reach while the join code is folded away; a tap anywhere on the folded
-  bar unfolds it (no link inside it).
+  bar unfolds it (no link inside it). On a 390 px phone the scoreboard link ("Scoreboard"
+  there) and "Host tools" share one row.
 """
 
 from __future__ import annotations
@@ -228,6 +229,51 @@ def test_the_host_tools_are_in_reach_with_the_join_panel_folded(
     assert host.locator("#join-code").is_visible()
     assert host.url == page_url  # not the scoreboard
     assert host.locator("#board-link").is_visible()  # the scoreboard: beside the bar
+    assert host.inner_text("#board-link") == "Scoreboard for a laptop or TV"
+
+
+# the host bar's scoreboard link and "Host tools" on a phone: their boxes, and how wide the
+# page is against the window
+PHONE_BAR = """() => {
+  const box = (sel) => document.querySelector(sel).getBoundingClientRect();
+  const link = box('#board-link'), tools = box('#host-tools');
+  return {linkTop: link.top, linkRight: link.right, toolsTop: tools.top, toolsLeft: tools.left,
+          toolsRight: tools.right, pageWidth: document.documentElement.scrollWidth,
+          window: window.innerWidth};
+}"""
+
+
+def assert_one_row_on_the_phone(host: Any) -> None:
+    bar = host.evaluate(PHONE_BAR)
+    assert abs(bar["linkTop"] - bar["toolsTop"]) <= 6, bar  # one row, not two
+    assert bar["linkRight"] <= bar["toolsLeft"], bar  # side by side
+    assert bar["toolsRight"] <= bar["window"] and bar["pageWidth"] <= bar["window"], bar
+
+
+def test_the_scoreboard_link_and_host_tools_share_one_row_on_a_phone(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A 390 px phone: the host bar's scoreboard link and "Host tools" took two rows (the
+    link's words and the tools do not fit one); the link says just "Scoreboard" there. One
+    row with the join panel open (seats free) and folded (every seat taken), and nothing
+    wider than the screen."""
+    host = browser.new_context(**PHONE).new_page()
+    table = create(host, server, "qwixx", ["Ann", "Bob"])
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    assert host.get_attribute("#join-panel", "open") is not None
+    assert host.inner_text("#board-link") == "Scoreboard"
+    assert_one_row_on_the_phone(host)
+    for seat in (0, 1):
+        player = browser.new_context().new_page()
+        assert player.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+        seated = player.request.post(
+            f"{server.base_url}/api/tables/{table['table_id']}/seat", data={"seat": seat}
+        )
+        assert seated.ok, seated.text()
+    host.wait_for_selector("#join-panel:not([open])", state="attached", timeout=10000)
+    assert_one_row_on_the_phone(host)
+    shot(host, "host-bar-one-row-phone")
 
 
 TV_SMALL = {"viewport": {"width": 1366, "height": 768}}
