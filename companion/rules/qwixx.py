@@ -21,7 +21,8 @@ House decisions where the rulebook is silent (or where the product needs a fixed
   white-sum step does not stop another player from crossing or locking the same colour in that
   step. Those locks close their rows when the white-sum step ends; the colour step of the same
   turn can no longer use those dice (NOTES: "a colour locked during the white-sum step cannot
-  be used in the colour step").
+  be used in the colour step"). Until then such a row is closed only to those who can no
+  longer cross it on that sum, and a sheet shows it so (`rows_closed_to`).
 - That holds for a second lock too: the players still to act on that white sum may cross any
   open row, not only lock (rulebook: "several players can lock the same colour at once ... A
   third row can even close at the same moment as the second"), and the game ends when the
@@ -448,6 +449,24 @@ def _check_sum(state: State, move: Cross) -> None:
         raise illegal(
             "colour_sum", f"a white die and the {colour} die make {options}, not {number}"
         )
+
+
+# -- what a sheet shows -------------------------------------------------------------------
+
+
+def rows_closed_to(state: State, player: int) -> frozenset[str]:
+    """The rows closed to `player` now, as their sheet shows them: every locked row, and
+    every row the white sum is locking (module docstring) in which `player` has no cross
+    left on it (they have acted, or their row does not take the sum: a lock needs five
+    crosses). A row stays open to a player still to act who may lock it too (rulebook:
+    "several players can lock the same colour at once") until they act; the legal moves
+    decide, so this says no more than they do."""
+    if not state.locking:
+        return frozenset(state.locked)
+    crossable: set[str] = set()
+    if state.step is Step.WHITE_SUM and player in state.waiting:
+        crossable = {m.colour for m in _white_sum_moves(state, player) if isinstance(m, Cross)}
+    return frozenset(state.locked) | {c for c in state.locking if c not in crossable}
 
 
 # -- the game -----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from companion.rules.qwixx import (
     Sheet,
     State,
     Step,
+    rows_closed_to,
 )
 from companion.rules.session import RecordError, replay_record
 from companion.simulate import random_action
@@ -639,6 +640,24 @@ def test_second_lock_on_the_white_sum_ends_the_game_without_colour_step() -> Non
     outcome = GAME.outcome(state)
     assert outcome is not None and outcome.reason == "two_locks" and outcome.winners == (0,)
     assert GAME.turn(state).players == () and not GAME.turn(state).chance
+
+
+def test_a_row_locking_on_the_white_sum_is_closed_to_those_who_can_no_longer_cross_it() -> None:
+    """What a sheet shows (`rows_closed_to`): a row locking on this white sum stays open to a
+    player still to act who may lock it too, and is closed to the one who locked it and to
+    one who cannot (one red cross); locked rows are closed to everyone."""
+    sheets = (Sheet(red=RED_FIVE), Sheet(red=RED_FIVE), Sheet(red=(3,)))
+    state = position(
+        *sheets, active=2, step=Step.WHITE_SUM, dice=roll(6, 6, blue=0), locked=("blue",)
+    )
+    state = play(state, Cross(0, "red", 12))
+    assert [rows_closed_to(state, seat) for seat in range(3)] == [
+        {"red", "blue"},
+        {"blue"},
+        {"red", "blue"},
+    ]
+    state = play(state, Pass(1))
+    assert rows_closed_to(state, 1) == {"red", "blue"}
 
 
 def test_those_still_to_act_on_a_white_sum_locking_a_second_row_may_cross_any_row() -> None:

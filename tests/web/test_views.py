@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from companion.rules.qwixx import Cross, Pass
+from companion.rules.qwixx import ROW_COLOURS, Cross, Pass
 from companion.rules.registry import find_game
 from companion.simulate import random_action
 from companion.table.access import Viewer
@@ -189,3 +189,49 @@ def test_a_qwixx_lock_is_described_as_a_lock() -> None:
     assert describe_move(game, Cross(player=1, colour="blue", number=2)).endswith("lock the row")
     assert describe_move(game, Cross(player=0, colour="red", number=2)) == "Cross red 2"
     assert describe_move(game, Cross(player=0, colour="green", number=12)) == "Cross green 12"
+
+
+def white_roll(white1: int, white2: int) -> Any:
+    """A Qwixx roll of two white dice, every coloured die showing 1."""
+    return roll(("white", white1), ("white", white2), *[(c, 1) for c in ROW_COLOURS])
+
+
+def red_row(snapshot: Any, seat: int, viewer: Viewer) -> dict[str, Any]:
+    row: dict[str, Any] = sheet_context(snapshot, seat, viewer)["rows"][0]
+    assert row["colour"] == "red"
+    return row
+
+
+def test_a_row_locking_on_the_white_sum_stays_open_to_whoever_may_lock_it_too() -> None:
+    """Ann locks red on the white sum 12; Bob, with five red crosses, is still to act and
+    may lock red too (rulebook: "several players can lock the same colour at once"). His
+    sheet shows red open, its lock box legal and no box struck through, on his device and
+    on the scoreboard alike; Ann (done) and Cid (no red cross: no lock) see it closed.
+    Once Bob has acted he sees it closed too, and it stays so after the step."""
+    names = ["Ann", "Bob", "Cid"]
+    moves: list[Any] = []
+    for turn, (w1, w2) in enumerate([(1, 1), (1, 2), (2, 2), (2, 3), (3, 3)]):
+        moves += [white_roll(w1, w2), Cross(0, "red", w1 + w2), Cross(1, "red", w1 + w2), Pass(2)]
+        moves.append(Pass(turn % 3))  # the colour step
+    sixes = white_roll(6, 6)
+    locking = snapshot_of("qwixx", names, [*moves, sixes, Cross(0, "red", 12)])
+    bob = red_row(locking, 1, Viewer(seat=1, host=False))
+    assert not bob["lock"]["closed"] and bob["lock"]["legal"]
+    assert json.loads(bob["lock"]["move"])["number"] == 12
+    assert [b["number"] for b in bob["boxes"] if b["lost"]] == []
+    assert [b["number"] for b in bob["boxes"] if b["legal"]] == [12]
+    scoreboard = red_row(locking, 1, Viewer(seat=None, host=False))
+    assert not scoreboard["lock"]["closed"] and not any(b["lost"] for b in scoreboard["boxes"])
+    for seat in (0, 2):  # Ann locked it; Cid cannot lock it
+        row = red_row(locking, seat, Viewer(seat=seat, host=False))
+        assert row["lock"]["closed"], seat
+        assert all(b["lost"] or b["crossed"] for b in row["boxes"]), seat
+    bob_passed = snapshot_of("qwixx", names, [*moves, sixes, Cross(0, "red", 12), Pass(1)])
+    assert red_row(bob_passed, 1, Viewer(seat=1, host=False))["lock"]["closed"]
+    for bob_acts in (Pass(1), Cross(1, "red", 12)):
+        ended = snapshot_of("qwixx", names, [*moves, sixes, Cross(0, "red", 12), bob_acts, Pass(2)])
+        assert ended.turn.step == "colour"
+        for seat in range(3):
+            row = red_row(ended, seat, Viewer(seat=seat, host=False))
+            assert row["lock"]["closed"] and not row["lock"]["legal"], (bob_acts, seat)
+            assert all(b["lost"] or b["crossed"] for b in row["boxes"]), (bob_acts, seat)

@@ -1,8 +1,9 @@
 """The Qwixx score sheet (rulebook shared/rules/qwixx.txt): four coloured rows of eleven
 numbers (red and yellow 2..12, green and blue 12..2), each ending in a lock box, four penalty
 boxes and the crosses-to-points table. Presentation only: which box is legal comes from the
-engine's `legal_moves`; every open box carries the Cross it would send, so an illegal tap is
-answered by the engine's Rejection."""
+engine's `legal_moves`, which rows a sheet shows closed from `rows_closed_to`; every open
+box carries the Cross it would send, so an illegal tap is answered by the engine's
+Rejection."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from companion.rules.qwixx import (
     Cross,
     Pass,
     State,
+    rows_closed_to,
 )
 from companion.web.views import OptionText, SheetInput, move_attr
 
@@ -38,7 +40,9 @@ def dice_out(state: State) -> set[str]:
 def sheet(inp: SheetInput) -> dict[str, Any]:
     state: State = inp.state
     own = state.sheets[inp.seat]
-    closed = set(state.locked) | set(state.locking)
+    # a row the white sum is locking stays open on the sheet of a player who may still
+    # lock it too; closed to everyone else (the rules say which)
+    closed = rows_closed_to(state, inp.seat)
     points = dict(inp.score.breakdown)
     rows = []
     drawn: list[str] = []
