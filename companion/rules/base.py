@@ -233,6 +233,10 @@ class Game(ABC, Generic[OptionsT, StateT]):
     options_type: ClassVar[type]
     state_type: ClassVar[type]
     move_types: ClassVar[tuple[type[Move], ...]]
+    # options a new table draws at random when its creator names none (the engine has no
+    # randomness: the server draws, records.new_table_options), name -> bound: 0 <= seed <
+    # bound. Stored with the table's options, so a restart or an export deals the same.
+    seed_options: ClassVar[Mapping[str, int]] = {}
 
     # -- setup -------------------------------------------------------------------------
     @abstractmethod

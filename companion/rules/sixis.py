@@ -57,8 +57,11 @@ House decisions where the rulebook is silent or unclear (each is tested):
   colour are alike). Saving all six, or none, is allowed (rulebook "any or all").
 - The deal: the engine has no randomness, so the cards of round r are the first 8/9/12
   cards of a permutation of the 17 goal cards made by a small 64-bit LCG (Knuth's MMIX
-  constants) from `deal_seed` and r (`deal_layout`). The web server picks the seed at table
-  creation; `layouts` overrides the deal round by round so a physical deal can be entered.
+  constants) from `deal_seed` and r (`deal_layout`). The seed is picked at table creation
+  (the start page shows a fresh one; a table made without one, e.g. through the API, gets
+  one the server draws: `seed_options`, records.new_table_options) and stored with the
+  table's options, so a restart deals the same; `layouts` overrides the deal round by round
+  so a physical deal can be entered.
   Slot order: arm by arm, each arm from the Sixis card outwards.
 - Start player: `first_player` (the table rolls for it, the companion takes the result); in
   later rounds the start passes clockwise: round r starts with seat first_player + r - 1,
@@ -678,6 +681,7 @@ class Sixis(Game[Options, State]):
     options_type = Options
     state_type = State
     move_types = (KeepSaved, RollAll, EndRound, TakeCard, FlipCard, Decline, SaveDice, Starter)
+    seed_options = {"deal_seed": MAX_DEAL_SEED}  # a fresh deal for every new table
 
     # -- setup --------------------------------------------------------------------------
     def options_for(self, players: int) -> Options:

@@ -12,6 +12,7 @@ counts."""
 from __future__ import annotations
 
 import json
+import secrets
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -147,9 +148,16 @@ def new_table_options(game: Game[object, object], data: Mapping[str, object]) ->
     an option out gets what the start page gives (Sixis: the advanced start in the first
     round only, as the rulebook has it). `data` is checked on its own first, so a bad option
     is refused by its own name. An imported record and a stored table keep `parse_options`:
-    an option they lack means what it meant when they were played (the dataclass default)."""
+    an option they lack means what it meant when they were played (the dataclass default).
+    A seed the game draws at random (`Game.seed_options`: Sixis' deal) that `data` leaves
+    out is drawn here, so no two such tables deal alike; it is stored with the options."""
     players = encode(game.parse_options(data))["players"]  # every game's Options has it
-    return game.parse_options({**encode(game.options_for(players)), **data})
+    drawn = {
+        name: secrets.randbelow(bound)
+        for name, bound in game.seed_options.items()
+        if name not in data
+    }
+    return game.parse_options({**encode(game.options_for(players)), **drawn, **data})
 
 
 def seat_count(game: Game[object, object], options: object) -> int:

@@ -180,8 +180,11 @@ def test_a_new_table_starts_from_the_games_defaults_for_its_players(tmp_path: Pa
                 for players in range(game.players.low, high + 1):
                     names = [f"P{seat}" for seat in range(players)]
                     table = await tables.create(name, {"players": players}, names)
-                    assert table.session.options == game.options_for(players), (name, players)
-                    made[table.table_id] = (name, game.options_for(players))
+                    # a seed the server draws (Sixis' deal) is the table's own
+                    drawn = {s: getattr(table.session.options, s) for s in game.seed_options}
+                    expected = replace(game.options_for(players), **drawn)
+                    assert table.session.options == expected, (name, players)
+                    made[table.table_id] = (name, expected)
             await _check_given_options_and_refusals(tables)
             await _check_an_import_keeps_parse_options(tables)
         finally:
@@ -203,7 +206,12 @@ async def _check_given_options_and_refusals(tables: Tables) -> None:
     sixis = find_game("sixis")
     given = {"players": 3, "advanced_start": True, "rounds": 3}
     table = await tables.create("sixis", given, ["Ann", "Bob", "Cy"])
-    expected = replace(sixis.options_for(3), advanced_start=True, rounds=3)
+    expected = replace(
+        sixis.options_for(3),
+        advanced_start=True,
+        rounds=3,
+        deal_seed=table.session.options.deal_seed,
+    )
     assert table.session.options == expected
     assert table.session.options.advanced_start_every_round is False
     every = {**given, "advanced_start_every_round": True, "colours": ["pink", "teal", "red"]}
@@ -229,6 +237,34 @@ async def _check_an_import_keeps_parse_options(tables: Tables) -> None:
     imported = await tables.import_record(record)
     table = await tables.get(imported.table_id)
     assert table is not None and table.session.options.advanced_start_every_round is True
+
+
+def test_a_sixis_table_made_without_a_seed_gets_a_fresh_deal_that_a_restart_keeps(
+    tmp_path: Path,
+) -> None:
+    """A Sixis table made through the API without `deal_seed` was dealt from seed 0 (the
+    dataclass default), so every such table had the same cards: the server draws a seed for
+    each (`Game.seed_options`), stores it with the options, and a restart deals the same.
+    A seed given is kept."""
+    settings = Settings(data_dir=tmp_path)
+    options = {"players": 2}
+    with TestClient(create_app(settings)) as host:
+        made = [create_table(host, "sixis", ["Ann", "Bob"], options) for _ in range(4)]
+        chosen = create_table(host, "sixis", ["Ann", "Bob"], options | {"deal_seed": 0})
+        before = {
+            t["table_id"]: host.get(f"/api/tables/{t['table_id']}/state").json()
+            for t in [*made, chosen]
+        }
+        cookies = dict(host.cookies)
+    seeds = [before[t["table_id"]]["state"]["state"]["options"]["deal_seed"] for t in made]
+    assert len(set(seeds)) == len(seeds), seeds  # 4 draws below 2**32: alike by chance ~1e-9
+    assert before[chosen["table_id"]]["state"]["state"]["options"]["deal_seed"] == 0
+    decks = {tuple(map(str, state["state"]["state"]["cards"])) for state in before.values()}
+    assert len(decks) > 1  # not every table dealt alike
+    with TestClient(create_app(settings)) as again:
+        again.cookies.update(cookies)
+        for table_id, state in before.items():
+            assert again.get(f"/api/tables/{table_id}/state").json() == state
 
 
 class _NoWalk(dict[str, Any]):
