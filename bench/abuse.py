@@ -10,7 +10,9 @@ loopback address (as separate devices on a LAN would be):
   10,000-entry game (`log`), 2 on its exported record (`record`), 2 on /history from the
   server's own machine, where it lists every finished game of the store (`history`);
   4 clients import the long game's record and open its table, in a loop (`open`: each
-  open replays the game in the server's process).
+  open replays the game in the server's process); 2 clients loop on the start page from
+  the server's own machine, where it lists the running games (`start`; --running 3000 for
+  the fifth probe's store of 3,000 running tables).
 
 Meanwhile a seventh device plays its own Qwixx table, paced (one action per --interval
 seconds, sent on the host's WebSocket), and measures push latency: from sending an action
@@ -63,6 +65,7 @@ LONG_ENTRIES = 10_000
 LOG_READERS = ["127.0.0.11", "127.0.0.12"]
 RECORD_READERS = ["127.0.0.13", "127.0.0.14"]
 HISTORY_READERS = ["127.0.0.1", "127.0.0.1"]  # /history lists every game on this machine
+START_READERS = ["127.0.0.1", "127.0.0.1"]  # / lists the running games on this machine
 IMPORTERS = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"]
 DICE_READERS = ["127.0.0.6", "127.0.0.7", "127.0.0.8", "127.0.0.9"]
 CREATOR = "127.0.0.10"
@@ -86,9 +89,10 @@ def recorded_game(name: str, players: int, seed: int) -> Session:
     return session
 
 
-def build_store(data_dir: Path, actions: int) -> str:
-    """A store of about `actions` recorded Qwixx actions (finished games of 2-5 players);
-    the id of the table the dice readers open (their device token is DICE_TOKEN)."""
+def build_store(data_dir: Path, actions: int, running: int = 0) -> str:
+    """A store of about `actions` recorded Qwixx actions (finished games of 2-5 players)
+    and `running` Qwixx tables with no action yet; the id of the table the dice readers
+    open (their device token is DICE_TOKEN)."""
     store = Store.open(data_dir / "companion.sqlite3")
     total, index, first = 0, 0, ""
     try:
@@ -113,6 +117,9 @@ def build_store(data_dir: Path, actions: int) -> str:
             index += 1
         store.add_device(hash_token(DICE_TOKEN), first, True, None)
         store_long_game(store)
+        for n in range(running):
+            options = {"players": 2}
+            store.create_table(f"run{n:05d}", f"R{n:05d}", "qwixx", options, ["Ann", "Bob"])
     finally:
         store.close()
     print(f"store: {index} games, {total} actions", flush=True)
@@ -240,6 +247,7 @@ LONG_PAGES = {
     "log": (LOG_READERS, f"/t/{LONG_TABLE}/log"),
     "record": (RECORD_READERS, f"/api/tables/{LONG_TABLE}/record"),
     "history": (HISTORY_READERS, "/history"),
+    "start": (START_READERS, "/"),
 }
 
 
@@ -391,6 +399,9 @@ def main() -> int:
     parser.add_argument("--idle-seconds", type=float, default=8)
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between actions")
     parser.add_argument("--actions", type=int, default=90_000, help="size of the store")
+    parser.add_argument(
+        "--running", type=int, default=0, help="running tables in the store (for `start`)"
+    )
     parser.add_argument("--server-repo", type=Path, default=REPO)
     parser.add_argument(
         "--only",
@@ -403,7 +414,7 @@ def main() -> int:
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"
-        table_id = build_store(data_dir, args.actions)
+        table_id = build_store(data_dir, args.actions, args.running)
         port = free_port()
         process, started = start_server(args.server_repo, data_dir, port)
         print(f"server ({args.server_repo}) answered {started:.1f} s after its start", flush=True)

@@ -55,6 +55,9 @@ CREATE TABLE IF NOT EXISTS devices (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS devices_by_table ON devices(table_id);
+-- the start page's newest running games (Store.running_tables): a bounded read, however many
+-- tables are stored; an older store gains it when opened
+CREATE INDEX IF NOT EXISTS tables_by_finish ON tables(finished_at, created_at);
 -- the live table (companion/table/roll_intake.py): a camera roll's photo beside its action (by
 -- the action id, which an undo never reuses), and small per-table settings
 CREATE TABLE IF NOT EXISTS action_photos (
@@ -356,6 +359,35 @@ class Store:
         query += " ORDER BY created_at DESC"
         with self._guarded():
             rows = self._db.execute(query).fetchall()
+        return [r for r in (_table_row(row) for row in rows) if r is not None]
+
+    def running_tables(self, limit: int, skip: int = 0) -> tuple[list[TableRow], int]:
+        """The running tables newest first, `skip` of them passed over and at most `limit`
+        read (the index tables_by_finish: the rows shown are the rows read), and how many
+        tables are running."""
+        with self._guarded():
+            total = self._db.execute(
+                "SELECT COUNT(*) FROM tables WHERE finished_at IS NULL"
+            ).fetchone()[0]
+            rows = self._db.execute(
+                "SELECT * FROM tables WHERE finished_at IS NULL"
+                " ORDER BY created_at DESC LIMIT ? OFFSET ?",
+                (limit, skip),
+            ).fetchall()
+        return [r for r in (_table_row(row) for row in rows) if r is not None], int(total)
+
+    def running_tables_among(self, table_ids: Sequence[str]) -> list[TableRow]:
+        """The running tables of `table_ids` (a browser's cookies name them), newest
+        first: one lookup by key each, whatever else is stored."""
+        if not table_ids:
+            return []
+        marks = ", ".join("?" * len(table_ids))
+        query = (
+            f"SELECT * FROM tables WHERE table_id IN ({marks}) AND finished_at IS NULL"  # noqa: S608
+            " ORDER BY created_at DESC"
+        )
+        with self._guarded():
+            rows = self._db.execute(query, tuple(table_ids)).fetchall()
         return [r for r in (_table_row(row) for row in rows) if r is not None]
 
     def set_finished(self, table_id: str, summary: dict[str, Any] | None) -> None:

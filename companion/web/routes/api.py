@@ -4,6 +4,7 @@ table, translate a Rejection into an HTTP answer (app.py maps reasons to codes).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import asdict
@@ -157,6 +158,13 @@ def games_catalogue() -> list[dict[str, Any]]:
             }
         )
     return games
+
+
+@functools.cache
+def games_catalogue_json() -> str:
+    """`games_catalogue` as JSON, built once: the games and their options do not change
+    while the server runs (6 ms a build, on the event loop, for every start page)."""
+    return json.dumps(games_catalogue())
 
 
 def state_payload(snapshot: Snapshot, seat: int | None) -> dict[str, Any]:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import re
 from typing import Annotated, Any
 
 import qrcode  # type: ignore[import-untyped]
 import qrcode.image.svg  # type: ignore[import-untyped]
-from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
@@ -25,6 +24,7 @@ from companion.table.store import TableRow
 from companion.table.tables import Tables
 from companion.table.text import invalid_text_at, printable
 from companion.web.deps import (
+    COOKIE_PREFIX,
     NO_SUCH_TABLE,
     Access,
     DrawingsDep,
@@ -43,7 +43,7 @@ from companion.web.deps import (
 from companion.web.fragments import live_html
 from companion.web.long_pages import render_page
 from companion.web.routes.api import (
-    games_catalogue,
+    games_catalogue_json,
     join_table,
     set_device_cookie,
     too_fast,
@@ -103,25 +103,67 @@ def qr_svg(text: str) -> Markup:
     return Markup(svg.replace("<svg ", '<svg class="qr" role="img" aria-label="join QR code" ', 1))
 
 
-@router.get("/", response_class=HTMLResponse)
-async def start_page(request: Request, tables: TablesDep, templates: TemplatesDep) -> Response:
-    """Pick a game and its options; the games in progress this browser may open."""
-    rows = await visible_tables(request, tables, finished=False)
+# the games in progress the start page lists at once, newest first ("Older games" pages on)
+START_PAGE_GAMES = 30
+# a browser's table cookies the start page looks at (a browser keeps about 180 per site)
+MAX_LISTED_COOKIES = 200
+
+
+@router.get("/", response_class=HTMLResponse, dependencies=[ReadRate])
+async def start_page(
+    request: Request,
+    tables: TablesDep,
+    templates: TemplatesDep,
+    older: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
+) -> Response:
+    """Pick a game and its options; the games in progress this browser may open, at most
+    START_PAGE_GAMES of them (`older`: how many newer ones to pass over). Each listing read
+    every running table's row and drew them all on the event loop (0.77 s a request on a
+    store of 3,000 running tables), so it is bounded, and a client address may ask for it
+    at the rate of the long pages (ReadRate: 429 read_rate beyond)."""
+    rows, total = await games_in_progress(request, tables, older)
     local = is_local(request)
-    playing = [
-        playing_entry(row, local, tables.damage(row.table_id))
-        for row in sorted(rows, key=lambda r: -r.created_at)
-    ]
+    playing = [playing_entry(row, local, tables.damage(row.table_id)) for row in rows]
     visible = {
         str(t["table_id"]): f"{t['title']}: {t['players']}" for t in playing if "broken" not in t
     }
     context = {
-        "games_json": json.dumps(games_catalogue()),
+        "games_json": games_catalogue_json(),
         "playing": playing,
+        "running": {
+            "total": total,
+            "first": older + 1,
+            "newer": max(0, older - START_PAGE_GAMES) if older else None,
+            "older": older + START_PAGE_GAMES if older + START_PAGE_GAMES < total else None,
+        },
         "camera_line": request.app.state.camera.new_table_line(visible),
         "local": local,  # the server's own screen: its calibration page is a link away
     }
     return templates.TemplateResponse(request, "start.html", context)
+
+
+async def games_in_progress(
+    request: Request, tables: Tables, skip: int
+) -> tuple[list[TableRow], int]:
+    """The running games this browser may see, newest first, `skip` passed over and at most
+    START_PAGE_GAMES, and how many it may see in all: on the machine running the server,
+    read by the index (Store.running_tables); elsewhere, the tables its cookies name
+    (Tables.seen_with: a valid device token), never every stored table."""
+    if is_local(request):
+        return await asyncio.to_thread(tables.store.running_tables, START_PAGE_GAMES, skip)
+    tokens: dict[str, str] = {}
+    for name, token in request.cookies.items():
+        table_id = name.removeprefix(COOKIE_PREFIX)
+        if name.startswith(COOKIE_PREFIX) and token and len(table_id) <= 64:
+            tokens[table_id] = token
+        if len(tokens) >= MAX_LISTED_COOKIES:
+            break
+
+    def seen() -> list[TableRow]:
+        return tables.seen_with(tables.store.running_tables_among(list(tokens)), tokens)
+
+    rows = await asyncio.to_thread(seen)
+    return rows[skip : skip + START_PAGE_GAMES], len(rows)
 
 
 def listing_problem(row: TableRow) -> str | None:
