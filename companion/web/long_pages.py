@@ -97,4 +97,5 @@ def check_read_rate(request: Request) -> None:
     limiter: DeviceRateLimiter = request.app.state.read_limiter
     wait = limiter.take(request.client.host if request.client else "unknown")
     if wait > 0:
-        raise slow_down("read_rate", "long pages asked for", wait)
+        # the start page shares this rate, so the words name no kind of page
+        raise slow_down("read_rate", "pages asked for", wait)
