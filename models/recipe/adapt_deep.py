@@ -322,12 +322,18 @@ def net_outputs(
 
 
 def net_judged(
-    net: ClassifierNet, reader: PipClassifier, crops: np.ndarray, values: np.ndarray
+    net: ClassifierNet,
+    reader: PipClassifier,
+    crops: np.ndarray,
+    values: np.ndarray,
+    looks: np.ndarray | None = None,
 ) -> Judged:
     """`judged_crops` by a torch net: stored crops cut as ``reader`` reads them (its size and
     colour order), their eight views in one batch. The folds read so, float, the fine-tuned
     nets and the shipped file's own weights alike (`shipped_net`): a fold's wins are the
-    fine-tune's, not float arithmetic's over int8, and no fold pays for an int8 export."""
+    fine-tune's, not float arithmetic's over int8, and no fold pays for an int8 export.
+    ``looks``: the crops' looks where the caller has them (a look is the crop's alone, and
+    no net's: `check_deep` measures them once for all its folds); None: measured here."""
     batch = model_crops(reader, list(crops))
     count = len(batch)
     probabilities, embeddings = net_outputs(
@@ -337,17 +343,23 @@ def net_judged(
         embeddings.reshape(VIEWS, count, -1).transpose(1, 0, 2),
         probabilities.reshape(VIEWS, count, -1).transpose(1, 0, 2),
         np.asarray(values, np.int64) - 1,
-        looks_of(list(crops)),
+        looks_of(list(crops)) if looks is None else looks,
     )
 
 
-def judged_crops(classifier: PipClassifier, crops: np.ndarray, values: np.ndarray) -> Judged:
+def judged_crops(
+    classifier: PipClassifier,
+    crops: np.ndarray,
+    values: np.ndarray,
+    looks: np.ndarray | None = None,
+) -> Judged:
     """Stored crops as dice to read by ``classifier`` (its eight views in one batch); a
     value of UNREADABLE is the class "unreadable" (a box on no die: read as a value, an
-    error)."""
+    error). ``looks``: the crops' looks where the caller has them (None: measured here)."""
     made = crop_features(classifier, model_crops(classifier, list(crops)))
     truth = np.asarray(values, np.int64) - 1
-    return Judged(made.views, made.view_probabilities, truth, looks_of(list(crops)))
+    measured = looks_of(list(crops)) if looks is None else looks
+    return Judged(made.views, made.view_probabilities, truth, measured)
 
 
 def errors_of(classifier: PipClassifier, crops: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -384,11 +396,16 @@ def gated_reads(
 
 
 def fine_tuned_likeness(
-    net: PipClassifier, crops: np.ndarray, photos: Sequence[object]
+    net: PipClassifier,
+    crops: np.ndarray,
+    photos: Sequence[object],
+    looks: np.ndarray | None = None,
 ) -> Likeness | None:
     """Which crops the net fine-tuned on these crops reads (adapt.likeness_from on its own
-    embeddings of them, and their looks)."""
-    return likeness_from(first_embeddings(net, crops), list(photos), looks_of(list(crops)))
+    embeddings of them, and their looks: ``looks`` where the caller has them, else measured
+    here)."""
+    measured = looks_of(list(crops)) if looks is None else looks
+    return likeness_from(first_embeddings(net, crops), list(photos), measured)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -437,8 +454,10 @@ def check_deep(
     start = shipped_net(source)
     views = frozen_views(start, crops, input_side(source), settings)
     as_cut = model_crops(shipped, list(crops))  # each fold's taught crops for its likeness
+    # a crop's look is its own, whichever net reads it: measured once here, not again by
+    # every fold's judging and the full net's likeness (the same numbers, a quarter the work)
     looks = looks_of(list(crops))
-    shipped_judged = net_judged(start, shipped, crops, values)
+    shipped_judged = net_judged(start, shipped, crops, values, looks)
     shipped_reads = shipped_judged.reads(None, shipped.second_look_below)
     shipped_errors = shipped_reads.argmax(axis=1) != shipped_judged.truth
     adapted_errors = np.zeros(len(values), bool)
@@ -450,7 +469,7 @@ def check_deep(
         fold_net = tuned(start, views, values, settings, np.flatnonzero(~out))
         taught = net_outputs(fold_net, shipped, as_cut[~out])[1]
         like = likeness_from(taught, list(keys[~out]), looks[~out])
-        judged = net_judged(fold_net, shipped, crops[out], values[out])
+        judged = net_judged(fold_net, shipped, crops[out], values[out], looks[out])
         unlike = unlike_of(like, judged)
         reads = gated_reads(shipped.second_look_below, unlike, judged, shipped_reads[out])
         read_as = reads.argmax(axis=1)
@@ -474,7 +493,7 @@ def check_deep(
     else:  # exported once, where it is kept; the verdict joins its manifest below
         export_adapted(full_net, source, out_dir, record, crops, confidence)
         full = PipClassifier.load(out_dir)
-    full_like = fine_tuned_likeness(full, crops, keys)
+    full_like = fine_tuned_likeness(full, crops, keys, looks)
     if out_dir is not None and full_like is not None:
         save_likeness(out_dir / LIKENESS_FILE, full_like)
     anchor_crops, anchor_values = read_anchor()
@@ -483,7 +502,7 @@ def check_deep(
         sample = np.stack(anchor_crops)
         cold = judged_crops(shipped, sample, anchor_values)
         cold_reads = cold.reads(None, shipped.second_look_below)
-        warm = judged_crops(full, sample, anchor_values)
+        warm = judged_crops(full, sample, anchor_values, cold.looks)
         warm_reads = gated_reads(
             full.second_look_below, unlike_of(full_like, warm), warm, cold_reads
         )

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 import torch
 
+from companion.vision import adapt_look
+from companion.vision.adapt_anchor import read_anchor
 from companion.vision.adapt_deep_learn import LIKENESS_FILE, load_likeness
 from companion.vision.adapt_learn import model_crops
 from companion.vision.classifier import CLASSIFIER_FILE, PipClassifier
@@ -110,6 +112,31 @@ def test_a_setup_taught_random_values_keeps_the_shipped_net(
     checked = check_deep(MODELS, crops[taught], wrong, photos_of(len(taught)), SETTINGS)
     assert not checked.verdict.adopted
     assert checked.verdict.reason in ("no_gain", "not_significant", "face_worse")
+
+
+def test_a_check_measures_each_crop_s_look_once(
+    monkeypatch: pytest.MonkeyPatch, cells: tuple[np.ndarray, np.ndarray]
+) -> None:
+    # a look is the crop's own, whichever net reads it: the folds, the full net's likeness
+    # and the no-forgetting sample's two readings share one measure of each crop (before,
+    # each crop was measured four times and each sample die twice)
+    crops, values = cells
+    measured: list[int] = []
+    signature = adapt_look.chroma_signature
+
+    def counted(crop: np.ndarray) -> np.ndarray:
+        measured.append(1)
+        return signature(crop)
+
+    monkeypatch.setattr(adapt_look, "chroma_signature", counted)
+    taught = np.arange(0, 48)
+    checked = check_deep(
+        MODELS, crops[taught], values[taught], photos_of(48), DeepSettings(steps=1)
+    )
+    assert checked.verdict.reason != "too_few" and checked.like is not None
+    sample = read_anchor()[0]
+    assert sample, "the no-forgetting sample is part of the check"
+    assert len(measured) == len(taught) + len(sample)
 
 
 def test_too_few_photos_or_one_face_is_not_judged(cells: tuple[np.ndarray, np.ndarray]) -> None:
