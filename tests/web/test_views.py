@@ -132,8 +132,14 @@ def test_the_next_roller_is_told_why_the_roll_waits_for_the_active_player() -> N
     assert bob["roll_waits"].startswith("Your next roll waits for Ann")
     ann = live_context(snapshot, Viewer(seat=0, host=False), "sheet")
     assert ann["roll_waits"] == (
-        "Bob waits to roll until you cross or pass (passing now costs you a penalty)"
+        "Bob waits to roll until you cross or pass (a turn without a cross costs you a penalty)"
     )
+    # once Ann has passed the white sum (no penalty for that alone) it still holds: her
+    # turn is not over, and ending it without a cross is what costs -5
+    passed = snapshot_of("qwixx", ["Ann", "Bob"], [qwixx_roll, Pass(1), Pass(0)])
+    ann_passed = live_context(passed, Viewer(seat=0, host=False), "sheet")
+    assert ann_passed["roll_waits"] == ann["roll_waits"]
+    assert passed.scores[0].total == 0
     host = live_context(snapshot, Viewer(seat=None, host=True), "sheet")
     assert host["roll_entry"] is not None and host["roll_waits"] == ""
     # the host's entry says who pays for it before it is entered

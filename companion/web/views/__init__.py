@@ -477,8 +477,10 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer, penalised: list[int]) -> str
     if roller is not None and roller != viewer.seat:
         if viewer.seat in penalised:
             return (
+                # true in both of the turn's steps: a pass of the white sum alone costs
+                # nothing, a turn without a cross does
                 f"{snapshot.players[roller]} waits to roll until you cross or pass "
-                "(passing now costs you a penalty)"
+                "(a turn without a cross costs you a penalty)"
             )
         return ""
     if not viewer.may_roll(turn, throw):
