@@ -331,6 +331,22 @@ def test_a_seat_has_one_device_until_the_host_frees_it(app: Any, qwixx: dict[str
     assert state(newcomer, tid)["viewer"] == {"seat": 1, "host": False}
 
 
+def test_the_seat_page_says_in_words_how_a_taken_seat_is_freed(
+    app: Any, qwixx: dict[str, Any]
+) -> None:
+    """A player on a new device (the old tablet's battery died) finds their name taken: a
+    tablet shows no tooltip, so the page itself says who frees it and where."""
+    tid, code = qwixx["table_id"], qwixx["code"]
+    newcomer = TestClient(app)
+    assert newcomer.post("/api/join", json={"code": code}).status_code == 200
+    page = " ".join(newcomer.get(f"/t/{tid}/seat").text.split())
+    assert "Ann (taken)" in page and "Bob (taken)" in page
+    assert "ask the host to free it (Host tools, Free a seat)" in page
+    qwixx["host"].post(f"/api/tables/{tid}/seats/1/free")
+    qwixx["host"].post(f"/api/tables/{tid}/seats/0/free")
+    assert "host to free it" not in newcomer.get(f"/t/{tid}/seat").text  # nothing taken
+
+
 def test_export_import_continues_the_game(app: Any, qwixx: dict[str, Any]) -> None:
     tid, bob, host = qwixx["table_id"], qwixx["bob"], qwixx["host"]
     act(host, tid, QWIXX_ROLL_7, "roll-0001")
