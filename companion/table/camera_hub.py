@@ -105,17 +105,21 @@ CHOICE_WAIT = "time to choose before the roll (the choice is in the banner)"
 CAMERA_ELSEWHERE = "the camera now serves another table"
 CAMERA_BACK = "the camera serves this table again"
 # what starting a new table does to the camera, said on the start page before it happens
+# the button's name in quotes (unquoted it read as an instruction), and "the server
+# machine" in a café owner's words
 NEW_TABLE_TAKES_CAMERA = (
-    "The camera serves {table}. A new table takes it; Use the camera at that table takes it back."
+    "The camera serves {table}. A new table takes it; that table's \"Use the camera at this "
+    'table" button takes it back.'
 )
 NEW_TABLE_LEAVES_CAMERA = (
     "The camera stays with {table}: its host attached it there. A new table gets it when "
-    "that game ends, or from Use the camera at this table on the server machine."
+    'that game ends, or from its "Use the camera at this table" button on the computer '
+    "running the companion."
 )
 NEW_TABLE_WAITS_FOR_CAMERA = (
     "The camera stays with {table} while that game plays on. A new table gets it when that "
-    "game ends or rests for 10 minutes, or from Use the camera at this table on the server "
-    "machine."
+    'game ends or rests for 10 minutes, or from its "Use the camera at this table" button on '
+    "the computer running the companion."
 )
 A_GAME_IN_PROGRESS = "a game in progress"
 # server_settings: the calibration file the calibration page put in use ("": none)

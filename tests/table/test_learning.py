@@ -575,16 +575,19 @@ def test_the_start_page_names_only_a_table_this_browser_may_see() -> None:
     visible = {"t1": "Qwixx: Ann, Bob"}
     assert new_table_line(None, None, visible) is None
     assert new_table_line("t1", None, visible) == (
-        "The camera serves Qwixx: Ann, Bob. A new table takes it; Use the camera at that "
-        "table takes it back."
+        "The camera serves Qwixx: Ann, Bob. A new table takes it; that table's \"Use the "
+        'camera at this table" button takes it back.'
     )
     assert new_table_line("t2", "attached", visible) == (
         "The camera stays with a game in progress: its host attached it there. A new table "
-        "gets it when that game ends, or from Use the camera at this table on the server "
-        "machine."
+        'gets it when that game ends, or from its "Use the camera at this table" button on '
+        "the computer running the companion."
     )
     assert new_table_line("t1", "playing", visible).startswith(
         "The camera stays with Qwixx: Ann, Bob while that game plays on."
+    )
+    assert new_table_line("t1", "playing", visible).endswith(
+        '"Use the camera at this table" button on the computer running the companion.'
     )
 
 
