@@ -13,15 +13,23 @@ DEVICES = [(PHONE, "phone"), (TABLET, "tablet")]
 
 
 def seated_page(
-    browser: Any, server: ServerProcess, table: dict[str, Any], seat: int, device: Any
+    browser: Any,
+    server: ServerProcess,
+    table: dict[str, Any],
+    seat: int,
+    device: Any,
+    clock: bool = False,
 ) -> Any:
     """A new device that joins `table` with its code, takes `seat` and opens its sheet,
-    returned once the sheet's socket is live."""
+    returned once the sheet's socket is live; with Playwright's clock installed before the
+    sheet opens when `clock` (a test that pauses the page's time)."""
     context = browser.new_context(**device)
     api = f"{server.base_url}/api/tables/{table['table_id']}"
     assert context.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
     assert context.request.post(f"{api}/seat", data={"seat": seat}).ok
     page = context.new_page()
+    if clock:
+        page.clock.install()
     page.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
     page.wait_for_selector("#conn[data-conn=live]")
     return page

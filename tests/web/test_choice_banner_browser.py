@@ -5,12 +5,15 @@ close the choice for good says so on the first tap (the second enters it)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.web.conftest import ServerProcess, shot
-from tests.web.devices import DEVICES, seated_page
+from tests.web.devices import DEVICES, PHONE, seated_page
 from tests.web.test_starter_browser import (
     THREE,
     imported,
@@ -95,12 +98,14 @@ def test_the_sixis_round_opener_is_chosen_in_the_banner(
     host.close()
 
 
-@pytest.mark.parametrize(("device", "name"), DEVICES)
-def test_the_cameras_use_this_roll_says_first_that_it_closes_the_choice(
-    browser: Any, tmp_path: Any, device: dict[str, Any], name: str
-) -> None:
-    """The issue's case: "Use this roll" at the top closed the tied start for good. With a
-    choice open, its first tap says so; the second applies the roll."""
+@contextmanager
+def camera_asks_while_a_choice_is_open(
+    browser: Any, tmp_path: Path, device: dict[str, Any], clock: bool = False
+) -> Iterator[tuple[Any, Any, str]]:
+    """A Sixmix start tied for the lowest row (a choice the roll closes) on a table whose
+    camera asks to confirm each roll, and a throw it has read: (the host's context, the
+    starter's page on `device` showing "Use this roll" at the top, with Playwright's clock
+    installed first when `clock`, the table's API address)."""
     from companion.table.camera_settings import CameraSettings
     from companion.web.settings import Settings
     from tests.live.replay import ClipReader, LiveServer, render_throw, write_throw
@@ -117,14 +122,26 @@ def test_the_cameras_use_this_roll_says_first_that_it_closes_the_choice(
         api = f"{server.base_url}/api/tables/{table['table_id']}"
         assert host.request.post(f"{api}/camera/mode", data={"mode": "confirm"}).ok
         starter = host.request.get(f"{api}/state").json()["turn"]["active"]
-        page = seated_page(browser, server, table, starter, device)  # type: ignore[arg-type]
+        page = seated_page(browser, server, table, starter, device, clock)  # type: ignore[arg-type]
         expects = host.request.get(f"{api}/camera").json()["expects"]
         throw = render_throw(expects, seed=4401)
         reader.throw = throw
         write_throw(folder, throw)
         assert host.request.post(f"{api}/camera/restart").ok
+        page.locator("#camera-ask [data-camera-confirm]").wait_for(timeout=30000)
+        yield host, page, api
+        host.close()
+        page.context.close()
+
+
+@pytest.mark.parametrize(("device", "name"), DEVICES)
+def test_the_cameras_use_this_roll_says_first_that_it_closes_the_choice(
+    browser: Any, tmp_path: Path, device: dict[str, Any], name: str
+) -> None:
+    """The issue's case: "Use this roll" at the top closed the tied start for good. With a
+    choice open, its first tap says so; the second applies the roll."""
+    with camera_asks_while_a_choice_is_open(browser, tmp_path, device) as (host, page, api):
         use = page.locator("#camera-ask [data-camera-confirm]")
-        use.wait_for(timeout=30000)
         use.click()
         assert use.inner_text() == "The roll closes your choice: tap again"
         state_id = host.request.get(f"{api}/state").json()["state_id"]
@@ -132,5 +149,42 @@ def test_the_cameras_use_this_roll_says_first_that_it_closes_the_choice(
         shot(page, f"choice-camera-asks-first-{name}")
         use.click()
         page.wait_for_selector(f".live[data-state-id='{state_id + 1}']", timeout=20000)
-        host.close()
-        page.context.close()
+
+
+def test_a_fingers_double_tap_on_use_this_roll_does_not_use_it(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A finger's double tap on "Use this roll" while a choice is open asked and applied the
+    roll at once, closing the choice unread: the second tap, within half a second of the
+    first, is dropped (tap_again.js). The question stays on the button the banner's question
+    draws anew (a die picked to change), and a tap once it can have been read applies the
+    roll. The page's clock is paused for the double tap, so "within half a second" holds on
+    a busy machine, and moved past the half second without waiting."""
+    with camera_asks_while_a_choice_is_open(browser, tmp_path, PHONE, clock=True) as (
+        host,
+        page,
+        api,
+    ):
+        confirms: list[str] = []
+        page.on("request", lambda r: confirms.append(r.url) if "/confirm" in r.url else None)
+        state_id = host.request.get(f"{api}/state").json()["state_id"]
+        use = page.locator("#camera-ask [data-camera-confirm]")
+        page.clock.pause_at(page.evaluate("Date.now()") / 1000 + 1)  # seconds
+
+        use.tap()
+        use.tap()  # the same instant on the page's clock: a double tap
+        assert use.get_attribute("data-armed") == "asking"
+        assert use.inner_text() == "The roll closes your choice: tap again"
+        die = page.locator("#camera-ask [data-ask-pick]").first
+        die.tap()  # the banner's question is drawn anew, its values offered
+        assert page.locator("#camera-ask .ask-die.picking").count() == 1
+        assert use.inner_text() == "The roll closes your choice: tap again"
+        die.tap()  # and folded again
+        assert page.get_attribute(".live", "data-state-id") == str(state_id)  # not applied
+        assert confirms == []
+
+        page.clock.run_for(600)  # the question can have been read: a tap does it
+        page.wait_for_selector("#camera-ask [data-camera-confirm][data-armed=ready]")
+        use.tap()
+        page.wait_for_selector(f".live[data-state-id='{state_id + 1}']", timeout=20000)
+        assert len(confirms) == 1

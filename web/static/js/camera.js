@@ -92,12 +92,37 @@
     heldMark.hidden = true;
   }
 
+  // -- "Use this roll" while a choice is open ------------------------------------------
+  // a choice the roll closes for good is open (the banner's .banner-choice): the first tap
+  // on "Use this roll" says so in the choice's words, a second applies the roll
+  // (tap_again.js, with its guard against a finger's double tap). Its question is the
+  // buttons' data-ask-first (the banner's and the panel's), "" while no such choice is
+  // open: kept by those words, it outlives the banner question's redraws and shows on both
+  const useRoll = window.TapAgain.questions(document, null, "data-ask-first");
+
+  function askUseRollFirst() {
+    const choice = live && live.querySelector(".banner-choice[data-choice-closes]");
+    const question = choice ? choice.dataset.choiceCloses : "";
+    document.querySelectorAll("[data-camera-confirm]").forEach((button) => {
+      button.dataset.askFirst = question;
+    });
+    useRoll.restore();
+  }
+
+  // whether this tap on a "Use this roll" applies the roll (not a question asked first)
+  function usesRoll(button) {
+    askUseRollFirst();
+    return useRoll.confirmed(button);
+  }
+
   // -- the question in the banner ----------------------------------------------------
   function keepAskInBanner() {
     const banner = live && live.querySelector(".banner");
     if (banner && ask.parentNode !== banner) banner.appendChild(ask);
   }
-  if (live) new MutationObserver(keepAskInBanner).observe(live, {childList: true});
+  // the live fragment is redrawn with every state: the question goes back into the new
+  // banner, and "Use this roll" asks first while (only while) the new one holds a choice
+  if (live) new MutationObserver(() => { keepAskInBanner(); askUseRollFirst(); }).observe(live, {childList: true});
 
   // a die of the question: its value, and under it its colour as `name` shows it ("white
   // (2nd)" where two are white); the title says which die in words. Its data: the colour
@@ -219,6 +244,7 @@
       body.appendChild(use);
     }
     ask.appendChild(body);
+    askUseRollFirst(); // a question it asked stays on the new button
   }
 
   // the dice as the banner shows every roll (the game's order: white, white, red, ...),
@@ -505,20 +531,6 @@
     openFix("A missed die here", gameColours(), "add");
   });
 
-  // a choice the roll closes for good is open (the banner's .banner-choice): the first tap
-  // on "Use this roll" says so, a second within 5 s applies the roll
-  let armedUntil = 0;
-  function asksFirst(button) {
-    const choice = live && live.querySelector(".banner-choice[data-choice-closes]");
-    if (!choice || Date.now() < armedUntil) { armedUntil = 0; return false; }
-    armedUntil = Date.now() + 5000;
-    const label = button.textContent;
-    button.textContent = choice.dataset.choiceCloses;
-    button.classList.add("armed");
-    setTimeout(() => { armedUntil = 0; button.textContent = label; button.classList.remove("armed"); }, 5000);
-    return true;
-  }
-
   // -- taps on the question in the banner ----------------------------------------------
   ask.addEventListener("click", (event) => {
     const target = event.target.closest("button");
@@ -532,7 +544,7 @@
       pickingDie = pickingDie === index ? null : index;
       showAsk(pending, current.viewer);
     } else if (target.hasAttribute("data-camera-confirm")) {
-      if (asksFirst(target)) return;
+      if (!usesRoll(target)) return;
       post("confirm", {id: ask.dataset.reading, roll: JSON.parse(ask.dataset.roll || "null")});
     } else if (target.hasAttribute("data-ask-show")) {
       held.scrollIntoView({behavior: "smooth", block: "center"});
@@ -569,7 +581,7 @@
       post("fix", {id: pending.id, index: chosenDie, remove: true});
       closeFix();
     } else if (target.hasAttribute("data-camera-confirm") && pending) {
-      if (asksFirst(target)) return;
+      if (!usesRoll(target)) return;
       post("confirm", {id: held.dataset.reading, roll: JSON.parse(held.dataset.roll || "null")});
     } else if (target.hasAttribute("data-camera-rethrow") && pending) {
       post("dismiss", {id: pending.id});

@@ -1,8 +1,8 @@
 // "Tap again to ...": a button with data-confirm (a pass that costs a penalty, freeing a
 // seat, ending the game, forgetting a setup's dice) asks once. The first tap turns it into
 // its question (its data-confirm text, class "armed") for a few seconds; a second tap does
-// it. No window.confirm: kiosk browsers may suppress native dialogs. Shared by table.js
-// and setup.js; load it before them.
+// it. No window.confirm: kiosk browsers may suppress native dialogs. Shared by table.js,
+// setup.js and camera.js; load it before them.
 //
 // A finger's second tap that comes too soon to have read the question (a double tap) does
 // not confirm: the question stays. The armed button says which it is in data-armed:
@@ -11,6 +11,10 @@
 // The question is kept by key, not by element: a page whose buttons are redrawn (the
 // table's live fragment) calls restore() after each redraw and the question comes back on
 // the new button of the same key.
+//
+// A page may name another attribute for its question (camera.js: data-ask-first on "Use
+// this roll", so table.js's data-confirm questions never touch it). A button whose
+// question is empty does not ask: a tap does it at once.
 window.TapAgain = (() => {
   "use strict";
   const ASK_MS = 5000;
@@ -18,23 +22,24 @@ window.TapAgain = (() => {
   let pointerType = "mouse";
   document.addEventListener("pointerdown", (event) => { pointerType = event.pointerType; }, true);
 
-  // the questions of the data-confirm buttons inside `scope`; `keyOf(button)` names a
-  // button across redraws (default: its question)
-  function questions(scope, keyOf) {
-    const key = keyOf || ((element) => element.dataset.confirm);
+  // the questions of the buttons inside `scope` whose `attribute` (default data-confirm)
+  // holds one; `keyOf(button)` names a button across redraws (default: its question)
+  function questions(scope, keyOf, attribute = "data-confirm") {
+    const question = (element) => element.getAttribute(attribute) || "";
+    const key = keyOf || question;
     const armed = {key: null, at: 0, until: 0, timers: []};
 
     function isArmed(element) {
-      return armed.key === key(element) && Date.now() < armed.until;
+      return question(element) !== "" && armed.key === key(element) && Date.now() < armed.until;
     }
 
     function restore() {
       const now = Date.now();
-      scope.querySelectorAll("[data-confirm]").forEach((element) => {
+      scope.querySelectorAll(`[${attribute}]`).forEach((element) => {
         if (element.dataset.label === undefined) element.dataset.label = element.textContent;
         const on = isArmed(element);
         element.classList.toggle("armed", on);
-        element.textContent = on ? element.dataset.confirm : element.dataset.label;
+        element.textContent = on ? question(element) : element.dataset.label;
         if (on) element.dataset.armed = now - armed.at < READ_MS ? "asking" : "ready";
         else delete element.dataset.armed;
       });
@@ -56,9 +61,10 @@ window.TapAgain = (() => {
       restore();
     }
 
-    // whether this tap on a data-confirm button does what it says: false for the tap that
-    // asks, and for a finger's second tap too soon after it
+    // whether this tap on a button of these questions does what it says: false for the tap
+    // that asks, and for a finger's second tap too soon after it
     function confirmed(element) {
+      if (question(element) === "") return true;
       if (!isArmed(element)) {
         arm(element);
         return false;
