@@ -8,7 +8,8 @@ loopback address (as separate devices on a LAN would be):
 - a burst of table creations: one client creates 500 tables as fast as it can;
 - long pages (issue 25, each with --only): 2 clients loop on the log page of a
   10,000-entry game (`log`), 2 on its exported record (`record`), 2 on /history from the
-  server's own machine, where it lists every finished game of the store (`history`);
+  server's own machine, where it lists the store's latest finished games (`history`;
+  --finished 3000 adds 3,000 finished games of no action, as docs/RELIABILITY.md item 19);
   4 clients import the long game's record and open its table, in a loop (`open`: each
   open replays the game in the server's process); 2 clients loop on the start page from
   the server's own machine, where it lists the running games (`start`; --running 3000 for
@@ -64,7 +65,7 @@ LONG_TABLE = "benchlong"  # a game of 10,000 log entries (its moves, undone and 
 LONG_ENTRIES = 10_000
 LOG_READERS = ["127.0.0.11", "127.0.0.12"]
 RECORD_READERS = ["127.0.0.13", "127.0.0.14"]
-HISTORY_READERS = ["127.0.0.1", "127.0.0.1"]  # /history lists every game on this machine
+HISTORY_READERS = ["127.0.0.1", "127.0.0.1"]  # /history lists every finished game here, paged
 START_READERS = ["127.0.0.1", "127.0.0.1"]  # / lists the running games on this machine
 IMPORTERS = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"]
 DICE_READERS = ["127.0.0.6", "127.0.0.7", "127.0.0.8", "127.0.0.9"]
@@ -89,10 +90,11 @@ def recorded_game(name: str, players: int, seed: int) -> Session:
     return session
 
 
-def build_store(data_dir: Path, actions: int, running: int = 0) -> str:
-    """A store of about `actions` recorded Qwixx actions (finished games of 2-5 players)
-    and `running` Qwixx tables with no action yet; the id of the table the dice readers
-    open (their device token is DICE_TOKEN)."""
+def build_store(data_dir: Path, actions: int, running: int = 0, finished: int = 0) -> str:
+    """A store of about `actions` recorded Qwixx actions (finished games of 2-5 players),
+    `running` Qwixx tables with no action yet and `finished` ones the host ended before any
+    action; the id of the table the dice readers open (their device token is
+    DICE_TOKEN)."""
     store = Store.open(data_dir / "companion.sqlite3")
     total, index, first = 0, 0, ""
     try:
@@ -120,6 +122,12 @@ def build_store(data_dir: Path, actions: int, running: int = 0) -> str:
         for n in range(running):
             options = {"players": 2}
             store.create_table(f"run{n:05d}", f"R{n:05d}", "qwixx", options, ["Ann", "Bob"])
+        for n in range(finished):
+            players = ["Ann", "Bob"]
+            summary = {"game": "qwixx", "title": "Qwixx", "players": players, "scores": []}
+            store.create_table(
+                f"end{n:05d}", f"E{n:05d}", "qwixx", {"players": 2}, players, (), summary
+            )
     finally:
         store.close()
     print(f"store: {index} games, {total} actions", flush=True)
@@ -402,6 +410,9 @@ def main() -> int:
     parser.add_argument(
         "--running", type=int, default=0, help="running tables in the store (for `start`)"
     )
+    parser.add_argument(
+        "--finished", type=int, default=0, help="finished tables of no action (for `history`)"
+    )
     parser.add_argument("--server-repo", type=Path, default=REPO)
     parser.add_argument(
         "--only",
@@ -414,7 +425,7 @@ def main() -> int:
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"
-        table_id = build_store(data_dir, args.actions, args.running)
+        table_id = build_store(data_dir, args.actions, args.running, args.finished)
         port = free_port()
         process, started = start_server(args.server_repo, data_dir, port)
         print(f"server ({args.server_repo}) answered {started:.1f} s after its start", flush=True)

@@ -25,6 +25,13 @@ from typing import Any, Literal
 
 logger = logging.getLogger(__name__)
 
+# the listings' newest first (Store.newest_tables, tables_among): the running tables by their
+# start (their finished_at is NULL alike), the finished ones by their finish; the index
+# tables_by_finish reads them in this order
+_RUNNING = "finished_at IS NULL"
+_FINISHED = "finished_at IS NOT NULL"
+_NEWEST_FIRST = "ORDER BY finished_at DESC, created_at DESC"
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tables (
     table_id     TEXT PRIMARY KEY,
@@ -55,8 +62,9 @@ CREATE TABLE IF NOT EXISTS devices (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS devices_by_table ON devices(table_id);
--- the start page's newest running games (Store.running_tables): a bounded read, however many
--- tables are stored; an older store gains it when opened
+-- the start page's newest running games and the history's latest finished ones
+-- (Store.newest_tables): a bounded read, however many tables are stored; an older store gains
+-- it when opened
 CREATE INDEX IF NOT EXISTS tables_by_finish ON tables(finished_at, created_at);
 -- the live table (companion/table/roll_intake.py): a camera roll's photo beside its action (by
 -- the action id, which an undo never reuses), and small per-table settings
@@ -361,30 +369,33 @@ class Store:
             rows = self._db.execute(query).fetchall()
         return [r for r in (_table_row(row) for row in rows) if r is not None]
 
-    def running_tables(self, limit: int, skip: int = 0) -> tuple[list[TableRow], int]:
-        """The running tables newest first, `skip` of them passed over and at most `limit`
-        read (the index tables_by_finish: the rows shown are the rows read), and how many
-        tables are running."""
+    def newest_tables(
+        self, finished: bool, limit: int, skip: int = 0
+    ) -> tuple[list[TableRow], int]:
+        """The running (or the finished) tables, newest first (`_NEWEST_FIRST`), `skip` of
+        them passed over and at most `limit` read (the index tables_by_finish: the rows shown
+        are the rows read), and how many such tables there are."""
+        where = _FINISHED if finished else _RUNNING
         with self._guarded():
-            total = self._db.execute(
-                "SELECT COUNT(*) FROM tables WHERE finished_at IS NULL"
-            ).fetchone()[0]
+            count = f"SELECT COUNT(*) FROM tables WHERE {where}"  # noqa: S608
+            total = self._db.execute(count).fetchone()[0]
             rows = self._db.execute(
-                "SELECT * FROM tables WHERE finished_at IS NULL"
-                " ORDER BY created_at DESC LIMIT ? OFFSET ?",
+                f"SELECT * FROM tables WHERE {where} {_NEWEST_FIRST} LIMIT ? OFFSET ?",  # noqa: S608
                 (limit, skip),
             ).fetchall()
         return [r for r in (_table_row(row) for row in rows) if r is not None], int(total)
 
-    def running_tables_among(self, table_ids: Sequence[str]) -> list[TableRow]:
-        """The running tables of `table_ids` (a browser's cookies name them), newest
-        first: one lookup by key each, whatever else is stored."""
+    def tables_among(self, table_ids: Sequence[str], finished: bool) -> list[TableRow]:
+        """The running (or the finished) tables of `table_ids` (a browser's cookies name
+        them), newest first (`_NEWEST_FIRST`): one lookup by key each, whatever else is
+        stored."""
         if not table_ids:
             return []
         marks = ", ".join("?" * len(table_ids))
+        where = _FINISHED if finished else _RUNNING
         query = (
-            f"SELECT * FROM tables WHERE table_id IN ({marks}) AND finished_at IS NULL"  # noqa: S608
-            " ORDER BY created_at DESC"
+            f"SELECT * FROM tables WHERE table_id IN ({marks}) AND {where}"  # noqa: S608
+            f" {_NEWEST_FIRST}"
         )
         with self._guarded():
             rows = self._db.execute(query, tuple(table_ids)).fetchall()

@@ -1,16 +1,23 @@
-"""Small factories for the web tests: literal rolls, a table through the API, and a
-Snapshot of a game after literal moves (for view tests without a server)."""
+"""Small factories for the web tests: literal rolls, a table through the API, a store of
+many tables, and a Snapshot of a game after literal moves (for view tests without a
+server)."""
 
 from __future__ import annotations
 
+import random
+import re
+from pathlib import Path
 from typing import Any
 
+import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from companion.rules.base import Die, Move, Roll
 from companion.rules.registry import find_game
 from companion.rules.session import Session
 from companion.table.snapshot import Snapshot
+from companion.table.store import Store
 
 
 def roll_json(*dice: tuple[str, int]) -> dict[str, Any]:
@@ -39,6 +46,44 @@ def create_table(
     assert response.status_code == 201, response.text
     body: dict[str, Any] = response.json()
     return body
+
+
+def stored_tables(data_dir: Path, count: int, finished: bool) -> list[str]:
+    """A new store of `count` running (or finished) Qwixx tables, players "Ann<n>" and
+    "Bob", and one table of the other kind; their ids newest first as the listings order
+    them: the running by their start, the finished by their finish (in another order than
+    their start)."""
+    store = Store.open(data_dir / "companion.sqlite3")
+    try:
+        for n in range(count + 1):
+            players = ["Other", "Kind"] if n == 0 else [f"Ann{n}", "Bob"]
+            store.create_table(f"t{n:05d}", f"C{n:05d}", "qwixx", {"players": 2}, players)
+        ids = [f"t{n:05d}" for n in range(1, count + 1)]
+        random.Random(1).shuffle(ids)
+        for table_id in ids if finished else ["t00000"]:
+            summary = {"game": "qwixx", "title": "Qwixx", "players": ["Ann", "Bob"]}
+            store.set_finished(table_id, summary)
+        return ids[::-1] if finished else [row.table_id for row in store.tables(finished=False)]
+    finally:
+        store.close()
+
+
+def refuse_reading_every_table(app: FastAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the app's Store.tables (every stored table's row) fail the test when called."""
+
+    def read_everything(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a page read every stored table")
+
+    monkeypatch.setattr(app.state.tables.store, "tables", read_everything)
+
+
+def every_page_of(client: TestClient, path: str) -> list[str]:
+    """A listing's pages (the start page's games in progress, the history), from its first
+    through each "Older games" link in turn: their HTML."""
+    pages = [client.get(path).text]
+    while found := re.search(rf'href="{re.escape(path)}\?older=(\d+)" id="older-games"', pages[-1]):
+        pages.append(client.get(path, params={"older": int(found.group(1))}).text)
+    return pages
 
 
 def seat_player(client: TestClient, code: str, table_id: str, seat: int) -> None:

@@ -11,12 +11,17 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from companion.table.store import Store
 from companion.web.app import create_app
 from companion.web.deps import cookie_name
 from companion.web.routes.pages import START_PAGE_GAMES
 from companion.web.settings import Settings
-from tests.web.helpers import create_table, seat_player
+from tests.web.helpers import (
+    create_table,
+    every_page_of,
+    refuse_reading_every_table,
+    seat_player,
+    stored_tables,
+)
 
 
 def test_other_devices_see_only_their_own_games_in_progress(tmp_path: Path) -> None:
@@ -47,22 +52,6 @@ def test_the_servers_own_screen_lists_every_table_with_its_code(tmp_path: Path) 
         assert local.post(f"/api/tables/{table['table_id']}/end").status_code == 401
 
 
-def _stored_running_tables(data_dir: Path, count: int) -> list[str]:
-    """`count` running Qwixx tables and one finished one in a new store; the running
-    ones' ids, newest first."""
-    store = Store.open(data_dir / "companion.sqlite3")
-    try:
-        for n in range(count + 1):
-            summary = {"game": "qwixx", "players": ["Old", "Game"]} if n == 0 else None
-            players = ["Old", "Game"] if n == 0 else [f"Ann{n}", "Bob"]
-            store.create_table(f"t{n:05d}", f"C{n:05d}", "qwixx", {"players": 2}, players)
-            if summary is not None:
-                store.set_finished(f"t{n:05d}", summary)
-        return [row.table_id for row in store.tables(finished=False)]
-    finally:
-        store.close()
-
-
 def _listed(page: str) -> list[str]:
     return re.findall(r'class="button big" href="/t/([^"]+)"', page)
 
@@ -74,26 +63,16 @@ def test_the_start_page_lists_the_newest_games_and_pages_on_to_older_ones(
     (0.77 s a request at 3,000 running tables; two clients looping on it slowed another
     table's pushes to a p95 of 90 ms): it lists START_PAGE_GAMES newest first, says how many
     there are, and links to the older ones, reading only the rows it shows."""
-    newest_first = _stored_running_tables(tmp_path, 2 * START_PAGE_GAMES + 5)
+    newest_first = stored_tables(tmp_path, 2 * START_PAGE_GAMES + 5, finished=False)
     app = create_app(Settings(data_dir=tmp_path))
     with TestClient(app, client=("127.0.0.1", 50000)) as local:
-
-        def read_everything(*args: object, **kwargs: object) -> None:
-            raise AssertionError("the start page read every stored table")
-
-        monkeypatch.setattr(app.state.tables.store, "tables", read_everything)
-        pages, older = [], 0
-        while True:
-            page = local.get("/", params={"older": older} if older else {}).text
-            pages.append(_listed(page))
-            assert f"of {len(newest_first)}, newest first" in page
-            found = re.search(r'href="/\?older=(\d+)" id="older-games"', page)
-            if found is None:
-                break
-            older = int(found.group(1))
-        assert [len(p) for p in pages] == [START_PAGE_GAMES, START_PAGE_GAMES, 5]
-        assert [t for p in pages for t in p] == newest_first  # never the finished one
-        assert 'href="/?older=30" id="newer-games"' in page
+        refuse_reading_every_table(app, monkeypatch)
+        pages = every_page_of(local, "/")
+        assert all(f"of {len(newest_first)}, newest first" in page for page in pages)
+        listed = [_listed(page) for page in pages]
+        assert [len(p) for p in listed] == [START_PAGE_GAMES, START_PAGE_GAMES, 5]
+        assert [t for p in listed for t in p] == newest_first  # never the finished one
+        assert 'href="/?older=30" id="newer-games"' in pages[-1]
         beyond = local.get("/", params={"older": 1000}).text
         assert _listed(beyond) == [] and "No more games" in beyond
 
@@ -103,16 +82,12 @@ def test_another_device_lists_only_the_tables_its_cookies_name(
 ) -> None:
     """A device elsewhere sees its own games among many without the server reading every
     stored table (a lookup per cookie)."""
-    _stored_running_tables(tmp_path, 50)
+    stored_tables(tmp_path, 50, finished=False)
     app = create_app(Settings(data_dir=tmp_path))
     with TestClient(app) as host:
         ours = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
         host.cookies.set(cookie_name("t00007"), "not-a-device-token")
-
-        def read_everything(*args: object, **kwargs: object) -> None:
-            raise AssertionError("the start page read every stored table")
-
-        monkeypatch.setattr(app.state.tables.store, "tables", read_everything)
+        refuse_reading_every_table(app, monkeypatch)
         page = host.get("/").text
         assert _listed(page) == [ours["table_id"]]
         assert "playing-more" not in page  # all of them are shown

@@ -105,23 +105,24 @@ def qr_svg(text: str) -> Markup:
 
 # the games in progress the start page lists at once, newest first ("Older games" pages on)
 START_PAGE_GAMES = 30
-# a browser's table cookies the start page looks at (a browser keeps about 180 per site)
+# the finished games the history lists at once, the latest finished first
+HISTORY_GAMES = 30
+# a browser's table cookies a listing looks at (a browser keeps about 180 per site)
 MAX_LISTED_COOKIES = 200
+# `older`: how many newer games a listing passes over (its "Older games" link)
+Older = Annotated[int, Query(ge=0, le=1_000_000_000)]
 
 
 @router.get("/", response_class=HTMLResponse, dependencies=[ReadRate])
 async def start_page(
-    request: Request,
-    tables: TablesDep,
-    templates: TemplatesDep,
-    older: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
+    request: Request, tables: TablesDep, templates: TemplatesDep, older: Older = 0
 ) -> Response:
     """Pick a game and its options; the games in progress this browser may open, at most
     START_PAGE_GAMES of them (`older`: how many newer ones to pass over). Each listing read
     every running table's row and drew them all on the event loop (0.77 s a request on a
     store of 3,000 running tables), so it is bounded, and a client address may ask for it
     at the rate of the long pages (ReadRate: 429 read_rate beyond)."""
-    rows, total = await games_in_progress(request, tables, older)
+    rows, total = await visible_games(request, tables, False, older, START_PAGE_GAMES)
     local = is_local(request)
     playing = [playing_entry(row, local, tables.damage(row.table_id)) for row in rows]
     visible = {
@@ -130,27 +131,28 @@ async def start_page(
     context = {
         "games_json": games_catalogue_json(),
         "playing": playing,
-        "running": {
-            "total": total,
-            "first": older + 1,
-            "newer": max(0, older - START_PAGE_GAMES) if older else None,
-            "older": older + START_PAGE_GAMES if older + START_PAGE_GAMES < total else None,
-        },
+        "running": listing_pages(older, total, START_PAGE_GAMES),
         "camera_line": request.app.state.camera.new_table_line(visible),
         "local": local,  # the server's own screen: its calibration page is a link away
     }
     return templates.TemplateResponse(request, "start.html", context)
 
 
-async def games_in_progress(
-    request: Request, tables: Tables, skip: int
-) -> tuple[list[TableRow], int]:
-    """The running games this browser may see, newest first, `skip` passed over and at most
-    START_PAGE_GAMES, and how many it may see in all: on the machine running the server,
-    read by the index (Store.running_tables); elsewhere, the tables its cookies name
-    (Tables.seen_with: a valid device token), never every stored table."""
-    if is_local(request):
-        return await asyncio.to_thread(tables.store.running_tables, START_PAGE_GAMES, skip)
+def listing_pages(skip: int, total: int, per_page: int) -> dict[str, int | None]:
+    """A listing's place among its pages (the template _listing.html says it): how many
+    games in all, the first one's number, and the `older` of the newer and the older page
+    (None: there is none)."""
+    return {
+        "total": total,
+        "first": skip + 1,
+        "newer": max(0, skip - per_page) if skip else None,
+        "older": skip + per_page if skip + per_page < total else None,
+    }
+
+
+def table_cookies(request: Request) -> dict[str, str]:
+    """The device tokens this browser's cookies hold, by table id (at most
+    MAX_LISTED_COOKIES of them)."""
     tokens: dict[str, str] = {}
     for name, token in request.cookies.items():
         table_id = name.removeprefix(COOKIE_PREFIX)
@@ -158,12 +160,27 @@ async def games_in_progress(
             tokens[table_id] = token
         if len(tokens) >= MAX_LISTED_COOKIES:
             break
+    return tokens
+
+
+async def visible_games(
+    request: Request, tables: Tables, finished: bool, skip: int, limit: int
+) -> tuple[list[TableRow], int]:
+    """The running (or the finished) games this browser may see, newest first, `skip`
+    passed over and at most `limit`, and how many it may see in all: on the machine running
+    the server, read by the index (Store.newest_tables); elsewhere, the tables its cookies
+    name (Tables.seen_with: a valid device token), never every stored table. Read from the
+    store, none opened: one that cannot be opened is listed as the server's own screen
+    lists it, saying so once an open has found it."""
+    if is_local(request):
+        return await asyncio.to_thread(tables.store.newest_tables, finished, limit, skip)
+    tokens = table_cookies(request)
 
     def seen() -> list[TableRow]:
-        return tables.seen_with(tables.store.running_tables_among(list(tokens)), tokens)
+        return tables.seen_with(tables.store.tables_among(list(tokens), finished), tokens)
 
     rows = await asyncio.to_thread(seen)
-    return rows[skip : skip + START_PAGE_GAMES], len(rows)
+    return rows[skip : skip + limit], len(rows)
 
 
 def listing_problem(row: TableRow) -> str | None:
@@ -383,29 +400,19 @@ async def live_fragment(access: PageAccess, drawings: DrawingsDep, view: str = "
     return HTMLResponse(html, headers={"X-State-Id": str(state_id)})
 
 
-async def visible_tables(request: Request, tables: Tables, finished: bool) -> list[TableRow]:
-    """The stored tables this browser may see: all of them on the machine running the
-    server, else the ones it holds a valid device cookie for (no join code, no access).
-    Read from the store, none opened (Tables.seen_with): one that cannot be opened is
-    listed as the server's own screen lists it, saying so once an open has found it."""
-    rows = await asyncio.to_thread(tables.store.tables, finished)
-    if is_local(request):
-        return rows
-    tokens = {
-        r.table_id: token for r in rows if (token := request.cookies.get(cookie_name(r.table_id)))
-    }
-    return await asyncio.to_thread(tables.seen_with, rows, tokens)
-
-
 @router.get("/history", response_class=HTMLResponse, dependencies=[ReadRate])
 async def history_page(
-    request: Request, tables: TablesDep, templates: TemplatesDep, pages: PagesDep
+    request: Request, tables: TablesDep, templates: TemplatesDep, pages: PagesDep, older: Older = 0
 ) -> Response:
-    """Finished games. The machine running the server sees all of them; another device
-    sees the games it has a cookie for (no join code, no access). A stored game that
-    cannot be shown is left out with a note naming it, never a 500. Drawn on the page
-    thread and kept while the same games are finished (long_pages.py)."""
-    rows = await visible_tables(request, tables, finished=True)
+    """Finished games, the latest finished first, HISTORY_GAMES of them (`older`: how many
+    later ones to pass over). The machine running the server sees all of them; another
+    device sees the games it has a cookie for (no join code, no access). A stored game
+    that cannot be shown is left out with a note naming it, never a 500. Drawn on the page
+    thread and kept while the same games are listed (long_pages.py). Each request read
+    every finished row (70-110 ms a request on 3,000 finished games with the page kept,
+    0.5 s to build it), so it reads one page of them (`visible_games`)."""
+    rows, total = await visible_games(request, tables, True, older, HISTORY_GAMES)
+    finished = listing_pages(older, total, HISTORY_GAMES)
 
     def build() -> bytes:
         games, notes = [], []
@@ -414,10 +421,11 @@ async def history_page(
                 games.append(history_entry(row))
             except ValueError as exc:
                 notes.append(f"A finished game (table {row.table_id}) cannot be shown: {exc}")
-        context = {"games": games, "notes": notes}
+        context = {"games": games, "notes": notes, "finished": finished}
         return render_page(templates, request, "history.html", context)
 
-    key = ("history", tuple((row.table_id, row.finished_at) for row in rows))
+    # the page says its place (the count, the links), so that is in its key with its rows
+    key = ("history", tuple(finished.items()), tuple((r.table_id, r.finished_at) for r in rows))
     return HTMLResponse(await pages.kept(key, build))
 
 
