@@ -244,12 +244,16 @@ class CameraHub:
         a real source plays."""
         return DEMO_TEACHES_NOTHING if self.runtime.plays_demo else None
 
+    @property
+    def served_table_id(self) -> str | None:
+        """The table the camera serves, as the follower last found it (None: none, or no
+        camera: what `new_table_line` names)."""
+        return self.feed.target_id if self.enabled else None
+
     def new_table_line(self, visible: Mapping[str, str]) -> str | None:
         """The start page's line on the camera (module function `new_table_line`); None
         without a camera."""
-        if not self.enabled:
-            return None
-        return new_table_line(self.feed.target_id, self.feed.hold, visible)
+        return new_table_line(self.served_table_id, self.feed.hold, visible)
 
     # -- life -----------------------------------------------------------------------------
     def start(self, loop: asyncio.AbstractEventLoop) -> None:

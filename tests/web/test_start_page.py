@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.table.access import hash_token
+from companion.table.camera_settings import CameraSettings
 from companion.web.app import create_app
 from companion.web.deps import cookie_name
 from companion.web.routes.pages import START_PAGE_GAMES
@@ -91,6 +93,38 @@ def test_another_device_lists_only_the_tables_its_cookies_name(
         page = host.get("/").text
         assert _listed(page) == [ours["table_id"]]
         assert "playing-more" not in page  # all of them are shown
+
+
+def _camera_line(page: str) -> str:
+    found = re.search(r'id="camera-line" role="status">([^<]*)</p>', page)
+    assert found is not None, "the start page has no camera line"
+    return found.group(1)
+
+
+def test_the_camera_line_names_its_table_beyond_the_games_listed(tmp_path: Path) -> None:
+    """The camera serves a game older than the START_PAGE_GAMES the start page lists: the
+    page names it to a browser that may see it (looked up by its id; it said "a game in
+    progress"), and to a device that has not joined it only as a game in progress."""
+    newest_first = stored_tables(tmp_path, START_PAGE_GAMES + 5, finished=False)
+    oldest = newest_first[-1]  # Ann1 and Bob's
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=False)))
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        tokens = {table_id: f"token-{table_id}" for table_id in newest_first}
+        for table_id, token in tokens.items():  # a host device at each table
+            app.state.tables.store.add_device(hash_token(token), table_id, True, None)
+        local.cookies.set(cookie_name(oldest), tokens[oldest])
+        assert local.post(f"/api/tables/{oldest}/camera/attach").status_code == 200
+        page = local.get("/").text
+        assert oldest not in _listed(page)
+        assert "The camera stays with Qwixx: Ann1, Bob:" in _camera_line(page)
+
+        device = TestClient(app, cookies={cookie_name(t): token for t, token in tokens.items()})
+        page = device.get("/").text
+        assert oldest not in _listed(page) and len(_listed(page)) == START_PAGE_GAMES
+        assert "The camera stays with Qwixx: Ann1, Bob:" in _camera_line(page)
+        stranger = TestClient(app).get("/").text
+        assert "The camera stays with a game in progress:" in _camera_line(stranger)
+        assert "Ann1" not in stranger
 
 
 def test_the_start_page_is_rate_limited_per_address(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from markupsafe import Markup
 from companion.rules.base import Reason, Rejection
 from companion.rules.registry import find_game
 from companion.table.access import hash_token
+from companion.table.camera_hub import CameraHub
 from companion.table.records import check_players
 from companion.table.store import TableRow
 from companion.table.tables import Tables
@@ -125,14 +126,11 @@ async def start_page(
     rows, total = await visible_games(request, tables, False, older, START_PAGE_GAMES)
     local = is_local(request)
     playing = [playing_entry(row, local, tables.damage(row.table_id)) for row in rows]
-    visible = {
-        str(t["table_id"]): f"{t['title']}: {t['players']}" for t in playing if "broken" not in t
-    }
     context = {
         "games_json": games_catalogue_json(),
         "playing": playing,
         "running": listing_pages(older, total, START_PAGE_GAMES),
-        "camera_line": request.app.state.camera.new_table_line(visible),
+        "camera_line": await camera_line(request, tables, playing),
         "local": local,  # the server's own screen: its calibration page is a link away
     }
     return templates.TemplateResponse(request, "start.html", context)
@@ -183,6 +181,41 @@ async def visible_games(
     return rows[skip : skip + limit], len(rows)
 
 
+async def visible_table(request: Request, tables: Tables, table_id: str) -> TableRow | None:
+    """The stored table `table_id` when this browser may see it (the rule of
+    `visible_games`): one lookup by its id, and one of its cookie's token."""
+    token = request.cookies.get(cookie_name(table_id))
+    local = is_local(request)
+
+    if not local and not token:
+        return None
+
+    def seen() -> TableRow | None:
+        row = tables.store.table(table_id)
+        if row is None or local or not token:
+            return row
+        return next(iter(tables.seen_with([row], {table_id: token})), None)
+
+    return await asyncio.to_thread(seen)
+
+
+async def camera_line(
+    request: Request, tables: Tables, playing: list[dict[str, object]]
+) -> str | None:
+    """The start page's line on the camera, naming the table it serves when this browser
+    may see it: among the games listed, or else looked up by its id (an older game than
+    the page lists was "a game in progress")."""
+    camera: CameraHub = request.app.state.camera
+    visible = {str(t["table_id"]): str(t["words"]) for t in playing if "words" in t}
+    served = camera.served_table_id
+    if served is not None and served not in visible:
+        row = await visible_table(request, tables, served)
+        entry = playing_entry(row, False, tables.damage(served)) if row is not None else {}
+        if "words" in entry:
+            visible[served] = str(entry["words"])
+    return camera.new_table_line(visible)
+
+
 def listing_problem(row: TableRow) -> str | None:
     """Why a stored table cannot be listed as a game (None: it can): what an older server
     or a damaged file left in its header."""
@@ -207,7 +240,8 @@ def playing_entry(row: TableRow, local: bool, damage: str | None) -> dict[str, o
     problem = listing_problem(row) or damage
     if problem is not None:
         return entry | {"title": "A stored game that cannot be opened", "broken": problem}
-    return entry | {"title": find_game(row.game).title, "players": ", ".join(row.players)}
+    title, players = find_game(row.game).title, ", ".join(row.players)
+    return entry | {"title": title, "players": players, "words": f"{title}: {players}"}
 
 
 @router.post("/t/{table_id}/remove", dependencies=[SameOrigin])
