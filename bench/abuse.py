@@ -237,8 +237,10 @@ async def dice_reader(
 async def page_reader(
     base: str, address: str, path: str, stop: float, seen: Counter[str], took: list[float]
 ) -> None:
-    """GET `path` in a loop with the long game's host cookie; waits out a 429's Retry-After
-    as a well-behaved client would (a hostile one gets the 429s, cheaply, instead)."""
+    """GET `path` in a loop with the long game's host cookie, each request as soon as the
+    last is answered: a 429 is counted and not waited out, as a hostile client would
+    loop (the figures count those 429s: what answering them costs the loop is part of the
+    abuse; docs/BENCHMARKS.md)."""
     transport = httpx.AsyncHTTPTransport(local_address=address)
     cookies = {f"tc_{LONG_TABLE}": LONG_TOKEN}
     async with httpx.AsyncClient(
