@@ -166,3 +166,16 @@ def test_the_help_says_what_it_is_and_how_long_each_command_takes() -> None:
     for command in ("serve", "calibrate", "read", "replay"):
         line = next(row for row in timings if row.strip().startswith(command + " "))
         assert re.search(r"second|minute|Ctrl\+C", line), line
+
+
+def test_the_package_runs_as_a_module() -> None:
+    # `python -m companion serve ...` is how a checkout without the installed script starts
+    done = subprocess.run(
+        [sys.executable, "-m", "companion", "replay", "docs/records/qwixx.json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == companion("replay", "docs/records/qwixx.json").stdout
