@@ -172,6 +172,15 @@ def test_a_lost_turn_is_told_in_words_with_the_shares() -> None:
     assert [p["roller"] for p in table["purses"]] == [False, True, False]
 
 
+def test_a_win_before_6_names_the_double_6s() -> None:
+    # only double 6s win before the number up reaches 6 (rulebook, "Outcomes"); the line
+    # said "Ann won on 1", which read as if the 1 had won
+    moves = [Pound(1), roll(("white", 6), ("white", 6))]
+    table = sheet_context(snapshot_of("sixes", NAMES, moves), 0, Viewer(0, False))["table"]
+    assert table["last_turn"]["result"] == "win"
+    assert table["last_turn"]["text"] == "Ann rolled double 6s on 1 and took the pot of 60"
+
+
 def test_the_last_roll_says_whose_roll_it_was(tmp_path: Path) -> None:
     """The players' tablets: "Last roll 4 6" stood right above "Ann lost on 1", so the new
     roller's safe roll read as the roll Ann lost on. The roll says whose it was and for

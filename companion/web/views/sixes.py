@@ -217,7 +217,10 @@ def _last_turn(end: TurnEnd | None, names: list[str]) -> dict[str, Any] | None:
         return None
     roller = names[end.roller]
     shares = [{"name": names[s], "coins": c} for s, c in zip(end.sharers, end.shares, strict=True)]
-    if end.result is TurnResult.WIN:
+    if end.result is TurnResult.WIN and end.number_up < 6:
+        # before 6 only double 6s win: "won on 1" read as if a 1 had won
+        text = f"{roller} rolled double 6s on {end.number_up} and took the pot of {end.pot}"
+    elif end.result is TurnResult.WIN:
         text = f"{roller} won on {end.number_up} and took the pot of {end.pot}"
     elif end.result is TurnResult.LOSS:
         if tuple(end.sharers) == (end.roller,):
