@@ -5,7 +5,10 @@
   open), else the most recently created open table, looked up again every second by the
   hub's follower so a throw never waits for a query. A game that plays on (an action in the
   last FOLLOW_IDLE_S) keeps the camera from a newer table too: anyone on the network may
-  start a table, and the re-probe took a running game's camera (and its picture) so. When
+  start a table, and the re-probe took a running game's camera (and its picture) so. A
+  restart keeps that too: the table served is stored, and restored while its game plays on,
+  by its last action's stored time; an imported record's actions are no play at the table
+  (Table.acted_at). When
   the table served ends, the camera does not go back to an older open table (an abandoned
   game of the evening before, which the players' trial saw take the camera): it waits for
   a newer one or a host's attach; nor does it follow a table started more than
@@ -42,6 +45,9 @@ logger = logging.getLogger(__name__)
 MODE_KEY = "camera_mode"
 MODES: tuple[Mode, ...] = ("auto", "sure", "confirm")
 ATTACH_KEY = "camera_table"  # server_settings: the table a host attached the camera to
+# server_settings: the table the camera served last, however it got there: a restart gives
+# it back while its game plays on ("" while it served none)
+SERVED_KEY = "camera_served"
 FOLLOW_MAX_AGE_S = 12 * 3600.0  # an open table started longer ago is not followed by itself
 FOLLOW_IDLE_S = 600.0  # a game with an action this recent keeps the camera from newer tables
 
@@ -161,7 +167,18 @@ class CameraFeed:
         if found != self._target:
             self._target = found
             logger.info("camera rolls go to table %s", found)
+            await self._store_served(found)
         return table
+
+    async def _store_served(self, table_id: str | None) -> None:
+        """Keep the table served for a restart (`restore`); a store in trouble only costs
+        that (the camera serves on)."""
+        try:
+            await asyncio.to_thread(
+                self.tables.store.set_server_setting, SERVED_KEY, table_id or ""
+            )
+        except Exception:
+            logger.warning("the table the camera serves was not stored", exc_info=True)
 
     def attached_to(self, table_id: str) -> bool:
         return self._target == table_id
@@ -184,23 +201,41 @@ class CameraFeed:
         self._explicit = table_id
         return await self.refresh()
 
-    async def restore_attachment(self) -> None:
-        """At start-up: attach the camera to the table a host attached it to before the
-        restart, while that table exists and is open; else leave the newest-table rule.
-        Never raises (a store in trouble only costs the attachment)."""
+    async def restore(self) -> None:
+        """At start-up, what the running server had: the table a host attached the camera
+        to, while it exists and is open; and the table the camera served, while its game
+        plays on (its last action, as stored, in the last FOLLOW_IDLE_S): a restart must
+        not hand a running game's camera to a newer table (the café owner's evening: an
+        imported record nobody played took it). Else the newest-table rule. Never raises
+        (a store in trouble only costs these)."""
         try:
-            table_id = await asyncio.to_thread(self.tables.store.server_setting, ATTACH_KEY)
-            if table_id is None:
-                return
-            table = await self.tables.get(table_id)
+            attached, served = await asyncio.to_thread(self._stored_choices)
+            if attached is not None:
+                await self._restore_attachment(attached)
+            if served:
+                await self._restore_served(served)
         except Exception:
-            logger.warning("the camera's attachment was not restored", exc_info=True)
-            return
+            logger.warning("the camera's table was not restored", exc_info=True)
+
+    def _stored_choices(self) -> tuple[str | None, str | None]:
+        store = self.tables.store
+        return store.server_setting(ATTACH_KEY), store.server_setting(SERVED_KEY)
+
+    async def _restore_attachment(self, table_id: str) -> None:
+        table = await self.tables.openable(table_id)
         if table is None or table.snapshot.finished:
             logger.info("camera was attached to table %s, now finished or gone", table_id)
             return
         self._explicit = table_id
         logger.info("camera attached to table %s again", table_id)
+
+    async def _restore_served(self, table_id: str) -> None:
+        table = await self.tables.openable(table_id)
+        if table is None or not plays_on(table):
+            return
+        self._target = table_id
+        self._followed_since = max(self._followed_since, table.created_at)
+        logger.info("camera rolls go to table %s again: its game plays on", table_id)
 
     # -- per-table mode -------------------------------------------------------------------
     async def mode(self, table_id: str, default: Mode) -> Mode:

@@ -453,6 +453,18 @@ class Store:
             for seq, action_id, kind, by, move in rows
         ]
 
+    def last_action_at(self, table_id: str, not_from: str = "") -> float | None:
+        """When the newest action of a table was stored (time.time()), leaving out those
+        whose action id starts with `not_from` (an import's: they came in a record, not
+        from play at this table); None without one."""
+        with self._guarded():
+            row = self._db.execute(
+                "SELECT MAX(created_at) FROM actions WHERE table_id = ?"
+                " AND (? = '' OR substr(action_id, 1, ?) != ?)",
+                (table_id, not_from, len(not_from), not_from),
+            ).fetchone()
+        return float(row[0]) if row and row[0] is not None else None
+
     # -- devices ------------------------------------------------------------------------
     def add_device(self, token_hash: str, table_id: str, host: bool, seat: int | None) -> None:
         with self._transaction("add_device") as db:

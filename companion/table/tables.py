@@ -41,7 +41,13 @@ from companion.table.access import (
     new_join_code,
     new_token,
 )
-from companion.table.dice import IMPORTED, DiceKeeper, DiceTally, imported_actions
+from companion.table.dice import (
+    IMPORT_ID_PREFIX,
+    IMPORTED,
+    DiceKeeper,
+    DiceTally,
+    imported_actions,
+)
 from companion.table.records import (
     MAX_RECORD_ACTIONS,
     ImportPlan,
@@ -176,6 +182,7 @@ class Table:
         devices: dict[str, Device],
         auto_pass: bool = True,
         token_finished_s: float = FINISHED_TOKEN_S,
+        acted_at: float | None = None,
     ) -> None:
         self.table_id = row.table_id
         self.code = row.code
@@ -207,10 +214,10 @@ class Table:
         self.dice: DiceKeeper | None = None  # the server's dice counts, changed per roll
         self.snapshot = self._take_snapshot()
         self.last_used = time.monotonic()  # Tables.get: an idle table leaves memory
-        # when its last action was made (time.time()); a game opened with actions counts
-        # from its opening (the log keeps no times): the camera stays with a game that
-        # plays on (companion.table.camera_feed)
-        self.acted_at: float | None = time.time() if session.actions else None
+        # when its last action was made at this table (time.time(), as stored; an
+        # imported record's actions are no play here, nor is opening it again after a
+        # restart): the camera stays with a game that plays on (companion.table.camera_feed)
+        self.acted_at = acted_at
         self.evicted = False  # left memory (Tables.evict_idle): this object writes nothing
 
     def is_idle(self, now: float, idle_s: float) -> bool:
@@ -941,6 +948,7 @@ class Tables:
             row = self.store.table(table_id) or row
         devices = self.store.devices(table_id)
         auto_pass = self.store.table_setting(table_id, AUTO_PASS_KEY) != "off"
+        acted_at = self.store.last_action_at(table_id, not_from=IMPORT_ID_PREFIX)
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
         return Table(
             row,
@@ -950,6 +958,7 @@ class Tables:
             devices,
             auto_pass,
             self.token_finished_s,
+            acted_at,
         )
 
     async def table_id_for_code(self, code: str) -> str | None:

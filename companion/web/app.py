@@ -209,7 +209,7 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
             camera.set_calibration(load_calibration(settings.camera.calibration))
         else:
             await camera.restore_calibration()  # the calibration page's last choice
-        await camera.feed.restore_attachment()  # before the first throw can be routed
+        await camera.feed.restore()  # before the first throw can be routed
         camera.start(asyncio.get_running_loop())
         try:
             yield

@@ -21,6 +21,7 @@ from companion.table.camera_settings import CameraSettings
 from companion.web.settings import Settings
 from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, wait_until, write_throw
 from tests.web.conftest import ServerProcess, free_port
+from tests.web.helpers import QWIXX_ROLL_7
 
 QWIXX = standard_dice_sets()["qwixx"]
 SIXTO = standard_dice_sets()["sixto"]
@@ -564,6 +565,64 @@ def test_the_camera_attachment_survives_a_restart(tmp_path: Path, clip_folder: P
         client = httpx.Client(base_url=server.base_url, timeout=10, cookies=cookies)
         wait_until(lambda: camera(client, newer)["attached"], 5, "the newest open table")
         assert not camera(client, older)["attached"]
+
+
+def test_a_restart_leaves_the_camera_with_the_game_that_plays_on(
+    tmp_path: Path, clip_folder: Path
+) -> None:
+    """The café owner's evening: the host of table A ends it, the camera moves by itself to
+    table B, B plays with the camera, and someone imports a record as table C (newer,
+    nobody plays there). The server restarts: B, played seconds ago, keeps the camera (the
+    running server's rule: a game with an action in the last 10 minutes keeps it), and C,
+    whose only actions came in the import, does not count as a game that plays on."""
+    clip_folder.mkdir()
+    reader = ClipReader()
+
+    def start() -> LiveServer:
+        settings = Settings(
+            port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=clip_folder)
+        )
+        server = LiveServer(settings, lambda: reader)
+        server.reader = reader  # type: ignore[attr-defined]
+        return server
+
+    with start() as server:
+        client = host_client(server)
+        first = new_table(client, "sixto")
+        assert client.post(f"/api/tables/{first}/camera/attach").status_code == 200
+        played = new_table(client, "qwixx")
+        assert client.post(f"/api/tables/{first}/end").status_code == 200
+        wait_until(lambda: camera(client, played)["attached"], 5, "the camera to move to B")
+        throw = render_throw(QWIXX, seed=733)
+        replay(server, client, played, clip_folder, throw)
+        assert rolls_in_log(server, played) == [("camera", sorted(throw.rest))]
+        record = {
+            "schema": 1,
+            "game": "qwixx",
+            "options": {"players": 2},
+            "players": ["Imp", "Ort"],
+            "actions": [{"by": "camera", "move": QWIXX_ROLL_7}],
+        }
+        imported = client.post("/api/import", json=record)
+        assert imported.status_code == 201, imported.text
+        idle = imported.json()["table_id"]
+        assert not camera(client, idle)["attached"]
+        cookies = dict(client.cookies)
+    for frame in clip_folder.iterdir():  # the clip played at start-up throws nothing
+        frame.unlink()
+
+    with start() as server:
+        client = httpx.Client(base_url=server.base_url, timeout=10, cookies=cookies)
+        wait_until(lambda: camera(client, played)["attached"], 5, "B to keep the camera")
+        assert not camera(client, idle)["attached"]
+        assert server.hub.feed.hold == "playing"
+        line = " ".join(client.get("/").text.split())
+        assert "The camera stays with Qwixx: P1, P2 while that game plays on" in line
+        # the imported table played on nobody's device: once B is over it takes the
+        # camera, as the newest open table, and holds it from no newer table
+        assert client.post(f"/api/tables/{played}/end").status_code == 200
+        wait_until(lambda: camera(client, idle)["attached"], 5, "C to get the camera")
+        assert server.hub.feed.hold is None
 
 
 def test_two_host_taps_sent_together_apply_one_roll(live: Any, clip_folder: Path) -> None:

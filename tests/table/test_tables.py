@@ -363,3 +363,29 @@ def test_joins_at_once_fill_a_table_to_its_limit_and_no_further(tmp_path: Path) 
             store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_tables_last_action_is_its_stored_time_and_an_import_is_no_play(
+    tmp_path: Path,
+) -> None:
+    """The camera keeps a game with a recent action (companion.table.camera_feed.plays_on):
+    a table opened again (a restart, or back in memory) keeps its last action's stored
+    time, not the time it was opened; an imported record's actions came from elsewhere."""
+    settings = Settings(data_dir=tmp_path)
+    first = create_app(settings)
+    with TestClient(first) as host:
+        played = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        act(host, played, QWIXX_ROLL_7, "roll-0001")
+        record = host.get(f"/api/tables/{played}/record").json()
+        imported = host.post("/api/import", json=record).json()["table_id"]
+        stored = first.state.tables.store.last_action_at(played)
+        cookies = dict(host.cookies)
+    assert stored is not None
+    app = create_app(settings)
+    with TestClient(app, cookies=cookies) as again:
+        tables = app.state.tables
+        assert again.portal.call(tables.get, played).acted_at == stored  # type: ignore[union-attr]
+        assert again.portal.call(tables.get, imported).acted_at is None  # type: ignore[union-attr]
+        passed = act(again, imported, {"kind": "pass", "player": 0}, "pass-0001")
+        assert passed.status_code == 200, passed.text
+        assert again.portal.call(tables.get, imported).acted_at is not None  # type: ignore[union-attr]
