@@ -576,23 +576,31 @@ class CameraHub:
                 else ""
             ),
             "sure_threshold": self.runtime.auto_apply_threshold,
+            # the game waits for a roll (a throw now is no re-roll, nor closes anyone's
+            # step): only then does a player's line say the camera watches for the next
+            # roll (a Sixto tablet said so while its player chose Keep or Re-roll)
+            "roll_due": not table.snapshot.finished and table.snapshot.turn.chance,
             "expects": list(throw.dice.colours) if throw else None,
             "kept": [[d.colour, d.value] for d in throw.dice.kept] if throw else [],
             "implies": implied_texts(table, throw.implied, self.describe) if throw else [],
             "pending": self._held_json(table, held) if held else None,
             "waiting_behind": self.held.waiting_count(table.table_id),
             "demo_waits_for": self.demo_waits_for(table) if attached else [],
-            **self._note_json(table),
+            **self._note_json(table, attached),
             "learning": self._learning_json(table),
             "finished": table.snapshot.finished,
             **self._finished_line(table),
         }
 
-    def _note_json(self, table: Table) -> dict[str, object]:
+    def _note_json(self, table: Table, attached: bool) -> dict[str, object]:
         """What the camera last did for the table; once its game is over no sentence (the
-        last "roll applied" read under "The game is over" as if the camera read on)."""
+        last "roll applied" read under "The game is over" as if the camera read on), nor
+        CAMERA_ELSEWHERE while the camera serves another table: the camera line says that
+        already (a player's tablet read "The camera watches another table." and "the camera
+        now serves another table" at once)."""
         note = self.intake.note_of(table.table_id).to_json()
-        if table.snapshot.finished:
+        elsewhere = not attached and note["note"] == CAMERA_ELSEWHERE
+        if table.snapshot.finished or elsewhere:
             note.update(note="", note_age_s=None)
         return note
 

@@ -241,3 +241,25 @@ def test_a_player_whose_throw_passes_both_steps_is_named_once(tmp_path: Path) ->
         assert implied_now() == ["Ann: pass, \N{MINUS SIGN}5 penalty"]
 
     with_qwixx_table(tmp_path, body)
+
+
+def test_the_camera_status_says_when_a_roll_is_due_not_only_what_a_throw_would_mean(
+    tmp_path: Path,
+) -> None:
+    """The café owner's trial: a tablet said "The camera is watching for the next roll."
+    while its players crossed (a throw then closes their step: `expects` holds dice). The
+    status says apart whether the game waits for a roll (`roll_due`)."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        await hub.feed.refresh()
+        status = await hub.status_json(table)
+        assert status["roll_due"] is True and status["expects"] == list(QWIXX)
+        await table.act_throw(QWIXX_ROLL, "0", "ann-rolls")
+        status = await hub.status_json(table)
+        assert status["roll_due"] is False  # the players cross
+        assert status["expects"] == list(QWIXX)  # a throw would close their step
+        await table.end_by_host()
+        assert (await hub.status_json(table))["roll_due"] is False
+
+    with_qwixx_table(tmp_path, body)

@@ -498,11 +498,12 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
                 )
             else:
                 assert learning["why"].startswith("The camera learns kitchen's dice, not this")
-        # the Qwixx table, which lost the camera to the newer Sixto table, says where it went
-        note = host.get(f"/api/tables/{qwixx}/camera").json()["note"]
-        # (no names: this table's devices need not be joined at the other one; no button
-        # either: its players have none, and its host's says what taking it back needs)
-        assert note == "the camera now serves another table"
+        # the Qwixx table lost the camera to the newer Sixto table: its camera line says so
+        # (camera.js: "The camera watches another table."), once: the note that told of
+        # the move ("the camera now serves another table") is not said beside it
+        status = host.get(f"/api/tables/{qwixx}/camera").json()
+        assert status["attached"] is False and status["note"] == ""
+        assert server.hub.intake.note_of(qwixx).text == "the camera now serves another table"
         # its host takes it back: the note says so, and the Sixto table says where it went
         assert host.post(f"/api/tables/{qwixx}/camera/attach").status_code == 200
         assert host.get(f"/api/tables/{qwixx}/camera").json()["note"] == (
@@ -511,8 +512,8 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
         assert "The camera stays with Qwixx: Ann, Bob: its host attached it there" in (
             host.get("/").text
         )
-        note = host.get(f"/api/tables/{table_id}/camera").json()["note"]
-        assert note == "the camera now serves another table"
+        status = host.get(f"/api/tables/{table_id}/camera").json()
+        assert status["attached"] is False and status["note"] == ""
 
 
 @pytest.mark.parametrize(

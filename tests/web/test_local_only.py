@@ -119,7 +119,10 @@ def test_a_table_that_lost_a_held_camera_offers_no_button_that_cannot_work(
         local = TestClient(app, client=THE_SERVER_ITSELF, cookies=lan.cookies)
         assert local.post(f"/api/tables/{second}/camera/attach").status_code == 200
         status = lan.get(f"/api/tables/{first}/camera").json()
-        assert status["note"] == "the camera now serves another table"
+        # said once, by the camera line (camera.js: "The camera watches another table.", the
+        # host's "this table does not get camera rolls"), not again as the note "the camera
+        # now serves another table" beside it
+        assert status["attached"] is False and status["note"] == ""
         assert status["take_back_refused"] == (
             "the camera serves another table (its host attached it there): it comes here "
             "when that game ends, or from the server machine"

@@ -29,6 +29,7 @@
   const addButton = fixBox.querySelector("[data-fix-add]");
   const removeButton = fixBox.querySelector("[data-fix-remove]");
   const toast = document.getElementById("toast");
+  const OFFLINE = "Offline: the camera's state shows again when the table is back.";
   const COLOURS = ["white", "red", "yellow", "green", "blue", "orange", "purple", "black", "pink", "brown", "grey", "teal"];
   let current = null; // the last status body
   let chosenDie = null; // index of the held die being fixed
@@ -412,7 +413,9 @@
     if ((body.demo_waits_for || []).length) return "The camera waits until everyone has a seat.";
     // a video or folder played to its end reads nothing more until the host restarts it
     if (body.status && body.status.ended) return "The camera's recording has ended: enter rolls by tapping the dice (the host may restart it).";
-    if (body.expects) return "The camera is watching for the next roll.";
+    // only while the game waits for a roll: while players choose or cross a throw would
+    // still mean something (a re-roll, their passes), but nobody waits for one
+    if (body.roll_due) return "The camera is watching for the next roll.";
     return "The camera is on; it waits while players act.";
   }
 
@@ -461,6 +464,15 @@
     if (picture && !picture.src && body.enabled) nextPicture();
   }
 
+  // the server cannot be reached: the last state read may be stale, so the line claims
+  // nothing about the camera (a tablet said "The camera is watching for the next roll."
+  // with the server stopped); the next answer draws it again
+  function showOffline() {
+    statusEl.dataset.cameraState = "offline";
+    statusEl.textContent = OFFLINE;
+    if (modeLine) modeLine.hidden = true;
+  }
+
   function noteAge(seconds) {
     if (!(seconds >= 60)) return "";
     const minutes = Math.round(seconds / 60);
@@ -471,7 +483,9 @@
     try {
       const response = await fetch(`/api/tables/${tableId}/camera`, {credentials: "same-origin"});
       if (response.ok) render(await response.json());
-    } catch (error) { /* offline: the next poll tries again */ }
+    } catch (error) {
+      showOffline(); // the next poll tries again
+    }
   }
 
   // -- the fix dialog: a tapped die, or a tapped empty spot (a missed die) ---------------
