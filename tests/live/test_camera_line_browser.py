@@ -7,7 +7,8 @@ the camera status each page polls is the server's, with the camera's state set b
   still mean something (`expects`): a Sixto tablet said so through Keep or Re-roll.
 - While the page cannot reach the server the line claims nothing about the camera: the
   tablets kept saying it watched with the server stopped.
-- A table the camera does not serve says so on its line.
+- A table the camera does not serve shows no live picture (it is the other table's, on the
+  server machine too) and its line says so.
 """
 
 from __future__ import annotations
@@ -81,8 +82,14 @@ def test_the_camera_line_says_only_what_is_true(browser: Any, server: ServerProc
     camera.down = False
     line_is(sheet, "The camera is watching for the next roll.")
 
-    # the camera serves another table: the line says so
+    # the host's page (loopback: the server machine) shows the picture of its own camera
+    table = host.new_page()
+    table.goto(f"{server.base_url}/t/{table_id}")
+    table.wait_for_selector("#camera-view:not([hidden])", timeout=10000)
+    # ... and none once the camera serves another table; the lines say so, once each
     camera.fields = {"attached": False, "roll_due": True, "expects": QWIXX, "note": ""}
+    table.wait_for_selector("#camera-view[hidden]", state="attached", timeout=10000)
+    line_is(table, "camera 0 · 10 fps · this table does not get camera rolls")
     line_is(sheet, "The camera watches another table.")
     for context in (host, player):
         context.unroute_all(behavior="ignoreErrors")  # a poll under way as the pages close

@@ -131,5 +131,9 @@ def test_a_table_that_lost_a_held_camera_offers_no_button_that_cannot_work(
         assert taken.status_code == 403
         assert taken.json()["message"] == status["take_back_refused"]
         assert local.get(f"/api/tables/{first}/camera").json()["take_back_refused"] is None
+        # nor does the server machine get the other table's live picture at A (beside
+        # "this table does not get camera rolls" it read as A's)
+        picture = local.get(f"/t/{first}/camera.jpg")
+        assert picture.status_code == 404 and "another table" in picture.text
         # the table the camera serves has nothing to take back
         assert lan.get(f"/api/tables/{second}/camera").json()["take_back_refused"] is None

@@ -133,11 +133,13 @@ def require_host(access: ApiAccess) -> None:
 
 # -- the camera of a table ---------------------------------------------------------------
 @router.get("/t/{table_id}/camera.jpg")
-async def camera_picture(request: Request, access: ApiAccess, hub: HubDep) -> Response:
+async def camera_picture(access: ApiAccess, hub: HubDep) -> Response:
     """The latest camera frame with every die outlined, value and colour (JPEG); only for
-    the table the camera serves (or on the server machine): anyone may start a table, and
-    the camera shows another table's game and players."""
-    if not hub.feed.attached_to(access.table.table_id) and not is_local(request):
+    the table the camera serves: anyone may start a table, and the camera shows another
+    table's game and players. Not on the server machine either: beside "this table does
+    not get camera rolls" the other table's live picture read as this table's (the
+    calibration page shows the camera's picture there)."""
+    if not hub.feed.attached_to(access.table.table_id):
         raise HTTPException(status_code=404, detail="the camera serves another table")
     jpeg = hub.runtime.preview_jpeg()
     if jpeg is None:

@@ -75,8 +75,10 @@
   }
 
   // -- the picture: the next frame is asked for when the last one arrived ---------------
+  let pictureLoop = false; // a picture is asked for, or its next one waits
   function nextPicture() {
-    if (!picture || !current || !current.enabled) return;
+    pictureLoop = Boolean(picture && current && current.enabled && current.attached);
+    if (!pictureLoop) return; // started again by render once this table has the camera
     frame += 1;
     picture.src = `/t/${tableId}/camera.jpg?n=${frame}`;
   }
@@ -443,8 +445,9 @@
     }
     // the host reads the technical line; a player the camera's state in words
     statusEl.textContent = body.viewer && body.viewer.host ? line : inWords(body);
-    // no camera: no picture box (it would stay empty), a note on how rolls get in instead
-    if (pictureView) pictureView.hidden = !body.enabled;
+    // no camera: no picture box (it would stay empty), a note on how rolls get in instead;
+    // nor at a table the camera does not serve (its picture is another table's game)
+    if (pictureView) pictureView.hidden = !body.enabled || !body.attached;
     if (offNote) offNote.hidden = !!body.enabled;
     noteEl.textContent = body.note || "";
     // an old note says it is old (the server's clock: a tablet's may differ)
@@ -461,7 +464,7 @@
     panel.querySelectorAll("input[name=camera-mode]").forEach((radio) => {
       radio.checked = radio.value === body.mode;
     });
-    if (picture && !picture.src && body.enabled) nextPicture();
+    if (!pictureLoop && body.enabled && body.attached) nextPicture();
   }
 
   // the server cannot be reached: the last state read may be stale, so the line claims
