@@ -50,6 +50,9 @@ ATTACH_KEY = "camera_table"  # server_settings: the table a host attached the ca
 SERVED_KEY = "camera_served"
 FOLLOW_MAX_AGE_S = 12 * 3600.0  # an open table started longer ago is not followed by itself
 FOLLOW_IDLE_S = 600.0  # a game with an action this recent keeps the camera from newer tables
+# rows the follower reads at a time (it read every running table's row each second, 3,000
+# on a busy café's store); the first open one is nearly always the first row
+FOLLOW_PAGE_ROWS = 16
 
 
 def plays_on(table: Table, now: float | None = None) -> bool:
@@ -143,16 +146,22 @@ class CameraFeed:
             table = await self.tables.openable(self._target)
             if table is not None and plays_on(table):
                 return table
-        rows = await asyncio.to_thread(self.tables.store.tables, False)  # newest first
+        # never older than the table served before: the camera does not go back
         oldest = max(self._followed_since, time.time() - FOLLOW_MAX_AGE_S)
-        for row in rows:
-            if row.created_at < oldest:
-                break  # older than the table served before: the camera does not go back
-            table = await self.tables.openable(row.table_id)
-            if table is not None and not table.snapshot.finished:
-                self._followed_since = max(self._followed_since, row.created_at)
-                return table
-        return None
+        store = self.tables.store
+        skip = 0
+        while True:  # a page of the newest running rows at a time, not every stored row
+            rows = await asyncio.to_thread(
+                store.running_tables_since, oldest, FOLLOW_PAGE_ROWS, skip
+            )
+            for row in rows:
+                table = await self.tables.openable(row.table_id)
+                if table is not None and not table.snapshot.finished:
+                    self._followed_since = max(self._followed_since, row.created_at)
+                    return table
+            if len(rows) < FOLLOW_PAGE_ROWS:
+                return None
+            skip += len(rows)
 
     async def refresh(self) -> Table | None:
         """Look up the target table afresh (the follower calls this every second)."""

@@ -385,6 +385,20 @@ class Store:
             ).fetchall()
         return [r for r in (_table_row(row) for row in rows) if r is not None], int(total)
 
+    def running_tables_since(
+        self, created_at_least: float, limit: int, skip: int = 0
+    ) -> list[TableRow]:
+        """The running tables created at `created_at_least` or later, newest first, `skip`
+        passed over and at most `limit` read (the index tables_by_finish): the camera's
+        follower asks every second, and the newest open table is nearly always the first."""
+        with self._guarded():
+            rows = self._db.execute(
+                f"SELECT * FROM tables WHERE {_RUNNING} AND created_at >= ?"  # noqa: S608
+                " ORDER BY created_at DESC LIMIT ? OFFSET ?",
+                (created_at_least, limit, skip),
+            ).fetchall()
+        return [r for r in (_table_row(row) for row in rows) if r is not None]
+
     def tables_among(self, table_ids: Sequence[str], finished: bool) -> list[TableRow]:
         """The running (or the finished) tables of `table_ids` (a browser's cookies name
         them), newest first (`_NEWEST_FIRST`): one lookup by key each, whatever else is

@@ -18,7 +18,7 @@ from companion.rules.base import DiceSpec, Die, Move, Rejection, Roll, Throw
 from companion.rules.qwixx import Cross
 from companion.rules.session import CAMERA
 from companion.table.camera_decision import decide_throw
-from companion.table.camera_feed import FOLLOW_IDLE_S, CameraFeed
+from companion.table.camera_feed import FOLLOW_IDLE_S, FOLLOW_PAGE_ROWS, CameraFeed
 from companion.table.camera_hub import CameraHub, implied_texts
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import CameraRoll, HeldReading
@@ -166,6 +166,24 @@ def test_the_camera_does_not_go_back_to_an_older_table_when_its_game_ends(tmp_pa
         assert await feed.refresh() is newer
         await feed.attach(abandoned.table_id)  # a host may still take it there
         assert feed.attached_to(abandoned.table_id)
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_the_follower_reads_the_newest_rows_not_every_stored_table(tmp_path: Path) -> None:
+    """A maintainer's look at the fifth probe: the follower read every running table's row
+    each second (3,000 on a busy store). It reads the newest a page at a time, and still
+    passes over rows it cannot open to the newest open table below them."""
+
+    async def body(tables: Tables, oldest: Table) -> None:
+        def read_everything(*args: object, **kwargs: object) -> None:
+            raise AssertionError("the follower read every stored table")
+
+        tables.store.tables = read_everything  # type: ignore[method-assign]
+        feed = CameraFeed(tables)
+        for n in range(FOLLOW_PAGE_ROWS + 3):  # newer tables the follower cannot open
+            tables.store.create_table(f"gone{n}", f"GONE{n:02d}", "no-such-game", {}, ["Eve"])
+        assert await feed.refresh() is oldest
 
     with_qwixx_table(tmp_path, body)
 
