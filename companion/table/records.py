@@ -160,6 +160,15 @@ def new_table_options(game: Game[object, object], data: Mapping[str, object]) ->
     return game.parse_options({**encode(game.options_for(players)), **drawn, **data})
 
 
+def next_game_options(game: Game[object, object], options: object) -> dict[str, object]:
+    """The options of a game played again (Tables.play_again): the finished game's own,
+    less the seeds the game draws at random (`Game.seed_options`: Sixis' deal), so
+    `new_table_options` draws them afresh and the next game is not the same deal again."""
+    encoded = encode(options)
+    assert isinstance(encoded, dict)
+    return {name: value for name, value in encoded.items() if name not in game.seed_options}
+
+
 def seat_count(game: Game[object, object], options: object) -> int:
     return len(game.scores(game.setup(options)))
 

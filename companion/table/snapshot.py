@@ -27,6 +27,9 @@ class Snapshot:
     step_id: int = 0  # the state id at which the current step began (Session.step_id)
     # the table's option: the next roll passes for those who have not acted (Throw.closes)
     auto_pass: bool = True
+    # the table the host started to play this game again (Tables.play_again), once there is
+    # one: a finished screen points its devices there
+    next_table: str | None = None
 
     @property
     def finished(self) -> bool:

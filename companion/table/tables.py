@@ -57,6 +57,7 @@ from companion.table.records import (
     check_players,
     history_summary,
     new_table_options,
+    next_game_options,
     plan_import,
     seat_count,
     summary_of,
@@ -109,6 +110,7 @@ FINISHED_TOKEN_S = 12 * 3600.0  # Settings.finished_token_s: tokens live on afte
 REPLAY_SLICE_S = 0.001
 REPLAY_PAUSE_S = 0.001
 AUTO_PASS_KEY = "auto_pass"  # table_settings: "off" when the next roll passes for nobody
+NEXT_TABLE_KEY = "next_table"  # table_settings: the table that plays this game again
 
 
 def table_full_words(limit: int) -> str:
@@ -183,6 +185,7 @@ class Table:
         auto_pass: bool = True,
         token_finished_s: float = FINISHED_TOKEN_S,
         acted_at: float | None = None,
+        next_table: str | None = None,
     ) -> None:
         self.table_id = row.table_id
         self.code = row.code
@@ -208,6 +211,8 @@ class Table:
         self.finished_at = row.finished_at
         self.token_finished_s = token_finished_s
         self.auto_pass = auto_pass
+        # the table the host started to play this game again (Tables.play_again), stored
+        self.next_table_id = next_table
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -268,6 +273,7 @@ class Table:
             ended_by_host=self._ended_by_host,
             step_id=s.step_id,
             auto_pass=self.auto_pass,
+            next_table=self.next_table_id,
         )
 
     # -- devices ------------------------------------------------------------------------
@@ -341,16 +347,56 @@ class Table:
                     raise Rejection(
                         Reason.MALFORMED, "no_such_seat", f"there is no seat {seat + 1}"
                     )
-                holder = self._seated.get(seat)
-                if holder is not None and holder != token_hash:
-                    raise Rejection(
-                        Reason.NOT_ALLOWED,
-                        "seat_taken",
-                        f"{self.session.players[seat]}'s seat is already taken on another "
-                        "device; the host can free it",
-                    )
+                self._refuse_taken_seat(seat, token_hash)
             await to_the_end(self._bind_seat(token_hash, Device(self.table_id, device.host, seat)))
             return True
+
+    def _refuse_taken_seat(self, seat: int, token_hash: str | None) -> None:
+        """Refuse `seat` when a device other than `token_hash`'s holds it."""
+        holder = self._seated.get(seat)
+        if holder is not None and holder != token_hash:
+            raise Rejection(
+                Reason.NOT_ALLOWED,
+                "seat_taken",
+                f"{self.session.players[seat]}'s seat is already taken on another "
+                "device; the host can free it",
+            )
+
+    async def carry_over(
+        self, before: Viewer, held: str | None, limit: int | None = None
+    ) -> tuple[str, Viewer]:
+        """A device of the game this table plays again (`before`: what it was there, its
+        token checked by the caller) comes here as it was: the host's device as a host, a
+        seated one at the same seat, a watching one as a viewer. `held`: the token it may
+        hold here already (a second tap; one made on another screen), used again. Its
+        token here and what it is; a seat another device holds is refused (`seat_taken`)
+        before any device is made."""
+        token = held if held and self.viewer(held) is not None else None
+        if token is None:
+            if before.seat is not None:
+                self._refuse_taken_seat(before.seat, None)
+            token = await self.add_device(before.host, limit)
+        now = self.viewer(token)
+        if before.seat is not None and now is not None and now.seat is None:
+            await self.take_seat(token, before.seat)
+        after = self.viewer(token)
+        assert after is not None
+        return token, after
+
+    async def set_next_table(self, table_id: str) -> None:
+        """The table that plays this game again: stored before it holds (a finished page
+        loaded after a restart still points there), then every screen redraws with it."""
+        async with self._lock:
+            self._check_loaded()
+            await to_the_end(self._store_next_table(table_id))
+
+    async def _store_next_table(self, table_id: str) -> None:
+        await asyncio.to_thread(
+            self._store.set_table_setting, self.table_id, NEXT_TABLE_KEY, table_id
+        )
+        self.next_table_id = table_id
+        self._publish()
+        self._redraw_all()
 
     async def _bind_seat(self, token_hash: str, device: Device) -> None:
         await asyncio.to_thread(self._store.bind_seat, token_hash, device.seat)
@@ -745,6 +791,7 @@ class Tables:
         self._damaged: dict[str, TableLoadError] = {}  # tables that cannot be opened
         self._loop: asyncio.AbstractEventLoop | None = None
         self._load_lock = asyncio.Lock()
+        self._play_again_lock = asyncio.Lock()  # one next table per finished game
         # one thread replays the tables opened from the store and reads the dice counts at
         # start-up, so several at once queue there instead of each taking a thread that
         # competes with the event loop for the interpreter
@@ -949,6 +996,7 @@ class Tables:
         devices = self.store.devices(table_id)
         auto_pass = self.store.table_setting(table_id, AUTO_PASS_KEY) != "off"
         acted_at = self.store.last_action_at(table_id, not_from=IMPORT_ID_PREFIX)
+        next_table = self.store.table_setting(table_id, NEXT_TABLE_KEY)
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
         return Table(
             row,
@@ -959,6 +1007,7 @@ class Tables:
             auto_pass,
             self.token_finished_s,
             acted_at,
+            next_table,
         )
 
     async def table_id_for_code(self, code: str) -> str | None:
@@ -987,6 +1036,28 @@ class Tables:
             self._tables[table_id] = table
         self._tell_added(table_id)
         return table
+
+    async def play_again(self, finished: Table) -> tuple[Table, bool]:
+        """The table that plays `finished` again: the same game, its options (a seed the
+        game draws at random drawn afresh: records.next_game_options), the same names in
+        the same seats; linked from `finished` (stored: Table.set_next_table). A second
+        call gets the table the first made; whether this call made it. Raises Rejection
+        (`game_not_over`) while `finished` still runs."""
+        async with self._play_again_lock:
+            if finished.next_table_id is not None:
+                made = await self.openable(finished.next_table_id)
+                if made is not None:
+                    return made, False
+            if not finished.snapshot.finished:
+                raise Rejection(
+                    Reason.NOT_ALLOWED,
+                    "game_not_over",
+                    "this game is still running: play it again once it is over",
+                )
+            options = next_game_options(finished.game, finished.session.options)
+            table = await self.create(finished.game.name, options, list(finished.snapshot.players))
+            await finished.set_next_table(table.table_id)
+            return table, True
 
     def _tell_added(self, table_id: str) -> None:
         for listener in list(self.added):

@@ -156,8 +156,16 @@ class LiveDrawings:
 
 def render_key(snapshot: Snapshot, viewer: Viewer, mode: str) -> tuple[Any, ...]:
     """What a fragment depends on besides the snapshot's state id: screens with equal keys
-    get the same HTML. `ended_by_host` is in it because the host's end keeps the state id."""
-    return (snapshot.state_id, snapshot.ended_by_host, mode, viewer.seat, viewer.host)
+    get the same HTML. `ended_by_host` and `next_table` are in it because the host's end and
+    the host's "Play again" keep the state id."""
+    return (
+        snapshot.state_id,
+        snapshot.ended_by_host,
+        snapshot.next_table,
+        mode,
+        viewer.seat,
+        viewer.host,
+    )
 
 
 def render_live(

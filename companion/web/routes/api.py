@@ -20,6 +20,7 @@ from companion.rules.session import RecordError
 from companion.table.access import (
     ActionBudget,
     DeviceRateLimiter,
+    Viewer,
     actor_for,
     hash_token,
     normalise_code,
@@ -197,6 +198,8 @@ def state_payload(snapshot: Snapshot, seat: int | None) -> dict[str, Any]:
             else None
         ),
         "finished": snapshot.finished,
+        # the table the host started to play this game again (POST .../next_seat goes there)
+        "next_table": snapshot.next_table,
         "state": game.state_to_json(snapshot.state),
         "legal_moves": [json.loads(move_attr(game, m)) for m in legal],
     }
@@ -516,6 +519,94 @@ async def end_game(access: ApiAccess) -> dict[str, Any]:
     require_host(access)
     await access.table.end_by_host()
     return {"finished": True}
+
+
+def next_game_url(table_id: str, viewer: Viewer) -> str:
+    """Where a device carried to the next game goes: its sheet, the host's table view, or
+    (a screen that only watched, a TV) the scoreboard."""
+    if viewer.seat is not None:
+        return f"/t/{table_id}/sheet"
+    return f"/t/{table_id}" if viewer.host else f"/t/{table_id}/board"
+
+
+def _carried(new: Table, token: str, viewer: Viewer, settings: Settings, status: int) -> Response:
+    body = {
+        "table_id": new.table_id,
+        "code": new.code,
+        "seat": viewer.seat,
+        "host": viewer.host,
+        "url": next_game_url(new.table_id, viewer),
+    }
+    response = Response(json.dumps(body), status_code=status, media_type="application/json")
+    set_device_cookie(response, settings, new.table_id, token)
+    return response
+
+
+@router.post(
+    "/tables/{table_id}/play_again", status_code=201, dependencies=[Depends(check_table_rate)]
+)
+async def play_again(
+    access: ApiAccess, request: Request, tables: TablesDep, settings: SettingsDep
+) -> Response:
+    """The host plays a finished game again: a new table of the same game and options, the
+    same names in the same seats (Tables.play_again); the host's device is its host (and
+    keeps its seat, if it had one). Every device of this table is shown the way there on
+    its finished screen (`next_seat`). 201 when made, 200 when an earlier tap made it."""
+    require_host(access)
+    new, made = await tables.play_again(access.table)
+    held = request.cookies.get(cookie_name(new.table_id))
+    token, viewer = await new.carry_over(access.viewer, held)
+    return _carried(new, token, viewer, settings, 201 if made else 200)
+
+
+NOT_AT_THIS_TABLE = (
+    "only a device that was at this game may take its seat in the next one this way; "
+    "ask the host for the next game's join code"
+)
+
+
+@router.post("/tables/{table_id}/next_seat")
+async def next_seat(
+    table_id: Annotated[str, Path(max_length=64)],
+    request: Request,
+    tables: TablesDep,
+    settings: SettingsDep,
+) -> Response:
+    """A device of this finished game takes its place at the game the host started to play
+    it again, in one tap and without a join code: its same seat (a watching screen: a
+    viewer, sent to the scoreboard; the host's device: its host). Only a device holding
+    this table's valid token (403 `not_at_this_table` otherwise: the network is shared);
+    404 `no_next_game` before the host started one; 403 `seat_taken` when another device
+    sits there already."""
+    table = await opened(tables, table_id, request)
+    token = request.cookies.get(cookie_name(table_id), "")
+    viewer = table.viewer(token) if table is not None else None
+    if table is None or viewer is None:
+        raise HTTPException(
+            status_code=403,
+            detail={
+                "reason": str(Reason.NOT_ALLOWED),
+                "rule": "not_at_this_table",
+                "message": NOT_AT_THIS_TABLE,
+            },
+        )
+    refusal = too_fast(request.app.state.device_limiter, token)
+    if refusal is not None:
+        retry = str(int(refusal["retry_after"]) + 1)
+        raise HTTPException(status_code=429, detail=refusal, headers={"Retry-After": retry})
+    new = await opened(tables, table.next_table_id, request) if table.next_table_id else None
+    if new is None:
+        raise HTTPException(
+            status_code=404,
+            detail={
+                "reason": str(Reason.NOT_ALLOWED),
+                "rule": "no_next_game",
+                "message": "the host has not started a next game from this one",
+            },
+        )
+    held = request.cookies.get(cookie_name(new.table_id))
+    token, now = await new.carry_over(viewer, held, settings.max_table_devices)
+    return _carried(new, token, now, settings, 200)
 
 
 class AutoPassRequest(Strict):

@@ -414,6 +414,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         ],
         "undo": undo_allowed,
         "outcome": _outcome(snapshot) if snapshot.finished else None,
+        "next_game": next_game(snapshot, viewer, mode),
         "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},
     }
 
@@ -538,6 +539,26 @@ def _roll_entry(
         "closes": _passes_for(snapshot, passing, penalised) if not turn.chance else "",
         "roller": snapshot.players[throw.roller] if throw.roller is not None else "",
     }
+
+
+def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object] | None:
+    """On a finished game's screen, the way to the game played again: before the host
+    started it, the host's "Play again" (its table view only); after, each device's one
+    tap to its place there (its seat, or the board of a screen that watched). None while
+    the game runs, and on a sheet whose seat was freed (its device left the table)."""
+    if not snapshot.finished or (mode == "sheet" and viewer.seat is None):
+        return None
+    if snapshot.next_table is None:
+        if viewer.host and mode == "table":
+            return {"ready": False, "text": "Play again with the same players"}
+        return None
+    if viewer.seat is not None:
+        text = "Next game ready: tap to take your seat"
+    elif viewer.host:
+        text = "Next game ready: tap to open its table"
+    else:
+        text = "Next game ready: tap to open its scoreboard"
+    return {"ready": True, "text": text, "table_id": snapshot.next_table}
 
 
 def _outcome(snapshot: Snapshot) -> dict[str, object]:

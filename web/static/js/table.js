@@ -327,6 +327,20 @@
       .catch(() => showToast("not sent: the server cannot be reached. Nothing changed; try again when the banner says live"));
   }
 
+  // -- the game played again -------------------------------------------------------------
+  // the host's "Play again" (a new table of the same game, the same players in the same
+  // seats), and each device's one tap from its finished screen to its place there: the
+  // server answers with where this device now goes (its sheet, the host's table, a board)
+  function goToNextGame(path) {
+    fetch(`/api/tables/${tableId}/${path}`, {method: "POST", credentials: "same-origin"})
+      .then(async (r) => {
+        const data = await r.json().catch(() => ({}));
+        if (r.ok && data.url) location.assign(data.url);
+        else showToast(data.message || "refused");
+      })
+      .catch(() => showToast("not sent: the server cannot be reached; try again when the banner says live"));
+  }
+
   // -- dice entry -----------------------------------------------------------------------
   function rollBox() { return live.querySelector(".roll-entry"); }
 
@@ -433,6 +447,10 @@
       submitRoll(target);
     } else if (target.hasAttribute("data-undo")) {
       send("undo", {}, target);
+    } else if (target.hasAttribute("data-play-again")) {
+      goToNextGame("play_again");
+    } else if (target.hasAttribute("data-next-seat")) {
+      goToNextGame("next_seat");
     } else if (target.hasAttribute("data-host-end")) {
       hostPost("end");
     } else if (target.dataset.hostFree !== undefined) {

@@ -1,0 +1,180 @@
+"""Playing a finished game again (api.py play_again, next_seat; Tables.play_again): a new
+table of the same game, options and names in the same seats; every device of the finished
+game (and only those) takes its place there in one tap; the link survives a restart."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from companion.web.app import create_app
+from companion.web.settings import Settings
+from tests.web.helpers import create_table, seat_player
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Any:
+    return create_app(Settings(data_dir=tmp_path))
+
+
+@pytest.fixture
+def host(app: Any) -> Iterator[TestClient]:
+    with TestClient(app) as client:
+        yield client
+
+
+@pytest.fixture
+def ended(app: Any, host: TestClient) -> dict[str, Any]:
+    """A 3-player Qwixx table the host ended: Ann at seat 0, Bob at seat 1 (Cat never sat
+    down), and a TV that joined without a seat."""
+    table = create_table(host, "qwixx", ["Ann", "Bob", "Cat"], {"players": 3})
+    ann, bob, tv = TestClient(app), TestClient(app), TestClient(app)
+    seat_player(ann, table["code"], table["table_id"], 0)
+    seat_player(bob, table["code"], table["table_id"], 1)
+    assert tv.post("/api/join", json={"code": table["code"]}).status_code == 200
+    assert host.post(f"/api/tables/{table['table_id']}/end").status_code == 200
+    return {**table, "ann": ann, "bob": bob, "tv": tv, "host": host}
+
+
+def state(client: TestClient, table_id: str) -> dict[str, Any]:
+    response = client.get(f"/api/tables/{table_id}/state")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_the_host_plays_a_finished_game_again_with_the_same_players(
+    ended: dict[str, Any],
+) -> None:
+    old, host = ended["table_id"], ended["host"]
+    response = host.post(f"/api/tables/{old}/play_again")
+    assert response.status_code == 201, response.text
+    new = response.json()
+    assert new["table_id"] != old and new["code"] != ended["code"]
+    assert new["url"] == f"/t/{new['table_id']}" and new["host"] is True
+    after = state(host, new["table_id"])  # the host's device is the new table's host
+    assert after["viewer"] == {"seat": None, "host": True}
+    assert after["game"] == "qwixx" and after["players"] == ["Ann", "Bob", "Cat"]
+    assert not after["finished"] and after["state_id"] == 0
+    assert state(host, old)["next_table"] == new["table_id"]
+    # a second tap (or another host screen) gets the same next game, not a third table
+    again = host.post(f"/api/tables/{old}/play_again")
+    assert again.status_code == 200 and again.json()["table_id"] == new["table_id"]
+
+
+def test_only_the_host_plays_again_and_only_a_game_that_is_over(app: Any, host: TestClient) -> None:
+    table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+    tid = table["table_id"]
+    ann = TestClient(app)
+    seat_player(ann, table["code"], tid, 0)
+    running = host.post(f"/api/tables/{tid}/play_again")
+    assert running.status_code == 403 and running.json()["rule"] == "game_not_over"
+    assert host.post(f"/api/tables/{tid}/end").status_code == 200
+    by_player = ann.post(f"/api/tables/{tid}/play_again")
+    assert by_player.status_code == 403 and by_player.json()["rule"] == "host_only"
+
+
+def test_each_device_takes_its_same_place_in_the_next_game_in_one_request(
+    ended: dict[str, Any],
+) -> None:
+    old, ann, bob, tv = ended["table_id"], ended["ann"], ended["bob"], ended["tv"]
+    before = ann.post(f"/api/tables/{old}/next_seat")
+    assert before.status_code == 404 and before.json()["rule"] == "no_next_game"
+    new = ended["host"].post(f"/api/tables/{old}/play_again").json()["table_id"]
+    taken = ann.post(f"/api/tables/{old}/next_seat")
+    assert taken.status_code == 200, taken.text
+    assert taken.json() | {"code": None} == {
+        "table_id": new,
+        "code": None,
+        "seat": 0,
+        "host": False,
+        "url": f"/t/{new}/sheet",
+    }
+    assert state(ann, new)["viewer"] == {"seat": 0, "host": False}
+    assert bob.post(f"/api/tables/{old}/next_seat").json()["seat"] == 1
+    assert state(bob, new)["viewer"] == {"seat": 1, "host": False}
+    # the TV watched: it watches the next game, from its scoreboard
+    watching = tv.post(f"/api/tables/{old}/next_seat").json()
+    assert watching["seat"] is None and watching["url"] == f"/t/{new}/board"
+    assert state(tv, new)["viewer"] == {"seat": None, "host": False}
+    # a second tap finds the device in its seat already: nothing new
+    assert ann.post(f"/api/tables/{old}/next_seat").json()["seat"] == 0
+
+
+def test_a_device_without_the_finished_games_token_takes_no_seat(
+    app: Any, ended: dict[str, Any]
+) -> None:
+    old = ended["table_id"]
+    new = ended["host"].post(f"/api/tables/{old}/play_again").json()["table_id"]
+    stranger = TestClient(app)  # on the same network, never at the table
+    refused = stranger.post(f"/api/tables/{old}/next_seat")
+    assert refused.status_code == 403 and refused.json()["rule"] == "not_at_this_table"
+    forged = TestClient(app, cookies={f"tc_{old}": "not-a-token"})
+    assert forged.post(f"/api/tables/{old}/next_seat").json()["rule"] == "not_at_this_table"
+    assert stranger.get(f"/api/tables/{new}/state").status_code == 401
+    # nor does a device of another table, whatever its cookie holds
+    other = create_table(stranger, "qwixx", ["Xi", "Yu"], {"players": 2})
+    stranger.cookies.set(f"tc_{old}", stranger.cookies[f"tc_{other['table_id']}"])
+    assert stranger.post(f"/api/tables/{old}/next_seat").status_code == 403
+    # Ann's seat stays hers to take
+    assert ended["ann"].post(f"/api/tables/{old}/next_seat").json()["seat"] == 0
+
+
+def test_a_seat_taken_in_the_next_game_is_refused_by_name(ended: dict[str, Any]) -> None:
+    old, host, ann = ended["table_id"], ended["host"], ended["ann"]
+    new = host.post(f"/api/tables/{old}/play_again").json()
+    # someone sat at Ann's seat with the new code first
+    other = TestClient(host.app)
+    seat_player(other, new["code"], new["table_id"], 0)
+    refused = ann.post(f"/api/tables/{old}/next_seat")
+    assert refused.status_code == 403 and refused.json()["rule"] == "seat_taken"
+    assert "Ann's seat" in refused.json()["message"]
+
+
+def test_the_link_to_the_next_game_survives_a_restart(tmp_path: Path) -> None:
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as host:
+        table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        old = table["table_id"]
+        ann = TestClient(host.app)
+        seat_player(ann, table["code"], old, 0)
+        assert host.post(f"/api/tables/{old}/end").status_code == 200
+        new = host.post(f"/api/tables/{old}/play_again").json()["table_id"]
+        cookies = dict(ann.cookies)
+    with TestClient(create_app(Settings(data_dir=tmp_path)), cookies=cookies) as ann:
+        assert state(ann, old)["next_table"] == new
+        page = ann.get(f"/t/{old}/sheet")
+        assert "Next game ready: tap to take your seat" in page.text
+        assert "data-next-seat" in page.text
+        taken = ann.post(f"/api/tables/{old}/next_seat")
+        assert taken.status_code == 200 and taken.json()["table_id"] == new
+        assert state(ann, new)["viewer"]["seat"] == 0
+
+
+def test_a_sixis_game_played_again_keeps_its_options_with_a_fresh_deal(
+    host: TestClient,
+) -> None:
+    options = {"players": 2, "rounds": 2, "deal_seed": 7, "advanced_start": True}
+    table = create_table(host, "sixis", ["Ann", "Bob"], options)
+    old = table["table_id"]
+    assert host.post(f"/api/tables/{old}/end").status_code == 200
+    new = host.post(f"/api/tables/{old}/play_again").json()["table_id"]
+    records = [host.get(f"/api/tables/{tid}/record").json() for tid in (old, new)]
+    first, second = (record["options"] for record in records)
+    assert first["deal_seed"] == 7 and second["deal_seed"] != 7
+    assert {k: v for k, v in second.items() if k != "deal_seed"} == {
+        k: v for k, v in first.items() if k != "deal_seed"
+    }
+    assert records[1]["players"] == ["Ann", "Bob"]
+
+
+def test_the_finished_screens_show_the_way_to_the_next_game(ended: dict[str, Any]) -> None:
+    old, host, ann, tv = ended["table_id"], ended["host"], ended["ann"], ended["tv"]
+    assert "Play again with the same players" in host.get(f"/t/{old}").text
+    assert "data-next-seat" not in ann.get(f"/t/{old}/sheet").text
+    host.post(f"/api/tables/{old}/play_again")
+    assert "Next game ready: tap to take your seat" in ann.get(f"/t/{old}/sheet").text
+    assert "Next game ready: tap to open its scoreboard" in tv.get(f"/t/{old}/live").text

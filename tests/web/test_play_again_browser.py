@@ -1,0 +1,64 @@
+"""Playing a finished game again, in Debian's Chromium against a real server: the host taps
+"Play again with the same players", and a seated player's tablet, still on its finished
+sheet, follows with one tap to its seat in the new game (no join code); a TV's scoreboard
+follows to the new game's scoreboard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ServerProcess, shot
+from tests.web.devices import PHONE, TABLET, seated_page
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_host_plays_again_and_a_players_tablet_follows_with_one_tap(
+    browser: Any, server: ServerProcess
+) -> None:
+    host = browser.new_context(**TABLET).new_page()
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    table = created.json()
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    tv = browser.new_context(**PHONE).new_page()
+    assert tv.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+    tv.goto(f"{server.base_url}/t/{table['table_id']}/board")
+    tv.wait_for_selector("#conn[data-conn=live]")
+
+    host.click(".host-tools summary")
+    host.click("[data-host-end]")
+    host.click("[data-host-end]")  # "tap again": ends the game
+    bob.wait_for_selector(".outcome")
+    assert bob.locator("[data-next-seat]").count() == 0  # nothing to follow yet
+
+    host.click("[data-play-again]")  # pushed onto the host's screen when the game ended
+    host.wait_for_url(lambda url: table["table_id"] not in url)
+    host.wait_for_selector("#conn[data-conn=live]")
+    new_id = host.eval_on_selector("[data-table-id]", "page => page.dataset.tableId")
+    assert host.locator("[data-host-end]").count() == 1  # the host of the new game
+
+    # Bob's tablet, not reloaded, is told and takes his seat with one tap
+    follow = bob.wait_for_selector("[data-next-seat]")
+    assert follow.inner_text() == "Next game ready: tap to take your seat"
+    shot(bob, "play-again-finished-sheet")
+    follow.click()
+    bob.wait_for_url(f"**/t/{new_id}/sheet")
+    bob.wait_for_selector("#conn[data-conn=live]")
+    assert bob.locator(".sheet[data-seat='1'].markable").count() == 1
+    assert bob.inner_text(".sheet .player-name").startswith("Bob")
+    assert bob.locator(".outcome").count() == 0
+    # the new game's host sees Bob seated (Ann has not followed yet)
+    host.wait_for_selector("#seated-count:has-text('1 of 2 seats taken')")
+
+    # the TV watched: its one tap opens the new game's scoreboard
+    tv.click("[data-next-seat]")
+    tv.wait_for_url(f"**/t/{new_id}/board")
+    tv.wait_for_selector("#conn[data-conn=live]")
