@@ -37,10 +37,12 @@ def test_the_next_roll_passes_for_those_who_have_not_acted(
     bob.wait_for_selector(".live[data-state-id='2']")
     assert ann.locator(".roll-entry").count() == 0  # Bob rolls next, not Ann
 
-    # Bob's device offers the next roll, folded, saying whom it passes for
+    # Bob's device offers the next roll, folded, saying in a player's words what it does
+    # to those still crossing
     fold = bob.locator(".roll-entry.next-roll summary")
-    assert (
-        " ".join(fold.inner_text().split()) == "Enter Bob's next roll (it passes for Bob and Ann)"
+    assert " ".join(fold.inner_text().split()) == (
+        "Enter Bob's next roll (it ends this crossing for Bob and Ann: they cross nothing "
+        "more this turn)"
     )
     fold.click()
     for index, value in enumerate((1, 1, 2, 3, 4, 5)):

@@ -12,6 +12,7 @@ import pytest
 
 from companion.rules.qwixx import ROW_COLOURS, Cross, Pass
 from companion.rules.registry import find_game
+from companion.rules.sixto import Keep
 from companion.simulate import random_action
 from companion.table.access import Viewer
 from companion.web.views import describe_move, live_context, move_attr, sheet_context
@@ -143,7 +144,10 @@ def test_the_next_roller_is_told_why_the_roll_waits_for_the_active_player() -> N
     host = live_context(snapshot, Viewer(seat=None, host=True), "sheet")
     assert host["roll_entry"] is not None and host["roll_waits"] == ""
     # the host's entry says who pays for it before it is entered
-    assert host["roll_entry"]["closes"].endswith("; a penalty for Ann")
+    assert host["roll_entry"]["closes"] == (
+        "it ends this crossing for Ann and Bob: they cross nothing more this turn, and Ann "
+        "takes a penalty"
+    )
     crossed = snapshot_of("qwixx", ["Ann", "Bob"], [qwixx_roll, Cross(0, "red", 7)])
     bob = live_context(crossed, Viewer(seat=1, host=False), "sheet")
     assert bob["roll_entry"] is not None and bob["roll_waits"] == ""
@@ -241,3 +245,25 @@ def test_a_row_locking_on_the_white_sum_stays_open_to_whoever_may_lock_it_too() 
             row = red_row(ended, seat, Viewer(seat=seat, host=False))
             assert row["lock"]["closed"] and not row["lock"]["legal"], (bob_acts, seat)
             assert all(b["lost"] or b["crossed"] for b in row["boxes"]), (bob_acts, seat)
+
+
+def test_sixto_says_in_sentences_whom_it_waits_for_and_what_the_next_roll_ends() -> None:
+    """Sixto's banner said "Reroll: waiting for Eve", and the next roll's fold "(it passes
+    for Eve, Finn and Gus)": words of the engine, not of the players."""
+    first = roll(
+        *((colour, 3) for colour in ("red", "orange", "yellow", "green", "blue", "purple"))
+    )
+    players = ["Eve", "Finn", "Gus"]
+    rolled = snapshot_of("sixto", players, [first])
+    finn = Viewer(seat=1, host=False)
+    assert live_context(rolled, finn, "sheet")["turn"]["text"] == (
+        "Waiting for Eve to keep this roll or re-roll all the dice"
+    )
+    crossing = live_context(snapshot_of("sixto", players, [first, Keep(0)]), finn, "sheet")
+    assert crossing["turn"]["text"] == (
+        "Waiting for Eve, Finn and Gus to cross with these dice, then tap Done crossing"
+    )
+    assert crossing["roll_entry"]["roller"] == "Finn"
+    assert crossing["roll_entry"]["closes"] == (
+        "it ends this crossing for Eve, Finn and Gus: they cross nothing more this turn"
+    )

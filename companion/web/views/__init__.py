@@ -307,7 +307,7 @@ def turn_context(snapshot: Snapshot) -> dict[str, Any]:
         others = tuple(seat for seat in turn.players if seat != turn.active)
         text = f"{step.capitalize()}: waiting for {names_of(players, others)}, or {active} rolls"
     elif turn.players:
-        text = f"{step.capitalize()}: waiting for {names_of(players, turn.players)}"
+        text = waiting_words(snapshot.game.name, turn.step, names_of(players, turn.players))
         if turn.chance:
             text += " (or roll)"
     else:
@@ -321,6 +321,15 @@ def turn_context(snapshot: Snapshot) -> dict[str, Any]:
         "chance": turn.chance,
         "text": text,
     }
+
+
+def waiting_words(game_name: str, step: str, names: str) -> str:
+    """The banner's words while `names` are to act in `step`: the game view's sentence
+    (`waiting_text`, e.g. Sixto's "Waiting for Eve to keep this roll or re-roll all the
+    dice"), else the step's name and who is waited for ("White sum: waiting for Ann")."""
+    words = getattr(view_for(game_name), "waiting_text", None)
+    said = words(step, names) if words is not None else None
+    return said or f"{step.replace('_', ' ').capitalize()}: waiting for {names}"
 
 
 def sheet_context(snapshot: Snapshot, seat: int, viewer: Viewer) -> dict[str, Any]:
@@ -459,10 +468,15 @@ def next_roll_penalised(snapshot: Snapshot) -> list[int]:
 
 
 def _passes_for(snapshot: Snapshot, passing: list[int], penalised: list[int]) -> str:
-    """Who the next roll passes for, in words, with those it costs a penalty."""
-    words = names_of(snapshot.players, passing)
+    """What the next roll does to those still crossing, in a player's words (the engine's
+    automatic passes: `Throw.closes`), with those it costs a penalty."""
+    words = (
+        f"it ends this crossing for {names_of(snapshot.players, passing)}: "
+        "they cross nothing more this turn"
+    )
     if penalised:
-        words += f"; a penalty for {names_of(snapshot.players, penalised)}"
+        verb = "takes" if len(penalised) == 1 else "take"
+        words += f", and {names_of(snapshot.players, penalised)} {verb} a penalty"
     return words
 
 

@@ -19,6 +19,7 @@ from companion.rules.sixto import (
     Keep,
     Reroll,
     State,
+    Step,
     crossed_columns,
 )
 from companion.web.views import OptionText, SheetInput, colour_class
@@ -110,6 +111,15 @@ def describe(move: Move) -> str:
     if isinstance(move, Cross):
         return f"Cross {move.colour} box {move.column}"
     return ""
+
+
+def waiting_text(step: str, names: str) -> str | None:
+    """The banner's sentence while `names` are to act in `step` (views.waiting_words)."""
+    if step == Step.REROLL:
+        return f"Waiting for {names} to keep this roll or re-roll all the dice"
+    if step == Step.CROSS:
+        return f"Waiting for {names} to cross with these dice, then tap Done crossing"
+    return None
 
 
 # the start page's words for the options
