@@ -237,6 +237,9 @@ class Game(ABC, Generic[OptionsT, StateT]):
     # randomness: the server draws, records.new_table_options), name -> bound: 0 <= seed <
     # bound. Stored with the table's options, so a restart or an export deals the same.
     seed_options: ClassVar[Mapping[str, int]] = {}
+    # options that describe one game's deal rather than the table's way of playing (Sixis'
+    # cards as a real deal dealt them): a game played again starts without them
+    one_game_options: ClassVar[frozenset[str]] = frozenset()
 
     # -- setup -------------------------------------------------------------------------
     @abstractmethod

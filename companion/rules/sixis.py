@@ -682,6 +682,7 @@ class Sixis(Game[Options, State]):
     state_type = State
     move_types = (KeepSaved, RollAll, EndRound, TakeCard, FlipCard, Decline, SaveDice, Starter)
     seed_options = {"deal_seed": MAX_DEAL_SEED}  # a fresh deal for every new table
+    one_game_options = frozenset({"layouts"})  # a copied real deal is that game's only
 
     # -- setup --------------------------------------------------------------------------
     def options_for(self, players: int) -> Options:

@@ -163,10 +163,13 @@ def new_table_options(game: Game[object, object], data: Mapping[str, object]) ->
 def next_game_options(game: Game[object, object], options: object) -> dict[str, object]:
     """The options of a game played again (Tables.play_again): the finished game's own,
     less the seeds the game draws at random (`Game.seed_options`: Sixis' deal), so
-    `new_table_options` draws them afresh and the next game is not the same deal again."""
+    `new_table_options` draws them afresh and the next game is not the same deal again,
+    and less what described that game's deal alone (`Game.one_game_options`: the cards a
+    real deal dealt), which the next game takes from its defaults."""
     encoded = encode(options)
     assert isinstance(encoded, dict)
-    return {name: value for name, value in encoded.items() if name not in game.seed_options}
+    dropped = set(game.seed_options) | game.one_game_options
+    return {name: value for name, value in encoded.items() if name not in dropped}
 
 
 def seat_count(game: Game[object, object], options: object) -> int:

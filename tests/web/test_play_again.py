@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.rules.sixis import deal_layout
 from companion.web.app import create_app
 from companion.web.settings import Settings
 from tests.web.helpers import create_table, seat_player
@@ -169,6 +170,20 @@ def test_a_sixis_game_played_again_keeps_its_options_with_a_fresh_deal(
         k: v for k, v in first.items() if k != "deal_seed"
     }
     assert records[1]["players"] == ["Ann", "Bob"]
+
+
+def test_a_copied_real_deal_is_not_dealt_again_in_the_next_game(host: TestClient) -> None:
+    """The cards a real deal dealt (Sixis' `layouts`) describe that game alone: played
+    again, the next game deals from its own fresh seed."""
+    dealt = [list(deal_layout(5, 1, 8))]
+    options = {"players": 2, "rounds": 1, "deal_seed": 7, "layouts": dealt}
+    table = create_table(host, "sixis", ["Ann", "Bob"], options)
+    old = table["table_id"]
+    assert host.post(f"/api/tables/{old}/end").status_code == 200
+    new = host.post(f"/api/tables/{old}/play_again").json()["table_id"]
+    first, second = (host.get(f"/api/tables/{t}/record").json()["options"] for t in (old, new))
+    assert first["layouts"] == dealt and second["layouts"] == []
+    assert second["rounds"] == 1
 
 
 def test_the_finished_screens_show_the_way_to_the_next_game(ended: dict[str, Any]) -> None:
