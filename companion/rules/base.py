@@ -296,6 +296,24 @@ class Game(ABC, Generic[OptionsT, StateT]):
     def outcome(self, state: StateT) -> Outcome | None:
         """None while the game goes on."""
 
+    def leaders(self, state: StateT) -> tuple[int, ...]:
+        """The seats ahead now by this game's own end-of-game ranking, its tie-breaks
+        included: who would win were the game to end now (a game the host ends before its
+        end is won by them, `winners`). Default: the highest total; a game whose rulebook
+        breaks a tie (Sixto: most crosses) overrides it, and its `outcome` uses it."""
+        scores = self.scores(state)
+        best = max(score.total for score in scores)
+        return tuple(score.player for score in scores if score.total == best)
+
+    def winners(self, state: StateT, ended_early: bool = False) -> tuple[int, ...]:
+        """The seats that won: the `outcome`'s, or for a game ended before its own end
+        (`ended_early`: the host ended it) its `leaders` then; none while it goes on. The
+        one answer every screen, the history and `companion replay` give."""
+        outcome = self.outcome(state)
+        if outcome is not None:
+            return tuple(outcome.winners)
+        return self.leaders(state) if ended_early else ()
+
     def penalised_by(self, state: StateT, moves: Sequence[Move]) -> list[int]:
         """The players whose total the moves, played in order on `state`, lower: a throw's
         automatic pass that costs its player a penalty (Qwixx's active player who crossed

@@ -570,18 +570,21 @@ class Sixmix(Game[Options, State]):
             for seat in range(state.players)
         )
 
-    def outcome(self, state: State) -> Outcome | None:
-        if not state.over:
-            return None
+    def leaders(self, state: State) -> tuple[int, ...]:
+        """Most points; tie: the higher row value of the latest scored round (the final
+        round's at the game's end), then the higher 100,000 digits; still tied: all of them
+        (rulebook and NOTES.md)."""
+        return self._ranked(state)[1]
+
+    def _ranked(self, state: State) -> tuple[str, tuple[int, ...]]:
+        """The seats ahead (`leaders`) and what put them there: "points", a tie-break's
+        name (`_TIE_BREAKS`), or "shared_win" when every tie-break leaves them equal."""
         best = max(state.points)
         leaders = [seat for seat in range(state.players) if state.points[seat] == best]
         if len(leaders) == 1:
-            winner = leaders[0]
-            return Outcome(
-                "target_reached",
-                f"{_capital(seat_name(state, winner))} wins with {best} points",
-                (winner,),
-            )
+            return "points", tuple(leaders)
+        if not state.last_values:  # no round scored yet: everyone on 0, nothing to compare
+            return "shared_win", tuple(leaders)
         final = state.last_values
 
         def board_value(seat: int) -> tuple[int, ...]:
@@ -594,26 +597,51 @@ class Sixmix(Game[Options, State]):
                 digits.append(die.value if die is not None else 0)
             return tuple(sorted(digits, reverse=True))
 
-        tied = _capital(describe_seats(leaders))
-        keys: tuple[tuple[str, Callable[[int], tuple[int, ...]], str], ...] = (
-            ("tie_break_row_value", board_value, "the higher row value in the final round"),
-            ("tie_break_first_space", first_digits, "the higher 100,000 digit"),
+        keys: tuple[tuple[str, Callable[[int], tuple[int, ...]]], ...] = (
+            ("tie_break_row_value", board_value),
+            ("tie_break_first_space", first_digits),
         )
-        for reason, key, what in keys:
+        for reason, key in keys:
             top = max(key(s) for s in leaders)
             leaders = [s for s in leaders if key(s) == top]
             if len(leaders) == 1:
-                winner = leaders[0]
-                return Outcome(
-                    reason,
-                    f"{tied} tie on {best} points; {seat_name(state, winner)} wins on {what}",
-                    (winner,),
-                )
-        return Outcome(
-            "shared_win",
-            f"{tied} tie on {best} points with equal boards and share the win",
-            tuple(leaders),
+                return reason, tuple(leaders)
+        return "shared_win", tuple(leaders)
+
+    def outcome(self, state: State) -> Outcome | None:
+        if not state.over:
+            return None
+        best = max(state.points)
+        reason, winners = self._ranked(state)
+        if reason == "points":
+            winner = winners[0]
+            return Outcome(
+                "target_reached",
+                f"{_capital(seat_name(state, winner))} wins with {best} points",
+                winners,
+            )
+        tied = _capital(
+            describe_seats([s for s in range(state.players) if state.points[s] == best])
         )
+        if reason == "shared_win":
+            return Outcome(
+                reason,
+                f"{tied} tie on {best} points with equal boards and share the win",
+                winners,
+            )
+        return Outcome(
+            reason,
+            f"{tied} tie on {best} points; {seat_name(state, winners[0])} wins on "
+            f"{_TIE_BREAKS[reason]}",
+            winners,
+        )
+
+
+# what each of Sixmix's tie-breaks compares, in words (Sixmix._ranked's names)
+_TIE_BREAKS = {
+    "tie_break_row_value": "the higher row value in the final round",
+    "tie_break_first_space": "the higher 100,000 digit",
+}
 
 
 def _capital(text: str) -> str:

@@ -933,6 +933,16 @@ class Sixto(Game[Options, State]):
             result.append(Score(seat, sum(points for _, points in breakdown), breakdown))
         return tuple(result)
 
+    def leaders(self, state: State) -> tuple[int, ...]:
+        """Most points; tie: most crosses; still tied: all of them (rulebook: "In the event
+        of a tie, the player who has crossed off the most boxes overall wins")."""
+        totals = [score.total for score in self.scores(state)]
+        best = max(totals)
+        tied = [seat for seat, total in enumerate(totals) if total == best]
+        crosses = {seat: _crosses_total(state.sheets[seat]) for seat in tied}
+        most = max(crosses.values())
+        return tuple(seat for seat in tied if crosses[seat] == most)
+
     def outcome(self, state: State) -> Outcome | None:
         """Most points wins; tie: most crosses; still tied: a shared win (rulebook)."""
         if state.end is None:
@@ -940,9 +950,8 @@ class Sixto(Game[Options, State]):
         totals = [score.total for score in self.scores(state)]
         best = max(totals)
         leaders = [seat for seat, total in enumerate(totals) if total == best]
-        crosses = {seat: _crosses_total(state.sheets[seat]) for seat in leaders}
-        most = max(crosses.values())
-        winners = tuple(seat for seat in leaders if crosses[seat] == most)
+        winners = self.leaders(state)
+        most = _crosses_total(state.sheets[winners[0]])
         names = describe_seats(winners)
         if len(state.sheets) == 1:
             result = f"final score {best}"

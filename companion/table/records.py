@@ -185,6 +185,7 @@ def history_summary(
 ) -> dict[str, object]:
     """A finished game's history entry: names, scores with their breakdown, winners."""
     outcome = game.outcome(state)
+    winners = game.winners(state, ended_early=by_host)
     return {
         "game": game.name,
         "title": game.title,
@@ -193,7 +194,7 @@ def history_summary(
             {"seat": sc.player, "total": sc.total, "breakdown": [list(b) for b in sc.breakdown]}
             for sc in game.scores(state)
         ],
-        "winners": list(outcome.winners) if outcome else [],
+        "winners": list(winners),
         "end_message": outcome.message if outcome else "ended by the host",
         "ended_by_host": by_host,
         "actions": actions,

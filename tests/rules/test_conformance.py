@@ -4,7 +4,8 @@ move at every step; the game ends within a bound; nobody may act after the end; 
 their breakdown; each game's own invariants hold after every action; and what the Turn
 declares holds: a move begins a step or is one more of it (`moves_in_step`), a throw's
 implied moves (with or without automatic passes) lead to the roll and roller it names, a
-step that ends by hand declares no throw, a roll needs only dice the game declares."""
+step that ends by hand declares no throw, a roll needs only dice the game declares; who
+leads now (`Game.leaders`, a host's end) is on the top total, and at the end the winners."""
 
 from __future__ import annotations
 
@@ -37,8 +38,13 @@ def test_random_games_conform(name: str) -> None:
             assert game.move_from_json(game.move_to_json(move)) == move
             assert game.state_from_json(game.state_to_json(after)) == after
             game.invariants(after)
-            for score in game.scores(after):
+            scores = game.scores(after)
+            for score in scores:
                 assert score.total == sum(points for _, points in score.breakdown)
+            # who wins were the host to end the game now: some of those on the top total
+            top = max(score.total for score in scores)
+            leaders = game.leaders(after)
+            assert leaders and all(scores[seat].total == top for seat in leaders)
             check_turn_declarations(game, options, before, after)
 
         final, count = play_random_game(game, options, rng, MAX_ACTIONS, after_each)
@@ -46,6 +52,8 @@ def test_random_games_conform(name: str) -> None:
         outcome = game.outcome(final)
         assert outcome is not None
         assert outcome.winners, f"{name} seed {seed}: a finished game names its winner(s)"
+        # the ranking a host's end uses is the game's own, tie-breaks included
+        assert game.leaders(final) == outcome.winners == game.winners(final, ended_early=True)
         scores = game.scores(final)
         assert len(scores) == players
         for seat in range(players):

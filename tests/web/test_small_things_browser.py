@@ -85,7 +85,7 @@ def test_a_game_the_host_ends_shows_its_winner(
     assert page.request.post(f"{table['api']}/end").status == 200
     page.wait_for_selector(".outcome")
     assert page.inner_text(".outcome .winners") == (
-        "Winner: Bob (the highest total when the host ended the game)"
+        "Winner: Bob (ahead when the host ended the game)"
     )
     assert page.locator("section.sheet.winner").get_attribute("data-seat") == "1"
     shot(page, f"host-ended-winner-{name}")

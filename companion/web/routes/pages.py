@@ -490,8 +490,11 @@ def history_entry(row: TableRow) -> dict[str, object]:
     if any(not 0 <= seat < len(players) for seat, _ in scores):
         raise ValueError(f"its stored scores name a seat beyond its {len(players)} player(s)")
     if not winners and summary.get("ended_by_host") and scores:
-        # ended before the game's own end: who was ahead wins (views.winners_of)
+        # a host's end stored before its summary kept its winners (Game.winners, by the
+        # game's own tie-breaks): the highest total, all the stored scores can tell
         winners = {seat for seat, total in scores if total == scores[0][1]}
+    scores.sort(key=lambda seat_total: seat_total[0] not in winners)  # a broken tie's winner first
+    scores.sort(key=lambda seat_total: -seat_total[1])
     return {
         "table_id": row.table_id,
         "title": str(summary.get("title", row.game)),

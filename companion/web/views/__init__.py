@@ -273,19 +273,9 @@ def breakdown_table(scores: Sequence[Score], players: Sequence[str]) -> dict[str
 
 def winners_of(snapshot: Snapshot) -> tuple[int, ...]:
     """The seats that won: the engine's outcome, or for a game the host ended before its
-    end, the players with the highest total then (in every one of our games the highest
-    total is ahead); none while the game goes on."""
-    if snapshot.outcome is not None:
-        return tuple(snapshot.outcome.winners)
-    if not snapshot.ended_by_host or not snapshot.scores:
-        return ()
-    return leaders(snapshot.scores)
-
-
-def leaders(scores: Sequence[Score]) -> tuple[int, ...]:
-    """The seats with the highest total."""
-    best = max(score.total for score in scores)
-    return tuple(score.player for score in scores if score.total == best)
+    end, who was ahead then by the game's own ranking and tie-breaks (`Game.winners`);
+    none while the game goes on."""
+    return snapshot.game.winners(snapshot.state, snapshot.ended_by_host)
 
 
 def turn_context(snapshot: Snapshot) -> dict[str, Any]:
@@ -578,7 +568,9 @@ def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object
 def _outcome(snapshot: Snapshot) -> dict[str, object]:
     """The end card: the ending in words, the winners, and the ranking with its breakdown."""
     outcome = snapshot.outcome
-    ranking = sorted(snapshot.scores, key=lambda s: -s.total)
+    winners = winners_of(snapshot)
+    # a tie the game breaks (Sixto: most crosses) shows its winner first
+    ranking = sorted(snapshot.scores, key=lambda s: (-s.total, s.player not in winners))
     table = breakdown_table(ranking, snapshot.players)
     final_rounds = getattr(view_for(snapshot.game.name), "final_rounds", None)
     return {
@@ -587,7 +579,7 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
         else "The host ended this game",
         "columns": table["columns"],
         "rounds": final_rounds(snapshot.state, snapshot.players) if final_rounds else None,
-        "winners": names_of(snapshot.players, winners_of(snapshot)),
+        "winners": names_of(snapshot.players, winners),
         # a game the host ended: its winner is who was ahead, and the card says so
         "ahead_when_ended": outcome is None,
         "ranking": [
@@ -596,7 +588,7 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
                 "total": s.total,
                 "breakdown": [{"label": label, "points": p} for label, p in s.breakdown],
                 "cells": cells,
-                "winner": s.player in winners_of(snapshot),
+                "winner": s.player in winners,
             }
             for s, cells in zip(ranking, table["cells"], strict=True)
         ],
