@@ -8,6 +8,10 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from companion.rules.session import Session
 
 WHAT_IT_DOES = (
     "Table Companion: a webcam reads the dice on the table, and tablets on the local network "
@@ -26,6 +30,7 @@ HOW_LONG = """how long each takes (2-core machine, no GPU):
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from companion.rules.session import RecordError, replay_record
+    from companion.table.records import host_ended
 
     path = Path(args.record)
     try:
@@ -38,17 +43,35 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return 2
     try:
         session = replay_record(record)
+        ended_by_host = host_ended(record)
     except RecordError as exc:
         print(f"companion replay: {path}: {exc}", file=sys.stderr)
         return 2
+    print(json.dumps(replay_result(session, ended_by_host), indent=2))
+    return 0
+
+
+def replay_result(session: Session, ended_by_host: bool) -> dict[str, object]:
+    """What `companion replay` prints, as the web shows the game: names where the rules
+    say "player 2", and the winners of `Game.winners` (for a game the host ended, who was
+    ahead by the game's own ranking, as the end card and the history say)."""
+    from companion.table.words import HOST_ENDED, for_display
+
     outcome = session.outcome()
-    result = {
+    ended_by_host = ended_by_host and outcome is None  # the rules' end stands first
+    if outcome is not None:
+        message: str | None = for_display(outcome.message, session.players)
+    else:
+        message = HOST_ENDED if ended_by_host else None
+    winners = session.game.winners(session.state, ended_early=ended_by_host)
+    return {
         "game": session.game.name,
         "actions": len(session.actions),
-        "finished": outcome is not None,
-        "end_reason": outcome.reason if outcome else None,
-        "end_message": outcome.message if outcome else None,
-        "winners": [session.players[i] for i in outcome.winners] if outcome else [],
+        "finished": outcome is not None or ended_by_host,
+        "ended_by_host": ended_by_host,
+        "end_reason": outcome.reason if outcome else ("ended_by_host" if ended_by_host else None),
+        "end_message": message,
+        "winners": [session.players[seat] for seat in winners],
         "players": [
             {
                 "seat": s.player,
@@ -59,8 +82,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             for s in session.scores()
         ],
     }
-    print(json.dumps(result, indent=2))
-    return 0
 
 
 def _cmd_read(args: argparse.Namespace) -> int:

@@ -179,3 +179,26 @@ def test_the_package_runs_as_a_module() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == companion("replay", "docs/records/qwixx.json").stdout
+
+
+def test_replay_says_what_the_web_says(tmp_path: Path) -> None:
+    """The end message names the players ("Mia wins", as the end card reads), and a record
+    the host ended is finished, won by who was ahead: it printed "player 2 wins" and, for
+    a host's end, finished false with no winners while the web showed them."""
+    done = companion("replay", "docs/records/qwixx.json")
+    result = json.loads(done.stdout)
+    assert not re.search(r"\bplayer \d", result["end_message"], re.IGNORECASE)
+    assert f"{result['winners'][0]} wins" in result["end_message"]
+    record = json.loads((ROOT / "docs/records/qwixx.json").read_text())
+    record["actions"] = record["actions"][:40]  # before the rules' end
+    record["ended_by_host"] = True
+    ended = tmp_path / "ended.json"
+    ended.write_text(json.dumps(record))
+    done = companion("replay", str(ended))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["finished"] is True and result["ended_by_host"] is True
+    assert result["end_message"] == "The host ended this game"
+    best = max(p["total"] for p in result["players"])
+    assert result["winners"] == [p["name"] for p in result["players"] if p["total"] == best]
+    assert result["winners"]

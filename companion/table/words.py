@@ -7,6 +7,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+# the end card's sentence for a game the host ended before its rules did (and replay's)
+HOST_ENDED = "The host ended this game"
+
 _SEAT_NUMBER = re.compile(r"\b([Pp])layer (\d+)\b")
 
 
@@ -20,6 +23,14 @@ def with_names(text: str, players: Sequence[str]) -> str:
         return players[seat] if 0 <= seat < len(players) else match.group(0)
 
     return _SEAT_NUMBER.sub(name, text)
+
+
+def for_display(text: str, players: Sequence[str]) -> str:
+    """An engine sentence as a screen shows it: seat names put in (`with_names`) and the
+    first letter a capital (the rules write "player 2 has ..." or "the white dice ...", to
+    be read inside other text; a screen shows it as a sentence of its own)."""
+    named = with_names(text, players)
+    return named[:1].upper() + named[1:]
 
 
 def names_of(players: tuple[str, ...], seats: tuple[int, ...] | list[int]) -> str:

@@ -36,7 +36,7 @@ from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, S
 from companion.rules.session import may_undo
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
-from companion.table.words import names_of, with_names
+from companion.table.words import HOST_ENDED, for_display, names_of, with_names
 
 logger = logging.getLogger(__name__)
 
@@ -245,14 +245,6 @@ def spoken_to(text: str, players: Sequence[str], mover: int | None, reader: int 
     return named
 
 
-def for_display(text: str, players: Sequence[str]) -> str:
-    """An engine sentence as a screen shows it: seat names put in (`with_names`) and the
-    first letter a capital (the rules write "player 2 has ..." or "the white dice ...", to
-    be read inside other text; a screen shows it as a sentence of its own)."""
-    named = with_names(text, players)
-    return named[:1].upper() + named[1:]
-
-
 def breakdown_table(scores: Sequence[Score], players: Sequence[str]) -> dict[str, Any]:
     """The final breakdown as a table: one column per label any player has, in first-seen
     order (players' breakdowns differ, e.g. Sixis lists the cards each one took), and per
@@ -287,7 +279,7 @@ def turn_context(snapshot: Snapshot) -> dict[str, Any]:
     if snapshot.outcome is not None:
         text = "Final scores"  # the end card below says "Game over" (once is enough)
     elif snapshot.ended_by_host:
-        text = "The host ended this game"
+        text = HOST_ENDED
     elif turn.chance and (not turn.players or (active and turn.players == (turn.active,))):
         # (a roller who may also hand the roll on, e.g. a tied Sixmix start, still rolls)
         text = f"{active} rolls the dice" if active else "Roll the dice"
@@ -574,9 +566,7 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
     table = breakdown_table(ranking, snapshot.players)
     final_rounds = getattr(view_for(snapshot.game.name), "final_rounds", None)
     return {
-        "message": for_display(outcome.message, snapshot.players)
-        if outcome
-        else "The host ended this game",
+        "message": for_display(outcome.message, snapshot.players) if outcome else HOST_ENDED,
         "columns": table["columns"],
         "rounds": final_rounds(snapshot.state, snapshot.players) if final_rounds else None,
         "winners": names_of(snapshot.players, winners),
