@@ -18,6 +18,17 @@ automatic passes of those who had not acted, Sixto's re-roll), marked `Action.im
 then its roll; an undo of the roll takes them all back, so nobody keeps a penalty of a
 roll that no longer stands.
 
+Undo (`propose_undo`, `undo_target`): the host takes back the last action, whoever made
+it, newest first. A player takes back their own latest action, also when others have acted
+since (Sixto's cross step and Qwixx's white sum, where everyone acts on one roll at once):
+the actions after it are played again through the rules without it. Refused by name when
+a roll came after it (`undo_before_roll`: the dice answered the state with it; the host
+undoes back that far) or when one of those actions no longer applies without it
+(`acted_on`: "others have acted on it"). The rule is the game's, not the session's: whatever the game accepts again stands.
+An undo is stored as an undo by its maker and nothing more: the same rule names the same
+action when the log is read again (`standing`, a restart's replay), and a record keeps only
+the actions that stand.
+
 Pure: no I/O. Persistence (the web layer's SQLite log) stores `Session.actions` and replays
 them through `Session.from_record`.
 """
@@ -38,6 +49,7 @@ from companion.rules.base import (
     Roll,
     Score,
     Turn,
+    seat_name,
 )
 from companion.rules.registry import find_game
 
@@ -72,6 +84,11 @@ class Proposal:
     action: Action
     undo: bool = False
     taken: int = 1  # for an undo: how many actions it takes back (a throw and its moves)
+    # for an undo: the index in `Session.actions` of the first action it takes back, and
+    # the states of the later actions played again without them (empty: it takes back the
+    # last)
+    at: int = 0
+    replayed: tuple[object, ...] = ()
 
     @property
     def state_id(self) -> int:
@@ -87,10 +104,34 @@ def stale_view() -> Rejection:
     )
 
 
-def may_undo(last_by: str | None, by: str) -> bool:
-    """Whether `by` may take back the last action, made by `last_by` (None: there is none):
-    the host may, and so may whoever made it."""
-    return last_by is not None and by in (HOST, last_by)
+def undo_target(
+    actions: Sequence[EntryT], by: str, is_implied: Callable[[EntryT], bool]
+) -> int | None:
+    """The index in `actions` (those that stand, oldest first; each with its maker as
+    `.by`) of the action an undo by `by` takes back; None when `by` has none to take back.
+    The host takes back the last action, whoever made it; anyone else the latest of their
+    own that no throw implied (an implied move goes with its roll), even when others have
+    acted since (`Session.propose_undo` checks that their actions stand without it). The
+    rule of the session and of every reader of a stored log (`standing`)."""
+    if not actions:
+        return None
+    if by == HOST:
+        return len(actions) - 1
+    for index in range(len(actions) - 1, -1, -1):
+        action = actions[index]
+        if getattr(action, "by", None) == by and not is_implied(action):
+            return index
+    return None
+
+
+def implied_before(
+    actions: Sequence[EntryT], index: int, is_implied: Callable[[EntryT], bool]
+) -> int:
+    """How many actions just before `index` its throw implied (taken back with it)."""
+    count = 0
+    while count < index and is_implied(actions[index - 1 - count]):
+        count += 1
+    return count
 
 
 def standing(
@@ -98,17 +139,18 @@ def standing(
     is_undo: Callable[[EntryT], bool],
     is_implied: Callable[[EntryT], bool] = lambda entry: False,
 ) -> list[EntryT]:
-    """The actions of a log of actions and undos that stand: each undo takes back the latest
-    action still standing and the moves its throw implied before it, as `Session.undo`
-    does (for logs read without a Session)."""
+    """The actions of a log of actions and undos that stand: each undo takes back the action
+    `undo_target` names for its maker (`.by`) and the moves its throw implied before it, as
+    `Session.undo` does (for logs read without a Session)."""
     stack: list[EntryT] = []
     for entry in entries:
         if not is_undo(entry):
             stack.append(entry)
-        elif stack:
-            stack.pop()
-            while stack and is_implied(stack[-1]):
-                stack.pop()
+            continue
+        target = undo_target(stack, getattr(entry, "by", HOST), is_implied)
+        if target is not None:
+            first = target - implied_before(stack, target, is_implied)
+            del stack[first : target + 1]
     return stack
 
 
@@ -226,23 +268,63 @@ class Session:
         return proposals
 
     def propose_undo(self, by: str = HOST, seen: int | None = None) -> Proposal:
-        """Check taking back the last action (allowed to the host and to whoever made it;
-        `seen`, when given, must be the current state id), changing nothing."""
+        """Check taking back an action, changing nothing (`seen`, when given, must be the
+        current state id). The host takes back the last action; a player their own latest
+        (`undo_target`), also when others have acted since, as long as no roll came after
+        it (the dice answered the state with it; the host undoes back that far) and the
+        actions since still apply legally without it: they are played again through the
+        rules, and the first that no longer would is named (`acted_on`). A throw's roll
+        goes with the moves the throw implied before it."""
         if seen is not None and seen != self.state_id:
             raise stale_view()
         if not self.actions:
             raise Rejection(Reason.NOTHING_TO_UNDO, "nothing_to_undo", "there is nothing to undo")
-        last = self.actions[-1]
-        if not may_undo(last.by, by):
+        target = undo_target(self.actions, by, lambda action: action.implied)
+        if target is None:
             raise Rejection(
                 Reason.NOT_ALLOWED,
                 "undo_own_only",
-                "only the player who made the last action, or the host, may undo it",
+                "you have no action of your own to undo; only the host may undo another player's",
             )
-        taken = 1  # a throw's roll, and the moves the throw implied before it
-        while taken < len(self.actions) and self.actions[-1 - taken].implied:
-            taken += 1
-        return Proposal(self.state_id, self.states[-1 - taken], last, undo=True, taken=taken)
+        at = target - implied_before(self.actions, target, lambda action: action.implied)
+        later = self.actions[target + 1 :]
+        replayed = self._replayed_without(self.states[at], later)
+        state = replayed[-1] if replayed else self.states[at]
+        return Proposal(
+            self.state_id,
+            state,
+            self.actions[target],
+            undo=True,
+            taken=target + 1 - at,
+            at=at,
+            replayed=replayed,
+        )
+
+    def _replayed_without(self, state: object, later: Sequence[Action]) -> tuple[object, ...]:
+        """The states of `later` (the actions after the one an undo takes back) played
+        again from `state`, the state before it. Raises a Rejection when a roll is among
+        them, or one of them no longer applies."""
+        if any(isinstance(action.move, Roll) for action in later):
+            raise Rejection(
+                Reason.NOT_ALLOWED,
+                "undo_before_roll",
+                "the dice have been rolled since your last action, so it can no longer be "
+                "undone on its own; the host can undo back to it",
+            )
+        states: list[object] = []
+        for action in later:
+            try:
+                state = self.game.play(state, action.move)
+            except Rejection as exc:
+                who = seat_name(action.move.player)
+                raise Rejection(
+                    Reason.NOT_ALLOWED,
+                    "acted_on",
+                    f"others have acted on it: {who}'s move since needs it; {who} undoes "
+                    "first, or the host undoes back to it",
+                ) from exc
+            states.append(state)
+        return tuple(states)
 
     def commit(self, proposal: Proposal) -> None:
         """Make a proposed change. Refused (STALE_STATE) when anything changed since it was
@@ -251,14 +333,40 @@ class Session:
             raise stale_view()
         self.state_id += 1
         if proposal.undo:
-            del self.states[-proposal.taken :]
-            del self.actions[-proposal.taken :]
-            del self._reached[-proposal.taken :]
+            at, replayed = proposal.at, proposal.replayed
+            del self.states[at + 1 :]
+            self.states.extend(replayed)
+            del self.actions[at : at + proposal.taken]
+            # the states played again are reached now
+            del self._reached[at + 1 :]
+            self._reached.extend([self.state_id] * len(replayed))
             self._undone_at = self.state_id
         else:
             self.states.append(proposal.state)
             self.actions.append(proposal.action)
             self._reached.append(self.state_id)
+
+    def undo_offers(self) -> tuple[tuple[str, Action], ...]:
+        """Who may undo now and the action each would take back: the host, and every seat
+        whose `propose_undo` would be accepted (what a screen offers: "Undo my red 5"), in
+        that order."""
+        # only an action since the last roll (or that roll) may be a player's to take back:
+        # the walk stops there, however long the game
+        makers: list[str] = [HOST]
+        for action in reversed(self.actions):
+            if action.by not in makers and not action.implied:
+                makers.append(action.by)
+            if isinstance(action.move, Roll):
+                break
+        offers: list[tuple[str, Action]] = []
+        for by in makers:
+            if by in (CAMERA, AUTO):  # the table's own actions: the host takes them back
+                continue
+            try:
+                offers.append((by, self.propose_undo(by).action))
+            except Rejection:
+                continue
+        return tuple(offers)
 
     def act(
         self, move: Move, by: str | None = None, seen: int | None = None, implied: bool = False
@@ -269,7 +377,7 @@ class Session:
         return proposal.state
 
     def undo(self, by: str = HOST, seen: int | None = None) -> Action:
-        """Take back the last action (`propose_undo`, then `commit`); returns it."""
+        """Take back an action (`propose_undo`, then `commit`); returns it."""
         proposal = self.propose_undo(by, seen)
         self.commit(proposal)
         return proposal.action

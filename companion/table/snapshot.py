@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from companion.rules.base import Game, Outcome, Score, Throw, Turn
+from companion.rules.session import Action
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,7 @@ class Snapshot:
     turn: Turn
     scores: tuple[Score, ...]
     outcome: Outcome | None
-    last_by: str | None  # who made the action an undo would take back
+    last_by: str | None  # who made the last action (the one the host's undo takes back)
     ended_by_host: bool
     step_id: int = 0  # the state id at which the current step began (Session.step_id)
     # the table's option: the next roll passes for those who have not acted (Throw.closes)
@@ -30,6 +31,15 @@ class Snapshot:
     # the table the host started to play this game again (Tables.play_again), once there is
     # one: a finished screen points its devices there
     next_table: str | None = None
+    # who may undo now ("host", a seat as str) and the action each would take back
+    # (Session.undo_offers)
+    undo_offers: tuple[tuple[str, Action], ...] = ()
+
+    def undo_offer(self, by: str) -> Action | None:
+        """The action an undo by `by` would take back now; None: `by` may not undo."""
+        if self.ended_by_host:
+            return None
+        return next((action for who, action in self.undo_offers if who == by), None)
 
     @property
     def finished(self) -> bool:

@@ -274,6 +274,7 @@ class Table:
             step_id=s.step_id,
             auto_pass=self.auto_pass,
             next_table=self.next_table_id,
+            undo_offers=s.undo_offers(),
         )
 
     # -- devices ------------------------------------------------------------------------
@@ -481,7 +482,8 @@ class Table:
     async def undo(
         self, by: str, action_id: str, expected_state_id: int | None = None
     ) -> ActResult:
-        """Take back the last action (the session checks who may, and the state id)."""
+        """Take back an action: the host's undo the last, a player's their own latest
+        (the session checks who may, what still stands without it, and the state id)."""
         async with self._lock:
             if (retried := self._retried(action_id, by)) is not None:
                 return retried
@@ -616,7 +618,11 @@ class Table:
         for proposal, entry in zip(proposals, entries, strict=True):
             self.session.commit(proposal)
             self._action_seq[entry.action_id] = (entry.seq, entry.by)
-        self._imported = min(self._imported, len(self.session.actions))
+        for proposal in proposals:  # an imported action taken back is no longer there
+            if proposal.undo:
+                self._imported -= max(
+                    0, min(self._imported, proposal.at + proposal.taken) - proposal.at
+                )
         self.acted_at = time.time()
         if history is not None:
             self.finished_at = time.time() if history.summary is not None else None
@@ -628,9 +634,9 @@ class Table:
 
     def _dice_by(self, proposal: Proposal) -> str:
         """Who `proposal`'s roll counts as in the dice statistics: its maker, but an undo
-        of an imported record's action takes it back as it was counted, as IMPORTED (one
-        change holds one undo, so the action it takes back is the session's last)."""
-        if proposal.undo and len(self.session.actions) <= self._imported:
+        of an imported record's action takes it back as it was counted, as IMPORTED (an
+        import's actions come first: those before `_imported`)."""
+        if proposal.undo and proposal.at + proposal.taken <= self._imported:
             return IMPORTED
         return proposal.action.by
 
@@ -639,7 +645,9 @@ class Table:
         None-summary when they reopen it (an undo of the ending), None when neither."""
         final = proposals[-1].state
         ends = self.game.outcome(final) is not None
-        if ends == (self.snapshot.outcome is not None):
+        # an undo that plays later actions again may change an ended game's scores
+        replays = any(proposal.replayed for proposal in proposals)
+        if ends == (self.snapshot.outcome is not None) and not (ends and replays):
             return None
         if not ends:
             return Finish(None)

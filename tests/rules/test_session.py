@@ -5,15 +5,24 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from pathlib import Path
 
 import pytest
 
-from companion.rules.base import Die, Reason, Rejection, Roll
+from companion.rules.base import Die, Move, Reason, Rejection, Roll
 from companion.rules.qwixx import GAME as QWIXX
 from companion.rules.qwixx import Cross, Options, Pass
 from companion.rules.registry import GAME_NAMES
-from companion.rules.session import HOST, RecordError, Session, may_undo, replay_record, standing
+from companion.rules.session import (
+    HOST,
+    Action,
+    RecordError,
+    Session,
+    replay_record,
+    standing,
+    undo_target,
+)
 
 RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"
 
@@ -163,8 +172,16 @@ def test_an_undo_is_proposed_and_committed_like_a_move() -> None:
 
 
 def test_undo_permission_is_one_rule() -> None:
-    assert may_undo("1", "1") and may_undo("1", HOST) and may_undo("camera", HOST)
-    assert not may_undo("1", "0") and not may_undo(None, HOST)
+    """`undo_target`: the host's undo takes the last action, a player's their own latest
+    that no throw implied; the session and every log reader ask it."""
+    actions = [Action(KARI_ROLL, "camera"), Action(Cross(1, "red", 5), "1")]
+    implied = lambda action: action.implied  # noqa: E731
+    assert undo_target(actions, HOST, implied) == 1 and undo_target(actions, "1", implied) == 1
+    assert undo_target(actions, "0", implied) is None and undo_target([], HOST, implied) is None
+    actions.append(Action(Pass(2), "2"))
+    assert undo_target(actions, "1", implied) == 1  # others have acted since
+    actions = [Action(Pass(1), "1", implied=True), Action(KARI_ROLL, "1")]
+    assert undo_target(actions, "1", implied) == 1  # the roll, not the move it implied
 
 
 def test_standing_entries_follow_the_session_undo() -> None:
@@ -234,3 +251,127 @@ def test_the_sixes_call_goes_on_after_the_winning_pound() -> None:
     assert lost.value.rule == "pound_taken"
     session.act(Roll(dice=(Die("white", 3), Die("white", 4))), seen=1)
     assert not session.is_current(Pound(2), 1)
+
+
+# -- a player's undo after others have acted -------------------------------------------
+
+
+def sixto_crossing() -> tuple[Session, Move, Move]:
+    """A 3-player Sixto game in its crossing step (Eve, Finn, Gus), with a purple cross for
+    Finn (seat 1) and a red one for Gus (seat 2) the roll allows."""
+    from companion.rules.sixto import GAME as SIXTO
+    from companion.rules.sixto import Keep
+
+    for value in range(1, 7):
+        session = Session(SIXTO, SIXTO.options_for(3), ["Eve", "Finn", "Gus"])
+        colours = SIXTO.dice_colours(session.options)
+        session.act(Roll(dice=tuple(Die(colour, value) for colour in colours)))
+        session.act(Keep(0))
+        finn = [m for m in session.legal_moves(1) if getattr(m, "colour", "") == "purple"]
+        gus = [m for m in session.legal_moves(2) if getattr(m, "colour", "") == "red"]
+        if finn and gus:
+            return session, finn[0], gus[0]
+    raise AssertionError("no roll lets Finn cross purple and Gus red")
+
+
+def test_a_player_undoes_their_own_cross_after_another_player_crossed() -> None:
+    """The café's Sixto case: Finn taps purple by mistake, then Gus crosses red. Finn's
+    undo takes back his own cross and Gus's stands (it was refused: undo_own_only, and
+    the host's undo would have taken Gus's first). The log read again, the record and a
+    replay agree."""
+    session, finns, guss = sixto_crossing()
+    session.act(finns, by="1")
+    session.act(guss, by="2")
+    assert dict(session.undo_offers()) == {
+        HOST: Action(guss, "2"),
+        "2": Action(guss, "2"),
+        "1": Action(finns, "1"),
+    }
+    assert session.undo(by="1") == Action(finns, "1")
+    assert [a.move for a in session.actions][2:] == [guss]
+    assert session.state_id == 5
+    without = Session(session.game, session.options, session.players)
+    for action in session.actions:
+        without.act(action.move, by=action.by)
+    assert session.state == without.state  # as if Finn had never crossed
+    assert replay_record(session.to_record()).state == session.state
+    undo = Action(Pass(1), "1")  # Finn's undo as a stored log holds it: its maker only
+    log = [*session.actions[:2], Action(finns, "1"), Action(guss, "2"), undo]
+    assert standing(log, lambda entry: entry is undo)[2:] == [Action(guss, "2")]
+    session.act(finns, by="1", seen=5)  # Finn may cross again
+
+
+def test_a_players_undo_is_refused_when_an_action_since_needs_it() -> None:
+    """Qwixx: Ola passes the white sum, Kari (active) crosses it, Mia passes, so Kari's
+    colour step begins, and Kari crosses a colour. Ola's pass can no longer go on its own:
+    without it the white sum is still open and Kari's colour cross would not apply."""
+    session = new_session()
+    session.act(KARI_ROLL)
+    session.act(Pass(1))  # Ola
+    session.act(Cross(0, "yellow", 5))  # Kari, the white sum 4 + 1
+    session.act(Pass(2))  # Mia: Kari's colour step
+    session.act(Cross(0, "red", 4))  # Kari: white 1 + red 3
+    before = (session.state_id, list(session.actions), session.state)
+    with pytest.raises(Rejection) as refused:
+        session.undo(by="1")
+    assert refused.value.reason is Reason.NOT_ALLOWED and refused.value.rule == "acted_on"
+    assert refused.value.message.startswith("others have acted on it: player 1's move")
+    assert (session.state_id, list(session.actions), session.state) == before
+    assert "1" not in dict(session.undo_offers())
+
+
+def test_a_players_undo_is_refused_once_the_dice_rolled_again() -> None:
+    session = new_session()
+    session.act(KARI_ROLL)
+    session.act(Pass(1))  # Ola
+    session.act(Pass(0))
+    session.act(Pass(2))  # Kari's colour step
+    session.act(Pass(0))  # Kari: nothing at all, a penalty; Ola rolls next
+    session.act(KARI_ROLL)
+    with pytest.raises(Rejection) as refused:
+        session.undo(by="1")
+    assert refused.value.rule == "undo_before_roll"
+    assert "1" not in dict(session.undo_offers())
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+def test_every_offered_undo_is_the_game_played_without_that_action(name: str) -> None:
+    """Random games of every game, each player acting for their seat: at every point, each
+    undo a seat is offered (`undo_offers`, the button) leaves the state of the game played
+    from its start without the action it takes back, and the log rule (`standing`) names
+    the same action; an undo not offered is refused. (Qwixx's white sum and Sixto's crossing
+    offer undos past other players' actions; the others' steps are one player's at a time.)"""
+    from companion.rules.registry import find_game
+    from companion.simulate import random_action
+
+    game = find_game(name)
+    offered_past_others = 0
+    for seed in range(4):
+        rng = random.Random(seed)
+        players = game.players.low + seed % 2
+        session = Session(game, game.options_for(players))
+        while session.outcome() is None and len(session.actions) < 400:
+            move = random_action(game, session.state, rng)
+            session.act(move)
+            offers = dict(session.undo_offers())
+            for seat in range(players):
+                by = str(seat)
+                if by not in offers:
+                    with pytest.raises(Rejection):
+                        session.propose_undo(by)
+                    continue
+                proposal = session.propose_undo(by)
+                kept = [
+                    a
+                    for i, a in enumerate(session.actions)
+                    if not proposal.at <= i < proposal.at + proposal.taken
+                ]
+                offered_past_others += proposal.at + proposal.taken < len(session.actions)
+                again = Session(game, session.options)
+                for action in kept:
+                    again.act(action.move, by=action.by, implied=action.implied)
+                assert again.state == proposal.state
+                undo = Action(Pass(0), by)  # as a stored log holds it: its maker only
+                assert standing([*session.actions, undo], lambda e, undo=undo: e is undo) == kept
+    if name in ("qwixx", "sixto"):  # everyone acts on one roll at once
+        assert offered_past_others, f"{name}: no undo past another player's action offered"

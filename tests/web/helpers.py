@@ -127,6 +127,7 @@ def snapshot_of(
         outcome=session.outcome(),
         last_by=session.actions[-1].by if session.actions else None,
         ended_by_host=False,
+        undo_offers=session.undo_offers(),
     )
 
 

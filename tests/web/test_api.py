@@ -665,3 +665,58 @@ def test_a_full_table_makes_room_from_its_viewers_and_refuses_only_when_all_are_
         assert host.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
         assert cy.post("/api/join", json={"code": code}).status_code == 200
         assert len(app.state.store.devices(tid)) == 4
+
+
+def test_a_sixto_player_undoes_a_mistake_after_another_player_crossed(tmp_path: Path) -> None:
+    """The café's trial: in Sixto's crossing step Finn taps purple by mistake, then Gus
+    crosses red. Finn's device offered no undo any more (Gus's did) and the host's undo
+    would have taken Gus's cross first. Now Finn's device names his own cross, his undo
+    takes back only it, every device is pushed the change, and the log, a restart and an
+    exported record agree."""
+    app = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app) as host:
+        table, before = sixto_cross_and_undo(app, host)
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as again:  # a restart
+        assert again.post("/api/join", json={"code": table["code"]}).status_code == 200
+        after = state(again, table["table_id"])
+        assert after["state"] == before["state"] and after["state_id"] == 5
+
+
+def sixto_cross_and_undo(app: Any, host: TestClient) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The trial's turn through the API; the table and its state at the end."""
+    table = create_table(host, "sixto", ["Eve", "Finn", "Gus"], {"players": 3})
+    tid = table["table_id"]
+    finn, gus = TestClient(app), TestClient(app)
+    seat_player(finn, table["code"], tid, 1)
+    seat_player(gus, table["code"], tid, 2)
+    purple, red = int(PROJECT_SHEETS["B"][5][0]), int(PROJECT_SHEETS["C"][0][0])
+    dice = {"red": red, "orange": 1, "yellow": 1, "green": 1, "blue": 1, "purple": purple}
+    roll = {
+        "kind": "roll",
+        "player": -1,
+        "dice": [{"colour": c, "value": v} for c, v in dice.items()],
+    }
+    assert act(host, tid, roll, "roll-0001").status_code == 200
+    assert act(host, tid, {"kind": "keep", "player": 0}, "eve-keep-1").status_code == 200
+    finns = {"kind": "cross", "player": 1, "colour": "purple", "column": 1}
+    guss = {"kind": "cross", "player": 2, "colour": "red", "column": 1}
+    assert act(finn, tid, finns, "finn-purple").status_code == 200
+    crossed = act(gus, tid, guss, "gus-red-9")
+    assert crossed.status_code == 200, crossed.text
+    sheet = finn.get(f"/t/{tid}/sheet").text
+    assert "data-undo>Undo cross purple box 1</button>" in sheet
+    with gus.websocket_connect(f"/t/{tid}/ws?view=sheet") as gus_ws:
+        assert gus_ws.receive_json()["state_id"] == 4
+        undone = finn.post(f"/api/tables/{tid}/undo", json={"action_id": "finn-undo-1"})
+        assert undone.status_code == 200 and undone.json()["state_id"] == 5
+        assert gus_ws.receive_json()["state_id"] == 5  # pushed to every device
+    sheets = state(host, tid)["state"]["state"]["sheets"]
+    assert sheets[1]["marks"][5][0] == "." and sheets[2]["marks"][0][0] == "x"
+    assert "data-undo>" not in finn.get(f"/t/{tid}/sheet").text  # nothing of his stands
+    log = " ".join(host.get(f"/t/{tid}/log").text.split())  # Finn's cross struck through
+    assert '<tr class="undone" data-seq="3">' in log and '<tr class="" data-seq="4">' in log
+    record = host.get(f"/api/tables/{tid}/record").json()
+    assert [a["move"]["kind"] for a in record["actions"]] == ["roll", "keep", "cross"]
+    copy = host.post("/api/import", json=record)
+    assert state(host, copy.json()["table_id"])["state"] == state(host, tid)["state"]
+    return table, state(host, tid)

@@ -32,8 +32,7 @@ from functools import cache, lru_cache
 from types import ModuleType
 from typing import Any
 
-from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Score, Turn
-from companion.rules.session import may_undo
+from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Roll, Score, Turn
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
 from companion.table.words import HOST_ENDED, for_display, names_of, with_names
@@ -371,8 +370,6 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
     else:
         seats = list(range(len(snapshot.players)))
     out = dice_out(game, snapshot.state)
-    # the session's rule: the host's table view (acting as "host") or whoever made it
-    undo_allowed = not snapshot.ended_by_host and may_undo(snapshot.last_by, viewer.by)
     penalised = next_roll_penalised(snapshot)
     return {
         "mode": mode,
@@ -403,11 +400,27 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             }
             for s in snapshot.scores
         ],
-        "undo": undo_allowed,
+        "undo": undo_label(snapshot, viewer),
         "outcome": _outcome(snapshot) if snapshot.finished else None,
         "next_game": next_game(snapshot, viewer, mode),
         "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},
     }
+
+
+def undo_label(snapshot: Snapshot, viewer: Viewer) -> str | None:
+    """The undo button's words for this device, None when it may not undo now (the
+    session's rule, `Snapshot.undo_offer`): the host's table view takes back the last
+    action; a player their own latest, even when others have acted since, and the button
+    names it ("Undo cross purple box 5")."""
+    action = snapshot.undo_offer(viewer.by)
+    if action is None:
+        return None
+    if viewer.seat is None:
+        return "Undo last action"
+    if isinstance(action.move, Roll):
+        return "Undo my roll"
+    words = describe_move(snapshot.game, action.move)
+    return f"Undo {words[:1].lower()}{words[1:]}"
 
 
 def open_choice(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:
