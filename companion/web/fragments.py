@@ -67,6 +67,12 @@ def score_text(points: object) -> str:
     return str(points)
 
 
+def signed_text(amount: int) -> str:
+    """An amount won or lost as printed: "+470" for a gain, "−150" (the minus sign, as in
+    `score_text`) for a loss, "0" for neither."""
+    return f"+{amount}" if amount > 0 else score_text(amount)
+
+
 def page_templates(directory: Path) -> Jinja2Templates:
     """The templates of the pages and fragments under `directory`, read once per server
     process: a change to a template shows after a restart. (Jinja's auto-reload checks
@@ -75,6 +81,7 @@ def page_templates(directory: Path) -> Jinja2Templates:
     loader = jinja2.FileSystemLoader(directory)
     environment = ViewEnvironment(loader=loader, autoescape=True, auto_reload=False)
     environment.filters["score"] = score_text
+    environment.filters["signed"] = signed_text
     return Jinja2Templates(env=environment)
 
 

@@ -4,6 +4,7 @@ server)."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
@@ -15,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from companion.rules.base import Die, Move, Roll
 from companion.rules.registry import find_game
-from companion.rules.session import Session
+from companion.rules.session import Session, replay_record
 from companion.table.snapshot import Snapshot
 from companion.table.store import Store
 
@@ -133,3 +134,23 @@ def snapshot_of(
 
 def roll(*dice: tuple[str, int]) -> Roll:
     return Roll(dice=tuple(Die(colour, value) for colour, value in dice))
+
+
+RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"
+
+
+def finished_snapshot(game_name: str) -> Snapshot:
+    """The last position of the documented example game (docs/records/<game>.json)."""
+    session = replay_record(json.loads((RECORDS / f"{game_name}.json").read_text()))
+    assert session.outcome() is not None
+    return Snapshot(
+        state_id=session.state_id,
+        game=session.game,
+        state=session.state,
+        players=tuple(session.players),
+        turn=session.turn(),
+        scores=session.scores(),
+        outcome=session.outcome(),
+        last_by=session.actions[-1].by,
+        ended_by_host=False,
+    )

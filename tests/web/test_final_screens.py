@@ -11,33 +11,20 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from companion.rules.base import Score
-from companion.rules.session import replay_record
 from companion.table.access import Viewer
-from companion.table.snapshot import Snapshot
 from companion.table.words import with_names
 from companion.web.app import create_app
 from companion.web.settings import Settings
 from companion.web.views import breakdown_table, live_context
-from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player, snapshot_of
-
-RECORDS = Path(__file__).resolve().parents[2] / "docs" / "records"
-
-
-def finished_snapshot(game_name: str) -> Snapshot:
-    """The last position of the documented example game (docs/records/<game>.json)."""
-    session = replay_record(json.loads((RECORDS / f"{game_name}.json").read_text()))
-    assert session.outcome() is not None
-    return Snapshot(
-        state_id=session.state_id,
-        game=session.game,
-        state=session.state,
-        players=tuple(session.players),
-        turn=session.turn(),
-        scores=session.scores(),
-        outcome=session.outcome(),
-        last_by=session.actions[-1].by,
-        ended_by_host=False,
-    )
+from tests.web.helpers import (
+    QWIXX_ROLL_7,
+    RECORDS,
+    act,
+    create_table,
+    finished_snapshot,
+    seat_player,
+    snapshot_of,
+)
 
 
 def test_with_names_puts_the_seat_name_for_the_engines_player_number() -> None:

@@ -25,11 +25,19 @@ from companion.simulate import random_action
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
 from companion.web.app import create_app
-from companion.web.fragments import SheetCache
+from companion.web.fragments import SheetCache, render_live
 from companion.web.settings import Settings
 from companion.web.views import SheetInput, move_attr, sheet_context
 from companion.web.views.sixes import TEMPLATE
-from tests.web.helpers import act, create_table, roll, roll_json, seat_player, snapshot_of
+from tests.web.helpers import (
+    act,
+    create_table,
+    finished_snapshot,
+    roll,
+    roll_json,
+    seat_player,
+    snapshot_of,
+)
 
 NAMES = ["Ann", "Bob", "Cy"]
 # SheetInput names only the sheet's own seat; until the web layer passes every name, the
@@ -179,6 +187,30 @@ def test_a_win_before_6_names_the_double_6s() -> None:
     table = sheet_context(snapshot_of("sixes", NAMES, moves), 0, Viewer(0, False))["table"]
     assert table["last_turn"]["result"] == "win"
     assert table["last_turn"]["text"] == "Ann rolled double 6s on 1 and took the pot of 60"
+
+
+def test_the_final_screen_signs_won_and_lost_alike_in_both_tables(tmp_path: Path) -> None:
+    """Players' phones: the end card's "won/lost" read "470" and "-150" where the purses
+    table on the same screen read "+470" and "-150" (a hyphen there, the typographic
+    minus in the end card's other numbers). Both write a gain with "+" and a loss with
+    the minus sign (U+2212)."""
+    over = finished_snapshot("sixes")  # Dan won 470; Ann, Ben and Cat lost
+    templates = create_app(Settings(data_dir=tmp_path)).state.templates
+    html = render_live(templates, "t", SheetCache(), over, Viewer(None, True), "table").html
+    card = html[html.index('class="outcome card"') : html.index('class="sheets')]
+    columns = re.findall(r"<th>([^<]*)</th>", card.split("</thead>")[0])
+    won_lost = columns.index("won/lost") - 1  # the first heading is over the names
+    cells = re.findall(r"<tr[^>]*><th>(\w+)</th>((?:<td[^>]*>[^<]*</td>)+)</tr>", card)
+    end_card = {name: re.findall(r"<td[^>]*>([^<]*)</td>", tds)[won_lost] for name, tds in cells}
+    sheets = html[html.index('class="sheets') :]
+    purses = re.findall(
+        r"<th>(\w+)[^/]*?</th>\s*<td class=\"purse\">\d+</td>\s*"
+        r"<td class=\"change\">([^<]*)</td>",
+        sheets,
+    )
+    expected = {"Ann": "\u2212150", "Ben": "\u2212170", "Cat": "\u2212150", "Dan": "+470"}
+    assert end_card == expected
+    assert dict(purses) == expected
 
 
 def test_the_last_roll_says_whose_roll_it_was(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ Each game has a module `companion/web/views/<game>.py` exposing
   colours whose die left the game (Qwixx's locked rows), dimmed in the roll banner, and
   ``final_rounds(state, players) -> list[dict]``: the end card's account round by round
   in place of its column per breakdown entry (Sixis: why each round ended, each player's
-  cards and points).
+  cards and points), and ``SIGNED_ENTRIES``: the breakdown labels that are amounts won
+  or lost, written "+470" / "−150" on the end card as on the sheet (Sixes' "won/lost").
 
 A game without a module falls back to `generic` (its legal moves as buttons). The recipe
 for adding a game page is docs/web-views.md.
@@ -577,10 +578,13 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
     # a tie the game breaks (Sixto: most crosses) shows its winner first
     ranking = sorted(snapshot.scores, key=lambda s: (-s.total, s.player not in winners))
     table = breakdown_table(ranking, snapshot.players)
-    final_rounds = getattr(view_for(snapshot.game.name), "final_rounds", None)
+    view = view_for(snapshot.game.name)
+    final_rounds = getattr(view, "final_rounds", None)
+    signed_entries: frozenset[str] = getattr(view, "SIGNED_ENTRIES", frozenset())
     return {
         "message": for_display(outcome.message, snapshot.players) if outcome else HOST_ENDED,
         "columns": table["columns"],
+        "signed": [column in signed_entries for column in table["columns"]],
         "rounds": final_rounds(snapshot.state, snapshot.players) if final_rounds else None,
         "winners": names_of(snapshot.players, winners),
         # a game the host ended: its winner is who was ahead, and the card says so

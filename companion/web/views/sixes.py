@@ -33,6 +33,8 @@ from companion.rules.sixes import (
 from companion.web.views import OptionText, SheetInput, colour_class
 
 TEMPLATE = "games/sixes.html"
+# the end card writes what each player won or lost as the purses table does: "+470", "−150"
+SIGNED_ENTRIES = frozenset({"won/lost"})
 
 
 def sheet(inp: SheetInput) -> dict[str, Any]:
