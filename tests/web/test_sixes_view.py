@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.rules.base import Rejection
 from companion.rules.registry import find_game
-from companion.rules.sixes import EndGame, GoOn, Pound, Step
+from companion.rules.sixes import EndGame, GoOn, Options, Pound, Step
 from companion.simulate import random_action
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
@@ -135,6 +136,29 @@ def test_the_pound_button_during_the_call_and_after_the_first_pound() -> None:
     assert cy["table"]["betting"] == [shown(1, 2)] and cy["table"]["pounded_by"] == shown(1, 2)
     assert cy["table"]["pot"] == 60  # Bob's bet on 1 went in
     assert [t["text"] for t in bob["status"]] == ["in the betting", "won the pound"]
+
+
+def test_a_pound_the_purse_cannot_cover_says_why_before_the_tap(tmp_path: Path) -> None:
+    """Players' phones: Cy's greyed POUND button still read "First pound after the call of
+    1 wins"; why Cy could not pound showed only after a tap. The button says it, in the
+    engine's words for that refusal, and stays tappable (the engine answers a tap)."""
+    poor = Options(players=3, purses=(500, 500, 100))  # the bets from 1 to 6 cost 210
+    called = snapshot_of("sixes", NAMES, [], poor)
+    cy = sheet_context(called, 2, Viewer(2, False))
+    with pytest.raises(Rejection) as refusal:
+        called.game.check(called.state, Pound(2))
+    assert refusal.value.rule == "cannot_cover"
+    assert not cy["pound"]["legal"] and cy["pound"]["move"] == move_attr(called.game, Pound(2))
+    assert cy["pound"]["hint"] == (
+        "You can't cover the bets from 1 to 6 (210 coins); your purse holds 100"
+    )
+    templates = create_app(Settings(data_dir=tmp_path)).state.templates
+    html = unescape(str(SheetCache().html(templates, "sixes", TEMPLATE, cy)))
+    assert "You can't cover the bets from 1 to 6" in html and "First pound" not in html
+    # Bob's purse covers them: his button reads as before
+    bob = sheet_context(called, 1, Viewer(1, False))
+    assert bob["pound"]["legal"]
+    assert bob["pound"]["hint"] == "First pound after the call of\u00a01 wins"
 
 
 def test_the_roller_passes_or_goes_on_after_a_safe_roll() -> None:

@@ -91,6 +91,15 @@ class SheetInput:
             return None
         return int(self.game.scores(after)[self.seat].total - self.score.total)
 
+    def refusal(self, move: Move) -> Rejection | None:
+        """The engine's refusal of `move` now, or None when it would accept it: a view shows
+        why a greyed button would be refused before anyone taps it, in the rules' words."""
+        try:
+            self.game.check(self.state, move)
+        except Rejection as rejection:
+            return rejection
+        return None
+
     def ends_game(self, move: Move) -> bool:
         """Whether `move` would end the whole game, as the engine judges the state after it
         (Sixis' last "End the round"): the view makes such a button ask once."""

@@ -10,14 +10,16 @@ rest ("someone else pounded first ..."). The engine's Turn declares the race and
 call goes on after the winning pound, so a tap drawn anywhere in the call is judged by the
 rules rather than refused as a stale view. After the first pound the button stays until
 the dice are rolled, so a late pound still reaches the engine and the player reads why it
-lost. (`data-race` on the button only tells table.js not to resend a lost tap.)
+lost. (`data-race` on the button only tells table.js not to resend a lost tap.) A greyed
+button says why the engine would refuse it (a purse that cannot cover the bets to 6) in the
+engine's own words (`SheetInput.refusal`), before anyone taps it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from companion.rules.base import Die, Move
+from companion.rules.base import Die, Move, Rejection
 from companion.rules.sixes import (
     LAST_NUMBER,
     EndGame,
@@ -30,7 +32,7 @@ from companion.rules.sixes import (
     TurnResult,
     bets_to_six,
 )
-from companion.web.views import OptionText, SheetInput, colour_class
+from companion.web.views import OptionText, SheetInput, colour_class, for_display
 
 TEMPLATE = "games/sixes.html"
 # the end card writes what each player won or lost as the purses table does: "+470", "−150"
@@ -61,7 +63,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
                 "move": attr,
                 "legal": legal,
                 "open": state.step is Step.POUND,
-                "hint": _pound_hint(state, seat, names),
+                "hint": _pound_hint(state, seat, names, None if legal else inp.refusal(pound_move)),
             }
 
     # The roller's choices, straight from the engine's legal moves (state-aware labels).
@@ -122,11 +124,15 @@ def _label(move: Move, state: State) -> str:
     return describe(move)
 
 
-def _pound_hint(state: State, seat: int, names: list[str]) -> str:
+def _pound_hint(state: State, seat: int, names: list[str], refusal: Rejection | None) -> str:
     if state.step is Step.ROLL and state.pounded_by is not None:
         if state.pounded_by == seat:
             return "You won this table-pound"
         return f"{names[state.pounded_by]} won this table-pound"
+    if refusal is not None:
+        # why this greyed button would be refused (a purse that cannot cover the bets to
+        # 6), in the engine's words, before a tap: the tap still sends it
+        return for_display(refusal.message, names)
     if seat in state.betting:
         return f"Pound to shut newcomers out on\u00a0{state.number_up}"
     # a no-break space keeps the number with its words on a narrow button
