@@ -106,3 +106,27 @@ def test_the_defaults_start_a_table(browser: Any, server: ServerProcess, game: s
     page.wait_for_url("**/t/*")
     page.wait_for_selector("#conn[data-conn=live]")
     assert page.locator("section.sheet").count() >= 1
+
+
+# every option's field as shown: its name and its value (a checkbox: checked or not)
+SHOWN = """() => Array.from(document.querySelectorAll('#options [name]'),
+  (i) => [i.name, i.type === 'checkbox' ? String(i.checked) : i.value])"""
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_every_default_is_the_fields_own_and_outlives_a_reset(
+    browser: Any, server: ServerProcess, game: str
+) -> None:
+    """Players' phones: Sixes' "Colours of the two dice" showed an empty box. A list's
+    default was only the textarea's current value, not its own default (a checkbox's
+    likewise): whatever puts a form back to its defaults (a reset; a browser restoring the
+    page) emptied it while every number kept its default. Each field now holds its
+    default as its own."""
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(server.base_url + "/")
+    choose(page, game)
+    shown = page.evaluate(SHOWN)
+    if game == "sixes":
+        assert ["dice", "white, white"] in shown
+    page.evaluate("document.getElementById('start-form').reset()")
+    assert page.evaluate(SHOWN) == shown

@@ -79,7 +79,7 @@
     let input;
     if (field.kind === "bool") {
       input = el("input", {type: "checkbox", "data-type": "bool"});
-      input.checked = Boolean(value);
+      input.defaultChecked = Boolean(value);
       label.classList.add("check");
     } else if (field.kind === "seat") {
       // a seat: chosen by name, not by a 0-based number
@@ -110,11 +110,12 @@
     return label;
   }
 
+  // the default is the textarea's own (its text), as an input's is its value attribute:
+  // set as its current value only, anything that puts the form back to its defaults (a
+  // reset, a browser restoring the page) left an empty box (Sixes' two dice colours)
   function listInput(text, empty, type) {
     const rows = Math.min(3, Math.max(1, Math.ceil(text.length / 30)));
-    const area = el("textarea", {rows: String(rows), placeholder: empty || "", "data-type": type, spellcheck: "false"});
-    area.value = text;
-    return area;
+    return el("textarea", {rows: String(rows), placeholder: empty || "", "data-type": type, spellcheck: "false"}, text);
   }
 
   // the options of a seat choice: "Seat 2: Bob" from the names typed so far
