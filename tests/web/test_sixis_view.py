@@ -257,6 +257,34 @@ def test_cards_out_of_reach_are_marked_but_still_reach_the_engine() -> None:
     assert state.cards == rolled.state.cards
 
 
+def test_a_line_says_what_dashed_cards_mean_when_some_are_out_of_reach(
+    tmp_path: Path,
+) -> None:
+    """Players' phones: the dashed cards meant "out of your reach", but nothing on the
+    sheet said so. A line under the cards says it while some open card is out of this
+    seat's reach; with two players (every card in reach) there is none."""
+    templates = create_app(Settings(data_dir=tmp_path)).state.templates
+
+    def drawn(snapshot: Snapshot, seat: int, viewer: Viewer) -> str:
+        context = sheet_context(snapshot, seat, viewer)
+        return unescape(str(SheetCache().html(templates, "sixis", TEMPLATE, context)))
+
+    three = snapshot_of("sixis", NAMES[:3], [], Options(players=3, deal_seed=3))
+    legend = (
+        "Dashed cards are out of your reach: you take from the two arms beside you"
+        " and the Sixis card."
+    )
+    assert legend in drawn(three, 0, Viewer(0, False))
+    # the table's screen, every sheet at once: each line names whose reach
+    host_view = drawn(three, 1, Viewer(None, True))
+    assert (
+        "Dashed cards are out of Bob's reach: Bob takes from the two arms beside them"
+        " and the Sixis card." in host_view
+    )
+    two = snapshot_of("sixis", NAMES[:2], [], TWO)
+    assert "Dashed cards" not in drawn(two, 0, Viewer(0, False))
+
+
 def test_taken_cards_show_under_the_takers_name_and_send_nothing() -> None:
     moves = [
         red(2, 2, 3, 5, 5, 5),

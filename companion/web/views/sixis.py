@@ -121,6 +121,9 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "round": state.round,
         "round_text": _round_text(state),
         "arms": arms,
+        # the dashed cards need a word on the sheet: drawn while one is still open
+        "far_cards": not over
+        and any(not c["reach"] and not c["taken"] for arm in arms for c in arm["cards"]),
         "sixis": sixis,
         "seats": _seats(state, names, inp.seat, layout.seat_bearings),
         "dice": _dice(state),
