@@ -196,3 +196,42 @@ def test_four_players_in_an_x_reach_a_refused_far_card_and_the_table_view(
     assert host.locator(".sheet.active .sxi-board").count() == 1
     assert ann.locator(".live [data-move]").count() == 0
     shot(host, "sixis-x-table-view-laptop")
+
+
+def test_the_dice_chosen_to_save_outlive_a_reload_until_the_save_is_sent(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Players' phones: the dice a player had chosen to save were gone after a reload (the
+    choice lives in the page until Save sends it). The tab keeps them for that state; once
+    Save has sent them, a reload shows none chosen."""
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    options = {"players": 2, "colours": ["red", "blue"], "layouts": [LAYOUT]}
+    table = api.post(
+        "/api/tables", json={"game": "sixis", "options": options, "players": ["Ann", "Bob"]}
+    ).json()
+    ann = take_seat(browser, server, table["code"], 0, PHONE)
+    enter_roll(ann, [2, 2, 3, 5, 5, 5])
+    on_state(ann, 1)
+    ann.click("[data-card='three_kind'] .sxi-flip")  # the save step follows
+    on_state(ann, 2)
+    toggles = ann.locator(".sxi-toggle")
+    toggles.nth(3).click()
+    toggles.nth(5).click()
+    pressed = ".sxi-toggle[aria-pressed='true']"
+
+    ann.reload()
+    ann.wait_for_selector("#conn[data-conn=live]")
+    on_state(ann, 2)
+    chosen = ann.locator(pressed).evaluate_all(
+        "els => els.map(e => Array.from(e.parentNode.children).indexOf(e))"
+    )
+    assert chosen == [3, 5]
+    assert ann.locator(".sxi-hint").is_hidden()
+
+    ann.click(".sxi-save-button")
+    on_state(ann, 3)
+    state = api.get(f"/api/tables/{table['table_id']}/state").json()
+    assert state["state"]["state"]["saved"] == [[5, 5], []]
+    assert (
+        ann.evaluate("Object.keys(sessionStorage).filter((k) => k.startsWith('tc-toggles'))") == []
+    )

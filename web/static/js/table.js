@@ -24,6 +24,10 @@
   const pending = new Map();
   const outboxKey = `tc-outbox-${tableId}-${mode}`;
   const picks = {key: null, values: []}; // dice chosen in the roll entry
+  // the toggles pressed before their move is sent (Sixis' dice to save), kept in this tab's
+  // sessionStorage for the state they were pressed in: a reload or a redraw of that state
+  // keeps them; a new state (the move sent, the turn moved on) forgets them
+  const togglesKey = `tc-toggles-${tableId}-${mode}`;
 
   function stateId() {
     const el = live.querySelector(".live");
@@ -107,6 +111,7 @@
     lastSwapAt = Date.now();
     live.innerHTML = html;
     restorePicks();
+    restoreToggles();
     markPending();
     questions.restore();
     showConn();
@@ -375,11 +380,44 @@
     send("act", {move: {kind: "roll", player: -1, dice}}, button);
   }
 
+  // -- toggles ---------------------------------------------------------------------------
+  // which toggles are pressed, by their group and place on the page (two dice of one value
+  // are told apart by their place)
+  function pressedToggles() {
+    return Array.from(live.querySelectorAll("[data-toggles]"), (group) =>
+      Array.from(group.querySelectorAll("[data-toggle-value]"), (t, i) => (t.getAttribute("aria-pressed") === "true" ? i : -1))
+        .filter((i) => i >= 0));
+  }
+
+  function saveToggles() {
+    try {
+      sessionStorage.setItem(togglesKey, JSON.stringify({state: stateId(), groups: pressedToggles()}));
+    } catch (e) { /* storage unavailable: the choice stays on this page only */ }
+  }
+
+  function forgetToggles() {
+    try { sessionStorage.removeItem(togglesKey); } catch (e) { /* nothing kept */ }
+  }
+
+  function restoreToggles() {
+    let kept = null;
+    try { kept = JSON.parse(sessionStorage.getItem(togglesKey) || "null"); } catch (e) { kept = null; }
+    if (!kept) return;
+    if (kept.state !== stateId()) { forgetToggles(); return; }
+    live.querySelectorAll("[data-toggles]").forEach((group, g) => {
+      const pressed = new Set(kept.groups[g] || []);
+      group.querySelectorAll("[data-toggle-value]").forEach((toggle, i) => {
+        toggle.setAttribute("aria-pressed", pressed.has(i) ? "true" : "false");
+      });
+    });
+  }
+
   // data-move-collect="FIELD" (e.g. Sixis' dice to save): the move's FIELD becomes the list
   // of the pressed toggles' values ([data-toggle-value] in the same [data-toggles] group)
   function collect(move, element) {
     const field = element.dataset.moveCollect;
     if (!field) return move;
+    forgetToggles();  // sent: the choice is the move's now
     const group = element.closest("[data-toggles]") || page;
     const pressed = group.querySelectorAll("[data-toggle-value][aria-pressed='true']");
     return {...move, [field]: Array.from(pressed, (t) => JSON.parse(t.dataset.toggleValue))};
@@ -434,6 +472,7 @@
     } else if (target.hasAttribute("data-toggle-value")) {
       const pressed = target.getAttribute("aria-pressed") === "true";
       target.setAttribute("aria-pressed", pressed ? "false" : "true");
+      saveToggles();
     } else if (target.classList.contains("face")) {
       const row = target.closest(".die-picker");
       picks.values[Number(row.dataset.dieIndex)] = Number(target.dataset.face);
@@ -487,6 +526,7 @@
 
   loadOutbox();
   restorePicks();
+  restoreToggles();
   markPending();
   showConn();
   connect();
