@@ -121,9 +121,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "round": state.round,
         "round_text": _round_text(state),
         "arms": arms,
-        # the dashed cards need a word on the sheet: drawn while one is still open
-        "far_cards": not over
-        and any(not c["reach"] and not c["taken"] for arm in arms for c in arm["cards"]),
+        "far_cards": not over and _open_card_out_of_reach(state, reach),
         "sixis": sixis,
         "seats": _seats(state, names, inp.seat, layout.seat_bearings),
         "dice": _dice(state),
@@ -135,6 +133,14 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "buttons": [],
         "drawn_moves": drawn,
     }
+
+
+def _open_card_out_of_reach(state: State, reach: set[int]) -> bool:
+    """Whether a card not yet taken lies out of this seat's reach: the sheet then says what
+    its dashed cards mean."""
+    return any(
+        taker == NOT_TAKEN and slot not in reach for slot, taker in enumerate(state.taken_by)
+    )
 
 
 def describe(move: Move) -> str:
