@@ -142,16 +142,29 @@ def standing(
     """The actions of a log of actions and undos that stand: each undo takes back the action
     `undo_target` names for its maker (`.by`) and the moves its throw implied before it, as
     `Session.undo` does (for logs read without a Session)."""
+    return replay_undos(entries, is_undo, is_implied)[0]
+
+
+def replay_undos(
+    entries: Sequence[EntryT],
+    is_undo: Callable[[EntryT], bool],
+    is_implied: Callable[[EntryT], bool] = lambda entry: False,
+) -> tuple[list[EntryT], dict[int, EntryT]]:
+    """`standing`'s walk of a log: the actions that stand, and for each undo that took an
+    action back (by its index in `entries`) the action `undo_target` named (without the
+    moves its throw implied), so a reader can say what an undo took back."""
     stack: list[EntryT] = []
-    for entry in entries:
+    taken: dict[int, EntryT] = {}
+    for index, entry in enumerate(entries):
         if not is_undo(entry):
             stack.append(entry)
             continue
         target = undo_target(stack, getattr(entry, "by", HOST), is_implied)
         if target is not None:
+            taken[index] = stack[target]
             first = target - implied_before(stack, target, is_implied)
             del stack[first : target + 1]
-    return stack
+    return stack, taken
 
 
 class Session:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from companion.live.stats import FACES
 from companion.rules.base import Die, Roll
-from companion.rules.session import CAMERA, standing
+from companion.rules.session import CAMERA, replay_undos, standing
 from companion.table.store import LogEntry, implied_seqs
 
 logger = logging.getLogger(__name__)
@@ -48,6 +48,14 @@ def effective_entries(log: list[LogEntry]) -> list[LogEntry]:
     undo of a throw's roll takes back the moves the throw implied too."""
     implied = implied_seqs(log)
     return standing(log, lambda entry: entry.kind == "undo", lambda entry: entry.seq in implied)
+
+
+def taken_back(log: list[LogEntry]) -> dict[int, LogEntry]:
+    """Each undo's seq -> the action it took back, by the same rule as `effective_entries`
+    (an undo that found nothing of its maker's to take back is not in it)."""
+    implied = implied_seqs(log)
+    taken = replay_undos(log, lambda e: e.kind == "undo", lambda e: e.seq in implied)[1]
+    return {log[index].seq: action for index, action in taken.items()}
 
 
 def imported_actions(log: list[LogEntry]) -> int:

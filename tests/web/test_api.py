@@ -216,6 +216,21 @@ def test_undo_by_the_player_who_acted_or_by_the_host(qwixx: dict[str, Any]) -> N
     assert empty.status_code == 409 and empty.json()["reason"] == "nothing_to_undo"
 
 
+def test_the_log_says_what_each_undo_took_back(qwixx: dict[str, Any]) -> None:
+    """An undo row names the action it took back (struck through above it), by the
+    session's rule; the host's undo of a player's action names whose it was."""
+    tid, bob, host = qwixx["table_id"], qwixx["bob"], qwixx["host"]
+    act(host, tid, QWIXX_ROLL_7, "roll-0001")
+    act(bob, tid, {"kind": "cross", "player": 1, "colour": "red", "number": 7}, "bob-cross-1")
+    for number in (1, 2):
+        undo = host.post(f"/api/tables/{tid}/undo", json={"action_id": f"host-undo-{number}"})
+        assert undo.status_code == 200
+    log = " ".join(host.get(f"/t/{tid}/log").text.split())
+    assert "<td>3</td> <td>host</td> <td>Undid Bob&#39;s: Cross red 7</td>" in log, log
+    dice = "white 3, white 4, red 2, yellow 5, green 6, blue 1"
+    assert f"<td>4</td> <td>host</td> <td>Undid: roll {dice}</td>" in log, log
+
+
 def test_no_join_code_no_access(app: Any, qwixx: dict[str, Any]) -> None:
     tid = qwixx["table_id"]
     stranger = TestClient(app)
@@ -715,6 +730,8 @@ def sixto_cross_and_undo(app: Any, host: TestClient) -> tuple[dict[str, Any], di
     assert "data-undo>" not in finn.get(f"/t/{tid}/sheet").text  # nothing of his stands
     log = " ".join(host.get(f"/t/{tid}/log").text.split())  # Finn's cross struck through
     assert '<tr class="undone" data-seq="3">' in log and '<tr class="" data-seq="4">' in log
+    # the undo row says what it took back: Finn's cross, though Gus crossed after it
+    assert "<td>5</td> <td>Finn</td> <td>Undid: Cross purple box 1</td>" in log, log
     record = host.get(f"/api/tables/{tid}/record").json()
     assert [a["move"]["kind"] for a in record["actions"]] == ["roll", "keep", "cross"]
     copy = host.post("/api/import", json=record)

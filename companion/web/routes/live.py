@@ -23,7 +23,7 @@ from companion.rules.base import COLOURS, Game, Reason, Rejection
 from companion.rules.registry import standard_dice_sets
 from companion.rules.session import AUTO, HOST
 from companion.table.camera_hub import CameraHub
-from companion.table.dice import effective_entries, roll_of
+from companion.table.dice import effective_entries, roll_of, taken_back
 from companion.table.snapshot import Snapshot
 from companion.table.store import LogEntry
 from companion.table.tables import Table
@@ -306,6 +306,20 @@ def log_words(
     return {"by": who, "text": text, "automatic": automatic}
 
 
+def undid_text(
+    game: Game[object, object], players: tuple[str, ...], undo: LogEntry, target: LogEntry
+) -> str:
+    """An undo in words by what it took back ("Undid: Cross purple box 5"); one that took back
+    another's action names whose ("Undid Ann's: Cross purple box 5")."""
+    undone = log_words(game, players, target)
+    roll = roll_of(target)
+    if roll is not None:  # as its struck-through row shows it: the dice
+        undone["text"] = "roll " + ", ".join(f"{d.colour} {d.value}" for d in roll.dice)
+    if target.by == undo.by or undone["automatic"]:  # an automatic move names its player
+        return f"Undid: {undone['text']}"
+    return f"Undid {undone['by']}'s: {undone['text']}"
+
+
 def pass_costs(game: Game[object, object], options: object, log: list[LogEntry]) -> dict[str, int]:
     """The standing passes that cost their player points (a penalty), by action id, as
     the engine scores the state after each: the actions replayed from the game's setup."""
@@ -354,11 +368,14 @@ def log_context(
 ) -> dict[str, object]:
     """The log page's rows: each entry in words, its dice, its photo, whether it stands."""
     standing = {e.action_id for e in effective_entries(log)}
+    taken = taken_back(log)  # what each undo took back, by the session's rule
     costs = pass_costs(table.game, table.session.options, log)  # on the page thread
     rows = []
     for entry in log:
         roll = roll_of(entry)
         words = log_words(table.game, snapshot.players, entry)
+        if entry.seq in taken:
+            words["text"] = undid_text(table.game, snapshot.players, entry, taken[entry.seq])
         if entry.action_id in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
             words["text"] = f"{words['text']}, \N{MINUS SIGN}{-costs[entry.action_id]} penalty"
         rows.append(
