@@ -79,7 +79,7 @@ from companion.table.roll_intake import RollIntake, Taken
 from companion.table.snapshot import Snapshot
 from companion.table.store import StorageError
 from companion.table.tables import Table, Tables
-from companion.table.words import names_of, with_names
+from companion.table.words import names_of, score_text, with_names
 
 if TYPE_CHECKING:
     from companion.vision.calibration import TableCalibration
@@ -660,7 +660,7 @@ def implied_texts(table: Table, moves: Sequence[Move], describe: DescribeMove) -
     for key, said in words.items():
         text = ", ".join(said)
         if penalties.get(key, 0):
-            text += f", \N{MINUS SIGN}{penalties[key]} penalty"
+            text += f", {score_text(-penalties[key])} penalty"
         texts.append(f"{players[key]}: {text}" if isinstance(key, int) else text)
     return texts
 

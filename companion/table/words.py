@@ -38,3 +38,18 @@ def names_of(players: tuple[str, ...], seats: tuple[int, ...] | list[int]) -> st
     if len(names) <= 1:
         return "".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def score_text(points: object) -> str:
+    """A score as printed: a negative one with a minus sign (U+2212), not a hyphen. Every
+    negative number a screen shows is written by it (the templates' `score` filter, the
+    views, the log page, the camera's notes), so all show the same character."""
+    if isinstance(points, int) and not isinstance(points, bool) and points < 0:
+        return f"\N{MINUS SIGN}{-points}"
+    return str(points)
+
+
+def signed_text(amount: int) -> str:
+    """An amount won or lost as printed: "+470" for a gain, "−150" (the minus sign, as in
+    `score_text`) for a loss, "0" for neither."""
+    return f"+{amount}" if amount > 0 else score_text(amount)

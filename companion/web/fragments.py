@@ -36,6 +36,7 @@ from markupsafe import Markup
 
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
+from companion.table.words import score_text, signed_text  # the templates' `score`, `signed`
 from companion.web.views import live_context
 
 if TYPE_CHECKING:
@@ -58,19 +59,6 @@ class ViewEnvironment(jinja2.Environment):
         if type(obj) is dict and attribute in obj and not hasattr(dict, attribute):
             return obj[attribute]
         return super().getattr(obj, attribute)
-
-
-def score_text(points: object) -> str:
-    """A score as printed: a negative one with a minus sign (U+2212), not a hyphen."""
-    if isinstance(points, int) and not isinstance(points, bool) and points < 0:
-        return f"\N{MINUS SIGN}{-points}"
-    return str(points)
-
-
-def signed_text(amount: int) -> str:
-    """An amount won or lost as printed: "+470" for a gain, "−150" (the minus sign, as in
-    `score_text`) for a loss, "0" for neither."""
-    return f"+{amount}" if amount > 0 else score_text(amount)
 
 
 def page_templates(directory: Path) -> Jinja2Templates:

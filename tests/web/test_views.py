@@ -4,8 +4,10 @@ that may not mark a sheet gets no moves at all."""
 
 from __future__ import annotations
 
+import ast
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from companion.rules.registry import find_game
 from companion.rules.sixto import Keep
 from companion.simulate import random_action
 from companion.table.access import Viewer
+from companion.table.words import score_text
 from companion.web.views import describe_move, live_context, move_attr, sheet_context
 from tests.web.helpers import roll, snapshot_of
 
@@ -267,3 +270,39 @@ def test_sixto_says_in_sentences_whom_it_waits_for_and_what_the_next_roll_ends()
     assert crossing["roll_entry"]["closes"] == (
         "it ends this crossing for Eve, Finn and Gus: they cross nothing more this turn"
     )
+
+
+def test_a_qwixx_pass_writes_its_cost_with_the_shared_minus_sign() -> None:
+    """The pass button's cost is the sheet's own "Penalties −5" (`score_text`, the templates'
+    `score` filter), not a sign the view writes itself."""
+    colour_step = [*QWIXX_TURN, Pass(player=0), Pass(player=1)]
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], colour_step)
+    buttons = sheet_context(snapshot, 0, Viewer(seat=0, host=False))["buttons"]
+    (button,) = [b for b in buttons if '"pass"' in b["move"]]
+    assert button["label"] == f"Pass: {score_text(-5)} penalty"
+
+
+def test_only_the_shared_helper_writes_a_minus_sign() -> None:
+    """Every negative number a screen shows goes through companion.table.words.score_text
+    (one character everywhere): no other code of companion/ writes U+2212 (docstrings may
+    name it)."""
+    package = Path(__file__).resolve().parents[2] / "companion"
+    writers = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and "\N{MINUS SIGN}" in node.value
+                and id(node) not in docstrings
+            ):
+                writers.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert [w.split(":")[0] for w in writers] == ["table/words.py"], writers

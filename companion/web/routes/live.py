@@ -27,7 +27,7 @@ from companion.table.dice import effective_entries, roll_of, taken_back
 from companion.table.snapshot import Snapshot
 from companion.table.store import LogEntry
 from companion.table.tables import Table
-from companion.table.words import with_names
+from companion.table.words import score_text, with_names
 from companion.web.deps import (
     ApiAccess,
     PageAccess,
@@ -377,7 +377,7 @@ def log_context(
         if entry.seq in taken:
             words["text"] = undid_text(table.game, snapshot.players, entry, taken[entry.seq])
         if entry.action_id in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
-            words["text"] = f"{words['text']}, \N{MINUS SIGN}{-costs[entry.action_id]} penalty"
+            words["text"] = f"{words['text']}, {score_text(costs[entry.action_id])} penalty"
         rows.append(
             {
                 "seq": entry.seq,

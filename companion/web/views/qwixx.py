@@ -22,6 +22,7 @@ from companion.rules.qwixx import (
     State,
     rows_closed_to,
 )
+from companion.table.words import score_text
 from companion.web.views import OptionText, SheetInput, move_attr
 
 TEMPLATE = "games/qwixx.html"
@@ -111,7 +112,7 @@ def _pass_button(inp: SheetInput) -> list[dict[str, str | bool]]:
         "legal": legal,
     }
     if change is not None and change < 0:
-        cost = f"\N{MINUS SIGN}{-change}"  # as the sheet writes it: "Penalties −5"
+        cost = score_text(change)  # as the sheet writes it: "Penalties −5"
         button["label"] = f"Pass: {cost} penalty"
         button["confirm"] = f"Tap again to pass and take {cost}"
         button["danger"] = True
