@@ -112,6 +112,10 @@ def test_the_defaults_start_a_table(browser: Any, server: ServerProcess, game: s
 SHOWN = """() => Array.from(document.querySelectorAll('#options [name]'),
   (i) => [i.name, i.type === 'checkbox' ? String(i.checked) : i.value])"""
 
+# each choice's options marked as its default (the `selected` attribute)
+MARKED_DEFAULTS = """() => Array.from(document.querySelectorAll('#options select'),
+  (s) => [s.name, Array.from(s.options).filter((o) => o.defaultSelected).map((o) => o.value)])"""
+
 
 @pytest.mark.parametrize("game", GAME_NAMES)
 def test_every_default_is_the_fields_own_and_outlives_a_reset(
@@ -128,5 +132,17 @@ def test_every_default_is_the_fields_own_and_outlives_a_reset(
     shown = page.evaluate(SHOWN)
     if game == "sixes":
         assert ["dice", "white, white"] in shown
+    # a choice (who rolls first) marks its default option as the default (`selected`):
+    # without one a reset or a restored page falls back to whichever option comes first
+    marked = page.evaluate(MARKED_DEFAULTS)
+    assert marked == [[name, [value]] for name, value in shown if name in dict(marked)]
+    if game == "qwixx":
+        assert ["first_player", ["0"]] in marked
+    for name, _ in marked:  # the host's pick, then a name typed (the options drawn again)
+        page.select_option(f"#options select[name={name}]", index=1)
+        page.fill("#names input >> nth=0", "Ann")
+        assert page.evaluate(MARKED_DEFAULTS) == marked
+        assert page.locator(f"#options select[name={name}]").input_value() == "1"
+        page.fill("#names input >> nth=0", "Player 1")
     page.evaluate("document.getElementById('start-form').reset()")
     assert page.evaluate(SHOWN) == shown

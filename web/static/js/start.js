@@ -118,15 +118,23 @@
     return el("textarea", {rows: String(rows), placeholder: empty || "", "data-type": type, spellcheck: "false"}, text);
   }
 
-  // the options of a seat choice: "Seat 2: Bob" from the names typed so far
+  // the options of a seat choice: "Seat 2: Bob" from the names typed so far. The field's
+  // default (`chosen` at the first fill) is its default option (`selected`), as every
+  // other field holds its own default: a reset or a browser restoring the page returns to
+  // it, not to whichever option comes first; the host's pick is its current value only
   function fillSeats(select, chosen) {
     const picked = select.options.length ? Number(select.value) : chosen;
+    if (!("default" in select.dataset)) select.dataset.default = String(chosen);
     const inputs = names.querySelectorAll("input");
+    const last = inputs.length - 1;
+    const fallback = Math.min(Number(select.dataset.default), last);
     select.replaceChildren(...Array.from(inputs, (input, i) => {
       const name = input.value.trim();
-      return el("option", {value: String(i)}, `Seat ${i + 1}${name ? ": " + name : ""}`);
+      const option = el("option", {value: String(i)}, `Seat ${i + 1}${name ? ": " + name : ""}`);
+      option.defaultSelected = i === fallback;
+      return option;
     }));
-    select.value = String(Math.min(picked, inputs.length - 1));
+    select.value = String(Math.min(picked, last));
   }
 
   function isRecord(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
