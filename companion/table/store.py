@@ -421,6 +421,15 @@ class Store:
         with self._transaction("set_finished") as db:
             self._set_finished(db, table_id, Finish(summary), time.time())
 
+    def set_summary(self, table_id: str, summary: dict[str, object]) -> None:
+        """Put a finished table's history entry right in place: its `summary` replaced, its
+        time of finishing (its place in the history) kept; a running table is left alone."""
+        with self._transaction("set_summary") as db:
+            db.execute(
+                "UPDATE tables SET summary_json = ? WHERE table_id = ? AND finished_at IS NOT NULL",
+                (json.dumps(summary), table_id),
+            )
+
     @staticmethod
     def _set_finished(db: _Statements, table_id: str, finish: Finish, now: float) -> None:
         summary = finish.summary

@@ -719,6 +719,18 @@ def history_mismatch(row: TableRow, session: Session) -> Finish | None:
     return None
 
 
+def host_end_without_winners(row: TableRow, session: Session) -> dict[str, object] | None:
+    """The history entry of a game the host ended, stored before entries of a host's end
+    kept their winners (Game.winners by the game's own ranking and tie-breaks; an older
+    server stored none, and the history page could only pick the highest total): the
+    stored entry with those winners, derived from the log; None when it needs none."""
+    summary = row.summary or {}
+    if summary.get("winners") or not ended_by_host(row, session):
+        return None
+    winners = session.game.winners(session.state, ended_early=True)
+    return {**summary, "winners": list(winners)} if winners else None
+
+
 def _replay(
     game: Game[Any, Any],
     options: Any,
@@ -1000,6 +1012,13 @@ class Tables:
         if mismatch is not None:  # the log is the truth: put the history entry right
             logger.warning("table %s: its history entry did not match its log", table_id)
             self.store.set_finished(table_id, mismatch.summary)
+            row = self.store.table(table_id) or row
+        repaired = host_end_without_winners(row, session)
+        if repaired is not None:  # in its place in the history, with the game's winners
+            logger.warning(
+                "table %s: its history entry of the host's end named no winner", table_id
+            )
+            self.store.set_summary(table_id, repaired)
             row = self.store.table(table_id) or row
         devices = self.store.devices(table_id)
         auto_pass = self.store.table_setting(table_id, AUTO_PASS_KEY) != "off"

@@ -40,6 +40,7 @@ from companion.rules.session import HOST, Session, replay_record
 from companion.simulate import play_random_game
 from companion.table.store import LogEntry, StorageError, Store, implied_seqs
 from companion.table.tables import Table, Tables
+from tests.web.helpers import QWIXX_ROLL_7
 
 NOT_REACHED = 0  # the child's exit status when the action ended before the fault point
 Action = Callable[[Tables, str], Awaitable[object]]
@@ -446,3 +447,49 @@ def test_a_history_entry_an_older_server_left_wrong_is_put_right_from_the_log(
         check_on_disk(path, None)  # the damage is there
     asyncio.run(check_reopened(path))  # opening puts it right, and both games play on
     check_on_disk(path, None)
+
+
+def test_a_host_end_an_older_server_stored_without_winners_gets_the_games_own(
+    tmp_path: Path,
+) -> None:
+    """An older server stored a host's end with no winners (the engine's outcome had none),
+    so the history could only pick the highest total, not the game's own ranking and
+    tie-breaks. Opening the table puts the entry right from its log (Game.winners, ended
+    early), in its place in the history."""
+    path = tmp_path / "companion.sqlite3"
+
+    async def older_store() -> str:
+        store = Store.open(path)
+        tables = Tables(store, import_process=False)
+        table = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+        await table.act(QWIXX_ROLL_7, HOST, "roll-1")
+        await table.act({"kind": "cross", "player": 1, "colour": "red", "number": 7}, "1", "b")
+        await table.end_by_host()
+        tables.close()
+        store.close()
+        return table.table_id
+
+    table_id = asyncio.run(older_store())
+    db = sqlite3.connect(path)
+    (entry,) = db.execute("SELECT summary_json FROM tables WHERE table_id = ?", (table_id,))
+    summary = json.loads(entry[0])
+    assert summary["ended_by_host"] and summary["winners"] == [1]
+    old_style = json.dumps(summary | {"winners": []})  # as the older server stored it
+    db.execute("UPDATE tables SET summary_json = ? WHERE table_id = ?", (old_style, table_id))
+    db.commit()
+    db.close()
+    store = Store.open(path)
+    before = store.table(table_id)
+    assert before is not None and before.summary is not None and before.summary["winners"] == []
+
+    async def reopen() -> None:
+        tables = Tables(store, import_process=False)
+        table = await opened(tables, table_id)
+        assert table.snapshot.ended_by_host
+        tables.close()
+
+    asyncio.run(reopen())
+    after = store.table(table_id)
+    assert after is not None and after.summary == summary  # Bob, by the game's ranking
+    assert after.finished_at == before.finished_at  # in its place in the history
+    store.close()

@@ -16,6 +16,8 @@ from companion.web.deps import cookie_name
 from companion.web.routes.pages import HISTORY_GAMES
 from companion.web.settings import Settings
 from tests.web.helpers import (
+    QWIXX_ROLL_7,
+    act,
     create_table,
     every_page_of,
     refuse_reading_every_table,
@@ -71,3 +73,27 @@ def test_another_device_lists_only_the_finished_games_its_cookies_name(
         assert _listed(page) == [ours["table_id"]]
         assert "history-more" not in page  # all of them are shown
         assert _listed(TestClient(app).get("/history").text) == []  # a stranger sees none
+
+
+def _winners(page: str) -> list[str]:
+    return re.findall(r'<li class="winner">([^:<]+):', page)
+
+
+def test_a_history_entry_put_right_in_its_place_shows_at_once(tmp_path: Path) -> None:
+    """Opening a table may put its history entry right without moving it (a host's end an
+    older server stored without winners gets the game's own: Tables._load); a history page
+    kept from before showed the old winners while the entry kept its finishing time."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as host:
+        tid = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        rolled = act(host, tid, QWIXX_ROLL_7, "roll-0001")
+        assert rolled.status_code == 200, rolled.text
+        bobs = {"kind": "cross", "player": 1, "colour": "red", "number": 7}
+        crossed = act(host, tid, bobs, "bob-cross-1")
+        assert crossed.status_code == 200, crossed.text
+        assert host.post(f"/api/tables/{tid}/end").status_code == 200
+        assert _winners(host.get("/history").text) == ["Bob"]
+        store = host.app.state.tables.store  # type: ignore[attr-defined]
+        row = store.table(tid)
+        store.set_summary(tid, row.summary | {"winners": [0]})  # a changed entry, in place
+        assert store.table(tid).finished_at == row.finished_at
+        assert _winners(host.get("/history").text) == ["Ann"]

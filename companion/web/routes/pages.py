@@ -458,8 +458,10 @@ async def history_page(
         context = {"games": games, "notes": notes, "finished": finished}
         return render_page(templates, request, "history.html", context)
 
-    # the page says its place (the count, the links), so that is in its key with its rows
-    key = ("history", tuple(finished.items()), tuple((r.table_id, r.finished_at) for r in rows))
+    # the page says its place (the count, the links), so that is in its key with its rows;
+    # and each row's winners: opening a table may put them right in place (Tables._load)
+    shown = tuple((r.table_id, r.finished_at, str((r.summary or {}).get("winners"))) for r in rows)
+    key = ("history", tuple(finished.items()), shown)
     return HTMLResponse(await pages.kept(key, build))
 
 
@@ -491,7 +493,8 @@ def history_entry(row: TableRow) -> dict[str, object]:
         raise ValueError(f"its stored scores name a seat beyond its {len(players)} player(s)")
     if not winners and summary.get("ended_by_host") and scores:
         # a host's end stored before its summary kept its winners (Game.winners, by the
-        # game's own tie-breaks): the highest total, all the stored scores can tell
+        # game's own tie-breaks) and its table not opened since (opening it puts them
+        # right: Tables._load): the highest total, all the stored scores can tell
         winners = {seat for seat, total in scores if total == scores[0][1]}
     scores.sort(key=lambda seat_total: seat_total[0] not in winners)  # a broken tie's winner first
     scores.sort(key=lambda seat_total: -seat_total[1])
