@@ -5,8 +5,9 @@ the camera status each page polls is the server's, with the camera's state set b
 - A player's line says "The camera is watching for the next roll." only while the game
   waits for a roll (`roll_due`), not while its players choose or cross, when a throw would
   still mean something (`expects`): a Sixto tablet said so through Keep or Re-roll.
-- While the page cannot reach the server the line claims nothing about the camera: the
-  tablets kept saying it watched with the server stopped.
+- While the page cannot reach the server, or the server answers with an error (503), the
+  line claims nothing about the camera: the tablets kept saying it watched with the server
+  stopped, and an error answer left the last state on screen.
 - A table the camera does not serve shows no live picture (it is the other table's, on the
   server machine too) and its line says so.
 """
@@ -29,15 +30,20 @@ OFFLINE = "Offline: the camera's state shows again when the table is back."
 
 class CameraState:
     """The camera status the pages get: the server's answer with `fields` put over it
-    (a camera that is on and reads), or no answer at all while `down`."""
+    (a camera that is on and reads), no answer at all while `down`, or an error answer
+    with status `error` while it is set."""
 
     def __init__(self) -> None:
         self.fields: dict[str, Any] = {}
         self.down = False
+        self.error: int | None = None
 
     def route(self, route: Any) -> None:
         if self.down:
             route.abort("connectionrefused")
+            return
+        if self.error is not None:
+            route.fulfill(status=self.error, json={"reason": "unavailable", "message": "busy"})
             return
         response = route.fetch()
         body = {**response.json(), "enabled": True, "status": LIVE, "line": "camera 0 · 10 fps"}
@@ -80,6 +86,12 @@ def test_the_camera_line_says_only_what_is_true(browser: Any, server: ServerProc
     line_is(sheet, OFFLINE)
     assert sheet.get_attribute("#camera-status", "data-camera-state") == "offline"
     camera.down = False
+    line_is(sheet, "The camera is watching for the next roll.")
+    # an error answer holds no camera state either: the line says the same
+    camera.error = 503
+    line_is(sheet, OFFLINE)
+    assert sheet.get_attribute("#camera-status", "data-camera-state") == "offline"
+    camera.error = None
     line_is(sheet, "The camera is watching for the next roll.")
 
     # the host's page (loopback: the server machine) shows the picture of its own camera

@@ -485,7 +485,10 @@
   async function poll() {
     try {
       const response = await fetch(`/api/tables/${tableId}/camera`, {credentials: "same-origin"});
+      // an error answer (503 while the server is busy or going down) holds no camera state
+      // either: the line claims nothing, as when no answer came; nothing else reads it
       if (response.ok) render(await response.json());
+      else showOffline();
     } catch (error) {
       showOffline(); // the next poll tries again
     }
