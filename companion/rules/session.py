@@ -25,6 +25,10 @@ the actions after it are played again through the rules without it. Refused by n
 a roll came after it (`undo_before_roll`: the dice answered the state with it; the host
 undoes back that far) or when one of those actions no longer applies without it
 (`acted_on`: "others have acted on it"). The rule is the game's, not the session's: whatever the game accepts again stands.
+A player's undo reaches back at most `UNDO_REACH` actions (`undo_too_far` beyond: the host
+undoes back that far): a step without a roll can grow without end (Sixis' opening handed on
+and back), and every change works out who may undo what (`undo_offers`), so without a reach
+each change at such a table cost time in the length of that step, on the server's one loop.
 An undo is stored as an undo by its maker and nothing more: the same rule names the same
 action when the log is read again (`standing`, a restart's replay), and a record keeps only
 the actions that stand.
@@ -35,6 +39,7 @@ them through `Session.from_record`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -60,6 +65,12 @@ CAMERA = "camera"
 AUTO = "auto"
 
 EntryT = TypeVar("EntryT")
+
+# how many of the latest actions a player's own undo looks through for theirs (and so the
+# most it plays again): far above a real step (a Qwixx white sum of 12 players is 14, a
+# Sixto crossing a few taps a player), and it bounds what every change costs to work out
+# who may undo what (`Session.undo_offers`) however long a step without a roll grows
+UNDO_REACH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,19 +116,24 @@ def stale_view() -> Rejection:
 
 
 def undo_target(
-    actions: Sequence[EntryT], by: str, is_implied: Callable[[EntryT], bool]
+    actions: Sequence[EntryT],
+    by: str,
+    is_implied: Callable[[EntryT], bool],
+    reach: int | None = None,
 ) -> int | None:
     """The index in `actions` (those that stand, oldest first; each with its maker as
     `.by`) of the action an undo by `by` takes back; None when `by` has none to take back.
     The host takes back the last action, whoever made it; anyone else the latest of their
     own that no throw implied (an implied move goes with its roll), even when others have
     acted since (`Session.propose_undo` checks that their actions stand without it). The
-    rule of the session and of every reader of a stored log (`standing`)."""
+    rule of the session and of every reader of a stored log (`standing`). `reach`: look
+    through at most that many of the latest actions (None when `by`'s is further back)."""
     if not actions:
         return None
     if by == HOST:
         return len(actions) - 1
-    for index in range(len(actions) - 1, -1, -1):
+    stop = -1 if reach is None else max(-1, len(actions) - 1 - reach)
+    for index in range(len(actions) - 1, stop, -1):
         action = actions[index]
         if getattr(action, "by", None) == by and not is_implied(action):
             return index
@@ -167,6 +183,18 @@ def replay_undos(
     return stack, taken
 
 
+def refuse_a_roll_among(later: Sequence[Action]) -> None:
+    """Refuse a player's undo of an action the dice were rolled after (`undo_before_roll`):
+    the roll answered the state with it."""
+    if any(isinstance(action.move, Roll) for action in later):
+        raise Rejection(
+            Reason.NOT_ALLOWED,
+            "undo_before_roll",
+            "the dice have been rolled since your last action, so it can no longer be "
+            "undone on its own; the host can undo back to it",
+        )
+
+
 class Session:
     def __init__(self, game: Game[Any, Any], options: Any, players: list[str] | None = None):
         self.game = game
@@ -178,6 +206,9 @@ class Session:
         # the state id at which each state of `states` was reached, and of the latest undo
         self._reached: list[int] = [0]
         self._undone_at = 0
+        # how many actions that stand each maker made (no implied ones): whether a player
+        # has an action of their own to undo, without a walk over the whole game
+        self._made: Counter[str] = Counter()
         count = len(game.scores(first))
         self.players = list(players) if players else [f"Player {i + 1}" for i in range(count)]
 
@@ -292,13 +323,7 @@ class Session:
             raise stale_view()
         if not self.actions:
             raise Rejection(Reason.NOTHING_TO_UNDO, "nothing_to_undo", "there is nothing to undo")
-        target = undo_target(self.actions, by, lambda action: action.implied)
-        if target is None:
-            raise Rejection(
-                Reason.NOT_ALLOWED,
-                "undo_own_only",
-                "you have no action of your own to undo; only the host may undo another player's",
-            )
+        target = self._undo_target(by)
         at = target - implied_before(self.actions, target, lambda action: action.implied)
         later = self.actions[target + 1 :]
         replayed = self._replayed_without(self.states[at], later)
@@ -313,17 +338,34 @@ class Session:
             replayed=replayed,
         )
 
+    def _undo_target(self, by: str) -> int:
+        """The index of the action an undo by `by` takes back (`undo_target`), looked for
+        among the latest `UNDO_REACH` actions only for a player. Raises a Rejection naming
+        why there is none: no action of theirs stands (`undo_own_only`), a roll came after
+        it (`undo_before_roll`), or it lies further back than the reach (`undo_too_far`)."""
+        reach = None if by == HOST else UNDO_REACH
+        target = undo_target(self.actions, by, lambda action: action.implied, reach)
+        if target is not None:
+            return target
+        if not self._made[by]:
+            raise Rejection(
+                Reason.NOT_ALLOWED,
+                "undo_own_only",
+                "you have no action of your own to undo; only the host may undo another player's",
+            )
+        refuse_a_roll_among(self.actions[-UNDO_REACH:])
+        raise Rejection(
+            Reason.NOT_ALLOWED,
+            "undo_too_far",
+            f"more than {UNDO_REACH} actions have been made since your last one, so it can no "
+            "longer be undone on its own; the host can undo back to it",
+        )
+
     def _replayed_without(self, state: object, later: Sequence[Action]) -> tuple[object, ...]:
         """The states of `later` (the actions after the one an undo takes back) played
         again from `state`, the state before it. Raises a Rejection when a roll is among
         them, or one of them no longer applies."""
-        if any(isinstance(action.move, Roll) for action in later):
-            raise Rejection(
-                Reason.NOT_ALLOWED,
-                "undo_before_roll",
-                "the dice have been rolled since your last action, so it can no longer be "
-                "undone on its own; the host can undo back to it",
-            )
+        refuse_a_roll_among(later)
         states: list[object] = []
         for action in later:
             try:
@@ -349,6 +391,9 @@ class Session:
             at, replayed = proposal.at, proposal.replayed
             del self.states[at + 1 :]
             self.states.extend(replayed)
+            self._made.subtract(
+                a.by for a in self.actions[at : at + proposal.taken] if not a.implied
+            )
             del self.actions[at : at + proposal.taken]
             # the states played again are reached now
             del self._reached[at + 1 :]
@@ -357,16 +402,19 @@ class Session:
         else:
             self.states.append(proposal.state)
             self.actions.append(proposal.action)
+            if not proposal.action.implied:
+                self._made[proposal.action.by] += 1
             self._reached.append(self.state_id)
 
     def undo_offers(self) -> tuple[tuple[str, Action], ...]:
         """Who may undo now and the action each would take back: the host, and every seat
         whose `propose_undo` would be accepted (what a screen offers: "Undo my red 5"), in
         that order."""
-        # only an action since the last roll (or that roll) may be a player's to take back:
-        # the walk stops there, however long the game
+        # only an action since the last roll (or that roll), among the latest UNDO_REACH,
+        # may be a player's to take back: the walk stops there, however long the game or
+        # the step
         makers: list[str] = [HOST]
-        for action in reversed(self.actions):
+        for action in reversed(self.actions[-UNDO_REACH:]):
             if action.by not in makers and not action.implied:
                 makers.append(action.by)
             if isinstance(action.move, Roll):
