@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import secrets
 import time
@@ -32,6 +33,15 @@ def new_token() -> str:
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def carried_token(token: str, table_id: str) -> str:
+    """The token a device holding `token` at a finished game gets at `table_id`, the game
+    played again (Table.carry_over): derived from its own, so that asking again (a double
+    tap, a cookie lost on the way) gets the same device there, never one more. Only the
+    holder of `token` can work it out, as only it could ask for it."""
+    digest = hashlib.sha256(f"next game {table_id} {token}".encode()).digest()
+    return base64.urlsafe_b64encode(digest[:24]).decode("ascii")
 
 
 def new_join_code() -> str:

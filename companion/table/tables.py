@@ -37,6 +37,7 @@ from companion.rules.session import AUTO, CAMERA, Proposal, Session, stale_view
 from companion.table.access import (
     DeviceRateLimiter,
     Viewer,
+    carried_token,
     hash_token,
     new_join_code,
     new_token,
@@ -111,6 +112,9 @@ REPLAY_SLICE_S = 0.001
 REPLAY_PAUSE_S = 0.001
 AUTO_PASS_KEY = "auto_pass"  # table_settings: "off" when the next roll passes for nobody
 NEXT_TABLE_KEY = "next_table"  # table_settings: the table that plays this game again
+# table_settings of the next game: "carried <token hash>", a device of the finished game
+# (its token's hash there) took its place here once (Table.carry_over)
+CARRIED_KEY = "carried "
 
 
 def table_full_words(limit: int) -> str:
@@ -205,6 +209,7 @@ class Table:
         # joins one at a time (add_device): a join at the limit makes room before it stores,
         # and joins at once must not all count the same room
         self._joining = asyncio.Lock()
+        self._carrying = asyncio.Lock()  # one device of a finished game carried at a time
         self._ended_by_host = ended_by_host(row, session)
         # when the game went to the history (time.time()), None while it runs; its devices'
         # tokens stop working `token_finished_s` after it (closed_to_devices)
@@ -288,19 +293,22 @@ class Table:
             return None
         return Viewer(seat=device.seat, host=device.host)
 
-    async def add_device(self, host: bool, limit: int | None = None) -> str:
+    async def add_device(
+        self, host: bool, limit: int | None = None, token: str | None = None
+    ) -> str:
         """A new device token for this table (the caller sets it as a cookie). A table holds
         at most `limit` devices (Settings.max_table_devices: only a client joining again
         and again gets there): a player's device then takes the place of the oldest device
         that holds no seat and is no host's (a seated player and the host keep theirs, so a
         flood of joins locks nobody out of the game), and is refused (`table_full`) only
-        when every device holds a seat or is a host's."""
+        when every device holds a seat or is a host's. `token`: the one to store (a device
+        carried from a finished game: access.carried_token); a new one by default."""
         self._check_loaded()
         async with self._joining:
             while limit is not None and not host and len(self._devices) >= limit:
                 if not await to_the_end(self._forget_oldest_viewer()):
                     raise Rejection(Reason.NOT_ALLOWED, "table_full", table_full_words(limit))
-            token = new_token()
+            token = token or new_token()
             await to_the_end(self._store_device(hash_token(token), host))
         return token
 
@@ -364,25 +372,49 @@ class Table:
             )
 
     async def carry_over(
-        self, before: Viewer, held: str | None, limit: int | None = None
+        self, before: Viewer, before_token: str, held: str | None, limit: int | None = None
     ) -> tuple[str, Viewer]:
-        """A device of the game this table plays again (`before`: what it was there, its
-        token checked by the caller) comes here as it was: the host's device as a host, a
-        seated one at the same seat, a watching one as a viewer. `held`: the token it may
-        hold here already (a second tap; one made on another screen), used again. Its
-        token here and what it is; a seat another device holds is refused (`seat_taken`)
-        before any device is made."""
+        """A device of the game this table plays again (`before`: what it was there, with
+        `before_token`, checked by the caller) comes here as it was: the host's device as a
+        host, a seated one at the same seat, a watching one as a viewer. `held`: the token
+        it may hold here already (one made on another screen, joined with the code), used
+        again. Its token here and what it is. One device of the finished game makes one
+        device here, whatever it asks again (`_carried_device`); a seat another device
+        holds is refused (`seat_taken`) before any device is made."""
         token = held if held and self.viewer(held) is not None else None
-        if token is None:
-            if before.seat is not None:
-                self._refuse_taken_seat(before.seat, None)
-            token = await self.add_device(before.host, limit)
-        now = self.viewer(token)
-        if before.seat is not None and now is not None and now.seat is None:
-            await self.take_seat(token, before.seat)
+        async with self._carrying:  # a double tap: the second finds the first's device
+            if token is None:
+                token = await self._carried_device(before, before_token, limit)
+            now = self.viewer(token)
+            if before.seat is not None and now is not None and now.seat is None:
+                await self.take_seat(token, before.seat)
         after = self.viewer(token)
         assert after is not None
         return token, after
+
+    async def _carried_device(self, before: Viewer, before_token: str, limit: int | None) -> str:
+        """The device `before_token` of the finished game has here: the one it was given
+        (its token derived from `before_token`: access.carried_token), or a new one the
+        first time. Refused (`carried_once`) once that device is gone (the host freed its
+        seat, or it made room for a newer one): taking the place again through the finished
+        game would undo the host's free; the join code still lets it in."""
+        token = carried_token(before_token, self.table_id)
+        if self.viewer(token) is not None:
+            return token
+        marker = CARRIED_KEY + hash_token(before_token)
+        if await asyncio.to_thread(self._store.table_setting, self.table_id, marker) is not None:
+            raise Rejection(
+                Reason.NOT_ALLOWED,
+                "carried_once",
+                "this device took its place in the next game once, and the host has freed "
+                "it there since (or it made room for another device); ask the host for the "
+                "next game's join code",
+            )
+        if before.seat is not None:
+            self._refuse_taken_seat(before.seat, None)
+        await self.add_device(before.host, limit, token)
+        await asyncio.to_thread(self._store.set_table_setting, self.table_id, marker, "1")
+        return token
 
     async def set_next_table(self, table_id: str) -> None:
         """The table that plays this game again: stored before it holds (a finished page

@@ -389,3 +389,35 @@ def test_a_tables_last_action_is_its_stored_time_and_an_import_is_no_play(
         passed = act(again, imported, {"kind": "pass", "player": 0}, "pass-0001")
         assert passed.status_code == 200, passed.text
         assert again.portal.call(tables.get, imported).acted_at is not None  # type: ignore[union-attr]
+
+
+def test_a_double_tap_to_the_next_game_makes_one_device_there(tmp_path: Path) -> None:
+    """Five requests at once from one seated device of a finished game (a double tap, each
+    sent before an answer set the next game's cookie) all get its one device there, at its
+    seat. Before: one got the seat and four were refused `seat_taken` (its own seat), each
+    leaving a device without a cookie behind."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "again.sqlite3")
+        tables = Tables(store, import_process=False)
+        tables.attach_loop(asyncio.get_running_loop())
+        try:
+            old = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            await old.add_device(host=True)
+            bob = await old.add_device(host=False)
+            await old.take_seat(bob, 1)
+            await old.end_by_host()
+            new, _ = await tables.play_again(old)
+            before = old.viewer(bob)
+            assert before is not None
+            taps = [new.carry_over(before, bob, None, limit=10) for _ in range(5)]
+            answers = await asyncio.gather(*taps, return_exceptions=True)
+            assert all(not isinstance(a, BaseException) for a in answers), answers
+            assert len({token for token, _ in answers}) == 1  # type: ignore[misc]
+            assert {viewer.seat for _, viewer in answers} == {1}  # type: ignore[misc]
+            assert len(store.devices(new.table_id)) == 1
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())

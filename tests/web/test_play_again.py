@@ -136,6 +136,51 @@ def test_a_seat_taken_in_the_next_game_is_refused_by_name(ended: dict[str, Any])
     assert "Ann's seat" in refused.json()["message"]
 
 
+def without_cookie_of(client: TestClient, table_id: str) -> TestClient:
+    """`client`'s device of the finished game, having lost its cookie of the next game (a
+    second tap sent before the first's answer set it, or a browser that dropped it)."""
+    client.cookies.delete(f"tc_{table_id}")
+    return client
+
+
+def test_a_device_of_the_finished_game_makes_one_device_in_the_next_however_often_it_asks(
+    app: Any, ended: dict[str, Any]
+) -> None:
+    """Before: each request without the next game's cookie made one more device there, so
+    Ann's second tap was refused `seat_taken` (her own seat), and the TV's or the host's
+    old token minted devices without end (150 requests: 81 viewers pushing out the next
+    game's screens, 84 host devices that are never pushed out)."""
+    old, host = ended["table_id"], ended["host"]
+    new = host.post(f"/api/tables/{old}/play_again").json()["table_id"]
+    devices = app.state.tables.store.devices
+    for name in ("ann", "tv", "host"):
+        first = ended[name].post(f"/api/tables/{old}/next_seat")
+        assert first.status_code == 200, first.text
+        token = ended[name].cookies[f"tc_{new}"]
+        for _ in range(3):
+            again = without_cookie_of(ended[name], new).post(f"/api/tables/{old}/next_seat")
+            assert again.status_code == 200, again.text
+            assert again.json() == first.json()
+            assert ended[name].cookies[f"tc_{new}"] == token
+    assert len(devices(new)) == 3  # the host's, Ann's and the TV's
+
+
+def test_a_seat_the_host_frees_in_the_next_game_is_not_taken_back_through_the_finished_one(
+    ended: dict[str, Any],
+) -> None:
+    """Freeing a seat takes its device off the table: it joins again with the code. Before:
+    Ann's device of the finished game took the freed seat back at once (200), no code."""
+    old, host, ann = ended["table_id"], ended["host"], ended["ann"]
+    new = host.post(f"/api/tables/{old}/play_again").json()
+    assert ann.post(f"/api/tables/{old}/next_seat").json()["seat"] == 0
+    assert host.post(f"/api/tables/{new['table_id']}/seats/0/free").status_code == 200
+    refused = without_cookie_of(ann, new["table_id"]).post(f"/api/tables/{old}/next_seat")
+    assert refused.status_code == 403 and refused.json()["rule"] == "carried_once"
+    assert "join code" in refused.json()["message"]
+    assert ann.get(f"/api/tables/{new['table_id']}/state").status_code == 401
+    seat_player(ann, new["code"], new["table_id"], 0)  # the code still lets her in
+
+
 def test_the_link_to_the_next_game_survives_a_restart(tmp_path: Path) -> None:
     with TestClient(create_app(Settings(data_dir=tmp_path))) as host:
         table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})

@@ -555,7 +555,7 @@ async def play_again(
     require_host(access)
     new, made = await tables.play_again(access.table)
     held = request.cookies.get(cookie_name(new.table_id))
-    token, viewer = await new.carry_over(access.viewer, held)
+    token, viewer = await new.carry_over(access.viewer, access.token, held)
     return _carried(new, token, viewer, settings, 201 if made else 200)
 
 
@@ -577,7 +577,9 @@ async def next_seat(
     viewer, sent to the scoreboard; the host's device: its host). Only a device holding
     this table's valid token (403 `not_at_this_table` otherwise: the network is shared);
     404 `no_next_game` before the host started one; 403 `seat_taken` when another device
-    sits there already."""
+    sits there already. A device of this game makes one device there: asking again (a
+    double tap, its new cookie lost) gets the same one, and once the host freed it there
+    403 `carried_once` (Table.carry_over)."""
     table = await opened(tables, table_id, request)
     token = request.cookies.get(cookie_name(table_id), "")
     viewer = table.viewer(token) if table is not None else None
@@ -605,7 +607,7 @@ async def next_seat(
             },
         )
     held = request.cookies.get(cookie_name(new.table_id))
-    token, now = await new.carry_over(viewer, held, settings.max_table_devices)
+    token, now = await new.carry_over(viewer, token, held, settings.max_table_devices)
     return _carried(new, token, now, settings, 200)
 
 
