@@ -36,8 +36,9 @@ class Snapshot:
     undo_offers: tuple[tuple[str, Action], ...] = ()
 
     def undo_offer(self, by: str) -> Action | None:
-        """The action an undo by `by` would take back now; None: `by` may not undo."""
-        if self.ended_by_host:
+        """The action an undo by `by` would take back now; None: `by` may not undo (nor
+        may anyone in a game the host ended or played again: `Table.undo`)."""
+        if self.ended_by_host or self.next_table is not None:
             return None
         return next((action for who, action in self.undo_offers if who == by), None)
 

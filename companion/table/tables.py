@@ -115,6 +115,7 @@ NEXT_TABLE_KEY = "next_table"  # table_settings: the table that plays this game 
 # table_settings of the next game: "carried <token hash>", a device of the finished game
 # (its token's hash there) took its place here once (Table.carry_over)
 CARRIED_KEY = "carried "
+PLAYED_AGAIN = "the host has started the next game from this one: this game stays as it ended"
 
 
 def table_full_words(limit: int) -> str:
@@ -515,12 +516,16 @@ class Table:
         self, by: str, action_id: str, expected_state_id: int | None = None
     ) -> ActResult:
         """Take back an action: the host's undo the last, a player's their own latest
-        (the session checks who may, what still stands without it, and the state id)."""
+        (the session checks who may, what still stands without it, and the state id).
+        Refused once the host ended the game, or played it again (`played_again`)."""
         async with self._lock:
             if (retried := self._retried(action_id, by)) is not None:
                 return retried
             if self._ended_by_host:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
+            if self.next_table_id is not None:
+                # an undo would reopen a game its devices were sent on from
+                raise Rejection(Reason.GAME_OVER, "played_again", PLAYED_AGAIN)
             proposal = self.session.propose_undo(by, expected_state_id)
             self._refuse_anothers_id(action_id)
             entry = LogEntry(proposal.state_id, action_id, "undo", by, None)

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from companion.rules.sixis import deal_layout
 from companion.web.app import create_app
 from companion.web.settings import Settings
-from tests.web.helpers import create_table, seat_player
+from tests.web.helpers import act, create_table, roll_json, seat_player
 
 
 @pytest.fixture
@@ -238,3 +238,29 @@ def test_the_finished_screens_show_the_way_to_the_next_game(ended: dict[str, Any
     host.post(f"/api/tables/{old}/play_again")
     assert "Next game ready: tap to take your seat" in ann.get(f"/t/{old}/sheet").text
     assert "Next game ready: tap to open its scoreboard" in tv.get(f"/t/{old}/live").text
+
+
+def test_a_game_played_again_is_not_reopened_by_an_undo(app: Any, host: TestClient) -> None:
+    """The café's trial: a finished game keeps its players' undo of their own last actions
+    (a tap too early that ended it), but once the host started the next game, Finn's
+    finished sheet showed "Undo done crossing" beside "Next game ready": his tap reopened
+    the finished game and the way to the next one went away. Played again, it stays as it
+    ended: no device offers an undo, and one sent anyway is refused by name."""
+    table = create_table(host, "sixto", ["Finn"], {"players": 1})
+    tid, finn = table["table_id"], TestClient(app)
+    seat_player(finn, table["code"], tid, 0)
+    dice = [("red", 1), ("orange", 1), ("yellow", 1), ("green", 1), ("blue", 1), ("purple", 1)]
+    assert act(host, tid, roll_json(*dice), "roll-0001").status_code == 200
+    assert act(finn, tid, {"kind": "keep", "player": 0}, "finn-keep").status_code == 200
+    assert act(finn, tid, {"kind": "done", "player": 0}, "finn-done").status_code == 200
+    assert state(host, tid)["finished"]  # solo: two dice or more unused end it
+    assert "data-undo>Undo done crossing</button>" in finn.get(f"/t/{tid}/sheet").text
+    assert host.post(f"/api/tables/{tid}/play_again").status_code == 201
+    sheet = finn.get(f"/t/{tid}/sheet").text
+    assert "data-undo" not in sheet and "data-next-seat" in sheet
+    assert "data-undo" not in host.get(f"/t/{tid}").text
+    for client, action_id in ((finn, "finn-undo-1"), (host, "host-undo-1")):
+        refused = client.post(f"/api/tables/{tid}/undo", json={"action_id": action_id})
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["rule"] == "played_again"
+    assert state(host, tid)["finished"]
