@@ -737,3 +737,33 @@ def sixto_cross_and_undo(app: Any, host: TestClient) -> tuple[dict[str, Any], di
     copy = host.post("/api/import", json=record)
     assert state(host, copy.json()["table_id"])["state"] == state(host, tid)["state"]
     return table, state(host, tid)
+
+
+def test_a_refused_undo_names_the_player_whose_move_needs_it(tmp_path: Path) -> None:
+    """Qwixx: Bob passes the white sum by mistake, Ann (active) crosses it, Cat passes, so
+    Ann's colour step begins, and Ann crosses a colour. Bob's undo is refused: without his
+    pass the white sum would still be open. The refusal named "player 1", the engine's
+    word for Ann's seat: the device reads her name, as every other refusal says it."""
+    app = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app) as host:
+        table = create_table(host, "qwixx", ["Ann", "Bob", "Cat"], {"players": 3})
+        tid = table["table_id"]
+        ann, bob, cat = TestClient(app), TestClient(app), TestClient(app)
+        for seat, client in enumerate((ann, bob, cat)):
+            seat_player(client, table["code"], tid, seat)
+        assert act(host, tid, QWIXX_ROLL_7, "roll-0001").status_code == 200
+        moves = [
+            (bob, {"kind": "pass", "player": 1}),
+            (ann, {"kind": "cross", "player": 0, "colour": "yellow", "number": 7}),
+            (cat, {"kind": "pass", "player": 2}),
+            (ann, {"kind": "cross", "player": 0, "colour": "red", "number": 5}),
+        ]
+        for number, (client, move) in enumerate(moves):
+            made = act(client, tid, move, f"move-{number:04d}")
+            assert made.status_code == 200, made.text
+        refused = bob.post(f"/api/tables/{tid}/undo", json={"action_id": "bob-undo-1"})
+        assert refused.status_code == 403 and refused.json()["rule"] == "acted_on"
+        assert refused.json()["message"] == (
+            "others have acted on it: Ann's move since needs it; Ann undoes first, or the "
+            "host undoes back to it"
+        )

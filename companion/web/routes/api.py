@@ -458,7 +458,14 @@ async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, An
 
 
 async def perform_undo(access: ApiAccess, body: UndoRequest) -> dict[str, Any]:
-    result = await access.table.undo(access.viewer.by, body.action_id, body.expected_state_id)
+    """Shared by the HTTP route and the WebSocket. A refusal names the players by the
+    names the table knows (`acted_on`: "Ann's move since needs it"), as a move's does."""
+    table = access.table
+    try:
+        result = await table.undo(access.viewer.by, body.action_id, body.expected_state_id)
+    except Rejection as exc:
+        text = spoken_to(exc.message, table.snapshot.players, None, access.viewer.seat)
+        raise Rejection(exc.reason, exc.rule, text) from exc
     return {"state_id": result.state_id, "duplicate": result.duplicate}
 
 
