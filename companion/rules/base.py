@@ -305,6 +305,12 @@ class Game(ABC, Generic[OptionsT, StateT]):
         best = max(score.total for score in scores)
         return tuple(score.player for score in scores if score.total == best)
 
+    def tie_break_words(self, state: StateT) -> str | None:
+        """What put `leaders` ahead of the others level with them on points, in words for
+        the end of a game the host ended ("on most crosses (9)": the table sees equal
+        totals); None when the points alone decide. Default: the game breaks no tie."""
+        return None
+
     def winners(self, state: StateT, ended_early: bool = False) -> tuple[int, ...]:
         """The seats that won: the `outcome`'s, or for a game ended before its own end
         (`ended_early`: the host ended it) its `leaders` then; none while it goes on. The

@@ -943,6 +943,15 @@ class Sixto(Game[Options, State]):
         most = max(crosses.values())
         return tuple(seat for seat in tied if crosses[seat] == most)
 
+    def tie_break_words(self, state: State) -> str | None:
+        """The words "on most crosses (n)" when the one leader won a tie on points so."""
+        totals = [score.total for score in self.scores(state)]
+        level = sum(1 for total in totals if total == max(totals))
+        winners = self.leaders(state)
+        if level == 1 or len(winners) > 1:
+            return None
+        return f"on most crosses ({_crosses_total(state.sheets[winners[0]])})"
+
     def outcome(self, state: State) -> Outcome | None:
         """Most points wins; tie: most crosses; still tied: a shared win (rulebook)."""
         if state.end is None:

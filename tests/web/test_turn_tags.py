@@ -34,6 +34,7 @@ def test_a_game_the_host_ended_is_won_by_who_was_ahead() -> None:
     assert winners_of(ended) == (1,)
     outcome = live_context(ended, WATCHER, "table")["outcome"]
     assert outcome["winners"] == "Bob" and outcome["ahead_when_ended"]
+    assert outcome["tie_break"] is None  # ahead on points: no tie to break
     assert sheet_context(ended, 1, WATCHER)["is_winner"]
     tied = replace(snapshot_of("qwixx", ["Ann", "Bob"], [ROLL_7]), ended_by_host=True)
     assert live_context(tied, WATCHER, "table")["outcome"]["winners"] == "Ann and Bob"
@@ -65,6 +66,8 @@ def test_a_sixto_game_the_host_ended_breaks_a_tie_on_most_crosses() -> None:
     assert winners_of(ended) == (2,)
     outcome = live_context(ended, WATCHER, "table")["outcome"]
     assert outcome["winners"] == "Gus"
+    # level on points with Eve: the card says why Gus won (it said only "ahead")
+    assert outcome["tie_break"] == "on most crosses (9)"
     assert [row["name"] for row in outcome["ranking"]][:2] == ["Gus", "Eve"]
     assert sheet_context(ended, 2, WATCHER)["is_winner"]
     assert not sheet_context(ended, 0, WATCHER)["is_winner"]

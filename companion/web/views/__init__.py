@@ -596,8 +596,10 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
         "signed": [column in signed_entries for column in table["columns"]],
         "rounds": final_rounds(snapshot.state, snapshot.players) if final_rounds else None,
         "winners": names_of(snapshot.players, winners),
-        # a game the host ended: its winner is who was ahead, and the card says so
+        # a game the host ended: its winner is who was ahead, and the card says so, with
+        # the tie-break that put them there (the totals show a tie)
         "ahead_when_ended": outcome is None,
+        "tie_break": snapshot.game.tie_break_words(snapshot.state) if outcome is None else None,
         "ranking": [
             {
                 "name": snapshot.players[s.player],
