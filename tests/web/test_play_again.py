@@ -264,3 +264,19 @@ def test_a_game_played_again_is_not_reopened_by_an_undo(app: Any, host: TestClie
         assert refused.status_code == 409, refused.text
         assert refused.json()["rule"] == "played_again"
     assert state(host, tid)["finished"]
+
+
+def test_a_host_who_plays_is_offered_play_again_on_their_own_sheet(
+    app: Any, host: TestClient
+) -> None:
+    """The café's trial: Eve hosts from the tablet she plays on, seated as Eve, and spends
+    the game on her sheet. At the end her sheet offered no way to play again (only the
+    table view did, a tap on "Table" away, and nothing said so); now her finished sheet
+    has the button, and after it the way to her seat."""
+    table = create_table(host, "sixto", ["Eve", "Finn"], {"players": 2})
+    tid = table["table_id"]
+    assert host.post(f"/api/tables/{tid}/seat", json={"seat": 0}).status_code == 200
+    assert host.post(f"/api/tables/{tid}/end").status_code == 200
+    assert "data-play-again>Play again with the same players" in host.get(f"/t/{tid}/sheet").text
+    assert host.post(f"/api/tables/{tid}/play_again").status_code == 201
+    assert "Next game ready: tap to take your seat" in host.get(f"/t/{tid}/sheet").text
