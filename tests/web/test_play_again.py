@@ -280,3 +280,18 @@ def test_a_host_who_plays_is_offered_play_again_on_their_own_sheet(
     assert "data-play-again>Play again with the same players" in host.get(f"/t/{tid}/sheet").text
     assert host.post(f"/api/tables/{tid}/play_again").status_code == 201
     assert "Next game ready: tap to take your seat" in host.get(f"/t/{tid}/sheet").text
+
+
+def test_the_seat_page_of_a_finished_game_says_it_is_over(ended: dict[str, Any]) -> None:
+    """The café's trial: a phone that joined with the finished game's code (Dee's, after
+    the host played it again) read "Your name says taken? ... ask the host to free it (Host
+    tools, Free a seat)", a tool a finished game's host no longer has. The page says the
+    game is over, and once it was played again, that the next game has its own code."""
+    old, host = ended["table_id"], ended["host"]
+    late = TestClient(ended["host"].app)
+    assert late.post("/api/join", json={"code": ended["code"]}).status_code == 200
+    page = late.get(f"/t/{old}/seat").text
+    assert "This game is over." in page and "Free a seat" not in page
+    host.post(f"/api/tables/{old}/play_again")
+    page = late.get(f"/t/{old}/seat").text
+    assert "This game is over: the host started the next game; ask for its join code." in page

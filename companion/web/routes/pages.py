@@ -321,8 +321,16 @@ def _page_context(request: Request, access: Any) -> dict[str, Any]:
 
 @router.get("/t/{table_id}/seat", response_class=HTMLResponse)
 async def seat_page(request: Request, access: PageAccess, templates: TemplatesDep) -> Response:
-    context = _page_context(request, access) | {"seats": seat_choices(access), "error": None}
+    context = _page_context(request, access) | _game_over(access)
+    context |= {"seats": seat_choices(access), "error": None}
     return templates.TemplateResponse(request, "seat.html", context)
+
+
+def _game_over(access: Access) -> dict[str, object]:
+    """What the seat page says of a finished game: that it is over, and whether the host
+    started the next one (which has its own join code); its host frees no seat."""
+    snapshot = access.table.snapshot
+    return {"over": snapshot.finished, "played_again": snapshot.next_table is not None}
 
 
 def seat_choices(access: Access) -> list[dict[str, object]]:
@@ -352,7 +360,8 @@ def _seat_refused(
     headers: dict[str, str] | None = None,
 ) -> Response:
     """The seat page again, saying why the choice was refused."""
-    context = _page_context(request, access) | {"seats": seat_choices(access), "error": message}
+    context = _page_context(request, access) | _game_over(access)
+    context |= {"seats": seat_choices(access), "error": message}
     return templates.TemplateResponse(
         request, "seat.html", context, status_code=status, headers=headers
     )
