@@ -413,6 +413,9 @@ def test_a_finished_game_shows_in_the_history(app: Any, host: TestClient) -> Non
         assert n < 200
     final = state(host, tid)
     assert final["outcome"]["reason"] == "fourth_penalty"
+    # the players' names, as the end card says it (it said "player 1 ...")
+    message = final["outcome"]["message"]
+    assert "player" not in message.lower() and ("Ann" in message or "Bob" in message), message
     page = host.get("/history")
     assert page.status_code == 200 and "Qwixx" in page.text and "\N{MINUS SIGN}20" in page.text
     assert act(host, tid, QWIXX_ROLL_7, "roll-late-1").json()["reason"] == "game_over"

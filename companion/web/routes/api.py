@@ -28,6 +28,7 @@ from companion.table.access import (
 from companion.table.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.table.snapshot import Snapshot
 from companion.table.tables import Table
+from companion.table.words import for_display
 from companion.web.deps import (
     ApiAccess,
     LimiterDep,
@@ -191,7 +192,8 @@ def state_payload(snapshot: Snapshot, seat: int | None) -> dict[str, Any]:
         "outcome": (
             {
                 "reason": snapshot.outcome.reason,
-                "message": snapshot.outcome.message,
+                # names, as the end card says it (the engine writes "player 2 wins")
+                "message": for_display(snapshot.outcome.message, snapshot.players),
                 "winners": list(snapshot.outcome.winners),
             }
             if snapshot.outcome
