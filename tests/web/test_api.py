@@ -455,8 +455,11 @@ def test_a_game_the_host_ended_is_imported_as_ended(app: Any, qwixx: dict[str, A
     panel = page.split('id="join-panel"')[1].split(">")[0]
     assert "open" not in panel and "0 of 2 seats taken" in page
     # its host tools export it; nothing there acts on a game that is over
+    # (they are on the page, hidden, for table.js to show should an undo reopen a game)
     tools = page.split('id="host-tools"')[1].split("</details>")[0]
-    assert "/record" in tools and "data-host-end" not in tools and "data-host-free" not in tools
+    always, running_only = tools.split("data-host-running")
+    assert "/record" in always and "data-host-end" not in always
+    assert running_only.split(">")[0].strip() == "hidden"
     # the running game's record still continues as a live table
     live = state(other_host, other_host.post("/api/import", json=running).json()["table_id"])
     assert live["finished"] is False

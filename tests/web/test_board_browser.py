@@ -9,7 +9,8 @@
 - "Host tools" shows that it opens with a tap (a disclosure triangle), and sits beside the
   join panel: in reach while the join code is folded away; a tap anywhere on the folded
   bar unfolds it (no link inside it). On a 390 px phone the scoreboard link ("Scoreboard"
-  there) and "Host tools" share one row.
+  there) and "Host tools" share one row. When the game ends they keep, without a reload,
+  only what a finished game still has (export, a seat to look from, "Play again").
 """
 
 from __future__ import annotations
@@ -230,6 +231,34 @@ def test_the_host_tools_are_in_reach_with_the_join_panel_folded(
     assert host.url == page_url  # not the scoreboard
     assert host.locator("#board-link").is_visible()  # the scoreboard: beside the bar
     assert host.inner_text("#board-link") == "Scoreboard for a laptop or TV"
+
+
+def test_the_host_tools_follow_the_end_of_the_game_without_a_reload(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A players' trial: the host ended the game and the host tools still offered "End the
+    game now", "Free a seat" and the automatic passes (all refused now) until a reload; they
+    sit outside the part of the page the server redraws."""
+    host = browser.new_context(**LAPTOP).new_page()
+    table = create(host, server, "qwixx", ["Ann", "Bob"])
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    take_seat(browser, server, table["code"], 0, PHONE)
+    host.click(".host-tools > summary")
+    host.wait_for_selector(".host-tools[open] [data-host-free='0']")
+    assert host.locator("[data-host-auto-pass]").is_visible()
+    assert not host.locator(".host-tools [data-play-again]").is_visible()
+
+    host.click("[data-host-end]")
+    host.click("[data-host-end]")  # "tap again": ends the game
+    host.wait_for_selector(".live.finished")
+    for running_only in ("[data-host-end]", "[data-host-free='0']", "[data-host-auto-pass]"):
+        host.wait_for_selector(running_only, state="hidden", timeout=5000)
+    assert host.get_attribute(".host-tools", "open") is not None  # still open, as it was
+    assert host.locator(".host-tools a[href$='/record']").is_visible()  # export remains
+    assert host.locator(".host-tools a[href$='/seat']").is_visible()  # a seat to look from
+    assert host.locator(".host-tools [data-play-again]").is_visible()  # as a reload shows
+    shot(host, "host-tools-after-the-end-laptop")
 
 
 # the host bar's scoreboard link and "Host tools" on a phone: their boxes, and how wide the

@@ -39,7 +39,7 @@ def test_the_host_plays_again_and_a_players_tablet_follows_with_one_tap(
     bob.wait_for_selector(".outcome")
     assert bob.locator("[data-next-seat]").count() == 0  # nothing to follow yet
 
-    host.click("[data-play-again]")  # pushed onto the host's screen when the game ended
+    host.click(".banner [data-play-again]")  # pushed onto the host's screen when the game ended
     host.wait_for_url(lambda url: table["table_id"] not in url)
     host.wait_for_selector("#conn[data-conn=live]")
     new_id = host.eval_on_selector("[data-table-id]", "page => page.dataset.tableId")

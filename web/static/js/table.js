@@ -116,6 +116,16 @@
     questions.restore();
     showConn();
     sayStaleOffline();
+    hostToolsFollowTheEnd();
+  }
+
+  // the host tools outside the redrawn part: a finished game keeps export and a seat to
+  // look from, and "Play again"; freeing a seat, the automatic passes and ending the game
+  // are refused once it is over. An undo may reopen a game its rules ended: both ways
+  function hostToolsFollowTheEnd() {
+    const finished = Boolean(live.querySelector(".live.finished"));
+    page.querySelectorAll("[data-host-running]").forEach((tools) => { tools.hidden = finished; });
+    page.querySelectorAll("[data-host-finished]").forEach((tools) => { tools.hidden = !finished; });
   }
 
   // -- the outbox -----------------------------------------------------------------------
