@@ -16,7 +16,8 @@
 - Each table's mode: "auto" applies a matching roll at once, "sure" applies a roll the
   camera is sure of and asks about its unsure dice otherwise, "confirm" waits for the
   active player (stored in `table_settings`; None until a host chooses, when the runtime's
-  default for its source applies).
+  default for its source applies). The game played again keeps the host's choice
+  (Tables.play_again).
 - The dice set the colour stage assigns to at a table: the dice its game declares
   (`Game.dice_colours`), measured by the active calibration when that holds those colours
   (all of its set, or some: Sixes' two whites at a camera calibrated for Qwixx), else the
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from companion.rules.base import Game
 from companion.table.held_reading import Mode
-from companion.table.tables import Table, Tables
+from companion.table.tables import CAMERA_MODE_KEY, Table, Tables
 
 if TYPE_CHECKING:
     from companion.vision.calibration import TableCalibration
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-MODE_KEY = "camera_mode"
+MODE_KEY = CAMERA_MODE_KEY  # stored with the table: the game played again keeps it
 MODES: tuple[Mode, ...] = ("auto", "sure", "confirm")
 ATTACH_KEY = "camera_table"  # server_settings: the table a host attached the camera to
 # server_settings: the table the camera served last, however it got there: a restart gives

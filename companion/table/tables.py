@@ -111,6 +111,9 @@ FINISHED_TOKEN_S = 12 * 3600.0  # Settings.finished_token_s: tokens live on afte
 REPLAY_SLICE_S = 0.001
 REPLAY_PAUSE_S = 0.001
 AUTO_PASS_KEY = "auto_pass"  # table_settings: "off" when the next roll passes for nobody
+CAMERA_MODE_KEY = "camera_mode"  # table_settings: the host's camera mode (camera_feed.py)
+# what a host chose for a table (stored only once chosen): the game played again keeps it
+CHOSEN_SETTINGS = (AUTO_PASS_KEY, CAMERA_MODE_KEY)
 NEXT_TABLE_KEY = "next_table"  # table_settings: the table that plays this game again
 # table_settings of the next game: "carried <token hash>", a device of the finished game
 # (its token's hash there) took its place here once (Table.carry_over)
@@ -1079,10 +1082,16 @@ class Tables:
         return row.table_id if row else None
 
     async def create(
-        self, game_name: str, options_data: dict[str, Any], players: list[str]
+        self,
+        game_name: str,
+        options_data: dict[str, Any],
+        players: list[str],
+        settings: Mapping[str, str] | None = None,
     ) -> Table:
         """A new table, from the game's defaults for its players with `options_data` on top
-        (records.new_table_options); raises Rejection(BAD_OPTIONS) for bad options or names."""
+        (records.new_table_options); raises Rejection(BAD_OPTIONS) for bad options or names.
+        `settings` (table_settings) are stored before anyone hears of the table: the camera
+        follower reads its mode once, on first sight."""
         game = find_game(game_name)
         check_options_size(options_data)
         options = new_table_options(game, options_data)
@@ -1091,9 +1100,13 @@ class Tables:
         check_new_names(session.players)
         encoded = encode(options)
         table_id, _ = await self._store_new(game.name, encoded, session.players, [], None)
+        settings = settings or {}
+        for key, value in settings.items():
+            await asyncio.to_thread(self.store.set_table_setting, table_id, key, value)
         row = await asyncio.to_thread(self.store.table, table_id)
         assert row is not None
-        table = Table(row, session, self.store, [], {}, True, self.token_finished_s)
+        auto_pass = settings.get(AUTO_PASS_KEY) != "off"
+        table = Table(row, session, self.store, [], {}, auto_pass, self.token_finished_s)
         async with self._load_lock:
             table._loop = self._loop
             table.dice = self._dice
@@ -1104,7 +1117,9 @@ class Tables:
     async def play_again(self, finished: Table) -> tuple[Table, bool]:
         """The table that plays `finished` again: the same game, its options (a seed the
         game draws at random drawn afresh: records.next_game_options), the same names in
-        the same seats; linked from `finished` (stored: Table.set_next_table). A second
+        the same seats, and what its host chose for it (CHOSEN_SETTINGS: the automatic
+        passes, the camera mode; a setting never chosen stays the default there too);
+        linked from `finished` (stored: Table.set_next_table). A second
         call gets the table the first made; whether this call made it. Raises Rejection
         (`game_not_over`) while `finished` still runs."""
         async with self._play_again_lock:
@@ -1119,9 +1134,16 @@ class Tables:
                     "this game is still running: play it again once it is over",
                 )
             options = next_game_options(finished.game, finished.session.options)
-            table = await self.create(finished.game.name, options, list(finished.snapshot.players))
+            chosen = await asyncio.to_thread(self._chosen_settings, finished.table_id)
+            players = list(finished.snapshot.players)
+            table = await self.create(finished.game.name, options, players, chosen)
             await finished.set_next_table(table.table_id)
             return table, True
+
+    def _chosen_settings(self, table_id: str) -> dict[str, str]:
+        """What the host chose for table `table_id` (CHOSEN_SETTINGS it has stored)."""
+        stored = {key: self.store.table_setting(table_id, key) for key in CHOSEN_SETTINGS}
+        return {key: value for key, value in stored.items() if value is not None}
 
     def _tell_added(self, table_id: str) -> None:
         for listener in list(self.added):

@@ -18,7 +18,7 @@ from companion.rules.base import DiceSpec, Die, Move, Rejection, Roll, Throw
 from companion.rules.qwixx import Cross
 from companion.rules.session import CAMERA
 from companion.table.camera_decision import decide_throw
-from companion.table.camera_feed import FOLLOW_IDLE_S, FOLLOW_PAGE_ROWS, CameraFeed
+from companion.table.camera_feed import FOLLOW_IDLE_S, FOLLOW_PAGE_ROWS, MODE_KEY, CameraFeed
 from companion.table.camera_hub import CameraHub, implied_texts
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import CameraRoll, HeldReading
@@ -166,6 +166,40 @@ def test_the_camera_does_not_go_back_to_an_older_table_when_its_game_ends(tmp_pa
         assert await feed.refresh() is newer
         await feed.attach(abandoned.table_id)  # a host may still take it there
         assert feed.attached_to(abandoned.table_id)
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_the_game_played_again_keeps_the_hosts_camera_mode_and_automatic_passes(
+    tmp_path: Path,
+) -> None:
+    """A players' trial: the host set the camera to "confirm" (and turned the automatic
+    passes off), tapped "Play again", and the next game went back to the defaults. What a
+    host chose carries over; what they never chose stays the default there too."""
+
+    async def body(tables: Tables, chosen: Table) -> None:
+        feed = CameraFeed(tables)
+        await feed.set_mode(chosen.table_id, "confirm")
+        await chosen.set_auto_pass(False)
+        await chosen.end_by_host()
+        again, _ = await tables.play_again(chosen)
+        assert await feed.mode(again.table_id, "auto") == "confirm"
+        assert again.auto_pass is False
+        restarted = Tables(tables.store, import_process=False)  # as read after a restart
+        restarted.attach_loop(asyncio.get_running_loop())
+        try:
+            reopened = await restarted.get(again.table_id)
+            assert reopened is not None and reopened.auto_pass is False
+            assert await CameraFeed(restarted).mode(again.table_id, "auto") == "confirm"
+        finally:
+            restarted.close()
+
+        untouched = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+        await untouched.end_by_host()
+        plain, _ = await tables.play_again(untouched)
+        assert await feed.mode(plain.table_id, "sure") == "sure"  # the source's default
+        assert plain.auto_pass is True
+        assert tables.store.table_setting(plain.table_id, MODE_KEY) is None
 
     with_qwixx_table(tmp_path, body)
 
