@@ -8,6 +8,7 @@ replays through the real ONNX pipeline in `companion serve --images DIR`."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +33,26 @@ def clip_folder(tmp_path: Path) -> Path:
     return tmp_path / "camera"
 
 
+def restartable_server(tmp_path: Path, clip_folder: Path) -> Callable[[], LiveServer]:
+    """A server maker for a restart test: each call a new server (a new port) on the same
+    data folder and camera folder, with one clip reader across restarts."""
+    reader = ClipReader()
+
+    def start() -> LiveServer:
+        settings = Settings(
+            port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=clip_folder)
+        )
+        server = LiveServer(settings, lambda: reader)
+        server.reader = reader  # type: ignore[attr-defined]
+        return server
+
+    return start
+
+
 @pytest.fixture
 def live(tmp_path: Path, clip_folder: Path) -> Any:
     clip_folder.mkdir()
-    reader = ClipReader()
-    settings = Settings(
-        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=clip_folder)
-    )
-    with LiveServer(settings, lambda: reader) as server:
-        server.reader = reader  # type: ignore[attr-defined]
+    with restartable_server(tmp_path, clip_folder)() as server:
         yield server
 
 
@@ -532,15 +544,7 @@ def test_the_camera_attachment_survives_a_restart(tmp_path: Path, clip_folder: P
     database the next throw still lands there, not on the newest table. Once that table is
     finished, a restart falls back to the newest open table."""
     clip_folder.mkdir()
-    reader = ClipReader()
-
-    def start() -> LiveServer:
-        settings = Settings(
-            port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=clip_folder)
-        )
-        server = LiveServer(settings, lambda: reader)
-        server.reader = reader  # type: ignore[attr-defined]
-        return server
+    start = restartable_server(tmp_path, clip_folder)
 
     with start() as server:
         client = host_client(server)
@@ -576,15 +580,7 @@ def test_a_restart_leaves_the_camera_with_the_game_that_plays_on(
     running server's rule: a game with an action in the last 10 minutes keeps it), and C,
     whose only actions came in the import, does not count as a game that plays on."""
     clip_folder.mkdir()
-    reader = ClipReader()
-
-    def start() -> LiveServer:
-        settings = Settings(
-            port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=clip_folder)
-        )
-        server = LiveServer(settings, lambda: reader)
-        server.reader = reader  # type: ignore[attr-defined]
-        return server
+    start = restartable_server(tmp_path, clip_folder)
 
     with start() as server:
         client = host_client(server)
