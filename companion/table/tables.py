@@ -1252,6 +1252,3 @@ class Tables:
             self.store.create_table, table_id, code, game, options, players, seed, summary
         )
         return table_id, code
-
-    def open_tables(self) -> list[TableRow]:
-        return self.store.tables(finished=False)

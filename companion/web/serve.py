@@ -126,16 +126,26 @@ def reach_lines(settings: Settings) -> list[str]:
     ]
 
 
+STARTUP_TABLES_SHOWN = 10  # running tables the terminal names at start-up, newest first
+
+
 def startup_message(settings: Settings) -> str:
     """What the terminal shows: where to open the companion, and the open tables' codes."""
     lines = reach_lines(settings)
     # a quick look for the open tables: the server's own open says where the store is
     store = Store.open(settings.database_path, settings.sqlite_synchronous, announce=False)
     try:
-        for row in store.tables(finished=False):
-            lines.append(f"  {row.game:<7} table {row.table_id}: join code {row.code}")
+        # the newest few: a café's store may hold thousands of running tables, and the
+        # start page on this machine lists them all
+        rows, running = store.newest_tables(False, STARTUP_TABLES_SHOWN)
     finally:
         store.close()
+    for row in rows:
+        lines.append(f"  {row.game:<7} table {row.table_id}: join code {row.code}")
+    if running > len(rows):
+        lines.append(
+            f"  and {running - len(rows)} older games in progress (the start page lists them)"
+        )
     lines.append(f"Camera source: {settings.camera.source} (manual dice entry always works)")
     return "\n".join(lines)
 

@@ -105,3 +105,22 @@ def test_startup_message_names_the_address(
     message = startup_message(settings.model_copy(update={"data_dir": tmp_path}))
     for words in says:
         assert words in message
+
+
+def test_startup_message_names_the_newest_running_tables_only(tmp_path: Path) -> None:
+    """A maintainer's look after the fifth probe: the terminal listed every running table
+    at start-up (3,000 lines on a busy café's store)."""
+    from companion.table.store import Store
+    from companion.web.serve import STARTUP_TABLES_SHOWN
+
+    settings = Settings(lan=False, port=8765, data_dir=tmp_path)
+    store = Store.open(settings.database_path)
+    try:
+        for n in range(STARTUP_TABLES_SHOWN + 5):
+            store.create_table(f"t{n:02d}", f"CODE{n:02d}", "qwixx", {"players": 2}, ["A", "B"])
+    finally:
+        store.close()
+    message = startup_message(settings)
+    assert message.count("join code") == STARTUP_TABLES_SHOWN
+    assert "join code CODE14" in message and "join code CODE04" not in message  # newest
+    assert "and 5 older games in progress" in message
