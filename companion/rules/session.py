@@ -24,7 +24,8 @@ since (Sixto's cross step and Qwixx's white sum, where everyone acts on one roll
 the actions after it are played again through the rules without it. Refused by name when
 a roll came after it (`undo_before_roll`: the dice answered the state with it; the host
 undoes back that far) or when one of those actions no longer applies without it
-(`acted_on`: "others have acted on it"). The rule is the game's, not the session's: whatever the game accepts again stands.
+(`acted_on`: "others have acted on it"). The rule is the game's, not the session's:
+whatever the game accepts again stands.
 A player's undo reaches back at most `UNDO_REACH` actions (`undo_too_far` beyond: the host
 undoes back that far): a step without a roll can grow without end (Sixis' opening handed on
 and back), and every change works out who may undo what (`undo_offers`), so without a reach
