@@ -31,6 +31,17 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touc
 PHONE_ON_ITS_SIDE = {"viewport": {"width": 844, "height": 390}, "is_mobile": True}
 
 
+def seat_both_players(browser: Any, server: ServerProcess, table: dict[str, Any]) -> None:
+    """Ann's and Bob's devices join with the code and take seats 1 and 2 (every seat)."""
+    for seat in (0, 1):
+        player = browser.new_context().new_page()
+        assert player.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+        seated = player.request.post(
+            f"{server.base_url}/api/tables/{table['table_id']}/seat", data={"seat": seat}
+        )
+        assert seated.ok, seated.text()
+
+
 def create(page: Any, server: ServerProcess, game: str, players: list[str]) -> dict[str, Any]:
     created = page.request.post(
         server.base_url + "/api/tables",
@@ -199,13 +210,7 @@ def test_the_host_tools_are_in_reach_with_the_join_panel_folded(
     table = create(host, server, "qwixx", ["Ann", "Bob"])
     host.goto(server.base_url + table["url"])
     host.wait_for_selector("#conn[data-conn=live]")
-    for seat in (0, 1):
-        player = browser.new_context().new_page()
-        assert player.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
-        seated = player.request.post(
-            f"{server.base_url}/api/tables/{table['table_id']}/seat", data={"seat": seat}
-        )
-        assert seated.ok, seated.text()
+    seat_both_players(browser, server, table)
     host.wait_for_selector("#join-panel:not([open])", state="attached", timeout=10000)
 
     # the host tools open on their own, the join code stays folded
@@ -293,13 +298,7 @@ def test_the_scoreboard_link_and_host_tools_share_one_row_on_a_phone(
     assert host.get_attribute("#join-panel", "open") is not None
     assert host.inner_text("#board-link") == "Scoreboard"
     assert_one_row_on_the_phone(host)
-    for seat in (0, 1):
-        player = browser.new_context().new_page()
-        assert player.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
-        seated = player.request.post(
-            f"{server.base_url}/api/tables/{table['table_id']}/seat", data={"seat": seat}
-        )
-        assert seated.ok, seated.text()
+    seat_both_players(browser, server, table)
     host.wait_for_selector("#join-panel:not([open])", state="attached", timeout=10000)
     assert_one_row_on_the_phone(host)
     shot(host, "host-bar-one-row-phone")
