@@ -43,7 +43,9 @@ House decisions where the rulebook is silent (each is tested):
   (one row, or the sum of her two rows with 2 players), then her higher 100,000 digit(s)
   (compared highest first), then a shared win. With one row per player the second key
   cannot split a tie the first left (digits 1-6 make equal values equal digit for digit),
-  but it does with two rows.
+  but it does with two rows. A game the host ends before its end compares the latest
+  scored round (its values, not the next round's board on the table), and the end card
+  names the tie-break that decided (`tie_break_words`).
 - ``Options.colours`` lists the board's colour markers in board order; the first ``players``
   (with 2 players: the first four) are in play. With 2 players seat 0 plays colours[0] and
   colours[1], seat 1 colours[2] and colours[3]. Colours must be names the camera knows
@@ -585,28 +587,26 @@ class Sixmix(Game[Options, State]):
             return "points", tuple(leaders)
         if not state.last_values:  # no round scored yet: everyone on 0, nothing to compare
             return "shared_win", tuple(leaders)
-        final = state.last_values
-
-        def board_value(seat: int) -> tuple[int, ...]:
-            return (sum(final[r] for r in seat_rows(state.players, seat)),)
-
-        def first_digits(seat: int) -> tuple[int, ...]:
-            digits: list[int] = []
-            for r in seat_rows(state.players, seat):
-                die = die_at(state, r, FIRST_SPACE)
-                digits.append(die.value if die is not None else 0)
-            return tuple(sorted(digits, reverse=True))
-
-        keys: tuple[tuple[str, Callable[[int], tuple[int, ...]]], ...] = (
-            ("tie_break_row_value", board_value),
-            ("tie_break_first_space", first_digits),
-        )
-        for reason, key in keys:
+        for reason, key in _tie_break_keys(state):
             top = max(key(s) for s in leaders)
             leaders = [s for s in leaders if key(s) == top]
             if len(leaders) == 1:
                 return reason, tuple(leaders)
         return "shared_win", tuple(leaders)
+
+    def tie_break_words(self, state: State) -> str | None:
+        """What split the tie when the host ended the game: the row value or the 100,000
+        digits of the latest scored round (the final round's, by the rulebook; a game the
+        host ended has none, so our rule takes the last one played to its end), with the
+        winner's figure, e.g. "on the higher row value in round 3 (654,321)". None when
+        points decide or the tie stays shared."""
+        reason, leaders = self._ranked(state)
+        if reason not in _TIE_BREAKS:
+            return None
+        figure = dict(_tie_break_keys(state))[reason](leaders[0])
+        compared = {"tie_break_row_value": "row value", "tie_break_first_space": "100,000 digit"}
+        shown = " and ".join(f"{value:,}" for value in figure)
+        return f"on the higher {compared[reason]} in round {len(state.round_points)} ({shown})"
 
     def outcome(self, state: State) -> Outcome | None:
         if not state.over:
@@ -635,6 +635,23 @@ class Sixmix(Game[Options, State]):
             f"{_TIE_BREAKS[reason]}",
             winners,
         )
+
+
+def _tie_break_keys(state: State) -> tuple[tuple[str, Callable[[int], tuple[int, ...]]], ...]:
+    """Sixmix's end tie-breaks in order, each a name (`_TIE_BREAKS`) and a seat's figure,
+    higher wins: the total of her rows in the latest scored round, then her 100,000
+    digits in it, highest first. Both read the scored values (`last_values`), never the
+    board: a game the host ended mid-round has a board partly filled for the next round."""
+    final = state.last_values
+
+    def board_value(seat: int) -> tuple[int, ...]:
+        return (sum(final[r] for r in seat_rows(state.players, seat)),)
+
+    def first_digits(seat: int) -> tuple[int, ...]:
+        digits = (digits_of(final[r])[FIRST_SPACE] for r in seat_rows(state.players, seat))
+        return tuple(sorted(digits, reverse=True))
+
+    return (("tie_break_row_value", board_value), ("tie_break_first_space", first_digits))
 
 
 # what each of Sixmix's tie-breaks compares, in words (Sixmix._ranked's names)

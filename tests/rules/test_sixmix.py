@@ -770,3 +770,34 @@ def test_a_corrupted_record_names_the_bad_action() -> None:
         replay_record(bad)
     assert info.value.index == index
     assert info.value.rejection.rule == "no_such_space"
+
+
+def test_a_game_the_host_ended_says_which_tie_break_won() -> None:
+    """No rulebook end yet (nobody on 10): the host ends it with green and blue level on 6
+    points; green's row of the latest round (654,321) beats blue's, and the end card says so
+    in words, as Sixto's "on most crosses" (it said nothing)."""
+    state, move = last_placement(["65432.", "555111", "111222"], 1, before=(4, 3, 0))
+    ended = GAME.play(state, move)
+    assert not ended.over and ended.points == (6, 6, 2)
+    assert GAME.winners(ended, ended_early=True) == (0,)
+    assert GAME.tie_break_words(ended) == "on the higher row value in round 2 (654,321)"
+    # ahead on points, or tied with equal boards: nothing to say
+    ahead = GAME.play(*last_placement(["65432.", "123456", "112233"], 1))
+    assert GAME.tie_break_words(ahead) is None
+    shared = GAME.play(*last_placement(["12345.", "123456", "111111"], 6, before=(2, 2, 0)))
+    assert GAME.leaders(shared) == (0, 1) and GAME.tie_break_words(shared) is None
+
+
+def test_the_100000_digits_break_a_tie_from_the_scored_round_not_the_next_board() -> None:
+    """Two rows each, equal sums (722,222) and points (8 each): green-and-blue's 6 beats
+    red-and-orange's 5. A die placed on the next round's board changes nothing."""
+    state, move = last_placement(
+        ["611111", "111111", "511111", "21111."], 1, players=2, before=(3, 5)
+    )
+    ended = GAME.play(state, move)
+    assert not ended.over and ended.points == (8, 8)
+    assert GAME.tie_break_words(ended) == "on the higher 100,000 digit in round 2 (6 and 1)"
+    die = Die(ended.colours[2 * ended.active], 4)
+    next_board = play_turn(ended, die, ended.colours[0], 3)
+    assert GAME.leaders(next_board) == (0,)
+    assert GAME.tie_break_words(next_board) == "on the higher 100,000 digit in round 2 (6 and 1)"
