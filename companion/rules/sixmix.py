@@ -603,10 +603,11 @@ class Sixmix(Game[Options, State]):
         reason, leaders = self._ranked(state)
         if reason not in _TIE_BREAKS:
             return None
-        figure = dict(_tie_break_keys(state))[reason](leaders[0])
         compared = {"tie_break_row_value": "row value", "tie_break_first_space": "100,000 digit"}
-        shown = " and ".join(f"{value:,}" for value in figure)
-        return f"on the higher {compared[reason]} in round {len(state.round_points)} ({shown})"
+        return (
+            f"on the higher {compared[reason]} in round {len(state.round_points)} "
+            f"({_figure(state, reason, leaders[0])})"
+        )
 
     def outcome(self, state: State) -> Outcome | None:
         if not state.over:
@@ -629,10 +630,15 @@ class Sixmix(Game[Options, State]):
                 f"{tied} tie on {best} points with equal boards and share the win",
                 winners,
             )
+        # each player named once: the winner, then who was level with her on points
+        winner = winners[0]
+        level = describe_seats(
+            [s for s in range(state.players) if state.points[s] == best and s != winner]
+        )
         return Outcome(
             reason,
-            f"{tied} tie on {best} points; {seat_name(state, winners[0])} wins on "
-            f"{_TIE_BREAKS[reason]}",
+            f"{_capital(seat_name(state, winner))} wins with {best} points, level with "
+            f"{level}, on {_TIE_BREAKS[reason]} ({_figure(state, reason, winner)})",
             winners,
         )
 
@@ -652,6 +658,11 @@ def _tie_break_keys(state: State) -> tuple[tuple[str, Callable[[int], tuple[int,
         return tuple(sorted(digits, reverse=True))
 
     return (("tie_break_row_value", board_value), ("tie_break_first_space", first_digits))
+
+
+def _figure(state: State, reason: str, seat: int) -> str:
+    """The seat's figure a tie-break compared, as the card shows it: "654,321", "6 and 1"."""
+    return " and ".join(f"{value:,}" for value in dict(_tie_break_keys(state))[reason](seat))
 
 
 # what each of Sixmix's tie-breaks compares, in words (Sixmix._ranked's names)

@@ -5,12 +5,15 @@ table has a column for every entry any player has, so each number sits under its
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from companion.rules.base import Score
+from companion.rules.session import replay_record
 from companion.table.access import Viewer
 from companion.table.words import with_names
 from companion.web.app import create_app
@@ -142,3 +145,37 @@ def test_the_sixes_banner_does_not_ask_the_roller_to_pound() -> None:
     assert 0 in snapshot.turn.players  # the roller may end the game, but does not pound
     text = live_context(snapshot, Viewer(seat=1, host=False), "sheet")["turn"]["text"]
     assert text == "Pound: waiting for Bob, Cid and Dee, or Ann rolls"
+
+
+def card_and_banner_words(page: str) -> str:
+    """A final screen's words that can name the winner: the banner but its score strip,
+    and the end card above its score table (the strip and the table list every player),
+    tags stripped."""
+    banner = page.split('<header class="banner', 1)[1].split('<ul class="score-strip">', 1)[0]
+    card = page.split('<section class="outcome card"', 1)[1]
+    for table_starts in (
+        '<section class="round-account"',
+        '<div class="breakdown-scroll"',
+        "<table",
+    ):
+        card = card.split(table_starts, 1)[0]
+    return re.sub(r"<[^>]+>", " ", banner + card)
+
+
+@pytest.mark.parametrize("game_name", ["qwixx", "sixto", "sixis", "sixmix", "sixes"])
+def test_each_final_screen_names_the_winner_once(tmp_path: Path, game_name: str) -> None:
+    """The end card said "Mia wins with 144" and under it "Winner: Mia": once is enough,
+    on the table view, the scoreboard and a player's sheet alike."""
+    app: Any = create_app(Settings(data_dir=tmp_path))
+    record = json.loads((RECORDS / f"{game_name}.json").read_text())
+    winners = [record["players"][seat] for seat in replay_record(record).outcome().winners]
+    with TestClient(app) as host:
+        answer = host.post("/api/import", json=record)
+        assert answer.status_code == 201, answer.text
+        table_id = answer.json()["table_id"]
+        seated = host.post(f"/api/tables/{table_id}/seat", json={"seat": 0})
+        assert seated.status_code == 200, seated.text
+        for path in ("", "/board", "/sheet"):
+            words = card_and_banner_words(host.get(f"/t/{table_id}{path}").text)
+            for name in winners:
+                assert len(re.findall(rf"\b{name}\b", words)) == 1, (path, name, words)

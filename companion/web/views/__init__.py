@@ -596,9 +596,11 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
         "columns": table["columns"],
         "signed": [column in signed_entries for column in table["columns"]],
         "rounds": final_rounds(snapshot.state, snapshot.players) if final_rounds else None,
-        "winners": names_of(snapshot.players, winners),
-        # a game the host ended: its winner is who was ahead, and the card says so, with
-        # the tie-break that put them there (the totals show a tie)
+        # the game's own end names its winners in its message ("Mia wins with 144"): a
+        # "Winner" line too said it twice. A game the host ended: its winner is who was
+        # ahead, named in that line, with the tie-break that put them there (the totals
+        # show a tie)
+        "winners": names_of(snapshot.players, winners) if outcome is None else "",
         "ahead_when_ended": outcome is None,
         "tie_break": snapshot.game.tie_break_words(snapshot.state) if outcome is None else None,
         "ranking": [
