@@ -2,7 +2,8 @@
 
 - The join panel is open while seats are free and folds away by itself when the last
   player (on a phone or a tablet) takes a seat, so the sheets move up the host's laptop
-  screen; one tap on its summary brings the code back.
+  screen; one tap on its summary brings the code back. It folds too when the game ends,
+  without a reload.
 - The scoreboard (`/t/{id}/board`, for a laptop or TV) shows every sheet at once without
   scrolling, under the roll and whose turn it is, for every game and on phone, tablet,
   laptop and TV screens.
@@ -99,6 +100,38 @@ def test_the_join_panel_folds_when_every_seat_is_taken(browser: Any, server: Ser
     assert host.locator("#join-code").is_visible()
     assert host.inner_text("#join-code") == table["code"]
     assert host.locator("[data-host-free='2']").get_attribute("hidden") is None
+
+
+@pytest.mark.parametrize("opened_by_hand", [False, True])
+def test_the_join_panel_folds_when_the_game_ends(
+    browser: Any, server: ServerProcess, opened_by_hand: bool
+) -> None:
+    """A trial: the host's tools followed the end live, the join code stayed unfolded over
+    the final scores until a reload. Open by itself (a seat free) or by the host's tap, it
+    folds when the game ends, and a seat taken later does not unfold it."""
+    host = browser.new_context(**LAPTOP).new_page()
+    table = create(host, server, "qwixx", ["Ann", "Bob"])
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    if opened_by_hand:
+        seat_both_players(browser, server, table)
+        host.wait_for_selector("#join-panel:not([open])", state="attached", timeout=10000)
+        host.click("#join-panel .join-toggle")
+    assert host.get_attribute("#join-panel", "open") is not None
+    assert host.locator("#join-code").is_visible()
+    assert host.request.post(f"{server.base_url}/api/tables/{table['table_id']}/end").ok
+    host.wait_for_selector(".live.finished", timeout=10000)
+    host.wait_for_selector("#join-panel:not([open])", state="attached", timeout=10000)
+    assert not host.locator("#join-code").is_visible()
+    # the host tools followed the end too ("Play again" in them, folded)
+    assert host.get_attribute("[data-host-finished]", "hidden") is None
+    if not opened_by_hand:
+        take_seat(browser, server, table["code"], 0, PHONE)  # a device looks at the end
+        host.wait_for_function(
+            "document.getElementById('seated-count').textContent === '1 of 2 seats taken'"
+        )
+        assert host.get_attribute("#join-panel", "open") is None
+    shot(host, f"join-panel-folded-at-the-end-{'opened' if opened_by_hand else 'free-seat'}")
 
 
 def assert_every_sheet_on_screen(page: Any, count: int) -> None:

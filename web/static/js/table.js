@@ -123,10 +123,17 @@
   // look from, and "Play again"; freeing a seat, the automatic passes and ending the game
   // are refused once it is over. An undo may reopen a game its rules ended: both ways
   function hostToolsFollowTheEnd() {
-    const finished = Boolean(live.querySelector(".live.finished"));
+    const finished = isFinished();
     page.querySelectorAll("[data-host-running]").forEach((tools) => { tools.hidden = finished; });
     page.querySelectorAll("[data-host-finished]").forEach((tools) => { tools.hidden = !finished; });
+    // the join code serves nobody once the game is over: the panel folds at the end, as
+    // the page of a finished game draws it, even where the host had opened it by hand
+    if (finished && !wasFinished && joinPanel) joinPanel.open = false;
+    wasFinished = finished;
   }
+
+  function isFinished() { return Boolean(live.querySelector(".live.finished")); }
+  let wasFinished = isFinished();
 
   // -- the outbox -----------------------------------------------------------------------
   function saveOutbox() {
@@ -211,7 +218,8 @@
     page.querySelectorAll("[data-host-free]").forEach((button) => {
       button.hidden = !taken.has(Number(button.dataset.hostFree));
     });
-    if (!joinTouched) joinPanel.open = taken.size < message.seats;
+    // a seat taken at a finished game (a device looking at the end) unfolds nothing
+    if (!joinTouched && !isFinished()) joinPanel.open = taken.size < message.seats;
   }
 
   function handle(message) {
