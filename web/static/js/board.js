@@ -35,9 +35,13 @@
     const top = box.top + window.scrollY;
     // whatever the page has under the grid (paddings, a card) stays on screen too
     const below = Math.max(0, document.scrollingElement.scrollHeight - (box.bottom + window.scrollY));
+    // what comes above the grid may leave it too little of the screen's height, or none
+    // (the end card on a phone): the sheets then fit the width, one under the other, and
+    // the page scrolls down to them, never sideways
+    const height = window.innerHeight - top - below - 2;
     const room = {
       width: document.documentElement.clientWidth - 2 * MARGIN,
-      height: window.innerHeight - top - below - 2,
+      height: height >= window.innerHeight / 4 ? height : Infinity,
     };
     let best = {zoom: 0, columns: 1};
     for (let columns = 1; columns <= Math.max(1, count); columns += 1) {
