@@ -506,6 +506,14 @@ class Store:
             return None
         return Device(table_id=row[0], host=bool(row[1]), seat=row[2])
 
+    def device_joined_at(self, token_hash: str) -> float | None:
+        """When the device joined its table (time.time()), None when there is no such device."""
+        with self._guarded():
+            row = self._db.execute(
+                "SELECT created_at FROM devices WHERE token_hash = ?", (token_hash,)
+            ).fetchone()
+        return None if row is None else float(row[0])
+
     def devices(self, table_id: str) -> dict[str, Device]:
         """Every device of a table, by token hash."""
         with self._guarded():

@@ -384,7 +384,8 @@ class Table:
         it may hold here already (one made on another screen, joined with the code), used
         again. Its token here and what it is. One device of the finished game makes one
         device here, whatever it asks again (`_carried_device`); a seat another device
-        holds is refused (`seat_taken`) before any device is made."""
+        holds is refused (`seat_taken`) before any device is made, and so is a device that
+        joined the finished game after this table was made (`joined_after_next_game`)."""
         token = held if held and self.viewer(held) is not None else None
         async with self._carrying:  # a double tap: the second finds the first's device
             if token is None:
@@ -405,6 +406,7 @@ class Table:
         token = carried_token(before_token, self.table_id)
         if self.viewer(token) is not None:
             return token
+        await self._refuse_joined_after(before_token)
         marker = CARRIED_KEY + hash_token(before_token)
         if await asyncio.to_thread(self._store.table_setting, self.table_id, marker) is not None:
             raise Rejection(
@@ -419,6 +421,21 @@ class Table:
         await self.add_device(before.host, limit, token)
         await asyncio.to_thread(self._store.set_table_setting, self.table_id, marker, "1")
         return token
+
+    async def _refuse_joined_after(self, before_token: str) -> None:
+        """Refuse (`joined_after_next_game`) a device that joined the finished game after
+        this table was made to play it again: the finished game's code still joins it (to
+        see how it ended), but such a device was not at the game played again, and being
+        carried would hand a stranger with the old code a place here and this code. A
+        device that joined before (after the end included) was there as the players were."""
+        joined_at = await asyncio.to_thread(self._store.device_joined_at, hash_token(before_token))
+        if joined_at is None or joined_at >= self.created_at:
+            raise Rejection(
+                Reason.NOT_ALLOWED,
+                "joined_after_next_game",
+                "this device joined the finished game after the host started the next one; "
+                "ask the host for the next game's join code",
+            )
 
     async def set_next_table(self, table_id: str) -> None:
         """The table that plays this game again: stored before it holds (a finished page

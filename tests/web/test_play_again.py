@@ -295,3 +295,29 @@ def test_the_seat_page_of_a_finished_game_says_it_is_over(ended: dict[str, Any])
     host.post(f"/api/tables/{old}/play_again")
     page = late.get(f"/t/{old}/seat").text
     assert "This game is over: the host started the next game; ask for its join code." in page
+
+
+def test_only_a_device_at_the_finished_game_before_it_was_played_again_is_carried(
+    app: Any, ended: dict[str, Any]
+) -> None:
+    """The finished game's code still joins it (to see how it ended), but a device that
+    joined after the host started the next game was never at the game played again: it is
+    not carried there (before: a stranger on the network joined with the old code as a
+    watcher, took a place in the next game and read its join code from the answer). A
+    device that joined before, after the end included, is carried as it was."""
+    old, host = ended["table_id"], ended["host"]
+    before = TestClient(app)  # joined after the end, before the next game was started
+    assert before.post("/api/join", json={"code": ended["code"]}).status_code == 200
+    new = host.post(f"/api/tables/{old}/play_again").json()
+    late = TestClient(app)
+    assert late.post("/api/join", json={"code": ended["code"]}).status_code == 200
+    refused = late.post(f"/api/tables/{old}/next_seat")
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["rule"] == "joined_after_next_game"
+    assert "ask the host for the next game's join code" in refused.json()["message"]
+    assert new["code"] not in refused.text
+    assert late.get(f"/api/tables/{new['table_id']}/state").status_code == 401
+    carried = before.post(f"/api/tables/{old}/next_seat")
+    assert carried.status_code == 200, carried.text
+    assert state(before, new["table_id"])["viewer"] == {"seat": None, "host": False}
+    assert ended["tv"].post(f"/api/tables/{old}/next_seat").status_code == 200

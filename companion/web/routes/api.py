@@ -586,9 +586,11 @@ async def next_seat(
     viewer, sent to the scoreboard; the host's device: its host). Only a device holding
     this table's valid token (403 `not_at_this_table` otherwise: the network is shared);
     404 `no_next_game` before the host started one; 403 `seat_taken` when another device
-    sits there already. A device of this game makes one device there: asking again (a
-    double tap, its new cookie lost) gets the same one, and once the host freed it there
-    403 `carried_once` (Table.carry_over)."""
+    sits there already; 403 `joined_after_next_game` for a device that joined this game
+    only after the next one was started (its old code joins it, but carries no one). A
+    device of this game makes one device there: asking again (a double tap, its new cookie
+    lost) gets the same one, and once the host freed it there 403 `carried_once`
+    (Table.carry_over)."""
     table = await opened(tables, table_id, request)
     token = request.cookies.get(cookie_name(table_id), "")
     viewer = table.viewer(token) if table is not None else None
