@@ -116,7 +116,9 @@ CAMERA_MODE_KEY = "camera_mode"  # table_settings: the host's camera mode (camer
 CHOSEN_SETTINGS = (AUTO_PASS_KEY, CAMERA_MODE_KEY)
 NEXT_TABLE_KEY = "next_table"  # table_settings: the table that plays this game again
 # table_settings of the next game: "carried <token hash>", a device of the finished game
-# (its token's hash there) took its place here once (Table.carry_over)
+# (its token's hash there) took its place here once (Table.carry_over). At most one per
+# device that held a token at the finished game when the next was made: a device that
+# joins it later is not carried (Table._refuse_joined_after), and those before only dwindle
 CARRIED_KEY = "carried "
 PLAYED_AGAIN = "the host has started the next game from this one: this game stays as it ended"
 

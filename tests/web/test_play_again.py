@@ -4,6 +4,7 @@ game (and only those) takes its place there in one tap; the link survives a rest
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -321,3 +322,42 @@ def test_only_a_device_at_the_finished_game_before_it_was_played_again_is_carrie
     assert carried.status_code == 200, carried.text
     assert state(before, new["table_id"])["viewer"] == {"seat": None, "host": False}
     assert ended["tv"].post(f"/api/tables/{old}/next_seat").status_code == 200
+
+
+def carried_markers(app: Any, table_id: str) -> int:
+    """How many devices of a finished game the next game `table_id` remembers it carried
+    (its table_settings "carried <token hash>")."""
+    with sqlite3.connect(app.state.tables.store.path) as db:
+        row = db.execute(
+            "SELECT COUNT(*) FROM table_settings WHERE table_id = ? AND key LIKE 'carried %'",
+            (table_id,),
+        ).fetchone()
+    return int(row[0])
+
+
+def test_the_next_game_remembers_at_most_the_devices_the_finished_game_held(
+    tmp_path: Path,
+) -> None:
+    """A next game remembers each device of the finished game it carried (so a freed one
+    is not carried twice): at most the devices that held a token at the finished game when
+    the next one was made. Before: every device that joined the finished game with its code
+    was carried, and a join past max_table_devices pushed out an older watcher to make
+    room, so a loop of join + next_seat grew the markers without end (20 strangers: 20)."""
+    app = create_app(Settings(data_dir=tmp_path, max_table_devices=4))
+    with TestClient(app) as host:
+        table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        old = table["table_id"]
+        ann, tv = TestClient(app), TestClient(app)
+        seat_player(ann, table["code"], old, 0)
+        assert tv.post("/api/join", json={"code": table["code"]}).status_code == 200
+        assert host.post(f"/api/tables/{old}/end").status_code == 200
+        held = len(app.state.tables.store.devices(old))  # the host's, Ann's, the TV's
+        new = host.post(f"/api/tables/{old}/play_again").json()["table_id"]
+        for client in (ann, tv):
+            assert client.post(f"/api/tables/{old}/next_seat").status_code == 200
+        for _ in range(20):  # strangers with the old code, each one a new device
+            stranger = TestClient(app)
+            assert stranger.post("/api/join", json={"code": table["code"]}).status_code == 200
+            stranger.post(f"/api/tables/{old}/next_seat")
+        assert carried_markers(app, new) <= held
+        assert len(app.state.tables.store.devices(new)) <= held
