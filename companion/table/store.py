@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,6 +206,7 @@ class _Statements:
         return self._db.executemany(sql, rows)
 
 
+_SET_TABLE_SETTING = "INSERT OR REPLACE INTO table_settings (table_id, key, value) VALUES (?, ?, ?)"
 _INSERT_ACTION = (
     "INSERT INTO actions (table_id, seq, action_id, kind, by, move_json, created_at)"
     " VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -319,9 +320,14 @@ class Store:
         players: list[str],
         seed_log: Sequence[LogEntry | EncodedEntry] = (),
         summary: dict[str, Any] | None = None,
+        settings: Mapping[str, str] | None = None,
+        pointed_from: Sequence[tuple[str, str]] = (),
     ) -> None:
         """Insert a table and (for an imported record) its first log entries and, when that
-        game has ended, its history entry (`summary`), all in one transaction."""
+        game has ended, its history entry (`summary`), its table settings, and the settings
+        of other tables that point to it (`pointed_from`: (table id, key), set to this
+        table's id: the finished game's link to the game that plays it again), all in one
+        transaction: no table is stored without the link that leads to it."""
         now = time.time()
         with self._transaction("create_table") as db:
             db.execute(
@@ -333,6 +339,10 @@ class Store:
                 db.executemany(_INSERT_ACTION, (_action_row(table_id, e, now) for e in seed_log))
             if summary is not None:
                 self._set_finished(db, table_id, Finish(summary), now)
+            rows = [(table_id, key, value) for key, value in (settings or {}).items()]
+            rows += [(other, key, table_id) for other, key in pointed_from]
+            for row in rows:
+                db.execute(_SET_TABLE_SETTING, row)
 
     def remove_table(self, table_id: str) -> None:
         """Delete a table and everything stored for it, in one transaction."""
@@ -603,10 +613,7 @@ class Store:
 
     def set_table_setting(self, table_id: str, key: str, value: str) -> None:
         with self._transaction("set_table_setting") as db:
-            db.execute(
-                "INSERT OR REPLACE INTO table_settings (table_id, key, value) VALUES (?, ?, ?)",
-                (table_id, key, value),
-            )
+            db.execute(_SET_TABLE_SETTING, (table_id, key, value))
 
     def server_setting(self, key: str) -> str | None:
         with self._guarded():

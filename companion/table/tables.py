@@ -439,17 +439,9 @@ class Table:
                 "ask the host for the next game's join code",
             )
 
-    async def set_next_table(self, table_id: str) -> None:
-        """The table that plays this game again: stored before it holds (a finished page
-        loaded after a restart still points there), then every screen redraws with it."""
-        async with self._lock:
-            self._check_loaded()
-            await to_the_end(self._store_next_table(table_id))
-
-    async def _store_next_table(self, table_id: str) -> None:
-        await asyncio.to_thread(
-            self._store.set_table_setting, self.table_id, NEXT_TABLE_KEY, table_id
-        )
+    def show_next_table(self, table_id: str) -> None:
+        """The table that plays this game again, stored already (with that table:
+        Tables.play_again): every screen redraws with the way there."""
         self.next_table_id = table_id
         self._publish()
         self._redraw_all()
@@ -827,6 +819,20 @@ def _replay(
 
 
 @dataclass(frozen=True, slots=True)
+class NewTable:
+    """What a new table is stored with (Tables._store_new): its game, encoded options and
+    players; an imported record's log and, for a game that has ended, its history entry;
+    its table settings."""
+
+    game: str
+    options: object
+    players: list[str]
+    seed: Sequence[EncodedEntry] = ()
+    summary: dict[str, object] | None = None
+    settings: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Imported:
     """A table made from an imported record: stored, opened when first used."""
 
@@ -1106,30 +1112,34 @@ class Tables:
         options_data: dict[str, Any],
         players: list[str],
         settings: Mapping[str, str] | None = None,
+        plays_again: str | None = None,
     ) -> Table:
         """A new table, from the game's defaults for its players with `options_data` on top
         (records.new_table_options); raises Rejection(BAD_OPTIONS) for bad options or names.
-        `settings` (table_settings) are stored before anyone hears of the table: the camera
-        follower reads its mode once, on first sight."""
+        `settings` (table_settings) are stored with it, before anyone hears of the table:
+        the camera follower reads its mode once, on first sight. `plays_again`: the
+        finished table it plays again, whose link to it is stored in the same transaction
+        (that table may leave memory meanwhile: no table is left without its link)."""
         game = find_game(game_name)
         check_options_size(options_data)
         options = new_table_options(game, options_data)
         session = Session(game, options, players or None)
         check_players(session.players, seat_count(game, options))
         check_new_names(session.players)
-        encoded = encode(options)
-        table_id, _ = await self._store_new(game.name, encoded, session.players, [], None)
         settings = settings or {}
-        for key, value in settings.items():
-            await asyncio.to_thread(self.store.set_table_setting, table_id, key, value)
+        new = NewTable(game.name, encode(options), session.players, settings=settings)
+        table_id, _ = await self._store_new(new, plays_again)
         row = await asyncio.to_thread(self.store.table, table_id)
         assert row is not None
         auto_pass = settings.get(AUTO_PASS_KEY) != "off"
         table = Table(row, session, self.store, [], {}, auto_pass, self.token_finished_s)
-        async with self._load_lock:
+        async with self._load_lock:  # no open of `plays_again` from the store is under way
             table._loop = self._loop
             table.dice = self._dice
             self._tables[table_id] = table
+            finished = self._tables.get(plays_again) if plays_again else None
+            if finished is not None:  # else it reads the link when it is opened
+                finished.show_next_table(table_id)
         self._tell_added(table_id)
         return table
 
@@ -1138,7 +1148,7 @@ class Tables:
         game draws at random drawn afresh: records.next_game_options), the same names in
         the same seats, and what its host chose for it (CHOSEN_SETTINGS: the automatic
         passes, the camera mode; a setting never chosen stays the default there too);
-        linked from `finished` (stored: Table.set_next_table). A second
+        linked from `finished` (stored with it: `create`). A second
         call gets the table the first made; whether this call made it. Raises Rejection
         (`game_not_over`) while `finished` still runs."""
         async with self._play_again_lock:
@@ -1155,8 +1165,9 @@ class Tables:
             options = next_game_options(finished.game, finished.session.options)
             chosen = await asyncio.to_thread(self._chosen_settings, finished.table_id)
             players = list(finished.snapshot.players)
-            table = await self.create(finished.game.name, options, players, chosen)
-            await finished.set_next_table(table.table_id)
+            table = await self.create(
+                finished.game.name, options, players, chosen, plays_again=finished.table_id
+            )
             return table, True
 
     def _chosen_settings(self, table_id: str) -> dict[str, str]:
@@ -1208,9 +1219,8 @@ class Tables:
             raise plan.error()
         if admit is not None:
             admit(len(plan.seed))
-        table_id, code = await self._store_new(
-            plan.game, plan.options, list(plan.players), plan.seed, plan.summary
-        )
+        new = NewTable(plan.game, plan.options, list(plan.players), plan.seed, plan.summary)
+        table_id, code = await self._store_new(new)
         if plan.seed:
             self._dice.record_import(table_id, plan.dice)
         self._tell_added(table_id)
@@ -1249,16 +1259,10 @@ class Tables:
         await asyncio.to_thread(self.store.add_device, hash_token(token), table_id, host, None)
         return token
 
-    async def _store_new(
-        self,
-        game: str,
-        options: object,
-        players: list[str],
-        seed: Sequence[EncodedEntry],
-        summary: dict[str, object] | None,
-    ) -> tuple[str, str]:
-        """Store a new table with a free join code (with an imported record's log, and its
-        history entry when that game has ended: one transaction); (table id, code)."""
+    async def _store_new(self, new: NewTable, plays_again: str | None = None) -> tuple[str, str]:
+        """Store a new table with a free join code (with an imported record's log and its
+        history entry when that game has ended, its settings, and the link to it from the
+        finished table it plays again: one transaction); (table id, code)."""
         table_id = secrets.token_urlsafe(9)
         for _ in range(100):
             code = new_join_code()
@@ -1266,8 +1270,20 @@ class Tables:
                 break
         else:  # pragma: no cover - 32**6 codes
             raise RuntimeError("no free join code")
-        assert isinstance(options, dict)
+        assert isinstance(new.options, dict)
+        links = [(plays_again, NEXT_TABLE_KEY)] if plays_again else []
         await asyncio.to_thread(
-            self.store.create_table, table_id, code, game, options, players, seed, summary
+            functools.partial(
+                self.store.create_table,
+                table_id,
+                code,
+                new.game,
+                new.options,
+                new.players,
+                new.seed,
+                new.summary,
+                settings=new.settings,
+                pointed_from=links,
+            )
         )
         return table_id, code

@@ -421,3 +421,42 @@ def test_a_double_tap_to_the_next_game_makes_one_device_there(tmp_path: Path) ->
             store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_finished_game_leaving_memory_while_played_again_still_links_its_one_next_game(
+    tmp_path: Path,
+) -> None:
+    """The next table and the finished game's link to it are stored in one transaction.
+    Before: the finished game left memory (idle, or its client's share) while the next
+    table was being stored; linking it then was refused `table_reloaded`, leaving a
+    running table nobody could reach, and the host's next tap made another one."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "again.sqlite3")
+        tables = Tables(store, import_process=False)
+        tables.attach_loop(asyncio.get_running_loop())
+        store_table = store.create_table
+
+        def store_while_evicted(*args: Any, **kwargs: Any) -> None:
+            store_table(*args, **kwargs)
+            if old.table_id in tables._tables:  # noqa: SLF001 - as evict_idle does
+                tables._tables.pop(old.table_id).evicted = True  # noqa: SLF001
+
+        try:
+            old = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            await old.end_by_host()
+            store.create_table = store_while_evicted  # type: ignore[method-assign]
+            new, made = await tables.play_again(old)
+            assert made
+            store.create_table = store_table  # type: ignore[method-assign]
+            reopened = await tables.get(old.table_id)
+            assert reopened is not None and reopened is not old
+            assert reopened.next_table_id == new.table_id
+            assert reopened.snapshot.next_table == new.table_id
+            assert await tables.play_again(reopened) == (new, False)
+            assert [row.table_id for row in store.tables(finished=False)] == [new.table_id]
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())
