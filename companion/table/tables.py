@@ -1143,14 +1143,17 @@ class Tables:
         self._tell_added(table_id)
         return table
 
-    async def play_again(self, finished: Table) -> tuple[Table, bool]:
+    async def play_again(
+        self, finished: Table, admit: Callable[[], None] | None = None
+    ) -> tuple[Table, bool]:
         """The table that plays `finished` again: the same game, its options (a seed the
         game draws at random drawn afresh: records.next_game_options), the same names in
         the same seats, and what its host chose for it (CHOSEN_SETTINGS: the automatic
         passes, the camera mode; a setting never chosen stays the default there too);
         linked from `finished` (stored with it: `create`). A second
         call gets the table the first made; whether this call made it. Raises Rejection
-        (`game_not_over`) while `finished` still runs."""
+        (`game_not_over`) while `finished` still runs. `admit` is called only when a table
+        is to be made, and raises to refuse it (the device's rate of new tables)."""
         async with self._play_again_lock:
             if finished.next_table_id is not None:
                 made = await self.openable(finished.next_table_id)
@@ -1162,6 +1165,8 @@ class Tables:
                     "game_not_over",
                     "this game is still running: play it again once it is over",
                 )
+            if admit is not None:
+                admit()
             options = next_game_options(finished.game, finished.session.options)
             chosen = await asyncio.to_thread(self._chosen_settings, finished.table_id)
             players = list(finished.snapshot.players)

@@ -31,16 +31,18 @@ def rejection_body(rejection: Rejection) -> dict[str, Any]:
     return rejection.to_json()
 
 
-def slow_down(rule: str, what: str, wait_s: float) -> HTTPException:
+def slow_down(rule: str, what: str, wait_s: float, not_done: str = "") -> HTTPException:
     """The 429 of a client over one of its rates: the rule, what it asked for too often
-    (in words) and when to come back (Retry-After)."""
+    (in words) and when to come back (Retry-After); `not_done`, what was not done for it
+    (in words, said first)."""
     retry = int(wait_s) + 1
+    lead = f"{not_done}: " if not_done else ""
     return HTTPException(
         status_code=429,
         detail={
             "reason": "too_many_requests",
             "rule": rule,
-            "message": f"too many {what} from this device; try again in {retry} s",
+            "message": f"{lead}too many {what} from this device; try again in {retry} s",
             "retry_after": round(wait_s, 2),
         },
         headers={"Retry-After": str(retry)},

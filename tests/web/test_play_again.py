@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from companion.rules.sixis import deal_layout
 from companion.web.app import create_app
 from companion.web.settings import Settings
+from tests.waiting import wait_until
 from tests.web.helpers import act, create_table, roll_json, seat_player
 
 
@@ -361,3 +362,30 @@ def test_the_next_game_remembers_at_most_the_devices_the_finished_game_held(
             stranger.post(f"/api/tables/{old}/next_seat")
         assert carried_markers(app, new) <= held
         assert len(app.state.tables.store.devices(new)) <= held
+
+
+def test_play_again_over_the_new_tables_limit_says_why_and_works_once_there_is_room(
+    tmp_path: Path,
+) -> None:
+    """The host's device has started as many new tables as it may for now (Settings
+    table_rate_per_s, table_burst): Play again says the next game was not started and why,
+    and a tap once there is room makes it. A tap that finds the next game made spends
+    nothing of that limit: before, every tap spent one, so a second host screen's tap (or
+    the same button again) was refused `table_rate` though nothing was to be made."""
+    app = create_app(Settings(data_dir=tmp_path, table_burst=2, table_rate_per_s=0.25))
+    with TestClient(app) as host:
+        table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        create_table(host, "qwixx", ["Cy", "Di"], {"players": 2})  # the limit is spent
+        old = table["table_id"]
+        assert host.post(f"/api/tables/{old}/end").status_code == 200
+        refused = host.post(f"/api/tables/{old}/play_again")
+        assert refused.status_code == 429 and refused.json()["rule"] == "table_rate"
+        assert refused.json()["message"].startswith("the next game was not started: too many")
+        made = wait_until(
+            lambda: (r := host.post(f"/api/tables/{old}/play_again")).status_code == 201 and r,
+            what="room for the next game",
+        )
+        for _ in range(3):  # each finds the next game made: never over the limit
+            again = host.post(f"/api/tables/{old}/play_again")
+            assert again.status_code == 200, again.text
+            assert again.json()["table_id"] == made.json()["table_id"]

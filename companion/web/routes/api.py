@@ -551,18 +551,26 @@ def _carried(new: Table, token: str, viewer: Viewer, settings: Settings, status:
     return response
 
 
-@router.post(
-    "/tables/{table_id}/play_again", status_code=201, dependencies=[Depends(check_table_rate)]
-)
+def check_next_game_rate(request: Request) -> None:
+    """`check_table_rate` for the next game, spent only when it is made: 429 that says the
+    next game was not started and why."""
+    wait = request.app.state.table_limiter.take(client_key(request))
+    if wait > 0:
+        raise slow_down("table_rate", "new tables", wait, "the next game was not started")
+
+
+@router.post("/tables/{table_id}/play_again", status_code=201)
 async def play_again(
     access: ApiAccess, request: Request, tables: TablesDep, settings: SettingsDep
 ) -> Response:
     """The host plays a finished game again: a new table of the same game and options, the
     same names in the same seats (Tables.play_again); the host's device is its host (and
     keeps its seat, if it had one). Every device of this table is shown the way there on
-    its finished screen (`next_seat`). 201 when made, 200 when an earlier tap made it."""
+    its finished screen (`next_seat`). 201 when made, 200 when an earlier tap made it.
+    Making it counts against the device's new tables (429 `table_rate`, "the next game was
+    not started: ..."); a tap that finds it made does not."""
     require_host(access)
-    new, made = await tables.play_again(access.table)
+    new, made = await tables.play_again(access.table, admit=lambda: check_next_game_rate(request))
     held = request.cookies.get(cookie_name(new.table_id))
     token, viewer = await new.carry_over(access.viewer, access.token, held)
     return _carried(new, token, viewer, settings, 201 if made else 200)
