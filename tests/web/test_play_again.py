@@ -5,6 +5,7 @@ game (and only those) takes its place there in one tap; the link survives a rest
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -389,3 +390,33 @@ def test_play_again_over_the_new_tables_limit_says_why_and_works_once_there_is_r
             again = host.post(f"/api/tables/{old}/play_again")
             assert again.status_code == 200, again.text
             assert again.json()["table_id"] == made.json()["table_id"]
+
+
+def test_a_next_game_that_cannot_be_opened_is_started_again_by_the_hosts_tap(
+    app: Any, ended: dict[str, Any]
+) -> None:
+    """The next game was stored, left memory and can no longer be opened (here: its stored
+    game is one this server does not know). Before: every finished screen's button, the
+    host's too, answered 409 `stored_table` ("the stored table ... is damaged") at every
+    tap, and nothing led on. Now a player's tap says the next game cannot be opened and to
+    ask the host, and the host's tap on the same button starts another next game, which
+    the player's next tap reaches."""
+    old, host, ann = ended["table_id"], ended["host"], ended["ann"]
+    broken = host.post(f"/api/tables/{old}/play_again").json()["table_id"]
+    tables = app.state.tables
+    assert broken in tables.evict_idle(time.monotonic() + 10 * tables.idle_s)
+    with sqlite3.connect(tables.store.path) as db:
+        db.execute("UPDATE tables SET game = 'no-such-game' WHERE table_id = ?", (broken,))
+    refused = ann.post(f"/api/tables/{old}/next_seat")
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["rule"] == "next_game_unopenable"
+    assert "the next game cannot be opened" in refused.json()["message"]
+    assert "ask the host" in refused.json()["message"]
+    again = host.post(f"/api/tables/{old}/next_seat")
+    assert again.status_code == 201, again.text
+    replacement = again.json()["table_id"]
+    assert replacement != broken and again.json()["host"] is True
+    assert state(host, old)["next_table"] == replacement
+    taken = ann.post(f"/api/tables/{old}/next_seat")
+    assert taken.status_code == 200 and taken.json()["table_id"] == replacement
+    assert taken.json()["seat"] == 0

@@ -27,7 +27,7 @@ from companion.table.access import (
 )
 from companion.table.records import OPTIONS_JSON_MAX, PLAYER_NAME_MAX, PLAYERS_MAX
 from companion.table.snapshot import Snapshot
-from companion.table.tables import Table
+from companion.table.tables import Table, TableLoadError, Tables
 from companion.table.words import for_display
 from companion.web.deps import (
     ApiAccess,
@@ -598,7 +598,8 @@ async def next_seat(
     only after the next one was started (its old code joins it, but carries no one). A
     device of this game makes one device there: asking again (a double tap, its new cookie
     lost) gets the same one, and once the host freed it there 403 `carried_once`
-    (Table.carry_over)."""
+    (Table.carry_over). A next game that can no longer be opened: 409
+    `next_game_unopenable`, and the host's tap starts another (201, `next_game_for`)."""
     table = await opened(tables, table_id, request)
     token = request.cookies.get(cookie_name(table_id), "")
     viewer = table.viewer(token) if table is not None else None
@@ -615,8 +616,7 @@ async def next_seat(
     if refusal is not None:
         retry = str(int(refusal["retry_after"]) + 1)
         raise HTTPException(status_code=429, detail=refusal, headers={"Retry-After": retry})
-    new = await opened(tables, table.next_table_id, request) if table.next_table_id else None
-    if new is None:
+    if table.next_table_id is None:
         raise HTTPException(
             status_code=404,
             detail={
@@ -625,9 +625,40 @@ async def next_seat(
                 "message": "the host has not started a next game from this one",
             },
         )
+    new, made = await next_game_for(tables, table, viewer, request)
     held = request.cookies.get(cookie_name(new.table_id))
     token, now = await new.carry_over(viewer, token, held, settings.max_table_devices)
-    return _carried(new, token, now, settings, 200)
+    return _carried(new, token, now, settings, 201 if made else 200)
+
+
+async def next_game_for(
+    tables: Tables, finished: Table, viewer: Viewer, request: Request
+) -> tuple[Table, bool]:
+    """The game that plays `finished` again, for a device of it; whether this request made
+    it. One that can no longer be opened (damaged, or no longer stored) is started again
+    by the host's tap (Tables.play_again makes another in its place, counted as Play again
+    is); any other device is told so, and to ask the host (409 `next_game_unopenable`):
+    before, the button every finished screen shows led nowhere, the host's too."""
+    assert finished.next_table_id is not None
+    try:
+        new = await opened(tables, finished.next_table_id, request)
+    except TableLoadError as exc:
+        why = str(exc)
+    else:
+        if new is not None:
+            return new, False
+        why = "it is no longer stored"
+    if viewer.host:
+        return await tables.play_again(finished, admit=lambda: check_next_game_rate(request))
+    raise HTTPException(
+        status_code=409,
+        detail={
+            "reason": "damaged",
+            "rule": "next_game_unopenable",
+            "message": f"the next game cannot be opened ({why}); ask the host to tap the "
+            "next game's button on their screen: that starts another",
+        },
+    )
 
 
 class AutoPassRequest(Strict):
