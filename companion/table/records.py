@@ -32,6 +32,8 @@ OPTIONS_JSON_MAX = 4096
 ACTOR_MAX = 16  # "host", "camera" or a seat number
 # the longest random games of bench/rules.py have under 1,600 actions (Sixis, 4 players)
 MAX_RECORD_ACTIONS = 10_000
+FROM_TABLE = "from_table"  # an exported record's table (Table.record_builder)
+TABLE_ID_MAX = 64  # a table id's length at most (the routes' limit)
 
 
 def check_players(names: Sequence[object], seats: int) -> None:
@@ -303,6 +305,7 @@ class ImportPlan:
     seed: tuple[EncodedEntry, ...]  # encoded here: the server only stores the rows
     summary: dict[str, object] | None
     dice: Tally  # its rolls, counted here for the dice statistics
+    from_table: str | None = None  # the table the record says it was exported from
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,4 +345,13 @@ def plan_import(
         summary = summary_of(session, ended_by_host and session.outcome() is None)
     dice = DiceTally.from_logs({"import": log}).of("import")
     seed = tuple(encoded(entry) for entry in log)
-    return ImportPlan(session.game.name, options, tuple(session.players), seed, summary, dice)
+    players = tuple(session.players)
+    source = exported_from(record)
+    return ImportPlan(session.game.name, options, players, seed, summary, dice, source)
+
+
+def exported_from(record: object) -> str | None:
+    """A parsed record's `from_table` (docs/game-records.md): the table it was exported
+    from, or None (absent, or not a table id: it only ever points, so it is not refused)."""
+    source = record.get(FROM_TABLE) if isinstance(record, dict) else None
+    return source if isinstance(source, str) and 0 < len(source) <= TABLE_ID_MAX else None

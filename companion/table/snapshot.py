@@ -31,6 +31,9 @@ class Snapshot:
     # the table the host started to play this game again (Tables.play_again), once there is
     # one: a finished screen points its devices there
     next_table: str | None = None
+    # the table its host's device imported this game's exported record to (Tables.
+    # point_continuation): a finished screen says the game goes on elsewhere, and no more
+    continued: bool = False
     # who may undo now ("host", a seat as str) and the action each would take back
     # (Session.undo_offers)
     undo_offers: tuple[tuple[str, Action], ...] = ()

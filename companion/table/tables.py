@@ -50,6 +50,7 @@ from companion.table.dice import (
     imported_actions,
 )
 from companion.table.records import (
+    FROM_TABLE,
     MAX_RECORD_ACTIONS,
     ImportPlan,
     ImportRefusal,
@@ -115,6 +116,9 @@ CAMERA_MODE_KEY = "camera_mode"  # table_settings: the host's camera mode (camer
 # what a host chose for a table (stored only once chosen): the game played again keeps it
 CHOSEN_SETTINGS = (AUTO_PASS_KEY, CAMERA_MODE_KEY)
 NEXT_TABLE_KEY = "next_table"  # table_settings: the table that plays this game again
+# table_settings: the table its host's device imported this game's record to (export, end,
+# import: a full table's move); its screens say the game goes on elsewhere, and no more
+CONTINUED_KEY = "continued_at"
 # table_settings of the next game: "carried <token hash>", a device of the finished game
 # (its token's hash there) took its place here once (Table.carry_over). At most one per
 # device that held a token at the finished game when the next was made: a device that
@@ -196,6 +200,7 @@ class Table:
         token_finished_s: float = FINISHED_TOKEN_S,
         acted_at: float | None = None,
         next_table: str | None = None,
+        continued: bool = False,
     ) -> None:
         self.table_id = row.table_id
         self.code = row.code
@@ -224,6 +229,7 @@ class Table:
         self.auto_pass = auto_pass
         # the table the host started to play this game again (Tables.play_again), stored
         self.next_table_id = next_table
+        self.continued = continued  # Tables.point_continuation
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -285,6 +291,7 @@ class Table:
             step_id=s.step_id,
             auto_pass=self.auto_pass,
             next_table=self.next_table_id,
+            continued=self.continued,
             undo_offers=s.undo_offers(),
         )
 
@@ -438,6 +445,13 @@ class Table:
                 "this device joined the finished game after the host started the next one; "
                 "ask the host for the next game's join code",
             )
+
+    def show_continued(self) -> None:
+        """Its game goes on at another table (stored: Tables.point_continuation): every
+        screen redraws saying so."""
+        self.continued = True
+        self._publish()
+        self._redraw_all()
 
     def show_next_table(self, table_id: str) -> None:
         """The table that plays this game again, stored already (with that table:
@@ -737,7 +751,9 @@ class Table:
         actions = list(self.session.actions)
         # a game the host ended says so: imported, it goes to the history, not into play
         ended = {"ended_by_host": True} if self._ended_by_host else {}
-        return lambda: self.session.to_record(actions) | ended
+        # the table it comes from: imported by this table's host, these screens point there
+        source = {FROM_TABLE: self.table_id}
+        return lambda: self.session.to_record(actions) | ended | source
 
 
 def implied_moves(throw: Throw | None) -> list[tuple[Move, str]]:
@@ -838,6 +854,7 @@ class Imported:
 
     table_id: str
     code: str
+    from_table: str | None = None  # the table the record says it was exported from
 
 
 class Tables:
@@ -1089,6 +1106,7 @@ class Tables:
         auto_pass = self.store.table_setting(table_id, AUTO_PASS_KEY) != "off"
         acted_at = self.store.last_action_at(table_id, not_from=IMPORT_ID_PREFIX)
         next_table = self.store.table_setting(table_id, NEXT_TABLE_KEY)
+        continued = self.store.table_setting(table_id, CONTINUED_KEY) is not None
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
         return Table(
             row,
@@ -1100,6 +1118,7 @@ class Tables:
             self.token_finished_s,
             acted_at,
             next_table,
+            continued,
         )
 
     async def table_id_for_code(self, code: str) -> str | None:
@@ -1229,7 +1248,7 @@ class Tables:
         if plan.seed:
             self._dice.record_import(table_id, plan.dice)
         self._tell_added(table_id)
-        return Imported(table_id, code)
+        return Imported(table_id, code, plan.from_table)
 
     async def _planned(self, record: object, max_actions: int) -> ImportPlan | ImportRefusal:
         """records.plan_import in the import process (or, without one, the replay thread)."""
@@ -1254,6 +1273,26 @@ class Tables:
                     break
                 logger.warning("the import process ended; starting another")
         return await self._replaying(lambda: plan_import(record, max_actions))
+
+    async def point_continuation(self, imported: Imported, token: str | None) -> bool:
+        """The game of `imported.from_table` goes on at the imported table: its screens
+        say so once it is over (a pointer: no code, no device carried). Only when `token`
+        is that table's host's (the device that exported, ended and imported), so a record
+        naming a table points nothing when another imports it. Whether it was pointed."""
+        source = imported.from_table
+        if source is None or not token:
+            return False
+        device = await asyncio.to_thread(self.store.device, hash_token(token))
+        if device is None or device.table_id != source or not device.host:
+            return False
+        async with self._load_lock:  # no open of `source` from the store is under way
+            await asyncio.to_thread(
+                self.store.set_table_setting, source, CONTINUED_KEY, imported.table_id
+            )
+            table = self._tables.get(source)
+            if table is not None:
+                table.show_continued()
+        return True
 
     async def add_device(self, table_id: str, host: bool) -> str:
         """A device token for a table, opened or not (an import's host device)."""

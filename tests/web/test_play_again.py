@@ -420,3 +420,36 @@ def test_a_next_game_that_cannot_be_opened_is_started_again_by_the_hosts_tap(
     taken = ann.post(f"/api/tables/{old}/next_seat")
     assert taken.status_code == 200 and taken.json()["table_id"] == replacement
     assert taken.json()["seat"] == 0
+
+
+CONTINUES = "This game continues at a new table: ask the host for its join code."
+
+
+def test_a_game_moved_by_export_and_import_points_its_old_screens_to_the_new_table(
+    app: Any, host: TestClient
+) -> None:
+    """A full table moves to a new one by export, end and import (table_full's advice).
+    Before, the old table's screens only said the game was over. Now, when the host's
+    device imports the record it exported, the old screens say the game continues at a
+    new table and to ask the host for its code: a pointer, no access (no code, no way in,
+    nothing carried); a record that names the table, imported by anyone else, points
+    nothing."""
+    table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+    old = table["table_id"]
+    ann = TestClient(app)
+    seat_player(ann, table["code"], old, 0)
+    record = host.get(f"/api/tables/{old}/record").json()
+    assert host.post(f"/api/tables/{old}/end").status_code == 200
+    stranger = TestClient(app)  # the record names the table: no pointer from its import
+    assert stranger.post("/api/import", json=record).status_code == 201
+    assert "continues at a new table" not in ann.get(f"/t/{old}/sheet").text
+    imported = host.post("/api/import", json=record)
+    assert imported.status_code == 201, imported.text
+    new = imported.json()
+    sheet = ann.get(f"/t/{old}/sheet").text
+    assert CONTINUES in sheet and new["code"] not in sheet and new["table_id"] not in sheet
+    assert CONTINUES in host.get(f"/t/{old}").text
+    assert "data-next-seat" not in sheet
+    assert ann.post(f"/api/tables/{old}/next_seat").status_code == 404
+    assert ann.get(f"/api/tables/{new['table_id']}/state").status_code == 401
+    assert state(host, new["table_id"])["state_id"] == 0  # the game goes on there

@@ -269,7 +269,9 @@ async def import_record(request: Request, tables: TablesDep, settings: SettingsD
     checked and replayed off the event loop (Tables.import_record), at most
     Settings.max_import_bytes and max_record_actions long; one client address holds at
     most half of the import slots (max_imports_waiting) and imports at most
-    import_actions_per_hour actions an hour."""
+    import_actions_per_hour actions an hour. A record its table's host's device exported
+    (`from_table`, and this request holds that table's host cookie) leaves that table's
+    screens a pointer here once its game is over (Tables.point_continuation)."""
     client = client_key(request)
     budget: ActionBudget = request.app.state.import_budget
     left = budget.left(client)
@@ -298,6 +300,9 @@ async def import_record(request: Request, tables: TablesDep, settings: SettingsD
     finally:
         tables.free_import_slot(client)
     token = await tables.add_device(imported.table_id, host=True)
+    if imported.from_table is not None:  # its host's device: the old screens point here
+        held = request.cookies.get(cookie_name(imported.from_table))
+        await tables.point_continuation(imported, held)
     return _created(imported.table_id, imported.code, token, settings)
 
 

@@ -560,14 +560,21 @@ def _roll_entry(
     }
 
 
+CONTINUES_ELSEWHERE = "This game continues at a new table: ask the host for its join code."
+
+
 def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object] | None:
     """On a finished game's screen, the way to the game played again: before the host
     started it, the host's "Play again" (its table view, and its sheet when the host
     plays: a host who plays spends the game there); after, each device's one
-    tap to its place there (its seat, or the board of a screen that watched). None while
-    the game runs, and on a sheet whose seat was freed (its device left the table)."""
+    tap to its place there (its seat, or the board of a screen that watched); a game its
+    host moved to another table (export, end, import: Snapshot.continued), where it goes
+    on, in words alone. None while the game runs, and on a sheet whose seat was freed (its
+    device left the table)."""
     if not snapshot.finished or (mode == "sheet" and viewer.seat is None):
         return None
+    if snapshot.next_table is None and snapshot.continued:  # no code: the host gives it
+        return {"ready": False, "pointer": True, "text": CONTINUES_ELSEWHERE}
     if snapshot.next_table is None:
         if viewer.host:
             return {"ready": False, "text": "Play again with the same players"}
