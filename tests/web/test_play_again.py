@@ -453,3 +453,22 @@ def test_a_game_moved_by_export_and_import_points_its_old_screens_to_the_new_tab
     assert ann.post(f"/api/tables/{old}/next_seat").status_code == 404
     assert ann.get(f"/api/tables/{new['table_id']}/state").status_code == 401
     assert state(host, new["table_id"])["state_id"] == 0  # the game goes on there
+
+
+def test_a_next_game_removed_as_damaged_is_started_again_by_the_hosts_tap(
+    app: Any, ended: dict[str, Any]
+) -> None:
+    """The next game was removed from the store (as damaged). Before: a player's tap said
+    "the host has not started a next game" (404 `no_next_game`), and so did the host's
+    own, under the "Next game ready" it still showed."""
+    old, host, bob = ended["table_id"], ended["host"], ended["bob"]
+    gone = host.post(f"/api/tables/{old}/play_again").json()["table_id"]
+    tables = app.state.tables
+    assert gone in tables.evict_idle(time.monotonic() + 10 * tables.idle_s)
+    tables.store.remove_table(gone)
+    refused = bob.post(f"/api/tables/{old}/next_seat")
+    assert refused.status_code == 409 and refused.json()["rule"] == "next_game_unopenable"
+    assert "no longer stored" in refused.json()["message"]
+    again = host.post(f"/api/tables/{old}/next_seat")
+    assert again.status_code == 201 and again.json()["table_id"] != gone
+    assert bob.post(f"/api/tables/{old}/next_seat").json()["seat"] == 1
