@@ -62,3 +62,30 @@ def test_the_host_plays_again_and_a_players_tablet_follows_with_one_tap(
     tv.click("[data-next-seat]")
     tv.wait_for_url(f"**/t/{new_id}/board")
     tv.wait_for_selector("#conn[data-conn=live]")
+
+
+def test_a_players_finished_sheet_is_told_where_a_moved_game_goes_on(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Export, end, import (a full table's move): Ann's tablet, on the old table's sheet and
+    not reloaded, is told the game continues at a new table and to ask the host for its
+    code; it is given no way in (no code, no button)."""
+    context = browser.new_context(**TABLET)
+    api = server.base_url + "/api/tables"
+    created = context.request.post(
+        api, data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]}
+    )
+    assert created.status == 201
+    table = created.json()
+    ann = seated_page(browser, server, table, 0, PHONE)
+    record = context.request.get(f"{api}/{table['table_id']}/record").json()
+    assert context.request.post(f"{api}/{table['table_id']}/end").ok
+    ann.wait_for_selector(".outcome")
+    imported = context.request.post(server.base_url + "/api/import", data=record)
+    assert imported.status == 201
+    pointer = ann.wait_for_selector(".next-game-pointer")
+    assert pointer.inner_text() == (
+        "This game continues at a new table: ask the host for its join code."
+    )
+    assert imported.json()["code"] not in ann.content()
+    assert ann.locator("[data-next-seat], [data-play-again]").count() == 0
