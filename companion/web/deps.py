@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, Response
 from fastapi.routing import APIRoute
@@ -16,7 +16,7 @@ from companion.rules.base import Reason
 from companion.table.access import AttemptLimiter, Viewer
 from companion.table.tables import OpenRefused, Table, Tables
 from companion.table.text import invalid_text, invalid_text_at
-from companion.web.errors import slow_down
+from companion.web.errors import refusal, refusal_body, refused, slow_down
 from companion.web.fragments import LiveDrawings
 from companion.web.long_pages import PageBuilder, check_read_rate
 from companion.web.settings import Settings
@@ -50,7 +50,7 @@ class TextCheckedRequest(Request):
         if found is not None:
             # an HTTPException passes FastAPI's body reader unchanged (anything else there
             # becomes "400 error parsing the body"): 422 naming the field
-            raise HTTPException(status_code=422, detail=invalid_text(found).to_json())
+            raise refused(422, invalid_text(found))
         return parsed
 
 
@@ -114,14 +114,8 @@ class NoAccess(HTTPException):
     answers 401."""
 
     def __init__(self, table_id: str, page: bool) -> None:
-        super().__init__(
-            status_code=401,
-            detail={
-                "reason": str(Reason.NOT_ALLOWED),
-                "rule": "join_first",
-                "message": "enter this table's join code first",
-            },
-        )
+        body = refusal_body(Reason.NOT_ALLOWED, "join_first", "enter this table's join code first")
+        super().__init__(status_code=401, detail=body)
         self.table_id = table_id
         self.page = page
 
@@ -178,14 +172,8 @@ def same_origin(request: Request) -> None:
     """Refuse state-changing requests sent by another site's page."""
     origin, host = request.headers.get("origin"), request.headers.get("host")
     if not is_same_origin(origin, host, request.url.scheme):
-        raise HTTPException(
-            status_code=403,
-            detail={
-                "reason": str(Reason.NOT_ALLOWED),
-                "rule": "foreign_origin",
-                "message": "requests from other sites are refused",
-            },
-        )
+        message = "requests from other sites are refused"
+        raise refusal(403, Reason.NOT_ALLOWED, "foreign_origin", message)
 
 
 SameOrigin = Depends(same_origin)
@@ -203,16 +191,9 @@ def require_local(request: Request, message: str) -> None:
     """Refuse (403, rule local_only) what only the server's own machine may do: pages that
     write the server's files or show a setup by name; `message` says where to go instead."""
     if not is_local(request):
-        raise HTTPException(
-            status_code=403,
-            detail={"reason": str(Reason.NOT_ALLOWED), "rule": "local_only", "message": message},
-        )
+        raise refusal(403, Reason.NOT_ALLOWED, "local_only", message)
 
 
 def client_key(request: Request) -> str:
     """The limiter's key: the client's address."""
     return request.client.host if request.client else "unknown"
-
-
-def json_error(reason: str, rule: str, message: str) -> dict[str, Any]:
-    return {"reason": reason, "rule": rule, "message": message}

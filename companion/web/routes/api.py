@@ -42,7 +42,7 @@ from companion.web.deps import (
     cookie_name,
     opened,
 )
-from companion.web.errors import slow_down
+from companion.web.errors import refusal, refusal_body, refused, slow_down
 from companion.web.settings import Settings
 from companion.web.start_words import start_refusal
 from companion.web.views import move_attr, option_fields, spoken_to
@@ -288,15 +288,8 @@ async def import_record(request: Request, tables: TablesDep, settings: SettingsD
     except RecordError as exc:
         if exc.rejection.rule == "too_long" and most < settings.max_record_actions:
             raise _over_budget(budget, client) from exc
-        raise HTTPException(
-            status_code=422,
-            detail={
-                "reason": str(exc.rejection.reason),
-                "rule": exc.rejection.rule,
-                "message": str(exc),
-                "index": exc.index,
-            },
-        ) from exc
+        rejection = exc.rejection
+        raise refusal(422, rejection.reason, rejection.rule, str(exc), index=exc.index) from exc
     finally:
         tables.free_import_slot(client)
     token = await tables.add_device(imported.table_id, host=True)
@@ -314,11 +307,7 @@ def _imports_busy(rule: str) -> HTTPException:
         if rule == "imports_busy_yours"
         else "other imports are being read; try again in a few seconds"
     )
-    return HTTPException(
-        status_code=429,
-        detail={"reason": "too_many_requests", "rule": rule, "message": message},
-        headers={"Retry-After": "2"},
-    )
+    return refusal(429, "too_many_requests", rule, message, {"Retry-After": "2"})
 
 
 async def _import_body(request: Request, settings: Settings) -> bytes:
@@ -328,14 +317,8 @@ async def _import_body(request: Request, settings: Settings) -> bytes:
     too_large = length.isdigit() and int(length) > settings.max_import_bytes
     body = b"" if too_large else await request.body()
     if too_large or len(body) > settings.max_import_bytes:
-        raise HTTPException(
-            status_code=413,
-            detail={
-                "reason": "malformed",
-                "rule": "too_large",
-                "message": f"a game record is at most {settings.max_import_bytes} bytes",
-            },
-        )
+        message = f"a game record is at most {settings.max_import_bytes} bytes"
+        raise refusal(413, "malformed", "too_large", message)
     return body
 
 
@@ -370,37 +353,19 @@ async def join_table(
     client = client_key(request)
     wait, attempt = limiter.begin(client)  # counted now, before any await
     if wait > 0:
-        raise HTTPException(
-            status_code=429,
-            detail={
-                "reason": "too_many_attempts",
-                "rule": "join_limit",
-                "message": f"too many wrong codes; try again in {int(wait) + 1} s",
-            },
-            headers={"Retry-After": str(int(wait) + 1)},
-        )
+        retry = int(wait) + 1
+        message = f"too many wrong codes; try again in {retry} s"
+        raise refusal(429, "too_many_attempts", "join_limit", message, {"Retry-After": str(retry)})
     code = normalise_code(code_text)
     table_id = await tables.table_id_for_code(code) if code.isalnum() else None
     table = await opened(tables, table_id, request) if table_id else None
     if table is None:
-        raise HTTPException(
-            status_code=404,
-            detail={
-                "reason": "unknown_code",
-                "rule": "join_code",
-                "message": f"no table has the code {code_text.strip()[:16]!r}",
-            },
-        )
+        message = f"no table has the code {code_text.strip()[:16]!r}"
+        raise refusal(404, "unknown_code", "join_code", message)
     limiter.forgive(client, attempt)
     if table.closed_to_devices():
-        raise HTTPException(
-            status_code=410,
-            detail={
-                "reason": str(Reason.GAME_OVER),
-                "rule": "table_closed",
-                "message": "this game finished a while ago; its result is in the history",
-            },
-        )
+        message = "this game finished a while ago; its result is in the history"
+        raise refusal(410, Reason.GAME_OVER, "table_closed", message)
     existing = request.cookies.get(cookie_name(table.table_id))
     if existing is not None and table.viewer(existing) is not None:
         return table, existing
@@ -413,7 +378,7 @@ async def new_player_device(table: Table, settings: Settings) -> str:
     try:
         return await table.add_device(host=False, limit=settings.max_table_devices)
     except Rejection as exc:
-        raise HTTPException(status_code=403, detail=exc.to_json()) from exc
+        raise refused(403, exc) from exc
 
 
 @router.post("/join")
@@ -481,19 +446,20 @@ def too_fast(limiter: DeviceRateLimiter, token: str) -> dict[str, Any] | None:
     wait = limiter.take(hash_token(token))
     if wait <= 0:
         return None
-    return {
-        "reason": "too_many_requests",
-        "rule": "device_rate",
-        "message": f"this device sends too fast; wait {wait:.1f} s",
-        "retry_after": round(wait, 2),
-    }
+    message = f"this device sends too fast; wait {wait:.1f} s"
+    return refusal_body("too_many_requests", "device_rate", message, retry_after=round(wait, 2))
+
+
+def sends_too_fast(body: dict[str, Any]) -> HTTPException:
+    """The 429 of too_fast's refusal body, with its Retry-After."""
+    retry = str(int(body["retry_after"]) + 1)
+    return HTTPException(status_code=429, detail=body, headers={"Retry-After": retry})
 
 
 def check_rate(request: Request, access: ApiAccess) -> None:
-    refusal = too_fast(request.app.state.device_limiter, access.token)
-    if refusal is not None:
-        retry = str(int(refusal["retry_after"]) + 1)
-        raise HTTPException(status_code=429, detail=refusal, headers={"Retry-After": retry})
+    slowed = too_fast(request.app.state.device_limiter, access.token)
+    if slowed is not None:
+        raise sends_too_fast(slowed)
 
 
 @router.post("/tables/{table_id}/actions", dependencies=[Depends(check_rate)])
@@ -609,27 +575,13 @@ async def next_seat(
     token = request.cookies.get(cookie_name(table_id), "")
     viewer = table.viewer(token) if table is not None else None
     if table is None or viewer is None:
-        raise HTTPException(
-            status_code=403,
-            detail={
-                "reason": str(Reason.NOT_ALLOWED),
-                "rule": "not_at_this_table",
-                "message": NOT_AT_THIS_TABLE,
-            },
-        )
-    refusal = too_fast(request.app.state.device_limiter, token)
-    if refusal is not None:
-        retry = str(int(refusal["retry_after"]) + 1)
-        raise HTTPException(status_code=429, detail=refusal, headers={"Retry-After": retry})
+        raise refusal(403, Reason.NOT_ALLOWED, "not_at_this_table", NOT_AT_THIS_TABLE)
+    slowed = too_fast(request.app.state.device_limiter, token)
+    if slowed is not None:
+        raise sends_too_fast(slowed)
     if table.next_table_id is None:
-        raise HTTPException(
-            status_code=404,
-            detail={
-                "reason": str(Reason.NOT_ALLOWED),
-                "rule": "no_next_game",
-                "message": "the host has not started a next game from this one",
-            },
-        )
+        message = "the host has not started a next game from this one"
+        raise refusal(404, Reason.NOT_ALLOWED, "no_next_game", message)
     new, made = await next_game_for(tables, table, viewer, request)
     held = request.cookies.get(cookie_name(new.table_id))
     token, now = await new.carry_over(viewer, token, held, settings.max_table_devices)
@@ -655,15 +607,11 @@ async def next_game_for(
         why = "it is no longer stored"
     if viewer.host:
         return await tables.play_again(finished, admit=lambda: check_next_game_rate(request))
-    raise HTTPException(
-        status_code=409,
-        detail={
-            "reason": "damaged",
-            "rule": "next_game_unopenable",
-            "message": f"the next game cannot be opened ({why}); ask the host to tap the "
-            "next game's button on their screen: that starts another",
-        },
+    message = (
+        f"the next game cannot be opened ({why}); ask the host to tap the next game's button "
+        "on their screen: that starts another"
     )
+    raise refusal(409, "damaged", "next_game_unopenable", message)
 
 
 class AutoPassRequest(Strict):

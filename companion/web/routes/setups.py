@@ -41,6 +41,7 @@ from companion.web.deps import (
     is_local,
     require_local,
 )
+from companion.web.errors import refusal
 
 router = APIRouter(route_class=TextCheckedRoute)
 NO_STORE = {"Cache-Control": "no-store"}
@@ -84,16 +85,10 @@ def table_setup(request: Request, access: ApiAccess) -> str:
     if camera.calibration is None:
         # the demo camera reads with no calibration even when one is chosen: say why
         demo = camera.runtime.plays_demo
-        raise HTTPException(
-            status_code=404,
-            detail={
-                "reason": "not_found",
-                "rule": "demo_camera" if demo else "no_setup",
-                "message": DEMO_TEACHES_NOTHING
-                if demo
-                else "the camera has no calibration, so no setup learns: calibrate first",
-            },
-        )
+        if demo:
+            raise refusal(404, "not_found", "demo_camera", DEMO_TEACHES_NOTHING)
+        message = "the camera has no calibration, so no setup learns: calibrate first"
+        raise refusal(404, "not_found", "no_setup", message)
     return camera.calibration.name
 
 
