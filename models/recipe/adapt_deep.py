@@ -34,7 +34,7 @@ import dataclasses
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import cv2
@@ -398,12 +398,13 @@ def gated_reads(
 def fine_tuned_likeness(
     net: PipClassifier,
     crops: np.ndarray,
-    photos: Sequence[object],
+    photos: Iterable[object],
     looks: np.ndarray | None = None,
 ) -> Likeness | None:
     """Which crops the net fine-tuned on these crops reads (adapt.likeness_from on its own
     embeddings of them, and their looks: ``looks`` where the caller has them, else measured
-    here)."""
+    here); ``photos``: each crop's photo key, in any iterable (check_deep's is an array of
+    them), read once into a list."""
     measured = looks_of(list(crops)) if looks is None else looks
     return likeness_from(first_embeddings(net, crops), list(photos), measured)
 
