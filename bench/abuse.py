@@ -15,13 +15,22 @@ loopback address (as separate devices on a LAN would be):
   the server's own machine, where it lists the running games (`start`; --running 3000 for
   the fifth probe's store of 3,000 running tables).
 
+A reader (dice, long pages) or opener answered 429 waits out its Retry-After, at most
+MAX_RETRY_WAIT_S and never past the abuse's end, as a well-behaved client does: what the
+readers got counts what the limiter lets through, and the latency what serving that costs.
+--hostile: the readers loop without waiting, as a hostile client would (docs/BENCHMARKS.md's
+figures before 2026-12-07: thousands of 429s, each costing the loop a little; the opener
+waits either way). The importers and the creator never wait: they are the flood.
+
 Meanwhile a seventh device plays its own Qwixx table, paced (one action per --interval
 seconds, sent on the host's WebSocket), and measures push latency: from sending an action
 to the moment another device's socket at that table shows the new state. Printed: p50/p95
 of that latency before the abuse (idle) and during it, and what each abuser got (answer
-counts per status). Target: p95 under abuse < 100 ms.
+counts per status; `<name> waited`: the 429s a reader waited out; reader_p50_ms: the
+median time of a reader's request, 429s included). Target: p95 under abuse < 100 ms.
 
     .venv/bin/python bench/abuse.py [--seconds 30] [--actions 90000] [--server-repo DIR]
+                                    [--only ...] [--hostile]
 
 --server-repo runs the server from another checkout (e.g. /work/main, for a before/after
 figure); the abusers, the store and the measuring device stay the same.
@@ -70,6 +79,7 @@ START_READERS = ["127.0.0.1", "127.0.0.1"]  # / lists the running games on this 
 IMPORTERS = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"]
 DICE_READERS = ["127.0.0.6", "127.0.0.7", "127.0.0.8", "127.0.0.9"]
 CREATOR = "127.0.0.10"
+MAX_RETRY_WAIT_S = 10.0  # a Retry-After beyond this is waited only this long
 
 
 def free_port() -> int:
@@ -215,12 +225,18 @@ async def opener(
             if answer.status_code == 201:
                 page = await client.get(answer.json()["url"], headers={"accept": "text/html"})
                 seen[f"open: page {page.status_code}"] += 1
-            elif answer.status_code == 429:
-                await asyncio.sleep(float(answer.headers.get("retry-after", "1")))
+            else:
+                await wait_out(answer, stop, seen, "open")
 
 
 async def dice_reader(
-    base: str, address: str, table_id: str, stop: float, seen: Counter[str], took: list[float]
+    base: str,
+    address: str,
+    table_id: str,
+    stop: float,
+    seen: Counter[str],
+    took: list[float],
+    patient: bool = True,
 ) -> None:
     transport = httpx.AsyncHTTPTransport(local_address=address)
     cookies = {f"tc_{table_id}": DICE_TOKEN}
@@ -232,15 +248,21 @@ async def dice_reader(
             answer = await client.get(f"/t/{table_id}/dice")
             took.append(time.perf_counter() - started)
             seen[f"dice {answer.status_code}"] += 1
+            await wait_out(answer, stop, seen, "dice", patient)
 
 
 async def page_reader(
-    base: str, address: str, path: str, stop: float, seen: Counter[str], took: list[float]
+    base: str,
+    address: str,
+    path: str,
+    stop: float,
+    seen: Counter[str],
+    took: list[float],
+    patient: bool = True,
 ) -> None:
     """GET `path` in a loop with the long game's host cookie, each request as soon as the
-    last is answered: a 429 is counted and not waited out, as a hostile client would
-    loop (the figures count those 429s: what answering them costs the loop is part of the
-    abuse; docs/BENCHMARKS.md)."""
+    last is answered or its 429's Retry-After is waited out (wait_out; not `patient`:
+    at once)."""
     transport = httpx.AsyncHTTPTransport(local_address=address)
     cookies = {f"tc_{LONG_TABLE}": LONG_TOKEN}
     async with httpx.AsyncClient(
@@ -250,7 +272,25 @@ async def page_reader(
             started = time.perf_counter()
             answer = await client.get(path, headers={"accept": "text/html"})
             took.append(time.perf_counter() - started)
-            seen[f"{path.split('/')[-1] or path} {answer.status_code}"] += 1
+            name = path.split("/")[-1] or path
+            seen[f"{name} {answer.status_code}"] += 1
+            await wait_out(answer, stop, seen, name, patient)
+
+
+async def wait_out(
+    answer: httpx.Response, stop: float, seen: Counter[str], name: str, patient: bool = True
+) -> None:
+    """After a 429, sleep its Retry-After (1 s when absent or unreadable), at most
+    MAX_RETRY_WAIT_S and not past `stop`; counted as `name waited`. Not `patient`
+    (--hostile): nothing is waited."""
+    if answer.status_code != 429 or not patient:
+        return
+    try:
+        asked = float(answer.headers.get("retry-after", "1"))
+    except ValueError:
+        asked = 1.0
+    seen[f"{name} waited"] += 1
+    await asyncio.sleep(max(0.0, min(asked, MAX_RETRY_WAIT_S, stop - time.monotonic())))
 
 
 LONG_PAGES = {
@@ -274,7 +314,9 @@ async def creator(base: str, seen: Counter[str]) -> None:
             await asyncio.gather(*(one() for _ in range(10)))
 
 
-async def abuse(base: str, table_id: str, seconds: float, which: set[str]) -> dict[str, Any]:
+async def abuse(
+    base: str, table_id: str, seconds: float, which: set[str], patient: bool
+) -> dict[str, Any]:
     records = import_records() if {"imports", "open"} & which else (b"", b"")
     stop = time.monotonic() + seconds
     seen: Counter[str] = Counter()
@@ -284,14 +326,14 @@ async def abuse(base: str, table_id: str, seconds: float, which: set[str]) -> di
     if "imports" in which:
         work += [importer(base, a, records, stop, seen) for a in IMPORTERS]
     if "dice" in which:
-        work += [dice_reader(base, a, table_id, stop, seen, took) for a in DICE_READERS]
+        work += [dice_reader(base, a, table_id, stop, seen, took, patient) for a in DICE_READERS]
     if "create" in which:
         work.append(creator(base, seen))
     if "open" in which:
         work += [opener(base, a, records, stop, seen) for a in IMPORTERS]
     for name, (addresses, path) in LONG_PAGES.items():
         if name in which:
-            work += [page_reader(base, a, path, stop, seen, took) for a in addresses]
+            work += [page_reader(base, a, path, stop, seen, took, patient) for a in addresses]
     await asyncio.gather(*work)
     took.sort()
     return {
@@ -302,8 +344,10 @@ async def abuse(base: str, table_id: str, seconds: float, which: set[str]) -> di
     }
 
 
-def abuse_process(base: str, table_id: str, seconds: float, which: set[str], results: Any) -> None:
-    results.put(asyncio.run(abuse(base, table_id, seconds, which)))
+def abuse_process(
+    base: str, table_id: str, seconds: float, which: set[str], patient: bool, results: Any
+) -> None:
+    results.put(asyncio.run(abuse(base, table_id, seconds, which, patient)))
 
 
 # -- the measuring device -------------------------------------------------------------------
@@ -392,7 +436,8 @@ async def run(args: argparse.Namespace, base: str, table_id: str) -> None:
     print(f"idle:        {percentiles(idle)}", flush=True)
     results: Any = multiprocessing.get_context("spawn").Queue()
     abusers = multiprocessing.get_context("spawn").Process(
-        target=abuse_process, args=(base, table_id, args.seconds, set(args.only), results)
+        target=abuse_process,
+        args=(base, table_id, args.seconds, set(args.only), not args.hostile, results),
     )
     abusers.start()
     await asyncio.sleep(3)  # the abusers build their records and start
@@ -422,6 +467,11 @@ def main() -> int:
         choices=("imports", "dice", "create", "open", *LONG_PAGES),
         default=("imports", "dice", "create"),
         help="run only these abuses (default: all three at once)",
+    )
+    parser.add_argument(
+        "--hostile",
+        action="store_true",
+        help="readers loop without waiting out a 429's Retry-After (the rows before 2026-12-07)",
     )
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
