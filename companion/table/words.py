@@ -33,8 +33,17 @@ def for_display(text: str, players: Sequence[str]) -> str:
     return named[:1].upper() + named[1:]
 
 
-def names_of(players: tuple[str, ...], seats: tuple[int, ...] | list[int]) -> str:
-    names = [players[s] for s in seats if 0 <= s < len(players)]
+# a player's own device names its player so ("Your turn: ...", "waiting for you and Bob")
+YOU = "you"
+
+
+def names_of(
+    players: tuple[str, ...], seats: tuple[int, ...] | list[int], me: int | None = None
+) -> str:
+    """The players of `seats` in words ("Ann, Bob and Cid"); seat `me` (the device's own
+    player) as "you", named first ("you, Ann and Cid")."""
+    names = [YOU] if me in seats else []
+    names += [players[s] for s in seats if 0 <= s < len(players) and s != me]
     if len(names) <= 1:
         return "".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]

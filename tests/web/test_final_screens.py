@@ -144,7 +144,7 @@ def test_the_sixes_banner_does_not_ask_the_roller_to_pound() -> None:
     assert snapshot.turn.step == "pound" and snapshot.turn.active == 0
     assert 0 in snapshot.turn.players  # the roller may end the game, but does not pound
     text = live_context(snapshot, Viewer(seat=1, host=False), "sheet")["turn"]["text"]
-    assert text == "Pound: waiting for Bob, Cid and Dee, or Ann rolls"
+    assert text == "Pound: waiting for you, Cid and Dee, or Ann rolls"  # on Bob's device
 
 
 def card_and_banner_words(page: str) -> str:

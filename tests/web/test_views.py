@@ -264,11 +264,49 @@ def test_sixto_says_in_sentences_whom_it_waits_for_and_what_the_next_roll_ends()
     )
     crossing = live_context(snapshot_of("sixto", players, [first, Keep(0)]), finn, "sheet")
     assert crossing["turn"]["text"] == (
-        "Waiting for Eve, Finn and Gus to cross with these dice, then tap Done crossing"
+        "Waiting for you, Eve and Gus to cross with these dice, then tap Done crossing"
     )
     assert crossing["roll_entry"]["roller"] == "Finn"
     assert crossing["roll_entry"]["closes"] == (
         "it ends this crossing for Eve, Finn and Gus: they cross nothing more this turn"
+    )
+
+
+def test_a_players_own_device_says_you_where_the_banner_names_them() -> None:
+    """Eve's own sheet said "Waiting for Eve to keep this roll ...": on her device she is
+    "you" ("Your turn: ..."); the shared table screen keeps every name."""
+    first = roll(
+        *((colour, 3) for colour in ("red", "orange", "yellow", "green", "blue", "purple"))
+    )
+    players = ["Eve", "Finn", "Gus"]
+    eve, finn = Viewer(seat=0, host=False), Viewer(seat=1, host=False)
+    rolled = snapshot_of("sixto", players, [first])
+    assert live_context(rolled, eve, "sheet")["turn"]["text"] == (
+        "Your turn: keep this roll or re-roll all the dice"
+    )
+    host_playing_eve = Viewer(seat=0, host=True)
+    assert live_context(rolled, host_playing_eve, "table")["turn"]["text"] == (
+        "Waiting for Eve to keep this roll or re-roll all the dice"
+    )
+    crossing = snapshot_of("sixto", players, [first, Keep(0)])
+    assert live_context(crossing, finn, "sheet")["turn"]["text"] == (
+        "Waiting for you, Eve and Gus to cross with these dice, then tap Done crossing"
+    )
+    # a game without sentences of its own (Qwixx: "White sum: waiting for ...")
+    qwixx = snapshot_of("qwixx", ["Ann", "Bob"], [*QWIXX_TURN, Pass(player=1)])
+    ann, bob = Viewer(seat=0, host=False), Viewer(seat=1, host=False)
+    assert live_context(qwixx, ann, "sheet")["turn"]["text"] == "White sum: your turn"
+    assert live_context(qwixx, bob, "sheet")["turn"]["text"] == "White sum: waiting for Ann"
+    # the roller and Sixes' pound
+    new = snapshot_of("qwixx", ["Ann", "Bob"], [])
+    assert live_context(new, ann, "sheet")["turn"]["text"] == "You roll the dice"
+    assert live_context(new, bob, "sheet")["turn"]["text"] == "Ann rolls the dice"
+    pound = snapshot_of("sixes", ["Ann", "Bob", "Cid"], [])
+    assert live_context(pound, Viewer(seat=0, host=False), "sheet")["turn"]["text"] == (
+        "Pound: waiting for Bob and Cid, or you roll"
+    )
+    assert live_context(pound, Viewer(seat=2, host=False), "sheet")["turn"]["text"] == (
+        "Pound: waiting for you and Bob, or Ann rolls"
     )
 
 

@@ -36,7 +36,7 @@ from typing import Any
 from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Roll, Score, Turn
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
-from companion.table.words import HOST_ENDED, for_display, names_of, with_names
+from companion.table.words import HOST_ENDED, YOU, for_display, names_of, with_names
 
 logger = logging.getLogger(__name__)
 
@@ -279,26 +279,29 @@ def winners_of(snapshot: Snapshot) -> tuple[int, ...]:
     return snapshot.game.winners(snapshot.state, snapshot.ended_by_host)
 
 
-def turn_context(snapshot: Snapshot) -> dict[str, Any]:
-    """Whose turn it is, in words, for the banner every screen shows."""
+def turn_context(snapshot: Snapshot, me: int | None = None) -> dict[str, Any]:
+    """Whose turn it is, in words, for the banner every screen shows; `me`: the seat of
+    the player whose own device shows it, named "you" (words.names_of)."""
     turn = snapshot.turn
     players = snapshot.players
     step = turn.step.replace("_", " ")
     active = players[turn.active] if turn.active is not None else None
+    roller = YOU if me is not None and me == turn.active else active
     if snapshot.outcome is not None:
         text = "Final scores"  # the end card below says "Game over" (once is enough)
     elif snapshot.ended_by_host:
         text = HOST_ENDED
     elif turn.chance and (not turn.players or (active and turn.players == (turn.active,))):
         # (a roller who may also hand the roll on, e.g. a tied Sixmix start, still rolls)
-        text = f"{active} rolls the dice" if active else "Roll the dice"
-    elif turn.players and turn.chance and active and set(turn.players) != {turn.active}:
+        said = f"{rolls(roller)} the dice" if roller else "Roll the dice"
+        text = said[:1].upper() + said[1:]  # "You roll ...", a name as it is written
+    elif turn.players and turn.chance and roller and set(turn.players) != {turn.active}:
         # e.g. Sixes' pound: the others may act before the dice fall; the roller is not
         # "waited for" (their roll closes the step), so name them as the one who rolls
-        others = tuple(seat for seat in turn.players if seat != turn.active)
-        text = f"{step.capitalize()}: waiting for {names_of(players, others)}, or {active} rolls"
+        others = names_of(players, tuple(s for s in turn.players if s != turn.active), me)
+        text = f"{step.capitalize()}: waiting for {others}, or {rolls(roller)}"
     elif turn.players:
-        text = waiting_words(snapshot.game.name, turn.step, names_of(players, turn.players))
+        text = waiting_words(snapshot.game.name, turn.step, names_of(players, turn.players, me))
         if turn.chance:
             text += " (or roll)"
     else:
@@ -314,13 +317,23 @@ def turn_context(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
+def rolls(roller: str) -> str:
+    """ "Ann rolls", or "you roll" (words.YOU)."""
+    return f"{roller} {'roll' if roller == YOU else 'rolls'}"
+
+
 def waiting_words(game_name: str, step: str, names: str) -> str:
     """The banner's words while `names` are to act in `step`: the game view's sentence
     (`waiting_text`, e.g. Sixto's "Waiting for Eve to keep this roll or re-roll all the
-    dice"), else the step's name and who is waited for ("White sum: waiting for Ann")."""
+    dice"), else the step's name and who is waited for ("White sum: waiting for Ann");
+    on the device of the one player waited for (`names` is words.YOU), "White sum: your
+    turn"."""
     words = getattr(view_for(game_name), "waiting_text", None)
     said = words(step, names) if words is not None else None
-    return said or f"{step.replace('_', ' ').capitalize()}: waiting for {names}"
+    if said:
+        return str(said)
+    step_words = step.replace("_", " ").capitalize()
+    return f"{step_words}: your turn" if names == YOU else f"{step_words}: waiting for {names}"
 
 
 def sheet_context(snapshot: Snapshot, seat: int, viewer: Viewer) -> dict[str, Any]:
@@ -387,7 +400,9 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         "game": {"name": game.name, "title": game.title},
         "template": getattr(view, "TEMPLATE", "games/generic.html"),
         "players": list(snapshot.players),
-        "turn": turn_context(snapshot),
+        # the banner names this device's own player "you" on their sheet page only (the
+        # table view is a screen for everyone, even on a host who plays)
+        "turn": turn_context(snapshot, viewer.seat if mode == "sheet" else None),
         "dice": [
             {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
             # "out": the die's colour left the game (marked only then)

@@ -22,6 +22,7 @@ from companion.rules.sixto import (
     Step,
     crossed_columns,
 )
+from companion.table.words import YOU
 from companion.web.views import OptionText, SheetInput, colour_class
 
 TEMPLATE = "games/sixto.html"
@@ -113,13 +114,20 @@ def describe(move: Move) -> str:
     return ""
 
 
+# what the players waited for in a step are to do (waiting_text)
+WAITED_FOR: dict[str, str] = {
+    Step.REROLL: "keep this roll or re-roll all the dice",
+    Step.CROSS: "cross with these dice, then tap Done crossing",
+}
+
+
 def waiting_text(step: str, names: str) -> str | None:
-    """The banner's sentence while `names` are to act in `step` (views.waiting_words)."""
-    if step == Step.REROLL:
-        return f"Waiting for {names} to keep this roll or re-roll all the dice"
-    if step == Step.CROSS:
-        return f"Waiting for {names} to cross with these dice, then tap Done crossing"
-    return None
+    """The banner's sentence while `names` are to act in `step` (views.waiting_words):
+    "Your turn: ..." on the device of the one player waited for (`names` is words.YOU)."""
+    deed = WAITED_FOR.get(step)
+    if deed is None:
+        return None
+    return f"Your turn: {deed}" if names == YOU else f"Waiting for {names} to {deed}"
 
 
 # the start page's words for the options
