@@ -188,3 +188,50 @@ def test_a_fingers_double_tap_on_use_this_roll_does_not_use_it(
         use.tap()
         page.wait_for_selector(f".live[data-state-id='{state_id + 1}']", timeout=20000)
         assert len(confirms) == 1
+
+
+def test_the_rolls_question_stays_until_the_player_taps_elsewhere(
+    browser: Any, server: ServerProcess
+) -> None:
+    """While a choice is open, "Enter roll" asked "The roll closes your choice: tap again"
+    and went back to "Enter roll" after 5 s: a player who looked away saw nothing happen.
+    The question stays (ten seconds pass on the page's clock) until a tap elsewhere."""
+    host, table = imported(browser, server, sixmix_round_all_ones())
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    starter = host.request.get(f"{api}/state").json()["turn"]["active"]
+    page = seated_page(browser, server, table, starter, PHONE, clock=True)
+    faces = [p.locator(".face[data-face='1']") for p in page.locator(".die-picker").all()]
+    for face in faces:
+        face.click()
+    submit = page.locator("[data-roll-submit]")
+    submit.click()
+    assert submit.inner_text() == "The roll closes your choice: tap again"
+    page.clock.run_for(10_000)  # the player looked away
+    assert submit.inner_text() == "The roll closes your choice: tap again"
+    assert submit.get_attribute("data-armed") == "ready"
+    faces[0].click()  # a tap elsewhere ends the question
+    page.wait_for_function(
+        "document.querySelector('[data-roll-submit]').textContent === 'Enter roll'"
+    )
+    submit.click()  # asks again: nothing was sent
+    assert submit.inner_text() == "The roll closes your choice: tap again"
+    # the state moves on (the host hands the choice on and back): the question asked in
+    # the state before ends with it, though the same words come back
+    state_id = int(page.get_attribute(".live", "data-state-id") or 0)
+    other = (starter + 1) % 3
+    for n, (player, seat) in enumerate([(starter, other), (other, starter)]):
+        move = {"kind": "starter", "player": player, "seat": seat}
+        handed = host.request.post(
+            f"{api}/actions", data={"action_id": f"hand-{n:06d}", "move": move}
+        )
+        assert handed.ok, handed.text()
+    page.wait_for_selector(f".live[data-state-id='{state_id + 2}']")
+    assert submit.inner_text() == "Enter roll"
+    for face in faces:  # a new state: its roll picked anew
+        face.click()
+    submit.click()
+    assert submit.inner_text() == "The roll closes your choice: tap again"
+    submit.click()
+    page.wait_for_selector(f".live[data-state-id='{state_id + 3}']")
+    host.close()
+    page.context.close()

@@ -445,8 +445,10 @@
   // a button with data-confirm (a pass that costs a penalty, freeing a seat, ending the
   // game) asks once (tap_again.js). The question survives the redraws other players' taps
   // cause: it is kept by the button's move (or seat, or question), not by the element.
+  // (a staying question, the roll that closes a choice, ends with the state it asked in)
   const questions = window.TapAgain.questions(page, (element) =>
-    element.dataset.move || element.dataset.hostFree || element.dataset.confirm);
+    element.dataset.move || element.dataset.hostFree || element.dataset.confirm,
+  "data-confirm", stateId);
 
   // -- taps -----------------------------------------------------------------------------
   // A finger's slow double tap: the redraw its first tap led to may have put another button

@@ -15,6 +15,11 @@
 // A page may name another attribute for its question (camera.js: data-ask-first on "Use
 // this roll", so table.js's data-confirm questions never touch it). A button whose
 // question is empty does not ask: a tap does it at once.
+//
+// A button with data-ask-stays (the roll that closes a choice: a player who looked away
+// would see the question gone and think the tap did nothing) keeps its question with no
+// time limit: until a tap elsewhere, or until the page's state (`stateOf()`, when the page
+// gives one) is another than when it asked.
 window.TapAgain = (() => {
   "use strict";
   const ASK_MS = 5000;
@@ -24,13 +29,14 @@ window.TapAgain = (() => {
 
   // the questions of the buttons inside `scope` whose `attribute` (default data-confirm)
   // holds one; `keyOf(button)` names a button across redraws (default: its question)
-  function questions(scope, keyOf, attribute = "data-confirm") {
+  function questions(scope, keyOf, attribute = "data-confirm", stateOf = () => null) {
     const question = (element) => element.getAttribute(attribute) || "";
     const key = keyOf || question;
-    const armed = {key: null, at: 0, until: 0, timers: []};
+    const armed = {key: null, at: 0, until: 0, timers: [], stays: false, state: null};
 
     function isArmed(element) {
-      return question(element) !== "" && armed.key === key(element) && Date.now() < armed.until;
+      if (question(element) === "" || armed.key !== key(element)) return false;
+      return armed.stays ? stateOf() === armed.state : Date.now() < armed.until;
     }
 
     function restore() {
@@ -50,16 +56,29 @@ window.TapAgain = (() => {
       armed.timers = timers;
     }
 
+    function disarm() {
+      armed.key = null;
+      setTimers();
+      restore();
+    }
+
     function arm(element) {
       armed.key = key(element);
       armed.at = Date.now();
       armed.until = armed.at + ASK_MS;
-      setTimers(
-        setTimeout(restore, READ_MS),  // "asking" becomes "ready"
-        setTimeout(() => { armed.key = null; restore(); }, ASK_MS),
-      );
+      armed.stays = element.hasAttribute("data-ask-stays");
+      armed.state = stateOf();
+      const ready = setTimeout(restore, READ_MS);  // "asking" becomes "ready"
+      setTimers(ready, ...(armed.stays ? [] : [setTimeout(disarm, ASK_MS)]));
       restore();
     }
+
+    // a staying question ends at a tap anywhere but on its own button
+    document.addEventListener("pointerdown", (event) => {
+      if (armed.key === null || !armed.stays) return;
+      const on = event.target.closest && event.target.closest(`[${attribute}]`);
+      if (!on || !scope.contains(on) || key(on) !== armed.key) disarm();
+    }, true);
 
     // whether this tap on a button of these questions does what it says: false for the tap
     // that asks, and for a finger's second tap too soon after it
@@ -70,9 +89,7 @@ window.TapAgain = (() => {
         return false;
       }
       if (pointerType === "touch" && Date.now() - armed.at < READ_MS) return false;
-      armed.key = null;
-      setTimers();
-      restore();
+      disarm();
       return true;
     }
 
