@@ -12,6 +12,7 @@ import pytest
 
 from tests.web.conftest import ServerProcess
 from tests.web.devices import TABLET, seated_page
+from tests.web.helpers import QWIXX_ROLL_7
 
 pytestmark = pytest.mark.browser
 
@@ -74,3 +75,30 @@ def test_text_on_the_coloured_rows_reads_at_4_5_to_1(
         if ratio < 4.5:
             low.append(f"{element.inner_text()!r} ({element.get_attribute('class')}): {ratio:.2f}")
     assert low == []
+
+
+def roll_qwixx_7(server: ServerProcess, host: Any, table: dict[str, Any]) -> None:
+    """White 3 + 4 = 7 (red 2, yellow 5, green 6, blue 1), entered by the host."""
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    assert host.request.post(
+        f"{api}/actions", data={"action_id": "roll-0001", "move": QWIXX_ROLL_7}
+    ).ok
+
+
+def test_a_screen_reader_hears_each_boxs_row_number_and_state(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The crossed box was "Red 7 crossed" and a box passed over was only "Red 3" (its
+    stroke said it, on screen only)."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    roll_qwixx_7(server, host, table)
+    bob.wait_for_selector(".live[data-state-id='1']")
+    bob.get_by_role("button", name="Red 7", exact=True).click()
+    bob.wait_for_selector(".live[data-state-id='2']")
+    assert bob.get_by_role("button", name="Red 7, crossed", exact=True).count() == 1
+    for number in range(2, 7):
+        assert bob.get_by_role("button", name=f"Red {number}, passed over").count() == 1
+    assert bob.get_by_role("button", name="Red 8", exact=True).count() == 1
+    assert bob.get_by_role("button", name="Red lock", exact=True).count() == 1

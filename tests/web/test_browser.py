@@ -112,8 +112,8 @@ def test_a_qwixx_turn_on_three_devices(browser: Any, server: ServerProcess) -> N
     bob.click("button[aria-label='Red 7']")
     for page in (ann, bob, host):
         live(page, 2)
-    assert host.locator("section[data-seat='1'] button[aria-label='Red 7 crossed']").count() == 1
-    assert bob.locator("button[aria-label='Red 7 crossed']").count() == 1
+    assert host.locator("section[data-seat='1'] button[aria-label='Red 7, crossed']").count() == 1
+    assert bob.locator("button[aria-label='Red 7, crossed']").count() == 1
 
     # Ann: white sum in yellow, then her colour cross white 4 + yellow 5 = yellow 9
     ann.click("button[aria-label='Yellow 7']")
@@ -264,7 +264,7 @@ def test_a_game_record_is_imported_on_the_start_page(
     host.click("#import-form button[type=submit]")
     host.wait_for_url("**/t/*")
     live(host, 2)
-    assert host.locator("section[data-seat='1'] button[aria-label='Blue 7 crossed']").count() == 1
+    assert host.locator("section[data-seat='1'] button[aria-label='Blue 7, crossed']").count() == 1
     # a broken record is refused with the action's index, on the page
     record["actions"][1]["move"]["number"] = 12
     path.write_text(json.dumps(record), encoding="utf-8")
