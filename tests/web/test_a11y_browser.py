@@ -102,3 +102,45 @@ def test_a_screen_reader_hears_each_boxs_row_number_and_state(
         assert bob.get_by_role("button", name=f"Red {number}, passed over").count() == 1
     assert bob.get_by_role("button", name="Red 8", exact=True).count() == 1
     assert bob.get_by_role("button", name="Red lock", exact=True).count() == 1
+
+
+FOCUSED_NAME = (
+    "() => document.activeElement.getAttribute('aria-label') || document.activeElement.innerText"
+)
+
+
+def tab_to(page: Any, name: str, presses: int = 120) -> None:
+    """Tab from where the focus is until the control named `name` has it."""
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        if page.evaluate(FOCUSED_NAME).strip() == name:
+            return
+    raise AssertionError(f"{name!r} was not reached in {presses} Tabs")
+
+
+def test_a_keyboard_player_crosses_refuses_and_undoes_without_losing_their_place(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Every redraw of the sheet dropped the focus to the page's top: after crossing a box
+    with Enter the next Tab started again at the top bar, some 20 stops away."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    roll_qwixx_7(server, host, table)
+    bob.wait_for_selector(".live[data-state-id='1']")
+    tab_to(bob, "Red 7")
+    bob.keyboard.press("Enter")
+    bob.wait_for_selector(".live[data-state-id='2']")
+    # the crossed box cannot take the focus any more: the next box has it
+    assert bob.evaluate(FOCUSED_NAME) == "Red 8"
+    # a second white sum is refused, and the refusal is in a live region a screen reader reads
+    bob.keyboard.press("Space")
+    toast = bob.locator("#toast")
+    toast.wait_for(state="visible", timeout=5000)
+    assert toast.get_attribute("aria-live") in ("polite", "assertive")
+    assert bob.evaluate(FOCUSED_NAME) == "Red 8"
+    tab_to(bob, "Undo cross red 7")
+    bob.keyboard.press("Enter")
+    bob.wait_for_selector(".live[data-state-id='3']")
+    assert bob.get_by_role("button", name="Red 7", exact=True).count() == 1
+    assert bob.evaluate("document.activeElement.closest('#live') !== null")

@@ -107,9 +107,48 @@
 
   function isOpen() { return Boolean(socket && socket.readyState === WebSocket.OPEN); }
 
+  // a keyboard player's place survives the redraw: the new page had no focus (it went to
+  // the page's top, and the next Tab started over from the top bar). The focused control is
+  // found again by its path from #live, each step a tag, first class and index among its
+  // like siblings (a redraw keeps those); a control gone or disabled (the box just crossed)
+  // hands the focus to the next one after it
+  function focusPath() {
+    const active = document.activeElement;
+    if (!active || active === live || !live.contains(active)) return null;
+    const steps = [];
+    for (let el = active; el !== live; el = el.parentElement) steps.unshift(stepOf(el));
+    return steps;
+  }
+
+  function likeSiblings(parent, tag, cls) {
+    return Array.from(parent.children).filter((s) => s.tagName === tag && (s.classList[0] || "") === cls);
+  }
+
+  function stepOf(el) {
+    const cls = el.classList[0] || "";
+    return [el.tagName, cls, likeSiblings(el.parentElement, el.tagName, cls).indexOf(el)];
+  }
+
+  const FOCUSABLE = "button:not(:disabled), a[href], input:not(:disabled), select, textarea, summary, [tabindex]:not([tabindex='-1'])";
+
+  function refocus(steps) {
+    if (!steps) return;
+    let anchor = live;
+    for (const [tag, cls, index] of steps) {
+      const next = likeSiblings(anchor, tag, cls)[index];
+      if (!next) break;
+      anchor = next;
+    }
+    const target = Array.from(live.querySelectorAll(FOCUSABLE)).find((el) =>
+      el.getClientRects().length && (el === anchor || anchor.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING));
+    if (target) target.focus({preventScroll: true});
+  }
+
   function swap(html) {
     lastSwapAt = Date.now();
+    const focused = focusPath();
     live.innerHTML = html;
+    refocus(focused);
     restorePicks();
     restoreToggles();
     markPending();
