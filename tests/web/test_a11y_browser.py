@@ -144,3 +144,18 @@ def test_a_keyboard_player_crosses_refuses_and_undoes_without_losing_their_place
     bob.wait_for_selector(".live[data-state-id='3']")
     assert bob.get_by_role("button", name="Red 7", exact=True).count() == 1
     assert bob.evaluate("document.activeElement.closest('#live') !== null")
+
+
+def test_a_new_roll_is_read_out_through_a_live_region(browser: Any, server: ServerProcess) -> None:
+    """The roll is redrawn with the whole live part of the page, which a screen reader does
+    not read by itself: a player who cannot see the banner heard nothing of a new roll."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    roll_qwixx_7(server, host, table)
+    bob.wait_for_selector(".live[data-state-id='1']")
+    announced = bob.locator("[aria-live=polite]", has_text="Roll:")
+    announced.wait_for(state="attached", timeout=5000)
+    words = announced.inner_text()
+    assert words.startswith("Roll: white 3, white 4, red 2, yellow 5, green 6, blue 1.")
+    assert bob.inner_text(".turn-text") in words

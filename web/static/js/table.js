@@ -144,11 +144,36 @@
     if (target) target.focus({preventScroll: true});
   }
 
+  // a new roll is read out: the banner's dice are redrawn with the rest of #live, and a
+  // screen reader reads a changed region only when the region itself stays. This one stays
+  const announcer = document.createElement("p");
+  announcer.id = "announce";
+  announcer.className = "sr-only";
+  announcer.setAttribute("aria-live", "polite");
+  page.appendChild(announcer);
+
+  function rollInWords() {
+    return Array.from(live.querySelectorAll(".banner .die[data-colour]"), (d) =>
+      `${d.dataset.colour} ${d.dataset.value}${d.classList.contains("out") ? " (locked)" : ""}`).join(", ");
+  }
+
+  let rollAnnounced = rollInWords(); // the roll the page opened with is not news
+
+  function announceRoll() {
+    const roll = rollInWords();
+    if (roll === rollAnnounced) return;
+    rollAnnounced = roll;
+    if (!roll) return;
+    const turn = live.querySelector(".turn-text");
+    announcer.textContent = `Roll: ${roll}.${turn ? " " + turn.textContent.trim() : ""}`;
+  }
+
   function swap(html) {
     lastSwapAt = Date.now();
     const focused = focusPath();
     live.innerHTML = html;
     refocus(focused);
+    announceRoll();
     restorePicks();
     restoreToggles();
     markPending();
