@@ -159,3 +159,52 @@ def test_a_new_roll_is_read_out_through_a_live_region(browser: Any, server: Serv
     words = announced.inner_text()
     assert words.startswith("Roll: white 3, white 4, red 2, yellow 5, green 6, blue 1.")
     assert bob.inner_text(".turn-text") in words
+
+
+# the focus ring of the focused control: its outline's style and width, and the contrast of
+# its colour against what it is drawn on (the background around the control; WCAG asks 3:1)
+FOCUS_RING = (
+    """() => {
+  const element = document.activeElement;
+  if (element === document.body) return null;  // past the last control: the browser's own
+  const style = getComputedStyle(element);
+  const probe = document.createElement("span");
+  probe.style.color = style.outlineColor;
+  element.parentElement.appendChild(probe);
+  const ratio = ("""
+    + CONTRAST
+    + """)(probe);
+  probe.remove();
+  return {name: (element.getAttribute("aria-label") || element.innerText || element.tagName).trim(),
+          style: style.outlineStyle, width: parseFloat(style.outlineWidth), ratio,
+          opacity: Number(style.opacity)};
+}"""
+)
+
+
+@pytest.mark.parametrize("where", ["sheet", "table"])
+def test_every_control_shows_a_clear_focus_ring(
+    browser: Any, server: ServerProcess, where: str
+) -> None:
+    """Chromium's own ring is a thin dark line, lost on the dice faces and the coloured
+    rows and invisible on the dark top bar."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    if where == "sheet":
+        page = seated_page(browser, server, table, 0, TABLET)
+    else:
+        page = host
+        page.goto(server.base_url + table["url"])
+        page.wait_for_selector("#conn[data-conn=live]")
+    faint = []
+    for _ in range(90):
+        page.keyboard.press("Tab")
+        ring = page.evaluate(FOCUS_RING)
+        if ring is not None and (
+            ring["style"] != "solid"
+            or ring["width"] < 3
+            or ring["ratio"] < 3
+            or ring["opacity"] < 1
+        ):
+            faint.append(ring)
+    assert faint == []
