@@ -208,3 +208,35 @@ def test_every_control_shows_a_clear_focus_ring(
         ):
             faint.append(ring)
     assert faint == []
+
+
+# every element that holds text of its own, shown, with its contrast ratio (as CONTRAST)
+PAGE_TEXT_CONTRAST = (
+    """() => {
+  const ratio = """
+    + CONTRAST
+    + """;
+  return Array.from(document.querySelectorAll("body *"))
+    .filter((el) => el.getClientRects().length && getComputedStyle(el).visibility !== "hidden"
+      && Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim()))
+    .map((el) => [el.textContent.trim().slice(0, 20), el.className, ratio(el)]);
+}"""
+)
+
+
+def test_the_end_screen_and_the_history_read_at_4_5_to_1(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The winner's line of the final scores, the history's "winner" tag and the banner's
+    "live" were green on white or white on green at 4.4:1."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    assert host.request.post(f"{server.base_url}/api/tables/{table['table_id']}/end").ok
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector(".live.finished")
+    host.wait_for_selector("#conn[data-conn=live]")
+    texts = host.evaluate(PAGE_TEXT_CONTRAST)
+    host.goto(server.base_url + "/history")
+    texts += host.evaluate(PAGE_TEXT_CONTRAST)
+    assert any(cls == "win-tag" for _, cls, _ in texts)
+    assert [text for text in texts if text[2] < 4.5] == []
