@@ -240,3 +240,19 @@ def test_the_end_screen_and_the_history_read_at_4_5_to_1(
     texts += host.evaluate(PAGE_TEXT_CONTRAST)
     assert any(cls == "win-tag" for _, cls, _ in texts)
     assert [text for text in texts if text[2] < 4.5] == []
+
+
+def test_the_start_page_names_the_file_to_import(browser: Any, server: ServerProcess) -> None:
+    """Every control on the start page has a name; the import's file field was only
+    "Choose File", with nothing of what to choose."""
+    page = browser.new_context(**TABLET).new_page()
+    page.goto(server.base_url + "/")
+    page.wait_for_selector("#game-choice input[type=radio]")
+    assert page.get_by_label("Game record to import").count() == 1
+    for role in ("radio", "spinbutton", "textbox", "combobox", "button", "link"):
+        controls = page.get_by_role(role)
+        for index in range(controls.count()):
+            assert controls.nth(index).evaluate(
+                "(el) => (el.labels && el.labels.length) || el.getAttribute('aria-label')"
+                " || el.innerText.trim()"
+            ), controls.nth(index).evaluate("(el) => el.outerHTML")
