@@ -256,3 +256,18 @@ def test_the_start_page_names_the_file_to_import(browser: Any, server: ServerPro
                 "(el) => (el.labels && el.labels.length) || el.getAttribute('aria-label')"
                 " || el.innerText.trim()"
             ), controls.nth(index).evaluate("(el) => el.outerHTML")
+
+
+def test_the_two_white_dice_of_the_roll_entry_are_told_apart(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Both white dice's faces were "white 3": a screen reader could not say which die a
+    face set."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    ann = seated_page(browser, server, table, 0, TABLET)
+    first = ann.get_by_role("group", name="first white die")
+    second = ann.get_by_role("group", name="second white die")
+    assert first.get_by_role("button", name="white 3, first white die").count() == 1
+    assert second.get_by_role("button", name="white 3, second white die").count() == 1
+    assert ann.get_by_role("group", name="red die").get_by_role("button", name="red 3").count() == 1
