@@ -271,3 +271,31 @@ def test_the_two_white_dice_of_the_roll_entry_are_told_apart(
     assert first.get_by_role("button", name="white 3, first white die").count() == 1
     assert second.get_by_role("button", name="white 3, second white die").count() == 1
     assert ann.get_by_role("group", name="red die").get_by_role("button", name="red 3").count() == 1
+
+
+def accessible_descriptions(page: Any) -> dict[str, str]:
+    """Chromium's accessibility tree, as a screen reader gets it: each button's name and
+    description (the green glow of a box that may be crossed is for the eyes only)."""
+    session = page.context.new_cdp_session(page)
+    nodes = session.send("Accessibility.getFullAXTree")["nodes"]
+    described = {}
+    for node in nodes:
+        if node.get("role", {}).get("value") == "button":
+            name = node.get("name", {}).get("value", "")
+            described[name] = node.get("description", {}).get("value", "")
+    return described
+
+
+def test_a_screen_reader_hears_which_boxes_may_be_crossed_now(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Which boxes the roll allows was shown by a green glow only."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    roll_qwixx_7(server, host, table)
+    bob.wait_for_selector(".live[data-state-id='1']")
+    described = accessible_descriptions(bob)
+    may_cross = sorted(name for name, text in described.items() if text == "can be crossed now")
+    assert may_cross == ["Blue 7", "Green 7", "Red 7", "Yellow 7"]  # Bob: the white sum
+    assert described["Red 8"] == ""
