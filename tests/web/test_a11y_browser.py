@@ -299,3 +299,26 @@ def test_a_screen_reader_hears_which_boxes_may_be_crossed_now(
     may_cross = sorted(name for name, text in described.items() if text == "can be crossed now")
     assert may_cross == ["Blue 7", "Green 7", "Red 7", "Yellow 7"]  # Bob: the white sum
     assert described["Red 8"] == ""
+
+
+# a phone (390 px) zoomed to 200 %: the page lays out in 195 CSS pixels
+PHONE_AT_200 = {"viewport": {"width": 195, "height": 422}, "is_mobile": True, "has_touch": True}
+
+TEXT_OFF_SCREEN = """() => Array.from(document.querySelectorAll(".topbar a")).filter((link) => {
+  const range = document.createRange();
+  range.selectNodeContents(link);
+  return Array.from(range.getClientRects()).some((r) => r.left < 0 || r.right > innerWidth);
+}).map((link) => link.textContent.trim())"""
+
+
+def test_the_top_bar_keeps_its_words_on_screen_at_200_percent(
+    browser: Any, server: ServerProcess
+) -> None:
+    """On a phone zoomed to 200 % the top bar's "Table Companion" was cut at the screen's
+    left edge ("able ompanion")."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    page = seated_page(browser, server, table, 0, PHONE_AT_200)
+    assert page.evaluate(TEXT_OFF_SCREEN) == []
+    page.goto(server.base_url + "/")
+    assert page.evaluate(TEXT_OFF_SCREEN) == []
