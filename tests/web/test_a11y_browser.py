@@ -322,3 +322,33 @@ def test_the_top_bar_keeps_its_words_on_screen_at_200_percent(
     assert page.evaluate(TEXT_OFF_SCREEN) == []
     page.goto(server.base_url + "/")
     assert page.evaluate(TEXT_OFF_SCREEN) == []
+
+
+def test_a_keyboard_player_passes_and_hears_the_penalty(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Ann passes twice with the keyboard, the second pass (a penalty) asked and confirmed
+    with Enter; the penalty boxes were empty spans a screen reader skipped."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    ann = seated_page(browser, server, table, 0, TABLET)
+    others = [seated_page(browser, server, table, seat, TABLET) for seat in (1, 2)]
+    roll_qwixx_7(server, host, table)
+    ann.wait_for_selector(".live[data-state-id='1']")
+    tab_to(ann, "Pass (no cross)")
+    ann.keyboard.press("Enter")
+    ann.wait_for_selector(".live[data-state-id='2']")
+    api = f"{server.base_url}/api/tables/{table['table_id']}/actions"
+    for seat, page in enumerate(others, start=1):
+        move = {"kind": "pass", "player": seat}
+        assert page.request.post(api, data={"action_id": f"seat-{seat}-pass", "move": move}).ok
+    ann.wait_for_selector(".live[data-state-id='4']")
+    assert ann.get_by_role("img", name="penalty 1, open").count() == 1
+    ann.locator("body").focus()
+    tab_to(ann, "Pass: \N{MINUS SIGN}5 penalty")
+    ann.keyboard.press("Enter")  # asks
+    ann.get_by_role("button", name="Tap again to pass and take \N{MINUS SIGN}5").wait_for()
+    ann.keyboard.press("Enter")
+    ann.wait_for_selector(".live[data-state-id='5']")
+    assert ann.get_by_role("img", name="penalty 1, crossed").count() == 1
+    assert ann.get_by_role("img", name="penalty 2, open").count() == 1
