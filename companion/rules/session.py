@@ -30,6 +30,8 @@ A player's undo reaches back at most `UNDO_REACH` actions (`undo_too_far` beyond
 undoes back that far): a step without a roll can grow without end (Sixis' opening handed on
 and back), and every change works out who may undo what (`undo_offers`), so without a reach
 each change at such a table cost time in the length of that step, on the server's one loop.
+Who may not undo is told why (`undo_answers`: each seat's refusal), so a screen whose undo
+went away says so, and an undo sent from an older screen gets that reason, not "stale".
 An undo is stored as an undo by its maker and nothing more: the same rule names the same
 action when the log is read again (`standing`, a restart's replay), and a record keeps only
 the actions that stand.
@@ -101,6 +103,7 @@ class Proposal:
     # last)
     at: int = 0
     replayed: tuple[object, ...] = ()
+    maker: str = HOST  # for an undo: who takes the action back
 
     @property
     def state_id(self) -> int:
@@ -210,6 +213,9 @@ class Session:
         # how many actions that stand each maker made (no implied ones): whether a player
         # has an action of their own to undo, without a walk over the whole game
         self._made: Counter[str] = Counter()
+        # the undo the latest change was: who made it and the action it took back (None
+        # when the latest change was no undo), so every other screen can say what went
+        self.latest_undo: tuple[str, Action] | None = None
         count = len(game.scores(first))
         self.players = list(players) if players else [f"Player {i + 1}" for i in range(count)]
 
@@ -319,9 +325,16 @@ class Session:
         it (the dice answered the state with it; the host undoes back that far) and the
         actions since still apply legally without it: they are played again through the
         rules, and the first that no longer would is named (`acted_on`). A throw's roll
-        goes with the moves the throw implied before it."""
+        goes with the moves the throw implied before it. An undo from an older screen
+        (`seen` not current) is stale, unless no undo by `by` is allowed now at all: then
+        the Rejection says why (the roll or the action that came since), which tells the
+        player more than "the game moved on"."""
+        proposal = self._undo_proposal(by)
         if seen is not None and seen != self.state_id:
             raise stale_view()
+        return proposal
+
+    def _undo_proposal(self, by: str) -> Proposal:
         if not self.actions:
             raise Rejection(Reason.NOTHING_TO_UNDO, "nothing_to_undo", "there is nothing to undo")
         target = self._undo_target(by)
@@ -337,6 +350,7 @@ class Session:
             taken=target + 1 - at,
             at=at,
             replayed=replayed,
+            maker=by,
         )
 
     def _undo_target(self, by: str) -> int:
@@ -400,7 +414,9 @@ class Session:
             del self._reached[at + 1 :]
             self._reached.extend([self.state_id] * len(replayed))
             self._undone_at = self.state_id
+            self.latest_undo = (proposal.maker, proposal.action)
         else:
+            self.latest_undo = None
             self.states.append(proposal.state)
             self.actions.append(proposal.action)
             if not proposal.action.implied:
@@ -411,6 +427,14 @@ class Session:
         """Who may undo now and the action each would take back: the host, and every seat
         whose `propose_undo` would be accepted (what a screen offers: "Undo my red 5"), in
         that order."""
+        return tuple((by, a) for by, a in self.undo_answers() if isinstance(a, Action))
+
+    def undo_answers(self) -> tuple[tuple[str, Action | Rejection], ...]:
+        """What an undo by the host and by each seat would do now (`propose_undo`): the
+        action it would take back, or the Rejection that names why it may not (a screen
+        whose offer went away says why). The host first, then the seats that acted since
+        the last roll (latest first: the only ones an undo may be offered to), then the
+        other seats, whose refusals are found without playing anything again."""
         # only an action since the last roll (or that roll), among the latest UNDO_REACH,
         # may be a player's to take back: the walk stops there, however long the game or
         # the step
@@ -420,15 +444,16 @@ class Session:
                 makers.append(action.by)
             if isinstance(action.move, Roll):
                 break
-        offers: list[tuple[str, Action]] = []
-        for by in makers:
+        seats = [str(seat) for seat in range(len(self.players))]
+        answers: list[tuple[str, Action | Rejection]] = []
+        for by in [*makers, *(seat for seat in seats if seat not in makers)]:
             if by in (CAMERA, AUTO):  # the table's own actions: the host takes them back
                 continue
             try:
-                offers.append((by, self.propose_undo(by).action))
-            except Rejection:
-                continue
-        return tuple(offers)
+                answers.append((by, self.propose_undo(by).action))
+            except Rejection as exc:
+                answers.append((by, exc))
+        return tuple(answers)
 
     def act(
         self, move: Move, by: str | None = None, seen: int | None = None, implied: bool = False

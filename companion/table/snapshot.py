@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from companion.rules.base import Game, Outcome, Score, Throw, Turn
+from companion.rules.base import Game, Outcome, Rejection, Score, Throw, Turn
 from companion.rules.session import Action
 
 
@@ -37,6 +37,12 @@ class Snapshot:
     # who may undo now ("host", a seat as str) and the action each would take back
     # (Session.undo_offers)
     undo_offers: tuple[tuple[str, Action], ...] = ()
+    # who may not undo now and the Rejection that says why (Session.undo_answers): a screen
+    # whose undo button went away says why
+    undo_refusals: tuple[tuple[str, Rejection], ...] = ()
+    # the undo this state came from: who made it and the action it took back
+    # (Session.latest_undo); None when the latest change was no undo
+    latest_undo: tuple[str, Action] | None = None
 
     def undo_offer(self, by: str) -> Action | None:
         """The action an undo by `by` would take back now; None: `by` may not undo (nor
@@ -44,6 +50,14 @@ class Snapshot:
         if self.ended_by_host or self.next_table is not None:
             return None
         return next((action for who, action in self.undo_offers if who == by), None)
+
+    def undo_refusal(self, by: str) -> Rejection | None:
+        """Why `by` may not undo now, by the session's rule (`undo_before_roll`,
+        `acted_on`, `undo_too_far`, `undo_own_only`, `nothing_to_undo`); None when it may,
+        or when the game is over by the host's hand (its end screen says so)."""
+        if self.ended_by_host or self.next_table is not None:
+            return None
+        return next((refusal for who, refusal in self.undo_refusals if who == by), None)
 
     @property
     def finished(self) -> bool:

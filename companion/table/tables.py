@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll, Throw
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
-from companion.rules.session import AUTO, CAMERA, Proposal, Session, stale_view
+from companion.rules.session import AUTO, CAMERA, Action, Proposal, Session, stale_view
 from companion.table.access import (
     DeviceRateLimiter,
     Viewer,
@@ -278,6 +278,7 @@ class Table:
 
     def _take_snapshot(self) -> Snapshot:
         s = self.session
+        answers = s.undo_answers()
         return Snapshot(
             state_id=s.state_id,
             game=s.game,
@@ -292,7 +293,9 @@ class Table:
             auto_pass=self.auto_pass,
             next_table=self.next_table_id,
             continued=self.continued,
-            undo_offers=s.undo_offers(),
+            undo_offers=tuple((by, a) for by, a in answers if isinstance(a, Action)),
+            undo_refusals=tuple((by, a) for by, a in answers if isinstance(a, Rejection)),
+            latest_undo=s.latest_undo,
         )
 
     # -- devices ------------------------------------------------------------------------

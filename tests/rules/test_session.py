@@ -375,3 +375,46 @@ def test_every_offered_undo_is_the_game_played_without_that_action(name: str) ->
                 assert standing([*session.actions, undo], lambda e, undo=undo: e is undo) == kept
     if name in ("qwixx", "sixto"):  # everyone acts on one roll at once
         assert offered_past_others, f"{name}: no undo past another player's action offered"
+
+
+def test_an_undo_from_an_older_screen_names_why_it_is_no_longer_allowed() -> None:
+    """Ola's undo tap, drawn before the next roll, reaches the session after it: the refusal
+    says the dice rolled since (`undo_before_roll`), not only that the screen was old; a tap
+    whose undo is still allowed, but may now name another action, stays stale."""
+    session = new_session()
+    session.act(KARI_ROLL)
+    session.act(Pass(1))  # Ola, on her screen drawn at state 2
+    seen = session.state_id
+    session.act(Cross(0, "yellow", 5))  # Kari
+    with pytest.raises(Rejection) as still_allowed:
+        session.propose_undo("1", seen=seen)
+    assert still_allowed.value.rule == "stale_state"
+    session.act(Pass(2))
+    session.act(Pass(0))  # Kari's colour step: Ola rolls next
+    session.act(KARI_ROLL)
+    with pytest.raises(Rejection) as too_late:
+        session.propose_undo("1", seen=seen)
+    assert too_late.value.rule == "undo_before_roll"
+
+
+def test_undo_answers_name_why_each_seat_without_an_offer_may_not_undo() -> None:
+    """Every seat and the host get the action their undo would take back, or the refusal
+    that names why not: what a screen whose undo button went away says."""
+    session = new_session()
+    session.act(KARI_ROLL)
+    session.act(Pass(1))  # Ola
+    session.act(Cross(0, "yellow", 5))  # Kari, the white sum 4 + 1
+    session.act(Pass(2))  # Mia: Kari's colour step
+    session.act(Cross(0, "red", 4))  # Kari: white 1 + red 3
+    answers = dict(session.undo_answers())
+    assert answers[HOST] == answers["0"] == Action(Cross(0, "red", 4), "0")
+    refusals = {by: a.rule for by, a in answers.items() if isinstance(a, Rejection)}
+    assert refusals == {"1": "acted_on", "2": "acted_on"}
+    assert dict(session.undo_offers()).keys() == {HOST, "0"}
+    fresh = new_session()
+    assert {by: a.rule for by, a in fresh.undo_answers() if isinstance(a, Rejection)} == {
+        HOST: "nothing_to_undo",
+        "0": "nothing_to_undo",
+        "1": "nothing_to_undo",
+        "2": "nothing_to_undo",
+    }

@@ -1,13 +1,16 @@
 """A player's undo in Debian's Chromium, as the table lives it: the undo button where a
 phone's player looks right after acting (the sticky banner, by the turn line), whatever
-the sheet's scroll."""
+the sheet's scroll; when another player's action takes the undo away, the line that says
+why (the session's refusal), also for a tap that reaches the server too late."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
+from tests.waiting import wait_until
 from tests.web.conftest import ServerProcess, shot
 from tests.web.devices import PHONE, TABLET, seated_page
 from tests.web.helpers import QWIXX_ROLL_7
@@ -75,4 +78,105 @@ def test_the_undo_button_is_on_screen_right_after_acting(
     banner = ann.locator(".banner").bounding_box()
     assert banner["height"] < device["viewport"]["height"] / (4 if name == "tablet" else 3)
     ann.context.close()
+    host.close()
+
+
+def yellow_7_then_red_5(host: Any, api: str) -> None:
+    """The host enters Ann's white sum (yellow 7: 3 + 4), then her colour cross (red 5:
+    white 3 + red 2), which needs Bob's pass of the white sum: it ended that step."""
+    host_acts(host, api, "host-ann-yellow-7", cross(0, "yellow", 7))
+    host_acts(host, api, "host-ann-red-5", cross(0, "red", 5))
+
+
+def cross(seat: int, colour: str, number: int) -> dict[str, Any]:
+    return {"kind": "cross", "player": seat, "colour": colour, "number": number}
+
+
+ACTED_ON = "Others have acted on it: Ann's move since needs it"
+
+
+def test_an_undo_taken_away_by_another_players_action_says_why(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Bob passes the white sum on his phone and is offered its undo; Ann's colour cross
+    then needs his pass: his undo goes, and a line where it was says why, in the session's
+    words (`acted_on`), with Ann's name."""
+    host, table, api = qwixx_table(browser, server)
+    host_acts(host, api, "host-roll-1", QWIXX_ROLL_7)
+    bob = seated_page(browser, server, table, 1, PHONE)
+    bob.locator(".sheet-buttons button[data-move*='pass']").click()
+    bob.locator("[data-undo]").wait_for(timeout=DEADLINE_MS)
+    yellow_7_then_red_5(host, api)
+    bob.wait_for_selector(".live[data-state-id='4']", timeout=DEADLINE_MS)
+    assert bob.locator("[data-undo]").count() == 0
+    note = bob.locator(".banner #undo-note")
+    note.wait_for(timeout=DEADLINE_MS)
+    assert note.inner_text().startswith(ACTED_ON)
+    shot(bob, "undo-gone-says-why-phone")
+    bob.context.close()
+    host.close()
+
+
+class HeldPushes:
+    """The pushes from the server to one page held back while `held` (a phone that has not
+    yet drawn the latest state when its player taps), then let through in order."""
+
+    def __init__(self, page: Any) -> None:
+        self.held = False
+        self.waiting: list[tuple[Any, str | bytes]] = []
+        page.route_web_socket(re.compile(r".*/ws\?view=.*"), self._route)
+
+    def _route(self, route: Any) -> None:
+        server = route.connect_to_server()
+        server.on_message(lambda message: self._pass(route, message))
+
+    def _pass(self, route: Any, message: str | bytes) -> None:
+        if self.held:
+            self.waiting.append((route, message))
+        else:
+            route.send(message)
+
+    def count(self, page: Any) -> int:
+        """How many pushes are held, once Playwright has handled what reached the page (its
+        sync API handles messages only inside its own calls)."""
+        page.evaluate("0")
+        return len(self.waiting)
+
+    def release(self) -> None:
+        self.held = False
+        for route, message in self.waiting:
+            route.send(message)
+        self.waiting.clear()
+
+
+def test_an_undo_tap_that_reaches_the_server_too_late_shows_its_refusal(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Bob taps his undo on a screen that has not yet drawn Ann's colour cross: the server
+    refuses it by name (`acted_on`), not as a stale screen, and his phone shows those
+    words."""
+    host, table, api = qwixx_table(browser, server)
+    host_acts(host, api, "host-roll-1", QWIXX_ROLL_7)
+    context = browser.new_context(**PHONE)
+    assert context.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+    assert context.request.post(f"{api}/seat", data={"seat": 1}).ok
+    bob = context.new_page()
+    pushes = HeldPushes(bob)
+    bob.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
+    bob.wait_for_selector("#conn[data-conn=live]")
+    bob.locator(".sheet-buttons button[data-move*='pass']").click()
+    undo = bob.locator("[data-undo]")
+    undo.wait_for(timeout=DEADLINE_MS)
+    pushes.held = True
+    yellow_7_then_red_5(host, api)
+    wait_until(lambda: pushes.count(bob) >= 2, what="the two pushes held")
+    undo.click()  # drawn at state 2; the table is at state 4
+    wait_until(lambda: pushes.count(bob) >= 3, what="the answer to the undo")
+    pushes.release()
+    toast = bob.locator("#toast:not([hidden])")
+    toast.wait_for(timeout=DEADLINE_MS)
+    assert toast.inner_text().startswith(ACTED_ON)
+    state = host.request.get(f"{api}/state").json()
+    assert state["state_id"] == 4  # nothing taken back
+    context.close()
     host.close()

@@ -426,6 +426,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             for s in snapshot.scores
         ],
         "undo": undo_label(snapshot, viewer),
+        "undo_why": undo_why(snapshot, viewer),
         "outcome": _outcome(snapshot) if snapshot.finished else None,
         "next_game": next_game(snapshot, viewer, mode),
         "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},
@@ -446,6 +447,22 @@ def undo_label(snapshot: Snapshot, viewer: Viewer) -> str | None:
         return "Undo my roll"
     words = describe_move(snapshot.game, action.move)
     return f"Undo {words[:1].lower()}{words[1:]}"
+
+
+def undo_why(snapshot: Snapshot, viewer: Viewer) -> str | None:
+    """Why this device may not undo now, in the words of the session's refusal with the
+    players' names ("The dice have been rolled since your last action, ..."): a screen
+    whose undo button went away shows it (table.js). None when it may undo, and when the
+    change was an undo of its own or of its own action (nothing to explain: it asked, or
+    the news of the undo says it)."""
+    refusal = snapshot.undo_refusal(viewer.by)
+    if refusal is None:
+        return None
+    if snapshot.latest_undo is not None:
+        maker, action = snapshot.latest_undo
+        if viewer.by in (maker, str(action.move.player)):
+            return None
+    return for_display(refusal.message, snapshot.players)
 
 
 def open_choice(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:

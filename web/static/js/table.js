@@ -169,6 +169,7 @@
   }
 
   function swap(html) {
+    const hadUndo = Boolean(live.querySelector("[data-undo]"));
     lastSwapAt = Date.now();
     const focused = focusPath();
     live.innerHTML = html;
@@ -181,6 +182,35 @@
     showConn();
     sayStaleOffline();
     hostToolsFollowTheEnd();
+    showUndoNote(hadUndo);
+  }
+
+  // -- the undo note --------------------------------------------------------------------
+  // a line at the undo's place in the banner: why this device's undo button went away (the
+  // session's refusal in the server's words, data-undo-why: a roll came, another player
+  // acted on it). It stays a while across the redraws other players' taps cause, and goes
+  // once this device may undo again
+  const UNDO_NOTE_MS = 10000;
+  const undoNote = document.createElement("p");
+  undoNote.className = "undo-note";
+  undoNote.id = "undo-note";
+  undoNote.setAttribute("role", "status");
+  undoNote.hidden = true;
+  let undoNoteTimer = null;
+
+  function showUndoNote(hadUndo) {
+    const slot = live.querySelector(".undo-slot");
+    if (!slot) return;
+    const offered = Boolean(slot.querySelector("[data-undo]"));
+    if (hadUndo && !offered && slot.dataset.undoWhy) {
+      undoNote.textContent = slot.dataset.undoWhy;
+      undoNote.hidden = false;
+      clearTimeout(undoNoteTimer);
+      undoNoteTimer = setTimeout(() => { undoNote.hidden = true; }, UNDO_NOTE_MS);
+    } else if (offered) {
+      undoNote.hidden = true;  // it may undo again: why it could not is old news
+    }
+    slot.append(undoNote);
   }
 
   // the host tools outside the redrawn part: a finished game keeps export and a seat to
@@ -542,7 +572,9 @@
     const target = event.target.closest("button, [data-move]");
     if (!target || !page.contains(target)) return;
     const secondTap = isSecondTapAfterRedraw(event);  // every tap is noted
-    if (target.dataset.move && (target.classList.contains("pending") || secondTap)) {
+    // a tap on a box or an undo whose tap is still waiting would send it twice
+    const waiting = (target.dataset.move || target.hasAttribute("data-undo")) && target.classList.contains("pending");
+    if (waiting || (target.dataset.move && secondTap)) {
       event.preventDefault();
       return;
     }

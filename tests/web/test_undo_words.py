@@ -1,0 +1,76 @@
+"""The undo's words on each device, from the session's rule (companion.web.views): why a
+device may not undo now (its undo button went away) in the refusal's words with the
+players' names."""
+
+from __future__ import annotations
+
+from companion.rules.base import Rejection
+from companion.rules.qwixx import GAME as QWIXX
+from companion.rules.qwixx import Cross, Options, Pass
+from companion.rules.session import Action, Session
+from companion.table.access import Viewer
+from companion.table.snapshot import Snapshot
+from companion.web.views import live_context
+from tests.web.helpers import roll
+
+ROLL_7 = roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1))
+
+
+def snapshot_from(session: Session) -> Snapshot:
+    """The Snapshot a table publishes of `session` (Table._take_snapshot)."""
+    answers = session.undo_answers()
+    return Snapshot(
+        state_id=session.state_id,
+        game=session.game,
+        state=session.state,
+        players=tuple(session.players),
+        turn=session.turn(),
+        scores=session.scores(),
+        outcome=session.outcome(),
+        last_by=session.last_by,
+        ended_by_host=False,
+        undo_offers=tuple((by, a) for by, a in answers if isinstance(a, Action)),
+        undo_refusals=tuple((by, a) for by, a in answers if isinstance(a, Rejection)),
+        latest_undo=session.latest_undo,
+    )
+
+
+def seat(number: int) -> Viewer:
+    return Viewer(seat=number, host=False)
+
+
+def ann_bob_after_the_white_sum() -> Session:
+    """Qwixx, Ann (active) and Bob: Bob passes the white sum, Ann crosses yellow 7 (the
+    white sum) and red 5 (white 3 + red 2), which needs Bob's pass: it ended that step."""
+    session = Session(QWIXX, Options(players=2), ["Ann", "Bob"])
+    session.act(ROLL_7)
+    session.act(Pass(1))
+    session.act(Cross(0, "yellow", 7))
+    session.act(Cross(0, "red", 5))
+    return session
+
+
+def test_a_device_that_may_not_undo_reads_why_in_the_sessions_words() -> None:
+    session = ann_bob_after_the_white_sum()
+    bob = live_context(snapshot_from(session), seat(1), "sheet")
+    assert bob["undo"] is None
+    assert bob["undo_why"] == (
+        "Others have acted on it: Ann's move since needs it; Ann undoes first, or the host "
+        "undoes back to it"
+    )
+    ann = live_context(snapshot_from(session), seat(0), "sheet")
+    assert ann["undo"] == "Undo cross red 5" and ann["undo_why"] is None
+    session.act(ROLL_7)  # Bob rolls next: Ann's turn ended with her colour cross
+    ann = live_context(snapshot_from(session), seat(0), "sheet")
+    assert ann["undo"] is None
+    assert ann["undo_why"].startswith("The dice have been rolled since your last action")
+
+
+def test_no_why_after_a_devices_own_undo() -> None:
+    """Ann takes back her only action: her button goes because she asked; nothing to say."""
+    session = Session(QWIXX, Options(players=2), ["Ann", "Bob"])
+    session.act(ROLL_7)
+    session.act(Cross(0, "red", 7))
+    session.undo("0")
+    ann = live_context(snapshot_from(session), seat(0), "sheet")
+    assert ann["undo"] is None and ann["undo_why"] is None
