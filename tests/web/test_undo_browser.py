@@ -1,7 +1,8 @@
 """A player's undo in Debian's Chromium, as the table lives it: the undo button where a
 phone's player looks right after acting (the sticky banner, by the turn line), whatever
 the sheet's scroll; when another player's action takes the undo away, the line that says
-why (the session's refusal), also for a tap that reaches the server too late."""
+why (the session's refusal), also for a tap that reaches the server too late; and on the
+other devices, a notice of what an undo took back."""
 
 from __future__ import annotations
 
@@ -179,4 +180,25 @@ def test_an_undo_tap_that_reaches_the_server_too_late_shows_its_refusal(
     state = host.request.get(f"{api}/state").json()
     assert state["state_id"] == 4  # nothing taken back
     context.close()
+    host.close()
+
+
+def test_the_other_devices_see_what_an_undo_took_back(browser: Any, server: ServerProcess) -> None:
+    """Ann crosses red 7 on her phone and takes it back: Bob's tablet says so at once, in
+    the server's words; Ann's own phone, which did it, says nothing more."""
+    host, table, api = qwixx_table(browser, server)
+    host_acts(host, api, "host-roll-1", QWIXX_ROLL_7)
+    ann = seated_page(browser, server, table, 0, PHONE)
+    bob = seated_page(browser, server, table, 1, TABLET)
+    ann.locator("button[aria-label='Red 7']").click()
+    ann.locator("[data-undo]").click()
+    bob.wait_for_selector(".live[data-state-id='3']", timeout=DEADLINE_MS)
+    note = bob.locator(".banner #undo-note")
+    note.wait_for(timeout=DEADLINE_MS)
+    assert note.inner_text() == "Ann took back: Cross red 7"
+    shot(bob, "undo-news-tablet")
+    ann.wait_for_selector(".live[data-state-id='3']", timeout=DEADLINE_MS)
+    assert not ann.locator("#undo-note").is_visible()
+    ann.context.close()
+    bob.context.close()
     host.close()

@@ -1,13 +1,13 @@
 """The undo's words on each device, from the session's rule (companion.web.views): why a
 device may not undo now (its undo button went away) in the refusal's words with the
-players' names."""
+players' names, and what an undo took back, for every device but its maker's."""
 
 from __future__ import annotations
 
 from companion.rules.base import Rejection
 from companion.rules.qwixx import GAME as QWIXX
 from companion.rules.qwixx import Cross, Options, Pass
-from companion.rules.session import Action, Session
+from companion.rules.session import HOST, Action, Session
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
 from companion.web.views import live_context
@@ -74,3 +74,30 @@ def test_no_why_after_a_devices_own_undo() -> None:
     session.undo("0")
     ann = live_context(snapshot_from(session), seat(0), "sheet")
     assert ann["undo"] is None and ann["undo_why"] is None
+
+
+def news(session: Session, viewer: Viewer) -> str | None:
+    return live_context(snapshot_from(session), viewer, "sheet")["undo_news"]
+
+
+HOST_VIEW = Viewer(seat=None, host=True)
+
+
+def test_every_other_device_reads_what_an_undo_took_back() -> None:
+    session = Session(QWIXX, Options(players=2), ["Ann", "Bob"])
+    session.act(ROLL_7)
+    session.act(Cross(0, "red", 7))
+    assert news(session, seat(1)) is None  # no undo yet
+    session.undo("0")
+    assert news(session, seat(1)) == news(session, HOST_VIEW) == "Ann took back: Cross red 7"
+    assert news(session, seat(0)) is None  # Ann did it herself
+    session.act(Pass(1))
+    assert news(session, seat(1)) is None  # the latest change is no undo any more
+    session.undo(HOST)
+    assert news(session, seat(1)) == "The host took back your move: Pass (no cross)"
+    assert news(session, seat(0)) == "The host took back Bob's move: Pass (no cross)"
+    assert news(session, HOST_VIEW) is None
+    session.undo(HOST)
+    assert news(session, seat(0)) == (
+        "The host took back the roll: white 3, white 4, red 2, yellow 5, green 6, blue 1"
+    )

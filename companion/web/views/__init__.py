@@ -427,6 +427,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         ],
         "undo": undo_label(snapshot, viewer),
         "undo_why": undo_why(snapshot, viewer),
+        "undo_news": undo_news(snapshot, viewer),
         "outcome": _outcome(snapshot) if snapshot.finished else None,
         "next_game": next_game(snapshot, viewer, mode),
         "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},
@@ -463,6 +464,29 @@ def undo_why(snapshot: Snapshot, viewer: Viewer) -> str | None:
         if viewer.by in (maker, str(action.move.player)):
             return None
     return for_display(refusal.message, snapshot.players)
+
+
+def undo_news(snapshot: Snapshot, viewer: Viewer) -> str | None:
+    """What the undo this state came from took back, for every device but its maker's
+    (table.js shows it as the undo happens): "Ann took back: Cross red 5", "The host took
+    back Bob's move: Pass (no cross)" ("your move" on Bob's device), "The host took back
+    the roll: white 3, ...". None when the latest change was no undo, or this device's."""
+    if snapshot.latest_undo is None:
+        return None
+    maker, action = snapshot.latest_undo
+    if maker == viewer.by:
+        return None
+    players = snapshot.players
+    who = players[int(maker)] if maker.isdigit() and int(maker) < len(players) else "The host"
+    move = action.move
+    if isinstance(move, Roll):
+        dice = ", ".join(f"{d.colour} {d.value}" for d in move.dice)
+        return f"{who} took back the roll: {dice}"
+    what = with_names(describe_move(snapshot.game, move), players)
+    if str(move.player) == maker or not 0 <= move.player < len(players):
+        return f"{who} took back: {what}"
+    whose = "your" if viewer.seat == move.player else f"{players[move.player]}'s"
+    return f"{who} took back {whose} move: {what}"
 
 
 def open_choice(snapshot: Snapshot, viewer: Viewer) -> dict[str, object] | None:

@@ -170,6 +170,7 @@
 
   function swap(html) {
     const hadUndo = Boolean(live.querySelector("[data-undo]"));
+    const shown = stateId();
     lastSwapAt = Date.now();
     const focused = focusPath();
     live.innerHTML = html;
@@ -182,14 +183,15 @@
     showConn();
     sayStaleOffline();
     hostToolsFollowTheEnd();
-    showUndoNote(hadUndo);
+    showUndoNote(hadUndo, shown);
   }
 
   // -- the undo note --------------------------------------------------------------------
-  // a line at the undo's place in the banner: why this device's undo button went away (the
-  // session's refusal in the server's words, data-undo-why: a roll came, another player
-  // acted on it). It stays a while across the redraws other players' taps cause, and goes
-  // once this device may undo again
+  // a line at the undo's place in the banner, in the server's words: what another device's
+  // undo took back, as it happens (data-undo-news: not on a reload, which shows no change),
+  // and why this device's undo button went away (the session's refusal, data-undo-why: a
+  // roll came, another player acted on it). It stays a while across the redraws other
+  // players' taps cause; the reason goes once this device may undo again
   const UNDO_NOTE_MS = 10000;
   const undoNote = document.createElement("p");
   undoNote.className = "undo-note";
@@ -197,17 +199,23 @@
   undoNote.setAttribute("role", "status");
   undoNote.hidden = true;
   let undoNoteTimer = null;
+  let undoNoteSaysWhy = false;
 
-  function showUndoNote(hadUndo) {
+  function showUndoNote(hadUndo, shown) {
     const slot = live.querySelector(".undo-slot");
     if (!slot) return;
     const offered = Boolean(slot.querySelector("[data-undo]"));
-    if (hadUndo && !offered && slot.dataset.undoWhy) {
-      undoNote.textContent = slot.dataset.undoWhy;
+    const lines = [];
+    if (shown !== null && stateId() > shown && slot.dataset.undoNews) lines.push(slot.dataset.undoNews);
+    const why = hadUndo && !offered && slot.dataset.undoWhy;
+    if (why) lines.push(slot.dataset.undoWhy);
+    if (lines.length) {
+      undoNoteSaysWhy = Boolean(why);
+      undoNote.textContent = lines.join("\n");
       undoNote.hidden = false;
       clearTimeout(undoNoteTimer);
       undoNoteTimer = setTimeout(() => { undoNote.hidden = true; }, UNDO_NOTE_MS);
-    } else if (offered) {
+    } else if (offered && undoNoteSaysWhy) {
       undoNote.hidden = true;  // it may undo again: why it could not is old news
     }
     slot.append(undoNote);
