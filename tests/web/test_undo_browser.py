@@ -6,6 +6,7 @@ other devices, a notice of what an undo took back."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -120,16 +121,23 @@ def test_an_undo_taken_away_by_another_players_action_says_why(
 
 class HeldPushes:
     """The pushes from the server to one page held back while `held` (a phone that has not
-    yet drawn the latest state when its player taps), then let through in order."""
+    yet drawn the latest state when its player taps), then let through in order; what the
+    page sends goes through at once, noted in `sent`."""
 
     def __init__(self, page: Any) -> None:
         self.held = False
         self.waiting: list[tuple[Any, str | bytes]] = []
+        self.sent: list[str | bytes] = []
         page.route_web_socket(re.compile(r".*/ws\?view=.*"), self._route)
 
     def _route(self, route: Any) -> None:
         server = route.connect_to_server()
         server.on_message(lambda message: self._pass(route, message))
+        route.on_message(lambda message: self._send(server, message))
+
+    def _send(self, server: Any, message: str | bytes) -> None:
+        self.sent.append(message)
+        server.send(message)
 
     def _pass(self, route: Any, message: str | bytes) -> None:
         if self.held:
@@ -157,17 +165,8 @@ def test_an_undo_tap_that_reaches_the_server_too_late_shows_its_refusal(
     refuses it by name (`acted_on`), not as a stale screen, and his phone shows those
     words."""
     host, table, api = qwixx_table(browser, server)
-    host_acts(host, api, "host-roll-1", QWIXX_ROLL_7)
-    context = browser.new_context(**PHONE)
-    assert context.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
-    assert context.request.post(f"{api}/seat", data={"seat": 1}).ok
-    bob = context.new_page()
-    pushes = HeldPushes(bob)
-    bob.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
-    bob.wait_for_selector("#conn[data-conn=live]")
-    bob.locator(".sheet-buttons button[data-move*='pass']").click()
+    bob, pushes = bob_passed_with_held_pushes(browser, server, host, table, api)
     undo = bob.locator("[data-undo]")
-    undo.wait_for(timeout=DEADLINE_MS)
     pushes.held = True
     yellow_7_then_red_5(host, api)
     wait_until(lambda: pushes.count(bob) >= 2, what="the two pushes held")
@@ -179,7 +178,45 @@ def test_an_undo_tap_that_reaches_the_server_too_late_shows_its_refusal(
     assert toast.inner_text().startswith(ACTED_ON)
     state = host.request.get(f"{api}/state").json()
     assert state["state_id"] == 4  # nothing taken back
-    context.close()
+    bob.context.close()
+    host.close()
+
+
+def bob_passed_with_held_pushes(
+    browser: Any, server: ServerProcess, host: Any, table: dict[str, Any], api: str
+) -> tuple[Any, HeldPushes]:
+    """Bob's phone, its pushes held on demand, after the host's white sum 7 and Bob's pass
+    of it: his undo is on screen."""
+    host_acts(host, api, "host-roll-1", QWIXX_ROLL_7)
+    context = browser.new_context(**PHONE)
+    assert context.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+    assert context.request.post(f"{api}/seat", data={"seat": 1}).ok
+    bob = context.new_page()
+    pushes = HeldPushes(bob)
+    bob.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
+    bob.wait_for_selector("#conn[data-conn=live]")
+    bob.locator(".sheet-buttons button[data-move*='pass']").click()
+    bob.locator("[data-undo]").wait_for(timeout=DEADLINE_MS)
+    return bob, pushes
+
+
+def test_a_second_tap_on_a_waiting_undo_sends_nothing(browser: Any, server: ServerProcess) -> None:
+    """Bob taps his undo twice before its answer comes (a slow double tap): one undo is
+    sent; the second would have come back refused ("you have no action of your own to
+    undo"), a refusal of nothing he meant."""
+    host, table, api = qwixx_table(browser, server)
+    bob, pushes = bob_passed_with_held_pushes(browser, server, host, table, api)
+    pushes.held = True
+    undo = bob.locator("[data-undo]")
+    undo.click()
+    wait_until(lambda: pushes.count(bob) >= 1, what="the answer to the undo")
+    undo.click()
+    pushes.release()
+    bob.wait_for_selector(".live[data-state-id='3']", timeout=DEADLINE_MS)
+    pushes.count(bob)  # whatever the page sent is noted by now
+    assert [json.loads(m)["type"] for m in pushes.sent].count("undo") == 1
+    assert bob.locator("#toast").is_hidden()
+    bob.context.close()
     host.close()
 
 
