@@ -73,7 +73,7 @@ def test_the_undo_button_is_on_screen_right_after_acting(
     for where in ("window.scrollTo(0, 0)", "window.scrollTo(0, document.body.scrollHeight)"):
         ann.evaluate(where)
         assert in_viewport(ann, "[data-undo]"), where
-    ann.locator("button[aria-label='Red 7 crossed']").scroll_into_view_if_needed()
+    ann.locator("button[aria-label='Red 7, crossed']").scroll_into_view_if_needed()
     assert in_viewport(ann, "[data-undo]")
     shot(ann, f"undo-in-banner-{name}")
     # the banner keeps its room for the sheet: on a tablet the undo shares a line
