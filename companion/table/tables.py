@@ -857,7 +857,7 @@ class Imported:
 
     table_id: str
     code: str
-    from_table: str | None = None  # the table the record says it was exported from
+    from_table: str | None = None  # the table whose game it goes on with (a running game's record)
 
 
 class Tables:
@@ -1251,7 +1251,10 @@ class Tables:
         if plan.seed:
             self._dice.record_import(table_id, plan.dice)
         self._tell_added(table_id)
-        return Imported(table_id, code, plan.from_table)
+        # a record whose game has ended goes to the history: nothing goes on from it, so
+        # the table it came from keeps its end (and its host's "Play again")
+        source = plan.from_table if plan.summary is None else None
+        return Imported(table_id, code, source)
 
     async def _planned(self, record: object, max_actions: int) -> ImportPlan | ImportRefusal:
         """records.plan_import in the import process (or, without one, the replay thread)."""

@@ -472,3 +472,22 @@ def test_a_next_game_removed_as_damaged_is_started_again_by_the_hosts_tap(
     again = host.post(f"/api/tables/{old}/next_seat")
     assert again.status_code == 201 and again.json()["table_id"] != gone
     assert bob.post(f"/api/tables/{old}/next_seat").json()["seat"] == 1
+
+
+def test_a_finished_games_record_imported_by_its_host_points_nowhere(
+    app: Any, host: TestClient
+) -> None:
+    """The host exports a game after its end and imports the record (it goes to the
+    history: nothing goes on). Before: the old screens said "This game continues at a new
+    table", and the host's "Play again" was gone from them."""
+    table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+    old = table["table_id"]
+    ann = TestClient(app)
+    seat_player(ann, table["code"], old, 0)
+    assert host.post(f"/api/tables/{old}/end").status_code == 200
+    record = host.get(f"/api/tables/{old}/record").json()
+    assert record["ended_by_host"] is True
+    assert host.post("/api/import", json=record).status_code == 201
+    assert CONTINUES not in ann.get(f"/t/{old}/sheet").text
+    page = host.get(f"/t/{old}").text
+    assert CONTINUES not in page and "data-play-again" in page
