@@ -1176,7 +1176,9 @@ class Tables:
         call gets the table the first made; whether this call made it. Raises Rejection
         (`game_not_over`) while `finished` still runs. `admit` is called only when a table
         is to be made, and raises to refuse it (the device's rate of new tables)."""
-        async with self._play_again_lock:
+        # the finished table's lock too: an undo that reopened its game while the next
+        # table is stored would leave a running game linked to the next one
+        async with self._play_again_lock, finished._lock:
             if finished.next_table_id is not None:
                 made = await self.openable(finished.next_table_id)
                 if made is not None:

@@ -4,6 +4,7 @@ roll entry, and the snapshot being published only after the commit."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import time
 from dataclasses import replace
@@ -20,6 +21,7 @@ from companion.table.store import Store
 from companion.table.tables import Tables
 from companion.web.app import create_app
 from companion.web.settings import Settings
+from tests.waiting import wait_until
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table
 
 
@@ -460,3 +462,51 @@ def test_a_finished_game_leaving_memory_while_played_again_still_links_its_one_n
             store.close()
 
     asyncio.run(scenario())
+
+
+def test_an_undo_sent_while_the_next_game_is_stored_does_not_reopen_the_finished_one(
+    tmp_path: Path,
+) -> None:
+    """Finn's undo of the move that ended his game reaches the server while the host's
+    Play again is storing the next table. Before: the undo went through in between (the
+    link was not yet in memory), so a running game linked to a next game its devices were
+    sent on to, its undo refused from then on. Now the undo waits for Play again and is
+    refused by name (`played_again`); the finished game stays as it ended."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "race.sqlite3")
+        tables = Tables(store, import_process=False)
+        loop = asyncio.get_running_loop()
+        tables.attach_loop(loop)
+        store_table = store.create_table
+        undos: list[concurrent.futures.Future[Any]] = []
+
+        def store_while_finn_undoes(*args: Any, **kwargs: Any) -> None:
+            undo = asyncio.run_coroutine_threadsafe(old.undo("0", "finn-undo"), loop)
+            undos.append(undo)
+            # the undo ran, or waits for the finished table's lock (held by Play again)
+            wait_until(lambda: undo.done() or old._lock.locked() and old._lock._waiters)  # noqa: SLF001
+            store_table(*args, **kwargs)
+
+        try:
+            old = await tables.create("sixto", {"players": 1}, ["Finn"])
+            dice = [{"colour": c, "value": 1} for c in SIXTO_COLOURS]
+            await old.act({"kind": "roll", "player": -1, "dice": dice}, "host", "roll-1")
+            await old.act({"kind": "keep", "player": 0}, "0", "finn-keep")
+            await old.act({"kind": "done", "player": 0}, "0", "finn-done")
+            assert old.snapshot.finished
+            store.create_table = store_while_finn_undoes  # type: ignore[method-assign]
+            new, made = await tables.play_again(old)
+            assert made
+            with pytest.raises(Rejection) as refused:
+                await asyncio.wrap_future(undos[0])
+            assert refused.value.rule == "played_again"
+            assert old.snapshot.finished and old.snapshot.next_table == new.table_id
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())
+
+
+SIXTO_COLOURS = ("red", "orange", "yellow", "green", "blue", "purple")
