@@ -617,6 +617,8 @@ def _roll_entry(
 
 
 CONTINUES_ELSEWHERE = "This game continues at a new table: ask the host for its join code."
+# the host's own screens: the host is the one the others ask, and has the new table open
+CONTINUES_FOR_HOST = "This game continues at the new table you imported it to."
 
 
 def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object] | None:
@@ -630,7 +632,8 @@ def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object
     if not snapshot.finished or (mode == "sheet" and viewer.seat is None):
         return None
     if snapshot.next_table is None and snapshot.continued:  # no code: the host gives it
-        return {"ready": False, "pointer": True, "text": CONTINUES_ELSEWHERE}
+        text = CONTINUES_FOR_HOST if viewer.host else CONTINUES_ELSEWHERE
+        return {"ready": False, "pointer": True, "text": text}
     if snapshot.next_table is None:
         if viewer.host:
             return {"ready": False, "text": "Play again with the same players"}
