@@ -43,6 +43,9 @@ class Snapshot:
     # the undo this state came from: who made it and the action it took back
     # (Session.latest_undo); None when the latest change was no undo
     latest_undo: tuple[str, Action] | None = None
+    # the latest change was a roll (not an undo back to one): a screen reads it out, also
+    # when its dice equal the roll before (Sixes keeps its two dice shown between rolls)
+    rolled: bool = False
 
     def undo_offer(self, by: str) -> Action | None:
         """The action an undo by `by` would take back now; None: `by` may not undo (nor

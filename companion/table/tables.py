@@ -296,6 +296,7 @@ class Table:
             undo_offers=tuple((by, a) for by, a in answers if isinstance(a, Action)),
             undo_refusals=tuple((by, a) for by, a in answers if isinstance(a, Rejection)),
             latest_undo=s.latest_undo,
+            rolled=s.latest_undo is None and bool(s.actions) and _is_roll(s.actions[-1]),
         )
 
     # -- devices ------------------------------------------------------------------------
@@ -757,6 +758,10 @@ class Table:
         # the table it comes from: imported by this table's host, these screens point there
         source = {FROM_TABLE: self.table_id}
         return lambda: self.session.to_record(actions) | ended | source
+
+
+def _is_roll(action: Action) -> bool:
+    return isinstance(action.move, Roll)
 
 
 def implied_moves(throw: Throw | None) -> list[tuple[Move, str]]:

@@ -161,6 +161,44 @@ def test_a_new_roll_is_read_out_through_a_live_region(browser: Any, server: Serv
     assert bob.inner_text(".turn-text") in words
 
 
+SIXES_3_4 = {
+    "kind": "roll",
+    "player": -1,
+    "dice": [{"colour": "white", "value": 3}, {"colour": "white", "value": 4}],
+}
+
+# how often the live region has been written since the page began counting
+COUNT_ANNOUNCEMENTS = """() => {
+  window.announced = 0;
+  new MutationObserver(() => { window.announced += 1; }).observe(
+    document.getElementById("announce"), {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def test_a_roll_equal_to_the_one_before_is_read_out_too(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Sixes keeps the roll on the table while the next number is called: Ann rolls white 3
+    and 4, goes on, and rolls white 3 and 4 again. Before: the second roll was not read
+    out (the live region spoke only when the dice's words changed)."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "sixes")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    api = f"{server.base_url}/api/tables/{table['table_id']}/actions"
+    first = host.request.post(api, data={"action_id": "sixes-roll-1", "move": SIXES_3_4})
+    assert first.ok, first.text()
+    bob.wait_for_selector(".live[data-state-id='1']")
+    bob.locator("#announce", has_text="Roll: white 3, white 4.").wait_for(state="attached")
+    go_on = {"kind": "go_on", "player": 0}
+    assert host.request.post(api, data={"action_id": "sixes-go-on-1", "move": go_on}).ok
+    bob.wait_for_selector(".live[data-state-id='2']")
+    bob.evaluate(COUNT_ANNOUNCEMENTS)
+    assert host.request.post(api, data={"action_id": "sixes-roll-2", "move": SIXES_3_4}).ok
+    bob.wait_for_selector(".live[data-state-id='3']")
+    assert bob.evaluate("window.announced") > 0
+    assert bob.inner_text("#announce").startswith("Roll: white 3, white 4.")
+
+
 # the focus ring of the focused control: its outline's style and width, and the contrast of
 # its colour against what it is drawn on (the background around the control; WCAG asks 3:1)
 FOCUS_RING = (

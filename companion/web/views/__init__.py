@@ -428,6 +428,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         "undo": undo_label(snapshot, viewer),
         "undo_why": undo_why(snapshot, viewer),
         "undo_news": undo_news(snapshot, viewer),
+        "rolled": snapshot.rolled,
         "outcome": _outcome(snapshot) if snapshot.finished else None,
         "next_game": next_game(snapshot, viewer, mode),
         "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},

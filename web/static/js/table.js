@@ -159,9 +159,12 @@
 
   let rollAnnounced = rollInWords(); // the roll the page opened with is not news
 
-  function announceRoll() {
+  // news: dice in other words, or a state reached by a roll (`advanced`: its dice may
+  // equal the roll before, as Sixes' two dice shown between rolls do)
+  function announceRoll(advanced) {
     const roll = rollInWords();
-    if (roll === rollAnnounced) return;
+    const rolledNow = advanced && Boolean(live.querySelector(".banner .dice[data-rolled]"));
+    if (roll === rollAnnounced && !rolledNow) return;
     rollAnnounced = roll;
     if (!roll) return;
     const turn = live.querySelector(".turn-text");
@@ -175,7 +178,7 @@
     const focused = focusPath();
     live.innerHTML = html;
     refocus(focused);
-    announceRoll();
+    announceRoll(shown !== null && stateId() > shown);
     restorePicks();
     restoreToggles();
     markPending();
