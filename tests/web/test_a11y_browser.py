@@ -390,3 +390,30 @@ def test_a_keyboard_player_passes_and_hears_the_penalty(
     ann.wait_for_selector(".live[data-state-id='5']")
     assert ann.get_by_role("img", name="penalty 1, crossed").count() == 1
     assert ann.get_by_role("img", name="penalty 2, open").count() == 1
+
+
+def test_an_undo_that_brings_back_a_roll_is_not_read_out_as_a_roll(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Qwixx, three players: the roll, every white sum passed, Ann's colour step passed (the
+    dice leave the banner); the host undoes Ann's pass and the roll shows again. Before: a
+    screen reader heard "Roll: white 3, white 4, ..." though nobody rolled."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    roll_qwixx_7(server, host, table)
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    for n, seat in enumerate((1, 2, 0, 0)):
+        move = {"kind": "pass", "player": seat}
+        passed = host.request.post(
+            f"{api}/actions", data={"action_id": f"pass-{n:04d}", "move": move}
+        )
+        assert passed.ok, passed.text()
+    bob.wait_for_selector(".live[data-state-id='5']")
+    assert bob.locator(".banner .die").count() == 0
+    bob.evaluate(COUNT_ANNOUNCEMENTS)
+    undone = host.request.post(f"{api}/undo", data={"action_id": "host-undo-0001"})
+    assert undone.ok, undone.text()
+    bob.wait_for_selector(".live[data-state-id='6']")
+    assert bob.locator(".banner .die").count() == 6
+    assert bob.evaluate("window.announced") == 0

@@ -429,6 +429,8 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
         "undo_why": undo_why(snapshot, viewer),
         "undo_news": undo_news(snapshot, viewer),
         "rolled": snapshot.rolled,
+        # the dice an undo brings back were rolled before: no news of a roll (table.js)
+        "undone": snapshot.latest_undo is not None,
         "outcome": _outcome(snapshot) if snapshot.finished else None,
         "next_game": next_game(snapshot, viewer, mode),
         "viewer": {"seat": viewer.seat, "host": viewer.host, "by": viewer.by},

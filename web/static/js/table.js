@@ -160,13 +160,15 @@
   let rollAnnounced = rollInWords(); // the roll the page opened with is not news
 
   // news: dice in other words, or a state reached by a roll (`advanced`: its dice may
-  // equal the roll before, as Sixes' two dice shown between rolls do)
+  // equal the roll before, as Sixes' two dice shown between rolls do); not the dice an
+  // undo brought back, rolled before (the undo's note says what happened)
   function announceRoll(advanced) {
     const roll = rollInWords();
     const rolledNow = advanced && Boolean(live.querySelector(".banner .dice[data-rolled]"));
-    if (roll === rollAnnounced && !rolledNow) return;
+    const changed = roll !== rollAnnounced;
     rollAnnounced = roll;
-    if (!roll) return;
+    const undone = Boolean(live.querySelector(".live[data-undone]"));
+    if (!roll || !(rolledNow || (changed && !undone))) return;
     const turn = live.querySelector(".turn-text");
     announcer.textContent = `Roll: ${roll}.${turn ? " " + turn.textContent.trim() : ""}`;
   }
