@@ -161,16 +161,23 @@
 
   // news: dice in other words, or a state reached by a roll (`advanced`: its dice may
   // equal the roll before, as Sixes' two dice shown between rolls do); not the dice an
-  // undo brought back, rolled before (the undo's note says what happened)
-  function announceRoll(advanced) {
+  // undo brought back, rolled before (the undo's note says what happened). "" when none
+  function rollNews(advanced) {
     const roll = rollInWords();
     const rolledNow = advanced && Boolean(live.querySelector(".banner .dice[data-rolled]"));
     const changed = roll !== rollAnnounced;
     rollAnnounced = roll;
     const undone = Boolean(live.querySelector(".live[data-undone]"));
-    if (!roll || !(rolledNow || (changed && !undone))) return;
+    if (!roll || !(rolledNow || (changed && !undone))) return "";
     const turn = live.querySelector(".turn-text");
-    announcer.textContent = `Roll: ${roll}.${turn ? " " + turn.textContent.trim() : ""}`;
+    return `Roll: ${roll}.${turn ? " " + turn.textContent.trim() : ""}`;
+  }
+
+  // what a redraw brought that a screen reader should hear (the roll, the undo's note),
+  // read out by the region that stays
+  function announce(...news) {
+    const said = news.filter(Boolean);
+    if (said.length) announcer.textContent = said.join(" ");
   }
 
   function swap(html) {
@@ -180,7 +187,7 @@
     const focused = focusPath();
     live.innerHTML = html;
     refocus(focused);
-    announceRoll(shown !== null && stateId() > shown);
+    const roll = rollNews(shown !== null && stateId() > shown);
     restorePicks();
     restoreToggles();
     markPending();
@@ -188,7 +195,7 @@
     showConn();
     sayStaleOffline();
     hostToolsFollowTheEnd();
-    showUndoNote(hadUndo, shown);
+    announce(roll, showUndoNote(hadUndo, shown));
   }
 
   // -- the undo note --------------------------------------------------------------------
@@ -196,19 +203,20 @@
   // undo took back, as it happens (data-undo-news: not on a reload, which shows no change),
   // and why this device's undo button went away (the session's refusal, data-undo-why: a
   // roll came, another player acted on it). It stays a while across the redraws other
-  // players' taps cause; the reason goes once this device may undo again
+  // players' taps cause; the reason goes once this device may undo again. It is drawn anew
+  // with #live, so a screen reader hears it through the announcer, which stays
   const UNDO_NOTE_MS = 10000;
   const undoNote = document.createElement("p");
   undoNote.className = "undo-note";
   undoNote.id = "undo-note";
-  undoNote.setAttribute("role", "status");
   undoNote.hidden = true;
   let undoNoteTimer = null;
   let undoNoteSaysWhy = false;
 
+  // the note's words when a new one shows ("" otherwise)
   function showUndoNote(hadUndo, shown) {
     const slot = live.querySelector(".undo-slot");
-    if (!slot) return;
+    if (!slot) return "";
     const offered = Boolean(slot.querySelector("[data-undo]"));
     const lines = [];
     if (shown !== null && stateId() > shown && slot.dataset.undoNews) lines.push(slot.dataset.undoNews);
@@ -224,6 +232,7 @@
       undoNote.hidden = true;  // it may undo again: why it could not is old news
     }
     slot.append(undoNote);
+    return lines.join(" ");
   }
 
   // the host tools outside the redrawn part: a finished game keeps export and a seat to
