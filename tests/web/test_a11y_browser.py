@@ -311,6 +311,19 @@ def test_the_two_white_dice_of_the_roll_entry_are_told_apart(
     assert ann.get_by_role("group", name="red die").get_by_role("button", name="red 3").count() == 1
 
 
+def test_six_dice_of_one_colour_are_told_apart(browser: Any, server: ServerProcess) -> None:
+    """Sixis rolls six dice of the player's colour. Before: the words ran out after the
+    fourth die, and the fifth and sixth both read " red die" ("red 3,  red die")."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "sixis")
+    ann = seated_page(browser, server, table, 0, TABLET)
+    ordinals = ["first", "second", "third", "fourth", "fifth", "sixth"]
+    names = ann.locator(".die-picker").evaluate_all("(all) => all.map((g) => g.ariaLabel)")
+    assert names == [f"{ordinal} red die" for ordinal in ordinals]
+    sixth = ann.get_by_role("group", name="sixth red die")
+    assert sixth.get_by_role("button", name="red 3, sixth red die").count() == 1
+
+
 def accessible_descriptions(page: Any) -> dict[str, str]:
     """Chromium's accessibility tree, as a screen reader gets it: each button's name and
     description (the green glow of a box that may be crossed is for the eyes only)."""

@@ -587,6 +587,24 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
     )
 
 
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")  # Sixis: six of one
+
+
+def die_names(colours: Sequence[str]) -> list[str]:
+    """Each die's name for a screen reader: "red die", or where dice share a colour
+    (Qwixx' two whites, Sixis' six of one colour) "first white die", "second white die"."""
+    names = []
+    for index, colour in enumerate(colours):
+        nth = colours[:index].count(colour)
+        if colours.count(colour) == 1:
+            names.append(f"{colour} die")
+        elif nth < len(ORDINALS):
+            names.append(f"{ORDINALS[nth]} {colour} die")
+        else:
+            names.append(f"{colour} die {nth + 1}")
+    return names
+
+
 def _roll_entry(
     snapshot: Snapshot, viewer: Viewer, penalised: list[int]
 ) -> dict[str, object] | None:
@@ -602,7 +620,10 @@ def _roll_entry(
         return None  # the session refuses it (penalty_for_other): wait for that player
     passing = list(dict.fromkeys(move.player for move in throw.closes))  # in their order
     return {
-        "dice": [{"colour": c, "css": colour_class(c)} for c in throw.dice.colours],
+        "dice": [
+            {"colour": c, "css": colour_class(c), "name": name}
+            for c, name in zip(throw.dice.colours, die_names(throw.dice.colours), strict=True)
+        ],
         "kept": [
             {"colour": d.colour, "value": d.value, "css": colour_class(d.colour)}
             for d in throw.dice.kept
