@@ -310,6 +310,27 @@ def test_a_players_own_device_says_you_where_the_banner_names_them() -> None:
     )
 
 
+def test_a_player_named_you_is_named_on_every_other_screen() -> None:
+    """ "You" on a device is its own player's seat, never a name that reads so: a player
+    named "you" made the table view and the others' sheets say "Your turn ..." and
+    "you roll the dice" (the words were compared, not the seats)."""
+    players = ["you", "Bob"]
+    host, bob = Viewer(seat=None, host=True), Viewer(seat=1, host=False)
+    new = snapshot_of("qwixx", players, [])
+    assert live_context(new, host, "table")["turn"]["text"] == "You rolls the dice"
+    assert live_context(new, bob, "sheet")["turn"]["text"] == "You rolls the dice"
+    qwixx = snapshot_of("qwixx", players, [*QWIXX_TURN, Pass(player=1)])
+    assert live_context(qwixx, host, "table")["turn"]["text"] == "White sum: waiting for you"
+    assert live_context(qwixx, bob, "sheet")["turn"]["text"] == "White sum: waiting for you"
+    first = roll(
+        *((colour, 3) for colour in ("red", "orange", "yellow", "green", "blue", "purple"))
+    )
+    sixto = snapshot_of("sixto", players, [first])
+    assert live_context(sixto, bob, "sheet")["turn"]["text"] == (
+        "Waiting for you to keep this roll or re-roll all the dice"
+    )
+
+
 def test_a_qwixx_pass_writes_its_cost_with_the_shared_minus_sign() -> None:
     """The pass button's cost is the sheet's own "Penalties −5" (`score_text`, the templates'
     `score` filter), not a sign the view writes itself."""

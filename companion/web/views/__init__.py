@@ -286,22 +286,25 @@ def turn_context(snapshot: Snapshot, me: int | None = None) -> dict[str, Any]:
     players = snapshot.players
     step = turn.step.replace("_", " ")
     active = players[turn.active] if turn.active is not None else None
-    roller = YOU if me is not None and me == turn.active else active
+    own_roll = me is not None and me == turn.active
+    roller = YOU if own_roll else active
     if snapshot.outcome is not None:
         text = "Final scores"  # the end card below says "Game over" (once is enough)
     elif snapshot.ended_by_host:
         text = HOST_ENDED
     elif turn.chance and (not turn.players or (active and turn.players == (turn.active,))):
         # (a roller who may also hand the roll on, e.g. a tied Sixmix start, still rolls)
-        said = f"{rolls(roller)} the dice" if roller else "Roll the dice"
+        said = f"{rolls(roller, own_roll)} the dice" if roller else "Roll the dice"
         text = said[:1].upper() + said[1:]  # "You roll ...", a name as it is written
     elif turn.players and turn.chance and roller and set(turn.players) != {turn.active}:
         # e.g. Sixes' pound: the others may act before the dice fall; the roller is not
         # "waited for" (their roll closes the step), so name them as the one who rolls
         others = names_of(players, tuple(s for s in turn.players if s != turn.active), me)
-        text = f"{step.capitalize()}: waiting for {others}, or {rolls(roller)}"
+        text = f"{step.capitalize()}: waiting for {others}, or {rolls(roller, own_roll)}"
     elif turn.players:
-        text = waiting_words(snapshot.game.name, turn.step, names_of(players, turn.players, me))
+        names = names_of(players, turn.players, me)
+        own = me is not None and tuple(turn.players) == (me,)  # never by the words: a
+        text = waiting_words(snapshot.game.name, turn.step, names, own)  # player may be "you"
         if turn.chance:
             text += " (or roll)"
     else:
@@ -317,23 +320,23 @@ def turn_context(snapshot: Snapshot, me: int | None = None) -> dict[str, Any]:
     }
 
 
-def rolls(roller: str) -> str:
-    """ "Ann rolls", or "you roll" (words.YOU)."""
-    return f"{roller} {'roll' if roller == YOU else 'rolls'}"
+def rolls(roller: str, own: bool = False) -> str:
+    """ "Ann rolls", or "you roll" on the roller's own device (`own`: `roller` is words.YOU)."""
+    return f"{roller} {'roll' if own else 'rolls'}"
 
 
-def waiting_words(game_name: str, step: str, names: str) -> str:
+def waiting_words(game_name: str, step: str, names: str, own: bool = False) -> str:
     """The banner's words while `names` are to act in `step`: the game view's sentence
     (`waiting_text`, e.g. Sixto's "Waiting for Eve to keep this roll or re-roll all the
     dice"), else the step's name and who is waited for ("White sum: waiting for Ann");
-    on the device of the one player waited for (`names` is words.YOU), "White sum: your
-    turn"."""
+    on the device of the one player waited for (`own`: `names` is words.YOU), "White sum:
+    your turn"."""
     words = getattr(view_for(game_name), "waiting_text", None)
-    said = words(step, names) if words is not None else None
+    said = words(step, names, own) if words is not None else None
     if said:
         return str(said)
     step_words = step.replace("_", " ").capitalize()
-    return f"{step_words}: your turn" if names == YOU else f"{step_words}: waiting for {names}"
+    return f"{step_words}: your turn" if own else f"{step_words}: waiting for {names}"
 
 
 def sheet_context(snapshot: Snapshot, seat: int, viewer: Viewer) -> dict[str, Any]:

@@ -22,7 +22,6 @@ from companion.rules.sixto import (
     Step,
     crossed_columns,
 )
-from companion.table.words import YOU
 from companion.web.views import OptionText, SheetInput, colour_class
 
 TEMPLATE = "games/sixto.html"
@@ -121,13 +120,14 @@ WAITED_FOR: dict[str, str] = {
 }
 
 
-def waiting_text(step: str, names: str) -> str | None:
+def waiting_text(step: str, names: str, own: bool = False) -> str | None:
     """The banner's sentence while `names` are to act in `step` (views.waiting_words):
-    "Your turn: ..." on the device of the one player waited for (`names` is words.YOU)."""
+    "Your turn: ..." on the device of the one player waited for (`own`; `names` is then
+    words.YOU, but a player may be named "you" too)."""
     deed = WAITED_FOR.get(step)
     if deed is None:
         return None
-    return f"Your turn: {deed}" if names == YOU else f"Waiting for {names} to {deed}"
+    return f"Your turn: {deed}" if own else f"Waiting for {names} to {deed}"
 
 
 # the start page's words for the options
