@@ -604,8 +604,10 @@ class Sixmix(Game[Options, State]):
         if reason not in _TIE_BREAKS:
             return None
         compared = {"tie_break_row_value": "row value", "tie_break_first_space": "100,000 digit"}
+        # with 2 players each has two rows: two digits, compared highest first
+        plural = "s" if reason == "tie_break_first_space" and state.players == 2 else ""
         return (
-            f"on the higher {compared[reason]} in round {len(state.round_points)} "
+            f"on the higher {compared[reason]}{plural} in round {len(state.round_points)} "
             f"({_figure(state, reason, leaders[0])})"
         )
 

@@ -796,8 +796,8 @@ def test_the_100000_digits_break_a_tie_from_the_scored_round_not_the_next_board(
     )
     ended = GAME.play(state, move)
     assert not ended.over and ended.points == (8, 8)
-    assert GAME.tie_break_words(ended) == "on the higher 100,000 digit in round 2 (6 and 1)"
+    assert GAME.tie_break_words(ended) == "on the higher 100,000 digits in round 2 (6 and 1)"
     die = Die(ended.colours[2 * ended.active], 4)
     next_board = play_turn(ended, die, ended.colours[0], 3)
     assert GAME.leaders(next_board) == (0,)
-    assert GAME.tie_break_words(next_board) == "on the higher 100,000 digit in round 2 (6 and 1)"
+    assert GAME.tie_break_words(next_board) == "on the higher 100,000 digits in round 2 (6 and 1)"
