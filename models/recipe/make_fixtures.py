@@ -2,12 +2,16 @@
 from the VALIDATION part of ../shared/data (never trained on), each a PNG named
 ``<value>_<folder>_<n>.png`` with the die centred, upright as photographed and
 ``FIXTURE_DIE_SIDE`` pixels wide; SOURCES.txt names the photo and box of every crop.
+Only the three folders whose licences SOURCES.txt names give crops (the later folders of
+../shared/data, rune55-webcams and tomitomi-dish-crops, are left out so the fixtures stay
+the same).
 
-    .venv/bin/python -m models.recipe.make_fixtures
+    .venv/bin/python -m models.recipe.make_fixtures [--out DIR]
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -29,18 +33,31 @@ LICENCES = (
 )
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m models.recipe.make_fixtures",
+        description="Rewrite the real crop fixtures (10 per value, validation photos only): "
+        "every PNG in the output folder is replaced.",
+    )
+    parser.add_argument("--out", type=Path, default=OUT, help=f"output folder (default: {OUT})")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    out = parse_args(argv).out
     split = load_split()
     candidates: dict[int, list[tuple[str, LabelledImage, LabelledDie]]] = {
         v: [] for v in range(1, 7)
     }
     for folder, images in split.validation.items():
+        if folder not in SHORT:
+            continue  # a folder whose licence SOURCES.txt does not name
         for labelled in images:
             for die in labelled.dice:
                 if die.side >= 16:  # too small a die makes a meaningless fixture
                     candidates[die.value].append((folder, labelled, die))
-    OUT.mkdir(parents=True, exist_ok=True)
-    for old in OUT.glob("*.png"):
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.png"):
         old.unlink()
     sources = [f"# crops of validation photos only; licences: {LICENCES}"]
     for value, items in candidates.items():
@@ -51,10 +68,10 @@ def main() -> int:
             side = die.side * CROP_SIZE / FIXTURE_DIE_SIDE
             crop = crop_square(image, die.cx, die.cy, side, CROP_SIZE)
             name = f"{value}_{SHORT[folder]}_{n:02d}.png"
-            cv2.imwrite(str(OUT / name), crop, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+            cv2.imwrite(str(out / name), crop, [cv2.IMWRITE_PNG_COMPRESSION, 9])
             box = f"cx={die.cx:.1f} cy={die.cy:.1f} side={die.side:.1f}"
             sources.append(f"{name}\t{folder}/{labelled.path.name}\t{box}")
-    (OUT / "SOURCES.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    (out / "SOURCES.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
     return 0
 
 
