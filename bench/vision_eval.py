@@ -170,8 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         help="write a picture of every corrected photo (labels, corrections, readings)",
     )
     args = parser.parse_args(argv)
-    if args.suite == (args.folder is not None):
+    if args.suite and args.folder is not None:
         parser.error("give a folder or --suite, not both")
+    if not args.suite and args.folder is None:
+        parser.error("give a labelled folder (e.g. ../shared/data/matteop65-d6/valid) or --suite")
     reader = DiceReader.load(args.models)
     if args.suite:
         # a figure of the moment, not a document: it stays out of git unless asked for
