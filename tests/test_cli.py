@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -152,6 +153,26 @@ def test_a_serve_option_without_its_partner_is_said_in_one_sentence() -> None:
     assert "--hold shows each image of a folder: give --images DIR with it" in done.stderr
     assert "pydantic" not in done.stderr and "input_value" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_serve_on_a_taken_port_says_so_before_naming_an_address(tmp_path: Path) -> None:
+    """A second `scripts/start` (the first still running in another window) printed 'open
+    http://...:8000/', the address of the other server, then uvicorn's '[Errno 98] error
+    while attempting to bind'."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        done = companion(
+            "serve", "--local", "--port", str(port), "--no-camera", "--data-dir", str(tmp_path)
+        )
+    assert done.returncode == 3
+    assert "open http" not in done.stdout
+    assert done.stderr.strip() == (
+        f"companion serve: cannot start: port {port} is taken: another program listens on it "
+        f"(a companion started before?). Open http://127.0.0.1:{port}/ to see what it is, "
+        f"stop it, or start on another port: --port {port + 1}"
+    )
 
 
 def test_the_help_says_what_it_is_and_how_long_each_command_takes() -> None:

@@ -4,6 +4,7 @@ under uvicorn; print the address to open and the join codes of the open tables."
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
 import logging
 import socket
@@ -150,6 +151,28 @@ def startup_message(settings: Settings) -> str:
     return "\n".join(lines)
 
 
+def port_taken(settings: Settings) -> str | None:
+    """Why the server cannot listen, when another program already does on its port (a
+    companion started twice, say): said before the terminal names an address that serves
+    that other program. None when the port is free (uvicorn says any other problem)."""
+    host = settings.bind_host
+    probe = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+    try:
+        probe.bind((host, settings.port))
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            return None
+        return (
+            f"port {settings.port} is taken: another program listens on it (a companion "
+            f"started before?). Open http://127.0.0.1:{settings.port}/ to see what it is, "
+            f"stop it, or start on another port: --port {settings.port + 1}"
+        )
+    finally:
+        probe.close()
+    return None
+
+
 SWITCH_INTERVAL_S = 0.001
 
 
@@ -168,6 +191,10 @@ def run_serve(args: argparse.Namespace) -> int:
         except CalibrationError as exc:
             print(f"companion serve: {exc}", file=sys.stderr)
             return 2
+    taken = port_taken(settings)
+    if taken is not None:
+        print(f"companion serve: cannot start: {taken}", file=sys.stderr)
+        return 3
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     app = create_app(settings)
     try:
