@@ -155,6 +155,24 @@ def test_a_serve_option_without_its_partner_is_said_in_one_sentence() -> None:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("option", "path", "said"),
+    [
+        ("--video", "no-such-clip.mp4", "--video no-such-clip.mp4: no such file"),
+        ("--images", "no-such-folder", "--images no-such-folder: no such folder"),
+    ],
+)
+def test_serve_with_a_mistyped_source_path_says_so_and_stops(
+    tmp_path: Path, option: str, path: str, said: str
+) -> None:
+    """A typo in --video or --images started the server anyway, its camera retrying the
+    missing file forever ('reopening the source in 8.0 s') behind the terminal's back."""
+    done = companion("serve", "--local", option, path, "--data-dir", str(tmp_path))
+    assert done.returncode == 2
+    assert "open http" not in done.stdout
+    assert done.stderr.strip() == f"companion serve: {said}"
+
+
 def test_serve_on_a_taken_port_says_so_before_naming_an_address(tmp_path: Path) -> None:
     """A second `scripts/start` (the first still running in another window) printed 'open
     http://...:8000/', the address of the other server, then uvicorn's '[Errno 98] error

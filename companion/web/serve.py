@@ -151,6 +151,17 @@ def startup_message(settings: Settings) -> str:
     return "\n".join(lines)
 
 
+def source_problem(camera: CameraSettings) -> str | None:
+    """A --video file or --images folder that is not there, said at start (a mistyped
+    path), where a webcam that does not open is retried as one unplugged for a moment would
+    be. An empty folder is fine: the frames may be written into it later (a replay)."""
+    if camera.video is not None and not camera.video.is_file():
+        return f"--video {camera.video}: no such file"
+    if camera.images is not None and not camera.images.is_dir():
+        return f"--images {camera.images}: no such folder"
+    return None
+
+
 def port_taken(settings: Settings) -> str | None:
     """Why the server cannot listen, when another program already does on its port (a
     companion started twice, say): said before the terminal names an address that serves
@@ -181,6 +192,10 @@ def run_serve(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
     except ValidationError as exc:
         print(f"companion serve: {settings_problem(exc)}", file=sys.stderr)
+        return 2
+    problem = source_problem(settings.camera)
+    if problem is not None:
+        print(f"companion serve: {problem}", file=sys.stderr)
         return 2
     if settings.camera.calibration is not None:
         from companion.vision.calibration import load_calibration
