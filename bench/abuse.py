@@ -440,17 +440,25 @@ async def run(args: argparse.Namespace, base: str, table_id: str) -> None:
         args=(base, table_id, args.seconds, set(args.only), not args.hostile, results),
     )
     abusers.start()
-    await asyncio.sleep(3)  # the abusers build their records and start
-    during = await measure(player, args.seconds - 3, args.interval)
+    await asyncio.sleep(ABUSERS_START_S)  # the abusers build their records and start
+    during = await measure(player, args.seconds - ABUSERS_START_S, args.interval)
     report = await asyncio.to_thread(results.get)
     abusers.join()
     print(f"under abuse: {percentiles(during)}", flush=True)
     print(f"abusers: {json.dumps(report)}", flush=True)
 
 
-def main() -> int:
+ABUSERS_START_S = 3  # the abuse's first seconds, before the player is timed under it
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=30, help="how long the abuse lasts")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=30,
+        help=f"how long the abuse lasts (more than its first {ABUSERS_START_S} s, untimed)",
+    )
     parser.add_argument("--idle-seconds", type=float, default=8)
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between actions")
     parser.add_argument("--actions", type=int, default=90_000, help="size of the store")
@@ -473,7 +481,12 @@ def main() -> int:
         action="store_true",
         help="readers loop without waiting out a 429's Retry-After (the rows before 2026-12-07)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.seconds <= ABUSERS_START_S:
+        parser.error(
+            f"--seconds {args.seconds:g} leaves nothing to time: the abusers take the first "
+            f"{ABUSERS_START_S} s to start; give more (default 30)"
+        )
     print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"

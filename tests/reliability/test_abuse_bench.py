@@ -69,3 +69,17 @@ def test_a_retry_after_beyond_the_bound_is_waited_only_the_bound(
     asyncio.run(log_reader(time.monotonic() + 0.5, seen, True))
     # about ten requests in 0.5 s (a slow machine makes fewer), never the flood
     assert 1 < len(refusing_server) < 20
+
+
+def test_an_abuse_too_short_to_time_is_refused_before_the_store_is_built(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--seconds 3` (a quick try) built a store of 90,000 actions, started a server, then
+    died on an IndexError: the abusers' first 3 s are not timed, so nothing was."""
+    built: list[int] = []
+    monkeypatch.setattr(abuse, "build_store", lambda *args: built.append(1))
+    with pytest.raises(SystemExit) as done:
+        abuse.main(["--seconds", "3"])
+    assert done.value.code == 2
+    assert "--seconds 3 leaves nothing to time" in capsys.readouterr().err
+    assert built == []
