@@ -435,8 +435,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--curve", type=Path, default=CURVE)
     parser.add_argument("--signals", action="store_true")
     args = parser.parse_args(argv)
-    if args.suite == (args.folder is not None):
+    if args.suite and args.folder is not None:
         parser.error("give a folder or --suite, not both")
+    if not args.suite and args.folder is None:
+        parser.error("give a labelled folder (e.g. ../shared/data/matteop65-d6/valid) or --suite")
     return run_suite(args) if args.suite else run_folder(args)
 
 
