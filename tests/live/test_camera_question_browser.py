@@ -212,3 +212,37 @@ def test_an_unsure_roll_asks_only_about_its_unsure_die(
         ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
         assert ("yellow", 7 - yellow) in banner_dice(ann)
         ann.wait_for_selector("#camera-ask", state="hidden")
+
+
+def test_the_host_fixes_a_misread_die_on_the_big_picture_of_a_roll_to_confirm(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The host sees the camera's reading of a roll to confirm on the big picture of the
+    camera panel; a misread die there is fixed where the host sees it (tap the die, tap
+    its value), the message names the fixed die's new value, and "Use this roll" applies
+    the corrected roll. (The die outlines on the picture were dead buttons: only the banner
+    above fixed a die, and the picture said nothing of it.)"""
+    reader = ClipReader()
+    with camera_table(browser, tmp_path, reader, DEVICES[1][0], "confirm") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        throw = throw_now(server, host, folder, reader, seed=3301)
+        host.wait_for_selector("#camera-held[data-held-kind=confirm]:not([hidden])", timeout=20000)
+        assert "tap a die read wrong" in host.inner_text("#held-message")
+        rest = throw.frames[throw.rest_index].dice
+        red_index = next(i for i, d in enumerate(rest) if d.colour == "red")
+        red = rest[red_index].value
+        fixed = 1 if red != 1 else 2
+        host.locator("#held-view").scroll_into_view_if_needed()
+        host.click(f"#held-dice [data-held-die='{red_index}']")
+        host.wait_for_selector("#held-fix:not([hidden])", timeout=5000)
+        assert host.inner_text("#fix-which").startswith("Red die")
+        host.click(f"#held-fix [data-fix-value='{fixed}']")
+        host.wait_for_function(
+            f"document.getElementById('held-message').textContent.includes('red {fixed}')",
+            timeout=10000,
+        )
+        assert host.locator(".live[data-state-id='0']").count() == 1  # nothing applied yet
+        host.click("#camera-held [data-camera-confirm]")
+        host.wait_for_selector(".live[data-state-id='1']", timeout=10000)
+        assert ("red", fixed) in banner_dice(host)

@@ -317,7 +317,8 @@
       const dice = pending.roll.map(([c, v]) => `${c} ${v}`).join(", ");
       // the moves the throw implies first (the engine's Turn.on_throw, e.g. Sixto's re-roll)
       const implies = pending.implies || [];
-      heldMessage.textContent = (implies.length ? implies.join("; ") + "; then roll: " : "The camera read: ") + dice;
+      heldMessage.textContent = (implies.length ? implies.join("; ") + "; then roll: " : "The camera read: ") + dice +
+        (mayFixValues(pending, viewer) ? " (tap a die read wrong to fix it)" : "");
     } else {
       heldMessage.textContent = "Not applied: " + pending.message +
         (viewer.host ? " (tap a die to fix it, or the place of a die the camera missed to add it)" : "");
@@ -330,6 +331,14 @@
     nameHeldDice(pending);
     panel.querySelector("[data-camera-confirm]").hidden = !(pending.kind === "confirm" && viewer.may_confirm);
     panel.querySelector("[data-camera-rethrow]").hidden = !viewer.host;
+  }
+
+  // who may tap a die on the big picture: the host any held reading's (a value, a colour,
+  // or not a die), whoever may confirm a roll to confirm or with unsure dice its values
+  // (the server's may_answer); the same dice the banner's question fixes
+  function mayFixValues(pending, viewer) {
+    if (pending.kind === "mismatch") return viewer.host;
+    return viewer.host || viewer.may_confirm;
   }
 
   // a tappable spot over each held die on the picture
@@ -345,7 +354,7 @@
       spot.style.top = `${(100 * y0) / pending.height}%`;
       spot.style.width = `${(100 * (x1 - x0)) / pending.width}%`;
       spot.style.height = `${(100 * (y1 - y0)) / pending.height}%`;
-      spot.disabled = !(viewer.host && pending.kind === "mismatch");
+      spot.disabled = !mayFixValues(pending, viewer);
       heldDice.appendChild(spot);
     });
   }
@@ -507,6 +516,7 @@
       b.textContent = colour;
       box.appendChild(b);
     });
+    box.parentElement.hidden = !colours.length;
     fixBox.dataset.fixMode = mode;
     removeButton.hidden = mode !== "fix";
     addButton.hidden = mode !== "add";
@@ -582,7 +592,9 @@
       chosenDie = Number(target.dataset.heldDie);
       const die = pending.dice[chosenDie];
       const colours = [...new Set([...(current.expects || []), ...COLOURS.slice(0, 5)])];
-      openFix(capital(heldDieWords(pending, die)), colours, "fix");
+      // a player answering a roll to confirm sets values only (the server refuses more)
+      const host = current.viewer.host;
+      openFix(capital(heldDieWords(pending, die)), host ? colours : [], host ? "fix" : "value");
     } else if (target.dataset.fixValue && adding) {
       adding.value = Number(target.dataset.fixValue);
       showChoice();
