@@ -207,7 +207,8 @@ def status_line(
     if status["last_error"]:
         parts.append(str(status["last_error"]))
     if status["corrupt_frames"]:
-        parts.append(f"{status['corrupt_frames']} unreadable frames skipped")
+        skipped = status["corrupt_frames"]
+        parts.append(f"{skipped} unreadable frame{'' if skipped == 1 else 's'} skipped")
     if error:
         parts.append(error)
     return " · ".join(parts)

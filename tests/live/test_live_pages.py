@@ -104,6 +104,23 @@ def test_status_line_names_faults() -> None:
     assert "reconnecting (attempt 3)" in line and "lost" in line and "4 unreadable" in line
 
 
+def test_status_line_counts_one_unreadable_frame_in_the_singular() -> None:
+    """A folder with one truncated JPEG: "1 unreadable frame skipped" ("1 unreadable
+    frames" read as a slip to the host)."""
+    ended = {
+        "connected": False,
+        "ended": True,
+        "running": False,
+        "events": 1,
+        "reconnect_attempts": 0,
+        "last_error": None,
+        "corrupt_frames": 1,
+        "fps": 10.0,
+        "settle": "empty",
+    }
+    assert "· 1 unreadable frame skipped" in status_line(True, False, ended, None)
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Any:
     settings = Settings(
