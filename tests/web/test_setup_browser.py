@@ -242,12 +242,17 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         page.wait_for_selector("#camera-learning[data-learnt='6']", timeout=20000)
         line = page.inner_text("#camera-learning")
         assert "from 6 confirmed dice" in line and "100 % of the last hour's 1 camera rolls" in line
+        # the setup is named as such ("The camera learnt kitchen from ..." read as if it
+        # learnt a thing called kitchen; with the default calibration, the game Qwixx)
+        assert line.startswith("The camera learnt from 6 confirmed dice (setup “kitchen”)")
         # one photo: too few to judge (issue 24), said on the line itself, not in a tooltip
         assert "reads with the models it came with: too few confirmed photos" in line
         shot(page, "setup-camera-panel-laptop")
         page.click("#camera-setup-link")
         # the summary builds the setup's learner in a thread: generous on a busy machine
         page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
+        # the page the link "What the camera learnt" opens says so too, not "the reader"
+        assert page.inner_text("h1") == "What the camera learnt: setup “kitchen”"
         assert page.locator("#groups .crop img").count() == 6
         verdict = page.locator("#setup-verdict")
         assert verdict.get_attribute("data-adopted") == "false"

@@ -395,7 +395,7 @@
     }
     const learnt = learning.learnt === null ? "…" : learning.learnt;
     el.dataset.learnt = String(learning.learnt ?? "");
-    el.textContent = `The camera learnt ${learning.setup} from ${learnt} confirmed dice` +
+    el.textContent = `The camera learnt from ${learnt} confirmed dice (setup “${learning.setup}”)` +
       (learning.rolls_last_hour
         ? ` · ${Math.round(100 * learning.share_without_tap)} % of the last hour's ${learning.rolls_last_hour} camera rolls went in without a tap`
         : " · no camera roll in the last hour") +
