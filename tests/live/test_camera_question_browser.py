@@ -246,3 +246,34 @@ def test_the_host_fixes_a_misread_die_on_the_big_picture_of_a_roll_to_confirm(
         host.click("#camera-held [data-camera-confirm]")
         host.wait_for_selector(".live[data-state-id='1']", timeout=10000)
         assert ("red", fixed) in banner_dice(host)
+
+
+def test_the_active_player_fixes_a_value_on_the_big_picture_and_nothing_more(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The active player taps a die on the big picture of a roll to confirm (the banner's
+    thumbnail leads there): the dialog offers its values only, no colour and no "Not a
+    die" (the server lets a player set values only), and the value set there is the one
+    "Use this roll" applies."""
+    reader = ClipReader()
+    with camera_table(browser, tmp_path, reader, DEVICES[1][0], "confirm") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        throw = throw_now(server, host, folder, reader, seed=3302)
+        ann.wait_for_selector("#camera-held[data-held-kind=confirm]:not([hidden])", timeout=20000)
+        ann.click("#camera-ask [data-ask-show]")
+        rest = throw.frames[throw.rest_index].dice
+        green_index = next(i for i, d in enumerate(rest) if d.colour == "green")
+        fixed = 6 if rest[green_index].value != 6 else 5
+        ann.click(f"#held-dice [data-held-die='{green_index}']")
+        ann.wait_for_selector("#held-fix[data-fix-mode=value]:not([hidden])", timeout=5000)
+        assert ann.locator("#fix-colours").is_hidden()
+        assert ann.locator("[data-fix-remove]").is_hidden()
+        ann.click(f"#held-fix [data-fix-value='{fixed}']")
+        ann.wait_for_function(
+            f"document.getElementById('held-message').textContent.includes('green {fixed}')",
+            timeout=10000,
+        )
+        ann.click("#camera-ask [data-camera-confirm]")
+        ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
+        assert ("green", fixed) in banner_dice(ann)
