@@ -114,7 +114,7 @@ class Verdict:
 
     def words(self) -> str:
         """One line for the host: the decision, why, and the figures behind it."""
-        head = "learnt and in use" if self.adopted else "kept as it came"
+        head = "learnt and in use" if self.adopted else "reads with the models it came with"
         figures = (
             f"left-out photos ({self.folds} folds, {self.dice} dice): {self.adapted_errors} "
             f"errors adapted against {self.shipped_errors} shipped, {self.wins} folds won, "

@@ -123,7 +123,7 @@ def test_a_setup_of_random_wrong_labels_is_refused_and_reads_as_cold(
     adaptation = learner.refresh()
     assert not adaptation.head.gate.adopted and not adaptation.head.active
     assert adaptation.head.gate.reason in ("no_gain", "not_significant", "face_worse", "forgets")
-    assert "kept as it came" in learner.summary().verdict
+    assert "reads with the models it came with" in learner.summary().verdict
     image, boxes, _ = mosaic
     read = [boxes[k] for k in range(1, len(boxes), 2)]
     adapted = learner.reader_classifier().classify(image, read)
@@ -277,3 +277,11 @@ def test_the_fold_check_reads_with_the_classifiers_own_second_look(
     assert misread != int((shipped_look.argmax(axis=1) != truth).sum())  # the test can tell
     learner = taught(tmp_path, classifier, mosaic, values)
     assert learner.refresh().head.gate.shipped_errors == misread
+
+
+def test_a_verdict_that_keeps_the_shipped_models_says_so_in_the_camera_lines_words() -> None:
+    """The setup page and the camera panel say the same thing in the same words: "reads
+    with the models it came with: too few confirmed photos ..." (the page said "kept as it
+    came: ...", with nothing to say what was kept)."""
+    words = Verdict(reason="too_few").words()
+    assert words.startswith("reads with the models it came with: too few confirmed photos")

@@ -256,7 +256,9 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         assert page.locator("#groups .crop img").count() == 6
         verdict = page.locator("#setup-verdict")
         assert verdict.get_attribute("data-adopted") == "false"
-        assert "kept as it came: too few confirmed photos" in verdict.inner_text()
+        assert (
+            "reads with the models it came with: too few confirmed photos" in verdict.inner_text()
+        )
         # the figures behind it are folded away until asked for
         assert "sign test" not in verdict.inner_text()
         verdict.locator("details.verdict-figures summary").click()
