@@ -212,6 +212,11 @@ def test_an_unsure_roll_asks_only_about_its_unsure_die(
         ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
         assert ("yellow", 7 - yellow) in banner_dice(ann)
         ann.wait_for_selector("#camera-ask", state="hidden")
+        # a model pair with a threshold: the sure choice says nothing more (the host's page has
+        # read the camera's status: the roll is on it)
+        host.wait_for_selector(".live[data-state-id='1']", timeout=10000)
+        host.wait_for_function("document.getElementById('camera-note').textContent !== ''")
+        assert host.locator("#camera-sure-none").is_hidden()
 
 
 def test_the_host_fixes_a_misread_die_on_the_big_picture_of_a_roll_to_confirm(
@@ -277,3 +282,25 @@ def test_the_active_player_fixes_a_value_on_the_big_picture_and_nothing_more(
         ann.click("#camera-ask [data-camera-confirm]")
         ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
         assert ("green", fixed) in banner_dice(ann)
+
+
+def test_the_sure_choice_says_when_the_models_are_sure_of_no_roll(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The host choosing how camera rolls go in reads, beside "applied when the camera is
+    sure of it", that these models are sure of no roll, so every die is asked: the choice
+    meant for fewer taps would ask six where "confirm" asks one."""
+    reader = ClipReader()  # no shipped threshold, as every model pair so far
+    with camera_table(browser, tmp_path, reader, DEVICES[1][0], "auto") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        host.click("details.camera-tools summary")
+        sure = host.locator("label:has(input[name=camera-mode][value=sure])")
+        expect_text = "no roll is sure yet: every die is asked"
+        host.wait_for_function(
+            "text => document.querySelector('input[name=camera-mode][value=sure]')"
+            ".closest('label').innerText.includes(text)",
+            arg=expect_text,
+            timeout=10000,
+        )
+        assert sure.is_visible()

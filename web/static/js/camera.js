@@ -470,6 +470,9 @@
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);
     showLearning(body.learning, body.attached);
+    // "sure" with models that name no threshold asks about every die: said at the choice
+    const sureNone = document.getElementById("camera-sure-none");
+    if (sureNone) sureNone.hidden = !(body.enabled && body.sure_threshold === null);
     panel.querySelectorAll("input[name=camera-mode]").forEach((radio) => {
       radio.checked = radio.value === body.mode;
     });
