@@ -7,6 +7,7 @@ held back for a look and deleted; the host's page of the table shows the same di
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,14 @@ def test_teaching_rounds_fill_the_bars_and_a_wrong_tap_is_held_back(
             "els => els.map(e => e.style.width)"
         )
         assert all(width != "0%" for width in fills)
+        # each bar says what its figures are ("96 % · 3" left both to guess), and the two
+        # white dice are told apart ("white" twice read as a slip)
+        names = [b.locator("span").first.inner_text() for b in bars.all()]
+        assert names[:2] == ["white (1 of 2)", "white (2 of 2)"] and names[2:] == list(QWIXX[2:])
+        assert all(
+            re.fullmatch(r"\d+ % sure · 3 dice", b.locator("span").last.inner_text())
+            for b in bars.all()
+        )
         assert page.locator("#groups .crop img").count() == 18
         shot(page, "setup-taught-laptop")
 

@@ -20,6 +20,15 @@
     return fetch(path, options);
   }
 
+  // a set die by its colour; of two or more of one colour, which ("white (1 of 2)"): the
+  // set's own order, not where a die lies on a photo
+  function setDieName(colours, j) {
+    const same = colours.filter((c) => c === colours[j]).length;
+    if (same < 2) return colours[j];
+    const nth = colours.slice(0, j + 1).filter((c) => c === colours[j]).length;
+    return `${colours[j]} (${nth} of ${same})`;
+  }
+
   function bar(label, share, count) {
     const row = document.createElement("div");
     row.className = "bar";
@@ -33,7 +42,7 @@
     fill.style.width = `${Math.round(100 * share)}%`;
     track.appendChild(fill);
     const figure = document.createElement("span");
-    figure.textContent = `${Math.round(100 * share)} % · ${count}`;
+    figure.textContent = `${Math.round(100 * share)} % sure · ${count} ${count === 1 ? "die" : "dice"}`;
     row.append(name, track, figure);
     return row;
   }
@@ -105,7 +114,7 @@
     const faces = document.getElementById("face-bars");
     faces.replaceChildren(...s.faces.map((n, k) => bar(`face ${k + 1}`, s.face_sureness[k], n)));
     const dice = document.getElementById("die-bars");
-    dice.replaceChildren(...s.set_colours.map((c, j) => bar(c, s.set_die_sureness[j], s.set_dice[j])));
+    dice.replaceChildren(...s.set_colours.map((c, j) => bar(setDieName(s.set_colours, j), s.set_die_sureness[j], s.set_dice[j])));
     if (!s.set_colours.length) dice.textContent = "no dice set in this setup's calibration";
     const byId = new Map(body.examples.map((e) => [e.id, e]));
     const held = body.examples.filter((e) => e.held_back);
