@@ -8,6 +8,7 @@ the camera status each page polls is the server's, with the camera's state set b
 - While the page cannot reach the server, or the server answers with an error (503), the
   line claims nothing about the camera: the tablets kept saying it watched with the server
   stopped, and an error answer left the last state on screen.
+- A lost camera tells the player how rolls get in meanwhile (tapping the dice).
 - A table the camera does not serve shows no live picture (it is the other table's, on the
   server machine too) and its line says so.
 """
@@ -92,6 +93,19 @@ def test_the_camera_line_says_only_what_is_true(browser: Any, server: ServerProc
     line_is(sheet, OFFLINE)
     assert sheet.get_attribute("#camera-status", "data-camera-state") == "offline"
     camera.error = None
+    line_is(sheet, "The camera is watching for the next roll.")
+
+    # the camera is lost (a webcam unplugged, a folder gone): the player is told how rolls
+    # get in meanwhile, as when a recording ends (they read only "the host's screen says
+    # what", and the host may be busy)
+    lost = {"connected": False, "ended": False, "running": True, "last_error": "no such folder"}
+    camera.fields = {"attached": True, "roll_due": True, "expects": QWIXX, "status": lost}
+    line_is(
+        sheet,
+        "The camera has a problem (the host's screen says what): "
+        "enter rolls by tapping the dice meanwhile.",
+    )
+    camera.fields = {"attached": True, "roll_due": True, "expects": QWIXX}
     line_is(sheet, "The camera is watching for the next roll.")
 
     # the host's page (loopback: the server machine) shows the picture of its own camera

@@ -418,7 +418,7 @@
   function inWords(body) {
     if (!body.enabled) return "No camera at this table: rolls are entered by tapping the dice.";
     if (body.finished) return "The game is over: the camera reads no more rolls for it.";
-    if (body.error || (body.status && !body.status.connected && body.status.last_error)) return "The camera has a problem; the host's screen says what.";
+    if (body.error || (body.status && !body.status.connected && body.status.last_error)) return "The camera has a problem (the host's screen says what): enter rolls by tapping the dice meanwhile.";
     if (!body.attached) return "The camera watches another table.";
     if (body.pending) return "The camera waits for an answer to its question.";
     if ((body.demo_waits_for || []).length) return "The camera waits until everyone has a seat.";
