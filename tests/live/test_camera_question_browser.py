@@ -242,9 +242,17 @@ def test_the_host_fixes_a_misread_die_on_the_big_picture_of_a_roll_to_confirm(
         host.click(f"#held-dice [data-held-die='{red_index}']")
         host.wait_for_selector("#held-fix:not([hidden])", timeout=5000)
         assert host.inner_text("#fix-which").startswith("Red die")
+        shown = host.get_attribute("#held-picture", "src")
         host.click(f"#held-fix [data-fix-value='{fixed}']")
         host.wait_for_function(
             f"document.getElementById('held-message').textContent.includes('red {fixed}')",
+            timeout=10000,
+        )
+        # the picture is drawn again with the fixed value (it kept the misread label)
+        host.wait_for_function(
+            "old => { const p = document.getElementById('held-picture');"
+            " return p.getAttribute('src') !== old && p.complete && p.naturalWidth > 0 }",
+            arg=shown,
             timeout=10000,
         )
         assert host.locator(".live[data-state-id='0']").count() == 1  # nothing applied yet

@@ -308,7 +308,9 @@
     held.hidden = false;
     held.dataset.heldKind = pending.kind;
     heldDice.dataset.addable = viewer.host && pending.kind === "mismatch" ? "yes" : "no";
-    const key = `${pending.id}:${pending.dice.length}:${pending.message}`;
+    // a fixed value redraws the picture too (a roll to confirm keeps its message)
+    const readDice = pending.dice.map((d) => `${d.colour}${d.value}`).join(",");
+    const key = `${pending.id}:${readDice}:${pending.message}`;
     const fresh = held.dataset.heldId !== key;
     held.dataset.heldId = key;
     held.dataset.reading = pending.id; // what the panel's "Use this roll" confirms
