@@ -312,3 +312,30 @@ def test_the_sure_choice_says_when_the_models_are_sure_of_no_roll(
             timeout=10000,
         )
         assert sure.is_visible()
+
+
+def test_the_banner_thumbnail_is_drawn_again_after_a_die_is_fixed(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Ann fixes a die in the banner: the thumbnail beside it is fetched anew, drawn with
+    the fixed value (its address stayed the same, so it could show the misread one)."""
+    reader = ClipReader()
+    with camera_table(browser, tmp_path, reader, DEVICES[1][0], "confirm") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        throw = throw_now(server, host, folder, reader, seed=3303)
+        ann.wait_for_selector("#camera-ask:not([hidden])", timeout=20000)
+        shown = ann.get_attribute("#camera-ask .ask-thumb img", "src")
+        red = dict(throw.rest)["red"]
+        fixed = 1 if red != 1 else 2
+        ann.click("#camera-ask .ask-die button[aria-label^='change red die']")
+        ann.click(f"#camera-ask .ask-die.picking button.ask-value[data-ask-value='{fixed}']")
+        ann.wait_for_selector(
+            f"#camera-ask .ask-die button[aria-label='change red die (reads {fixed})']"
+        )
+        ann.wait_for_function(
+            "old => { const i = document.querySelector('#camera-ask .ask-thumb img');"
+            " return i.getAttribute('src') !== old && i.complete && i.naturalWidth > 0 }",
+            arg=shown,
+            timeout=10000,
+        )

@@ -223,7 +223,7 @@
     const img = document.createElement("img");
     img.alt = "the camera's photo of the roll";
     // a new reading (or a fixed one) gets a new address: the browser fetches it again
-    const pictureKey = `${pending.id}:${pending.dice.length}:${pending.message}`;
+    const pictureKey = `${pending.id}:${pending.dice.map((d) => `${d.colour}${d.value}`).join(",")}:${pending.message}`;
     img.src = `/t/${tableId}/camera/held.jpg?thumb=true&id=${encodeURIComponent(pictureKey)}`;
     thumb.appendChild(img);
     ask.appendChild(thumb);
