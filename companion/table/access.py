@@ -55,10 +55,13 @@ def normalise_code(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Viewer:
-    """The device looking at a table: its seat (None for a table view) and host rights."""
+    """The device looking at a table: its seat (None for a table view) and host rights;
+    `joined_after_next_game`: it joined this finished game only after the host started
+    the next one, which it is not carried to (Table.carry_over)."""
 
     seat: int | None
     host: bool
+    joined_after_next_game: bool = False
 
     @property
     def by(self) -> str:

@@ -59,7 +59,8 @@ CREATE TABLE IF NOT EXISTS devices (
     table_id   TEXT NOT NULL REFERENCES tables(table_id),
     host       INTEGER NOT NULL,
     seat       INTEGER,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    joined_seq INTEGER
 );
 CREATE INDEX IF NOT EXISTS devices_by_table ON devices(table_id);
 -- the start page's newest running games and the history's latest finished ones
@@ -236,11 +237,39 @@ def _action_row(table_id: str, entry: LogEntry | EncodedEntry, now: float) -> tu
 
 @dataclass(frozen=True, slots=True)
 class Device:
-    """A browser that holds a token for a table: the host's, and/or one bound to a seat."""
+    """A browser that holds a token for a table: the host's, and/or one bound to a seat.
+    `joined_seq`: its place in the order of every device's join (Store.add_device; 0 for
+    one stored before the store counted joins)."""
 
     table_id: str
     host: bool
     seat: int | None
+    joined_seq: int = 0
+
+
+# server_settings: how many devices ever joined (each join counts it up, in its own
+# transaction): the order of joins, which no clock moves (a Pi without a clock of its own
+# steps its time when it finds the network) and no removed device lets be used again
+# (SQLite may give a new row the rowid of the newest one deleted)
+DEVICE_JOINS_KEY = "device_joins"
+_COUNT_JOIN = (
+    "INSERT INTO server_settings (key, value) VALUES (?, '1')"
+    " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+)
+
+
+def _add_join_order(db: sqlite3.Connection) -> None:
+    """A store made before joins were counted gains the devices' `joined_seq` (NULL
+    for the devices it holds: they joined before any count)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(devices)")}
+    if "joined_seq" not in columns:
+        db.execute("ALTER TABLE devices ADD COLUMN joined_seq INTEGER")
+
+
+def _joins_so_far(db: _Statements) -> int:
+    row = db.execute("SELECT value FROM server_settings WHERE key = ?", (DEVICE_JOINS_KEY,))
+    found = row.fetchone()
+    return 0 if found is None else int(found[0])
 
 
 class Store:
@@ -267,6 +296,7 @@ class Store:
             db.execute("PRAGMA foreign_keys=ON")
             db.execute("PRAGMA busy_timeout=5000")
             db.executescript(SCHEMA)
+            _add_join_order(db)
         except sqlite3.DatabaseError as exc:
             db.close()
             raise storage_error(exc, path) from exc
@@ -322,12 +352,16 @@ class Store:
         summary: dict[str, Any] | None = None,
         settings: Mapping[str, str] | None = None,
         pointed_from: Sequence[tuple[str, str]] = (),
+        joins_mark: tuple[str, str] | None = None,
     ) -> None:
         """Insert a table and (for an imported record) its first log entries and, when that
         game has ended, its history entry (`summary`), its table settings, and the settings
         of other tables that point to it (`pointed_from`: (table id, key), set to this
         table's id: the finished game's link to the game that plays it again), all in one
-        transaction: no table is stored without the link that leads to it."""
+        transaction: no table is stored without the link that leads to it. `joins_mark`:
+        (table id, key), a setting given the number of devices joined so far (the order of
+        joins: Device.joined_seq) in the same transaction, unless it has one already (the
+        first Play again's stays when another next game replaces the first)."""
         now = time.time()
         with self._transaction("create_table") as db:
             db.execute(
@@ -343,6 +377,11 @@ class Store:
             rows += [(other, key, table_id) for other, key in pointed_from]
             for row in rows:
                 db.execute(_SET_TABLE_SETTING, row)
+            if joins_mark is not None:
+                db.execute(
+                    "INSERT OR IGNORE INTO table_settings (table_id, key, value) VALUES (?, ?, ?)",
+                    (*joins_mark, str(_joins_so_far(db))),
+                )
 
     def remove_table(self, table_id: str) -> None:
         """Delete a table and everything stored for it, in one transaction."""
@@ -499,22 +538,28 @@ class Store:
         return float(row[0]) if row and row[0] is not None else None
 
     # -- devices ------------------------------------------------------------------------
-    def add_device(self, token_hash: str, table_id: str, host: bool, seat: int | None) -> None:
+    def add_device(self, token_hash: str, table_id: str, host: bool, seat: int | None) -> int:
+        """Store a device; its place in the order of joins (Device.joined_seq)."""
         with self._transaction("add_device") as db:
+            db.execute(_COUNT_JOIN, (DEVICE_JOINS_KEY,))
+            joined_seq = _joins_so_far(db)
             db.execute(
-                "INSERT INTO devices (token_hash, table_id, host, seat, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (token_hash, table_id, int(host), seat, time.time()),
+                "INSERT INTO devices (token_hash, table_id, host, seat, created_at, joined_seq)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (token_hash, table_id, int(host), seat, time.time(), joined_seq),
             )
+        return joined_seq
 
     def device(self, token_hash: str) -> Device | None:
         with self._guarded():
             row = self._db.execute(
-                "SELECT table_id, host, seat FROM devices WHERE token_hash = ?", (token_hash,)
+                "SELECT table_id, host, seat, COALESCE(joined_seq, 0) FROM devices"
+                " WHERE token_hash = ?",
+                (token_hash,),
             ).fetchone()
         if row is None:
             return None
-        return Device(table_id=row[0], host=bool(row[1]), seat=row[2])
+        return Device(table_id=row[0], host=bool(row[1]), seat=row[2], joined_seq=row[3])
 
     def device_joined_at(self, token_hash: str) -> float | None:
         """When the device joined its table (time.time()), None when there is no such device."""
@@ -528,9 +573,11 @@ class Store:
         """Every device of a table, by token hash."""
         with self._guarded():
             rows = self._db.execute(
-                "SELECT token_hash, host, seat FROM devices WHERE table_id = ?", (table_id,)
+                "SELECT token_hash, host, seat, COALESCE(joined_seq, 0) FROM devices"
+                " WHERE table_id = ?",
+                (table_id,),
             ).fetchall()
-        return {h: Device(table_id, bool(host), seat) for h, host, seat in rows}
+        return {h: Device(table_id, bool(host), seat, seq) for h, host, seat, seq in rows}
 
     def seat_holder(self, table_id: str, seat: int) -> str | None:
         with self._guarded():

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll, Throw
@@ -116,6 +116,10 @@ CAMERA_MODE_KEY = "camera_mode"  # table_settings: the host's camera mode (camer
 # what a host chose for a table (stored only once chosen): the game played again keeps it
 CHOSEN_SETTINGS = (AUTO_PASS_KEY, CAMERA_MODE_KEY)
 NEXT_TABLE_KEY = "next_table"  # table_settings: the table that plays this game again
+# table_settings of the finished game: how many devices had joined (store.Device.joined_seq)
+# when the host first played it again, stored with the first link and kept when another
+# next game replaces it: the devices joined by then are the ones carried
+JOINS_BEFORE_NEXT_KEY = "joins_before_next"
 # table_settings: the table its host's device imported this game's record to (export, end,
 # import: a full table's move); its screens say the game goes on elsewhere, and no more
 CONTINUED_KEY = "continued_at"
@@ -201,6 +205,7 @@ class Table:
         acted_at: float | None = None,
         next_table: str | None = None,
         continued: bool = False,
+        joins_before_next: int | None = None,
     ) -> None:
         self.table_id = row.table_id
         self.code = row.code
@@ -229,6 +234,8 @@ class Table:
         self.auto_pass = auto_pass
         # the table the host started to play this game again (Tables.play_again), stored
         self.next_table_id = next_table
+        # JOINS_BEFORE_NEXT_KEY, once stored: a device that joined after is not carried
+        self.joins_before_next = joins_before_next
         self.continued = continued  # Tables.point_continuation
         self._subscribers: set[Subscription] = set()
         self._lock = asyncio.Lock()
@@ -308,7 +315,9 @@ class Table:
         device = self._devices.get(hash_token(token))
         if device is None:
             return None
-        return Viewer(seat=device.seat, host=device.host)
+        cutoff = self.joins_before_next
+        late = cutoff is not None and device.joined_seq > cutoff
+        return Viewer(seat=device.seat, host=device.host, joined_after_next_game=late)
 
     async def add_device(
         self, host: bool, limit: int | None = None, token: str | None = None
@@ -339,8 +348,9 @@ class Table:
         return True
 
     async def _store_device(self, token_hash: str, host: bool) -> None:
-        await asyncio.to_thread(self._store.add_device, token_hash, self.table_id, host, None)
-        self._devices[token_hash] = Device(self.table_id, host, None)
+        add = self._store.add_device
+        joined_seq = await asyncio.to_thread(add, token_hash, self.table_id, host, None)
+        self._devices[token_hash] = Device(self.table_id, host, None, joined_seq)
 
     def seats_taken(self) -> set[int]:
         """The seats a device holds (kept as seats change: no walk over every device)."""
@@ -374,7 +384,7 @@ class Table:
                         Reason.MALFORMED, "no_such_seat", f"there is no seat {seat + 1}"
                     )
                 self._refuse_taken_seat(seat, token_hash)
-            await to_the_end(self._bind_seat(token_hash, Device(self.table_id, device.host, seat)))
+            await to_the_end(self._bind_seat(token_hash, replace(device, seat=seat)))
             return True
 
     def _refuse_taken_seat(self, seat: int, token_hash: str | None) -> None:
@@ -437,18 +447,31 @@ class Table:
 
     async def _refuse_joined_after(self, before_token: str) -> None:
         """Refuse (`joined_after_next_game`) a device that joined the finished game after
-        this table was made to play it again: the finished game's code still joins it (to
-        see how it ended), but such a device was not at the game played again, and being
+        the host first played it again: the finished game's code still joins it (to see
+        how it ended), but such a device was not at the game played again, and being
         carried would hand a stranger with the old code a place here and this code. A
         device that joined before (after the end included) was there as the players were."""
-        joined_at = await asyncio.to_thread(self._store.device_joined_at, hash_token(before_token))
-        if joined_at is None or joined_at >= self.created_at:
+        token_hash = hash_token(before_token)
+        if not await asyncio.to_thread(self._joined_before_next_game, token_hash):
             raise Rejection(
                 Reason.NOT_ALLOWED,
                 "joined_after_next_game",
                 "this device joined the finished game after the host started the next one; "
                 "ask the host for the next game's join code",
             )
+
+    def _joined_before_next_game(self, token_hash: str) -> bool:
+        """Whether the device joined its (finished) table before the host first played
+        it again, by the order of joins (JOINS_BEFORE_NEXT_KEY), which no clock moves."""
+        device = self._store.device(token_hash)
+        if device is None:
+            return False
+        cutoff = self._store.table_setting(device.table_id, JOINS_BEFORE_NEXT_KEY)
+        if cutoff is not None:
+            return device.joined_seq <= int(cutoff)
+        # a next game linked before the store counted joins: by the clock, as it was then
+        joined_at = self._store.device_joined_at(token_hash)
+        return joined_at is not None and joined_at < self.created_at
 
     def show_continued(self) -> None:
         """Its game goes on at another table (stored: Tables.point_continuation): every
@@ -457,10 +480,12 @@ class Table:
         self._publish()
         self._redraw_all()
 
-    def show_next_table(self, table_id: str) -> None:
+    def show_next_table(self, table_id: str, joins_before: int | None) -> None:
         """The table that plays this game again, stored already (with that table:
-        Tables.play_again): every screen redraws with the way there."""
+        Tables.play_again), and the devices it carries (those whose join counted up to
+        `joins_before`): every screen redraws with the way there, or says to ask the host."""
         self.next_table_id = table_id
+        self.joins_before_next = joins_before
         self._publish()
         self._redraw_all()
 
@@ -486,7 +511,7 @@ class Table:
         await asyncio.to_thread(self._store.free_seat, self.table_id, seat)
         for token_hash, device in list(self._devices.items()):
             if device.seat == seat and device.host:
-                self._devices[token_hash] = Device(self.table_id, True, None)
+                self._devices[token_hash] = replace(device, seat=None)
             elif device.seat == seat:
                 del self._devices[token_hash]
         self._seated.pop(seat, None)
@@ -1114,6 +1139,7 @@ class Tables:
         auto_pass = self.store.table_setting(table_id, AUTO_PASS_KEY) != "off"
         acted_at = self.store.last_action_at(table_id, not_from=IMPORT_ID_PREFIX)
         next_table = self.store.table_setting(table_id, NEXT_TABLE_KEY)
+        joins_before_next = self._joins_before_next(table_id)
         continued = self.store.table_setting(table_id, CONTINUED_KEY) is not None
         logger.info("table %s (%s) restored: %d actions", table_id, row.game, len(log))
         return Table(
@@ -1127,7 +1153,13 @@ class Tables:
             acted_at,
             next_table,
             continued,
+            joins_before_next,
         )
+
+    def _joins_before_next(self, table_id: str) -> int | None:
+        """JOINS_BEFORE_NEXT_KEY of a finished table, once it was played again."""
+        stored = self.store.table_setting(table_id, JOINS_BEFORE_NEXT_KEY)
+        return None if stored is None else int(stored)
 
     async def table_id_for_code(self, code: str) -> str | None:
         row = await asyncio.to_thread(self.store.table_by_code, code)
@@ -1160,13 +1192,16 @@ class Tables:
         assert row is not None
         auto_pass = settings.get(AUTO_PASS_KEY) != "off"
         table = Table(row, session, self.store, [], {}, auto_pass, self.token_finished_s)
+        joins_before = None
+        if plays_again is not None:
+            joins_before = await asyncio.to_thread(self._joins_before_next, plays_again)
         async with self._load_lock:  # no open of `plays_again` from the store is under way
             table._loop = self._loop
             table.dice = self._dice
             self._tables[table_id] = table
             finished = self._tables.get(plays_again) if plays_again else None
             if finished is not None:  # else it reads the link when it is opened
-                finished.show_next_table(table_id)
+                finished.show_next_table(table_id, joins_before)
         self._tell_added(table_id)
         return table
 
@@ -1329,6 +1364,8 @@ class Tables:
             raise RuntimeError("no free join code")
         assert isinstance(new.options, dict)
         links = [(plays_again, NEXT_TABLE_KEY)] if plays_again else []
+        # the devices the next game carries: those joined by the first Play again
+        joins_mark = (plays_again, JOINS_BEFORE_NEXT_KEY) if plays_again else None
         await asyncio.to_thread(
             functools.partial(
                 self.store.create_table,
@@ -1341,6 +1378,7 @@ class Tables:
                 new.summary,
                 settings=new.settings,
                 pointed_from=links,
+                joins_mark=joins_mark,
             )
         )
         return table_id, code

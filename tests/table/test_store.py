@@ -73,6 +73,43 @@ def test_server_settings_are_kept_and_an_older_store_gains_them(tmp_path: Path) 
     again.close()
 
 
+def test_joins_are_counted_in_order_and_an_older_stores_devices_come_first(
+    tmp_path: Path,
+) -> None:
+    """Each device's join has its place in one count that no clock moves and no removed
+    device gives back (SQLite would give a new row the rowid of the newest one deleted); a
+    store written before joins were counted gains the column, its devices first (0). The
+    first Play again's mark of the count stays when another next game replaces it."""
+    path = tmp_path / "old.sqlite3"
+    old = Store.open(path)
+    old.create_table("t1", "ABC234", "qwixx", {"players": 2}, ["Ann", "Bob"])
+    old.close()
+    with sqlite3.connect(path) as db:  # as an older version left it
+        db.execute("ALTER TABLE devices DROP COLUMN joined_seq")
+        db.execute(
+            "INSERT INTO devices (token_hash, table_id, host, seat, created_at)"
+            " VALUES ('early', 't1', 1, NULL, 0)"
+        )
+    store = Store.open(path)
+    early = store.device("early")
+    assert early is not None and early.joined_seq == 0
+    assert store.add_device("ann", "t1", host=False, seat=None) == 1
+    assert store.add_device("bob", "t1", host=False, seat=1) == 2
+    store.free_seat("t1", 1)  # bob, the newest, is removed
+    assert store.add_device("cat", "t1", host=False, seat=None) == 3
+    store.create_table("n1", "DEF234", "qwixx", {}, ["Ann"], joins_mark=("t1", "mark"))
+    store.add_device("dan", "t1", host=False, seat=None)
+    store.create_table("n2", "GHJ234", "qwixx", {}, ["Ann"], joins_mark=("t1", "mark"))
+    assert store.table_setting("t1", "mark") == "3"
+    assert {h: d.joined_seq for h, d in store.devices("t1").items()} == {
+        "early": 0,
+        "ann": 1,
+        "cat": 3,
+        "dan": 4,
+    }
+    store.close()
+
+
 def test_only_the_servers_own_open_says_where_the_store_is(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from companion.rules.base import Rejection
 from companion.rules.registry import GAME_NAMES, find_game
 from companion.rules.session import Session
+from companion.table.access import Viewer
 from companion.table.store import Store
 from companion.table.tables import Tables
 from companion.web.app import create_app
@@ -510,3 +511,44 @@ def test_an_undo_sent_while_the_next_game_is_stored_does_not_reopen_the_finished
 
 
 SIXTO_COLOURS = ("red", "orange", "yellow", "green", "blue", "purple")
+
+
+def test_which_devices_a_next_game_carries_survives_a_restart(tmp_path: Path) -> None:
+    """The devices joined by the first Play again (the count of joins then, stored with
+    the link) are the ones carried, after a restart too: a device that joined later is
+    told so on its screen (its viewer) and refused by name when it asks."""
+
+    async def scenario() -> tuple[str, str, str, str]:
+        store = Store.open(tmp_path / "again.sqlite3")
+        tables = Tables(store, import_process=False)
+        tables.attach_loop(asyncio.get_running_loop())
+        try:
+            old = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            host = await old.add_device(host=True)
+            await old.end_by_host()
+            new, _ = await tables.play_again(old)
+            late = await old.add_device(host=False)
+            assert old.viewer(late) == Viewer(None, False, joined_after_next_game=True)
+            return old.table_id, new.table_id, host, late
+        finally:
+            tables.close()
+            store.close()
+
+    async def after_restart(old_id: str, new_id: str, host: str, late: str) -> None:
+        store = Store.open(tmp_path / "again.sqlite3")
+        tables = Tables(store, import_process=False)
+        tables.attach_loop(asyncio.get_running_loop())
+        try:
+            old, new = await tables.get(old_id), await tables.get(new_id)
+            assert old is not None and new is not None
+            assert old.viewer(host) == Viewer(None, True)
+            viewer = old.viewer(late)
+            assert viewer == Viewer(None, False, joined_after_next_game=True)
+            with pytest.raises(Rejection) as refused:
+                await new.carry_over(viewer, late, None)
+            assert refused.value.rule == "joined_after_next_game"
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(after_restart(*asyncio.run(scenario())))

@@ -14,7 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from companion.rules.sixis import deal_layout
+from companion.table.access import hash_token
 from companion.web.app import create_app
+from companion.web.deps import cookie_name
 from companion.web.settings import Settings
 from tests.waiting import wait_until
 from tests.web.helpers import act, create_table, roll_json, seat_player
@@ -494,3 +496,47 @@ def test_a_finished_games_record_imported_by_its_host_points_nowhere(
     assert CONTINUES not in ann.get(f"/t/{old}/sheet").text
     page = host.get(f"/t/{old}").text
     assert CONTINUES not in page and "data-play-again" in page
+
+
+def test_a_device_that_joined_before_the_hosts_replacement_next_game_is_not_carried(
+    app: Any, ended: dict[str, Any]
+) -> None:
+    """The first next game can no longer be opened, and the host's tap starts another in
+    its place. A device that joined the finished game between the first Play again and
+    that tap was not at the game played again. Before: the cutoff was the replacement's
+    creation, so that device was carried into the replacement; the cutoff is now the first
+    Play again's, stored with the link."""
+    old, host = ended["table_id"], ended["host"]
+    broken = host.post(f"/api/tables/{old}/play_again").json()["table_id"]
+    late = TestClient(app)
+    assert late.post("/api/join", json={"code": ended["code"]}).status_code == 200
+    tables = app.state.tables
+    assert broken in tables.evict_idle(time.monotonic() + 10 * tables.idle_s)
+    tables.store.remove_table(broken)
+    again = host.post(f"/api/tables/{old}/next_seat")
+    assert again.status_code == 201 and again.json()["table_id"] != broken
+    refused = late.post(f"/api/tables/{old}/next_seat")
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["rule"] == "joined_after_next_game"
+    assert ended["tv"].post(f"/api/tables/{old}/next_seat").status_code == 200
+
+
+def test_a_clock_stepped_back_does_not_carry_a_device_that_joined_after_play_again(
+    app: Any, ended: dict[str, Any]
+) -> None:
+    """A Pi without a clock of its own steps its time when it finds the network: a device
+    that joined after Play again may carry an earlier time than the next game's creation.
+    Before: such a device (here, its join stored an hour back) was carried; the order of
+    joins is now the store's own count of devices, which no clock moves."""
+    old, host = ended["table_id"], ended["host"]
+    host.post(f"/api/tables/{old}/play_again")
+    late = TestClient(app)
+    assert late.post("/api/join", json={"code": ended["code"]}).status_code == 200
+    with sqlite3.connect(app.state.tables.store.path) as db:
+        db.execute(
+            "UPDATE devices SET created_at = created_at - 3600 WHERE token_hash = ?",
+            (hash_token(late.cookies[cookie_name(old)]),),
+        )
+    refused = late.post(f"/api/tables/{old}/next_seat")
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["rule"] == "joined_after_next_game"
