@@ -160,6 +160,7 @@ def render_key(snapshot: Snapshot, viewer: Viewer, mode: str) -> tuple[Any, ...]
         mode,
         viewer.seat,
         viewer.host,
+        viewer.joined_after_next_game,
     )
 
 

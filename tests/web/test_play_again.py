@@ -540,3 +540,23 @@ def test_a_clock_stepped_back_does_not_carry_a_device_that_joined_after_play_aga
     refused = late.post(f"/api/tables/{old}/next_seat")
     assert refused.status_code == 403, refused.text
     assert refused.json()["rule"] == "joined_after_next_game"
+
+
+LATE_WORDS = "The host started a next game: ask the host for its join code."
+
+
+def test_a_device_that_joined_after_play_again_is_offered_no_tap_to_the_next_game(
+    app: Any, ended: dict[str, Any]
+) -> None:
+    """Before: a device that joined the finished game after Play again saw "Next game
+    ready: tap to open its scoreboard", and its tap was refused (403). Its finished screen
+    now says to ask the host for the next game's code; a device that was there (drawn
+    first, so the late one is not handed its drawing) still has its button."""
+    old, host = ended["table_id"], ended["host"]
+    host.post(f"/api/tables/{old}/play_again")
+    tv_page = ended["tv"].get(f"/t/{old}").text
+    assert "data-next-seat" in tv_page and LATE_WORDS not in tv_page
+    late = TestClient(app)
+    assert late.post("/api/join", json={"code": ended["code"]}).status_code == 200
+    page = late.get(f"/t/{old}").text
+    assert LATE_WORDS in page and "data-next-seat" not in page

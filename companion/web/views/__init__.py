@@ -646,13 +646,17 @@ def _roll_entry(
 CONTINUES_ELSEWHERE = "This game continues at a new table: ask the host for its join code."
 # the host's own screens: the host is the one the others ask, and has the new table open
 CONTINUES_FOR_HOST = "This game continues at the new table you imported it to."
+# a device that joined the finished game after Play again: the next game does not carry it
+# (Table.carry_over refuses it), so it is offered no tap there
+JOINED_AFTER_NEXT_GAME = "The host started a next game: ask the host for its join code."
 
 
 def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object] | None:
     """On a finished game's screen, the way to the game played again: before the host
     started it, the host's "Play again" (its table view, and its sheet when the host
     plays: a host who plays spends the game there); after, each device's one
-    tap to its place there (its seat, or the board of a screen that watched); a game its
+    tap to its place there (its seat, or the board of a screen that watched), and to a
+    device that joined only after it was started, to ask the host for its code; a game its
     host moved to another table (export, end, import: Snapshot.continued), where it goes
     on, in words alone. None while the game runs, and on a sheet whose seat was freed (its
     device left the table)."""
@@ -665,6 +669,8 @@ def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object
         if viewer.host:
             return {"ready": False, "text": "Play again with the same players"}
         return None
+    if viewer.joined_after_next_game:
+        return {"ready": False, "pointer": True, "text": JOINED_AFTER_NEXT_GAME}
     if viewer.seat is not None:
         text = "Next game ready: tap to take your seat"
     elif viewer.host:
