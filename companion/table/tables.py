@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import secrets
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -926,7 +927,12 @@ class Tables:
         self._damaged: dict[str, TableLoadError] = {}  # tables that cannot be opened
         self._loop: asyncio.AbstractEventLoop | None = None
         self._load_lock = asyncio.Lock()
-        self._play_again_lock = asyncio.Lock()  # one next table per finished game
+        # one next table per finished game: a lock per finished table id (kept while a
+        # Play again holds or waits for it), so one table's slow Play again (its stored next
+        # game replayed, its lock busy) holds up no other table's
+        self._play_again_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
         # one thread replays the tables opened from the store and reads the dice counts at
         # start-up, so several at once queue there instead of each taking a thread that
         # competes with the event loop for the interpreter
@@ -1216,28 +1222,41 @@ class Tables:
         call gets the table the first made; whether this call made it. Raises Rejection
         (`game_not_over`) while `finished` still runs. `admit` is called only when a table
         is to be made, and raises to refuse it (the device's rate of new tables)."""
-        # the finished table's lock too: an undo that reopened its game while the next
-        # table is stored would leave a running game linked to the next one
-        async with self._play_again_lock, finished._lock:
+        async with self._play_again_lock(finished.table_id):
             if finished.next_table_id is not None:
+                # opened without the finished table's lock: an undo there meanwhile is
+                # refused at once (`played_again`), not held up by a slow replay
                 made = await self.openable(finished.next_table_id)
                 if made is not None:
                     return made, False
-            if not finished.snapshot.finished:
-                raise Rejection(
-                    Reason.NOT_ALLOWED,
-                    "game_not_over",
-                    "this game is still running: play it again once it is over",
-                )
-            if admit is not None:
-                admit()
-            options = next_game_options(finished.game, finished.session.options)
-            chosen = await asyncio.to_thread(self._chosen_settings, finished.table_id)
-            players = list(finished.snapshot.players)
-            table = await self.create(
-                finished.game.name, options, players, chosen, plays_again=finished.table_id
+            # the finished table's lock while the next table is stored: an undo that
+            # reopened its game meanwhile would leave a running game linked to the next one
+            async with finished._lock:
+                return await self._make_next_table(finished, admit), True
+
+    def _play_again_lock(self, table_id: str) -> asyncio.Lock:
+        """The lock of Play again at the finished table `table_id`."""
+        lock = self._play_again_locks.get(table_id)
+        if lock is None:
+            lock = self._play_again_locks[table_id] = asyncio.Lock()
+        return lock
+
+    async def _make_next_table(self, finished: Table, admit: Callable[[], None] | None) -> Table:
+        """A new table playing `finished` again (Tables.play_again), under its locks."""
+        if not finished.snapshot.finished:
+            raise Rejection(
+                Reason.NOT_ALLOWED,
+                "game_not_over",
+                "this game is still running: play it again once it is over",
             )
-            return table, True
+        if admit is not None:
+            admit()
+        options = next_game_options(finished.game, finished.session.options)
+        chosen = await asyncio.to_thread(self._chosen_settings, finished.table_id)
+        players = list(finished.snapshot.players)
+        return await self.create(
+            finished.game.name, options, players, chosen, plays_again=finished.table_id
+        )
 
     def _chosen_settings(self, table_id: str) -> dict[str, str]:
         """What the host chose for table `table_id` (CHOSEN_SETTINGS it has stored)."""

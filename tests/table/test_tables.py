@@ -552,3 +552,63 @@ def test_which_devices_a_next_game_carries_survives_a_restart(tmp_path: Path) ->
             store.close()
 
     asyncio.run(after_restart(*asyncio.run(scenario())))
+
+
+def test_a_slow_play_again_holds_up_neither_undos_at_its_table_nor_another_tables(
+    tmp_path: Path,
+) -> None:
+    """Finn's finished game has a stored next game that left memory and replays slowly
+    when the host taps again; another table's Play again waits for its own finished table.
+    Before: one lock for every table's Play again, held while the finished table's lock
+    was held: Finn's undo waited for the whole replay (to be refused anyway), and Ann's
+    table could not be played again while another table's Play again waited."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "slow.sqlite3")
+        tables = Tables(store, import_process=False)
+        tables.attach_loop(asyncio.get_running_loop())
+        store_log = store.log
+        replaying, go_on = threading.Event(), threading.Event()
+
+        def slow_log(table_id: str, *args: Any, **kwargs: Any) -> Any:
+            if table_id == finns_next.table_id:
+                replaying.set()
+                go_on.wait(60)
+            return store_log(table_id, *args, **kwargs)
+
+        try:
+            finns = await tables.create("sixto", {"players": 1}, ["Finn"])
+            dice = [{"colour": c, "value": 1} for c in SIXTO_COLOURS]
+            await finns.act({"kind": "roll", "player": -1, "dice": dice}, "host", "roll-1")
+            await finns.act({"kind": "keep", "player": 0}, "0", "finn-keep")
+            await finns.act({"kind": "done", "player": 0}, "0", "finn-done")
+            finns_next, _ = await tables.play_again(finns)
+            tables._tables.pop(finns_next.table_id).evicted = True  # noqa: SLF001
+            store.log = slow_log  # type: ignore[method-assign]
+            again = asyncio.create_task(tables.play_again(finns))
+            await asyncio.to_thread(replaying.wait, 60)
+            with pytest.raises(Rejection) as refused:
+                await asyncio.wait_for(finns.undo("0", "finn-undo"), 20)
+            assert refused.value.rule == "played_again"
+            go_on.set()
+            assert (await again)[1] is False
+            anns, cats = [
+                await tables.create("qwixx", {"players": 2}, [name, "Bob"]) for name in "AC"
+            ]
+            await anns.end_by_host()
+            await cats.end_by_host()
+            async with cats._lock:  # noqa: SLF001 - Cat's table busy: its Play again waits
+                waiting = asyncio.create_task(tables.play_again(cats))
+                deadline = time.monotonic() + 20
+                while not cats._lock._waiters and time.monotonic() < deadline:  # noqa: SLF001
+                    await asyncio.sleep(0.01)
+                assert cats._lock._waiters  # noqa: SLF001
+                _, made = await asyncio.wait_for(tables.play_again(anns), 20)
+                assert made
+            assert (await waiting)[1] is True
+        finally:
+            go_on.set()
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())
