@@ -449,3 +449,61 @@ def test_a_screen_reader_hears_what_an_undo_took_back(browser: Any, server: Serv
     assert ann.inner_text("#undo-note") == "Bob took back: Cross red 7"
     assert ann.locator("#announce").get_attribute("aria-live") == "polite"
     assert ann.inner_text("#announce") == "Bob took back: Cross red 7"
+
+
+# the elements that carry an aria-label a screen reader ignores: a plain span, div or
+# paragraph has no role that takes a name (ARIA's "generic"), so its label is never read
+LABELS_NOBODY_READS = """() => Array.from(document.querySelectorAll("[aria-label]"))
+  .filter((el) => !el.hasAttribute("role")
+    && ["SPAN", "DIV", "P", "B", "I", "SMALL", "STRONG"].includes(el.tagName))
+  .map((el) => `${el.className}: ${el.getAttribute("aria-label")}`)"""
+
+FIRST_ROLLS = {
+    "qwixx": QWIXX_ROLL_7,
+    "sixis": {
+        "kind": "roll",
+        "player": -1,
+        "dice": [{"colour": "red", "value": value} for value in (2, 2, 3, 5, 5, 5)],
+    },
+}
+
+
+@pytest.mark.parametrize("game", ["qwixx", "sixto", "sixis", "sixmix", "sixes"])
+def test_no_label_sits_where_a_screen_reader_ignores_it(
+    browser: Any, server: ServerProcess, game: str
+) -> None:
+    """The sheet's total ("total"), a row's points, the banner's dice ("current roll"), the
+    penalties, Sixis' dice and Sixes' last roll were labelled on plain spans and divs: a
+    screen reader read "0", "3× = 6", "2 red 2 red ..." with no word of what they were."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, game)
+    if game in FIRST_ROLLS:
+        api = f"{server.base_url}/api/tables/{table['table_id']}/actions"
+        move = FIRST_ROLLS[game]
+        assert host.request.post(api, data={"action_id": "roll-0001", "move": move}).ok
+    page = seated_page(browser, server, table, 0, TABLET)
+    page.wait_for_selector(f".live[data-state-id='{1 if game in FIRST_ROLLS else 0}']")
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    assert page.evaluate(LABELS_NOBODY_READS) == []
+    assert host.evaluate(LABELS_NOBODY_READS) == []
+
+
+def test_a_screen_reader_reads_what_each_total_counts(browser: Any, server: ServerProcess) -> None:
+    """In the accessibility tree a Qwixx sheet's total, its rows' points and the roll were
+    bare numbers ("0", "0× = 0", "3 white ..."), a Sixto sheet's row and column points too."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    roll_qwixx_7(server, host, table)
+    ann = seated_page(browser, server, table, 0, TABLET)
+    tree = ann.locator("#live").aria_snapshot()
+    assert 'group "current roll"' in tree
+    assert 'group "penalties"' in tree
+    sheet = ann.get_by_role("region", name="Ann's sheet")
+    assert sheet.get_by_text("total", exact=True).count() == 1
+    assert sheet.get_by_text("Red points", exact=True).count() == 1
+    table = new_table(server, host, "sixto")
+    ann = seated_page(browser, server, table, 0, TABLET)
+    sheet = ann.get_by_role("region", name="Ann's sheet")
+    assert sheet.get_by_text("Red row points", exact=True).count() == 1
+    assert sheet.get_by_text("column 1 points", exact=True).count() == 1
