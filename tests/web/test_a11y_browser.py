@@ -375,14 +375,12 @@ def test_the_top_bar_keeps_its_words_on_screen_at_200_percent(
     assert page.evaluate(TEXT_OFF_SCREEN) == []
 
 
-def test_a_keyboard_player_passes_and_hears_the_penalty(
-    browser: Any, server: ServerProcess
-) -> None:
-    """Ann passes twice with the keyboard, the second pass (a penalty) asked and confirmed
-    with Enter; the penalty boxes were empty spans a screen reader skipped."""
+def at_anns_costly_pass(browser: Any, server: ServerProcess, clock: bool = False) -> Any:
+    """Ann's sheet once she has passed the white sum with the keyboard and Bob and Cy have
+    passed too: her next pass costs a penalty. Seat 0's page, the focus at its top."""
     host = browser.new_context(**TABLET).new_page()
     table = new_table(server, host, "qwixx")
-    ann = seated_page(browser, server, table, 0, TABLET)
+    ann = seated_page(browser, server, table, 0, TABLET, clock=clock)
     others = [seated_page(browser, server, table, seat, TABLET) for seat in (1, 2)]
     roll_qwixx_7(server, host, table)
     ann.wait_for_selector(".live[data-state-id='1']")
@@ -394,8 +392,17 @@ def test_a_keyboard_player_passes_and_hears_the_penalty(
         move = {"kind": "pass", "player": seat}
         assert page.request.post(api, data={"action_id": f"seat-{seat}-pass", "move": move}).ok
     ann.wait_for_selector(".live[data-state-id='4']")
-    assert ann.get_by_role("img", name="penalty 1, open").count() == 1
     ann.locator("body").focus()
+    return ann
+
+
+def test_a_keyboard_player_passes_and_hears_the_penalty(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Ann passes twice with the keyboard, the second pass (a penalty) asked and confirmed
+    with Enter; the penalty boxes were empty spans a screen reader skipped."""
+    ann = at_anns_costly_pass(browser, server)
+    assert ann.get_by_role("img", name="penalty 1, open").count() == 1
     tab_to(ann, "Pass: \N{MINUS SIGN}5 penalty")
     ann.keyboard.press("Enter")  # asks
     ann.get_by_role("button", name="Tap again to pass and take \N{MINUS SIGN}5").wait_for()
@@ -507,3 +514,38 @@ def test_a_screen_reader_reads_what_each_total_counts(browser: Any, server: Serv
     sheet = ann.get_by_role("region", name="Ann's sheet")
     assert sheet.get_by_text("Red row points", exact=True).count() == 1
     assert sheet.get_by_text("column 1 points", exact=True).count() == 1
+
+
+def test_a_keyboard_player_hears_the_tap_again_question_and_has_time_to_answer(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The question ("Tap again to pass and take -5") was only the button's new text, which
+    a screen reader does not read out, and it went back after 5 s: a player who heard
+    nothing, or listened to it to the end, pressed again and was asked again."""
+    ann = at_anns_costly_pass(browser, server, clock=True)
+    question = "Tap again to pass and take \N{MINUS SIGN}5"
+    tab_to(ann, "Pass: \N{MINUS SIGN}5 penalty")
+    ann.keyboard.press("Enter")  # asks
+    said = ann.locator("[aria-live=assertive]", has_text=question)
+    said.wait_for(state="attached", timeout=5000)
+    ann.clock.run_for(10_000)  # the screen reader reads it, the player decides
+    assert ann.evaluate(FOCUSED_NAME) == question
+    ann.keyboard.press("Enter")
+    ann.wait_for_selector(".live[data-state-id='5']")
+    assert ann.get_by_role("img", name="penalty 1, crossed").count() == 1
+    assert said.count() == 0  # the question is no longer in the air
+
+
+def test_a_keyboard_question_ends_when_the_focus_leaves_it(
+    browser: Any, server: ServerProcess
+) -> None:
+    """With no time limit for a key's question, moving on from the button is what ends it:
+    the player who tabs away and back is asked again (the page's clock stands still: no
+    time limit ends it)."""
+    ann = at_anns_costly_pass(browser, server, clock=True)
+    tab_to(ann, "Pass: \N{MINUS SIGN}5 penalty")
+    ann.keyboard.press("Enter")  # asks
+    ann.get_by_role("button", name="Tap again to pass and take \N{MINUS SIGN}5").wait_for()
+    ann.keyboard.press("Shift+Tab")
+    ann.get_by_role("button", name="Pass: \N{MINUS SIGN}5 penalty").wait_for(timeout=5000)
+    assert ann.locator("[aria-live=assertive]", has_text="Tap again").count() == 0

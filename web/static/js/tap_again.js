@@ -20,12 +20,38 @@
 // would see the question gone and think the tap did nothing) keeps its question with no
 // time limit: until a tap elsewhere, or until the page's state (`stateOf()`, when the page
 // gives one) is another than when it asked.
+//
+// A keyboard or screen-reader player hears the question (an assertive live region: the
+// button's new text alone is not read out), and a question asked by a key press keeps no
+// time limit either: 5 s is less than it takes to hear it and press again. It ends when the
+// focus leaves its button (or a tap elsewhere, or the page's state changes).
 window.TapAgain = (() => {
   "use strict";
   const ASK_MS = 5000;
   const READ_MS = 500;
   let pointerType = "mouse";
-  document.addEventListener("pointerdown", (event) => { pointerType = event.pointerType; }, true);
+  let byKeyboard = false;  // whether the latest press was a key's (Enter, Space), not a pointer's
+  document.addEventListener("pointerdown", (event) => {
+    pointerType = event.pointerType;
+    byKeyboard = false;
+  }, true);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === " ") byKeyboard = true;
+  }, true);
+
+  // one live region for every question of the page, there before the first question (a
+  // region added with its words is not read)
+  let spoken = null;
+  function say(words) {
+    if (spoken === null) {
+      spoken = document.createElement("p");
+      spoken.className = "sr-only";
+      spoken.dataset.tapAgainSaid = "";
+      spoken.setAttribute("aria-live", "assertive");
+      document.body.appendChild(spoken);
+    }
+    spoken.textContent = words;
+  }
 
   // the questions of the buttons inside `scope` whose `attribute` (default data-confirm)
   // holds one; `keyOf(button)` names a button across redraws (default: its question)
@@ -33,6 +59,7 @@ window.TapAgain = (() => {
     const question = (element) => element.getAttribute(attribute) || "";
     const key = keyOf || question;
     const armed = {key: null, at: 0, until: 0, timers: [], stays: false, state: null};
+    say("");
 
     function isArmed(element) {
       if (question(element) === "" || armed.key !== key(element)) return false;
@@ -57,6 +84,7 @@ window.TapAgain = (() => {
     }
 
     function disarm() {
+      if (armed.key !== null) say("");
       armed.key = null;
       setTimers();
       restore();
@@ -66,19 +94,23 @@ window.TapAgain = (() => {
       armed.key = key(element);
       armed.at = Date.now();
       armed.until = armed.at + ASK_MS;
-      armed.stays = element.hasAttribute("data-ask-stays");
+      armed.stays = byKeyboard || element.hasAttribute("data-ask-stays");
       armed.state = stateOf();
       const ready = setTimeout(restore, READ_MS);  // "asking" becomes "ready"
       setTimers(ready, ...(armed.stays ? [] : [setTimeout(disarm, ASK_MS)]));
       restore();
+      say(question(element));
     }
 
-    // a staying question ends at a tap anywhere but on its own button
-    document.addEventListener("pointerdown", (event) => {
+    // a staying question ends at a tap, or the focus, anywhere but on its own button (a
+    // redraw that gives the focus back to the new button of its key keeps it)
+    function endUnlessOnIt(event) {
       if (armed.key === null || !armed.stays) return;
       const on = event.target.closest && event.target.closest(`[${attribute}]`);
       if (!on || !scope.contains(on) || key(on) !== armed.key) disarm();
-    }, true);
+    }
+    document.addEventListener("pointerdown", endUnlessOnIt, true);
+    document.addEventListener("focusin", endUnlessOnIt, true);
 
     // whether this tap on a button of these questions does what it says: false for the tap
     // that asks, and for a finger's second tap too soon after it
