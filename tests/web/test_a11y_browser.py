@@ -17,6 +17,7 @@ from tests.web.helpers import QWIXX_ROLL_7
 pytestmark = pytest.mark.browser
 
 PLAYERS = ["Ann", "Bob", "Cy"]
+NAMES = [*PLAYERS, "Di", "Ed"]
 
 # WCAG 2's contrast ratio of an element's text colour against the first opaque background
 # behind it (the patterns over the row labels are light stripes: the flat colour is what
@@ -549,3 +550,63 @@ def test_a_keyboard_question_ends_when_the_focus_leaves_it(
     ann.keyboard.press("Shift+Tab")
     ann.get_by_role("button", name="Pass: \N{MINUS SIGN}5 penalty").wait_for(timeout=5000)
     assert ann.locator("[aria-live=assertive]", has_text="Tap again").count() == 0
+
+
+def roll_of(colour: str, *values: int) -> dict[str, Any]:
+    return {
+        "kind": "roll",
+        "player": -1,
+        "dice": [{"colour": colour, "value": value} for value in values],
+    }
+
+
+# a table of each game whose seats play the colours whose white text read under 4.5:1
+# (teal 4.4, pink 4.2, grey 3.3, orange 2.8), with the first roll entered
+SIXES_TABLES = {
+    "sixis": (
+        {"players": 3, "colours": ["pink", "teal", "grey"]},
+        roll_of("pink", 2, 2, 3, 5, 5, 5),
+    ),
+    "sixmix": (
+        {"players": 5, "colours": ["pink", "teal", "grey", "orange", "yellow"]},
+        roll_of("pink", 3, 3, 4, 5, 6, 1),
+    ),
+    "sixes": ({"players": 3}, None),
+}
+
+
+@pytest.mark.parametrize("game", list(SIXES_TABLES))
+def test_every_text_of_sixis_sixmix_and_sixes_reads_at_4_5_to_1(
+    browser: Any, server: ServerProcess, game: str
+) -> None:
+    """On the sheet, the table view and the end screen: Sixis' "six of a kind" (grey on pink,
+    4.0:1), the white numbers of teal, pink and grey dice and the white names of Sixmix'
+    orange and yellow rows (2.8:1 and less) were below 4.5:1."""
+    options, first_roll = SIXES_TABLES[game]
+    host = browser.new_context(**TABLET).new_page()
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={
+            "game": game,
+            "options": options,
+            "players": NAMES[: options["players"]],
+        },
+    )
+    assert created.status == 201, created.text()
+    table = created.json()
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    if first_roll:
+        assert host.request.post(
+            f"{api}/actions", data={"action_id": "roll-0001", "move": first_roll}
+        ).ok
+    sheet = seated_page(browser, server, table, 0, TABLET)
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    texts = sheet.evaluate(PAGE_TEXT_CONTRAST) + host.evaluate(PAGE_TEXT_CONTRAST)
+    assert host.request.post(f"{api}/end").ok
+    for page in (sheet, host):
+        page.wait_for_selector(".live.finished")
+        texts += page.evaluate(PAGE_TEXT_CONTRAST)
+    assert len(texts) > 60
+    low = sorted({(t[0][:12], t[1], round(t[2], 2)) for t in texts if t[2] < 4.5})
+    assert low == [], "\n".join(map(str, low))
