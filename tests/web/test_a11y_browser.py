@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import ServerProcess
-from tests.web.devices import TABLET, seated_page
+from tests.web.devices import PHONE, TABLET, seated_page
 from tests.web.helpers import QWIXX_ROLL_7
 
 pytestmark = pytest.mark.browser
@@ -610,3 +610,29 @@ def test_every_text_of_sixis_sixmix_and_sixes_reads_at_4_5_to_1(
     assert len(texts) > 60
     low = sorted({(t[0][:12], t[1], round(t[2], 2)) for t in texts if t[2] < 4.5})
     assert low == [], "\n".join(map(str, low))
+
+
+# the page's text size and whether it scrolls sideways
+TEXT_AND_WIDTH = """() => ({body: parseFloat(getComputedStyle(document.body).fontSize),
+  sideways: document.documentElement.scrollWidth - document.documentElement.clientWidth})"""
+
+
+@pytest.mark.parametrize("game", ["qwixx", "sixto", "sixis", "sixmix", "sixes"])
+def test_a_larger_default_text_size_enlarges_the_sheet_on_a_phone(
+    browser: Any, server: ServerProcess, game: str
+) -> None:
+    """The text was 17 px whatever the browser's text size: a player who set 24 px as the
+    default (emulated: the root at 150 %) got the same small text. It now grows with it, and
+    the sheet on an upright phone still does not scroll sideways (with the roll in the
+    banner where the game has one at its start)."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, game)
+    if game in FIRST_ROLLS:
+        api = f"{server.base_url}/api/tables/{table['table_id']}/actions"
+        move = FIRST_ROLLS[game]
+        assert host.request.post(api, data={"action_id": "roll-0001", "move": move}).ok
+    page = seated_page(browser, server, table, 0, PHONE)
+    assert page.evaluate(TEXT_AND_WIDTH) == {"body": 17, "sideways": 0}
+    page.add_style_tag(content="html { font-size: 150% }")
+    page.wait_for_function("parseFloat(getComputedStyle(document.body).fontSize) > 17")
+    assert page.evaluate(TEXT_AND_WIDTH) == {"body": 25.5, "sideways": 0}
