@@ -636,3 +636,18 @@ def test_a_larger_default_text_size_enlarges_the_sheet_on_a_phone(
     page.add_style_tag(content="html { font-size: 150% }")
     page.wait_for_function("parseFloat(getComputedStyle(document.body).fontSize) > 17")
     assert page.evaluate(TEXT_AND_WIDTH) == {"body": 25.5, "sideways": 0}
+
+
+def test_a_screen_reader_hears_what_the_pound_button_says(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Sixes' POUND button was named "Pound the table" and no more: its line under the
+    word (the call it answers, who won the pound, why a purse cannot pound) was for the
+    eyes only."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "sixes")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    described = accessible_descriptions(bob)
+    assert described["Pound the table"].replace("\N{NO-BREAK SPACE}", " ") == (
+        "First pound after the call of 1 wins"
+    )
