@@ -692,3 +692,55 @@ def test_a_screen_reader_hears_which_sixis_cards_and_sixmix_spaces_are_allowed(
     described = accessible_descriptions(ann)
     assert len(spaces) >= 2
     assert sorted(n for n, text in described.items() if text == "allowed now") == sorted(spaces)
+
+
+def test_a_keyboard_player_plays_sixmix_sixis_and_sixes(
+    browser: Any, server: ServerProcess
+) -> None:
+    """With Tab, the arrows, Space and Enter only: a Sixmix die picked and placed, two Sixis
+    dice chosen (each toggle says its value and whether it is pressed) and saved, a Sixes
+    POUND."""
+    host = browser.new_context(**TABLET).new_page()
+    sixmix = new_table(server, host, "sixmix")
+    api = f"{server.base_url}/api/tables/{sixmix['table_id']}/actions"
+    move = roll_of("green", 6, 5, 4, 3, 2, 1)
+    assert host.request.post(api, data={"action_id": "roll-0001", "move": move}).ok
+    ann = seated_page(browser, server, sixmix, 0, TABLET)
+    tab_to(ann, "Die green 6")
+    ann.keyboard.press("ArrowRight")  # the next die, picked
+    assert ann.get_by_role("radio", name="Die green 5").is_checked()
+    tab_to(ann, "Green 100,000")
+    ann.keyboard.press("Enter")
+    ann.wait_for_selector(".live[data-state-id='2']")
+    placed = ann.locator(".smx-board:visible [data-row=green][data-space='0']").inner_text()
+    assert placed.split() == ["5", "green"]
+
+    sixis = new_table(server, host, "sixis")
+    api = f"{server.base_url}/api/tables/{sixis['table_id']}/actions"
+    move = roll_of("red", 2, 2, 3, 5, 5, 5)
+    assert host.request.post(api, data={"action_id": "roll-0001", "move": move}).ok
+    ann = seated_page(browser, server, sixis, 0, TABLET)
+    tab_to(ann, "Take no card")
+    ann.keyboard.press("Enter")
+    ann.wait_for_selector(".live[data-state-id='2']")
+    ann.locator("body").focus()
+    tab_to(ann, "keep red 3")
+    ann.keyboard.press("Space")
+    ann.keyboard.press("Tab")
+    ann.keyboard.press("Space")
+    save = ann.get_by_role("group", name="dice to save")
+    assert save.get_by_role("button", name="keep red 3", pressed=True).count() == 1
+    assert save.get_by_role("button", name="keep red 5", pressed=True).count() == 1
+    assert save.get_by_role("button", name="keep red 5", pressed=False).count() == 2
+    tab_to(ann, "Save the chosen dice")
+    ann.keyboard.press("Enter")
+    ann.wait_for_selector(".live[data-state-id='3']")
+    state = host.request.get(f"{server.base_url}/api/tables/{sixis['table_id']}/state").json()
+    assert state["state"]["state"]["saved"][0] == [3, 5]
+
+    sixes = new_table(server, host, "sixes")
+    bob = seated_page(browser, server, sixes, 1, TABLET)
+    tab_to(bob, "Pound the table")
+    bob.keyboard.press("Enter")
+    bob.wait_for_selector(".live[data-state-id='1']")
+    assert "You won this table-pound" in bob.inner_text(".sixes-pound")
