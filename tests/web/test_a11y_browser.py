@@ -561,17 +561,25 @@ def roll_of(colour: str, *values: int) -> dict[str, Any]:
 
 
 # a table of each game whose seats play the colours whose white text read under 4.5:1
-# (teal 4.4, pink 4.2, grey 3.3, orange 2.8), with the first roll entered
+# (teal 4.4, pink 4.2, grey 3.3, orange 2.8), with the first moves made: the first roll;
+# in Sixes a safe roll on 1 and on to 2 (1 is done)
 SIXES_TABLES = {
     "sixis": (
         {"players": 3, "colours": ["pink", "teal", "grey"]},
-        roll_of("pink", 2, 2, 3, 5, 5, 5),
+        [roll_of("pink", 2, 2, 3, 5, 5, 5)],
     ),
     "sixmix": (
         {"players": 5, "colours": ["pink", "teal", "grey", "orange", "yellow"]},
-        roll_of("pink", 3, 3, 4, 5, 6, 1),
+        [roll_of("pink", 3, 3, 4, 5, 6, 1)],
     ),
-    "sixes": ({"players": 3}, None),
+    "sixes": (
+        {"players": 3},
+        [
+            {"kind": "pound", "player": 1},
+            roll_of("white", 2, 3),
+            {"kind": "go_on", "player": 0},
+        ],
+    ),
 }
 
 
@@ -581,8 +589,9 @@ def test_every_text_of_sixis_sixmix_and_sixes_reads_at_4_5_to_1(
 ) -> None:
     """On the sheet, the table view and the end screen: Sixis' "six of a kind" (grey on pink,
     4.0:1), the white numbers of teal, pink and grey dice and the white names of Sixmix'
-    orange and yellow rows (2.8:1 and less) were below 4.5:1."""
-    options, first_roll = SIXES_TABLES[game]
+    orange and yellow rows (2.8:1 and less) and Sixes' numbers done (2.5:1) were below
+    4.5:1."""
+    options, first_moves = SIXES_TABLES[game]
     host = browser.new_context(**TABLET).new_page()
     created = host.request.post(
         server.base_url + "/api/tables",
@@ -595,11 +604,11 @@ def test_every_text_of_sixis_sixmix_and_sixes_reads_at_4_5_to_1(
     assert created.status == 201, created.text()
     table = created.json()
     api = f"{server.base_url}/api/tables/{table['table_id']}"
-    if first_roll:
-        assert host.request.post(
-            f"{api}/actions", data={"action_id": "roll-0001", "move": first_roll}
-        ).ok
+    for number, move in enumerate(first_moves):
+        action = {"action_id": f"first-{number:04d}", "move": move}
+        assert host.request.post(f"{api}/actions", data=action).ok
     sheet = seated_page(browser, server, table, 0, TABLET)
+    sheet.wait_for_selector(f".live[data-state-id='{len(first_moves)}']")
     host.goto(server.base_url + table["url"])
     host.wait_for_selector("#conn[data-conn=live]")
     texts = sheet.evaluate(PAGE_TEXT_CONTRAST) + host.evaluate(PAGE_TEXT_CONTRAST)
@@ -767,3 +776,23 @@ def test_the_sixis_cards_out_of_reach_are_not_faded(browser: Any, server: Server
     ann = seated_page(browser, server, table, 0, TABLET)
     assert ann.locator(".sxi-card.far").count() > 0
     assert ann.evaluate(FADED_TEXT) == []
+
+
+def test_a_screen_reader_hears_which_sixes_numbers_are_done(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A number done was struck through on screen and read as a bare "1"."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "sixes")
+    api = f"{server.base_url}/api/tables/{table['table_id']}/actions"
+    for number, move in enumerate(SIXES_TABLES["sixes"][1]):
+        action = {"action_id": f"first-{number:04d}", "move": move}
+        assert host.request.post(api, data=action).ok
+    ann = seated_page(browser, server, table, 0, TABLET)
+    ann.wait_for_selector(".live[data-state-id='3']")
+    numbers = ann.get_by_role("list", name="numbers up to 6").get_by_role("listitem")
+    assert [" ".join(words.split()) for words in numbers.all_text_contents()][:3] == [
+        "1 done",
+        "2up",
+        "3",
+    ]
