@@ -222,9 +222,9 @@ def test_the_final_screen_signs_won_and_lost_alike_in_both_tables(tmp_path: Path
     templates = create_app(Settings(data_dir=tmp_path)).state.templates
     html = render_live(templates, "t", SheetCache(), over, Viewer(None, True), "table").html
     card = html[html.index('class="outcome card"') : html.index('class="sheets')]
-    columns = re.findall(r"<th>([^<]*)</th>", card.split("</thead>")[0])
+    columns = re.findall(r"<th[^>]*>([^<]*)</th>", card.split("</thead>")[0])
     won_lost = columns.index("won/lost") - 1  # the first heading is over the names
-    cells = re.findall(r"<tr[^>]*><th>(\w+)</th>((?:<td[^>]*>[^<]*</td>)+)</tr>", card)
+    cells = re.findall(r"<tr[^>]*><th[^>]*>(\w+)</th>((?:<td[^>]*>[^<]*</td>)+)</tr>", card)
     end_card = {name: re.findall(r"<td[^>]*>([^<]*)</td>", tds)[won_lost] for name, tds in cells}
     sheets = html[html.index('class="sheets') :]
     purses = re.findall(
