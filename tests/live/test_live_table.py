@@ -190,6 +190,14 @@ def test_sixto_new_throw_in_the_keep_step_is_a_reroll(live: Any, clip_folder: Pa
     rolled = {d["colour"]: d["value"] for d in log[-1].move["dice"]}
     assert rolled == dict(second.rest)
     assert live.table(table_id).snapshot.turn.step == "cross"
+    # P1 never tapped "Re-roll": the log says the camera's throw was taken as theirs, as it
+    # says of an automatic pass (it read "P1: Re-roll all dice", a tap P1 never made)
+    page = client.get(f"/t/{table_id}/log")
+    assert page.status_code == 200
+    assert page.text.count("data-automatic") == 1
+    assert "P1: Re-roll all dice (the camera saw a new throw)" in page.text
+    record = client.get(f"/api/tables/{table_id}/record").json()
+    assert record["actions"][1] == {"by": "0", "move": log[1].move, "implied": True}
 
 
 def test_missing_die_is_held_not_applied(live: Any, clip_folder: Path) -> None:

@@ -21,11 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from companion.live.stats import Fairness, report_from_counts
 from companion.rules.base import COLOURS, Game, Reason, Rejection
 from companion.rules.registry import standard_dice_sets
-from companion.rules.session import AUTO, HOST
+from companion.rules.session import AUTO, CAMERA, HOST
 from companion.table.camera_hub import CameraHub
 from companion.table.dice import effective_entries, roll_of, taken_back
 from companion.table.snapshot import Snapshot
-from companion.table.store import LogEntry
+from companion.table.store import LogEntry, implied_seqs
 from companion.table.tables import Table
 from companion.table.words import score_text, with_names
 from companion.web.deps import (
@@ -284,10 +284,15 @@ async def camera_dismiss(body: HeldRequest, access: ApiAccess, hub: HubDep) -> d
 
 # -- the game's log with photos ----------------------------------------------------------
 def log_words(
-    game: Game[object, object], players: tuple[str, ...], entry: LogEntry
+    game: Game[object, object],
+    players: tuple[str, ...],
+    entry: LogEntry,
+    throw_by: str | None = None,
 ) -> dict[str, object]:
-    """Who made a log entry and what it did, in words; an automatic pass (made for a
-    player who had not acted when the next roll came) says so and names that player."""
+    """Who made a log entry and what it did, in words. A move the next throw made for a
+    player (`throw_by`: who made that throw's roll; an automatic pass, Sixto's re-roll) is
+    made by nobody's tap: it is "automatic", names that player and says why ("Ann: Re-roll
+    all dice (the camera saw a new throw)"; it read "Ann: Re-roll all dice" as Ann's tap)."""
     move = None
     if entry.kind == "undo":
         text = "undo"
@@ -299,11 +304,31 @@ def log_words(
             text = str(entry.move)
     by = entry.by
     who = players[int(by)] if by.isdigit() and int(by) < len(players) else by
-    automatic = by == AUTO
+    automatic = by == AUTO or throw_by is not None
     if automatic and move is not None and 0 <= move.player < len(players):
         who = "automatic"
-        text = f"{players[move.player]}: {text} (the next roll came)"
+        text = f"{players[move.player]}: {text} ({why_implied(by, throw_by)})"
     return {"by": who, "text": text, "automatic": automatic}
+
+
+def why_implied(by: str, throw_by: str | None) -> str:
+    """Why a throw made this move: a pass because the next roll came; a player's move
+    (Sixto's re-roll) because the camera saw a new throw, or a new roll was entered."""
+    if by == AUTO:
+        return "the next roll came"
+    return "the camera saw a new throw" if throw_by == CAMERA else "a new roll was entered"
+
+
+def throws_by(log: list[LogEntry]) -> dict[int, str]:
+    """For each entry a throw implied (store.implied_seqs: its action id is its roll's with
+    `-seq`), who made that throw's roll."""
+    implied = implied_seqs(log)
+    rolls = {e.action_id: e.by for e in log if e.kind == "move"}
+    made = {}
+    for entry in log:
+        if entry.seq in implied:
+            made[entry.seq] = rolls.get(entry.action_id.rsplit("-", 1)[0], AUTO)
+    return made
 
 
 def undid_text(
@@ -370,10 +395,11 @@ def log_context(
     standing = {e.action_id for e in effective_entries(log)}
     taken = taken_back(log)  # what each undo took back, by the session's rule
     costs = pass_costs(table.game, table.session.options, log)  # on the page thread
+    made_by_throw = throws_by(log)
     rows = []
     for entry in log:
         roll = roll_of(entry)
-        words = log_words(table.game, snapshot.players, entry)
+        words = log_words(table.game, snapshot.players, entry, made_by_throw.get(entry.seq))
         if entry.seq in taken:
             words["text"] = undid_text(table.game, snapshot.players, entry, taken[entry.seq])
         if entry.action_id in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
