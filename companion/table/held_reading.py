@@ -43,6 +43,12 @@ if TYPE_CHECKING:
 ADDED = "added"  # flag of a die the host added to a held reading (the finder missed it)
 DEFAULT_SIDE_FRACTION = 0.09  # an added die's side with no other dice and no calibration
 WAITING_MAX = 3  # throws kept behind an open question (a table rarely throws more meanwhile)
+# the camera's note when an undo ended its question: the question went from every screen
+# with nothing said, and the host took it for lost dice
+DROPPED_BY_UNDO = (
+    "the camera's question was dropped because of the undo: throw the dice again, "
+    "or enter them by tapping"
+)
 
 HeldKind = Literal["mismatch", "confirm", "unsure"]
 Mode = Literal["auto", "sure", "confirm"]  # a table's camera mode (camera_feed)
@@ -345,10 +351,11 @@ class HeldReadings:
     One lock for every table: the camera watches one table and taps on a held reading come
     seconds apart, so nobody waits on it."""
 
-    def __init__(self) -> None:
+    def __init__(self, note: Callable[[str, str], None] = lambda table_id, text: None) -> None:
         self.lock = asyncio.Lock()
         self._held: dict[str, HeldReading] = {}
         self._waiting: dict[str, deque[RollEvent]] = {}
+        self._note = note  # the camera's note of a table (RollIntake.note)
 
     def put(self, held: HeldReading) -> None:
         self._held[held.table_id] = held
@@ -383,6 +390,8 @@ class HeldReadings:
         carried = carried_over(held, table)
         if carried is None:
             self.drop(table.table_id)
+            if table.session.moves_since(held.state_id) is None:  # an undo came since
+                self._note(table.table_id, DROPPED_BY_UNDO)
         else:
             self._held[table.table_id] = carried
         return carried

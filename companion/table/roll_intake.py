@@ -72,7 +72,7 @@ class RollIntake:
     def __init__(self, store: Store, learning: Learning | None = None) -> None:
         self.store = store
         self.learning = learning
-        self.held = HeldReadings()
+        self.held = HeldReadings(self.note)
         self._notes: dict[str, TableNote] = {}
 
     def note(self, table_id: str, text: str) -> None:

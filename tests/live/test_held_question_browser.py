@@ -208,3 +208,47 @@ def test_the_camera_button_says_whether_this_table_has_the_camera(
             what="the camera back at this table",
         )
         assert button.is_disabled()
+
+
+def test_an_undo_drops_the_question_and_the_camera_panel_says_why(
+    browser: Any, tmp_path: Path
+) -> None:
+    """By design an undo ends the camera's open question (the game is no longer where the
+    dice were judged): the question leaves the screens, the host's camera panel says the
+    undo dropped it (it went with nothing said), and the next throw is asked again."""
+    reader = ClipReader()
+    device, name = DEVICES[0]
+    with camera_table(browser, tmp_path, reader, device, "confirm") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        throw_now(server, host, folder, reader, seed=4301)
+        ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=20000)
+        ann.click("#camera-ask [data-camera-confirm]")
+        ann.wait_for_selector(".live[data-state-id='1']", timeout=10000)
+        table_id = ann.url.split("/t/")[1].split("/")[0]
+        api = f"{server.base_url}/api/tables/{table_id}"
+
+        throw_now(server, host, folder, reader, seed=4302)  # a throw while Ann and Bob cross
+        wait_until(
+            lambda: host.request.get(f"{api}/camera").json()["pending"] is not None,
+            timeout=30,
+            what="the second throw asked",
+        )
+        undone = host.request.post(f"{api}/undo", data={"action_id": "host-undo-0001"})
+        assert undone.ok, undone.text()
+        host.wait_for_function(
+            "document.getElementById('camera-note').textContent.includes("
+            "'dropped because of the undo')",
+            timeout=20000,
+        )
+        assert host.inner_text("#camera-note") == (
+            "the camera's question was dropped because of the undo: throw the dice again, "
+            "or enter them by tapping"
+        )
+        ann.wait_for_selector("#camera-ask", state="hidden", timeout=20000)
+        shot(host, f"camera-question-dropped-by-undo-{name}")
+
+        # the undo took the roll back: the dice are due again, and a throw is asked again
+        again = throw_now(server, host, folder, reader, seed=4303)
+        ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=20000)
+        assert asked_dice(ann) == sorted(again.rest)

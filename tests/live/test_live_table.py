@@ -710,3 +710,31 @@ def test_what_a_new_throw_implies_names_the_penalty(live: Any) -> None:
     assert client.post(f"/api/tables/{table_id}/actions", json=cross).status_code == 200
     implies = camera(client, table_id)["implies"]
     assert not any("penalty" in text for text in implies), implies
+
+
+def test_an_undo_ends_the_camera_question_and_the_host_is_told(
+    live: Any, clip_folder: Path
+) -> None:
+    """By design an undo ends the camera's open question (the game is no longer where the
+    dice were judged). The camera's line says that is why it went (the host saw the
+    question vanish with nothing said), and the dice can be thrown or entered again."""
+    client = host_client(live)
+    table_id = new_table(client, "qwixx")
+    replay(live, client, table_id, clip_folder, render_throw(QWIXX, seed=311))
+    finish_step(live, client, table_id, "pass")
+    replay(live, client, table_id, clip_folder, render_throw(QWIXX[:-1], seed=301))
+    assert camera(client, table_id)["pending"]["kind"] == "mismatch"
+    undone = client.post(f"/api/tables/{table_id}/undo", json={"action_id": "host-undo-0001"})
+    assert undone.status_code == 200, undone.text
+    body = camera(client, table_id)
+    assert body["pending"] is None
+    assert body["note"] == (
+        "the camera's question was dropped because of the undo: throw the dice again, "
+        "or enter them by tapping"
+    )
+    # the dice are asked again once the game expects them: the throw is applied
+    finish_step(live, client, table_id, "pass")
+    assert live.table(table_id).snapshot.turn.chance
+    again = render_throw(QWIXX, seed=312)
+    replay(live, client, table_id, clip_folder, again)
+    assert rolls_in_log(live, table_id)[-1] == ("camera", sorted(again.rest))
