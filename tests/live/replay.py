@@ -102,14 +102,36 @@ class ClipReader:
         return FrameReading(w, h, dice, frame_index=frame_index)
 
 
+# a browser context sending this header (Playwright's extra_http_headers) is seen by the
+# server as a device on the network at that address, not the server machine itself
+# (deps.is_local): a tablet, though every test browser runs over loopback
+SEEN_FROM = "x-test-seen-from"
+
+
+def seen_from_header(app: Any) -> Any:
+    """`app` with each request's client address taken from its SEEN_FROM header, if any."""
+
+    async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            seen = dict(scope.get("headers") or ()).get(SEEN_FROM.encode())
+            if seen is not None:
+                scope = {**scope, "client": (seen.decode(), 50000)}
+        await app(scope, receive, send)
+
+    return asgi
+
+
 class LiveServer:
-    """`create_app` under a real uvicorn on a free port, in a thread of this process."""
+    """`create_app` under a real uvicorn on a free port, in a thread of this process. A
+    request with the SEEN_FROM header comes from that address (a tablet)."""
 
     def __init__(self, settings: Settings, reader_factory: Callable[[], Any] | None) -> None:
         self.app = create_app(settings, reader_factory)
         self.port = settings.port
         self.base_url = f"http://127.0.0.1:{settings.port}"
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=settings.port, log_level="warning")
+        config = uvicorn.Config(
+            seen_from_header(self.app), host="127.0.0.1", port=settings.port, log_level="warning"
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
 

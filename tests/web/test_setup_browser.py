@@ -13,13 +13,19 @@ from typing import Any
 
 import pytest
 
-from tests.live.replay import wait_until
+from tests.live.replay import SEEN_FROM, wait_until
 from tests.web.conftest import shot
 from tests.web.setups import QWIXX, calibrated_camera
 
 pytestmark = pytest.mark.browser
 
 LAPTOP = {"viewport": {"width": 1280, "height": 900}}
+# the host's tablet: a device on the network, not the server machine
+TABLET = {
+    "viewport": {"width": 800, "height": 1280},
+    "has_touch": True,
+    "extra_http_headers": {SEEN_FROM: "192.168.1.20"},
+}
 
 
 def take_and_confirm(page: Any, change: int | None = None, times: int = 0) -> list[int]:
@@ -291,3 +297,65 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         assert line.startswith("The camera learns kitchen's dice, not this table's")
         assert page.locator("#camera-setup-item").is_visible()  # what kitchen learnt: still there
         context.close()
+
+
+def test_the_tables_host_forgets_what_the_camera_learnt_in_one_action_from_a_tablet(
+    browser: Any, tmp_path: Path
+) -> None:
+    """From the table's "What the camera learnt" page the host forgets in one action (one
+    button, tap again), from their tablet: it took five or six taps through the server
+    machine's page, which a tablet cannot open. The setup reads with the shipped models
+    again, and the page says so. Only the table's host device may (checked server-side)."""
+    with calibrated_camera(tmp_path) as server:
+        laptop = browser.new_context(**LAPTOP).new_page()
+        laptop.goto(f"{server.base_url}/setups/kitchen")
+        laptop.wait_for_selector("#setup-status[data-used='0']")
+        learning = server.app.state.learning
+        take_and_confirm(laptop)
+        wait_until(lambda: learning.idle("kitchen"), what="the refresh after teaching")
+
+        tablet = browser.new_context(**TABLET)
+        created = tablet.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        )
+        table = created.json()
+        api = f"{server.base_url}/api/tables/{table['table_id']}"
+        wait_until(
+            lambda: server.hub.feed.attached_to(table["table_id"]),
+            what="the camera following the table",
+        )
+        # the tablet is no server machine (the setup's page by name is refused to it), and
+        # a player's device of the table may not forget
+        assert tablet.request.get(f"{server.base_url}/api/setups/kitchen").status == 403
+        player = browser.new_context(extra_http_headers={SEEN_FROM: "192.168.1.21"})
+        assert player.request.post(f"{server.base_url}/api/join", data={"code": table["code"]}).ok
+        refused = player.request.delete(f"{api}/setup")
+        assert refused.status == 403 and refused.json()["rule"] == "host_only"
+        assert len(learning.store.examples("kitchen")) == 6
+
+        page = tablet.new_page()
+        page.goto(f"{server.base_url}/t/{table['table_id']}")
+        page.tap("#camera-setup-link")
+        page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
+        forget = page.locator("#forget")
+        assert forget.inner_text() == "Forget what the camera learnt"
+        forget.tap()
+        page.wait_for_selector("#forget[data-armed=ready]")
+        assert forget.inner_text() == "Tap again to forget every die the camera learnt for kitchen"
+        assert len(learning.store.examples("kitchen")) == 6  # the first tap only asked
+        shot(page, "setup-forget-from-the-table-tablet")
+        forget.tap()
+        page.wait_for_selector("#setup-status[data-used='0']", timeout=20000)
+        said = page.inner_text("#setup-forgotten")
+        assert "forgot 6 stored dice of kitchen" in said
+        assert "it reads with the models it came with" in said
+        assert learning.store.examples("kitchen") == []
+        assert "nothing yet" in page.inner_text("#groups")
+        verdict = page.locator("#setup-verdict")
+        assert verdict.get_attribute("data-adopted") == "false"
+        assert verdict.inner_text().startswith("reads with the models it came with")
+        assert forget.inner_text() == "Forget what the camera learnt"
+        player.close()
+        tablet.close()
+        laptop.context.close()

@@ -4,7 +4,7 @@ Two ways in, one page (setup.html, web/static/js/setup.js):
 - on the server machine, any setup by name: ``/setups/NAME`` (beside the calibration
   page, which is local-only too), with the teaching round and "forget this setup";
 - from a table's host device, the setup of the camera attached to that table:
-  ``/t/TABLE/setup``.
+  ``/t/TABLE/setup``, with "Forget what the camera learnt" (one button, tap again).
 
 Each shows every stored die of the setup as a picture, grouped by value and colour, the
 held-back ones (dice whose value disagrees with the rest of their face) first for a look
@@ -263,7 +263,7 @@ async def table_setup_page(
         "api": f"/api/tables/{table_id}/setup",
         "local": False,
         "back": f"/t/{table_id}",
-        # teaching and forgetting are the server machine's (its page by name)
+        # teaching is the server machine's (its page by name); forgetting is here too
         "server_page": f"/setups/{setup}",
         "on_server": is_local(request),
     }
@@ -300,6 +300,18 @@ async def table_keep_die(
     setup = table_setup(request, access)
     await check_this_tables_die(request, access, setup, example_id)
     return await keep_answer(request, setup, example_id)
+
+
+@router.delete("/api/tables/{table_id}/setup", dependencies=[SameOrigin])
+async def table_forget_setup(request: Request, access: ApiAccess) -> dict[str, object]:
+    """The table's host forgets what the camera learnt, in one action from the table: every
+    stored die of its setup (every table's and the teaching rounds'), its adapted heads
+    with them, so the camera reads with the shipped models again. From the host's tablet
+    too: forgetting was the server machine's alone, five taps deep, and a host away from
+    it could not forget at all."""
+    setup = table_setup(request, access)
+    deleted = await learning_of(request).delete_setup(setup)
+    return {"deleted": deleted}
 
 
 async def check_this_tables_die(

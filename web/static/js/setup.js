@@ -6,7 +6,6 @@
   const root = document.getElementById("setup");
   if (!root) return;
   const api = root.dataset.api;
-  const local = root.dataset.local === "yes";
   const statusEl = document.getElementById("setup-status");
   let snapshot = null; // {token, dice: [{index, value, colour, crop}]}, values as tapped
   let forgetting = false; // while the setup is being forgotten: no refresh draws its dice
@@ -192,7 +191,8 @@
     setTimeout(refresh, 1500);
   }
 
-  // a button with data-confirm ("Forget every die") asks as the table page's host tools do
+  // a button with data-confirm ("Forget every die"; a table's host page: "Forget what the
+  // camera learnt", one DELETE of the table's setup) asks as the table page's host tools do
   // (tap_again.js): the first tap turns it into its question, a second tap does it
   const questions = window.TapAgain.questions(root);
 
@@ -216,7 +216,7 @@
     } else if (target.id === "teach-cancel") {
       snapshot = null;
       document.getElementById("teach").hidden = true;
-    } else if (target.id === "forget" && local) {
+    } else if (target.id === "forget") {  // the server's page, or the table's host's
       if (!questions.confirmed(target)) return;
       const said = document.getElementById("setup-forgotten");
       said.textContent = "forgetting…";
@@ -227,7 +227,7 @@
       const r = await send("DELETE", api).finally(() => { forgetting = false; });
       const body = await r.json().catch(() => ({}));
       said.textContent = r.ok
-        ? `forgot ${body.deleted} stored dice of ${root.dataset.setup}, and what the reader learnt from them`
+        ? `forgot ${body.deleted} stored dice of ${root.dataset.setup}, and what the reader learnt from them: it reads with the models it came with`
         : (body.message || "not forgotten");
       await refresh();
     }
