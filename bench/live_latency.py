@@ -146,10 +146,13 @@ def write_video(frames: list[Any], path: Path) -> None:
 
 
 async def make_table(settings: Settings) -> tuple[str, str]:
-    """A two-player Qwixx table in the settings' store, and a host device token for it."""
+    """A two-player Qwixx table in the settings' store, Ann and Bob at their seats (a
+    replayed video takes no throw while a seat is free), and a host device token for it."""
     store = Store.open(settings.database_path)
     try:
         table = await Tables(store).create("qwixx", {"players": 2}, ["Ann", "Bob"])
+        for seat in range(2):
+            assert await table.take_seat(await table.add_device(host=False), seat)
         return table.table_id, await table.add_device(host=True)
     finally:
         store.close()

@@ -223,8 +223,9 @@ def _add_camera_arguments(serve: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="with --images: show each image this long, a still photo of one throw at rest "
-        "(without it the folder is played as a clip, one image per frame at 10 fps)",
+        help="with --images: show each image this long, a still photo of one throw at rest, "
+        "so a roll every SECONDS s (without it the folder is played as a clip, one image per "
+        "frame at 10 fps)",
     )
     serve.add_argument(
         "--calibration",

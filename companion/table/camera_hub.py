@@ -214,6 +214,9 @@ class CameraHub:
         self.events_seen = 0
         self._rethrows: dict[str, int] = {}  # per table: the host's re-throws (demo keys)
         self._demo_started: set[str] = set()  # tables whose host started the demo camera
+        # tables a recording's throw came to while seats were free: it plays again once
+        # they are taken (`_replay_once_seated`)
+        self._replay_when_seated: set[str] = set()
         self._follower: asyncio.Task[None] | None = None
         # why the calibration page's last choice is not in use after a restart (None: it is)
         self.calibration_problem: str | None = None
@@ -290,6 +293,7 @@ class CameraHub:
         if table is not None:
             self._use_dice_of(table)
             await self._next_question(table)  # a question closed by the game moving on
+            await self._replay_once_seated(table)
         self._direct_demo(table)
 
     def _direct_demo(self, table: Table | None) -> None:
@@ -304,27 +308,54 @@ class CameraHub:
             # a question is open: never throw over it (it holds until answered or dropped)
             director.expect(None, "waiting for the answer to the camera's question")
             return
-        missing = self.demo_waits_for(table)
+        missing = self.waits_for_seats(table)
         if missing:
-            names = names_of(tuple(missing), list(range(len(missing))))
-            director.expect(None, f"waiting for {names} to take a seat (or the host's Start)")
+            director.expect(None, waiting_for_seats(missing))
             return
         throw, why = demo_throw(table, self._rethrows.get(table.table_id, 0))
         director.expect(throw, why)
 
-    def demo_waits_for(self, table: Table) -> list[str]:
-        """The players the demo camera waits for before it throws at `table`: those who
-        have no seat yet, until the host says start (`start_demo`). A real camera sees the
-        real dice people throw, so it waits for nobody."""
-        if self.runtime.demo is None or table.table_id in self._demo_started:
+    def waits_for_seats(self, table: Table) -> list[str]:
+        """The players a replayed source waits for at `table`: those who have no seat yet,
+        until the host says start (`start_demo`). The demo camera throws nothing meanwhile;
+        a video or a folder of photos plays at its own pace, so its throws are not taken
+        (with automatic passes each still photo ended the crossing and handed out
+        penalties at a table nobody sat at). A live camera sees the real dice people
+        throw, so it waits for nobody."""
+        runtime = self.runtime
+        # with no source named, a webcam that answers is used in the demo camera's place
+        demo = runtime.demo is not None and not runtime.live_camera
+        replays = demo or runtime.settings.source in ("video", "images")
+        if not replays or table.table_id in self._demo_started:
             return []
         taken = table.seats_taken()
         return [name for seat, name in enumerate(table.snapshot.players) if seat not in taken]
 
     def start_demo(self, table: Table) -> None:
-        """The host's Start: the demo camera plays without waiting for the free seats."""
+        """The host's Start: the demo camera, video or photos play without waiting for the
+        free seats (a recording plays again from its start: `_replay_once_seated`)."""
         self._demo_started.add(table.table_id)
         self._direct_demo(table)
+
+    def _not_taken_for_seats(self, table: Table) -> bool:
+        """Whether a replayed throw comes while seats are free: it is not taken, the note
+        says whom the camera waits for, and the recording plays again once they sit."""
+        missing = self.waits_for_seats(table)
+        if not missing:
+            return False
+        self.intake.note(table.table_id, f"throw not taken: {waiting_for_seats(missing)}")
+        self._replay_when_seated.add(table.table_id)
+        return True
+
+    async def _replay_once_seated(self, table: Table) -> None:
+        """A recording whose throws came while seats were free plays again from its start
+        once every seat is taken (or the host's Start): the throws it skipped are the
+        game's, as the demo camera's first throw is."""
+        if table.table_id not in self._replay_when_seated or self.waits_for_seats(table):
+            return
+        self._replay_when_seated.discard(table.table_id)
+        self.intake.note(table.table_id, "everyone has a seat: the recording plays from its start")
+        await asyncio.to_thread(self.runtime.restart)
 
     def _use_dice_of(self, table: Table) -> None:
         dice_set = dice_set_for(table.game, table.session.options, self.runtime.calibration)
@@ -425,6 +456,8 @@ class CameraHub:
         async with self.held.lock:
             if self.held.current(table) is not None:
                 self._wait_behind_question(table, event)
+                return
+            if self._not_taken_for_seats(table):
                 return
             await self._ask_or_apply(table, event, await self.mode(table.table_id))
 
@@ -585,7 +618,7 @@ class CameraHub:
             "implies": implied_texts(table, throw.implied, self.describe) if throw else [],
             "pending": self._held_json(table, held) if held else None,
             "waiting_behind": self.held.waiting_count(table.table_id),
-            "demo_waits_for": self.demo_waits_for(table) if attached else [],
+            "waits_for_seats": self.waits_for_seats(table) if attached else [],
             **self._note_json(table, attached),
             "learning": self._learning_json(table),
             "finished": table.snapshot.finished,
@@ -631,6 +664,12 @@ class CameraHub:
                 why = OTHER_DICE.format(setup=calibration.name)
             return {**status, "teaches": False, "why": why}
         return {**status, "teaches": True}
+
+
+def waiting_for_seats(players: Sequence[str]) -> str:
+    """Whom a replayed source waits for, in words."""
+    names = names_of(tuple(players), list(range(len(players))))
+    return f"waiting for {names} to take a seat (or the host's Start)"
 
 
 def implied_texts(table: Table, moves: Sequence[Move], describe: DescribeMove) -> list[str]:

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import cv2
+import httpx
 import uvicorn
 
 from companion.live.demo import ClipFrame, render_throws
@@ -156,3 +157,25 @@ class LiveServer:
         """The live Table object (read its snapshot; never mutate it from here)."""
         loop = self.hub.runtime.loop
         return asyncio.run_coroutine_threadsafe(self.app.state.tables.get(table_id), loop).result(5)
+
+
+def seat_devices(
+    base_url: str, code: str, table_id: str, seats: Sequence[int]
+) -> list[httpx.Client]:
+    """A device for each of `seats` joins the table with its code and takes its seat (a
+    replayed source, a video or a folder of photos, takes no throw while a seat is free);
+    the devices, open, in that order (the caller closes them)."""
+    devices = []
+    for seat in seats:
+        device = httpx.Client(base_url=base_url, timeout=10)
+        devices.append(device)
+        assert device.post("/api/join", json={"code": code}).status_code == 200
+        taken = device.post(f"/api/tables/{table_id}/seat", json={"seat": seat})
+        assert taken.status_code == 200, taken.text
+    return devices
+
+
+def seat_everyone(base_url: str, code: str, table_id: str, seats: Sequence[int]) -> None:
+    """`seat_devices`, the devices closed (their seats stay taken)."""
+    for device in seat_devices(base_url, code, table_id, seats):
+        device.close()

@@ -5,7 +5,7 @@ through the shipped ONNX models.
 - It throws nothing until every player has a seat (the host's screen says for whom it
   waits); once the last one sits it throws, and its question holds: it does not throw
   again while the question is open, and "Use this roll" applies the dice shown.
-- The host's "Start the demo camera now" starts it with seats still free.
+- The host's "Start the camera now" starts it with seats still free.
 - Where the game opens a race (Sixes' table-pound after a call) it gives the players the
   time a real table takes: a phone pounds before the demo throws."""
 

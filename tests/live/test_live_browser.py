@@ -16,7 +16,14 @@ from companion.rules.registry import standard_dice_sets
 from companion.table.camera_settings import CameraSettings
 from companion.vision.calibration import load_calibration
 from companion.web.settings import Settings
-from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, write_throw
+from tests.live.replay import (
+    ClipReader,
+    LiveServer,
+    Throw,
+    render_throw,
+    seat_everyone,
+    write_throw,
+)
 from tests.web.conftest import free_port, shot
 
 pytestmark = pytest.mark.browser
@@ -46,6 +53,8 @@ def qwixx_camera_table(
         )
         assert created.status == 201
         table_id = created.json()["table_id"]
+        # Ann and Bob at their seats: a replayed camera takes no throw while one is free
+        seat_everyone(server.base_url, created.json()["code"], table_id, [0, 1])
         page.goto(f"{server.base_url}/t/{table_id}")
         page.wait_for_selector(".live[data-state-id='0']")
         try:
@@ -73,6 +82,52 @@ def see_held_mismatch(page: Any, problem: str, dice: int) -> None:
     assert problem in page.inner_text("#held-message")
     page.wait_for_function("document.getElementById('held-picture').naturalWidth > 0", timeout=5000)
     assert page.locator(".held-die").count() == dice
+
+
+def test_a_recording_waits_for_the_seats_and_the_host_page_says_so(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A folder of photos (`--images DIR --hold 2`) plays at its own pace: at a table whose
+    seats are free its throw is not taken (each photo was a roll, with penalties, at an
+    empty table), the host's camera panel says for whom it waits, and the host's Start
+    plays the recording again from its start: its throw is the first roll."""
+    folder = tmp_path / "camera"
+    throw = render_throw(QWIXX, seed=1211)
+    write_throw(folder, throw)
+    reader = ClipReader()
+    reader.throw = throw
+    settings = Settings(
+        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
+    )
+    with LiveServer(settings, lambda: reader) as server:
+        context = browser.new_context(**LAPTOP)
+        created = context.request.post(
+            f"{server.base_url}/api/tables",
+            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+        )
+        table_id = created.json()["table_id"]
+        page = context.new_page()
+        page.goto(f"{server.base_url}/t/{table_id}")
+        page.click("details.camera-tools summary")
+        page.click("[data-camera-restart]")  # the recording plays with both seats free
+        page.wait_for_function(
+            "document.getElementById('camera-note').textContent.startsWith('throw not taken')",
+            timeout=20000,
+        )
+        assert page.inner_text("#camera-note") == (
+            "throw not taken: waiting for Ann and Bob to take a seat (or the host's Start)"
+        )
+        assert page.inner_text("#camera-demo-who") == (
+            "The camera's recording plays once everyone has a seat: waiting for Ann and Bob."
+        )
+        assert page.get_attribute(".live", "data-state-id") == "0"
+        shot(page, "camera-recording-waits-for-seats-laptop")
+        page.click("[data-camera-demo-start]")
+        page.wait_for_selector(".live[data-state-id='1']", timeout=30000)
+        log = server.app.state.tables.store.log(table_id)
+        assert sorted((d["colour"], d["value"]) for d in log[0].move["dice"]) == sorted(throw.rest)
+        page.wait_for_selector("#camera-demo-wait", state="hidden")
+        context.close()
 
 
 def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -> None:

@@ -20,7 +20,16 @@ import pytest
 from companion.rules.registry import standard_dice_sets
 from companion.table.camera_settings import CameraSettings
 from companion.web.settings import Settings
-from tests.live.replay import ClipReader, LiveServer, Throw, render_throw, wait_until, write_throw
+from tests.live.replay import (
+    ClipReader,
+    LiveServer,
+    Throw,
+    render_throw,
+    seat_devices,
+    seat_everyone,
+    wait_until,
+    write_throw,
+)
 from tests.web.conftest import ServerProcess, free_port
 from tests.web.helpers import QWIXX_ROLL_7
 
@@ -60,13 +69,25 @@ def host_client(server: Any) -> httpx.Client:
     return httpx.Client(base_url=server.base_url, timeout=10)
 
 
-def new_table(client: httpx.Client, game: str, players: int = 2) -> str:
+def new_table(
+    client: httpx.Client, game: str, players: int = 2, devices: list[httpx.Client] | None = None
+) -> str:
+    """A table of `client` (its host) for P1, P2, ..., each at their seat from a device of
+    their own (a replayed camera takes no throw while a seat is free); those devices go
+    into `devices`, by seat, when given (else they are closed)."""
     names = [f"P{i + 1}" for i in range(players)]
     response = client.post(
         "/api/tables", json={"game": game, "players": names, "options": {"players": players}}
     )
     assert response.status_code == 201, response.text
-    return str(response.json()["table_id"])
+    table = response.json()
+    seated = seat_devices(str(client.base_url), table["code"], table["table_id"], range(players))
+    for device in seated:
+        if devices is None:
+            device.close()
+        else:
+            devices.append(device)
+    return str(table["table_id"])
 
 
 def camera(client: httpx.Client, table_id: str) -> dict[str, Any]:
@@ -266,7 +287,8 @@ def test_sure_rolls_are_applied_and_only_the_unsure_die_is_asked(
     likeliest values, and the active player's one tap on a value applies the roll."""
     live.reader.auto_apply_threshold = 0.9  # 0.99 ** 6 = 0.94: sure
     client = host_client(live)
-    table_id = new_table(client, "qwixx")
+    devices: list[httpx.Client] = []
+    table_id = new_table(client, "qwixx", devices=devices)
     assert client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": "sure"}).json() == {
         "mode": "sure"
     }
@@ -289,9 +311,7 @@ def test_sure_rolls_are_applied_and_only_the_unsure_die_is_asked(
     ]
     # Bob (seat 1) rolls now: his device answers the red die with one tap
     state = client.get(f"/api/tables/{table_id}/state").json()
-    bob = httpx.Client(base_url=live.base_url, timeout=10)
-    assert bob.post("/api/join", json={"code": live.table(table_id).code}).status_code == 200
-    assert bob.post(f"/api/tables/{table_id}/seat", json={"seat": 1}).status_code == 200
+    bob = devices[1]
     assert state["turn"]["active"] == 1
     answer = {"id": pending["id"], "index": red["index"], "value": 7 - red["value"]}
     # a value only: the active player may not drop or re-colour dice
@@ -492,7 +512,8 @@ def test_host_adds_missed_dice_where_they_lie(live: Any, clip_folder: Path) -> N
 
 def test_adding_a_die_refuses_bad_requests(live: Any, clip_folder: Path) -> None:
     client = host_client(live)
-    table_id = new_table(client, "qwixx")
+    devices: list[httpx.Client] = []
+    table_id = new_table(client, "qwixx", devices=devices)
     throw = render_throw(QWIXX, seed=321)
     live.reader.hide = {"blue"}
     replay(live, client, table_id, clip_folder, throw)
@@ -528,9 +549,7 @@ def test_adding_a_die_refuses_bad_requests(live: Any, clip_folder: Path) -> None
     assert rolls_in_log(live, table_id) == []
 
     # only the host's device adds dice: a seated player is refused, a stranger unknown
-    player = httpx.Client(base_url=live.base_url, timeout=10)
-    assert player.post("/api/join", json={"code": live.table(table_id).code}).status_code == 200
-    assert player.post(f"/api/tables/{table_id}/seat", json={"seat": 1}).status_code == 200
+    player = devices[1]
     refused = player.post(url, json={"id": held["id"], "add": good})
     assert refused.status_code == 403 and refused.json()["rule"] == "fix_by_host"
     stranger = httpx.Client(base_url=live.base_url, timeout=10)
@@ -738,3 +757,31 @@ def test_an_undo_ends_the_camera_question_and_the_host_is_told(
     again = render_throw(QWIXX, seed=312)
     replay(live, client, table_id, clip_folder, again)
     assert rolls_in_log(live, table_id)[-1] == ("camera", sorted(again.rest))
+
+
+def test_a_replayed_throw_waits_until_every_seat_is_taken(live: Any, clip_folder: Path) -> None:
+    """A video or a folder of photos plays at its own pace: at a table nobody sat at yet,
+    each still photo of `--images DIR --hold 2` was a roll (and with automatic passes ended
+    the crossing with penalties). As the demo camera does, it waits for the seats: its
+    throw is not taken, the camera line says for whom it waits, and once every seat is
+    taken the recording plays again from its start and the throw is the first roll."""
+    client = host_client(live)
+    response = client.post(
+        "/api/tables", json={"game": "qwixx", "players": ["Ann", "Bob"], "options": {}}
+    )
+    table = response.json()
+    table_id = table["table_id"]
+    throw = render_throw(QWIXX, seed=351)
+    replay(live, client, table_id, clip_folder, throw)
+    assert rolls_in_log(live, table_id) == []
+    body = camera(client, table_id)
+    assert body["waits_for_seats"] == ["Ann", "Bob"]
+    assert (
+        body["note"]
+        == "throw not taken: waiting for Ann and Bob to take a seat (or the host's Start)"
+    )
+
+    seat_everyone(live.base_url, table["code"], table_id, [0, 1])
+    wait_until(lambda: rolls_in_log(live, table_id), 30, "the recording played again")
+    assert rolls_in_log(live, table_id) == [("camera", sorted(throw.rest))]
+    assert camera(client, table_id)["waits_for_seats"] == []

@@ -108,7 +108,7 @@ def camera_asks_while_a_choice_is_open(
     installed first when `clock`, the table's API address)."""
     from companion.table.camera_settings import CameraSettings
     from companion.web.settings import Settings
-    from tests.live.replay import ClipReader, LiveServer, render_throw, write_throw
+    from tests.live.replay import ClipReader, LiveServer, render_throw, seat_everyone, write_throw
     from tests.web.conftest import free_port
 
     folder = tmp_path / "camera"
@@ -123,6 +123,9 @@ def camera_asks_while_a_choice_is_open(
         assert host.request.post(f"{api}/camera/mode", data={"mode": "confirm"}).ok
         starter = host.request.get(f"{api}/state").json()["turn"]["active"]
         page = seated_page(browser, server, table, starter, device, clock)  # type: ignore[arg-type]
+        # the others at their seats too: a replayed camera takes no throw while one is free
+        others = [seat for seat in range(3) if seat != starter]
+        seat_everyone(server.base_url, table["code"], table["table_id"], others)
         expects = host.request.get(f"{api}/camera").json()["expects"]
         throw = render_throw(expects, seed=4401)
         reader.throw = throw

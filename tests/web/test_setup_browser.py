@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.live.replay import SEEN_FROM, wait_until
+from tests.live.replay import SEEN_FROM, seat_everyone, wait_until
 from tests.web.conftest import shot
 from tests.web.setups import QWIXX, calibrated_camera
 
@@ -239,6 +239,8 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
             data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
         )
         table_id = created.json()["table_id"]
+        # Ann and Bob at their seats: a replayed camera takes no throw while one is free
+        seat_everyone(server.base_url, created.json()["code"], table_id, [0, 1])
         wait_until(
             lambda: server.hub.feed.attached_to(table_id), what="the camera following the table"
         )

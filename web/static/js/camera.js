@@ -408,13 +408,16 @@
   }
 
   // the demo camera waits until every player has a seat (or the host starts it)
-  function showDemoWait(names) {
+  // the demo camera throws, and a recording (a video, a folder of photos) plays, once
+  // every seat is taken
+  function showSeatWait(names, source) {
     const box = document.getElementById("camera-demo-wait");
     if (!box) return;
     box.hidden = names.length === 0;
     const list = names.length > 1 ? names.slice(0, -1).join(", ") + " and " + names[names.length - 1] : names.join("");
+    const what = source === "demo camera" ? "The demo camera throws" : "The camera's recording plays";
     document.getElementById("camera-demo-who").textContent =
-      `The demo camera throws once everyone has a seat: waiting for ${list}.`;
+      `${what} once everyone has a seat: waiting for ${list}.`;
   }
 
   function inWords(body) {
@@ -423,7 +426,7 @@
     if (body.error || (body.status && !body.status.connected && body.status.last_error)) return "The camera has a problem (the host's screen says what): enter rolls by tapping the dice meanwhile.";
     if (!body.attached) return "The camera watches another table.";
     if (body.pending) return "The camera waits for an answer to its question.";
-    if ((body.demo_waits_for || []).length) return "The camera waits until everyone has a seat.";
+    if ((body.waits_for_seats || []).length) return "The camera waits until everyone has a seat.";
     // a video or folder played to its end reads nothing more until the host restarts it
     if (body.status && body.status.ended) return "The camera's recording has ended: enter rolls by tapping the dice (the host may restart it).";
     // only while the game waits for a roll: while players choose or cross a throw would
@@ -468,7 +471,7 @@
       modeLine.textContent = body.mode_line || "";
       modeLine.hidden = !body.mode_line;
     }
-    showDemoWait(body.demo_waits_for || []);
+    showSeatWait(body.waits_for_seats || [], body.source);
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);
     showLearning(body.learning, body.attached);
