@@ -459,6 +459,11 @@ class CameraHub:
                 return
             if self._not_taken_for_seats(table):
                 return
+            if table.table_id in self._replay_when_seated:
+                # every seat is taken, and the recording's replay from its start is due:
+                # this throw is its middle (a roll before its first throw), so restart now
+                await self._replay_once_seated(table)
+                return
             await self._ask_or_apply(table, event, await self.mode(table.table_id))
 
     def _wait_behind_question(self, table: Table, event: RollEvent) -> None:

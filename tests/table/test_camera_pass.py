@@ -315,3 +315,30 @@ def test_the_camera_status_says_when_a_roll_is_due_not_only_what_a_throw_would_m
         assert (await hub.status_json(table))["roll_due"] is False
 
     with_qwixx_table(tmp_path, body)
+
+
+def test_a_recording_throw_before_its_replay_from_the_start_is_not_taken(
+    tmp_path: Path,
+) -> None:
+    """A folder of photos plays on while the players sit down: once the last seat is taken
+    the recording plays again from its start (CameraHub._replay_once_seated, at the hub's
+    next look at its table, up to TARGET_REFRESH_S later). A photo that comes in between is
+    the recording's middle: taken, it was a roll before the recording's first throw, which
+    the restart then played again after it (with --hold 2, one time in four)."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(images=tmp_path), tables, move_words)
+        restarts: list[bool] = []
+        hub.runtime.restart = lambda: restarts.append(True)  # type: ignore[method-assign]
+        await hub.on_throw(qwixx_event())  # nobody sits yet: not taken
+        assert table.snapshot.state_id == 0 and restarts == []
+        for seat in (0, 1):
+            await table.take_seat(await table.add_device(host=False), seat)
+        assert hub.waits_for_seats(table) == []
+        await hub.on_throw(qwixx_event((1, 2, 3, 4, 5, 6)))  # before the hub's look
+        assert table.snapshot.state_id == 0  # the restart comes: the recording's start first
+        assert restarts == [True]
+        await hub.on_throw(qwixx_event())  # the recording's first photo, played again
+        assert table.snapshot.state_id == 1 and restarts == [True]
+
+    with_qwixx_table(tmp_path, body)
