@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 from companion.live.demo import DemoThrow, can_draw
 from companion.live.settle import RollEvent
-from companion.rules.base import Move, Reason, Rejection, Throw
+from companion.rules.base import Move, Reason, Rejection, Roll, Throw
 from companion.rules.session import HOST
 from companion.table.camera_decision import decide_throw, mode_line
 from companion.table.camera_feed import CameraFeed, dice_set_for, throws_calibrated_set
@@ -339,12 +339,16 @@ class CameraHub:
 
     def _not_taken_for_seats(self, table: Table) -> bool:
         """Whether a replayed throw comes while seats are free: it is not taken, the note
-        says whom the camera waits for, and the recording plays again once they sit."""
+        says whom the camera waits for, and, before the game's first roll, the recording
+        plays again from its start once they sit."""
         missing = self.waits_for_seats(table)
         if not missing:
             return False
         self.intake.note(table.table_id, f"throw not taken: {waiting_for_seats(missing)}")
-        self._replay_when_seated.add(table.table_id)
+        if not any(isinstance(action.move, Roll) for action in table.session.actions):
+            # its skipped throws are the game's first; mid-game (a seat the host freed) it
+            # plays on: from its start, its first throws came again in the game's middle
+            self._replay_when_seated.add(table.table_id)
         return True
 
     async def _replay_once_seated(self, table: Table) -> None:

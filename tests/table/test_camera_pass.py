@@ -342,3 +342,30 @@ def test_a_recording_throw_before_its_replay_from_the_start_is_not_taken(
         assert table.snapshot.state_id == 1 and restarts == [True]
 
     with_qwixx_table(tmp_path, body)
+
+
+def test_a_recording_plays_on_once_a_seat_freed_mid_game_is_taken_again(
+    tmp_path: Path,
+) -> None:
+    """The recording plays again from its start once the seats are taken only before the
+    game's first roll (its skipped throws are then the game's first). Mid-game, when the
+    host frees a seat (a player changes devices), its throws meanwhile are not taken, and
+    once the seat is taken again it plays on: played from its start, its first throws came
+    again in the middle of the game."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(images=tmp_path), tables, move_words)
+        restarts: list[bool] = []
+        hub.runtime.restart = lambda: restarts.append(True)  # type: ignore[method-assign]
+        for seat in (0, 1):
+            await table.take_seat(await table.add_device(host=False), seat)
+        await hub.on_throw(qwixx_event())
+        assert table.snapshot.state_id == 1
+        await table.free_seat(1)  # Bob changes devices
+        await hub.on_throw(qwixx_event((1, 2, 3, 4, 5, 6)))
+        assert table.snapshot.state_id == 1  # not taken while his seat is free
+        await table.take_seat(await table.add_device(host=False), 1)
+        await hub._refresh_target()  # the hub's look at its table (every second)
+        assert restarts == []  # the recording plays on
+
+    with_qwixx_table(tmp_path, body)
