@@ -262,8 +262,15 @@ def _add_join_order(db: sqlite3.Connection) -> None:
     """A store made before joins were counted gains the devices' `joined_seq` (NULL
     for the devices it holds: they joined before any count)."""
     columns = {row[1] for row in db.execute("PRAGMA table_info(devices)")}
-    if "joined_seq" not in columns:
+    if "joined_seq" in columns:
+        return
+    try:
         db.execute("ALTER TABLE devices ADD COLUMN joined_seq INTEGER")
+    except sqlite3.OperationalError as exc:
+        # another process (the server and a `companion` command opening the store at
+        # once) added it between the look and the change: the store has what it needs
+        if "duplicate column name" not in str(exc):
+            raise
 
 
 def _joins_so_far(db: _Statements) -> int:

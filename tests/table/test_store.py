@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from companion.table.store import LogEntry, Store
+from companion.table.store import LogEntry, Store, _add_join_order
 
 
 @pytest.fixture
@@ -107,6 +109,34 @@ def test_joins_are_counted_in_order_and_an_older_stores_devices_come_first(
         "cat": 3,
         "dan": 4,
     }
+    store.close()
+
+
+def test_an_older_store_another_process_upgraded_meanwhile_still_opens(tmp_path: Path) -> None:
+    """The server and a `companion` command opening an older store at once: the second
+    looked before the first added `joined_seq`, and its own ALTER TABLE failed "duplicate
+    column name", reported as a storage error. The column being there is what it needs."""
+    path = tmp_path / "store.sqlite3"
+    other = Store.open(path)  # the column is there: added by the other process
+    other.create_table("t1", "ABC234", "qwixx", {"players": 2}, ["Ann", "Bob"])
+    other.close()
+
+    class LookedBeforeTheOther:
+        """The connection, its look at the devices' columns taken before the other's change."""
+
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            rows = self.db.execute(sql, *args)
+            if sql.startswith("PRAGMA table_info(devices)"):
+                return [row for row in rows if row[1] != "joined_seq"]
+            return rows
+
+    with closing(sqlite3.connect(path)) as db:
+        _add_join_order(LookedBeforeTheOther(db))  # type: ignore[arg-type]
+    store = Store.open(path)
+    assert store.add_device("ann", "t1", host=False, seat=None) == 1
     store.close()
 
 
