@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from companion.rules.base import Game, Outcome, Rejection, Score, Throw, Turn
-from companion.rules.session import Action
+from companion.rules.base import Game, Outcome, Rejection, Roll, Score, Throw, Turn
+from companion.rules.session import Action, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,3 +71,36 @@ class Snapshot:
         """What a new throw of the dice means now at this table (`Turn.on_throw` with the
         table's automatic passes); None when the game is over or expects no dice."""
         return None if self.finished else self.turn.on_throw(self.auto_pass)
+
+
+def snapshot_of(
+    session: Session,
+    *,
+    ended_by_host: bool = False,
+    auto_pass: bool = True,
+    next_table: str | None = None,
+    continued: bool = False,
+) -> Snapshot:
+    """The Snapshot of `session` with the table's own facts (Table._take_snapshot): one
+    place says what a screen is drawn from, the table and the tests alike."""
+    answers = session.undo_answers()
+    latest = session.actions[-1] if session.actions else None
+    return Snapshot(
+        state_id=session.state_id,
+        game=session.game,
+        state=session.state,
+        players=tuple(session.players),
+        turn=session.turn(),
+        scores=session.scores(),
+        outcome=session.outcome(),
+        last_by=session.last_by,
+        ended_by_host=ended_by_host,
+        step_id=session.step_id,
+        auto_pass=auto_pass,
+        next_table=next_table,
+        continued=continued,
+        undo_offers=tuple((by, a) for by, a in answers if isinstance(a, Action)),
+        undo_refusals=tuple((by, a) for by, a in answers if isinstance(a, Rejection)),
+        latest_undo=session.latest_undo,
+        rolled=session.latest_undo is None and latest is not None and isinstance(latest.move, Roll),
+    )

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 from companion.rules.base import Die, Game, Move, Reason, Rejection, Roll, Throw
 from companion.rules.codec import encode
 from companion.rules.registry import find_game
-from companion.rules.session import AUTO, CAMERA, Action, Proposal, Session, stale_view
+from companion.rules.session import AUTO, CAMERA, Proposal, Session, stale_view
 from companion.table.access import (
     DeviceRateLimiter,
     Viewer,
@@ -65,7 +65,7 @@ from companion.table.records import (
     seat_count,
     summary_of,
 )
-from companion.table.snapshot import Snapshot
+from companion.table.snapshot import Snapshot, snapshot_of
 from companion.table.store import (
     Device,
     EncodedEntry,
@@ -285,26 +285,12 @@ class Table:
         return self.session.game
 
     def _take_snapshot(self) -> Snapshot:
-        s = self.session
-        answers = s.undo_answers()
-        return Snapshot(
-            state_id=s.state_id,
-            game=s.game,
-            state=s.state,
-            players=tuple(s.players),
-            turn=s.turn(),
-            scores=s.scores(),
-            outcome=s.outcome(),
-            last_by=s.last_by,
+        return snapshot_of(
+            self.session,
             ended_by_host=self._ended_by_host,
-            step_id=s.step_id,
             auto_pass=self.auto_pass,
             next_table=self.next_table_id,
             continued=self.continued,
-            undo_offers=tuple((by, a) for by, a in answers if isinstance(a, Action)),
-            undo_refusals=tuple((by, a) for by, a in answers if isinstance(a, Rejection)),
-            latest_undo=s.latest_undo,
-            rolled=s.latest_undo is None and bool(s.actions) and _is_roll(s.actions[-1]),
         )
 
     # -- devices ------------------------------------------------------------------------
@@ -784,10 +770,6 @@ class Table:
         # the table it comes from: imported by this table's host, these screens point there
         source = {FROM_TABLE: self.table_id}
         return lambda: self.session.to_record(actions) | ended | source
-
-
-def _is_roll(action: Action) -> bool:
-    return isinstance(action.move, Roll)
 
 
 def implied_moves(throw: Throw | None) -> list[tuple[Move, str]]:

@@ -4,12 +4,11 @@ players' names, and what an undo took back, for every device but its maker's."""
 
 from __future__ import annotations
 
-from companion.rules.base import Rejection
 from companion.rules.qwixx import GAME as QWIXX
 from companion.rules.qwixx import Cross, Options, Pass
-from companion.rules.session import HOST, Action, Session
+from companion.rules.session import HOST, Session
 from companion.table.access import Viewer
-from companion.table.snapshot import Snapshot
+from companion.table.snapshot import Snapshot, snapshot_of
 from companion.web.views import live_context
 from tests.web.helpers import roll
 
@@ -18,21 +17,7 @@ ROLL_7 = roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6
 
 def snapshot_from(session: Session) -> Snapshot:
     """The Snapshot a table publishes of `session` (Table._take_snapshot)."""
-    answers = session.undo_answers()
-    return Snapshot(
-        state_id=session.state_id,
-        game=session.game,
-        state=session.state,
-        players=tuple(session.players),
-        turn=session.turn(),
-        scores=session.scores(),
-        outcome=session.outcome(),
-        last_by=session.last_by,
-        ended_by_host=False,
-        undo_offers=tuple((by, a) for by, a in answers if isinstance(a, Action)),
-        undo_refusals=tuple((by, a) for by, a in answers if isinstance(a, Rejection)),
-        latest_undo=session.latest_undo,
-    )
+    return snapshot_of(session)
 
 
 def seat(number: int) -> Viewer:
