@@ -644,6 +644,18 @@ class Learning:
         await self.refresh_and_tell(setup)
         return count
 
+    async def forget_table(self, setup: str, table_id: str) -> int:
+        """Forget the dice one table confirmed (`SetupLearner.forget_table`): the heads are
+        refitted on the dice that stay and handed to the camera at once (the shipped
+        reader reads when too few stay); the finder and the fine-tuned net are judged
+        again in the background, as after a roll."""
+        learner = await asyncio.to_thread(self.learner, check_setup(setup))
+        count = await asyncio.to_thread(learner.forget_table, table_id)
+        self._finder_verdicts.pop(setup, None)  # its finder head went with the photos
+        await self.refresh_and_tell(setup)
+        self.refresh_soon(setup)
+        return count
+
     # -- the teaching round ---------------------------------------------------------------
     def snapshot(self, setup: str, image: np.ndarray, dice: Sequence[DieReading]) -> TeachSnapshot:
         """Keep a frame and its dice until the person confirms them (the latest few)."""

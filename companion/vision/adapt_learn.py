@@ -345,6 +345,25 @@ class SetupLearner:
                 self.deep_learner.invalidate()
             return count
 
+    def forget_table(self, table_id: str) -> int:
+        """Delete the dice one table confirmed and the photos of its rolls, under the lock;
+        the other tables' dice and the taught ones stay. Every head learnt from the
+        forgotten dice goes too (value head, finder head, fine-tuned net: a check running
+        now writes nothing back): the caller refits from the dice that stay (`refresh`,
+        which leaves the shipped reader reading when too few are left). Returns how many
+        dice were deleted."""
+        with self._lock:
+            count = self.store.delete_table(self.setup, table_id)
+            remove_head(self.folder)
+            self.stored, self.adaptation = [], None
+            self._looks.clear()
+            self._generation += 1
+            if self.finder_learner is not None:
+                self.finder_learner.forget()
+            if self.deep_learner is not None:
+                self.deep_learner.invalidate()
+            return count
+
     def saved(self) -> SavedHead | None:
         """The head and verdict the last refresh wrote for this classifier (None: none)."""
         return load_head(self.folder, self.classifier)

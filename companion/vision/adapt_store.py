@@ -15,7 +15,8 @@ they are made again from the crop (`SetupLearner.refresh`).
 The store is synchronous and thread-safe (one connection behind a lock); callers in the
 server run it off the event loop. A crop file is written before its record and removed
 after it, so a record never names a missing file; `delete_setup` removes the records and
-the setup's folder.
+the setup's folder, `delete_table` one table's dice and the photos of its rolls (a café's
+tables may share a setup: one host forgets what that table taught, the others' stay).
 
 For the finder's head (companion.vision.adapt_finder) the store also keeps each confirmed
 photo whole (``setups/<setup>/photos/<id>.jpg``, its long side at most PHOTO_LONG_SIDE,
@@ -424,6 +425,39 @@ class SetupStore:
         shutil.rmtree(self.crops_dir / setup, ignore_errors=True)
         return count
 
+    def delete_table(self, setup: str, table_id: str) -> int:
+        """Delete the dice one table confirmed (records, then crops) and the photos of its
+        rolls (those keyed `roll_photo` for it, or holding one of its dice); the dice other
+        tables confirmed and those taught on the server machine stay. Returns how many
+        dice."""
+        check_setup(setup)
+        with self._transaction() as db:
+            ids = {
+                int(row[0])
+                for row in db.execute(
+                    "SELECT example_id FROM examples WHERE setup = ? AND table_id = ?",
+                    (setup, str(table_id)),
+                )
+            }
+            db.execute(
+                "DELETE FROM examples WHERE setup = ? AND table_id = ?", (setup, str(table_id))
+            )
+            photos = db.execute(
+                "SELECT photo_id, photo, dice FROM photos WHERE setup = ?", (setup,)
+            ).fetchall()
+            gone = [
+                int(photo_id)
+                for photo_id, key, dice in photos
+                if is_table_photo(str(key), table_id)
+                or any(row[4] in ids for row in json.loads(dice))
+            ]
+            db.executemany("DELETE FROM photos WHERE photo_id = ?", [(k,) for k in gone])
+        for k in ids:  # after the commit: a committed record always has its file
+            self.crop_path(setup, k).unlink(missing_ok=True)
+        for k in gone:
+            self.photo_path(setup, k).unlink(missing_ok=True)
+        return len(ids)
+
     def add_outcome(self, setup: str, at: float, without_tap: bool) -> None:
         """Note an applied camera roll of the setup (whether it went in without a tap), for
         the camera panel's share of the last hour after a restart; older than
@@ -573,6 +607,11 @@ def _matrix(value: object, width: int) -> np.ndarray | None:
 def roll_photo(table_id: str, throw: int) -> str:
     """The photo key of a table's applied camera roll (one photo per table and throw)."""
     return f"table {table_id} roll {throw}"
+
+
+def is_table_photo(key: str, table_id: str) -> bool:
+    """Whether a stored photo's key is one of `table_id`'s rolls (`roll_photo`)."""
+    return key.startswith(f"table {table_id} roll ")
 
 
 def photo_key(photo: str | None, table_id: str | None, example_id: int) -> str:

@@ -258,3 +258,32 @@ def test_a_deleted_die_is_taken_off_its_photo_and_a_photo_without_a_key_is_not_k
     # folds: no whole photo can stand for them
     learner.record(image, dice)
     assert len(store.photos(SETUP)) == 1
+
+
+def test_forgetting_one_table_keeps_the_other_tables_dice_and_drops_heads_learnt_from_it(
+    tmp_path: Path, classifier: PipClassifier, finder: AdaptedFinder
+) -> None:
+    """Two tables share the setup (a café): t2's host forgets what t2 taught. Its dice,
+    crops and roll photos go; t1's stay. The heads learnt from t2's dice go with them:
+    the value head is refitted on t1's dice alone, and the finder head, judged on all
+    six photos, is dropped, too few photos being left to judge one again."""
+    store = SetupStore(tmp_path)
+    learner = SetupLearner(store, SETUP, classifier, finder=finder)
+    shots = photos(6)
+    first = [learner.record(image, dice, table_id="t1", photo=f"table t1 roll {k}", throw=k)
+             for k, (image, dice) in enumerate(shots[:2])]  # fmt: skip
+    second = [learner.record(image, dice, table_id="t2", photo=f"table t2 roll {k}", throw=k)
+              for k, (image, dice) in enumerate(shots[2:])]  # fmt: skip
+    learner.refresh()
+    assert learner.refresh_finder() and learner.finder_verdict is not None
+    assert (learner.folder / "adapted" / "finder_head.json").exists()
+
+    assert learner.forget_table("t2") == sum(len(ids) for ids in second)
+    kept = [s.example_id for s in store.examples(SETUP)]
+    assert kept == [k for ids in first for k in ids]
+    assert all(store.crop_png(SETUP, k) is None for ids in second for k in ids)
+    assert [p.photo for p in store.photos(SETUP)] == ["table t1 roll 0", "table t1 roll 1"]
+    assert not (learner.folder / "adapted").exists()
+    assert learner.refresh().used == len(kept)
+    assert not learner.refresh_finder()  # 2 photos: too few to judge a finder head again
+    assert learner.finder_verdict is None

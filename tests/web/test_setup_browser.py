@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
+from companion.table.learning import confirmed_dice
+from companion.vision.adapt_store import roll_photo
 from tests.live.replay import SEEN_FROM, seat_everyone, wait_until
 from tests.web.conftest import shot
-from tests.web.setups import QWIXX, calibrated_camera
+from tests.web.setups import QWIXX, calibrated_camera, rest_of
 
 pytestmark = pytest.mark.browser
 
@@ -301,32 +303,50 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         context.close()
 
 
+def confirmed_at(server: Any, table_id: str, throw: int, seed: int = 1503) -> list[int]:
+    """Store a rendered throw's dice as a camera roll confirmed at `table_id` (what an
+    applied roll stores: its dice with the table, its photo and throw) and refresh the
+    setup; returns their ids."""
+    learning = server.app.state.learning
+    image, dice, _ = rest_of(seed)
+    learner = learning.learner("kitchen", server.hub.runtime.calibration.dice_set)
+    photo = roll_photo(table_id, throw)
+    ids: list[int] = learner.record(
+        image, confirmed_dice(dice, False), table_id=table_id, photo=photo, throw=throw
+    )
+    learner.refresh()
+    return ids
+
+
+def new_table(context: Any, server: Any) -> dict[str, Any]:
+    """A Qwixx table for Ann and Bob, started by `context` (its host), once the camera
+    follows it."""
+    created = context.request.post(
+        f"{server.base_url}/api/tables",
+        data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
+    )
+    table: dict[str, Any] = created.json()
+    wait_until(
+        lambda: server.hub.feed.attached_to(table["table_id"]),
+        what="the camera following the table",
+    )
+    return table
+
+
 def test_the_tables_host_forgets_what_the_camera_learnt_in_one_action_from_a_tablet(
     browser: Any, tmp_path: Path
 ) -> None:
     """From the table's "What the camera learnt" page the host forgets in one action (one
     button, tap again), from their tablet: it took five or six taps through the server
-    machine's page, which a tablet cannot open. The setup reads with the shipped models
-    again, and the page says so. Only the table's host device may (checked server-side)."""
+    machine's page, which a tablet cannot open. With nothing else learnt, the setup reads
+    with the shipped models again, and the page says so. Only the table's host device may
+    (checked server-side)."""
     with calibrated_camera(tmp_path) as server:
-        laptop = browser.new_context(**LAPTOP).new_page()
-        laptop.goto(f"{server.base_url}/setups/kitchen")
-        laptop.wait_for_selector("#setup-status[data-used='0']")
         learning = server.app.state.learning
-        take_and_confirm(laptop)
-        wait_until(lambda: learning.idle("kitchen"), what="the refresh after teaching")
-
         tablet = browser.new_context(**TABLET)
-        created = tablet.request.post(
-            f"{server.base_url}/api/tables",
-            data={"game": "qwixx", "players": ["Ann", "Bob"], "options": {"players": 2}},
-        )
-        table = created.json()
+        table = new_table(tablet, server)
         api = f"{server.base_url}/api/tables/{table['table_id']}"
-        wait_until(
-            lambda: server.hub.feed.attached_to(table["table_id"]),
-            what="the camera following the table",
-        )
+        confirmed_at(server, table["table_id"], throw=1)
         # the tablet is no server machine (the setup's page by name is refused to it), and
         # a player's device of the table may not forget
         assert tablet.request.get(f"{server.base_url}/api/setups/kitchen").status == 403
@@ -342,9 +362,10 @@ def test_the_tables_host_forgets_what_the_camera_learnt_in_one_action_from_a_tab
         page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
         forget = page.locator("#forget")
         assert forget.inner_text() == "Forget what the camera learnt"
+        assert page.inner_text("#setup-others") == "This table taught 6 dice."
         forget.tap()
         page.wait_for_selector("#forget[data-armed=ready]")
-        assert forget.inner_text() == "Tap again to forget every die the camera learnt for kitchen"
+        assert forget.inner_text() == "Tap again to forget the dice the camera learnt at this table"
         assert len(learning.store.examples("kitchen")) == 6  # the first tap only asked
         shot(page, "setup-forget-from-the-table-tablet")
         forget.tap()
@@ -359,5 +380,61 @@ def test_the_tables_host_forgets_what_the_camera_learnt_in_one_action_from_a_tab
         assert verdict.inner_text().startswith("reads with the models it came with")
         assert forget.inner_text() == "Forget what the camera learnt"
         player.close()
+        tablet.close()
+
+
+def test_a_tables_host_forgets_what_that_table_taught_and_the_others_dice_stay(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A café's two tables share one setup: each taught the camera six dice, and the
+    server machine's teaching round six more. The second table's host forgets what the
+    camera learnt: only its own six dice (and its roll's photo) go; the page said before
+    how many the others taught and that they stay, and says after that the reader learns
+    again from them. The first table's dice and the taught ones are all still there."""
+    with calibrated_camera(tmp_path) as server:
+        learning = server.app.state.learning
+        laptop = browser.new_context(**LAPTOP).new_page()
+        laptop.goto(f"{server.base_url}/setups/kitchen")
+        laptop.wait_for_selector("#setup-status[data-used='0']")
+        take_and_confirm(laptop)
+        wait_until(lambda: learning.idle("kitchen"), what="the refresh after teaching")
+        first = new_table(browser.new_context(), server)
+        first_dice = confirmed_at(server, first["table_id"], throw=1, seed=1511)
+        tablet = browser.new_context(**TABLET)
+        second = new_table(tablet, server)
+        confirmed_at(server, second["table_id"], throw=1)
+        photos = [p.photo for p in learning.store.photos("kitchen")]
+        assert roll_photo(second["table_id"], 1) in photos
+
+        page = tablet.new_page()
+        page.goto(f"{server.base_url}/t/{second['table_id']}/setup")
+        page.wait_for_selector("#setup-status[data-used='18']", timeout=90000)
+        assert page.inner_text("#setup-others") == (
+            "This table taught 6 dice; 6 dice other tables taught and 6 dice taught on the "
+            "server machine: they stay when this table forgets."
+        )
+        forget = page.locator("#forget")
+        forget.tap()
+        page.wait_for_selector("#forget[data-armed=ready]")
+        forget.tap()
+        page.wait_for_selector("#setup-status[data-used='12']", timeout=20000)
+        assert page.inner_text("#setup-forgotten") == (
+            "forgot the 6 dice this table taught; the 12 other tables and the server machine "
+            "taught stay, and the reader learns again from them"
+        )
+        assert page.inner_text("#setup-others") == (
+            "This table taught 0 dice; 6 dice other tables taught and 6 dice taught on the "
+            "server machine: they stay when this table forgets."
+        )
+        stored = learning.store.examples("kitchen")
+        assert {s.table_id for s in stored} == {first["table_id"], None}
+        assert [s.example_id for s in stored if s.table_id] == first_dice
+        photos = [p.photo for p in learning.store.photos("kitchen")]
+        assert roll_photo(second["table_id"], 1) not in photos
+        assert roll_photo(first["table_id"], 1) in photos
+        # the heads were refitted on the twelve that stay (the camera reads as they teach)
+        wait_until(lambda: learning.idle("kitchen"), what="the refresh after forgetting")
+        assert learning.learner("kitchen").adaptation.used == 12
+        shot(page, "setup-forget-this-table-tablet")
         tablet.close()
         laptop.context.close()

@@ -4,7 +4,8 @@ Two ways in, one page (setup.html, web/static/js/setup.js):
 - on the server machine, any setup by name: ``/setups/NAME`` (beside the calibration
   page, which is local-only too), with the teaching round and "forget this setup";
 - from a table's host device, the setup of the camera attached to that table:
-  ``/t/TABLE/setup``, with "Forget what the camera learnt" (one button, tap again).
+  ``/t/TABLE/setup``, with "Forget what the camera learnt" (one button, tap again): the
+  dice this table taught; other tables' and the teaching rounds' stay.
 
 Each shows every stored die of the setup as a picture, grouped by value and colour, the
 held-back ones (dice whose value disagrees with the rest of their face) first for a look
@@ -18,6 +19,7 @@ companion.table.learning, off the event loop."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from typing import Annotated
 
@@ -142,7 +144,17 @@ async def setup_json(
         "groups": [{"name": name, "ids": ids} for name, ids in sorted(groups.items())],
         "rolls_last_hour": rolls,
         "share_without_tap": round(share, 3),
+        **({} if table_id is None else taught_where(stored, table_id)),
     }
+
+
+def taught_where(stored: list[StoredExample], table_id: str) -> dict[str, int]:
+    """For a table's host: how many of the setup's dice this table taught, other tables
+    taught, and teaching rounds on the server machine taught (forgetting here forgets
+    only the first)."""
+    here = sum(s.table_id == table_id for s in stored)
+    server = sum(s.table_id is None for s in stored)
+    return {"this_table": here, "other_tables": len(stored) - here - server, "server": server}
 
 
 # -- by name, on the server machine ---------------------------------------------------------
@@ -304,14 +316,16 @@ async def table_keep_die(
 
 @router.delete("/api/tables/{table_id}/setup", dependencies=[SameOrigin])
 async def table_forget_setup(request: Request, access: ApiAccess) -> dict[str, object]:
-    """The table's host forgets what the camera learnt, in one action from the table: every
-    stored die of its setup (every table's and the teaching rounds'), its adapted heads
-    with them, so the camera reads with the shipped models again. From the host's tablet
-    too: forgetting was the server machine's alone, five taps deep, and a host away from
-    it could not forget at all."""
+    """The table's host forgets what the camera learnt at this table, in one action from
+    the table: the dice confirmed here and the photos of its rolls. A café's tables may
+    share the setup: what other tables and the server machine's teaching rounds taught
+    stays (only the setup's page on the server machine forgets it all), and the heads are
+    refitted on it. From the host's tablet too: forgetting was the server machine's
+    alone, five taps deep, and a host away from it could not forget at all."""
     setup = table_setup(request, access)
-    deleted = await learning_of(request).delete_setup(setup)
-    return {"deleted": deleted}
+    learning = learning_of(request)
+    deleted = await learning.forget_table(setup, access.table.table_id)
+    return {"deleted": deleted, "kept": await asyncio.to_thread(learning.store.count, setup)}
 
 
 async def check_this_tables_die(

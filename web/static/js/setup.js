@@ -146,6 +146,23 @@
       return section;
     }));
     if (!body.groups.length) groups.textContent = "nothing yet: confirmed camera rolls and teaching rounds end up here";
+    showOthers(body);
+  }
+
+  // a table's host page: how many dice this table taught (what its host forgets) and how
+  // many others taught, which stay (a café's tables may share one setup)
+  function showOthers(body) {
+    const el = document.getElementById("setup-others");
+    if (!el || body.this_table === undefined) return;
+    const dice = (n) => `${n} ${n === 1 ? "die" : "dice"}`;
+    const elsewhere = [];
+    if (body.other_tables) elsewhere.push(`${dice(body.other_tables)} other tables taught`);
+    if (body.server) elsewhere.push(`${dice(body.server)} taught on the server machine`);
+    el.dataset.thisTable = String(body.this_table);
+    el.dataset.others = String(body.other_tables + body.server);
+    el.textContent = `This table taught ${dice(body.this_table)}` + (elsewhere.length
+      ? `; ${elsewhere.join(" and ")}: ${body.other_tables + body.server === 1 ? "it stays" : "they stay"} when this table forgets.`
+      : ".");
   }
 
   async function refresh() {
@@ -191,6 +208,14 @@
     setTimeout(refresh, 1500);
   }
 
+  // what a forgetting did: the server's page forgets every die; a table's host the dice of
+  // that table, and the reader learns again from those that stay ("kept")
+  function forgotten(body) {
+    const all = `forgot ${body.deleted} stored dice of ${root.dataset.setup}`;
+    if (!body.kept) return `${all}, and what the reader learnt from them: it reads with the models it came with`;
+    return `forgot the ${body.deleted} dice this table taught; the ${body.kept} other tables and the server machine taught stay, and the reader learns again from them`;
+  }
+
   // a button with data-confirm ("Forget every die"; a table's host page: "Forget what the
   // camera learnt", one DELETE of the table's setup) asks as the table page's host tools do
   // (tap_again.js): the first tap turns it into its question, a second tap does it
@@ -226,9 +251,7 @@
       document.getElementById("held-dice").replaceChildren();
       const r = await send("DELETE", api).finally(() => { forgetting = false; });
       const body = await r.json().catch(() => ({}));
-      said.textContent = r.ok
-        ? `forgot ${body.deleted} stored dice of ${root.dataset.setup}, and what the reader learnt from them: it reads with the models it came with`
-        : (body.message || "not forgotten");
+      said.textContent = r.ok ? forgotten(body) : (body.message || "not forgotten");
       await refresh();
     }
   });
