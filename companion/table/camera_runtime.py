@@ -177,6 +177,22 @@ def default_camera_mode(live_camera: bool) -> Mode:
     return "confirm" if live_camera else "auto"
 
 
+# with no source named, why the source playing was chosen (`CameraRuntime.source_why`):
+# the webcam is looked for when the camera starts, and again at each restart
+NO_WEBCAM = "no webcam answered at start: the demo camera plays"
+WEBCAM_FOUND = "a webcam answered at start: {name} plays"
+# the host's line adds how a webcam plugged in later is used, without restarting the server
+PLUG_IN_LATER = "plug one in, then Restart the camera (Camera settings) to use it"
+
+
+def source_why(source: str, plan_name: str, live: bool) -> str | None:
+    """Why the source playing was chosen, for the camera line: only when none was named
+    (`CameraSettings.source` "demo": a webcam when one answers, else the demo camera)."""
+    if source != "demo":
+        return None  # the host named it
+    return WEBCAM_FOUND.format(name=plan_name) if live else NO_WEBCAM
+
+
 # a video or folder played to its end (it may have ended before the table was started)
 SOURCE_ENDED = "camera source ended (Restart the camera, under Camera settings, plays it again)"
 # a source played to its end without one throw coming to rest (a folder of photos, each
@@ -229,6 +245,7 @@ class CameraRuntime:
         self._applied: TableCalibration | None = None
         self.source_name = ""
         self.live_camera = False  # the running source is a live camera (not a replay)
+        self.source_why: str | None = None  # why that source plays (`source_why`)
         # the demo camera throws what the server says the attached game expects
         self.demo = DemoDirector() if settings.source == "demo" else None
         # the classifier's shipped auto-apply threshold (None: no roll is sure)
@@ -284,6 +301,7 @@ class CameraRuntime:
             plan = self.source_plan()
             self.source_name = plan.name
             self.live_camera = plan.live
+            self.source_why = source_why(self.settings.source, plan.name, plan.live)
             self._apply_calibration()  # none for the demo camera, the choice for another
             settle = settle_config(plan.pace_fps or 30.0, self.reader.play_area.area)
             worker = CameraWorker(
@@ -363,6 +381,7 @@ class CameraRuntime:
         return {
             "enabled": self.enabled,
             "source": self.source_name,
+            "source_why": self.source_why,
             "starting": self.starting,
             "status": body,
             "error": self.reader_error,
@@ -379,6 +398,10 @@ class CameraRuntime:
         line = status_line(self.enabled, self.starting, body, self.reader_error)
         if served and self.demo is not None and self.plays_demo:
             line += f" · {self.demo.line()}"
+        if self.source_why == NO_WEBCAM:
+            line += f" · {NO_WEBCAM} ({PLUG_IN_LATER})"
+        elif self.source_why is not None:
+            line += f" · {self.source_why}"
         return line
 
     def preview_jpeg(self) -> bytes | None:

@@ -420,7 +420,15 @@
       `${what} once everyone has a seat: waiting for ${list}.`;
   }
 
+  // a player's line: the camera's state, and which source plays when the server chose it
+  // (the demo camera in a webcam's place: "No webcam answered at start: ...")
   function inWords(body) {
+    const words = stateInWords(body);
+    const why = body.enabled && body.attached && !body.finished && body.source_why;
+    return why ? `${words} ${capital(why)}.` : words;
+  }
+
+  function stateInWords(body) {
     if (!body.enabled) return "No camera at this table: rolls are entered by tapping the dice.";
     if (body.finished) return "The game is over: the camera reads no more rolls for it.";
     if (body.error || (body.status && !body.status.connected && body.status.last_error)) return "The camera has a problem (the host's screen says what): enter rolls by tapping the dice meanwhile.";
