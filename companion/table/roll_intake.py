@@ -95,7 +95,7 @@ class RollIntake:
         held = await _with_picture(outcome)
         self.held.put(held)
         if not tapped:
-            self.note(table.table_id, question_note(held))
+            self.note(table.table_id, question_note(held, asked_player(table)))
         return Taken(held=held)
 
     async def apply(self, table: Table, camera_roll: CameraRoll) -> int | None:
@@ -154,13 +154,23 @@ class RollIntake:
         )
 
 
-def question_note(held: HeldReading) -> str:
-    """The status line of a question the camera has just asked."""
+def asked_player(table: Table) -> str | None:
+    """Whom the camera's question about a roll goes to: the player whose step is open
+    (the camera cannot know who threw), by name; None when no one player's step is."""
+    snapshot = table.snapshot
+    active = snapshot.turn.active
+    return snapshot.players[active] if active is not None else None
+
+
+def question_note(held: HeldReading, asked: str | None = None) -> str:
+    """The status line of a question the camera has just asked; `asked`: the player it
+    asks (`asked_player`), beside the host, who may always answer. It names no thrower."""
     if held.kind == "mismatch":
         return f"not applied: {held.message}"
+    who = f"{asked} or the host" if asked else "the host"
     if held.kind == "unsure":
-        return f"{held.message}: waiting for the active player"
-    return "waiting for the active player to confirm the roll"
+        return f"{held.message}: waiting for {who}"
+    return f"waiting for {who} to confirm the roll"
 
 
 async def _with_picture(held: HeldReading) -> HeldReading:

@@ -12,6 +12,7 @@ Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -139,12 +140,27 @@ def test_the_active_player_confirms_or_fixes_the_roll_in_the_banner(
             "document.querySelector('#camera-ask .ask-thumb img').naturalWidth > 0"
         )
         assert ann.locator("#camera-ask .ask-die").count() == 6
-        assert "The camera read this roll" in ann.inner_text("#camera-ask .ask-text")
+        # the question names the dice, never a thrower: it goes to the player whose step
+        # is open (Ann), who may not have thrown, and to the host, in the same words
+        question = ann.inner_text("#camera-ask .ask-text")
+        read = re.fullmatch(r"The camera read ([1-6](?: [1-6]){5}): is that the roll\?", question)
+        assert read is not None, question
+        assert sorted(read.group(1).split()) == sorted(str(v) for _, v in throw.rest)
         assert ann.locator("#camera-ask [data-camera-confirm]").is_visible()
         shot(ann, f"camera-question-banner-{name}")
-        # Bob cannot act on it: nothing of it on his sheet
         host.wait_for_selector("#camera-ask:not([hidden])")  # the host sees it too
+        assert host.inner_text("#camera-ask .ask-text") == question
+        # Bob cannot act on it: nothing of it on his sheet, but his line says whom the
+        # camera waits for, and so does the note every screen shows
         assert bob.locator("#camera-ask").is_hidden() and bob.locator("#camera-held").is_hidden()
+        bob.wait_for_function(
+            "document.getElementById('camera-status').textContent === 'The camera asks Ann or"
+            " the host whether it read the roll right, and waits for the answer.'"
+        )
+        assert bob.inner_text("#camera-note") == "waiting for Ann or the host to confirm the roll"
+        assert ann.inner_text("#camera-status") == (
+            "The camera asks you whether it read the roll right (its question is above)."
+        )
 
         # Ann fixes two misread dice in the banner (tap a die, tap its value; the picker
         # fits the phone), then applies the roll (issue 26 item 4)

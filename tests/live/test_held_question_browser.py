@@ -155,7 +155,7 @@ def test_players_read_the_camera_in_words_and_the_end_says_so(
         ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=20000)
         bob.wait_for_function(
             "document.getElementById('camera-status').textContent"
-            ".includes('waits for an answer to its question')"
+            ".includes('The camera asks Ann or the host whether it read the roll right')"
         )
         table_id = ann.url.split("/t/")[1].split("/")[0]
         assert host.request.post(f"{server.base_url}/api/tables/{table_id}/end").ok

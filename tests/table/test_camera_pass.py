@@ -129,7 +129,7 @@ def test_the_intake_applies_a_roll_and_holds_a_question_without_a_hub(tmp_path: 
         assert intake.held.current(table) == taken.held
         assert (
             intake.note_of(table.table_id).text
-            == "waiting for the active player to confirm the roll"
+            == "waiting for Ann or the host to confirm the roll"  # whose step it is
         )
         roll = decide_throw(qwixx_event(), QWIXX_THROW, 0, table.table_id, "auto", "h2", None)
         assert isinstance(roll, CameraRoll)

@@ -24,6 +24,7 @@ from companion.rules.registry import standard_dice_sets
 from companion.rules.session import AUTO, CAMERA, HOST
 from companion.table.camera_hub import CameraHub
 from companion.table.dice import effective_entries, roll_of, taken_back
+from companion.table.roll_intake import asked_player
 from companion.table.snapshot import Snapshot
 from companion.table.store import LogEntry, implied_seqs
 from companion.table.tables import Table
@@ -182,6 +183,9 @@ async def camera_status(request: Request, access: ApiAccess, hub: HubDep) -> dic
     held = viewer.host and not is_local(request)
     body["take_back_refused"] = hub.held_elsewhere(access.table.table_id) if held else None
     body["state_id"] = access.table.snapshot.state_id
+    # whom the camera's question about a roll goes to (the player whose step is open,
+    # not whoever threw: the camera cannot know), for the other devices' line
+    body["asks"] = asked_player(access.table) if body.get("pending") else None
     return body
 
 

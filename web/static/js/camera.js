@@ -197,7 +197,10 @@
       const n = pending.unsure.length;
       return first + `The camera is not sure of ${n === 1 ? "one die" : n + " dice"}: tap the value ${n === 1 ? "it shows" : "each shows"}`;
     }
-    return first + "The camera read this roll:";
+    // the question goes to the player whose step is open, who may not have thrown: it
+    // names the dice, never a thrower
+    const values = (pending.roll || []).map(([, value]) => value).join(" ");
+    return first + `The camera read ${values}: is that the roll?`;
   }
 
   function showAsk(pending, viewer) {
@@ -428,12 +431,21 @@
     return why ? `${words} ${capital(why)}.` : words;
   }
 
+  // whom the camera's question waits for: the host fixes a mismatch; a roll to confirm
+  // is the open step's player's (or the host's) to answer, whoever threw
+  function waitsForAnswer(body) {
+    if (body.pending.kind === "mismatch") return "The camera waits for the host to fix the dice it read.";
+    if (body.viewer && body.viewer.may_confirm) return "The camera asks you whether it read the roll right (its question is above).";
+    const who = body.asks ? `${body.asks} or the host` : "the host";
+    return `The camera asks ${who} whether it read the roll right, and waits for the answer.`;
+  }
+
   function stateInWords(body) {
     if (!body.enabled) return "No camera at this table: rolls are entered by tapping the dice.";
     if (body.finished) return "The game is over: the camera reads no more rolls for it.";
     if (body.error || (body.status && !body.status.connected && body.status.last_error)) return "The camera has a problem (the host's screen says what): enter rolls by tapping the dice meanwhile.";
     if (!body.attached) return "The camera watches another table.";
-    if (body.pending) return "The camera waits for an answer to its question.";
+    if (body.pending) return waitsForAnswer(body);
     if ((body.waits_for_seats || []).length) return "The camera waits until everyone has a seat.";
     // a video or folder played to its end reads nothing more until the host restarts it
     if (body.status && body.status.ended) return "The camera's recording has ended: enter rolls by tapping the dice (the host may restart it).";
