@@ -651,6 +651,8 @@ class Learning:
         again in the background, as after a roll."""
         learner = await asyncio.to_thread(self.learner, check_setup(setup))
         count = await asyncio.to_thread(learner.forget_table, table_id)
+        if not count:
+            return 0  # nothing forgotten: the heads stand
         self._finder_verdicts.pop(setup, None)  # its finder head went with the photos
         await self.refresh_and_tell(setup)
         self.refresh_soon(setup)

@@ -354,6 +354,8 @@ class SetupLearner:
         dice were deleted."""
         with self._lock:
             count = self.store.delete_table(self.setup, table_id)
+            if not count:  # the table taught nothing: every head learnt from the same dice
+                return 0
             remove_head(self.folder)
             self.stored, self.adaptation = [], None
             self._looks.clear()

@@ -278,6 +278,8 @@ def test_forgetting_one_table_keeps_the_other_tables_dice_and_drops_heads_learnt
     assert learner.refresh_finder() and learner.finder_verdict is not None
     assert (learner.folder / "adapted" / "finder_head.json").exists()
 
+    assert learner.forget_table("t3") == 0  # a table that taught nothing: the heads stay
+    assert (learner.folder / "adapted" / "finder_head.json").exists()
     assert learner.forget_table("t2") == sum(len(ids) for ids in second)
     kept = [s.example_id for s in store.examples(SETUP)]
     assert kept == [k for ids in first for k in ids]
