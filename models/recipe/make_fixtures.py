@@ -2,6 +2,9 @@
 from the VALIDATION part of ../shared/data (never trained on), each a PNG named
 ``<value>_<folder>_<n>.png`` with the die centred, upright as photographed and
 ``FIXTURE_DIE_SIDE`` pixels wide; SOURCES.txt names the photo and box of every crop.
+A run replaces only the crops the previous run's SOURCES.txt names: it refuses a folder
+that holds files but no SOURCES.txt of its own (a folder of someone's photos lost its
+PNGs to ``--out``).
 Only the three folders whose licences SOURCES.txt names give crops (the later folders of
 ../shared/data, rune55-webcams and tomitomi-dish-crops, are left out so the fixtures stay
 the same).
@@ -26,6 +29,7 @@ CROP_SIZE = 40
 FIXTURE_DIE_SIDE = 26.0  # the die's side inside the crop, in pixels
 PER_VALUE = 10
 SHORT = {"byler-d6-train": "byler", "epanemu-dice3": "epanemu", "matteop65-d6": "matteop65"}
+SOURCES_HEADER = "# crops of validation photos only; licences: "  # SOURCES.txt's first line
 LICENCES = (
     "byler-d6-train: BSD-3-Clause, Copyright (c) 2019 Nell Byler; "
     "epanemu-dice3: CC BY 4.0 (Roboflow 'Dice', github.com/Epanemu/GameDiceRecognition); "
@@ -37,14 +41,43 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m models.recipe.make_fixtures",
         description="Rewrite the real crop fixtures (10 per value, validation photos only): "
-        "every PNG in the output folder is replaced.",
+        "the crops the output folder's SOURCES.txt names are replaced; a folder that holds "
+        "other files and no SOURCES.txt of this command's is refused.",
     )
     parser.add_argument("--out", type=Path, default=OUT, help=f"output folder (default: {OUT})")
     return parser.parse_args(argv)
 
 
+class NotAFixturesFolder(Exception):
+    """The output folder holds files this command did not write: nothing is replaced."""
+
+
+def previous_crops(out: Path) -> list[Path]:
+    """The crops an earlier run wrote in `out` (the names its SOURCES.txt lists), to be
+    replaced; none for a missing or empty folder. Raises `NotAFixturesFolder` for a folder
+    holding anything else without a SOURCES.txt of ours: its PNGs are someone's own."""
+    sources = out / "SOURCES.txt"
+    if sources.is_file():
+        lines = sources.read_text(encoding="utf-8").splitlines()
+        if lines and lines[0].startswith(SOURCES_HEADER):
+            names = [line.split("\t", 1)[0] for line in lines[1:] if line.strip()]
+            # a name with a folder in it is no crop of ours: never remove outside `out`
+            return [out / name for name in names if Path(name).name == name]
+    if out.is_dir() and any(out.iterdir()):
+        raise NotAFixturesFolder(
+            f"{out} holds files but no SOURCES.txt written by make_fixtures: refusing to "
+            "replace them; name an empty or new folder with --out"
+        )
+    return []
+
+
 def main(argv: list[str] | None = None) -> int:
     out = parse_args(argv).out
+    try:
+        replaced = previous_crops(out)
+    except NotAFixturesFolder as refusal:
+        print(f"make_fixtures: {refusal}", file=sys.stderr)
+        return 2
     split = load_split()
     candidates: dict[int, list[tuple[str, LabelledImage, LabelledDie]]] = {
         v: [] for v in range(1, 7)
@@ -57,9 +90,9 @@ def main(argv: list[str] | None = None) -> int:
                 if die.side >= 16:  # too small a die makes a meaningless fixture
                     candidates[die.value].append((folder, labelled, die))
     out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.png"):
-        old.unlink()
-    sources = [f"# crops of validation photos only; licences: {LICENCES}"]
+    for old in replaced:
+        old.unlink(missing_ok=True)
+    sources = [f"{SOURCES_HEADER}{LICENCES}"]
     for value, items in candidates.items():
         # spread the picks evenly over the folders and photos
         step = max(1, len(items) // PER_VALUE)

@@ -1,7 +1,9 @@
 """models/README.md names `python -m models.recipe.make_fixtures` as the way to rewrite
 tests/fixtures/crops: asking it for --help must not rewrite anything, and a run must give
 back the committed crops (same photos, same boxes) now that ../shared/data holds more
-folders than the three the fixtures' licences name."""
+folders than the three the fixtures' licences name. A run replaces only the crops it wrote
+(those its SOURCES.txt names): a folder of someone's own photos given as --out is refused
+and left as it was (its PNGs were deleted)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,28 @@ def test_help_prints_usage_and_leaves_the_fixtures_alone(
     assert done.value.code == 0
     assert "--out" in capsys.readouterr().out
     assert kept.read_bytes() == b"a fixture"
+
+
+def test_a_folder_of_someone_elses_photos_is_refused_and_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    photo = tmp_path / "holiday.png"
+    photo.write_bytes(b"a photo of mine")
+    assert make_fixtures.main(["--out", str(tmp_path)]) != 0
+    assert photo.read_bytes() == b"a photo of mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["holiday.png"]
+    assert "holds files but no SOURCES.txt" in capsys.readouterr().err
+
+
+def test_a_rerun_replaces_only_the_crops_its_sources_name(tmp_path: Path) -> None:
+    header = make_fixtures.SOURCES_HEADER + make_fixtures.LICENCES
+    lines = [header, "1_byler_00.png\tbyler-d6-train/a.jpg\tcx=1", "../outside.png\tx\ty"]
+    (tmp_path / "SOURCES.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "holiday.png").write_bytes(b"a photo of mine")
+    assert make_fixtures.previous_crops(tmp_path) == [tmp_path / "1_byler_00.png"]
+    # the committed fixtures (the default folder) are replaced crop by crop
+    committed = sorted(make_fixtures.previous_crops(COMMITTED))
+    assert committed == sorted(COMMITTED.glob("*.png")) and len(committed) == 60
 
 
 @pytest.mark.slow
