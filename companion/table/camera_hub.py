@@ -213,7 +213,9 @@ class CameraHub:
         self.intake = RollIntake(tables.store, learning)
         self.events_seen = 0
         self._rethrows: dict[str, int] = {}  # per table: the host's re-throws (demo keys)
-        self._demo_started: set[str] = set()  # tables whose host started the demo camera
+        # tables whose host started the replayed source (demo, video, photos) before
+        # every seat was taken
+        self._started_by_host: set[str] = set()
         # tables a recording's throw came to while seats were free: it plays again once
         # they are taken (`_replay_once_seated`)
         self._replay_when_seated: set[str] = set()
@@ -317,7 +319,7 @@ class CameraHub:
 
     def waits_for_seats(self, table: Table) -> list[str]:
         """The players a replayed source waits for at `table`: those who have no seat yet,
-        until the host says start (`start_demo`). The demo camera throws nothing meanwhile;
+        until the host says start (`start_before_seats_taken`). The demo camera throws nothing meanwhile;
         a video or a folder of photos plays at its own pace, so its throws are not taken
         (with automatic passes each still photo ended the crossing and handed out
         penalties at a table nobody sat at). A live camera sees the real dice people
@@ -326,15 +328,15 @@ class CameraHub:
         # with no source named, a webcam that answers is used in the demo camera's place
         demo = runtime.demo is not None and not runtime.live_camera
         replays = demo or runtime.settings.source in ("video", "images")
-        if not replays or table.table_id in self._demo_started:
+        if not replays or table.table_id in self._started_by_host:
             return []
         taken = table.seats_taken()
         return [name for seat, name in enumerate(table.snapshot.players) if seat not in taken]
 
-    def start_demo(self, table: Table) -> None:
+    def start_before_seats_taken(self, table: Table) -> None:
         """The host's Start: the demo camera, video or photos play without waiting for the
         free seats (a recording plays again from its start: `_replay_once_seated`)."""
-        self._demo_started.add(table.table_id)
+        self._started_by_host.add(table.table_id)
         self._direct_demo(table)
 
     def _not_taken_for_seats(self, table: Table) -> bool:

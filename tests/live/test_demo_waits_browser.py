@@ -70,8 +70,8 @@ def test_the_demo_waits_for_the_seats_then_holds_its_question(browser: Any, tmp_
     with demo_table(browser, tmp_path, "qwixx", ["Ann", "Bob"], "confirm") as (
         server, table, tablet,
     ):  # fmt: skip
-        tablet.wait_for_selector("#camera-demo-wait:not([hidden])", timeout=60000)
-        assert "waiting for Ann and Bob" in tablet.inner_text("#camera-demo-wait")
+        tablet.wait_for_selector("#camera-seat-wait:not([hidden])", timeout=60000)
+        assert "waiting for Ann and Bob" in tablet.inner_text("#camera-seat-wait")
         tablet.wait_for_function(
             "document.getElementById('camera-status').textContent"
             ".includes('waiting for Ann and Bob to take a seat')"
@@ -80,14 +80,14 @@ def test_the_demo_waits_for_the_seats_then_holds_its_question(browser: Any, tmp_
         shot(tablet, "demo-waits-for-seats-tablet")
         ann = sit(browser, server, table, 0)
         tablet.wait_for_function(
-            "document.getElementById('camera-demo-wait').textContent.includes('waiting for Bob.')"
+            "document.getElementById('camera-seat-wait').textContent.includes('waiting for Bob.')"
         )
         assert server.app.state.tables.store.log(table["table_id"]) == []
         bob = sit(browser, server, table, 1)
 
         # everyone sits: the demo throws, and its question holds until it is answered
         ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=120000)
-        tablet.wait_for_selector("#camera-demo-wait", state="hidden")
+        tablet.wait_for_selector("#camera-seat-wait", state="hidden")
         tablet.wait_for_function(
             "document.getElementById('camera-status').textContent"
             '.includes("waiting for the answer to the camera\'s question")',
@@ -110,11 +110,11 @@ def test_the_demo_waits_for_the_seats_then_holds_its_question(browser: Any, tmp_
 
 def test_the_host_starts_the_demo_with_seats_free(browser: Any, tmp_path: Path) -> None:
     with demo_table(browser, tmp_path, "sixto", ["Ann", "Bob"]) as (server, table, tablet):
-        tablet.wait_for_selector("#camera-demo-wait:not([hidden])", timeout=60000)
+        tablet.wait_for_selector("#camera-seat-wait:not([hidden])", timeout=60000)
         assert tablet.locator(".live[data-state-id='0']").count() == 1
-        tablet.click("[data-camera-demo-start]")
+        tablet.click("[data-camera-start-now]")
         tablet.wait_for_selector(".live[data-state-id='1']", timeout=120000)
-        tablet.wait_for_selector("#camera-demo-wait", state="hidden")
+        tablet.wait_for_selector("#camera-seat-wait", state="hidden")
 
 
 def test_a_race_gets_the_time_a_real_table_takes(browser: Any, tmp_path: Path) -> None:

@@ -117,16 +117,16 @@ def test_a_recording_waits_for_the_seats_and_the_host_page_says_so(
         assert page.inner_text("#camera-note") == (
             "throw not taken: waiting for Ann and Bob to take a seat (or the host's Start)"
         )
-        assert page.inner_text("#camera-demo-who") == (
+        assert page.inner_text("#camera-seat-wait-words") == (
             "The camera's recording plays once everyone has a seat: waiting for Ann and Bob."
         )
         assert page.get_attribute(".live", "data-state-id") == "0"
         shot(page, "camera-recording-waits-for-seats-laptop")
-        page.click("[data-camera-demo-start]")
+        page.click("[data-camera-start-now]")
         page.wait_for_selector(".live[data-state-id='1']", timeout=30000)
         log = server.app.state.tables.store.log(table_id)
         assert sorted((d["colour"], d["value"]) for d in log[0].move["dice"]) == sorted(throw.rest)
-        page.wait_for_selector("#camera-demo-wait", state="hidden")
+        page.wait_for_selector("#camera-seat-wait", state="hidden")
         context.close()
 
 

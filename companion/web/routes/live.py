@@ -206,10 +206,11 @@ async def camera_mode(body: ModeRequest, access: ApiAccess, hub: HubDep) -> dict
 
 
 @router.post("/api/tables/{table_id}/camera/start", dependencies=[SameOrigin])
-async def demo_start(access: ApiAccess, hub: HubDep) -> dict[str, bool]:
-    """The host starts the demo camera before every seat is taken."""
+async def start_before_seats_taken(access: ApiAccess, hub: HubDep) -> dict[str, bool]:
+    """The host's "Start the camera now": the demo camera throws, or the video or folder of
+    photos plays, before every seat is taken."""
     require_host(access)
-    hub.start_demo(access.table)
+    hub.start_before_seats_taken(access.table)
     return {"started": True}
 
 

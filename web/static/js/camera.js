@@ -410,16 +410,15 @@
       (learning.deep_verdict ? `\nfine-tuned classifier: ${learning.deep_verdict.words}` : "");
   }
 
-  // the demo camera waits until every player has a seat (or the host starts it)
   // the demo camera throws, and a recording (a video, a folder of photos) plays, once
-  // every seat is taken
+  // every seat is taken (or the host starts it sooner)
   function showSeatWait(names, source) {
-    const box = document.getElementById("camera-demo-wait");
+    const box = document.getElementById("camera-seat-wait");
     if (!box) return;
     box.hidden = names.length === 0;
     const list = names.length > 1 ? names.slice(0, -1).join(", ") + " and " + names[names.length - 1] : names.join("");
     const what = source === "demo camera" ? "The demo camera throws" : "The camera's recording plays";
-    document.getElementById("camera-demo-who").textContent =
+    document.getElementById("camera-seat-wait-words").textContent =
       `${what} once everyone has a seat: waiting for ${list}.`;
   }
 
@@ -647,7 +646,7 @@
       post("dismiss", {id: pending.id});
     } else if (target.hasAttribute("data-camera-attach")) {
       post("attach");
-    } else if (target.hasAttribute("data-camera-demo-start")) {
+    } else if (target.hasAttribute("data-camera-start-now")) {
       post("start");
     } else if (target.hasAttribute("data-camera-restart")) {
       post("restart");
