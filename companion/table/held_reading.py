@@ -288,6 +288,15 @@ def confirmed(held: HeldReading, shown: Sequence[tuple[str, int]] | None = None)
     return CameraRoll(held.roll, held.state_id, held.corrected_by or CAMERA, held.image, held.dice)
 
 
+def may_set_values(kind: HeldKind, host: bool, seat: int | None, active: int | None) -> bool:
+    """Whether a device may set the value of a die of a reading held as `kind`: the host
+    any reading's; the active player's device a roll held to confirm or for its unsure
+    dice. Adding, dropping or re-colouring dice, and fixing a mismatch, are the host's."""
+    if host:
+        return True
+    return kind in ("confirm", "unsure") and seat is not None and seat == active
+
+
 def roll_dice(roll: Roll) -> list[tuple[str, int]]:
     """A roll's dice as sorted (colour, value) pairs, as a confirm names them."""
     return sorted((d.colour, d.value) for d in roll.dice)

@@ -279,6 +279,35 @@ def test_confirm_mode_waits_for_the_active_player(live: Any, clip_folder: Path) 
     assert rolls_in_log(live, table_id) == [("camera", sorted(throw.rest))]
 
 
+def test_each_device_is_told_whether_it_may_fix_the_held_values(
+    live: Any, clip_folder: Path
+) -> None:
+    """The camera state says each device whether its taps set a held die's value (the
+    rule of /camera/fix, so the page works none out): the host always; the active player
+    a roll to confirm, not a mismatch; another player never."""
+    client = host_client(live)
+    devices: list[httpx.Client] = []
+    table_id = new_table(client, "qwixx", devices=devices)
+    state = client.get(f"/api/tables/{table_id}/state").json()
+    active, other = devices[state["turn"]["active"]], devices[1 - state["turn"]["active"]]
+
+    def may_fix(device: httpx.Client) -> bool:
+        return bool(camera(device, table_id)["viewer"]["may_fix_values"])
+
+    mode = client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": "confirm"})
+    assert mode.status_code == 200, mode.text
+    replay(live, client, table_id, clip_folder, render_throw(QWIXX, seed=501))
+    assert camera(client, table_id)["pending"]["kind"] == "confirm"
+    assert [may_fix(client), may_fix(active), may_fix(other)] == [True, True, False]
+
+    pending_id = camera(client, table_id)["pending"]["id"]
+    dismissed = client.post(f"/api/tables/{table_id}/camera/dismiss", json={"id": pending_id})
+    assert dismissed.status_code == 200, dismissed.text
+    replay(live, client, table_id, clip_folder, render_throw(QWIXX[:-1], seed=301))
+    assert camera(client, table_id)["pending"]["kind"] == "mismatch"
+    assert [may_fix(client), may_fix(active), may_fix(other)] == [True, False, False]
+
+
 def test_sure_rolls_are_applied_and_only_the_unsure_die_is_asked(
     live: Any, clip_folder: Path
 ) -> None:

@@ -24,6 +24,7 @@ from companion.rules.registry import standard_dice_sets
 from companion.rules.session import AUTO, CAMERA, HOST
 from companion.table.camera_hub import CameraHub
 from companion.table.dice import effective_entries, roll_of, taken_back
+from companion.table.held_reading import may_set_values
 from companion.table.roll_intake import asked_player
 from companion.table.snapshot import Snapshot
 from companion.table.store import LogEntry, implied_seqs
@@ -173,10 +174,14 @@ async def camera_status(request: Request, access: ApiAccess, hub: HubDep) -> dic
     body = await hub.status_json(access.table)
     turn = access.table.snapshot.turn
     viewer = access.viewer
+    reading = hub.held.current(access.table)
     body["viewer"] = {
         "host": viewer.host,
         "seat": viewer.seat,
         "may_confirm": viewer.host or (viewer.seat is not None and viewer.seat == turn.active),
+        # whether this device's taps on the held dice set their values (may_answer's rule)
+        "may_fix_values": reading is not None
+        and may_set_values(reading.kind, viewer.host, viewer.seat, turn.active),
     }
     # what the host's "Use the camera at this table" would be refused with (None: it
     # works): the button says so instead of offering what cannot work
@@ -250,9 +255,13 @@ def may_answer(access: ApiAccess, hub: CameraHub, body: FixRequest) -> str:
     if viewer.host:
         return HOST
     held = hub.held.current(access.table)
-    answering = held is not None and held.kind in ("confirm", "unsure")
     value_only = body.index is not None and body.colour is None and not body.remove
-    if answering and value_only and viewer.seat == access.table.snapshot.turn.active:
+    active = access.table.snapshot.turn.active
+    if (
+        held is not None
+        and value_only
+        and may_set_values(held.kind, viewer.host, viewer.seat, active)
+    ):
         return str(viewer.seat)
     raise Rejection(
         Reason.NOT_ALLOWED,

@@ -323,7 +323,7 @@
       // the moves the throw implies first (the engine's Turn.on_throw, e.g. Sixto's re-roll)
       const implies = pending.implies || [];
       heldMessage.textContent = (implies.length ? implies.join("; ") + "; then roll: " : "The camera read: ") + dice +
-        (mayFixValues(pending, viewer) ? " (tap a die read wrong to fix it)" : "");
+        (viewer.may_fix_values ? " (tap a die read wrong to fix it)" : "");
     } else {
       heldMessage.textContent = "Not applied: " + pending.message +
         (viewer.host ? " (tap a die to fix it, or the place of a die the camera missed to add it)" : "");
@@ -336,14 +336,6 @@
     nameHeldDice(pending);
     panel.querySelector("[data-camera-confirm]").hidden = !(pending.kind === "confirm" && viewer.may_confirm);
     panel.querySelector("[data-camera-rethrow]").hidden = !viewer.host;
-  }
-
-  // who may tap a die on the big picture: the host any held reading's (a value, a colour,
-  // or not a die), whoever may confirm a roll to confirm or with unsure dice its values
-  // (the server's may_answer); the same dice the banner's question fixes
-  function mayFixValues(pending, viewer) {
-    if (pending.kind === "mismatch") return viewer.host;
-    return viewer.host || viewer.may_confirm;
   }
 
   // a tappable spot over each held die on the picture
@@ -359,7 +351,9 @@
       spot.style.top = `${(100 * y0) / pending.height}%`;
       spot.style.width = `${(100 * (x1 - x0)) / pending.width}%`;
       spot.style.height = `${(100 * (y1 - y0)) / pending.height}%`;
-      spot.disabled = !mayFixValues(pending, viewer);
+      // who may tap a die is the server's word (may_fix_values): the same dice the
+      // banner's question fixes
+      spot.disabled = !viewer.may_fix_values;
       heldDice.appendChild(spot);
     });
   }
