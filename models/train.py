@@ -951,7 +951,10 @@ def pack_training_set(run: Run, path: Path) -> None:
         made_with.count, run.args.seed, made_with.translucent,
         scene_sha256(first[0].encoded), made_with.fancy,
     )  # fmt: skip
-    made = {"command": run.command, "data": str(run.args.data or "../shared/data")}
+    made: dict[str, object] = {
+        "command": run.command,
+        "data": str(run.args.data or "../shared/data"),
+    }
     size = write_pack(path, run.train_images, run.train_crops, run.val_crops, recipe, made)
     logger.info("wrote %s: %.1f MB", path, size / 1e6)
 

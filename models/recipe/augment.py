@@ -12,7 +12,7 @@ def photometric(
     image: np.ndarray, rng: np.random.Generator, strength: float = 1.0, blur_chance: float = 1.0
 ) -> np.ndarray:
     """A colour/brightness/blur/noise/JPEG-jittered copy of a BGR uint8 image."""
-    out = image.astype(np.float32)
+    out: np.ndarray = image.astype(np.float32)
     gains = rng.uniform(1 - 0.25 * strength, 1 + 0.25 * strength, size=3)
     contrast = rng.uniform(1 - 0.4 * strength, 1 + 0.4 * strength)
     brightness = rng.uniform(-40, 40) * strength
@@ -37,8 +37,9 @@ def photometric(
     if rng.random() < 0.3:
         quality = int(rng.uniform(25, 90))
         ok, encoded = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])
-        if ok:
-            out = cv2.imdecode(encoded, cv2.IMREAD_COLOR)
+        decoded = cv2.imdecode(encoded, cv2.IMREAD_COLOR) if ok else None
+        if decoded is not None:
+            out = decoded
     return out
 
 
@@ -48,7 +49,7 @@ def motion_blur(image: np.ndarray, rng: np.random.Generator, max_length: int = 9
     kernel = np.zeros((length, length), np.float32)
     kernel[length // 2, :] = 1.0
     rotation = cv2.getRotationMatrix2D((length / 2 - 0.5, length / 2 - 0.5), rng.uniform(0, 180), 1)
-    kernel = cv2.warpAffine(kernel, rotation, (length, length))
+    kernel = np.asarray(cv2.warpAffine(kernel, rotation, (length, length)), np.float32)
     kernel /= max(kernel.sum(), 1e-6)
     return cv2.filter2D(image, -1, kernel)
 

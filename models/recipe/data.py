@@ -344,7 +344,9 @@ def finder_sample(
 
     # window origin: sometimes around a hard negative, usually around a die, else anywhere
     if len(scene.hard) and rng.random() < HARD_NEGATIVE_CHANCE:
-        pick = scene.hard[int(rng.integers(len(scene.hard)))] * np.float32([scale_x, scale_y, 1.0])
+        pick = scene.hard[int(rng.integers(len(scene.hard)))] * np.array(
+            [scale_x, scale_y, 1.0], np.float32
+        )
         ox = pick[0] - rng.uniform(0.15, 0.85) * size
         oy = pick[1] - rng.uniform(0.15, 0.85) * size
     elif len(dice) and rng.random() < 0.8:
@@ -356,7 +358,7 @@ def finder_sample(
         oy = rng.uniform(min(0, new_h - size), max(0, new_h - size))
     ox, oy = int(round(ox)), int(round(oy))
     fill = image[::16, ::16].reshape(-1, 3).mean(axis=0) + rng.normal(0, 20, 3)
-    matrix = np.float32([[zoom, 0, -ox], [0, zoom, -oy]])
+    matrix = np.array([[zoom, 0, -ox], [0, zoom, -oy]], np.float32)
     window = cv2.warpAffine(
         image,
         matrix,

@@ -41,9 +41,8 @@ def constant_values(graph: onnx.GraphProto) -> dict[str, np.ndarray]:
             weights[node.output[0]] = weights[node.input[0]]
         elif node.op_type == "DequantizeLinear" and node.input[0] in weights:
             axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-            weights[node.output[0]] = dequantised(
-                *(weights[name] for name in node.input[:3]), axis=axis
-            )
+            quantised, scale, zero_point = (weights[name] for name in node.input[:3])
+            weights[node.output[0]] = dequantised(quantised, scale, zero_point, axis=axis)
     return weights
 
 
@@ -101,6 +100,8 @@ def load_convs(
         conv.weight.copy_(weight)
         bn = following_bn[id(conv)]
         if bn is not None:
+            # BatchNorm2d keeps running statistics unless built with track_running_stats=False
+            assert bn.running_mean is not None and bn.running_var is not None
             bn.weight.fill_(1.0)
             bn.running_mean.zero_()
             bn.running_var.fill_(1.0 - bn.eps)

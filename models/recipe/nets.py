@@ -45,13 +45,12 @@ def conv_bn(cin: int, cout: int, stride: int = 1, groups: int = 1, k: int = 3) -
 
 def finder_head(channels: int) -> nn.Sequential:
     """The finder's heads at stride 4 (``FINDER_HEADS``), shared by both finder nets."""
-    head = nn.Sequential(
-        conv_bn(channels, channels, k=1), nn.Conv2d(channels, len(FINDER_HEADS), 1)
-    )
-    nn.init.constant_(head[-1].bias, 0.0)
+    out = nn.Conv2d(channels, len(FINDER_HEADS), 1)
+    assert out.bias is not None  # a Conv2d has a bias unless told bias=False
+    nn.init.constant_(out.bias, 0.0)
     with torch.no_grad():
-        head[-1].bias[0] = -4.0  # start with "no die anywhere" (CenterNet prior)
-    return head
+        out.bias[0] = -4.0  # start with "no die anywhere" (CenterNet prior)
+    return nn.Sequential(conv_bn(channels, channels, k=1), out)
 
 
 class FinderNet(nn.Module):

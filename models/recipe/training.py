@@ -60,8 +60,8 @@ def budget_lr(max_lr: float, progress: float) -> float:
 
 def to_tensor(batch_bgr: np.ndarray) -> torch.Tensor:
     """N x H x W x 3 BGR uint8 -> normalised RGB NCHW on the CPU, as the manifests declare."""
-    rgb = batch_bgr[..., ::-1].astype(np.float32) * SCALE
-    rgb = (rgb - np.float32(MEAN)) / np.float32(STD)
+    rgb: np.ndarray = batch_bgr[..., ::-1].astype(np.float32) * SCALE
+    rgb = (rgb - np.array(MEAN, np.float32)) / np.array(STD, np.float32)
     return torch.from_numpy(np.ascontiguousarray(rgb.transpose(0, 3, 1, 2)))
 
 
