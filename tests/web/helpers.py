@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 from companion.rules.base import Die, Move, Roll
 from companion.rules.registry import find_game
 from companion.rules.session import Session, replay_record
+from companion.table import snapshot as table_snapshot
 from companion.table.snapshot import Snapshot
 from companion.table.store import Store
 
@@ -118,18 +119,7 @@ def snapshot_of(
     session = Session(game, options or game.options_for(len(players)), players)
     for move in moves:
         session.act(move)
-    return Snapshot(
-        state_id=session.state_id,
-        game=game,
-        state=session.state,
-        players=tuple(session.players),
-        turn=session.turn(),
-        scores=session.scores(),
-        outcome=session.outcome(),
-        last_by=session.actions[-1].by if session.actions else None,
-        ended_by_host=False,
-        undo_offers=session.undo_offers(),
-    )
+    return table_snapshot.snapshot_of(session)
 
 
 def roll(*dice: tuple[str, int]) -> Roll:
@@ -143,14 +133,4 @@ def finished_snapshot(game_name: str) -> Snapshot:
     """The last position of the documented example game (docs/records/<game>.json)."""
     session = replay_record(json.loads((RECORDS / f"{game_name}.json").read_text()))
     assert session.outcome() is not None
-    return Snapshot(
-        state_id=session.state_id,
-        game=session.game,
-        state=session.state,
-        players=tuple(session.players),
-        turn=session.turn(),
-        scores=session.scores(),
-        outcome=session.outcome(),
-        last_by=session.actions[-1].by,
-        ended_by_host=False,
-    )
+    return table_snapshot.snapshot_of(session)
