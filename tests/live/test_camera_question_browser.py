@@ -82,6 +82,25 @@ def throw_now(server: LiveServer, host: Any, folder: Path, reader: ClipReader, s
     return throw
 
 
+@contextmanager
+def roll_to_confirm(browser: Any, tmp_path: Path, seed: int) -> Iterator[tuple[Any, Any, Any]]:
+    """A table in camera mode "confirm" (Ann on a tablet) and one rendered throw replayed
+    as the camera, held for confirmation: (host page, Ann's sheet, the throw)."""
+    reader = ClipReader()
+    with camera_table(browser, tmp_path, reader, DEVICES[1][0], "confirm") as (
+        server, host, ann, _, folder,
+    ):  # fmt: skip
+        yield host, ann, throw_now(server, host, folder, reader, seed=seed)
+
+
+def die_on_the_picture(throw: Any, colour: str) -> tuple[int, int]:
+    """The index of the `colour` die in the held reading (its spot on the big picture) and
+    the value it shows."""
+    rest = throw.frames[throw.rest_index].dice
+    index = next(i for i, d in enumerate(rest) if d.colour == colour)
+    return index, rest[index].value
+
+
 def banner_dice(page: Any) -> set[tuple[str | None, int]]:
     return {
         (el.get_attribute("data-colour"), int(el.get_attribute("data-value") or 0))
@@ -243,16 +262,10 @@ def test_the_host_fixes_a_misread_die_on_the_big_picture_of_a_roll_to_confirm(
     its value), the message names the fixed die's new value, and "Use this roll" applies
     the corrected roll. (The die outlines on the picture were dead buttons: only the banner
     above fixed a die, and the picture said nothing of it.)"""
-    reader = ClipReader()
-    with camera_table(browser, tmp_path, reader, DEVICES[1][0], "confirm") as (
-        server, host, ann, bob, folder,
-    ):  # fmt: skip
-        throw = throw_now(server, host, folder, reader, seed=3301)
+    with roll_to_confirm(browser, tmp_path, seed=3301) as (host, _, throw):
         host.wait_for_selector("#camera-held[data-held-kind=confirm]:not([hidden])", timeout=20000)
         assert "tap a die read wrong" in host.inner_text("#held-message")
-        rest = throw.frames[throw.rest_index].dice
-        red_index = next(i for i, d in enumerate(rest) if d.colour == "red")
-        red = rest[red_index].value
+        red_index, red = die_on_the_picture(throw, "red")
         fixed = 1 if red != 1 else 2
         host.locator("#held-view").scroll_into_view_if_needed()
         host.click(f"#held-dice [data-held-die='{red_index}']")
@@ -284,16 +297,11 @@ def test_the_active_player_fixes_a_value_on_the_big_picture_and_nothing_more(
     thumbnail leads there): the dialog offers its values only, no colour and no "Not a
     die" (the server lets a player set values only), and the value set there is the one
     "Use this roll" applies."""
-    reader = ClipReader()
-    with camera_table(browser, tmp_path, reader, DEVICES[1][0], "confirm") as (
-        server, host, ann, bob, folder,
-    ):  # fmt: skip
-        throw = throw_now(server, host, folder, reader, seed=3302)
+    with roll_to_confirm(browser, tmp_path, seed=3302) as (_, ann, throw):
         ann.wait_for_selector("#camera-held[data-held-kind=confirm]:not([hidden])", timeout=20000)
         ann.click("#camera-ask [data-ask-show]")
-        rest = throw.frames[throw.rest_index].dice
-        green_index = next(i for i, d in enumerate(rest) if d.colour == "green")
-        fixed = 6 if rest[green_index].value != 6 else 5
+        green_index, green = die_on_the_picture(throw, "green")
+        fixed = 6 if green != 6 else 5
         ann.click(f"#held-dice [data-held-die='{green_index}']")
         ann.wait_for_selector("#held-fix[data-fix-mode=value]:not([hidden])", timeout=5000)
         assert ann.locator("#fix-colours").is_hidden()
@@ -335,11 +343,7 @@ def test_the_banner_thumbnail_is_drawn_again_after_a_die_is_fixed(
 ) -> None:
     """Ann fixes a die in the banner: the thumbnail beside it is fetched anew, drawn with
     the fixed value (its address stayed the same, so it could show the misread one)."""
-    reader = ClipReader()
-    with camera_table(browser, tmp_path, reader, DEVICES[1][0], "confirm") as (
-        server, host, ann, bob, folder,
-    ):  # fmt: skip
-        throw = throw_now(server, host, folder, reader, seed=3303)
+    with roll_to_confirm(browser, tmp_path, seed=3303) as (_, ann, throw):
         ann.wait_for_selector("#camera-ask:not([hidden])", timeout=20000)
         shown = ann.get_attribute("#camera-ask .ask-thumb img", "src")
         red = dict(throw.rest)["red"]

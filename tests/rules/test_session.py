@@ -301,16 +301,23 @@ def test_a_player_undoes_their_own_cross_after_another_player_crossed() -> None:
     session.act(finns, by="1", seen=5)  # Finn may cross again
 
 
-def test_a_players_undo_is_refused_when_an_action_since_needs_it() -> None:
+def after_karis_colour_cross() -> Session:
     """Qwixx: Ola passes the white sum, Kari (active) crosses it, Mia passes, so Kari's
-    colour step begins, and Kari crosses a colour. Ola's pass can no longer go on its own:
-    without it the white sum is still open and Kari's colour cross would not apply."""
+    colour step begins, and Kari crosses a colour."""
     session = new_session()
     session.act(KARI_ROLL)
     session.act(Pass(1))  # Ola
     session.act(Cross(0, "yellow", 5))  # Kari, the white sum 4 + 1
     session.act(Pass(2))  # Mia: Kari's colour step
     session.act(Cross(0, "red", 4))  # Kari: white 1 + red 3
+    return session
+
+
+def test_a_players_undo_is_refused_when_an_action_since_needs_it() -> None:
+    """Qwixx: Ola passes the white sum, Kari (active) crosses it, Mia passes, so Kari's
+    colour step begins, and Kari crosses a colour. Ola's pass can no longer go on its own:
+    without it the white sum is still open and Kari's colour cross would not apply."""
+    session = after_karis_colour_cross()
     before = (session.state_id, list(session.actions), session.state)
     with pytest.raises(Rejection) as refused:
         session.undo(by="1")
@@ -400,12 +407,7 @@ def test_an_undo_from_an_older_screen_names_why_it_is_no_longer_allowed() -> Non
 def test_undo_answers_name_why_each_seat_without_an_offer_may_not_undo() -> None:
     """Every seat and the host get the action their undo would take back, or the refusal
     that names why not: what a screen whose undo button went away says."""
-    session = new_session()
-    session.act(KARI_ROLL)
-    session.act(Pass(1))  # Ola
-    session.act(Cross(0, "yellow", 5))  # Kari, the white sum 4 + 1
-    session.act(Pass(2))  # Mia: Kari's colour step
-    session.act(Cross(0, "red", 4))  # Kari: white 1 + red 3
+    session = after_karis_colour_cross()
     answers = dict(session.undo_answers())
     assert answers[HOST] == answers["0"] == Action(Cross(0, "red", 4), "0")
     refusals = {by: a.rule for by, a in answers.items() if isinstance(a, Rejection)}

@@ -55,13 +55,18 @@ def test_tables_devices_and_history(store: Store) -> None:
     assert store.tables(finished=True) == []
 
 
+def write_a_store_with_one_table(path: Path) -> None:
+    """A store at `path`, closed, holding table t1 (Qwixx for Ann and Bob)."""
+    written = Store.open(path)
+    written.create_table("t1", "ABC234", "qwixx", {"players": 2}, ["Ann", "Bob"])
+    written.close()
+
+
 def test_server_settings_are_kept_and_an_older_store_gains_them(tmp_path: Path) -> None:
     """A store written before `server_settings` existed opens, keeps its tables and gains
     the settings table (CREATE IF NOT EXISTS); a setting survives reopening."""
     path = tmp_path / "old.sqlite3"
-    old = Store.open(path)
-    old.create_table("t1", "ABC234", "qwixx", {"players": 2}, ["Ann", "Bob"])
-    old.close()
+    write_a_store_with_one_table(path)
     with sqlite3.connect(path) as db:  # as an older version left it
         db.execute("DROP TABLE server_settings")
     store = Store.open(path)
@@ -83,9 +88,7 @@ def test_joins_are_counted_in_order_and_an_older_stores_devices_come_first(
     store written before joins were counted gains the column, its devices first (0). The
     first Play again's mark of the count stays when another next game replaces it."""
     path = tmp_path / "old.sqlite3"
-    old = Store.open(path)
-    old.create_table("t1", "ABC234", "qwixx", {"players": 2}, ["Ann", "Bob"])
-    old.close()
+    write_a_store_with_one_table(path)
     with sqlite3.connect(path) as db:  # as an older version left it
         db.execute("ALTER TABLE devices DROP COLUMN joined_seq")
         db.execute(
@@ -117,9 +120,7 @@ def test_an_older_store_another_process_upgraded_meanwhile_still_opens(tmp_path:
     looked before the first added `joined_seq`, and its own ALTER TABLE failed "duplicate
     column name", reported as a storage error. The column being there is what it needs."""
     path = tmp_path / "store.sqlite3"
-    other = Store.open(path)  # the column is there: added by the other process
-    other.create_table("t1", "ABC234", "qwixx", {"players": 2}, ["Ann", "Bob"])
-    other.close()
+    write_a_store_with_one_table(path)  # the column is there: added by the other process
 
     class LookedBeforeTheOther:
         """The connection, its look at the devices' columns taken before the other's change."""

@@ -7,6 +7,8 @@ import asyncio
 import concurrent.futures
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from companion.rules.registry import GAME_NAMES, find_game
 from companion.rules.session import Session
 from companion.table.access import Viewer
 from companion.table.store import Store
-from companion.table.tables import Tables
+from companion.table.tables import Table, Tables
 from companion.web.app import create_app
 from companion.web.settings import Settings
 from tests.waiting import wait_until
@@ -52,11 +54,27 @@ def test_a_new_app_on_the_same_data_restores_every_game(tmp_path: Path) -> None:
         assert retry.json() == {"state_id": 4, "duplicate": True}
 
 
-def test_the_camera_thread_enters_rolls_without_blocking_the_loop(tmp_path: Path) -> None:
+@contextmanager
+def qwixx_through_the_app(tmp_path: Path) -> Iterator[tuple[Any, TestClient, Table]]:
+    """An app on `tmp_path`, its host's client and the Table of a new Qwixx game for Ann
+    and Bob made through the API: (app, host, table)."""
     app = create_app(Settings(data_dir=tmp_path))
     with TestClient(app) as host:
         table_id = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
         table = host.portal.call(app.state.tables.get, table_id)  # type: ignore[union-attr]
+        assert table is not None
+        yield app, host, table
+
+
+def attached_tables(store: Store) -> Tables:
+    """The tables of `store`, served by the running loop (as the app attaches them)."""
+    tables = Tables(store, import_process=False)
+    tables.attach_loop(asyncio.get_running_loop())
+    return tables
+
+
+def test_the_camera_thread_enters_rolls_without_blocking_the_loop(tmp_path: Path) -> None:
+    with qwixx_through_the_app(tmp_path) as (app, host, table):
         results: dict[str, Any] = {}
 
         def camera() -> None:
@@ -72,16 +90,13 @@ def test_the_camera_thread_enters_rolls_without_blocking_the_loop(tmp_path: Path
         thread.join(timeout=20)
         assert results["ok"].state_id == 1
         assert results["refused"].rule == "no_roll_expected"
-        state = host.get(f"/api/tables/{table_id}/state").json()
+        state = host.get(f"/api/tables/{table.table_id}/state").json()
         assert state["turn"]["step"] == "white_sum"
         assert state["state_id"] == 1
 
 
 def test_a_failed_commit_applies_nothing(tmp_path: Path) -> None:
-    app = create_app(Settings(data_dir=tmp_path))
-    with TestClient(app) as host:
-        table_id = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
-        table = host.portal.call(app.state.tables.get, table_id)  # type: ignore[union-attr]
+    with qwixx_through_the_app(tmp_path) as (app, host, table):
         store = app.state.store
 
         def broken_append(*args: Any) -> None:
@@ -101,10 +116,7 @@ def test_a_failed_commit_applies_nothing(tmp_path: Path) -> None:
 
 
 def test_the_snapshot_is_published_after_the_commit(tmp_path: Path) -> None:
-    app = create_app(Settings(data_dir=tmp_path))
-    with TestClient(app) as host:
-        table_id = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
-        table = host.portal.call(app.state.tables.get, table_id)  # type: ignore[union-attr]
+    with qwixx_through_the_app(tmp_path) as (app, host, table):
         store = app.state.store
         seen: list[int] = []
         original = store.append_all
@@ -126,8 +138,7 @@ def test_a_caller_cancelled_during_the_commit_still_makes_what_was_stored(tmp_pa
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "cancel.sqlite3")
-        tables = Tables(store, import_process=False)
-        tables.attach_loop(asyncio.get_running_loop())
+        tables = attached_tables(store)
         try:
             table = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
             inside, release = threading.Event(), threading.Event()
@@ -173,8 +184,7 @@ def test_a_new_table_starts_from_the_games_defaults_for_its_players(tmp_path: Pa
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "defaults.sqlite3")
-        tables = Tables(store, import_process=False)
-        tables.attach_loop(asyncio.get_running_loop())
+        tables = attached_tables(store)
         try:
             made: dict[str, tuple[str, Any]] = {}
             for name in GAME_NAMES:
@@ -192,8 +202,7 @@ def test_a_new_table_starts_from_the_games_defaults_for_its_players(tmp_path: Pa
             await _check_an_import_keeps_parse_options(tables)
         finally:
             tables.close()
-        reopened = Tables(store, import_process=False)
-        reopened.attach_loop(asyncio.get_running_loop())
+        reopened = attached_tables(store)
         try:
             for table_id, (name, expected) in made.items():
                 table = await reopened.get(table_id)
@@ -296,8 +305,7 @@ def test_the_taken_seats_are_kept_as_seats_change_and_after_a_restart(tmp_path: 
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "seats.sqlite3")
-        tables = Tables(store, import_process=False)
-        tables.attach_loop(asyncio.get_running_loop())
+        tables = attached_tables(store)
         try:
             table = await tables.create("qwixx", {"players": 3}, ["Ann", "Bob", "Cy"])
             host = await table.add_device(host=True)
@@ -317,8 +325,7 @@ def test_the_taken_seats_are_kept_as_seats_change_and_after_a_restart(tmp_path: 
             assert await table.take_seat(watchers[7], 0) and taken(table) == {0, 1}
         finally:
             tables.close()
-        again = Tables(store, import_process=False)
-        again.attach_loop(asyncio.get_running_loop())
+        again = attached_tables(store)
         try:
             reopened = await again.get(table.table_id)
             assert reopened is not None and taken(reopened) == {0, 1}
@@ -340,8 +347,7 @@ def test_joins_at_once_fill_a_table_to_its_limit_and_no_further(tmp_path: Path) 
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "full.sqlite3")
-        tables = Tables(store, import_process=False)
-        tables.attach_loop(asyncio.get_running_loop())
+        tables = attached_tables(store)
         try:
             table = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
             host = await table.add_device(host=True)
@@ -402,8 +408,7 @@ def test_a_double_tap_to_the_next_game_makes_one_device_there(tmp_path: Path) ->
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "again.sqlite3")
-        tables = Tables(store, import_process=False)
-        tables.attach_loop(asyncio.get_running_loop())
+        tables = attached_tables(store)
         try:
             old = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
             await old.add_device(host=True)
@@ -436,8 +441,7 @@ def test_a_finished_game_leaving_memory_while_played_again_still_links_its_one_n
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "again.sqlite3")
-        tables = Tables(store, import_process=False)
-        tables.attach_loop(asyncio.get_running_loop())
+        tables = attached_tables(store)
         store_table = store.create_table
 
         def store_while_evicted(*args: Any, **kwargs: Any) -> None:
@@ -520,8 +524,7 @@ def test_which_devices_a_next_game_carries_survives_a_restart(tmp_path: Path) ->
 
     async def scenario() -> tuple[str, str, str, str]:
         store = Store.open(tmp_path / "again.sqlite3")
-        tables = Tables(store, import_process=False)
-        tables.attach_loop(asyncio.get_running_loop())
+        tables = attached_tables(store)
         try:
             old = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
             host = await old.add_device(host=True)
@@ -536,8 +539,7 @@ def test_which_devices_a_next_game_carries_survives_a_restart(tmp_path: Path) ->
 
     async def after_restart(old_id: str, new_id: str, host: str, late: str) -> None:
         store = Store.open(tmp_path / "again.sqlite3")
-        tables = Tables(store, import_process=False)
-        tables.attach_loop(asyncio.get_running_loop())
+        tables = attached_tables(store)
         try:
             old, new = await tables.get(old_id), await tables.get(new_id)
             assert old is not None and new is not None
@@ -565,8 +567,7 @@ def test_a_slow_play_again_holds_up_neither_undos_at_its_table_nor_another_table
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "slow.sqlite3")
-        tables = Tables(store, import_process=False)
-        tables.attach_loop(asyncio.get_running_loop())
+        tables = attached_tables(store)
         store_log = store.log
         replaying, go_on = threading.Event(), threading.Event()
 

@@ -1,6 +1,7 @@
-"""Fixtures of the web tests: a real `companion serve` process on a free loopback port with
-a temporary data directory, Debian's Chromium driven by Playwright, and screenshots saved
-into test-artifacts/."""
+"""Fixtures of the web tests: the app on a temporary data directory with its host's
+TestClient (`app`, `host`; a test module needing other settings defines its own `app`), a
+real `companion serve` process on a free loopback port with a temporary data directory,
+Debian's Chromium driven by Playwright, and screenshots saved into test-artifacts/."""
 
 from __future__ import annotations
 
@@ -10,9 +11,16 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from companion.web.app import create_app
+from companion.web.settings import Settings
 
 START_DEADLINE_S = 90
 REPO = Path(__file__).resolve().parents[2]
@@ -26,6 +34,18 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Any:
+    return create_app(Settings(data_dir=tmp_path))
+
+
+@pytest.fixture
+def host(app: Any) -> Iterator[TestClient]:
+    """The host's device: the client that creates the tables (the app started)."""
+    with TestClient(app) as client:
+        yield client
 
 
 def free_port() -> int:

@@ -476,6 +476,20 @@ FIRST_ROLLS = {
 }
 
 
+def table_at_its_first_roll(
+    browser: Any, server: ServerProcess, game: str
+) -> tuple[Any, dict[str, Any]]:
+    """The host's page and a new 3-player `game` table, with the game's first roll in the
+    banner where FIRST_ROLLS has one (else at its start)."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, game)
+    if game in FIRST_ROLLS:
+        api = f"{server.base_url}/api/tables/{table['table_id']}/actions"
+        move = FIRST_ROLLS[game]
+        assert host.request.post(api, data={"action_id": "roll-0001", "move": move}).ok
+    return host, table
+
+
 @pytest.mark.parametrize("game", ["qwixx", "sixto", "sixis", "sixmix", "sixes"])
 def test_no_label_sits_where_a_screen_reader_ignores_it(
     browser: Any, server: ServerProcess, game: str
@@ -483,12 +497,7 @@ def test_no_label_sits_where_a_screen_reader_ignores_it(
     """The sheet's total ("total"), a row's points, the banner's dice ("current roll"), the
     penalties, Sixis' dice and Sixes' last roll were labelled on plain spans and divs: a
     screen reader read "0", "3× = 6", "2 red 2 red ..." with no word of what they were."""
-    host = browser.new_context(**TABLET).new_page()
-    table = new_table(server, host, game)
-    if game in FIRST_ROLLS:
-        api = f"{server.base_url}/api/tables/{table['table_id']}/actions"
-        move = FIRST_ROLLS[game]
-        assert host.request.post(api, data={"action_id": "roll-0001", "move": move}).ok
+    host, table = table_at_its_first_roll(browser, server, game)
     page = seated_page(browser, server, table, 0, TABLET)
     page.wait_for_selector(f".live[data-state-id='{1 if game in FIRST_ROLLS else 0}']")
     host.goto(server.base_url + table["url"])
@@ -634,12 +643,7 @@ def test_a_larger_default_text_size_enlarges_the_sheet_on_a_phone(
     default (emulated: the root at 150 %) got the same small text. It now grows with it, and
     the sheet on an upright phone still does not scroll sideways (with the roll in the
     banner where the game has one at its start)."""
-    host = browser.new_context(**TABLET).new_page()
-    table = new_table(server, host, game)
-    if game in FIRST_ROLLS:
-        api = f"{server.base_url}/api/tables/{table['table_id']}/actions"
-        move = FIRST_ROLLS[game]
-        assert host.request.post(api, data={"action_id": "roll-0001", "move": move}).ok
+    _, table = table_at_its_first_roll(browser, server, game)
     page = seated_page(browser, server, table, 0, PHONE)
     assert page.evaluate(TEXT_AND_WIDTH) == {"body": 17, "sideways": 0}
     page.add_style_tag(content="html { font-size: 150% }")

@@ -5,7 +5,6 @@ actions, undo rights, export/import, history, limits."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,6 @@ from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player
 @pytest.fixture
 def app(tmp_path: Path) -> Any:
     return create_app(Settings(data_dir=tmp_path, join_attempts=3, max_body_bytes=20_000))
-
-
-@pytest.fixture
-def host(app: Any) -> Iterator[TestClient]:
-    with TestClient(app) as client:
-        yield client
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +19,6 @@ from companion.web.deps import cookie_name
 from companion.web.settings import Settings
 from tests.waiting import wait_until
 from tests.web.helpers import act, create_table, roll_json, seat_player
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Any:
-    return create_app(Settings(data_dir=tmp_path))
-
-
-@pytest.fixture
-def host(app: Any) -> Iterator[TestClient]:
-    with TestClient(app) as client:
-        yield client
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -13,24 +12,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from companion.web.app import create_app
 from companion.web.errors import slow_down
 from companion.web.routes import setups
-from companion.web.settings import Settings
 from tests.web.helpers import QWIXX_ROLL_7, create_table
 
 WEB = Path(__file__).resolve().parents[2] / "companion" / "web"
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Any:
-    return create_app(Settings(data_dir=tmp_path))
-
-
-@pytest.fixture
-def host(app: Any) -> Iterator[TestClient]:
-    with TestClient(app) as client:
-        yield client
 
 
 def test_a_refusal_from_each_module_keeps_its_body(

@@ -312,11 +312,6 @@ def test_the_template_draws_exactly_the_moves_of_the_view(tmp_path: Path) -> Non
 
 
 @pytest.fixture
-def app(tmp_path: Path) -> Any:
-    return create_app(Settings(data_dir=tmp_path))
-
-
-@pytest.fixture
 def sixes(app: Any) -> Iterator[dict[str, Any]]:
     """A 3-player Sixes table: the host, and devices for Ann (seat 0, rolls first), Bob
     (seat 1) and Cy (seat 2)."""
