@@ -86,3 +86,18 @@ def test_every_other_device_reads_what_an_undo_took_back() -> None:
     assert news(session, seat(0)) == (
         "The host took back the roll: white 3, white 4, red 2, yellow 5, green 6, blue 1"
     )
+
+
+def test_a_pound_is_named_in_words_on_the_undo_button_and_to_the_others() -> None:
+    """Sixes: Bob pounds the table and sees his undo. It read "Undo pOUND" (the button's
+    shouted word, its first letter lowered), and the others read "Bob took back: POUND"."""
+    from companion.rules.sixes import GAME as SIXES
+    from companion.rules.sixes import Pound
+
+    session = Session(SIXES, SIXES.options_for(3), ["Ann", "Bob", "Cy"])
+    session.act(Pound(1))
+    bob = live_context(snapshot_from(session), seat(1), "sheet")
+    assert bob["undo"] == "Undo pound the table"
+    session.undo("1")
+    ann = live_context(snapshot_from(session), seat(0), "sheet")
+    assert ann["undo_news"] == "Bob took back: Pound the table"

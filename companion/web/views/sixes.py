@@ -96,7 +96,9 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
 def describe(move: Move) -> str:
     """Button label of a Sixes move where no state is at hand (generic buttons, history)."""
     if isinstance(move, Pound):
-        return "POUND"
+        # in sentences (the log, the undo button: "Undo pound the table"), not the
+        # button's shouted POUND
+        return "Pound the table"
     if isinstance(move, Pass):
         return "Pass (share the pot)"
     if isinstance(move, GoOn):
