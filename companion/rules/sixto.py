@@ -626,6 +626,20 @@ _END_MESSAGES: dict[EndReason, str] = {
 }
 
 
+def _end_words(state: State) -> str:
+    """Why the game ended; a player who can cross no more is named (the table asks who)."""
+    if state.end is not EndReason.NO_BOX_LEFT:
+        return _END_MESSAGES[state.end] if state.end else ""
+    stuck = [
+        seat
+        for seat, sheet in enumerate(state.sheets)
+        if _can_cross_nothing(sheet, state.colours, state.closed)
+    ]
+    if not stuck:  # not reached: the end was decided so; the general words stay right
+        return _END_MESSAGES[state.end]
+    return f"{describe_seats(stuck)} can cross no more boxes"
+
+
 # -- the game -----------------------------------------------------------------------------
 
 
@@ -970,7 +984,7 @@ class Sixto(Game[Options, State]):
             result = f"{names} wins with {best} points, on most crosses ({most})"
         else:
             result = f"{names} wins with {best} points"
-        return Outcome(state.end.value, f"{_END_MESSAGES[state.end]}: {result}", winners)
+        return Outcome(state.end.value, f"{_end_words(state)}: {result}", winners)
 
 
 GAME = Sixto()

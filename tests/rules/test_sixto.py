@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from companion.rules.base import Die, Move, Reason, Rejection, Roll
+from companion.rules.base import Die, Move, Reason, Rejection, Roll, seat_name
 from companion.rules.codec import encode
 from companion.rules.session import RecordError, replay_record
 from companion.rules.sixto import (
@@ -636,6 +636,24 @@ def test_game_ends_when_a_player_can_cross_no_box_at_all() -> None:
     state = play_all(state, Cross(0, PURPLE, 12), Done(0), Done(1))
     outcome = GAME.outcome(state)
     assert outcome is not None and outcome.reason == EndReason.NO_BOX_LEFT.value
+
+
+def test_the_end_names_the_player_who_can_cross_no_more_boxes() -> None:
+    """At the end the table asks "who?": the message read "a player can cross no more
+    boxes"; it names the seat (the web layer puts the player's name there)."""
+    dead = {
+        RED: (1, 2, 3, 4, 12),
+        ORANGE: (5, 6, 7, 8, 9, 12),
+        YELLOW: (9,),
+        GREEN: (2, 9),
+        BLUE: (1, 2, 9),
+        PURPLE: (5, 6, 7, 8),
+    }
+    state = crossing(2, {1: dead}, purple=6)
+    state = play_all(state, Done(0), Cross(1, PURPLE, 12), Done(1))
+    outcome = GAME.outcome(state)
+    assert outcome is not None and outcome.reason == EndReason.NO_BOX_LEFT.value
+    assert outcome.message.startswith(f"{seat_name(1)} can cross no more boxes: ")
 
 
 def test_a_player_with_no_box_left_does_not_cut_the_others_turn_short() -> None:
