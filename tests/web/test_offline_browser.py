@@ -176,7 +176,7 @@ def test_a_tap_made_offline_is_refused_visibly_when_the_roll_changed(
     # the refusal names the tap it dropped (issue 26 item 5)
     assert (
         bob.inner_text("#toast")
-        == "Not saved: Red 7. The roll changed while you were offline; tap again"
+        == "Not saved: Red 7. The roll changed while you were offline; choose again with this roll"
     )
     assert bob.locator(".pending").count() == 0
     assert bob.locator(".banner .die[data-value='6']").count() == 6  # the new roll shows

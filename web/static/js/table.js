@@ -374,7 +374,7 @@
 
   function staleText(item) {
     return notSaved(item) + (item.dice !== diceShown()
-      ? "The roll changed while you were offline; tap again"
+      ? "The roll changed while you were offline; choose again with this roll"
       : "The game moved on while you were offline; tap again");
   }
 
