@@ -368,3 +368,21 @@ def test_two_pounds_the_first_wins_and_the_second_hears_the_engine(
     assert go_on.status_code == 200
     cy_page = live_html(sixes["Cy"], tid)
     assert 'data-number-up="2"' in cy_page and 'class="sixes-pound legal"' in cy_page
+
+
+def test_the_stakes_line_says_what_joining_the_betting_needs_in_plain_words(
+    tmp_path: Path,
+) -> None:
+    """The family read "a newcomer on 1 must cover the bets to 6: 210" as a charge of 210
+    for pounding; what it means is the purse a newcomer needs (the house rule: the bets
+    from the number up to 6), and the line says so."""
+    called = snapshot_of("sixes", NAMES, [])
+    bob = sheet_context(called, 1, Viewer(1, False))
+    templates = create_app(Settings(data_dir=tmp_path)).state.templates
+    html = unescape(str(SheetCache().html(templates, "sixes", TEMPLATE, bob)))
+    stakes = re.search(r'<p class="sixes-stakes">(.*?)</p>', html, re.S)
+    assert stakes is not None
+    assert " ".join(stakes.group(1).split()) == (
+        "Stakes ×10 · starter pot 50 · to join the betting on 1, a purse needs 210 "
+        "(the bets from 1 to 6)"
+    )
