@@ -36,3 +36,17 @@ def test_after_a_white_sum_cross_the_colour_pass_is_free() -> None:
     crossed = [ROLL_7, Cross(player=0, colour="red", number=7), Pass(player=1)]
     button = pass_button(crossed, 0)
     assert button["label"] == "Pass (no cross)" and "confirm" not in button
+
+
+def test_the_pass_that_marks_a_fourth_penalty_says_it_ends_the_game() -> None:
+    """Mum passed her turn with three penalties: the button read "Pass: −5 penalty" like
+    any other, and the game was over for the whole table at her second tap. A fourth
+    penalty ends the game at once (rulebook), and the button and its question say so."""
+    three_each = [
+        move
+        for turn in range(6)  # Ann, Bob, Ann, Bob, Ann, Bob: each passes a turn 3 times
+        for move in (ROLL_7, Pass(player=0), Pass(player=1), Pass(player=turn % 2))
+    ]
+    button = pass_button([*three_each, ROLL_7, Pass(player=0), Pass(player=1)], 0)
+    assert button["label"] == "Pass: \N{MINUS SIGN}5 penalty, ends the game"
+    assert button["confirm"] == "Tap again to take your fourth penalty: the game ends"

@@ -116,6 +116,10 @@ def _pass_button(inp: SheetInput) -> list[dict[str, str | bool]]:
         button["label"] = f"Pass: {cost} penalty"
         button["confirm"] = f"Tap again to pass and take {cost}"
         button["danger"] = True
+        if inp.state.sheets[inp.seat].penalties == MAX_PENALTIES - 1:
+            # the fourth penalty ends the game at once for everyone (rulebook)
+            button["label"] = f"Pass: {cost} penalty, ends the game"
+            button["confirm"] = "Tap again to take your fourth penalty: the game ends"
     return [button]
 
 
