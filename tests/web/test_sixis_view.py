@@ -579,3 +579,22 @@ def test_a_roll_a_flip_a_save_and_a_refused_take_through_the_api(
     assert bob_seat is not None and "Run 1-2-3 <b>25</b>" in bob_seat.group(0)
     assert "taken by" in ann_page
     assert "data-move" not in ann_page  # Bob's turn: nothing to tap on Ann's device
+
+
+def test_the_final_board_shows_who_took_the_sixis_card(tmp_path: Path) -> None:
+    """The family's final board marked every card taken "taken by ..." but the Sixis card
+    in the middle looked untouched, as if still to take, though Bob had taken it and so
+    ended the game. On the final board it reads "taken by Bob" like the others."""
+    moves = [red(2, 2, 3, 5, 5, 5), TakeCard(0, "three_kind"), SaveDice(0, ())]
+    moves += [blue(4, 4, 4, 4, 4, 4), TakeCard(1, SIXIS)]
+    over = snapshot_of("sixis", NAMES[:2], moves, TWO)
+    assert over.outcome is not None
+    ann = sheet_context(over, 0, Viewer(0, False))
+    assert ann["sixis"]["taken_by"] == "Bob"
+    templates = create_app(Settings(data_dir=tmp_path)).state.templates
+    html = unescape(str(SheetCache().html(templates, "sixis", TEMPLATE, ann)))
+    centre = html[html.index('class="sxi-centre"') : html.index("sxi-seat ")]
+    assert "taken by Bob" in centre and 'aria-label="Sixis, taken by Bob"' in centre
+    # before the end the card is there to take
+    playing = sheet_context(snapshot_of("sixis", NAMES[:2], moves[:4], TWO), 1, Viewer(1, False))
+    assert playing["sixis"]["taken_by"] is None

@@ -92,7 +92,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
             for step, slot in enumerate(slots)
         ]
         arms.append({"arm": arm, "area": _area(layout.arm_bearings[arm]), "cards": cards})
-    sixis = _sixis_card(inp, acting, drawn)
+    sixis = _sixis_card(inp, acting, drawn, _sixis_taker(state, names))
 
     actions: list[dict[str, Any]] = []
     ending: list[dict[str, Any]] = []
@@ -243,14 +243,32 @@ def _card(
     }
 
 
-def _sixis_card(inp: SheetInput, acting: bool, drawn: list[str]) -> dict[str, Any]:
+def _sixis_taker(state: State, names: list[str]) -> str | None:
+    """Who took the Sixis card, while the board shows the round it ended: only the final
+    board (a round that goes on is dealt afresh, with the Sixis card back in the middle)."""
+    if state.step is not Step.OVER or not state.history:
+        return None
+    last = state.history[-1]
+    if last.ending != "sixis_taken" or last.round != state.round or last.ended_by is None:
+        return None
+    return names[last.ended_by]
+
+
+def _sixis_card(
+    inp: SheetInput, acting: bool, drawn: list[str], taken_by: str | None
+) -> dict[str, Any]:
     face = _side(SIXIS_SIDE, True)
     face["tag"] = "red · Sixis"
+    if taken_by is not None:
+        aria = f"Sixis, taken by {taken_by}"
+    else:
+        aria = f"Sixis card, {SIXIS_SIDE.points} points, needs {SIXIS_SIDE.needs}"
     return {
         "card": SIXIS,
         "face": face,
-        "take": _control(inp, TakeCard(inp.seat, SIXIS), acting, drawn),
-        "aria": f"Sixis card, {SIXIS_SIDE.points} points, needs {SIXIS_SIDE.needs}",
+        "take": None if taken_by else _control(inp, TakeCard(inp.seat, SIXIS), acting, drawn),
+        "taken_by": taken_by,
+        "aria": aria,
     }
 
 
