@@ -75,3 +75,24 @@ def test_a_colour_locked_in_this_roll_is_marked_locked_in_the_banner(tmp_path: P
         assert 'class="die c-red out"' in dice["red"] and "<i>locked</i>" in dice["red"]
         for colour in ("white", "yellow", "green", "blue"):
             assert " out" not in dice[colour] and "locked" not in dice[colour], colour
+
+
+def test_the_host_tools_of_a_seated_host_open_their_sheet(tmp_path: Path) -> None:
+    """Mum hosts on the tablet and plays at seat 1. From the table page her host tools
+    offered "Take a seat on this device", which led to the seat list with her own seat
+    marked "(you)"; they offer her sheet instead. A host without a seat still gets the
+    seat list."""
+    app: Any = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app) as host:
+        table = create_table(host, "qwixx", ["Mum", "Dad"], {"players": 2})
+        tid = table["table_id"]
+        page = host.get(f"/t/{tid}").text
+        assert f'<a class="button" href="/t/{tid}/seat">Take a seat on this device</a>' in page
+        seated = host.post(f"/api/tables/{tid}/seat", json={"seat": 0})
+        assert seated.status_code == 200, seated.text
+        page = host.get(f"/t/{tid}").text
+        tools = page[
+            page.index('id="host-tools"') : page.index("</details>", page.index('id="host-tools"'))
+        ]
+        assert f'<a class="button" href="/t/{tid}/sheet">Open my sheet (Mum)</a>' in tools
+        assert "Take a seat on this device" not in tools
