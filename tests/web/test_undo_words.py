@@ -101,3 +101,23 @@ def test_a_pound_is_named_in_words_on_the_undo_button_and_to_the_others() -> Non
     session.undo("1")
     ann = live_context(snapshot_from(session), seat(0), "sheet")
     assert ann["undo_news"] == "Bob took back: Pound the table"
+
+
+def test_a_sixis_take_is_named_by_the_side_taken() -> None:
+    """Sixis: Ann takes Three of a Kind (its blue side). Her undo read "Undo take Three of
+    a Kind / Full House", both sides, as if she might have taken either; it names the side
+    she took, and so does the news of the undo on the other devices."""
+    from companion.rules.sixis import GAME as SIXIS
+    from companion.rules.sixis import Options as SixisOptions
+    from companion.rules.sixis import TakeCard
+
+    layout = ("three_kind", "pairs", "low", "high", "odd", "even", "run_low", "run_high")
+    options = SixisOptions(players=2, colours=("red", "blue"), layouts=(layout,))
+    session = Session(SIXIS, options, ["Ann", "Bob"])
+    session.act(roll(*(("red", v) for v in (2, 2, 3, 5, 5, 5))))
+    session.act(TakeCard(0, "three_kind"))
+    ann = live_context(snapshot_from(session), seat(0), "sheet")
+    assert ann["undo"] == "Undo take Three of a Kind"
+    session.undo("0")
+    bob = live_context(snapshot_from(session), seat(1), "sheet")
+    assert bob["undo_news"] == "Ann took back: Take Three of a Kind"

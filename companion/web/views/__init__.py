@@ -202,9 +202,15 @@ def view_for(game_name: str) -> ModuleType:
         return importlib.import_module("companion.web.views.generic")
 
 
-def describe_move(game: Game[Any, Any], move: Move) -> str:
-    """A button label: the view's `describe`, else the move's kind and fields."""
+def describe_move(game: Game[Any, Any], move: Move, state: object = None) -> str:
+    """A button label: the view's `describe_in` given the state the move meets (e.g. the
+    side of a Sixis card), else its `describe`, else the move's kind and fields."""
     view = view_for(game.name)
+    describe_in = getattr(view, "describe_in", None)
+    if state is not None and describe_in is not None:
+        text = describe_in(state, move)
+        if text:
+            return str(text)
     describe = getattr(view, "describe", None)
     if describe is not None:
         text = describe(move)
@@ -452,7 +458,7 @@ def undo_label(snapshot: Snapshot, viewer: Viewer) -> str | None:
         return "Undo last action"
     if isinstance(action.move, Roll):
         return "Undo my roll"
-    words = describe_move(snapshot.game, action.move)
+    words = describe_move(snapshot.game, action.move, snapshot.state)
     return f"Undo {words[:1].lower()}{words[1:]}"
 
 
@@ -488,7 +494,7 @@ def undo_news(snapshot: Snapshot, viewer: Viewer) -> str | None:
     if isinstance(move, Roll):
         dice = ", ".join(f"{d.colour} {d.value}" for d in move.dice)
         return f"{who} took back the roll: {dice}"
-    what = with_names(describe_move(snapshot.game, move), players)
+    what = with_names(describe_move(snapshot.game, move, snapshot.state), players)
     if str(move.player) == maker or not 0 <= move.player < len(players):
         return f"{who} took back: {what}"
     whose = "your" if viewer.seat == move.player else f"{players[move.player]}'s"

@@ -143,6 +143,16 @@ def _open_card_out_of_reach(state: State, reach: set[int]) -> bool:
     )
 
 
+def describe_in(state: State, move: Move) -> str:
+    """A take named by the side the card shows on the table in `state` (the undo button,
+    the news of an undo): "Take Three of a Kind", not both sides; else `describe`."""
+    if isinstance(move, TakeCard) and move.card in state.cards:
+        card = CARDS.get(move.card)
+        if card is not None:
+            return f"Take {card.side(state.red[state.cards.index(move.card)]).name}"
+    return describe(move)
+
+
 def describe(move: Move) -> str:
     """Button label of a Sixis move where no state is at hand (generic buttons, history)."""
     if isinstance(move, TakeCard):
