@@ -14,7 +14,8 @@ import pytest
 
 from companion.rules.qwixx import ROW_COLOURS, Cross, Pass
 from companion.rules.registry import find_game
-from companion.rules.sixto import Keep
+from companion.rules.sixto import Cross as SixtoCross
+from companion.rules.sixto import Done, Keep
 from companion.simulate import random_action
 from companion.table.access import Viewer
 from companion.table.words import score_text
@@ -184,6 +185,29 @@ def test_when_a_pass_could_end_the_game_the_others_are_told_why_no_roll_is_offer
     crossed = snapshot_of("qwixx", ["Ann", "Bob"], [*moves, qwixx_roll, Cross(0, "red", 7)])
     assert not crossed.turn.ends_by_hand
     assert live_context(crossed, Viewer(seat=1, host=False), "sheet")["roll_waits"] == ""
+
+
+def test_sixto_last_turn_is_told_in_sixto_words() -> None:
+    """Sixto's last turn (Ann crossed box 9 in every row: she can cross nothing more, so
+    the game ends with this turn): Ann's device read "No roll yet: Bob must cross or pass
+    first, since a pass now could end the game", Qwixx' words (Sixto has no pass), and
+    Bob, still crossing, was not told it was the last turn."""
+    six = [("red", 1), ("orange", 2), ("yellow", 3), ("green", 4), ("blue", 5), ("purple", 6)]
+    start = snapshot_of("sixto", ["Ann", "Bob"], [])
+    numbers = start.state.sheets[0].numbers  # Ann's sheet: box 9's digit in each row
+    dice = roll(*((colour, int(row[8])) for (colour, _), row in zip(six, numbers, strict=True)))
+    moves: list[Any] = [dice, Keep(0)]
+    moves += [SixtoCross(0, colour, 9) for colour, _ in six]
+    moves.append(Done(0))
+    snapshot = snapshot_of("sixto", ["Ann", "Bob"], moves)
+    assert snapshot.turn.ends_by_hand and snapshot.turn.players == (1,)
+    ann = live_context(snapshot, Viewer(seat=0, host=False), "sheet")
+    assert ann["roll_waits"] == (
+        "No roll yet: the game ends after this turn, once Bob is done crossing "
+        "(the host's device may tap Done crossing for them)"
+    )
+    bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
+    assert bob["roll_waits"] == "Last turn: the game ends once everyone is done crossing"
 
 
 def test_sixto_buttons_for_keep_reroll_and_done() -> None:

@@ -587,9 +587,15 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
     """Why no device offers the next roll when this turn's passes could end the game
     (`Turn.ends_by_hand`): on the devices of those not acting; "" on the actors' own."""
     acting = snapshot.turn.players
-    if viewer.seat is None or viewer.seat in acting or not acting:
+    if viewer.seat is None or not acting:
         return ""
+    # a game whose turn's end ends the game (Sixto) says so in its own words
+    last_turn = getattr(view_for(snapshot.game.name), "last_turn_words", None)
+    if viewer.seat in acting:
+        return str(last_turn(None, len(acting))) if last_turn is not None else ""
     who = names_of(snapshot.players, acting)
+    if last_turn is not None:
+        return str(last_turn(who, len(acting)))
     return (
         f"No roll yet: {who} must cross or pass first, since a pass now could end the "
         "game (the host's device may pass for them)"
