@@ -193,6 +193,30 @@ def test_serve_on_a_taken_port_says_so_before_naming_an_address(tmp_path: Path) 
     )
 
 
+@pytest.mark.parametrize("inside_a_file", [False, True])
+def test_serve_on_a_data_folder_it_cannot_write_says_so_and_stops(
+    tmp_path: Path, inside_a_file: bool
+) -> None:
+    """A café owner's trial: --data-dir on a read-only disk (or a path that is a file)
+    started with a page of traceback (sqlite3 'unable to open database file', or the learning
+    store failing in the app's start-up) instead of saying which folder and what to do."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder", encoding="utf-8")
+    data_dir = a_file / "data" if inside_a_file else a_file
+    done = companion("serve", "--local", "--no-camera", "--data-dir", str(data_dir))
+    assert done.returncode == 3
+    assert "open http" not in done.stdout
+    assert "Traceback" not in done.stderr
+    said = done.stderr.strip()
+    assert said.startswith(
+        f"companion serve: cannot start: the data folder {data_dir} cannot be written ("
+    ), said
+    assert said.endswith(
+        "): no game could be kept. Start with --data-dir FOLDER naming a folder this user "
+        "may write, or make this one writable"
+    ), said
+
+
 def test_the_help_says_what_it_is_and_how_long_each_command_takes() -> None:
     """A maintainer's trial: `companion --help` spoke of lazy imports and said nothing of how
     long serve, calibrate, read or replay take."""

@@ -9,6 +9,7 @@ import ipaddress
 import logging
 import socket
 import sys
+import tempfile
 from pathlib import Path
 
 import uvicorn
@@ -184,6 +185,24 @@ def port_taken(settings: Settings) -> str | None:
     return None
 
 
+def data_dir_problem(data_dir: Path) -> str | None:
+    """Why no game could be kept in `data_dir` (a read-only disk, a path that is a file, a
+    folder of another user), found by writing a probe file there: said at start in one
+    line, where the store, the learning store or the first action each failed later with a
+    traceback of their own. None when the folder can be written."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=data_dir):
+            pass
+    except OSError as exc:
+        return (
+            f"the data folder {data_dir} cannot be written ({exc.strerror or exc}): no game "
+            "could be kept. Start with --data-dir FOLDER naming a folder this user may "
+            "write, or make this one writable"
+        )
+    return None
+
+
 SWITCH_INTERVAL_S = 0.001
 
 
@@ -206,9 +225,9 @@ def run_serve(args: argparse.Namespace) -> int:
         except CalibrationError as exc:
             print(f"companion serve: {exc}", file=sys.stderr)
             return 2
-    taken = port_taken(settings)
-    if taken is not None:
-        print(f"companion serve: cannot start: {taken}", file=sys.stderr)
+    cannot_start = port_taken(settings) or data_dir_problem(settings.data_dir)
+    if cannot_start is not None:
+        print(f"companion serve: cannot start: {cannot_start}", file=sys.stderr)
         return 3
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     app = create_app(settings)
