@@ -125,6 +125,25 @@ def _standard_set(name: str, colours: tuple[str, ...]) -> DiceSet | None:
         return None
 
 
+def _log_target(table: Table | None) -> None:
+    """Say in the server's log where camera rolls go now, in the words the owner's screens
+    use: the game, its players and its join code (the table id is on no screen)."""
+    if table is None:
+        logger.info(
+            "camera rolls go to no table: no game newer than the last one it served is in "
+            'progress (a host\'s "Use the camera at this table" takes it)'
+        )
+        return
+    snapshot = table.snapshot
+    logger.info(
+        "camera rolls go to table %s (%s: %s; join code %s)",
+        table.table_id,
+        snapshot.game.title,
+        ", ".join(snapshot.players),
+        table.code,
+    )
+
+
 class CameraFeed:
     """See the module docstring."""
 
@@ -176,7 +195,7 @@ class CameraFeed:
             self._hold = "playing" if plays_on(table) else None
         if found != self._target:
             self._target = found
-            logger.info("camera rolls go to table %s", found)
+            _log_target(table)
             await self._store_served(found)
         return table
 

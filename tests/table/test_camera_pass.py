@@ -7,11 +7,13 @@ throws are handed in as the worker would hand them)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from companion.live.settle import RollEvent
 from companion.rules.base import DiceSpec, Die, Move, Rejection, Roll, Throw
@@ -166,6 +168,27 @@ def test_the_camera_does_not_go_back_to_an_older_table_when_its_game_ends(tmp_pa
         assert await feed.refresh() is newer
         await feed.attach(abandoned.table_id)  # a host may still take it there
         assert feed.attached_to(abandoned.table_id)
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_the_log_names_the_game_the_camera_serves_and_says_when_it_serves_none(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A café owner's trial: the server's log said "camera rolls go to table zCIP4rZg4slG",
+    an id no screen shows, then "camera rolls go to table None" once that game ended."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        feed = CameraFeed(tables)
+        with caplog.at_level(logging.INFO, logger="companion.table.camera_feed"):
+            await feed.refresh()
+            await table.end_by_host()
+            await feed.refresh()
+        assert [r.getMessage() for r in caplog.records] == [
+            f"camera rolls go to table {table.table_id} (Qwixx: Ann, Bob; join code {table.code})",
+            "camera rolls go to no table: no game newer than the last one it served is in "
+            'progress (a host\'s "Use the camera at this table" takes it)',
+        ]
 
     with_qwixx_table(tmp_path, body)
 
