@@ -121,6 +121,16 @@ async def _too_large(send: Send, limit: int) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def sentence(message: str) -> str:
+    """A message as a sentence on a page: its first letter upper case and a full stop
+    unless it ends with one (Jinja's `capitalize` lowered every other capital, a player's
+    name or a button's, and the page added a second full stop to a message that had one)."""
+    if not message:
+        return message
+    ending = "" if message.endswith((".", "!", "?")) else "."
+    return message[0].upper() + message[1:] + ending
+
+
 def _timestamp(value: float | None) -> Markup:
     """A moment as a <time> element: UTC in the page, shown in the browser's own time zone
     by local-time.js (the server does not know where its players are)."""
@@ -172,6 +182,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     templates = page_templates(settings.web_dir / "templates")
     templates.env.globals["colour_class"] = colour_class
     templates.env.filters["timestamp"] = _timestamp
+    templates.env.filters["sentence"] = sentence
     app.state.templates = templates
     app.mount("/static", StaticFiles(directory=settings.web_dir / "static"), name="static")
     for routes in (pages, api, ws, live, setups):

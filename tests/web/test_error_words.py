@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi.testclient import TestClient
+from markupsafe import escape
 
+from companion.table.camera_hub import DEMO_TEACHES_NOTHING
 from companion.table.camera_settings import CameraSettings
-from companion.web.app import create_app
+from companion.web.app import create_app, sentence
 from companion.web.settings import Settings
 
 LAN_TABLET = ("192.168.1.20", 50000)
@@ -59,3 +61,20 @@ def test_only_the_server_machine_is_offered_the_calibration_link(tmp_path: Path)
     with TestClient(create_app(settings), client=THE_SERVER_ITSELF) as local:
         page = local.get(f"/t/{hosted_table(local)}", headers=A_BROWSER).text
     assert '<a class="button" href="/calibrate" id="camera-calibrate">' in page
+
+
+def test_an_error_page_says_its_message_as_written_with_one_full_stop(tmp_path: Path) -> None:
+    """A café owner's trial: the demo camera's setup page ended its sentence "...about a
+    real table.." (the page added a full stop to a message that had one), and the page's
+    `capitalize` lowered every other capital of a message (a player's name, a button's)."""
+    from tests.web.test_calibration_restart import demo_playing, demo_server
+
+    settings = Settings(data_dir=tmp_path / "data", camera=CameraSettings())
+    with demo_server(settings) as local:
+        demo_playing(local)
+        page = local.get(f"/t/{hosted_table(local)}/setup", headers=A_BROWSER)
+    assert page.status_code == 404
+    assert f"{escape(DEMO_TEACHES_NOTHING)}<" in page.text
+    assert ".." not in page.text
+    assert sentence("press Use the camera at this table") == ("Press Use the camera at this table.")
+    assert sentence("Ann wins!") == "Ann wins!"
