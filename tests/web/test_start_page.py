@@ -140,3 +140,30 @@ def test_the_start_page_is_rate_limited_per_address(tmp_path: Path) -> None:
         # the start page is not one of the long pages (history, log) it shares the rate with
         assert "long" not in refused.json()["message"], refused.text
         assert TestClient(app, client=("10.0.0.9", 50000)).get("/").status_code == 200
+
+
+def test_the_servers_own_screen_ends_a_game_its_host_left(tmp_path: Path) -> None:
+    """A café owner's trial: a table whose host went home with the host's phone stayed in
+    "Games in progress" for ever (and a new game's camera line named it); only the host's
+    device could end it, and the server's own screen listed it, code and all, with no way to
+    close it. Now the server's own screen ends it (to the history); nobody else does."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        gone_home = TestClient(app)  # the host's phone, another device
+        left = create_table(gone_home, "qwixx", ["Ann", "Bob"], {"players": 2})
+        kept = create_table(gone_home, "sixto", ["Cid", "Dee"], {"players": 2})
+        end_form = f'action="/t/{left["table_id"]}/end"'
+        assert end_form in local.get("/").text
+        assert end_form not in gone_home.get("/").text  # the host has Host tools
+
+        assert TestClient(app).post(f"/t/{left['table_id']}/end").status_code == 403
+        assert gone_home.post(f"/t/{left['table_id']}/end").status_code == 403
+        ended = local.post(f"/t/{left['table_id']}/end", follow_redirects=False)
+        assert ended.status_code == 303 and ended.headers["location"] == "/"
+
+        page = local.get("/").text
+        assert "Qwixx: Ann, Bob" not in page and "Sixto: Cid, Dee" in page
+        assert gone_home.get(f"/api/tables/{left['table_id']}/state").json()["finished"]
+        assert not gone_home.get(f"/api/tables/{kept['table_id']}/state").json()["finished"]
+        assert "Ann" in local.get("/history").text
+        assert local.post("/t/nosuchtable1/end").status_code == 404

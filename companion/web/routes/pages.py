@@ -264,6 +264,22 @@ async def remove_broken_table(request: Request, table_id: str, tables: TablesDep
     return RedirectResponse("/", status_code=303)
 
 
+@router.post("/t/{table_id}/end", dependencies=[SameOrigin])
+async def end_left_game(request: Request, table_id: str, tables: TablesDep) -> Response:
+    """End a game in progress from the server's own screen (its start page offers it): a
+    table whose host went home with the host's device stayed in progress for ever. It goes
+    to the history as a game the host ended; elsewhere the host's device ends it (Host
+    tools)."""
+    if not is_local(request):
+        message = "only the server's own screen ends a game here; the host's device ends it"
+        raise Rejection(Reason.NOT_ALLOWED, "local_only", message)
+    table = await tables.openable(table_id) if len(table_id) <= 64 else None
+    if table is None:
+        raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
+    await table.end_by_host()
+    return RedirectResponse("/", status_code=303)
+
+
 NOT_JOINED = (
     "This device has not joined that table, so it cannot open it. Enter the table's join "
     "code (the host's screen shows it) to see it."
