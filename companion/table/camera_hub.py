@@ -212,6 +212,7 @@ class CameraHub:
         self.feed = CameraFeed(tables)
         self.intake = RollIntake(tables.store, learning)
         self.events_seen = 0
+        self._said_none_served = False  # the log said a throw found no table (said once)
         self._rethrows: dict[str, int] = {}  # per table: the host's re-throws (demo keys)
         # tables whose host started the replayed source (demo, video, photos) before
         # every seat was taken
@@ -457,8 +458,14 @@ class CameraHub:
         self.events_seen += 1
         table = await self.feed.target_table()
         if table is None:
-            logger.info("a throw settled but no table is open")
+            if not self._said_none_served:  # a recording throws every few seconds
+                logger.info(
+                    "a throw settled but the camera serves no table: it is not read as a "
+                    "roll (said once until a table takes the camera)"
+                )
+                self._said_none_served = True
             return
+        self._said_none_served = False
         async with self.held.lock:
             if self.held.current(table) is not None:
                 self._wait_behind_question(table, event)

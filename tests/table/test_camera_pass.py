@@ -193,6 +193,36 @@ def test_the_log_names_the_game_the_camera_serves_and_says_when_it_serves_none(
     with_qwixx_table(tmp_path, body)
 
 
+def test_throws_with_no_table_served_are_logged_once_not_every_throw(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A café owner's trial: a recording (--images --hold 2) after the last game ended
+    wrote "a throw settled but no table is open" every 2 s, 1,800 lines an hour, while
+    older games were in fact open (the camera serves the newest only)."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        await table.end_by_host()
+        with caplog.at_level(logging.INFO, logger="companion.table.camera_hub"):
+            for _ in range(3):
+                await hub.on_throw(qwixx_event())
+            newer = await tables.create("qwixx", {"players": 2}, ["Cid", "Dee"])
+            await hub.on_throw(qwixx_event())
+            assert newer.snapshot.state_id == 1
+            await newer.end_by_host()
+            await hub.on_throw(qwixx_event())
+        said = [r.getMessage() for r in caplog.records]
+        assert said == [NOT_SERVED, NOT_SERVED], said
+
+    with_qwixx_table(tmp_path, body)
+
+
+NOT_SERVED = (
+    "a throw settled but the camera serves no table: it is not read as a roll (said once "
+    "until a table takes the camera)"
+)
+
+
 def test_the_game_played_again_keeps_the_hosts_camera_mode_and_automatic_passes(
     tmp_path: Path,
 ) -> None:
