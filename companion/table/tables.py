@@ -76,6 +76,7 @@ from companion.table.store import (
     implied_seqs,
 )
 from companion.table.text import printable
+from companion.table.words import for_display
 from companion.table.worker_life import end_with_parent
 
 logger = logging.getLogger(__name__)
@@ -659,6 +660,11 @@ class Table:
     async def _store_ended_by_host(self) -> None:
         summary = self._summary(ended_by_host=True)
         await asyncio.to_thread(self._store.set_finished, self.table_id, summary)
+        logger.info(
+            "table %s (%s): ended by the host before the game's end",
+            self.table_id,
+            self.game.title,
+        )
         self._ended_by_host = True
         self.finished_at = time.time()
         self._publish()
@@ -708,6 +714,8 @@ class Table:
         if history is not None:
             self.finished_at = time.time() if history.summary is not None else None
         self._publish()
+        if history is not None and history.summary is not None:
+            self._log_game_over()
         if self.dice is not None:  # the dice statistics (an undo: the roll counts no more)
             for proposal, entry, by in zip(proposals, entries, counted, strict=True):
                 sign = -1 if proposal.undo else 1
@@ -735,6 +743,12 @@ class Table:
         made = sum(-p.taken if p.undo else 1 for p in proposals)
         s = self.session
         return Finish(history_summary(s.game, s.players, final, len(s.actions) + made))
+
+    def _log_game_over(self) -> None:
+        """Say in the server's log that this table's game came to its end, and how."""
+        outcome = self.snapshot.outcome
+        words = for_display(outcome.message, self.snapshot.players) if outcome else ""
+        logger.info("table %s (%s): game over: %s", self.table_id, self.game.title, words)
 
     def _publish(self) -> None:
         self.snapshot = self._take_snapshot()  # screens draw it anew (companion.web.fragments)
@@ -1382,4 +1396,7 @@ class Tables:
                 joins_mark=joins_mark,
             )
         )
+        title = find_game(new.game).title
+        players = ", ".join(new.players)
+        logger.info("table %s started: %s, %s; join code %s", table_id, title, players, code)
         return table_id, code

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -613,3 +614,40 @@ def test_a_slow_play_again_holds_up_neither_undos_at_its_table_nor_another_table
             store.close()
 
     asyncio.run(scenario())
+
+
+def test_the_log_says_when_a_table_starts_and_when_its_game_ends(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A café owner's trial: after an evening the server's log named no table that was
+    started, played to its end or ended by its host: only restores and camera moves."""
+
+    async def scenario() -> list[str]:
+        store = Store.open(tmp_path / "log.sqlite3")
+        tables = Tables(store, import_process=False)
+        tables.attach_loop(asyncio.get_running_loop())
+        try:
+            with caplog.at_level(logging.INFO, logger="companion.table.tables"):
+                played = await tables.create("sixes", {"players": 3}, ["Ann", "Bob", "Cid"])
+                await played.act({"kind": "end_game", "player": 0}, "0", "end-0001")
+                left = await tables.create("qwixx", {"players": 2}, ["Dee", "Eve"])
+                await left.end_by_host()
+            return [
+                played.table_id,
+                played.code,
+                left.table_id,
+                left.code,
+                *[r.getMessage() for r in caplog.records],
+            ]
+        finally:
+            tables.close()
+            store.close()
+
+    played, played_code, left, left_code, *said = asyncio.run(scenario())
+    assert said == [
+        f"table {played} started: Sixes, Ann, Bob, Cid; join code {played_code}",
+        f"table {played} (Sixes): game over: Ann ended the game; Ann, Bob and Cid are the "
+        "richest with 500 coins",
+        f"table {left} started: Qwixx, Dee, Eve; join code {left_code}",
+        f"table {left} (Qwixx): ended by the host before the game's end",
+    ]
