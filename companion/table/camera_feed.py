@@ -49,6 +49,8 @@ ATTACH_KEY = "camera_table"  # server_settings: the table a host attached the ca
 # server_settings: the table the camera served last, however it got there: a restart gives
 # it back while its game plays on ("" while it served none)
 SERVED_KEY = "camera_served"
+# the newest table's created_at the camera followed: a restart does not go back either
+FOLLOWED_SINCE_KEY = "camera_followed_since"
 FOLLOW_MAX_AGE_S = 12 * 3600.0  # an open table started longer ago is not followed by itself
 FOLLOW_IDLE_S = 600.0  # a game with an action this recent keeps the camera from newer tables
 # rows the follower reads at a time (it read every running table's row each second, 3,000
@@ -203,11 +205,14 @@ class CameraFeed:
         """Keep the table served for a restart (`restore`); a store in trouble only costs
         that (the camera serves on)."""
         try:
-            await asyncio.to_thread(
-                self.tables.store.set_server_setting, SERVED_KEY, table_id or ""
-            )
+            await asyncio.to_thread(self._write_served, table_id)
         except Exception:
             logger.warning("the table the camera serves was not stored", exc_info=True)
+
+    def _write_served(self, table_id: str | None) -> None:
+        store = self.tables.store
+        store.set_server_setting(SERVED_KEY, table_id or "")
+        store.set_server_setting(FOLLOWED_SINCE_KEY, repr(self._followed_since))
 
     def attached_to(self, table_id: str) -> bool:
         return self._target == table_id
@@ -238,7 +243,9 @@ class CameraFeed:
         imported record nobody played took it). Else the newest-table rule. Never raises
         (a store in trouble only costs these)."""
         try:
-            attached, served = await asyncio.to_thread(self._stored_choices)
+            attached, served, since = await asyncio.to_thread(self._stored_choices)
+            # the camera never went back to an older table: nor does it after a restart
+            self._followed_since = max(self._followed_since, float(since or 0.0))
             if attached is not None:
                 await self._restore_attachment(attached)
             if served:
@@ -246,9 +253,13 @@ class CameraFeed:
         except Exception:
             logger.warning("the camera's table was not restored", exc_info=True)
 
-    def _stored_choices(self) -> tuple[str | None, str | None]:
+    def _stored_choices(self) -> tuple[str | None, str | None, str | None]:
         store = self.tables.store
-        return store.server_setting(ATTACH_KEY), store.server_setting(SERVED_KEY)
+        return (
+            store.server_setting(ATTACH_KEY),
+            store.server_setting(SERVED_KEY),
+            store.server_setting(FOLLOWED_SINCE_KEY),
+        )
 
     async def _restore_attachment(self, table_id: str) -> None:
         table = await self.tables.openable(table_id)

@@ -223,6 +223,28 @@ NOT_SERVED = (
 )
 
 
+def test_a_restart_does_not_hand_the_camera_back_to_an_older_table(tmp_path: Path) -> None:
+    """A café owner's trial (kill -9 and restart): the camera's game had ended, so it
+    served no table; after the restart it served an older game in progress, whose table
+    taps its rolls in, and a throw at the camera's table would have been that game's roll."""
+
+    async def body(tables: Tables, older: Table) -> None:
+        feed = CameraFeed(tables)
+        served = await tables.create("sixto", {"players": 2}, ["Ann", "Bob"])
+        assert await feed.refresh() is served
+        await served.end_by_host()
+        assert await feed.refresh() is None
+
+        restarted = CameraFeed(tables)  # what the new server's camera reads from the store
+        await restarted.restore()
+        assert await restarted.refresh() is None
+        assert not restarted.attached_to(older.table_id)
+        newer = await tables.create("qwixx", {"players": 2}, ["Cid", "Dee"])
+        assert await restarted.refresh() is newer  # a new table still takes it
+
+    with_qwixx_table(tmp_path, body)
+
+
 def test_the_game_played_again_keeps_the_hosts_camera_mode_and_automatic_passes(
     tmp_path: Path,
 ) -> None:
