@@ -16,8 +16,11 @@ import uvicorn
 from pydantic import ValidationError
 from starlette.types import ASGIApp
 
+from companion.rules.base import Rejection
+from companion.rules.registry import find_game
 from companion.table.camera_settings import CameraSettings
-from companion.table.store import StorageError, Store
+from companion.table.store import StorageError, Store, TableRow
+from companion.table.text import printable
 from companion.web.app import create_app
 from companion.web.connections import guarded_protocol
 from companion.web.settings import Settings
@@ -143,13 +146,23 @@ def startup_message(settings: Settings) -> str:
     finally:
         store.close()
     for row in rows:
-        lines.append(f"  {row.game:<7} table {row.table_id}: join code {row.code}")
+        lines.append(f"  {game_words(row)} (join code {row.code}, table {row.table_id})")
     if running > len(rows):
         lines.append(
             f"  and {running - len(rows)} older games in progress (the start page lists them)"
         )
     lines.append(f"Camera source: {settings.camera.source} (manual dice entry always works)")
     return "\n".join(lines)
+
+
+def game_words(row: TableRow) -> str:
+    """A game in progress as the start page names it ("Qwixx: Ann, Bob"); a game this
+    server does not know (an older or newer server's) by its stored name."""
+    try:
+        title = find_game(row.game).title
+    except Rejection:
+        title = printable(row.game)
+    return f"{title}: {printable(', '.join(row.players))}"
 
 
 def source_problem(camera: CameraSettings) -> str | None:

@@ -124,3 +124,21 @@ def test_startup_message_names_the_newest_running_tables_only(tmp_path: Path) ->
     assert message.count("join code") == STARTUP_TABLES_SHOWN
     assert "join code CODE14" in message and "join code CODE04" not in message  # newest
     assert "and 5 older games in progress" in message
+
+
+def test_startup_message_names_each_game_as_the_start_page_does(tmp_path: Path) -> None:
+    """A café owner's trial: after a restart the terminal listed "qwixx   table
+    OzTMRLF-fWON: join code HBBLK3", an id no screen shows and no players, where the start
+    page says "Qwixx: Ann, Bob, Cy" and the code."""
+    from companion.table.store import Store
+
+    settings = Settings(lan=False, port=8765, data_dir=tmp_path)
+    store = Store.open(settings.database_path)
+    try:
+        store.create_table("t01", "CODE01", "qwixx", {"players": 3}, ["Ann", "Bob", "Cy"])
+        store.create_table("t02", "CODE02", "nogame", {"players": 2}, ["A", "B"])
+    finally:
+        store.close()
+    lines = startup_message(settings).splitlines()
+    assert "  Qwixx: Ann, Bob, Cy (join code CODE01, table t01)" in lines
+    assert "  nogame: A, B (join code CODE02, table t02)" in lines  # an older server's game
