@@ -41,7 +41,8 @@ from companion.vision.colour import (
 from companion.vision.types import DieReading, FrameReading
 
 FULL_FRAME = (0.0, 0.0, 1.0, 1.0)
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$")
+# \Z, not $: "$" also matches before a final line break ("kitchen\n" named a file)
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,47}\Z")
 
 
 class Reader(Protocol):

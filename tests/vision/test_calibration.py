@@ -95,6 +95,19 @@ def test_broken_files_name_the_problem(tmp_path: Path) -> None:
         calibration_path("../etc/passwd")
 
 
+@pytest.mark.parametrize("name", ["kitchen\n", "kitchen\r\n", "../kitchen", "kitchen/x", ""])
+def test_a_name_is_only_letters_digits_dashes_and_underscores(name: str) -> None:
+    """A calibration's or a setup's name names a file and a folder: "kitchen\n" passed the
+    pattern (its `$` matched before the line break), so `/setups/kitchen%0A` on the server
+    machine answered 200 for a setup whose folder's name ends in a line break."""
+    from companion.vision.adapt_store import SetupError, check_setup
+
+    with pytest.raises(CalibrationError, match="use 1-48 letters"):
+        calibration_path(name)
+    with pytest.raises(SetupError, match="use 1-48 letters"):
+        check_setup(name)
+
+
 def test_measuring_a_rendered_set_finds_its_colours_size_and_area() -> None:
     """The real colour stage measures each die of a rendered Qwixx throw at rest (the boxes
     come from the clip's ground truth); the colours land near the shipped calibration, the
