@@ -317,6 +317,25 @@ def test_action_requests_are_validated(qwixx: dict[str, Any]) -> None:
     assert not_json.status_code == 422
 
 
+def test_a_true_or_a_string_is_no_seat_nor_state_id(qwixx: dict[str, Any]) -> None:
+    """`{"seat": true}` sat the host at seat 1 and `"expected_state_id": true` was taken
+    as state 1: a malformed request gets a 422 naming its field, and changes nothing."""
+    tid, host = qwixx["table_id"], qwixx["host"]
+    for seat in (True, "1", 1.0):
+        answer = host.post(f"/api/tables/{tid}/seat", json={"seat": seat})
+        assert answer.status_code == 422 and "seat" in answer.json()["message"], answer.text
+    assert state(host, tid)["viewer"] == {"seat": None, "host": True}
+    for body in (
+        {"action_id": "a" * 10, "expected_state_id": True, "move": QWIXX_ROLL_7},
+        {"action_id": "a" * 10, "expected_state_id": True},
+    ):
+        path = "actions" if "move" in body else "undo"
+        answer = host.post(f"/api/tables/{tid}/{path}", json=body)
+        assert answer.status_code == 422, answer.text
+        assert "expected_state_id" in answer.json()["message"]
+    assert state(host, tid)["state_id"] == 0
+
+
 def test_requests_from_a_foreign_page_are_refused(qwixx: dict[str, Any]) -> None:
     tid, bob = qwixx["table_id"], qwixx["bob"]
     response = bob.post(

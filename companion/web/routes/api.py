@@ -85,7 +85,11 @@ class JoinRequest(Strict):
 class ActionRequest(Strict):
     action_id: str = Field(pattern=ACTION_ID, description="client-chosen id; retries reuse it")
     expected_state_id: int | None = Field(
-        default=None, ge=0, le=10_000_000, description="the state id the screen showed"
+        default=None,
+        ge=0,
+        le=10_000_000,
+        strict=True,  # a JSON true was taken as state 1
+        description="the state id the screen showed",
     )
     move: dict[str, Any] = Field(description="the move JSON a box or button carries")
     race: bool = Field(
@@ -113,11 +117,12 @@ class ActionRequest(Strict):
 
 class UndoRequest(Strict):
     action_id: str = Field(pattern=ACTION_ID)
-    expected_state_id: int | None = Field(default=None, ge=0, le=10_000_000)
+    expected_state_id: int | None = Field(default=None, ge=0, le=10_000_000, strict=True)
 
 
 class SeatRequest(Strict):
-    seat: int | None = Field(ge=0, le=99, description="0-based seat; null: table view")
+    # strict: a JSON true sat the device at seat 1, "1" at seat 1 too
+    seat: int | None = Field(ge=0, le=99, strict=True, description="0-based seat; null: table view")
 
 
 def set_device_cookie(response: Response, settings: Settings, table_id: str, token: str) -> None:
