@@ -35,6 +35,7 @@ from companion.web.errors import status_for
 from companion.web.fragments import LiveDrawings, page_templates
 from companion.web.hosts import HostCheck
 from companion.web.long_pages import PageBuilder
+from companion.web.page_headers import PageHeaders
 from companion.web.routes import api, live, pages, setups, ws
 from companion.web.settings import Settings
 from companion.web.views import colour_class, describe_move
@@ -188,7 +189,8 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     for routes in (pages, api, ws, live, setups):
         app.include_router(routes.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
-    app.add_middleware(HostCheck, settings=settings)  # outermost: before anything else
+    app.add_middleware(HostCheck, settings=settings)  # before anything but the headers
+    app.add_middleware(PageHeaders)  # outermost: on every answer, a Host's refusal too
     _add_error_answers(app, templates)
     return app
 

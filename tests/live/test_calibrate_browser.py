@@ -64,7 +64,8 @@ def test_the_calibration_page_follows_the_choice_and_offers_no_teaching_in_the_d
         used = httpx.post(f"{server.base_url}/api/calibration/use", json={"name": "kitchen"})
         assert used.json() == {"active": "qwixx", "demo": True}
         page.wait_for_function(
-            "document.getElementById('calibrate-active').textContent === 'qwixx'", timeout=15000
+            "() => document.getElementById('calibrate-active').textContent === 'qwixx'",
+            timeout=15000,
         )
         assert page.is_visible("li[data-file='kitchen'].in-use .in-use-mark")
         teaching_is_refused_in_words(page)
@@ -77,7 +78,8 @@ def test_the_calibration_page_follows_the_choice_and_offers_no_teaching_in_the_d
 
         assert httpx.post(f"{server.base_url}/api/calibration/none").json() == {"active": None}
         page.wait_for_function(
-            "document.getElementById('calibrate-active').textContent === 'none'", timeout=15000
+            "() => document.getElementById('calibrate-active').textContent === 'none'",
+            timeout=15000,
         )
         assert page.locator("#calibrate-files li.in-use").count() == 0
         assert not page.is_visible("#calibrate-teach")  # no setup to teach

@@ -156,7 +156,7 @@ def test_the_active_player_confirms_or_fixes_the_roll_in_the_banner(
         ann.wait_for_selector("#camera-ask:not([hidden])", timeout=20000)
         in_sticky_banner(ann)
         ann.wait_for_function(
-            "document.querySelector('#camera-ask .ask-thumb img').naturalWidth > 0"
+            "() => document.querySelector('#camera-ask .ask-thumb img').naturalWidth > 0"
         )
         assert ann.locator("#camera-ask .ask-die").count() == 6
         # the question names the dice, never a thrower: it goes to the player whose step
@@ -250,7 +250,7 @@ def test_an_unsure_roll_asks_only_about_its_unsure_die(
         # a model pair with a threshold: the sure choice says nothing more (the host's page has
         # read the camera's status: the roll is on it)
         host.wait_for_selector(".live[data-state-id='1']", timeout=10000)
-        host.wait_for_function("document.getElementById('camera-note').textContent !== ''")
+        host.wait_for_function("() => document.getElementById('camera-note').textContent !== ''")
         assert host.locator("#camera-sure-none").is_hidden()
 
 
@@ -274,7 +274,7 @@ def test_the_host_fixes_a_misread_die_on_the_big_picture_of_a_roll_to_confirm(
         shown = host.get_attribute("#held-picture", "src")
         host.click(f"#held-fix [data-fix-value='{fixed}']")
         host.wait_for_function(
-            f"document.getElementById('held-message').textContent.includes('red {fixed}')",
+            f"() => document.getElementById('held-message').textContent.includes('red {fixed}')",
             timeout=10000,
         )
         # the picture is drawn again with the fixed value (it kept the misread label)
@@ -308,7 +308,7 @@ def test_the_active_player_fixes_a_value_on_the_big_picture_and_nothing_more(
         assert ann.locator("[data-fix-remove]").is_hidden()
         ann.click(f"#held-fix [data-fix-value='{fixed}']")
         ann.wait_for_function(
-            f"document.getElementById('held-message').textContent.includes('green {fixed}')",
+            f"() => document.getElementById('held-message').textContent.includes('green {fixed}')",
             timeout=10000,
         )
         ann.click("#camera-ask [data-camera-confirm]")

@@ -62,7 +62,7 @@ def test_the_demo_throws_only_a_games_own_dice_when_it_asks_for_them(
             assert sorted(colours) == sorted(DEFAULT_COLOURS)  # Sixto's dice, nothing else
         # Ann decides: the demo waits (a throw now would be a re-roll she did not choose)
         tablet.wait_for_function(
-            "document.getElementById('camera-status').textContent"
+            "() => document.getElementById('camera-status').textContent"
             ".includes('waiting until the game asks for dice')",
             timeout=20000,
         )

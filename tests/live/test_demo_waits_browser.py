@@ -73,14 +73,14 @@ def test_the_demo_waits_for_the_seats_then_holds_its_question(browser: Any, tmp_
         tablet.wait_for_selector("#camera-seat-wait:not([hidden])", timeout=60000)
         assert "waiting for Ann and Bob" in tablet.inner_text("#camera-seat-wait")
         tablet.wait_for_function(
-            "document.getElementById('camera-status').textContent"
+            "() => document.getElementById('camera-status').textContent"
             ".includes('waiting for Ann and Bob to take a seat')"
         )
         assert server.hub.runtime.demo.take(now=time.monotonic() + 1000) is None
         shot(tablet, "demo-waits-for-seats-tablet")
         ann = sit(browser, server, table, 0)
         tablet.wait_for_function(
-            "document.getElementById('camera-seat-wait').textContent.includes('waiting for Bob.')"
+            "() => document.getElementById('camera-seat-wait').textContent.includes('waiting for Bob.')"
         )
         assert server.app.state.tables.store.log(table["table_id"]) == []
         bob = sit(browser, server, table, 1)
@@ -89,7 +89,7 @@ def test_the_demo_waits_for_the_seats_then_holds_its_question(browser: Any, tmp_
         ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=120000)
         tablet.wait_for_selector("#camera-seat-wait", state="hidden")
         tablet.wait_for_function(
-            "document.getElementById('camera-status').textContent"
+            "() => document.getElementById('camera-status').textContent"
             '.includes("waiting for the answer to the camera\'s question")',
             timeout=20000,
         )
@@ -125,7 +125,7 @@ def test_a_race_gets_the_time_a_real_table_takes(browser: Any, tmp_path: Path) -
         bob = phones[1]
         # the call is out and the demo waits before it throws: time to pound
         tablet.wait_for_function(
-            "document.getElementById('camera-status').textContent.includes('time for the race')",
+            "() => document.getElementById('camera-status').textContent.includes('time for the race')",
             timeout=30000,
         )
         bob.click(".sixes-pound.legal")

@@ -64,7 +64,7 @@ def test_a_new_throw_never_replaces_the_question_on_screen(
             what="the second throw to wait behind the question",
         )
         ann.wait_for_function(
-            "document.getElementById('camera-note').textContent.includes('asked next')"
+            "() => document.getElementById('camera-note').textContent.includes('asked next')"
         )
         assert asked_dice(ann) == sorted(first.rest)  # the question on screen holds
         shot(ann, f"camera-question-holds-{name}")
@@ -143,32 +143,32 @@ def test_players_read_the_camera_in_words_and_the_end_says_so(
         server, host, ann, bob, folder,
     ):  # fmt: skip
         host.wait_for_function(
-            "document.getElementById('camera-status').textContent.includes('expects white')"
+            "() => document.getElementById('camera-status').textContent.includes('expects white')"
         )
         # the empty folder was played to its end at once
         bob.wait_for_function(
-            "document.getElementById('camera-status').textContent"
+            "() => document.getElementById('camera-status').textContent"
             '.startsWith("The camera\'s recording has ended: enter rolls by tapping")'
         )
         assert "expects" not in bob.inner_text("#camera-status")
         throw_now(server, host, folder, reader, seed=4301)
         ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=20000)
         bob.wait_for_function(
-            "document.getElementById('camera-status').textContent"
+            "() => document.getElementById('camera-status').textContent"
             ".includes('The camera asks Ann or the host whether it read the roll right')"
         )
         table_id = ann.url.split("/t/")[1].split("/")[0]
         assert host.request.post(f"{server.base_url}/api/tables/{table_id}/end").ok
         bob.wait_for_function(
-            "document.getElementById('camera-status').textContent.includes('The game is over')"
+            "() => document.getElementById('camera-status').textContent.includes('The game is over')"
         )
         # only the end words: no note of the last thing the camera did, no mode line
         bob.wait_for_function(
-            "document.getElementById('camera-note').textContent === '' &&"
+            "() => document.getElementById('camera-note').textContent === '' &&"
             " document.getElementById('camera-mode-line').hidden"
         )
         host.wait_for_function(
-            "document.getElementById('camera-status').textContent.includes('the game is over')"
+            "() => document.getElementById('camera-status').textContent.includes('the game is over')"
         )
         assert "no table is open" not in host.inner_text("#camera-status")
         shot(bob, f"camera-in-words-{name}")
@@ -237,7 +237,7 @@ def test_an_undo_drops_the_question_and_the_camera_panel_says_why(
         undone = host.request.post(f"{api}/undo", data={"action_id": "host-undo-0001"})
         assert undone.ok, undone.text()
         host.wait_for_function(
-            "document.getElementById('camera-note').textContent.includes("
+            "() => document.getElementById('camera-note').textContent.includes("
             "'dropped because of the undo')",
             timeout=20000,
         )

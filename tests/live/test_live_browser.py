@@ -80,7 +80,9 @@ def see_held_mismatch(page: Any, problem: str, dice: int) -> None:
     dice to tap."""
     page.wait_for_selector("#camera-held:not([hidden])", timeout=20000)
     assert problem in page.inner_text("#held-message")
-    page.wait_for_function("document.getElementById('held-picture').naturalWidth > 0", timeout=5000)
+    page.wait_for_function(
+        "() => document.getElementById('held-picture').naturalWidth > 0", timeout=5000
+    )
     assert page.locator(".held-die").count() == dice
 
 
@@ -111,7 +113,7 @@ def test_a_recording_waits_for_the_seats_and_the_host_page_says_so(
         page.click("details.camera-tools summary")
         page.click("[data-camera-restart]")  # the recording plays with both seats free
         page.wait_for_function(
-            "document.getElementById('camera-note').textContent.startsWith('throw not taken')",
+            "() => document.getElementById('camera-note').textContent.startsWith('throw not taken')",
             timeout=20000,
         )
         assert page.inner_text("#camera-note") == (
@@ -149,10 +151,10 @@ def test_a_camera_roll_lights_up_the_legal_boxes(browser: Any, tmp_path: Path) -
         }
         assert shown == set(throw.rest)
         page.wait_for_function(
-            "document.getElementById('camera-picture').naturalWidth > 0", timeout=5000
+            "() => document.getElementById('camera-picture').naturalWidth > 0", timeout=5000
         )
         page.wait_for_function(
-            "document.getElementById('camera-note').textContent === 'roll applied'",
+            "() => document.getElementById('camera-note').textContent === 'roll applied'",
             timeout=5000,
         )
         assert "camera" in page.inner_text("#camera-status")
@@ -284,10 +286,10 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         page = browser.new_context(**LAPTOP).new_page()
         page.goto(f"{server.base_url}/calibrate")
         page.wait_for_function(
-            "document.getElementById('calibrate-dice').children.length === 6", timeout=15000
+            "() => document.getElementById('calibrate-dice').children.length === 6", timeout=15000
         )
         page.wait_for_function(
-            "document.getElementById('calibrate-picture').naturalWidth > 0", timeout=5000
+            "() => document.getElementById('calibrate-picture').naturalWidth > 0", timeout=5000
         )
         # none in use yet: the page says what the camera does without one
         assert page.text_content("#calibrate-active") == "none"
@@ -295,7 +297,7 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         page.fill("input[name=name]", "kitchen-lamp")
         page.click("button[type=submit]")
         page.wait_for_function(
-            "document.getElementById('calibrate-result').textContent.startsWith('saved')",
+            "() => document.getElementById('calibrate-result').textContent.startsWith('saved')",
             timeout=20000,
         )
         assert page.text_content("#calibrate-active") == "kitchen-lamp"
@@ -313,14 +315,15 @@ def test_calibration_page_measures_and_saves(browser: Any, tmp_path: Path) -> No
         assert status["active"] == "kitchen-lamp"
         page.click("#calibrate-use-none")  # and back to none, in the server too
         page.wait_for_function(
-            "document.getElementById('calibrate-active').textContent === 'none'", timeout=10000
+            "() => document.getElementById('calibrate-active').textContent === 'none'",
+            timeout=10000,
         )
         assert page.is_visible("#calibrate-none") and server.hub.calibration is None
         assert not page.is_visible("#calibrate-teach")  # no setup to teach now
         assert page.locator("#calibrate-files li.in-use").count() == 0
         page.click("button[data-use='kitchen-lamp']")
         page.wait_for_function(
-            "document.getElementById('calibrate-active').textContent === 'kitchen-lamp'",
+            "() => document.getElementById('calibrate-active').textContent === 'kitchen-lamp'",
             timeout=10000,
         )
         assert server.hub.calibration == saved

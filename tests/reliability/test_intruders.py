@@ -275,3 +275,31 @@ def test_other_sites_are_refused(server: ServerProcess, table: SeatedTable) -> N
         )
         assert answer.status_code == 403 and answer.json()["rule"] == "foreign_origin"
     assert state_id(host, tid) == 0
+
+
+def test_no_page_can_be_framed_sniffed_or_run_foreign_script(
+    server: ServerProcess, table: SeatedTable
+) -> None:
+    """Another site's page (or one on another port of this machine, which the browser
+    sends the Lax cookies to) framed the host's table page under its own and clicked
+    "End game" through it; answers carried no CSP, no nosniff, no frame refusal. Every
+    answer now does: pages, scripts, JSON, refusals and a foreign Host's 400."""
+    tid, host = table.table_id, table.host
+    answers = [
+        host.get(path)
+        for path in ("/", "/join", f"/t/{tid}", f"/t/{tid}/log", "/static/js/table.js")
+    ]
+    answers += [
+        host.get(f"/api/tables/{tid}/state"),
+        host.get(f"/api/tables/{tid}/record"),
+        httpx.get(f"{server.base_url}/t/{tid}", timeout=5),  # the join redirect
+        httpx.get(f"{server.base_url}/api/tables/{tid}/state", timeout=5),  # 401
+        httpx.get(f"{server.base_url}/", headers={"Host": "evil.example"}, timeout=5),  # 400
+    ]
+    for answer in answers:
+        where = (answer.request.url.path, answer.status_code)
+        policy = answer.headers.get("content-security-policy", "")
+        assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy, where
+        assert "'unsafe-inline'" not in policy.split("script-src", 1)[1].split(";")[0], where
+        assert answer.headers.get("x-content-type-options") == "nosniff", where
+        assert answer.headers.get("x-frame-options") == "DENY", where

@@ -647,7 +647,7 @@ def test_a_larger_default_text_size_enlarges_the_sheet_on_a_phone(
     page = seated_page(browser, server, table, 0, PHONE)
     assert page.evaluate(TEXT_AND_WIDTH) == {"body": 17, "sideways": 0}
     page.add_style_tag(content="html { font-size: 150% }")
-    page.wait_for_function("parseFloat(getComputedStyle(document.body).fontSize) > 17")
+    page.wait_for_function("() => parseFloat(getComputedStyle(document.body).fontSize) > 17")
     assert page.evaluate(TEXT_AND_WIDTH) == {"body": 25.5, "sideways": 0}
 
 

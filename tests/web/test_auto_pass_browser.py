@@ -82,7 +82,7 @@ def test_the_next_roll_passes_for_those_who_have_not_acted(
     with board.expect_response(lambda answer: answer.url.endswith("/auto_pass")) as stored:
         board.uncheck("[data-host-auto-pass]")
     assert stored.value.ok
-    ann.wait_for_function("!document.querySelector('.roll-entry')")
+    ann.wait_for_function("() => !document.querySelector('.roll-entry')")
     host_tools()
     assert not board.is_checked("[data-host-auto-pass]")  # stored
     for context in (ann.context, bob.context, host):

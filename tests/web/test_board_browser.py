@@ -73,7 +73,7 @@ def test_the_join_panel_folds_when_every_seat_is_taken(browser: Any, server: Ser
     take_seat(browser, server, table["code"], 0, PHONE)
     take_seat(browser, server, table["code"], 1, TABLET)
     host.wait_for_function(
-        "document.getElementById('seated-count').textContent === '2 of 3 seats taken'"
+        "() => document.getElementById('seated-count').textContent === '2 of 3 seats taken'"
     )
     assert panel.get_attribute("open") is not None  # a seat is still free: it stays open
     assert host.locator("[data-host-free='1']").get_attribute("hidden") is None
@@ -128,7 +128,7 @@ def test_the_join_panel_folds_when_the_game_ends(
     if not opened_by_hand:
         take_seat(browser, server, table["code"], 0, PHONE)  # a device looks at the end
         host.wait_for_function(
-            "document.getElementById('seated-count').textContent === '1 of 2 seats taken'"
+            "() => document.getElementById('seated-count').textContent === '1 of 2 seats taken'"
         )
         assert host.get_attribute("#join-panel", "open") is None
     shot(host, f"join-panel-folded-at-the-end-{'opened' if opened_by_hand else 'free-seat'}")

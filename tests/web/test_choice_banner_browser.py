@@ -63,7 +63,7 @@ def test_a_tied_sixmix_start_is_chosen_in_the_banner(
     youngest = others[-1]
     choice.locator(f"button:has-text('{youngest} starts instead')").click()
     page.wait_for_function(
-        f"document.querySelector('.turn-text').textContent === '{youngest} rolls the dice'"
+        f"() => document.querySelector('.turn-text').textContent === '{youngest} rolls the dice'"
     )
     # the choice passed on: it is the youngest's now (who may hand it on again)
     assert "Your choice" not in page.inner_text(".banner")
@@ -93,7 +93,7 @@ def test_the_sixis_round_opener_is_chosen_in_the_banner(
     submit.click()
     assert "The roll closes Ola's choice" in submit.inner_text()
     submit.click()
-    page.wait_for_function("document.querySelectorAll('.banner-choice').length === 0")
+    page.wait_for_function("() => document.querySelectorAll('.banner-choice').length === 0")
     assert "Ola" in page.inner_text(".turn-text")  # Ola opened the round: the choice closed
     host.close()
 
@@ -214,7 +214,7 @@ def test_the_rolls_question_stays_until_the_player_taps_elsewhere(
     assert submit.get_attribute("data-armed") == "ready"
     faces[0].click()  # a tap elsewhere ends the question
     page.wait_for_function(
-        "document.querySelector('[data-roll-submit]').textContent === 'Enter roll'"
+        "() => document.querySelector('[data-roll-submit]').textContent === 'Enter roll'"
     )
     submit.click()  # asks again: nothing was sent
     assert submit.inner_text() == "The roll closes your choice: tap again"

@@ -130,7 +130,9 @@ def test_a_tap_made_while_the_server_is_down_is_sent_on_reconnect(
     assert banner_says_offline(bob).startswith("Offline")
     red_box(bob).click()
     assert "pending" in (red_box(bob).get_attribute("class") or "")
-    bob.wait_for_function("document.getElementById('conn').textContent.includes('1 tap kept')")
+    bob.wait_for_function(
+        "() => document.getElementById('conn').textContent.includes('1 tap kept')"
+    )
     shot(bob, "offline-tap-kept-phone")
 
     server.start()
@@ -155,7 +157,9 @@ def test_a_tap_made_offline_is_refused_visibly_when_the_roll_changed(
     link.cut()
     banner_says_offline(bob)
     red_box(bob).click()
-    bob.wait_for_function("document.getElementById('conn').textContent.includes('1 tap kept')")
+    bob.wait_for_function(
+        "() => document.getElementById('conn').textContent.includes('1 tap kept')"
+    )
 
     # meanwhile the host takes the roll back and enters another one
     host, table_id = table["host"], table["table_id"]
@@ -210,7 +214,9 @@ def test_a_tap_made_offline_refused_on_the_same_roll_says_the_game_moved_on(
     banner_says_offline(bob)
     bob.evaluate(CAMERA_CHIP)
     red_box(bob).click()
-    bob.wait_for_function("document.getElementById('conn').textContent.includes('1 tap kept')")
+    bob.wait_for_function(
+        "() => document.getElementById('conn').textContent.includes('1 tap kept')"
+    )
 
     # meanwhile the host takes the roll back and enters the same one again
     host, table_id = table["host"], table["table_id"]
@@ -246,7 +252,9 @@ def test_a_device_that_goes_offline_says_so_at_once(
     said = banner_says_offline(bob)
     assert said.startswith("Offline: your taps will be sent when the table is back")
     red_box(bob).click()
-    bob.wait_for_function("document.getElementById('conn').textContent.includes('1 tap kept')")
+    bob.wait_for_function(
+        "() => document.getElementById('conn').textContent.includes('1 tap kept')"
+    )
     shot(bob, f"offline-device-{'phone' if device is PHONE else 'tablet'}")
     context.set_offline(False)
     bob.wait_for_selector("#conn[data-conn=live]", timeout=20000)

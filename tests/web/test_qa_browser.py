@@ -188,7 +188,7 @@ def test_the_start_form_speaks_in_seats_and_names(browser: Any, server: ServerPr
     host.check("input[name=game][value=sixis]")
     host.fill("#player-count", "3")
     # the name fields follow the number as it is typed, before the field is left
-    host.wait_for_function("document.querySelectorAll('#names label').length === 3")
+    host.wait_for_function("() => document.querySelectorAll('#names label').length === 3")
     host.dispatch_event("#player-count", "change")
     for index, name in enumerate(["Ann", "Bob", "Cid"]):
         host.fill(f"#names label:nth-of-type({index + 1}) input", name)

@@ -96,7 +96,9 @@ def test_an_accepted_tap_clears_the_refusals_still_showing(
     red = ".qx-row[data-row=red]"
     refusal_after(ann, f"{red} .box.lock")
     ann.click(".qx-row[data-row=yellow] .box[data-number='8']")
-    ann.wait_for_function("document.getElementById('toast').textContent.split('\\n').length == 2")
+    ann.wait_for_function(
+        "() => document.getElementById('toast').textContent.split('\\n').length == 2"
+    )
     ann.clock.pause_at(ann.evaluate("Date.now()") / 1000 + 0.05)  # no timer hides it now
     ann.click(f"{red} .box[data-number='7']")  # her white sum: accepted
     ann.wait_for_selector(".live[data-state-id='2']")

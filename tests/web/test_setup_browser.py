@@ -36,7 +36,7 @@ def take_and_confirm(page: Any, change: int | None = None, times: int = 0) -> li
     page.click("#teach-take")
     page.wait_for_selector("#teach:not([hidden]) .crop img")
     page.wait_for_function(
-        "[...document.querySelectorAll('#teach-dice img')].every(i => i.naturalWidth === 64)"
+        "() => [...document.querySelectorAll('#teach-dice img')].every(i => i.naturalWidth === 64)"
     )
     if change is not None:
         for _ in range(times):
@@ -133,7 +133,7 @@ def test_teaching_rounds_fill_the_bars_and_a_wrong_tap_is_held_back(
         assert learning.store.examples("kitchen") == []
         assert missing == []
         table_page.wait_for_function(
-            "document.getElementById('camera-learning').textContent.includes('0 confirmed')",
+            "() => document.getElementById('camera-learning').textContent.includes('0 confirmed')",
             timeout=20000,
         )
         context.close()
@@ -205,7 +205,7 @@ def test_a_fingers_double_tap_does_not_forget(browser: Any, tmp_path: Path) -> N
         page.wait_for_selector("#forget[data-armed=ready]")
         forget.tap()
         page.wait_for_function(
-            "document.getElementById('setup-forgotten').textContent.startsWith('forgot ')"
+            "() => document.getElementById('setup-forgotten').textContent.startsWith('forgot ')"
         )
         assert len(deletes) == 1
         assert forget.inner_text() == "Forget every die"

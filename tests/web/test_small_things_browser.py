@@ -147,7 +147,7 @@ def test_freeing_a_seat_asks_once(
     shot(host, f"free-seat-asks-{name}")
     free.click()
     host.wait_for_function(
-        "document.getElementById('seated-count').textContent === '0 of 2 seats taken'"
+        "() => document.getElementById('seated-count').textContent === '0 of 2 seats taken'"
     )
     assert free.get_attribute("hidden") is not None
 

@@ -26,7 +26,9 @@ def start_page(browser: Any, server: ServerProcess, device: dict[str, Any], game
 def name_players(page: Any, names: list[str]) -> None:
     page.fill("#player-count", str(len(names)))
     page.dispatch_event("#player-count", "change")
-    page.wait_for_function(f"document.querySelectorAll('#names input').length === {len(names)}")
+    page.wait_for_function(
+        f"() => document.querySelectorAll('#names input').length === {len(names)}"
+    )
     for field, name in zip(page.locator("#names input").all(), names, strict=True):
         field.fill(name)
 

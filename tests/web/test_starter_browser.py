@@ -76,7 +76,7 @@ def test_a_tied_sixmix_start_goes_to_the_youngest(
     youngest = others[-1]
     page.click(f".sheet-buttons button:has-text('{youngest} starts instead')")
     page.wait_for_function(
-        f"document.querySelector('.turn-text').textContent === '{youngest} rolls the dice'"
+        f"() => document.querySelector('.turn-text').textContent === '{youngest} rolls the dice'"
     )
     record = host.request.get(f"{api}/record").json()
     last = record["actions"][-1]
@@ -102,7 +102,7 @@ def test_the_host_chooses_who_opens_a_later_sixis_round(
     shot(page, f"sixis-opener-choice-{name}")
     choice.click()
     page.wait_for_function(
-        "document.querySelector('.turn-text').textContent === 'Mia rolls the dice'"
+        "() => document.querySelector('.turn-text').textContent === 'Mia rolls the dice'"
     )
     state = host.request.get(f"{api}/state").json()
     assert (state["turn"]["active"], state["state"]["state"]["starter"]) == (2, 2)
