@@ -173,7 +173,7 @@ def test_the_active_player_confirms_or_fixes_the_roll_in_the_banner(
         # camera waits for, and so does the note every screen shows
         assert bob.locator("#camera-ask").is_hidden() and bob.locator("#camera-held").is_hidden()
         bob.wait_for_function(
-            "document.getElementById('camera-status').textContent === 'The camera asks Ann or"
+            "() => document.getElementById('camera-status').textContent === 'The camera asks Ann or"
             " the host whether it read the roll right, and waits for the answer.'"
         )
         assert bob.inner_text("#camera-note") == "waiting for Ann or the host to confirm the roll"

@@ -49,7 +49,7 @@ from companion.vision.pipeline import DiceReader
 from companion.vision.types import DieBox, DieReading
 from companion.web.app import create_app
 from companion.web.settings import Settings
-from tests.live.replay import ClipReader, LiveServer, write_throw
+from tests.live.replay import SEEN_FROM, ClipReader, LiveServer, write_throw
 from tests.waiting import wait_until
 from tests.web.conftest import free_port
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table
@@ -301,6 +301,33 @@ def test_a_table_host_changes_only_the_dice_confirmed_at_that_table(
         assert host.delete(f"{api}/examples/{ids[0]}").status_code == 404
         left = [e["id"] for e in host.get("/api/setups/kitchen").json()["examples"]]
         assert left == ids[1:]
+
+
+def test_a_strangers_own_table_forgets_nothing_the_camera_learnt_elsewhere(
+    camera_server: tuple[LiveServer, str],
+) -> None:
+    """Anyone on the network may start a table, and between games the camera follows the
+    newest one: a stranger with no join code could start a table of their own and, as
+    its host, forget every die of the setup (the security probe of 2026-12-07). A
+    table's host forgets only the dice confirmed at that table: here none, and the dice
+    taught on the server machine stay."""
+    server, base = camera_server
+    with (
+        httpx.Client(base_url=base, timeout=30) as machine,
+        httpx.Client(base_url=base, timeout=30, headers={SEEN_FROM: "192.168.1.66"}) as stranger,
+    ):
+        taken = machine.post("/api/setups/kitchen/teach/snapshot").json()
+        values = [d["value"] for d in taken["dice"]]
+        ids = machine.post(
+            "/api/setups/kitchen/teach", json={"token": taken["token"], "values": values}
+        ).json()["stored"]
+        assert ids
+        own = table_the_camera_follows(server, stranger)["table_id"]
+        answer = stranger.delete(f"/api/tables/{own}/setup")
+        assert answer.status_code == 200, answer.text
+        assert answer.json() == {"deleted": 0, "kept": len(ids)}
+        kept = [e["id"] for e in machine.get("/api/setups/kitchen").json()["examples"]]
+        assert kept == ids
 
 
 def kitchen_camera(tmp_path: Path) -> tuple[DiceSet, CameraRuntime, DiceReader, Learning]:
