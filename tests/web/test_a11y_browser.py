@@ -800,3 +800,81 @@ def test_a_screen_reader_hears_which_sixes_numbers_are_done(
         "2up",
         "3",
     ]
+
+
+# a roll-entry face as it is seen (its opacity and its ancestors' laid over what is behind
+# it): its number's contrast against its fill, its shape's (its fill or its edge against
+# what is behind it, WCAG's 3:1 for a control) and the frame that marks it chosen (the
+# wider of its outline and border, and that frame's contrast against what is behind it)
+FACE_SEEN = """(face) => {
+  function parse(colour) {
+    const p = colour.match(/[\\d.]+/g).map(Number);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  }
+  function over(top, under) {
+    return top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3])).concat(1);
+  }
+  function luminance(colour) {
+    const [r, g, b] = colour.slice(0, 3).map((v) => {
+      const c = v / 255;
+      return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  }
+  function ratio(a, b) {
+    const [x, y] = [luminance(a), luminance(b)];
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  }
+  let behind = [255, 255, 255, 1];
+  for (let el = face.parentElement; el; el = el.parentElement) {
+    const colour = parse(getComputedStyle(el).backgroundColor);
+    if (colour[3] > 0.5) { behind = colour; break; }
+  }
+  let opacity = 1;
+  for (let el = face; el; el = el.parentElement) opacity *= Number(getComputedStyle(el).opacity);
+  const style = getComputedStyle(face);
+  const seen = (colour) => over([...colour.slice(0, 3), opacity], behind);
+  const fill = over(parse(style.backgroundColor), behind);
+  const edge = over(parse(style.borderTopColor), fill);
+  const text = over(parse(style.color), fill);
+  const outline = style.outlineStyle === "none" ? 0 : parseFloat(style.outlineWidth);
+  const border = parseFloat(style.borderTopWidth);
+  const frameColour = outline >= border ? parse(style.outlineColor) : parse(style.borderTopColor);
+  return {
+    name: face.getAttribute("aria-label"),
+    pressed: face.getAttribute("aria-pressed"),
+    text: ratio(seen(text), seen(fill)),
+    shape: Math.max(ratio(seen(fill), behind), ratio(seen(edge), behind)),
+    frame: Math.max(outline, border),
+    frameRatio: ratio(seen(over(frameColour, behind)), behind),
+  };
+}"""
+
+
+@pytest.mark.parametrize("game", ["qwixx", "sixto"])
+def test_the_roll_entrys_faces_read_chosen_or_not(
+    browser: Any, server: ServerProcess, game: str
+) -> None:
+    """A face not chosen was drawn at 55 % opacity: its number read at 1.5 to 2.5:1 and its
+    edge faded into the card. Every face now reads at 4.5:1 and its shape at 3:1; the
+    chosen one is pressed for a screen reader and framed thicker for the eyes (not marked
+    by its colour or opacity alone)."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, game)
+    ann = seated_page(browser, server, table, 0, TABLET)
+    pickers = ann.locator(".roll-entry .die-picker")
+    assert pickers.count() >= 2
+    for index in range(pickers.count()):
+        pickers.nth(index).locator(".face[data-face='4']").click()
+    ann.evaluate("document.activeElement.blur()")  # no focus ring in the measure
+    faces = ann.locator(".roll-entry .face").evaluate_all(f"(all) => all.map({FACE_SEEN})")
+    assert len(faces) == 6 * pickers.count()
+    faint = [f for f in faces if f["text"] < 4.5 or f["shape"] < 3]
+    assert faint == []
+    chosen = [f for f in faces if f["pressed"] == "true"]
+    others = [f for f in faces if f["pressed"] == "false"]
+    assert len(chosen) == pickers.count() and len(others) == 5 * pickers.count()
+    assert all(f["name"].split(",")[0].endswith(" 4") for f in chosen)
+    assert min(f["frame"] for f in chosen) >= 3
+    assert min(f["frameRatio"] for f in chosen) >= 3
+    assert max(f["frame"] for f in others) < min(f["frame"] for f in chosen)
