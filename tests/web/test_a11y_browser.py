@@ -878,3 +878,47 @@ def test_the_roll_entrys_faces_read_chosen_or_not(
     assert min(f["frame"] for f in chosen) >= 3
     assert min(f["frameRatio"] for f in chosen) >= 3
     assert max(f["frame"] for f in others) < min(f["frame"] for f in chosen)
+
+
+def toast_in_the_tree(page: Any) -> dict[str, Any]:
+    """#toast as Chromium's accessibility tree holds it: whether a screen reader gets it
+    (not ignored), its role, its live setting and its words."""
+    session = page.context.new_cdp_session(page)
+    root = session.send("DOM.getDocument")["root"]["nodeId"]
+    node_id = session.send("DOM.querySelector", {"nodeId": root, "selector": "#toast"})["nodeId"]
+    node = session.send("Accessibility.getPartialAXTree", {"nodeId": node_id})["nodes"][0]
+    properties = {p["name"]: p["value"].get("value") for p in node.get("properties", [])}
+    return {
+        "ignored": node["ignored"],
+        "role": node.get("role", {}).get("value"),
+        "live": properties.get("live"),
+        "words": page.locator("#toast").text_content(),
+    }
+
+
+def test_a_refusal_is_said_by_a_live_region_that_was_there_before_it(
+    browser: Any, server: ServerProcess
+) -> None:
+    """#toast was hidden between messages, outside the accessibility tree: a refusal
+    showed it with its words at once, and some screen readers do not read a live region
+    that appears. It stays in the tree now, empty (and not shown) between messages, and only
+    its words change."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    roll_qwixx_7(server, host, table)
+    bob.wait_for_selector(".live[data-state-id='1']")
+    bob.evaluate("window.toastBefore = document.getElementById('toast')")
+    region = {"ignored": False, "role": "status", "live": "assertive"}
+    assert toast_in_the_tree(bob) == {**region, "words": ""}
+    bob.get_by_role("button", name="Red 7", exact=True).click()
+    bob.wait_for_selector(".live[data-state-id='2']")
+    bob.get_by_role("button", name="Yellow 7", exact=True).click()  # a second white sum
+    toast = bob.locator("#toast")
+    toast.wait_for(state="visible", timeout=5000)
+    said = toast_in_the_tree(bob)
+    assert said["words"] and {**said, "words": ""} == {**region, "words": ""}
+    assert bob.evaluate("document.getElementById('toast') === window.toastBefore")
+    toast.wait_for(state="hidden", timeout=20_000)
+    assert toast_in_the_tree(bob) == {**region, "words": ""}
+    assert bob.evaluate("document.getElementById('toast') === window.toastBefore")

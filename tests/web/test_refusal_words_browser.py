@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 
 def refusal_after(page: Any, selector: str) -> str:
     """Tap `selector` and read the toast that answers it."""
-    page.evaluate("document.getElementById('toast').hidden = true")
+    page.evaluate("document.getElementById('toast').textContent = ''")
     page.click(selector)
     page.wait_for_selector("#toast:not([hidden])")
     return str(page.inner_text("#toast"))

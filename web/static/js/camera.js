@@ -50,8 +50,8 @@
     if (!toast) return;
     toast.textContent = capital(text);
     toast.className = "toast error";
-    toast.hidden = false;
-    setTimeout(() => { toast.hidden = true; }, 4000);
+    // the live region stays: its words go, not the region (table.js' toast)
+    setTimeout(() => { toast.textContent = ""; }, 4000);
   }
 
   async function post(path, body) {

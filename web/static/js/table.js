@@ -49,30 +49,33 @@
 
   function capital(text) { return text ? text.charAt(0).toUpperCase() + text.slice(1) : text; }
 
+  // the toast is a live region that stays (one that appears is not read by every screen
+  // reader): shown by its words, hidden by taking them away
+  function hideToast() { toast.textContent = ""; }
+
   function showToast(text, kind) {
     // engine sentences start lower-case (they read well inside other text); shown alone
     // they begin with a capital. Refusals arriving together (taps re-sent after a
     // reconnect) are listed together, not shown over one another.
     const line = capital(text);
-    const stacking = !toast.hidden && toast.classList.contains("error") && (kind || "error") === "error";
+    const stacking = toast.textContent !== "" && toast.classList.contains("error") && (kind || "error") === "error";
     const lines = stacking ? toast.dataset.lines.split("\n").concat(line).slice(-3) : [line];
     toast.dataset.lines = lines.join("\n");
     toast.textContent = lines.join("\n");
     toast.className = "toast " + (kind || "error");
-    toast.hidden = false;
     if ((kind || "error") === "error") refusalShownAt = Date.now();
     clearTimeout(toastTimer);
-    toastTimer = setTimeout(() => { toast.hidden = true; }, 4000 + 1500 * (lines.length - 1));
+    toastTimer = setTimeout(hideToast, 4000 + 1500 * (lines.length - 1));
   }
 
   // a tap made after a refusal showed was accepted: the player has moved on, and the
   // refusal (listed with older ones) read as if it answered the tap just accepted. Taps
   // made before it (sent again together after a reconnect) leave it: it may be their news
   function clearRefusals(item) {
-    if (toast.hidden || !toast.classList.contains("error")) return;
+    if (toast.textContent === "" || !toast.classList.contains("error")) return;
     if (!item || !(item.madeAt > refusalShownAt)) return;
     clearTimeout(toastTimer);
-    toast.hidden = true;
+    hideToast();
   }
 
   // -- the connection state, in the sticky banner ---------------------------------------
