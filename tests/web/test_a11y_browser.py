@@ -922,3 +922,64 @@ def test_a_refusal_is_said_by_a_live_region_that_was_there_before_it(
     toast.wait_for(state="hidden", timeout=20_000)
     assert toast_in_the_tree(bob) == {**region, "words": ""}
     assert bob.evaluate("document.getElementById('toast') === window.toastBefore")
+
+
+def tables_in_the_tree(page: Any) -> dict[str, list[list[tuple[str, str]]]]:
+    """Every table (role table) in Chromium's accessibility tree, by its name: its rows, each
+    the role and name of what the row holds (through the nodes that hold nothing of their
+    own, as a screen reader walks it)."""
+    session = page.context.new_cdp_session(page)
+    nodes = session.send("Accessibility.getFullAXTree")["nodes"]
+    by_id = {node["nodeId"]: node for node in nodes}
+
+    def role(node: dict[str, Any]) -> str:
+        return str(node.get("role", {}).get("value", ""))
+
+    def name(node: dict[str, Any]) -> str:
+        return str(node.get("name", {}).get("value", ""))
+
+    def held(node: dict[str, Any]) -> list[dict[str, Any]]:
+        found = []
+        for child in (by_id[i] for i in node.get("childIds", []) if i in by_id):
+            passed_through = child["ignored"] or role(child) in ("generic", "none", "rowgroup")
+            found += held(child) if passed_through else [child]
+        return found
+
+    return {
+        name(table): [
+            [(role(cell), name(cell)) for cell in held(row)]
+            for row in held(table)
+            if role(row) == "row"
+        ]
+        for table in nodes
+        if role(table) == "table"
+    }
+
+
+def test_a_screen_reader_reads_the_sixto_sheet_as_a_table(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The Sixto sheet was a table of rows whose boxes and points were no cells: a screen
+    reader could not move by column nor say which column a box or a points total is in.
+    Its first row now heads the columns, each row's colour heads its row, and every box and
+    total is a cell."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "sixto")
+    ann = seated_page(browser, server, table, 0, TABLET)
+    sheets = {
+        name: rows
+        for name, rows in tables_in_the_tree(ann).items()
+        if name.startswith("score sheet")
+    }
+    assert len(sheets) == 1
+    (rows,) = sheets.values()
+    head, *body, foot = rows
+    assert [role for role, _ in head] == ["columnheader"] * 14
+    assert [name for _, name in head][1:] == [*map(str, range(1, 13)), "row points"]
+    assert len(body) == 6
+    for row in body:
+        assert [role for role, _ in row] == ["rowheader"] + ["cell"] * 13
+        assert row[1][1].startswith(row[0][1].split()[0])  # "Red box 1: ..." in "Red"'s row
+        assert row[-1][1].endswith("row points 0")
+    assert [role for role, _ in foot] == ["rowheader"] + ["cell"] * 11
+    assert foot[1][1] == "column 1 points 0"
