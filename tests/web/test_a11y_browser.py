@@ -983,3 +983,26 @@ def test_a_screen_reader_reads_the_sixto_sheet_as_a_table(
         assert row[-1][1].endswith("row points 0")
     assert [role for role, _ in foot] == ["rowheader"] + ["cell"] * 11
     assert foot[1][1] == "column 1 points 0"
+
+
+def test_the_host_page_and_its_camera_note_read_at_4_5_to_1(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The age of the camera's last note ("(5 min ago)") was #888 on white, 3.5:1. The
+    camera's answer is given a note 5 minutes old (this server has no camera)."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+
+    def with_an_old_note(route: Any) -> None:
+        answer = route.fetch()
+        body = answer.json()
+        body.update(note="Roll read: white 3, white 4", note_age_s=300)
+        route.fulfill(response=answer, json=body)
+
+    host.route("**/api/tables/*/camera", with_an_old_note)
+    host.goto(server.base_url + table["url"])
+    host.locator("#camera-note-age", has_text="(5 min ago)").wait_for(timeout=20_000)
+    texts = host.evaluate(PAGE_TEXT_CONTRAST)  # the whole host's page, its camera panel too
+    host.unroute_all(behavior="ignoreErrors")  # the page's last polls: not answered here
+    assert any(cls == "camera-note-age" for _, cls, _ in texts)
+    assert [text for text in texts if text[2] < 4.5] == []
