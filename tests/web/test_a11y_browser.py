@@ -1006,3 +1006,22 @@ def test_the_host_page_and_its_camera_note_read_at_4_5_to_1(
     host.unroute_all(behavior="ignoreErrors")  # the page's last polls: not answered here
     assert any(cls == "camera-note-age" for _, cls, _ in texts)
     assert [text for text in texts if text[2] < 4.5] == []
+
+
+def test_the_host_sees_and_hears_only_the_seats_that_can_be_freed(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Only Bob has a seat: "Free a seat" offered Ann and Cy too. Their buttons were
+    hidden (the hidden attribute), but a button's own display showed them all the same, to
+    the eyes and to a screen reader."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    seated_page(browser, server, table, 1, TABLET)
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    host.locator("#host-tools summary").click()
+    free = host.locator("[data-host-free]")
+    assert free.count() == 3
+    shown = [free.nth(seat).inner_text() for seat in range(3) if free.nth(seat).is_visible()]
+    assert shown == ["Bob"]
+    assert host.get_by_role("button", name="Ann", exact=True).count() == 0
