@@ -13,6 +13,7 @@ import pytest
 from tests.web.conftest import ServerProcess
 from tests.web.devices import PHONE, TABLET, seated_page
 from tests.web.helpers import QWIXX_ROLL_7
+from tests.web.test_starter_browser import imported, sixmix_round_all_ones
 
 pytestmark = pytest.mark.browser
 
@@ -1008,6 +1009,36 @@ def test_the_host_page_and_its_camera_note_read_at_4_5_to_1(
     assert [text for text in texts if text[2] < 4.5] == []
 
 
+def test_a_keyboard_question_ends_when_its_button_goes_with_the_focus(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The host asks "Tap again to free Bob's seat" with Enter; Bob's seat is freed
+    elsewhere (the host's other tab), and his button goes, with the focus. Before: the
+    live region still said the question, and when Bob sat down again his button came back
+    armed: one click freed him, asked nothing."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    seated_page(browser, server, table, 1, TABLET)
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    host.locator("#host-tools summary").click()
+    bob = host.locator("[data-host-free='1']")
+    bob.focus()
+    host.keyboard.press("Enter")  # asks
+    question = "Tap again to free Bob's seat"
+    said = host.locator("[aria-live=assertive]", has_text=question)
+    said.wait_for(state="attached", timeout=5000)
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    assert host.request.post(f"{api}/seats/1/free").ok
+    bob.wait_for(state="hidden", timeout=10_000)
+    said.wait_for(state="detached", timeout=10_000)  # nothing stale in the air
+    seated_page(browser, server, table, 1, TABLET)  # Bob sits down again
+    bob.wait_for(state="visible", timeout=10_000)
+    assert bob.inner_text() == "Bob"
+    bob.click()
+    host.get_by_role("button", name=question).wait_for(timeout=5000)  # it asks, frees nobody
+
+
 def test_the_host_sees_and_hears_only_the_seats_that_can_be_freed(
     browser: Any, server: ServerProcess
 ) -> None:
@@ -1025,3 +1056,32 @@ def test_the_host_sees_and_hears_only_the_seats_that_can_be_freed(
     shown = [free.nth(seat).inner_text() for seat in range(3) if free.nth(seat).is_visible()]
     assert shown == ["Bob"]
     assert host.get_by_role("button", name="Ann", exact=True).count() == 0
+
+
+def test_a_question_is_not_left_in_the_air_when_the_game_moves_on(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Sixmix, a tied start: "Enter roll" asks "The roll closes your choice: tap again"
+    (a question that stays); the host hands the choice on and back, and the sheet is redrawn
+    in a new state where the question no longer holds. Before: the button went back to
+    "Enter roll" but the live region still said the question."""
+    host, table = imported(browser, server, sixmix_round_all_ones())
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    starter = host.request.get(f"{api}/state").json()["turn"]["active"]
+    page = seated_page(browser, server, table, starter, TABLET)
+    for picker in page.locator(".roll-entry .die-picker").all():
+        picker.locator(".face[data-face='1']").click()
+    page.locator("[data-roll-submit]").click()  # asks
+    said = page.locator("[aria-live=assertive]", has_text="The roll closes your choice")
+    said.wait_for(state="attached", timeout=5000)
+    state_id = int(page.get_attribute(".live", "data-state-id") or 0)
+    other = (starter + 1) % 3
+    for n, (player, seat) in enumerate([(starter, other), (other, starter)]):
+        move = {"kind": "starter", "player": player, "seat": seat}
+        handed = host.request.post(
+            f"{api}/actions", data={"action_id": f"hand-{n:06d}", "move": move}
+        )
+        assert handed.ok, handed.text()
+    page.wait_for_selector(f".live[data-state-id='{state_id + 2}']")
+    assert page.inner_text("[data-roll-submit]") == "Enter roll"
+    said.wait_for(state="detached", timeout=10_000)

@@ -337,6 +337,7 @@
     page.querySelectorAll("[data-host-free]").forEach((button) => {
       button.hidden = !taken.has(Number(button.dataset.hostFree));
     });
+    questions.restore();  // a question whose button went (with the focus) ends
     // a seat taken at a finished game (a device looking at the end) unfolds nothing
     if (!joinTouched && !isFinished()) joinPanel.open = taken.size < message.seats;
   }

@@ -25,6 +25,11 @@
 // button's new text alone is not read out), and a question asked by a key press keeps no
 // time limit either: 5 s is less than it takes to hear it and press again. It ends when the
 // focus leaves its button (or a tap elsewhere, or the page's state changes).
+//
+// A redraw (restore()) ends a question no longer in the air, and empties the live region:
+// its button gone or hidden (and no other of its key shown), a key's question whose focus
+// the redraw dropped (no focus event says so), a staying question whose state is past. It
+// stays when the redraw gives the focus to the new button of its key.
 window.TapAgain = (() => {
   "use strict";
   const ASK_MS = 5000;
@@ -58,7 +63,7 @@ window.TapAgain = (() => {
   function questions(scope, keyOf, attribute = "data-confirm", stateOf = () => null) {
     const question = (element) => element.getAttribute(attribute) || "";
     const key = keyOf || question;
-    const armed = {key: null, at: 0, until: 0, timers: [], stays: false, state: null};
+    const armed = {key: null, at: 0, until: 0, timers: [], stays: false, byKey: false, state: null};
     say("");
 
     function isArmed(element) {
@@ -66,7 +71,16 @@ window.TapAgain = (() => {
       return armed.stays ? stateOf() === armed.state : Date.now() < armed.until;
     }
 
+    // whether the question asked is still in the air (see the top)
+    function stillAsked() {
+      if (armed.stays ? stateOf() !== armed.state : Date.now() >= armed.until) return false;
+      const shown = Array.from(scope.querySelectorAll(`[${attribute}]`)).filter((element) =>
+        question(element) !== "" && key(element) === armed.key && element.getClientRects().length);
+      return shown.length > 0 && (!armed.byKey || shown.includes(document.activeElement));
+    }
+
     function restore() {
+      if (armed.key !== null && !stillAsked()) end();
       const now = Date.now();
       scope.querySelectorAll(`[${attribute}]`).forEach((element) => {
         if (element.dataset.label === undefined) element.dataset.label = element.textContent;
@@ -83,10 +97,15 @@ window.TapAgain = (() => {
       armed.timers = timers;
     }
 
-    function disarm() {
+    // the question ends, and nothing is left of it in the live region
+    function end() {
       if (armed.key !== null) say("");
       armed.key = null;
       setTimers();
+    }
+
+    function disarm() {
+      end();
       restore();
     }
 
@@ -94,6 +113,7 @@ window.TapAgain = (() => {
       armed.key = key(element);
       armed.at = Date.now();
       armed.until = armed.at + ASK_MS;
+      armed.byKey = byKeyboard;
       armed.stays = byKeyboard || element.hasAttribute("data-ask-stays");
       armed.state = stateOf();
       const ready = setTimeout(restore, READ_MS);  // "asking" becomes "ready"
