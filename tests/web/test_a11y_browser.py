@@ -1085,3 +1085,21 @@ def test_a_question_is_not_left_in_the_air_when_the_game_moves_on(
     page.wait_for_selector(f".live[data-state-id='{state_id + 2}']")
     assert page.inner_text("[data-roll-submit]") == "Enter roll"
     said.wait_for(state="detached", timeout=10_000)
+
+
+def test_the_logs_undone_moves_read_at_4_5_to_1(browser: Any, server: ServerProcess) -> None:
+    """A move taken back is struck through in the table's log; its words were #999 on
+    white, 2.8:1."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    roll_qwixx_7(server, host, table)
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    move = {"kind": "pass", "player": 1}
+    assert host.request.post(f"{api}/actions", data={"action_id": "pass-0001", "move": move}).ok
+    assert host.request.post(f"{api}/undo", data={"action_id": "host-undo-0001"}).ok
+    host.goto(f"{server.base_url}/t/{table['table_id']}/log")
+    undone = host.locator(".log-table tr.undone")
+    assert undone.count() == 1
+    texts = host.evaluate(PAGE_TEXT_CONTRAST)
+    assert any(text.startswith("Pass") for text, _, _ in texts)
+    assert [text for text in texts if text[2] < 4.5] == []
