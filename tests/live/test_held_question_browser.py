@@ -111,7 +111,7 @@ def test_a_confirm_of_dice_no_longer_asked_is_refused_with_a_message(
         assert answer.ok and answer.json()["applied"] is False  # still a question
 
         ann.click("#camera-ask [data-camera-confirm]")
-        ann.wait_for_selector("#toast:not([hidden])")
+        ann.wait_for_selector("#toast:not(:empty)")
         assert "changed since you saw them" in ann.inner_text("#toast")
         assert f"red {fixed}" in ann.inner_text("#toast")
         assert server.app.state.tables.store.log(table_id) == []  # nothing applied

@@ -69,7 +69,7 @@ def assert_finger_sized(page: Any) -> None:
 
 
 def toast(page: Any) -> str:
-    page.wait_for_selector("#toast:not([hidden])", timeout=5000)
+    page.wait_for_selector("#toast:not(:empty)", timeout=5000)
     return str(page.inner_text("#toast"))
 
 

@@ -176,7 +176,7 @@ def test_a_tap_made_offline_is_refused_visibly_when_the_roll_changed(
 
     link.restore()
     bob.wait_for_selector("#conn[data-conn=live]", timeout=20000)
-    bob.wait_for_selector("#toast:not([hidden])", timeout=10000)
+    bob.wait_for_selector("#toast:not(:empty)", timeout=10000)
     # the refusal names the tap it dropped (issue 26 item 5)
     assert (
         bob.inner_text("#toast")
@@ -229,7 +229,7 @@ def test_a_tap_made_offline_refused_on_the_same_roll_says_the_game_moved_on(
 
     link.restore()
     bob.wait_for_selector("#conn[data-conn=live]", timeout=20000)
-    bob.wait_for_selector("#toast:not([hidden])", timeout=10000)
+    bob.wait_for_selector("#toast:not(:empty)", timeout=10000)
     assert (
         bob.inner_text("#toast")
         == "Not saved: Red 7. The game moved on while you were offline; tap again"

@@ -77,5 +77,5 @@ def test_a_camera_setting_the_server_never_got_says_so(browser: Any, server: Ser
     server.kill()
     page.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
     page.check("input[name=camera-mode][value=confirm]")
-    page.wait_for_selector("#toast:not([hidden])", timeout=5000)
+    page.wait_for_selector("#toast:not(:empty)", timeout=5000)
     assert page.inner_text("#toast").startswith("Not sent: the server cannot be reached")

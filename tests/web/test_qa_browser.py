@@ -360,6 +360,6 @@ def test_ending_the_game_while_the_server_is_down_says_it_did_not_happen(
     page.click("[data-host-end]")
     page.wait_for_selector("[data-host-end].armed")
     page.click("[data-host-end]")
-    page.wait_for_selector("#toast:not([hidden])", timeout=5000)
+    page.wait_for_selector("#toast:not(:empty)", timeout=5000)
     assert page.inner_text("#toast").startswith("Not sent: the server cannot be reached")
     assert page.locator(".outcome").count() == 0

@@ -20,7 +20,7 @@ def refusal_after(page: Any, selector: str) -> str:
     """Tap `selector` and read the toast that answers it."""
     page.evaluate("document.getElementById('toast').textContent = ''")
     page.click(selector)
-    page.wait_for_selector("#toast:not([hidden])")
+    page.wait_for_selector("#toast:not(:empty)")
     return str(page.inner_text("#toast"))
 
 

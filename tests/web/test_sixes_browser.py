@@ -56,7 +56,7 @@ def take_seat(
 
 
 def toast_text(page: Any) -> str:
-    page.wait_for_selector("#toast:not([hidden])", timeout=5000)
+    page.wait_for_selector("#toast:not(:empty)", timeout=5000)
     return str(page.inner_text("#toast"))
 
 

@@ -52,7 +52,7 @@ def enter_roll(page: Any, values: list[int]) -> None:
 
 
 def toast_text(page: Any) -> str:
-    page.wait_for_selector("#toast:not([hidden])", timeout=5000)
+    page.wait_for_selector("#toast:not(:empty)", timeout=5000)
     return str(page.inner_text("#toast"))
 
 

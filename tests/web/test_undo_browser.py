@@ -173,7 +173,7 @@ def test_an_undo_tap_that_reaches_the_server_too_late_shows_its_refusal(
     undo.click()  # drawn at state 2; the table is at state 4
     wait_until(lambda: pushes.count(bob) >= 3, what="the answer to the undo")
     pushes.release()
-    toast = bob.locator("#toast:not([hidden])")
+    toast = bob.locator("#toast:not(:empty)")
     toast.wait_for(timeout=DEADLINE_MS)
     assert toast.inner_text().startswith(ACTED_ON)
     state = host.request.get(f"{api}/state").json()
