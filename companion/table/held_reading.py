@@ -52,6 +52,9 @@ DROPPED_BY_UNDO = (
 
 HeldKind = Literal["mismatch", "confirm", "unsure"]
 Mode = Literal["auto", "sure", "confirm"]  # a table's camera mode (camera_feed)
+# what a tap on a held reading changes: a die's value; a die's colour, or drops it (not a
+# die); or adds a die the camera missed
+DieChange = Literal["value", "recolour_or_drop", "add"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,13 +291,62 @@ def confirmed(held: HeldReading, shown: Sequence[tuple[str, int]] | None = None)
     return CameraRoll(held.roll, held.state_id, held.corrected_by or CAMERA, held.image, held.dice)
 
 
-def may_set_values(kind: HeldKind, host: bool, seat: int | None, active: int | None) -> bool:
-    """Whether a device may set the value of a die of a reading held as `kind`: the host
-    any reading's; the active player's device a roll held to confirm or for its unsure
-    dice. Adding, dropping or re-colouring dice, and fixing a mismatch, are the host's."""
-    if host:
-        return True
-    return kind in ("confirm", "unsure") and seat is not None and seat == active
+def confirm_refusal(host: bool, seat: int | None, active: int | None) -> Rejection | None:
+    """Why a device may not confirm the camera's roll (None: it may): the camera asks the
+    active player's device and the host's (the roll itself `confirmed` checks)."""
+    if host or (seat is not None and seat == active):
+        return None
+    return Rejection(
+        Reason.NOT_ALLOWED,
+        "confirm_by_active_or_host",
+        "the active player (or the host) confirms the camera's roll",
+    )
+
+
+def fix_refusal(
+    kind: HeldKind, change: DieChange, host: bool, seat: int | None, active: int | None
+) -> Rejection | None:
+    """Why a device may not make `change` to a reading held as `kind` (None: it may): the
+    host fixes any reading; the active player's device sets the value of a die of a roll
+    held to confirm or for its unsure dice. A missed die is added to a mismatch only: a
+    roll that matched has all its dice (a die read wrong there is tapped and fixed)."""
+    answers = change == "value" and kind in ("confirm", "unsure")
+    if not (host or (answers and seat is not None and seat == active)):
+        return Rejection(
+            Reason.NOT_ALLOWED,
+            "fix_by_host",
+            "only the host fixes this reading; the active player may set the value of a "
+            "die of a roll to confirm",
+        )
+    if change == "add" and kind != "mismatch":
+        return Rejection(
+            Reason.ILLEGAL_MOVE,
+            "add_to_mismatch",
+            "these dice match the roll: tap a die read wrong to fix it (a missed die is "
+            "added to dice that do not match)",
+        )
+    return None
+
+
+def answer_rights(
+    kind: HeldKind | None, host: bool, seat: int | None, active: int | None
+) -> dict[str, bool]:
+    """What a device may do about the reading held now (`kind`; None: none is held), as
+    the camera state tells each device so that its page works none of it out: each flag
+    is the refusal its route checks."""
+
+    def may(change: DieChange) -> bool:
+        return kind is not None and fix_refusal(kind, change, host, seat, active) is None
+
+    rights = {
+        "may_confirm": confirm_refusal(host, seat, active) is None,
+        "may_fix_values": may("value"),
+        "may_recolour_or_drop": may("recolour_or_drop"),
+        "may_add_dice": may("add"),
+    }
+    # the question (in the banner, the held picture) goes to whoever may answer it at all
+    rights["may_act"] = any(rights.values())
+    return rights
 
 
 def roll_dice(roll: Roll) -> list[tuple[str, int]]:

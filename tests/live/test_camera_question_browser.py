@@ -269,7 +269,10 @@ def test_the_host_fixes_a_misread_die_on_the_big_picture_of_a_roll_to_confirm(
         fixed = 1 if red != 1 else 2
         host.locator("#held-view").scroll_into_view_if_needed()
         host.click(f"#held-dice [data-held-die='{red_index}']")
-        host.wait_for_selector("#held-fix:not([hidden])", timeout=5000)
+        # the host may re-colour it or drop it too (the camera state's may_recolour_or_drop)
+        host.wait_for_selector("#held-fix[data-fix-mode=fix]:not([hidden])", timeout=5000)
+        assert host.locator("#fix-colours [data-fix-colour=red]").is_visible()
+        assert host.locator("[data-fix-remove]").is_visible()
         assert host.inner_text("#fix-which").startswith("Red die")
         shown = host.get_attribute("#held-picture", "src")
         host.click(f"#held-fix [data-fix-value='{fixed}']")

@@ -279,33 +279,116 @@ def test_confirm_mode_waits_for_the_active_player(live: Any, clip_folder: Path) 
     assert rolls_in_log(live, table_id) == [("camera", sorted(throw.rest))]
 
 
+def resting(throw: Throw, colour: str) -> Any:
+    """The ground truth of the `colour` die where the throw came to rest."""
+    return next(d for d in throw.frames[throw.rest_index].dice if d.colour == colour)
+
+
+def held_to_confirm(live: Any, clip_folder: Path) -> tuple[str, list[httpx.Client], dict[str, Any]]:
+    """A Qwixx table in camera mode "confirm" with a throw held to confirm: its id, the
+    host's, the active player's and the other player's device, and the held reading."""
+    client = host_client(live)
+    devices: list[httpx.Client] = []
+    table_id = new_table(client, "qwixx", devices=devices)
+    active = client.get(f"/api/tables/{table_id}/state").json()["turn"]["active"]
+    mode = client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": "confirm"})
+    assert mode.status_code == 200, mode.text
+    replay(live, client, table_id, clip_folder, render_throw(QWIXX, seed=501))
+    pending = camera(client, table_id)["pending"]
+    assert pending["kind"] == "confirm"
+    return table_id, [client, devices[active], devices[1 - active]], pending
+
+
+def held_as_mismatch(
+    live: Any, clip_folder: Path, table_id: str, host: httpx.Client, pending: dict[str, Any]
+) -> dict[str, Any]:
+    """The host sends the held throw back; the next one misses its blue die (the finder
+    did not see it): held as a mismatch."""
+    dismissed = host.post(f"/api/tables/{table_id}/camera/dismiss", json={"id": pending["id"]})
+    assert dismissed.status_code == 200, dismissed.text
+    live.reader.hide = {"blue"}
+    replay(live, host, table_id, clip_folder, render_throw(QWIXX, seed=321))
+    mismatch: dict[str, Any] = camera(host, table_id)["pending"]
+    assert mismatch["kind"] == "mismatch"
+    return mismatch
+
+
+def told(devices: list[httpx.Client], table_id: str, flag: str) -> list[bool]:
+    """What the camera state tells each device of `flag` (viewer.may_...)."""
+    return [bool(camera(device, table_id)["viewer"][flag]) for device in devices]
+
+
 def test_each_device_is_told_whether_it_may_fix_the_held_values(
     live: Any, clip_folder: Path
 ) -> None:
     """The camera state says each device whether its taps set a held die's value (the
     rule of /camera/fix, so the page works none out): the host always; the active player
     a roll to confirm, not a mismatch; another player never."""
-    client = host_client(live)
-    devices: list[httpx.Client] = []
-    table_id = new_table(client, "qwixx", devices=devices)
-    state = client.get(f"/api/tables/{table_id}/state").json()
-    active, other = devices[state["turn"]["active"]], devices[1 - state["turn"]["active"]]
+    table_id, devices, pending = held_to_confirm(live, clip_folder)
+    assert told(devices, table_id, "may_fix_values") == [True, True, False]
 
-    def may_fix(device: httpx.Client) -> bool:
-        return bool(camera(device, table_id)["viewer"]["may_fix_values"])
+    held_as_mismatch(live, clip_folder, table_id, devices[0], pending)
+    assert told(devices, table_id, "may_fix_values") == [True, False, False]
 
-    mode = client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": "confirm"})
-    assert mode.status_code == 200, mode.text
-    replay(live, client, table_id, clip_folder, render_throw(QWIXX, seed=501))
-    assert camera(client, table_id)["pending"]["kind"] == "confirm"
-    assert [may_fix(client), may_fix(active), may_fix(other)] == [True, True, False]
 
-    pending_id = camera(client, table_id)["pending"]["id"]
-    dismissed = client.post(f"/api/tables/{table_id}/camera/dismiss", json={"id": pending_id})
-    assert dismissed.status_code == 200, dismissed.text
-    replay(live, client, table_id, clip_folder, render_throw(QWIXX[:-1], seed=301))
-    assert camera(client, table_id)["pending"]["kind"] == "mismatch"
-    assert [may_fix(client), may_fix(active), may_fix(other)] == [True, False, False]
+def test_each_device_is_told_whether_it_may_add_a_missed_die(live: Any, clip_folder: Path) -> None:
+    """Adding a die the camera missed is the host's, to dice that do not match: the camera
+    state says so per device (the page offers the tap on the picture by it), and
+    /camera/fix refuses the host's add to a roll that matched."""
+    table_id, devices, pending = held_to_confirm(live, clip_folder)
+    host = devices[0]
+    url = f"/api/tables/{table_id}/camera/fix"
+    assert told(devices, table_id, "may_add_dice") == [False, False, False]
+    add = {"x": 2, "y": 2, "value": 3, "colour": "blue"}
+    refused = host.post(url, json={"id": pending["id"], "add": add})
+    assert refused.status_code == 409 and refused.json()["rule"] == "add_to_mismatch"
+
+    mismatch = held_as_mismatch(live, clip_folder, table_id, host, pending)
+    assert told(devices, table_id, "may_add_dice") == [True, False, False]
+    blue = resting(render_throw(QWIXX, seed=321), "blue")
+    add = {"x": blue.cx, "y": blue.cy, "value": blue.value, "colour": "blue"}
+    added = host.post(url, json={"id": mismatch["id"], "add": add})
+    assert added.status_code == 200 and added.json()["applied"] is True, added.text
+
+
+def test_each_device_is_told_whether_it_may_recolour_or_drop_a_held_die(
+    live: Any, clip_folder: Path
+) -> None:
+    """Re-colouring a held die or dropping it (not a die) is the host's, on any reading:
+    the camera state says so per device (the fix dialog offers colours and "not a die" by
+    it); the active player answering a roll to confirm sets values only."""
+    table_id, devices, pending = held_to_confirm(live, clip_folder)
+    assert told(devices, table_id, "may_recolour_or_drop") == [True, False, False]
+    url = f"/api/tables/{table_id}/camera/fix"
+    recolour = {"id": pending["id"], "index": 0, "colour": "red"}
+    refused = devices[1].post(url, json=recolour)
+    assert refused.status_code == 403 and refused.json()["rule"] == "fix_by_host"
+
+
+def test_the_camera_question_goes_to_each_device_that_may_answer_it(
+    live: Any, clip_folder: Path
+) -> None:
+    """The camera state says each device whether the camera's question is put to it (the
+    banner's question and the held picture): the host and the active player, to a
+    mismatch too (the active player reads that the host fixes it); another player never."""
+    table_id, devices, pending = held_to_confirm(live, clip_folder)
+    assert told(devices, table_id, "may_act") == [True, True, False]
+
+    held_as_mismatch(live, clip_folder, table_id, devices[0], pending)
+    assert told(devices, table_id, "may_act") == [True, True, False]
+
+
+def test_each_device_is_told_whether_it_may_confirm_the_roll(live: Any, clip_folder: Path) -> None:
+    """The camera state's may_confirm is the check /camera/confirm makes: another
+    player's "Use this roll" is refused, the active player's applies the roll."""
+    table_id, devices, pending = held_to_confirm(live, clip_folder)
+    assert told(devices, table_id, "may_confirm") == [True, True, False]
+    url = f"/api/tables/{table_id}/camera/confirm"
+    answer = {"id": pending["id"], "roll": pending["roll"]}
+    refused = devices[2].post(url, json=answer)
+    assert refused.status_code == 403 and refused.json()["rule"] == "confirm_by_active_or_host"
+    confirmed = devices[1].post(url, json=answer)
+    assert confirmed.status_code == 200 and confirmed.json()["applied"] is True, confirmed.text
 
 
 def test_sure_rolls_are_applied_and_only_the_unsure_die_is_asked(
@@ -491,11 +574,6 @@ def test_real_pipeline_reads_a_replayed_throw(tmp_path: Path, mode: str) -> None
             assert 0 < shipped < 1  # the shipped classifier's
     finally:
         server.stop()
-
-
-def resting(throw: Throw, colour: str) -> Any:
-    """The ground truth of the `colour` die where the throw came to rest."""
-    return next(d for d in throw.frames[throw.rest_index].dice if d.colour == colour)
 
 
 def test_host_adds_missed_dice_where_they_lie(live: Any, clip_folder: Path) -> None:

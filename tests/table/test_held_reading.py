@@ -16,12 +16,17 @@ from companion.rules.sixto import Reroll
 from companion.table.held_reading import (
     ADDED,
     CameraRoll,
+    DieChange,
+    HeldKind,
     HeldReading,
     HeldReadings,
     add_die,
     added_die_side,
+    answer_rights,
+    confirm_refusal,
     confirmed,
     fix_die,
+    fix_refusal,
     held_json,
     judge_throw,
     rematch,
@@ -310,6 +315,72 @@ def test_a_confirm_of_dice_the_question_no_longer_holds_is_refused() -> None:
         confirmed(fixed, seen)
     assert refused.value.reason == Reason.STALE_STATE and refused.value.rule == "question_changed"
     assert "red 6" in refused.value.message
+
+
+# the devices of a table whose seat 0 is active: (host, seat)
+HOST_DEVICE, ACTIVE, OTHER = (True, None), (False, 0), (False, 1)
+
+
+@pytest.mark.parametrize(
+    ("device", "rule"),
+    [(HOST_DEVICE, None), (ACTIVE, None), (OTHER, "confirm_by_active_or_host")],
+)
+def test_the_active_player_and_the_host_confirm_the_camera_roll(
+    device: tuple[bool, int | None], rule: str | None
+) -> None:
+    refusal = confirm_refusal(*device, active=0)
+    assert (refusal and refusal.rule) == rule
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "device", "rule"),
+    [
+        # the host fixes any reading; a missed die is added to dice that do not match
+        ("mismatch", "value", HOST_DEVICE, None),
+        ("mismatch", "recolour_or_drop", HOST_DEVICE, None),
+        ("mismatch", "add", HOST_DEVICE, None),
+        ("confirm", "recolour_or_drop", HOST_DEVICE, None),
+        ("confirm", "add", HOST_DEVICE, "add_to_mismatch"),
+        ("unsure", "add", HOST_DEVICE, "add_to_mismatch"),
+        # the active player sets values of a roll to confirm or answer, nothing more
+        ("confirm", "value", ACTIVE, None),
+        ("unsure", "value", ACTIVE, None),
+        ("mismatch", "value", ACTIVE, "fix_by_host"),
+        ("confirm", "recolour_or_drop", ACTIVE, "fix_by_host"),
+        ("mismatch", "add", ACTIVE, "fix_by_host"),
+        ("confirm", "add", ACTIVE, "fix_by_host"),
+        ("confirm", "value", OTHER, "fix_by_host"),
+        ("unsure", "value", OTHER, "fix_by_host"),
+    ],
+)
+def test_who_may_change_a_held_reading_and_how(
+    kind: HeldKind, change: DieChange, device: tuple[bool, int | None], rule: str | None
+) -> None:
+    refusal = fix_refusal(kind, change, *device, active=0)
+    assert (refusal and refusal.rule) == rule
+
+
+def test_each_device_is_told_what_it_may_do_about_the_held_reading() -> None:
+    """The camera state's flags per device, from the refusals the routes check."""
+    at_confirm = [answer_rights("confirm", *device, 0) for device in (HOST_DEVICE, ACTIVE, OTHER)]
+    assert at_confirm == [
+        {"may_confirm": True, "may_fix_values": True, "may_recolour_or_drop": True,
+         "may_add_dice": False, "may_act": True},
+        {"may_confirm": True, "may_fix_values": True, "may_recolour_or_drop": False,
+         "may_add_dice": False, "may_act": True},
+        {"may_confirm": False, "may_fix_values": False, "may_recolour_or_drop": False,
+         "may_add_dice": False, "may_act": False},
+    ]  # fmt: skip
+    assert answer_rights("mismatch", *HOST_DEVICE, 0)["may_add_dice"] is True
+    # the active player is shown a mismatch (the host fixes it) but may change nothing
+    assert answer_rights("mismatch", *ACTIVE, 0) == {
+        "may_confirm": True, "may_fix_values": False, "may_recolour_or_drop": False,
+        "may_add_dice": False, "may_act": True,
+    }  # fmt: skip
+    # no reading held: nothing to fix, even for the host
+    nothing_held = answer_rights(None, *HOST_DEVICE, 0)
+    assert not nothing_held["may_fix_values"] and not nothing_held["may_add_dice"]
+    assert not nothing_held["may_recolour_or_drop"]
 
 
 def test_throws_made_while_a_question_is_open_wait_in_order() -> None:

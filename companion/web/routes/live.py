@@ -24,7 +24,12 @@ from companion.rules.registry import standard_dice_sets
 from companion.rules.session import AUTO, CAMERA, HOST
 from companion.table.camera_hub import CameraHub
 from companion.table.dice import effective_entries, roll_of, taken_back
-from companion.table.held_reading import may_set_values
+from companion.table.held_reading import (
+    DieChange,
+    answer_rights,
+    confirm_refusal,
+    fix_refusal,
+)
 from companion.table.roll_intake import asked_player
 from companion.table.snapshot import Snapshot
 from companion.table.store import LogEntry, implied_seqs
@@ -112,6 +117,13 @@ class FixRequest(HeldRequest):
             raise ValueError("with add, value and colour go inside add (and remove is not used)")
         return self
 
+    @property
+    def change(self) -> DieChange:
+        """What the fix changes (`fix_refusal` says who may)."""
+        if self.add is not None:
+            return "add"
+        return "value" if self.colour is None and not self.remove else "recolour_or_drop"
+
 
 class CalibrationRequest(Strict):
     name: str = Field(min_length=1, max_length=48, description="file name in calibration/")
@@ -175,14 +187,11 @@ async def camera_status(request: Request, access: ApiAccess, hub: HubDep) -> dic
     turn = access.table.snapshot.turn
     viewer = access.viewer
     reading = hub.held.current(access.table)
-    body["viewer"] = {
-        "host": viewer.host,
-        "seat": viewer.seat,
-        "may_confirm": viewer.host or (viewer.seat is not None and viewer.seat == turn.active),
-        # whether this device's taps on the held dice set their values (may_answer's rule)
-        "may_fix_values": reading is not None
-        and may_set_values(reading.kind, viewer.host, viewer.seat, turn.active),
-    }
+    # what this device may do about the held reading: the checks /camera/confirm and
+    # /camera/fix make, so the page repeats none of them
+    kind = reading.kind if reading is not None else None
+    rights = answer_rights(kind, viewer.host, viewer.seat, turn.active)
+    body["viewer"] = {"host": viewer.host, "seat": viewer.seat, **rights}
     # what the host's "Use the camera at this table" would be refused with (None: it
     # works): the button says so instead of offering what cannot work
     held = viewer.host and not is_local(request)
@@ -236,39 +245,23 @@ async def camera_restart(request: Request, access: ApiAccess, hub: HubDep) -> di
 @router.post("/api/tables/{table_id}/camera/confirm", dependencies=[SameOrigin])
 async def camera_confirm(body: ConfirmRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     viewer = access.viewer
-    turn = access.table.snapshot.turn
-    if not (viewer.host or (viewer.seat is not None and viewer.seat == turn.active)):
-        raise Rejection(
-            Reason.NOT_ALLOWED,
-            "confirm_by_active_or_host",
-            "the active player (or the host) confirms the camera's roll",
-        )
+    refusal = confirm_refusal(viewer.host, viewer.seat, access.table.snapshot.turn.active)
+    if refusal is not None:
+        raise refusal
     seq = await hub.confirm(access.table, body.id, body.roll)
     return {"applied": seq is not None, "state_id": seq}
 
 
 def may_answer(access: ApiAccess, hub: CameraHub, body: FixRequest) -> str:
-    """Who fixes a held reading (the `by` of the roll it may become): the host fixes any;
-    the active player answers a roll held to confirm or for its unsure dice by setting a
-    die's value (adding, dropping or re-colouring dice, a mismatch: the host's)."""
+    """Who fixes the held reading `body` names (the `by` of the roll it may become), as
+    `fix_refusal` allows; refused when that reading is gone."""
     viewer = access.viewer
-    if viewer.host:
-        return HOST
-    held = hub.held.current(access.table)
-    value_only = body.index is not None and body.colour is None and not body.remove
+    held = hub.held.take(access.table, body.id)
     active = access.table.snapshot.turn.active
-    if (
-        held is not None
-        and value_only
-        and may_set_values(held.kind, viewer.host, viewer.seat, active)
-    ):
-        return str(viewer.seat)
-    raise Rejection(
-        Reason.NOT_ALLOWED,
-        "fix_by_host",
-        "only the host fixes this reading; the active player may set the value of a die "
-        "of a roll to confirm",
-    )
+    refusal = fix_refusal(held.kind, body.change, viewer.host, viewer.seat, active)
+    if refusal is not None:
+        raise refusal
+    return HOST if viewer.host else str(viewer.seat)
 
 
 @router.post("/api/tables/{table_id}/camera/fix", dependencies=[SameOrigin])

@@ -191,7 +191,7 @@
     const implies = (pending.implies || []).join("; ");  // one part a player: "Ann: Pass (no cross), −5 penalty; Bob: ..."
     const first = implies ? implies + "; then: " : "";
     if (pending.kind === "mismatch") {
-      return "Camera: " + pending.message + (viewer.host ? " (fix it on the picture below)" : " (the host fixes it)");
+      return "Camera: " + pending.message + (viewer.may_fix_values ? " (fix it on the picture below)" : " (the host fixes it)");
     }
     if (pending.kind === "unsure") {
       const n = pending.unsure.length;
@@ -203,9 +203,10 @@
     return first + `The camera read ${values}: is that the roll?`;
   }
 
+  // who gets the question, and what each tap may do, is the server's word (the viewer's
+  // may_* flags: the checks its routes make)
   function showAsk(pending, viewer) {
-    const mayAct = viewer.host || viewer.may_confirm;
-    if (!pending || !mayAct) { ask.hidden = true; ask.dataset.key = ""; pickingDie = null; return; }
+    if (!pending || !viewer.may_act) { ask.hidden = true; ask.dataset.key = ""; pickingDie = null; return; }
     if (ask.dataset.reading !== pending.id) { ask.dataset.reading = pending.id; pickingDie = null; }
     const key = `${pending.id}:${JSON.stringify(pending.dice.map((d) => [d.colour, d.value]))}:${pending.kind}:${JSON.stringify(pending.unsure)}:${pickingDie}`;
     keepAskInBanner();
@@ -305,12 +306,12 @@
   function showHeld(pending, viewer) {
     showAsk(pending, viewer);
     // players who can't act on the camera's question don't get it on their sheet
-    if (!pending || !(viewer.host || viewer.may_confirm)) {
+    if (!pending || !viewer.may_act) {
       held.hidden = true; held.dataset.heldId = ""; closeFix(); return;
     }
     held.hidden = false;
     held.dataset.heldKind = pending.kind;
-    heldDice.dataset.addable = viewer.host && pending.kind === "mismatch" ? "yes" : "no";
+    heldDice.dataset.addable = viewer.may_add_dice ? "yes" : "no";
     // a fixed value redraws the picture too (a roll to confirm keeps its message)
     const readDice = pending.dice.map((d) => `${d.colour}${d.value}`).join(",");
     const key = `${pending.id}:${readDice}:${pending.message}`;
@@ -326,7 +327,7 @@
         (viewer.may_fix_values ? " (tap a die read wrong to fix it)" : "");
     } else {
       heldMessage.textContent = "Not applied: " + pending.message +
-        (viewer.host ? " (tap a die to fix it, or the place of a die the camera missed to add it)" : "");
+        (viewer.may_add_dice ? " (tap a die to fix it, or the place of a die the camera missed to add it)" : "");
     }
     if (fresh) {
       if (adding) closeFix(); // the added die is in the new reading: tap it to change it
@@ -566,7 +567,7 @@
     // a tap on the picture itself, not on a die: a die the camera missed lies there
     if (event.target !== heldDice || !current || !current.pending) return;
     const pending = current.pending;
-    if (!current.viewer.host || pending.kind !== "mismatch") return;
+    if (!current.viewer.may_add_dice) return;
     const rect = heldPicture.getBoundingClientRect();
     if (!rect.width || !rect.height) return;
     // the picture is shown scaled: the server wants the frame's own pixels
@@ -613,9 +614,10 @@
       chosenDie = Number(target.dataset.heldDie);
       const die = pending.dice[chosenDie];
       const colours = [...new Set([...(current.expects || []), ...COLOURS.slice(0, 5)])];
-      // a player answering a roll to confirm sets values only (the server refuses more)
-      const host = current.viewer.host;
-      openFix(capital(heldDieWords(pending, die)), host ? colours : [], host ? "fix" : "value");
+      // a player answering a roll to confirm sets values only: colours and "not a die"
+      // are offered where the server allows them (may_recolour_or_drop)
+      const reshape = current.viewer.may_recolour_or_drop;
+      openFix(capital(heldDieWords(pending, die)), reshape ? colours : [], reshape ? "fix" : "value");
     } else if (target.dataset.fixValue && adding) {
       adding.value = Number(target.dataset.fixValue);
       showChoice();
