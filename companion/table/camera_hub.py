@@ -75,7 +75,7 @@ from companion.table.held_reading import (
     rematch,
 )
 from companion.table.learning import Learning
-from companion.table.roll_intake import RollIntake, Taken
+from companion.table.roll_intake import RollIntake, Taken, log_roll
 from companion.table.snapshot import Snapshot
 from companion.table.store import StorageError
 from companion.table.tables import Table, Tables
@@ -497,9 +497,9 @@ class CameraHub:
         throw = expected_throw(snapshot)
         if throw is None:
             step = snapshot.turn.step.replace("_", " ")
-            self.intake.note(
-                table.table_id, f"dice thrown, but the game expects no roll now ({step})"
-            )
+            why = f"the game expects no roll now ({step})"
+            self.intake.note(table.table_id, f"dice thrown, but {why}")
+            log_roll(table, event.dice, f"refused (no_roll_expected): {why}")
             return
         outcome = decide_throw(
             event, throw, snapshot.state_id, table.table_id, mode, secrets.token_hex(6),

@@ -14,7 +14,11 @@ throw (`notes`).
 
 `RollIntake.roll_applied` is the one place where a camera roll counts as applied, with the
 reading it came from (every die's box, value, colour and confidence) and its frame: the
-photo goes into SQLite beside the roll's action."""
+photo goes into SQLite beside the roll's action.
+
+Every roll applied, asked about or refused is one INFO line in the server's log
+(`log_roll`): the table's game and join code, the dice read, and what became of them. A
+throw is judged once when it settles, so this is a line per throw, never per frame."""
 
 from __future__ import annotations
 
@@ -22,9 +26,10 @@ import asyncio
 import logging
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from companion.rules.base import Rejection
+from companion.rules.base import Die, Rejection
 from companion.rules.session import HOST
 from companion.table.camera_pictures import held_picture, held_thumbnail, roll_photo
 from companion.table.held_reading import CameraRoll, HeldReading, HeldReadings
@@ -32,6 +37,7 @@ from companion.table.learning import Learning
 from companion.table.store import Store
 from companion.table.tables import Table
 from companion.table.words import with_names
+from companion.vision.types import DieReading
 
 logger = logging.getLogger(__name__)
 
@@ -94,8 +100,10 @@ class RollIntake:
             return Taken(seq=seq)
         held = await _with_picture(outcome)
         self.held.put(held)
-        if not tapped:
-            self.note(table.table_id, question_note(held, asked_player(table)))
+        if not tapped:  # a person's answer that asks again is the same throw, logged once
+            question = question_note(held, asked_player(table))
+            self.note(table.table_id, question)
+            log_roll(table, held.dice, f"asked ({held.kind}): {question}")
         return Taken(held=held)
 
     async def apply(self, table: Table, camera_roll: CameraRoll) -> int | None:
@@ -110,8 +118,10 @@ class RollIntake:
         except Rejection as exc:
             refusal = with_names(exc.message, table.snapshot.players)
             self.note(table.table_id, f"the game refused the camera's roll: {refusal}")
+            log_roll(table, read_dice(camera_roll), f"refused ({exc.rule}): {refusal}")
             return None
         self.note(table.table_id, "roll applied")
+        log_roll(table, read_dice(camera_roll), applied_words(camera_roll, result.state_id))
         rolled = tuple((d.colour, d.value) for d in camera_roll.roll.dice)
         self._notes[table.table_id] = replace(
             self.note_of(table.table_id), last_roll=rolled, last_roll_seq=result.state_id
@@ -152,6 +162,42 @@ class RollIntake:
             table_id=table.table_id,
             throw=seq,
         )
+
+
+def log_roll(table: Table, dice: Sequence[DieReading | Die], what: str) -> None:
+    """The server log's line on one camera roll at `table`: its game and join code, the
+    dice read, and `what` became of them (applied, asked, refused and why)."""
+    logger.info(
+        "camera roll at table %s (%s, join code %s): read %s; %s",
+        table.table_id,
+        table.game.title,
+        table.code,
+        dice_words(dice),
+        what,
+    )
+
+
+def dice_words(dice: Sequence[DieReading | Die]) -> str:
+    """The dice as read, "white 3, red ?, ..." ("?": a die the camera could not read)."""
+    said = [f"{d.colour or 'a die'} {d.value if d.value is not None else '?'}" for d in dice]
+    return ", ".join(said) if said else "no dice"
+
+
+def read_dice(camera_roll: CameraRoll) -> Sequence[DieReading | Die]:
+    """The dice the camera read for a roll (its reading; the roll's own dice when it
+    came without one)."""
+    return camera_roll.dice or camera_roll.roll.dice
+
+
+def applied_words(camera_roll: CameraRoll, state_id: int) -> str:
+    """What became of an applied roll: its place in the table's log, who made it, and the
+    dice applied where a person changed what was read."""
+    words = f"applied (state {state_id}, by {camera_roll.by})"
+    read = [(d.colour, d.value) for d in camera_roll.dice]
+    applied = [(d.colour, d.value) for d in camera_roll.roll.dice]
+    if read and read != applied:
+        words += f" as {dice_words(camera_roll.roll.dice)}"
+    return words
 
 
 def asked_player(table: Table) -> str | None:

@@ -444,3 +444,35 @@ def test_a_recording_plays_on_once_a_seat_freed_mid_game_is_taken_again(
         assert restarts == []  # the recording plays on
 
     with_qwixx_table(tmp_path, body)
+
+
+def test_the_log_says_what_became_of_each_camera_roll(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A café owner's trial: the server's log had no line per camera roll, so an evening's
+    log could not say which throws were applied, asked about or refused. One INFO line per
+    roll: the table's game and join code, the dice read, and what became of them."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        where = f"camera roll at table {table.table_id} (Qwixx, join code {table.code})"
+        read = "white 3, white 4, red 2, yellow 5, green 6, blue 1"
+        with caplog.at_level(logging.INFO, logger="companion.table"):
+            await hub.on_throw(qwixx_event())  # applied at once (a table's default mode)
+            await hub.on_throw(qwixx_event((3, 4, 2, 5, 6, None)))  # a die not read: asked
+            question = hub.held.current(table)
+            assert question is not None
+            stale = decide_throw(qwixx_event(), QWIXX_THROW, 0, table.table_id, "auto", "h", None)
+            assert isinstance(stale, CameraRoll)  # read at state 0, the game is at 1
+            await hub.intake.take(table, stale, setup=None, tapped=False)
+        said = [r.getMessage() for r in caplog.records if r.name == "companion.table.roll_intake"]
+        assert {r.levelno for r in caplog.records} == {logging.INFO}
+        assert said == [
+            f"{where}: read {read}; applied (state 1, by camera)",
+            f"{where}: read white 3, white 4, red 2, yellow 5, green 6, blue ?; asked "
+            f"(mismatch): not applied: {question.message}",
+            f"{where}: read {read}; refused (stale_state): the game has moved on since this "
+            "screen was drawn; it has been refreshed",
+        ], said
+
+    with_qwixx_table(tmp_path, body)
