@@ -122,6 +122,61 @@ def storage_error(exc: sqlite3.Error, path: Path | str) -> StorageError:
     )
 
 
+# how often the log says storage trouble while it lasts: a full disk refuses every request
+# (every tap of every tablet), and a line per request hid everything else in the log
+TROUBLE_LOG_EVERY_S = 60.0
+
+
+class TroubleLog:
+    """The server log's lines on storage trouble: the first refusal at once, naming the
+    store file; then at most one line every `every_s` while it lasts, counting the
+    refusals between; and one line when a transaction commits again (it is over).
+    Called under the store's lock. `clock`: seconds, monotonic (tests pass their own)."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        clock: Callable[[], float] = time.monotonic,
+        every_s: float = TROUBLE_LOG_EVERY_S,
+    ) -> None:
+        self.path = path
+        self.clock = clock
+        self.every_s = every_s
+        self._since: float | None = None  # when the trouble began; None: none now
+        self._said_at: float | None = None  # when the log last said it
+        self._unsaid = 0  # refusals since that line
+
+    def failed(self, error: StorageError) -> None:
+        """One request refused with `error`."""
+        now = self.clock()
+        if self._since is None:
+            self._since = now
+        if self._said_at is not None and now - self._said_at < self.every_s:
+            self._unsaid += 1
+            return
+        more = f"; {self._unsaid} more refused since the last line" if self._unsaid else ""
+        logger.error(
+            "game store trouble: %s (said at most once a minute while it lasts%s)",
+            error.message,
+            more,
+        )
+        self._said_at, self._unsaid = now, 0
+
+    def worked(self) -> None:
+        """A transaction committed: trouble there was is over (said when it was said)."""
+        if self._since is None:
+            return
+        if self._said_at is not None and self._said_at >= self._since:
+            logger.info(
+                "game store %s works again after %.0f s of trouble (%d refused since the "
+                "last line)",
+                self.path,
+                self.clock() - self._since,
+                self._unsaid,
+            )
+        self._since, self._unsaid = None, 0
+
+
 def _is_writable(path: Path) -> bool:
     """Whether the store file (or, before it exists, its folder) may be written."""
     target = path if path.exists() else path.parent
@@ -287,6 +342,7 @@ class Store:
         self._lock = threading.Lock()
         self.path = path
         self.fault_hook: FaultHook | None = None  # tests only (tests/reliability)
+        self.trouble = TroubleLog(path)  # the log's lines on storage trouble
 
     @classmethod
     def open(cls, path: Path, synchronous: str = "NORMAL", announce: bool = True) -> Store:
@@ -325,8 +381,9 @@ class Store:
             except sqlite3.IntegrityError:
                 raise
             except sqlite3.DatabaseError as exc:
-                logger.error("game store trouble: %s", exc)
-                raise storage_error(exc, self.path) from exc
+                error = storage_error(exc, self.path)
+                self.trouble.failed(error)
+                raise error from exc
 
     @contextmanager
     def _transaction(self, name: str) -> Iterator[_Statements]:
@@ -337,6 +394,7 @@ class Store:
             try:
                 yield statements
                 statements.execute("COMMIT")
+                self.trouble.worked()
             except BaseException:
                 # a failed COMMIT (disk full, read-only) may leave the transaction open;
                 # close it so the next action does not meet "transaction within transaction"

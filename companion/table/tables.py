@@ -71,6 +71,7 @@ from companion.table.store import (
     EncodedEntry,
     Finish,
     LogEntry,
+    StorageError,
     Store,
     TableRow,
     implied_seqs,
@@ -696,6 +697,8 @@ class Table:
     ) -> None:
         try:
             await asyncio.to_thread(self._store.append_all, self.table_id, entries, history)
+        except StorageError:
+            raise  # the store's log says it, once a minute at most (TroubleLog)
         except Exception:
             logger.exception(
                 "could not store action %s of table %s", entries[-1].seq, self.table_id

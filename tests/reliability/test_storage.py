@@ -168,6 +168,13 @@ def test_disk_full_refuses_actions_with_503_and_keeps_everything(tmp_path: Path)
                 unlimited = (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
                 resource.prlimit(server.process.pid, resource.RLIMIT_FSIZE, unlimited)
             acked |= play(client, table_id, 5, "after")
+            # the log said it once (a line per refused request hid everything else), naming
+            # the file, and that it is over
+            log = server.log_path.read_text()
+            trouble = [line for line in log.splitlines() if "game store trouble" in line]
+            assert len(trouble) == 1 and str(data / STORE) in trouble[0], trouble
+            assert f"game store {data / STORE} works again" in log
+            assert "could not store action" not in log
             server.kill()
             stored = stored_ids(data)
             assert {a: stored.get(a) for a in acked} == acked  # every acknowledged action

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from companion.table.store import LogEntry, Store, _add_join_order
+from companion.table.store import LogEntry, StorageError, Store, _add_join_order
 
 
 @pytest.fixture
@@ -152,3 +152,43 @@ def test_only_the_servers_own_open_says_where_the_store_is(
     assert not [r for r in caplog.records if "game store at" in r.getMessage()]
     Store.open(path).close()
     assert len([r for r in caplog.records if "game store at" in r.getMessage()]) == 1
+
+
+def test_a_full_disk_is_logged_with_the_store_file_once_a_minute_while_it_lasts(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A café owner's trial: a full disk wrote "game store trouble: database or disk is
+    full" once per refused request, without naming the file. Now the first refusal names
+    the store file, the log says it again at most once a minute while it lasts (counting
+    the refusals between), and says when it is over."""
+    path = tmp_path / "companion.sqlite3"
+    store = Store.open(path)
+    store.create_table("t1", "CODE01", "qwixx", {"players": 2}, ["Ann", "Bob"])
+    now = [1000.0]
+    store.trouble.clock = lambda: now[0]
+
+    def disk_full(name: str, count: int, sql: str) -> None:
+        if sql.startswith("INSERT"):
+            raise sqlite3.OperationalError("database or disk is full")
+
+    caplog.set_level("INFO", logger="companion.table.store")
+    store.fault_hook = disk_full
+    for n in range(7):  # a refused request every 10 s: 0 s, 10 s ... 60 s
+        with pytest.raises(StorageError):
+            store.add_device(f"refused-{n}", "t1", host=False, seat=None)
+        now[0] += 10
+    store.fault_hook = None  # room again
+    store.add_device("after-1", "t1", host=False, seat=None)
+    store.add_device("after-2", "t1", host=False, seat=None)
+    trouble = (
+        f"game store trouble: the game store {path} cannot grow: the disk is full (database "
+        "or disk is full); new actions are refused until it is fixed, and everything stored "
+        "so far is kept (said at most once a minute while it lasts"
+    )
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{trouble})",
+        f"{trouble}; 5 more refused since the last line)",  # at 60 s
+        f"game store {path} works again after 70 s of trouble (0 refused since the last line)",
+    ]
+    assert [r.levelname for r in caplog.records] == ["ERROR", "ERROR", "INFO"]
+    store.close()
