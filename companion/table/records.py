@@ -184,10 +184,16 @@ def history_summary(
     state: object,
     actions: int,
     by_host: bool = False,
+    on_server: bool = False,
 ) -> dict[str, object]:
-    """A finished game's history entry: names, scores with their breakdown, winners."""
+    """A finished game's history entry: names, scores with their breakdown, winners.
+    `by_host`: ended before the rules did; `on_server`: that end was made on the server's
+    own machine (its start page), not by the host's device: "ended_on_server" is stored
+    only then (an entry without it, every older one, is the host's end)."""
     outcome = game.outcome(state)
     winners = game.winners(state, ended_early=by_host)
+    early = "ended on the server's machine, by its owner" if on_server else "ended by the host"
+    where = {"ended_on_server": True} if by_host and on_server else {}
     return {
         "game": game.name,
         "title": game.title,
@@ -197,15 +203,17 @@ def history_summary(
             for sc in game.scores(state)
         ],
         "winners": list(winners),
-        "end_message": outcome.message if outcome else "ended by the host",
+        "end_message": outcome.message if outcome else early,
         "ended_by_host": by_host,
         "actions": actions,
-    }
+    } | where
 
 
-def summary_of(s: Session, ended_by_host: bool = False) -> dict[str, object]:
+def summary_of(
+    s: Session, ended_by_host: bool = False, on_server: bool = False
+) -> dict[str, object]:
     """The history entry of a session as it is now."""
-    return history_summary(s.game, s.players, s.state, len(s.actions), ended_by_host)
+    return history_summary(s.game, s.players, s.state, len(s.actions), ended_by_host, on_server)
 
 
 def checked_record(record: object, max_actions: int = MAX_RECORD_ACTIONS) -> Session:

@@ -25,7 +25,9 @@ class Snapshot:
     outcome: Outcome | None
     last_by: str | None  # who made the last action (the one the host's undo takes back)
     ended_by_host: bool
-    step_id: int = 0  # the state id at which the current step began (Session.step_id)
+    step_id: int = 0
+    # that end (ended_by_host) was made on the server's own machine, not the host's device
+    ended_on_server: bool = False  # the state id at which the current step began (Session.step_id)
     # the table's option: the next roll passes for those who have not acted (Throw.closes)
     auto_pass: bool = True
     # the table the host started to play this game again (Tables.play_again), once there is
@@ -77,6 +79,7 @@ def snapshot_of(
     session: Session,
     *,
     ended_by_host: bool = False,
+    ended_on_server: bool = False,
     auto_pass: bool = True,
     next_table: str | None = None,
     continued: bool = False,
@@ -95,6 +98,7 @@ def snapshot_of(
         outcome=session.outcome(),
         last_by=session.last_by,
         ended_by_host=ended_by_host,
+        ended_on_server=ended_on_server,
         step_id=session.step_id,
         auto_pass=auto_pass,
         next_table=next_table,

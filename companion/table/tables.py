@@ -230,6 +230,8 @@ class Table:
         self._joining = asyncio.Lock()
         self._carrying = asyncio.Lock()  # one device of a finished game carried at a time
         self._ended_by_host = ended_by_host(row, session)
+        # that end was made on the server's own machine (its start page), not the host's
+        self._ended_on_server = self._ended_by_host and ended_on_server(row)
         # when the game went to the history (time.time()), None while it runs; its devices'
         # tokens stop working `token_finished_s` after it (closed_to_devices)
         self.finished_at = row.finished_at
@@ -290,6 +292,7 @@ class Table:
         return snapshot_of(
             self.session,
             ended_by_host=self._ended_by_host,
+            ended_on_server=self._ended_on_server,
             auto_pass=self.auto_pass,
             next_table=self.next_table_id,
             continued=self.continued,
@@ -650,23 +653,27 @@ class Table:
             self.apply_roll(dice, expected_state_id=expected_state_id), self._loop
         )
 
-    async def end_by_host(self) -> None:
-        """The host stops a game that has no engine ending yet (it goes to the history)."""
+    async def end_by_host(self, on_server: bool = False) -> None:
+        """The host stops a game that has no engine ending yet (it goes to the history);
+        `on_server`: the server's own machine stops it (its start page), and the history,
+        the screens and the log say so, not that the host did."""
         async with self._lock:
             self._check_loaded()
             if self._ended_by_host or self.session.outcome() is not None:
                 return
-            await to_the_end(self._store_ended_by_host())
+            await to_the_end(self._store_ended_by_host(on_server))
 
-    async def _store_ended_by_host(self) -> None:
-        summary = self._summary(ended_by_host=True)
+    async def _store_ended_by_host(self, on_server: bool) -> None:
+        summary = summary_of(self.session, ended_by_host=True, on_server=on_server)
         await asyncio.to_thread(self._store.set_finished, self.table_id, summary)
         logger.info(
-            "table %s (%s): ended by the host before the game's end",
+            "table %s (%s): ended %s before the game's end",
             self.table_id,
             self.game.title,
+            "on the server's machine" if on_server else "by the host",
         )
         self._ended_by_host = True
+        self._ended_on_server = on_server
         self.finished_at = time.time()
         self._publish()
         self._redraw_all()
@@ -806,6 +813,12 @@ def ended_by_host(row: TableRow, session: Session) -> bool:
     if row.finished_at is None or session.outcome() is not None:
         return False
     return bool((row.summary or {}).get("ended_by_host", True))
+
+
+def ended_on_server(row: TableRow) -> bool:
+    """Whether the stored end of this game was made on the server's own machine (its
+    history entry says so; an older entry, without the key, is the host's end)."""
+    return (row.summary or {}).get("ended_on_server") is True
 
 
 def history_mismatch(row: TableRow, session: Session) -> Finish | None:

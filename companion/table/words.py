@@ -9,6 +9,9 @@ from collections.abc import Sequence
 
 # the end card's sentence for a game the host ended before its rules did (and replay's)
 HOST_ENDED = "The host ended this game"
+# ... and for one ended on the server's own machine (its start page's "End this game"),
+# by whoever runs it: not the host, who may have left with the host's device
+SERVER_ENDED = "Ended on the server's machine, by its owner"
 
 _SEAT_NUMBER = re.compile(r"\b([Pp])layer (\d+)\b")
 

@@ -167,3 +167,41 @@ def test_the_servers_own_screen_ends_a_game_its_host_left(tmp_path: Path) -> Non
         assert not gone_home.get(f"/api/tables/{kept['table_id']}/state").json()["finished"]
         assert "Ann" in local.get("/history").text
         assert local.post("/t/nosuchtable1/end").status_code == 404
+
+
+def test_a_game_ended_on_the_servers_machine_says_so_not_that_the_host_ended_it(
+    tmp_path: Path,
+) -> None:
+    """A café owner's trial: "End this game" on the server's own start page went to the
+    history as "ended by the host", whose device had long gone home. Now the history, the
+    table's screens, its log page and the record of who ended it say the server's machine
+    (by its owner), after a restart too; a host's end, and an entry an older server stored,
+    still read "ended by the host"."""
+    settings = Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True))
+    app = create_app(settings)
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        gone_home = TestClient(app)  # the host's phone, another device
+        left = create_table(gone_home, "qwixx", ["Ann", "Bob"], {"players": 2})
+        by_host = create_table(gone_home, "sixto", ["Cid", "Dee"], {"players": 2})
+        assert local.post(f"/t/{left['table_id']}/end").status_code == 200
+        assert gone_home.post(f"/api/tables/{by_host['table_id']}/end").status_code == 200
+        store = app.state.tables.store
+        assert store.table(left["table_id"]).summary["ended_on_server"] is True
+        assert "ended_on_server" not in store.table(by_host["table_id"]).summary
+        # an older server's entry of a host's end: no "ended_on_server" key
+        store.create_table("old01", "OLD001", "qwixx", {"players": 2}, ["Eve", "Fay"])
+        older = {"game": "qwixx", "title": "Qwixx", "players": ["Eve", "Fay"], "scores": []}
+        store.set_finished("old01", older | {"end_message": "ended by the host"})
+        history = local.get("/history").text
+        assert history.count("Ended on the server&#39;s machine, by its owner") == 1
+        assert history.count("Ended by the host") == 2  # the host's end, the older entry
+        cookies = dict(gone_home.cookies)
+    with TestClient(create_app(settings), cookies=cookies) as host_after_restart:
+        page = host_after_restart.get(f"/t/{left['table_id']}").text
+        assert "Ended on the server&#39;s machine, by its owner" in page
+        assert "host ended" not in page
+        assert "ahead when the game was ended on the server&#39;s machine" in page
+        log = host_after_restart.get(f"/t/{left['table_id']}/log").text
+        assert "<td>the server's machine</td><td>ended the game here</td>" in log
+        hosts = host_after_restart.get(f"/t/{by_host['table_id']}").text
+        assert "The host ended this game" in hosts and "server&#39;s machine" not in hosts

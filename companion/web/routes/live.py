@@ -431,6 +431,7 @@ def log_context(
         # the host's end is no action of the log (the record keeps the moves only), but it
         # is why nothing follows: the page says so where the game stopped
         "ended_by_host": snapshot.ended_by_host,
+        "ended_on_server": snapshot.ended_on_server,
     }
 
 

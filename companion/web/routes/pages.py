@@ -268,15 +268,15 @@ async def remove_broken_table(request: Request, table_id: str, tables: TablesDep
 async def end_left_game(request: Request, table_id: str, tables: TablesDep) -> Response:
     """End a game in progress from the server's own screen (its start page offers it): a
     table whose host went home with the host's device stayed in progress for ever. It goes
-    to the history as a game the host ended; elsewhere the host's device ends it (Host
-    tools)."""
+    to the history as a game ended on the server's machine (it said "ended by the host",
+    who had left); elsewhere the host's device ends it (Host tools)."""
     if not is_local(request):
         message = "only the server's own screen ends a game here; the host's device ends it"
         raise Rejection(Reason.NOT_ALLOWED, "local_only", message)
     table = await tables.openable(table_id) if len(table_id) <= 64 else None
     if table is None:
         raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
-    await table.end_by_host()
+    await table.end_by_host(on_server=True)
     return RedirectResponse("/", status_code=303)
 
 

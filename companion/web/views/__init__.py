@@ -36,7 +36,14 @@ from typing import Any
 from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Roll, Score, Turn
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
-from companion.table.words import HOST_ENDED, YOU, for_display, names_of, with_names
+from companion.table.words import (
+    HOST_ENDED,
+    SERVER_ENDED,
+    YOU,
+    for_display,
+    names_of,
+    with_names,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -285,6 +292,11 @@ def winners_of(snapshot: Snapshot) -> tuple[int, ...]:
     return snapshot.game.winners(snapshot.state, snapshot.ended_by_host)
 
 
+def early_end_words(snapshot: Snapshot) -> str:
+    """Who ended a game before its rules did: the host, or the server's own machine."""
+    return SERVER_ENDED if snapshot.ended_on_server else HOST_ENDED
+
+
 def turn_context(snapshot: Snapshot, me: int | None = None) -> dict[str, Any]:
     """Whose turn it is, in words, for the banner every screen shows; `me`: the seat of
     the player whose own device shows it, named "you" (words.names_of)."""
@@ -297,7 +309,7 @@ def turn_context(snapshot: Snapshot, me: int | None = None) -> dict[str, Any]:
     if snapshot.outcome is not None:
         text = "Final scores"  # the end card below says "Game over" (once is enough)
     elif snapshot.ended_by_host:
-        text = HOST_ENDED
+        text = early_end_words(snapshot)
     elif turn.chance and (not turn.players or (active and turn.players == (turn.active,))):
         # (a roller who may also hand the roll on, e.g. a tied Sixmix start, still rolls)
         said = f"{rolls(roller, own_roll)} the dice" if roller else "Roll the dice"
@@ -703,7 +715,9 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
     final_rounds = getattr(view, "final_rounds", None)
     signed_entries: frozenset[str] = getattr(view, "SIGNED_ENTRIES", frozenset())
     return {
-        "message": for_display(outcome.message, snapshot.players) if outcome else HOST_ENDED,
+        "message": for_display(outcome.message, snapshot.players)
+        if outcome
+        else early_end_words(snapshot),
         "columns": table["columns"],
         "signed": [column in signed_entries for column in table["columns"]],
         "rounds": final_rounds(snapshot.state, snapshot.players) if final_rounds else None,
@@ -713,6 +727,9 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
         # show a tie)
         "winners": names_of(snapshot.players, winners) if outcome is None else "",
         "ahead_when_ended": outcome is None,
+        "ended_how": "the game was ended on the server's machine"
+        if snapshot.ended_on_server
+        else "the host ended the game",
         "tie_break": snapshot.game.tie_break_words(snapshot.state) if outcome is None else None,
         "ranking": [
             {
