@@ -72,6 +72,27 @@ def test_the_start_page_lists_the_games_in_progress(
     page.wait_for_selector("#conn[data-conn=live]")
 
 
+def test_a_game_on_the_servers_screen_opens_its_join_form_with_the_code_filled_in(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A café owner's trial: the server's own start page (this browser is on loopback)
+    lists a game with its join code, and tapping it led to an empty join form, the code
+    to be typed from the line beside it. Now the form opens filled in: one tap joins."""
+    host = browser.new_context(**TABLET).new_page()  # the host's own tablet
+    table = new_table(host, server, "qwixx", ["Ann", "Bob"])
+    owner = browser.new_context().new_page()  # the server's screen, not at that table yet
+    owner.goto(server.base_url + "/")
+    owner.locator("#in-progress .playing-game a", has_text="Qwixx: Ann, Bob").click()
+    owner.wait_for_url(f"**/join?code={table['code']}")
+    assert owner.locator("#code").input_value() == table["code"]
+    owner.locator(".join-form button[type=submit]").click()
+    owner.wait_for_url(f"**/t/{table['table_id']}/seat")
+    owner.goto(server.base_url + "/")  # joined now: the game opens directly
+    owner.locator("#in-progress .playing-game a", has_text="Qwixx: Ann, Bob").click()
+    owner.wait_for_url(f"**/t/{table['table_id']}")
+    owner.wait_for_selector("#conn[data-conn=live]")
+
+
 @pytest.mark.parametrize(("device", "name"), DEVICES)
 def test_a_game_the_host_ends_shows_its_winner(
     browser: Any, server: ServerProcess, device: dict[str, Any], name: str

@@ -55,7 +55,8 @@ def test_the_servers_own_screen_lists_every_table_with_its_code(tmp_path: Path) 
 
 
 def _listed(page: str) -> list[str]:
-    return re.findall(r'class="button big" href="/t/([^"]+)"', page)
+    """The ids of the games in progress a start page lists."""
+    return re.findall(r'class="playing-game" data-table-id="([^"]+)"', page)
 
 
 def test_the_start_page_lists_the_newest_games_and_pages_on_to_older_ones(
@@ -205,3 +206,34 @@ def test_a_game_ended_on_the_servers_machine_says_so_not_that_the_host_ended_it(
         assert "<td>the server's machine</td><td>ended the game here</td>" in log
         hosts = host_after_restart.get(f"/t/{by_host['table_id']}").text
         assert "The host ended this game" in hosts and "server&#39;s machine" not in hosts
+
+
+def test_the_servers_own_screen_links_a_game_it_has_not_joined_to_its_filled_join_form(
+    tmp_path: Path,
+) -> None:
+    """A café owner's trial: the server's own start page lists each game in progress with
+    its join code, and tapping one led to an empty join form (that browser had not joined
+    it). Now its link opens the join form with the code filled in; a game this browser has
+    joined opens directly, and another device still sees no code (nor gets one)."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        host = TestClient(app)  # the host's phone, another device
+        theirs = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        ours = create_table(local, "sixto", ["Cid", "Dee"], {"players": 2})
+        local.cookies.set(cookie_name(theirs["table_id"]), "not-a-device-token")
+        page = local.get("/").text
+        assert f'href="/join?code={theirs["code"]}">Qwixx: Ann, Bob</a>' in page
+        assert f'href="/t/{ours["table_id"]}">Sixto: Cid, Dee</a>' in page  # joined here
+        form = local.get(f"/join?code={theirs['code']}").text
+        assert f'value="{theirs["code"]}"' in form
+
+        joined = local.post("/join", data={"code": theirs["code"]}, follow_redirects=False)
+        assert joined.headers["location"] == f"/t/{theirs['table_id']}/seat"
+        assert f'href="/t/{theirs["table_id"]}">Qwixx: Ann, Bob</a>' in local.get("/").text
+
+        remote = host.get("/").text
+        assert f'href="/t/{theirs["table_id"]}"' in remote and theirs["code"] not in remote
+        stranger = TestClient(app)
+        refused = stranger.get(f"/t/{theirs['table_id']}", follow_redirects=False)
+        assert refused.headers["location"] == "/join?why=not_joined"  # no code for it
+        assert theirs["code"] not in stranger.get("/join?why=not_joined").text

@@ -8,6 +8,7 @@ import asyncio
 import io
 import re
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 import qrcode  # type: ignore[import-untyped]
 import qrcode.image.svg  # type: ignore[import-untyped]
@@ -125,7 +126,8 @@ async def start_page(
     at the rate of the long pages (ReadRate: 429 read_rate beyond)."""
     rows, total = await visible_games(request, tables, False, older, START_PAGE_GAMES)
     local = is_local(request)
-    playing = [playing_entry(row, local, tables.damage(row.table_id)) for row in rows]
+    joined = await joined_among(request, tables, rows) if local else None
+    playing = [playing_entry(row, local, tables.damage(row.table_id), joined) for row in rows]
     context = {
         "games_json": games_catalogue_json(),
         "playing": playing,
@@ -134,6 +136,15 @@ async def start_page(
         "local": local,  # the server's own screen: its calibration page is a link away
     }
     return templates.TemplateResponse(request, "start.html", context)
+
+
+async def joined_among(request: Request, tables: Tables, rows: list[TableRow]) -> set[str]:
+    """The ids of `rows` whose table this browser has joined (a valid device token in its
+    cookies): one lookup per listed row's cookie, none for a row it holds no cookie for."""
+    tokens = table_cookies(request)
+    named = [row for row in rows if row.table_id in tokens]
+    seen = await asyncio.to_thread(tables.seen_with, named, tokens) if named else []
+    return {row.table_id for row in seen}
 
 
 def listing_pages(skip: int, total: int, per_page: int) -> dict[str, int | None]:
@@ -229,14 +240,22 @@ def listing_problem(row: TableRow) -> str | None:
     return None
 
 
-def playing_entry(row: TableRow, local: bool, damage: str | None) -> dict[str, object]:
+def playing_entry(
+    row: TableRow, local: bool, damage: str | None, joined: set[str] | None = None
+) -> dict[str, object]:
     """A game in progress on the start page; one that cannot be shown or opened says so
-    (with a button to remove it) instead of failing the whole page."""
+    (with a button to remove it) instead of failing the whole page. Its link opens the
+    table; on the server's own screen, for a table this browser has not joined (`joined`:
+    the ids it has), the join form with the code filled in: that screen shows the code
+    anyway, and the table's page would only send it to an empty join form."""
     entry: dict[str, object] = {
         "table_id": row.table_id,
         "created_at": row.created_at,
         "code": row.code if local else None,  # the server's own screen, as the terminal
+        "href": f"/t/{row.table_id}",
     }
+    if local and joined is not None and row.table_id not in joined:
+        entry["href"] = f"/join?{urlencode({'code': row.code})}"
     problem = listing_problem(row) or damage
     if problem is not None:
         return entry | {"title": "A stored game that cannot be opened", "broken": problem}
