@@ -50,3 +50,27 @@ def test_the_pass_that_marks_a_fourth_penalty_says_it_ends_the_game() -> None:
     button = pass_button([*three_each, ROLL_7, Pass(player=0), Pass(player=1)], 0)
     assert button["label"] == "Pass: \N{MINUS SIGN}5 penalty, ends the game"
     assert button["confirm"] == "Tap again to take your fourth penalty: the game ends"
+
+
+def white(first: int, second: int, locked: tuple[str, ...] = ()) -> object:
+    """A roll of two white dice and every coloured die still in the game showing 1."""
+    colours = [c for c in ("red", "yellow", "green", "blue") if c not in locked]
+    return roll(("white", first), ("white", second), *[(c, 1) for c in colours])
+
+
+def test_the_last_pass_on_a_white_sum_that_locks_a_second_row_says_it_ends_the_game() -> None:
+    """Red is locked (Ann's); Bob locks yellow on the white sum 12, and Ann is the last to
+    act on it: her pass, free as any white-sum pass, ends the game (the second lock closes
+    when everyone has acted: rulebook, "Either way the game is over"). It read "Pass (no
+    cross)" and went at the first tap; it says so and asks once, as the fourth penalty's."""
+    moves: list[object] = []
+    for turn, (first, second) in enumerate([(1, 1), (1, 2), (2, 2), (2, 3), (3, 3)]):
+        moves += [white(first, second), Cross(0, "red", first + second)]
+        moves += [Cross(1, "yellow", first + second), Pass(player=turn % 2)]
+    moves += [white(6, 6), Cross(0, "red", 12), Pass(player=1), Pass(player=1)]  # Bob's turn
+    moves += [white(6, 6, ("red",)), Cross(1, "yellow", 12)]  # Ann rolls; Bob locks yellow
+    button = pass_button(moves, 0)
+    assert button["label"] == "Pass (no cross), ends the game"
+    assert button["confirm"] == "Tap again to pass: the game ends"
+    bob_first = pass_button([*moves[:-1]], 1)  # before Bob's lock nothing ends the game
+    assert bob_first["label"] == "Pass (no cross)" and "confirm" not in bob_first

@@ -389,3 +389,25 @@ def test_only_the_shared_helper_writes_a_minus_sign() -> None:
             ):
                 writers.append(f"{path.relative_to(package)}:{node.lineno}")
     assert [w.split(":")[0] for w in writers] == ["table/words.py"], writers
+
+
+def test_sixto_done_that_ends_the_game_says_so_and_asks_once() -> None:
+    """Sixto's last turn (Ann can cross nothing more): Bob's "Done crossing" ends the game
+    for the table, and read like any other Done, sent at the first tap. It says so and
+    asks once, as Qwixx's game-ending pass does; Ann's earlier Done ended nothing."""
+    six = [("red", 1), ("orange", 2), ("yellow", 3), ("green", 4), ("blue", 5), ("purple", 6)]
+    start = snapshot_of("sixto", ["Ann", "Bob"], [])
+    numbers = start.state.sheets[0].numbers  # Ann's sheet: box 9's digit in each row
+    dice = roll(*((colour, int(row[8])) for (colour, _), row in zip(six, numbers, strict=True)))
+    moves: list[Any] = [dice, Keep(0), *(SixtoCross(0, colour, 9) for colour, _ in six)]
+
+    def done_button(snapshot: Any, seat: int) -> dict[str, Any]:
+        buttons = sheet_context(snapshot, seat, Viewer(seat, False))["buttons"]
+        (button,) = [b for b in buttons if '"done"' in b["move"]]
+        return dict(button)
+
+    ann = done_button(snapshot_of("sixto", ["Ann", "Bob"], moves), 0)
+    assert ann["label"] == "Done crossing" and "confirm" not in ann
+    bob = done_button(snapshot_of("sixto", ["Ann", "Bob"], [*moves, Done(0)]), 1)
+    assert bob["label"] == "Done crossing, ends the game"
+    assert bob["confirm"] == "Tap again to be done crossing: the game ends"

@@ -111,15 +111,22 @@ def _pass_button(inp: SheetInput) -> list[dict[str, str | bool]]:
         "move": move_attr(inp.game, pass_move),
         "legal": legal,
     }
+    ends = legal and inp.ends_game(pass_move)
     if change is not None and change < 0:
         cost = score_text(change)  # as the sheet writes it: "Penalties −5"
         button["label"] = f"Pass: {cost} penalty"
         button["confirm"] = f"Tap again to pass and take {cost}"
         button["danger"] = True
-        if inp.state.sheets[inp.seat].penalties == MAX_PENALTIES - 1:
+        if ends:
             # the fourth penalty ends the game at once for everyone (rulebook)
             button["label"] = f"Pass: {cost} penalty, ends the game"
             button["confirm"] = "Tap again to take your fourth penalty: the game ends"
+    elif ends:
+        # the last to act on a white sum that locks a second row: the game ends when
+        # everyone has acted (rulebook: "Either way the game is over"), at this pass
+        button["label"] = "Pass (no cross), ends the game"
+        button["confirm"] = "Tap again to pass: the game ends"
+        button["danger"] = True
     return [button]
 
 

@@ -67,9 +67,25 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "column_total": sum(c["points"] for c in columns),
         "target_first": TARGET_FIRST,
         "points_table": [{"crosses": n, "points": p} for n, p in enumerate(POINTS) if n],
-        "buttons": [],
+        "buttons": _done_button(inp),
         "drawn_moves": drawn,
     }
+
+
+def _done_button(inp: SheetInput) -> list[dict[str, str | bool]]:
+    """The "Done crossing" button; where this Done ends the game (the last of a turn after
+    which three dice are out or a player can cross no more: rulebook), saying so and asking
+    once, as Qwixx's game-ending pass does."""
+    done = Done(player=inp.seat)
+    attr = inp.move_attr(done)
+    if attr is None or not inp.is_legal(done):
+        return []
+    button: dict[str, str | bool] = {"label": describe(done), "move": attr, "legal": True}
+    if inp.ends_game(done):
+        button["label"] = "Done crossing, ends the game"
+        button["confirm"] = "Tap again to be done crossing: the game ends"
+        button["danger"] = True
+    return [button]
 
 
 def _boxes(inp: SheetInput, state: State, index: int, drawn: list[str]) -> list[dict[str, object]]:
