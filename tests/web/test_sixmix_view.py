@@ -288,3 +288,23 @@ def test_a_finished_game_keeps_its_final_board_with_the_last_round(
             assert f'aria-label="{colour.capitalize()} {space}: {cell}"' in html
     totals = re.findall(r'class="smx-total"[^>]*>([\d,]+)<', html)
     assert totals[: len(state["colours"])] == [f"{v:,}" for v in state["last_values"]]
+
+
+def test_a_later_rounds_starter_is_told_why_they_roll_first() -> None:
+    """Round 2 of a 3-player game: Ola's blue row had the lowest total of round 1, so she
+    starts. Everyone read "Round 2: Ola rolls." and wondered why her (round 1 ended with
+    Kari's turn); the hint says the rulebook's reason, until the round's first die is
+    placed."""
+    moves = full_round()
+    snapshot = snapshot_of("sixmix", THREE, moves, Options(players=3))
+    kari = sheet_context(snapshot, 0, Viewer(seat=0, host=False))
+    assert kari["hint"] == (
+        "Round 2: Ola rolls. Ola's blue row had the lowest total of round 1, so Ola starts."
+    )
+    ola = sheet_context(snapshot, 1, Viewer(seat=1, host=False))
+    assert ola["hint"] == (
+        "Round 2: roll your dice. Your blue row had the lowest total of round 1, so you start."
+    )
+    placed = [*moves, roll(*[("blue", 4)] * 6), Place(1, Die("blue", 4), "blue", 0)]
+    later = snapshot_of("sixmix", THREE, placed, Options(players=3))
+    assert sheet_context(later, 0, Viewer(seat=0, host=False))["hint"] == "Round 2: Mia rolls."

@@ -203,10 +203,34 @@ def _hint(inp: SheetInput, state: State, names: list[str], placing: bool) -> str
         if state.tied:
             tied = names_of(tuple(names), state.tied)
             tie = f" {tied} tied for the lowest row; the youngest of them starts."
+        else:
+            tie = _why_starts(state, names, own=inp.seat == state.active)
         if inp.seat == state.active:
             return f"Round {state.round}: roll your dice.{tie}"
         return f"Round {state.round}: {active} rolls.{tie}"
     return f"Round {state.round}: {active} places a die."
+
+
+def _why_starts(state: State, names: list[str], own: bool) -> str:
+    """Why the starter of a later round rolls first, before any die of the round is placed
+    (rulebook: "The following round starts with the player who got the lowest total"):
+    " Tom's blue row had the lowest total of round 1, so Tom starts." ("" otherwise)."""
+    result = last_round(state)
+    if result is None or any(cell for row in state.board for cell in row):
+        return ""
+    lowest = min(result.row_values)
+    colours = [
+        colour
+        for row, colour in enumerate(state.colours)
+        if result.row_values[row] == lowest and row_owner(state.players, row) == state.active
+    ]
+    if not colours:
+        return ""
+    number = result.number
+    if own:
+        return f" Your {colours[0]} row had the lowest total of round {number}, so you start."
+    name = names[state.active]
+    return f" {name}'s {colours[0]} row had the lowest total of round {number}, so {name} starts."
 
 
 def _chips(state: State, names: list[str]) -> dict[str, Any]:
