@@ -598,3 +598,39 @@ def test_the_final_board_shows_who_took_the_sixis_card(tmp_path: Path) -> None:
     # before the end the card is there to take
     playing = sheet_context(snapshot_of("sixis", NAMES[:2], moves[:4], TWO), 1, Viewer(1, False))
     assert playing["sixis"]["taken_by"] is None
+
+
+def test_the_log_names_a_take_by_the_side_taken(host: TestClient) -> None:
+    """Ann flips Three of a Kind to its red side, Full House, and takes it a turn later;
+    the host undoes the take and Ann takes it again. The game log read "Take Three of a
+    Kind / Full House" each time, both sides, as if either could have been taken: it names
+    the side the card showed when it was taken, on the struck-through row, on the undo's
+    and on the take that stands (worked out from the stored game: a stored move names
+    its card only)."""
+    from tests.web.helpers import act, create_table, roll_json
+
+    layout = ["three_kind", "pairs", "low", "high", "odd", "even", "run_low", "run_high"]
+    options = {"players": 2, "colours": ["red", "blue"], "layouts": [layout]}
+    tid = create_table(host, "sixis", ["Ann", "Bob"], options)["table_id"]
+    moves: list[dict[str, Any]] = [
+        roll_json(*(("red", v) for v in (2, 2, 3, 5, 5, 5))),
+        {"kind": "flip", "player": 0, "card": "three_kind"},
+        {"kind": "save", "player": 0, "values": []},
+        roll_json(*(("blue", v) for v in (1, 2, 3, 4, 6, 6))),
+        {"kind": "decline", "player": 1},
+        {"kind": "save", "player": 1, "values": []},
+        roll_json(*(("red", v) for v in (2, 2, 3, 3, 3, 6))),
+        {"kind": "take", "player": 0, "card": "three_kind"},
+    ]
+    for number, move in enumerate(moves):
+        assert act(host, tid, move, f"sixis-move-{number}").status_code == 200
+    assert (
+        host.post(f"/api/tables/{tid}/undo", json={"action_id": "host-undo-1"}).status_code == 200
+    )
+    assert act(host, tid, moves[-1], "sixis-take-again").status_code == 200
+    log = " ".join(host.get(f"/t/{tid}/log").text.split())
+    assert "Full House / " not in log and "Three of a Kind / " not in log, log
+    assert "<td>8</td> <td>host</td> <td>Take Full House</td>" in log, log
+    assert "<td>9</td> <td>host</td> <td>Undid: Take Full House</td>" in log, log
+    assert "<td>10</td> <td>host</td> <td>Take Full House</td>" in log, log
+    assert "<td>2</td> <td>host</td> <td>Flip Three of a Kind to Full House</td>" in log, log

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from companion.live.stats import Fairness, report_from_counts
 from companion.rules.base import COLOURS, Game, Reason, Rejection
 from companion.rules.registry import standard_dice_sets
-from companion.rules.session import AUTO, CAMERA, HOST
+from companion.rules.session import AUTO, CAMERA, HOST, implied_before, undo_target
 from companion.table.camera_hub import CameraHub
 from companion.table.dice import effective_entries, roll_of, taken_back
 from companion.table.held_reading import (
@@ -48,7 +48,7 @@ from companion.web.deps import (
     require_local,
 )
 from companion.web.long_pages import render_page
-from companion.web.views import colour_class, describe_move
+from companion.web.views import colour_class, describe_move, view_for
 
 logger = logging.getLogger(__name__)
 LOCAL_CALIBRATION = "calibrate on the machine the camera is connected to"
@@ -295,18 +295,20 @@ def log_words(
     players: tuple[str, ...],
     entry: LogEntry,
     throw_by: str | None = None,
+    met: object = None,
 ) -> dict[str, object]:
     """Who made a log entry and what it did, in words. A move the next throw made for a
     player (`throw_by`: who made that throw's roll; an automatic pass, Sixto's re-roll) is
     made by nobody's tap: it is "automatic", names that player and says why ("Ann: Re-roll
-    all dice (the camera saw a new throw)"; it read "Ann: Re-roll all dice" as Ann's tap)."""
+    all dice (the camera saw a new throw)"; it read "Ann: Re-roll all dice" as Ann's tap).
+    `met`: the state the move met, where its words depend on it (`states_met`)."""
     move = None
     if entry.kind == "undo":
         text = "undo"
     else:
         try:
             move = game.move_from_json(entry.move or {})
-            text = with_names(describe_move(game, move), players)
+            text = with_names(describe_move(game, move, met), players)
         except Rejection:
             text = str(entry.move)
     by = entry.by
@@ -339,11 +341,16 @@ def throws_by(log: list[LogEntry]) -> dict[int, str]:
 
 
 def undid_text(
-    game: Game[object, object], players: tuple[str, ...], undo: LogEntry, target: LogEntry
+    game: Game[object, object],
+    players: tuple[str, ...],
+    undo: LogEntry,
+    target: LogEntry,
+    met: object = None,
 ) -> str:
     """An undo in words by what it took back ("Undid: Cross purple box 5"); one that took back
-    another's action names whose ("Undid Ann's: Cross purple box 5")."""
-    undone = log_words(game, players, target)
+    another's action names whose ("Undid Ann's: Cross purple box 5"). `met`: the state the
+    action took back had met (`states_met`)."""
+    undone = log_words(game, players, target, met=met)
     roll = roll_of(target)
     if roll is not None:  # as its struck-through row shows it: the dice
         undone["text"] = "roll " + ", ".join(f"{d.colour} {d.value}" for d in roll.dice)
@@ -370,6 +377,44 @@ def pass_costs(game: Game[object, object], options: object, log: list[LogEntry])
                 costs[entry.action_id] = change
         state = after
     return costs
+
+
+def states_met(
+    game: Game[object, object], options: object, log: list[LogEntry]
+) -> dict[int, object]:
+    """The state each move of the log met when it was made, by seq, undone moves too: where
+    a move's words depend on it (a Sixis take names the side its card showed then; the
+    stored move names the card only, in every stored game). The log is replayed from the
+    game's setup by the session's undo rule (`undo_target`): an undo of an action others
+    came after plays theirs again. Nothing from where the engine refuses an entry."""
+    implied = implied_seqs(log)
+
+    def is_implied(entry: LogEntry) -> bool:
+        return entry.seq in implied
+
+    start = game.setup(options)
+    standing: list[LogEntry] = []
+    after: list[object] = []  # the state after each standing entry
+    met: dict[int, object] = {}
+    try:
+        for entry in log:
+            if entry.kind == "move":
+                met[entry.seq] = after[-1] if after else start
+                after.append(game.play(met[entry.seq], game.move_from_json(entry.move or {})))
+                standing.append(entry)
+                continue
+            target = undo_target(standing, entry.by, is_implied)
+            if target is None:
+                continue
+            first = target - implied_before(standing, target, is_implied)
+            del standing[first : target + 1], after[first:]
+            for kept in standing[first:]:  # those after it, played again without it
+                after.append(
+                    game.play(after[-1] if after else start, game.move_from_json(kept.move or {}))
+                )
+    except Rejection:
+        pass  # a log the engine does not replay: plain words from this entry on
+    return met
 
 
 @router.get("/t/{table_id}/log", response_class=HTMLResponse, dependencies=[ReadRate])
@@ -403,12 +448,21 @@ def log_context(
     taken = taken_back(log)  # what each undo took back, by the session's rule
     costs = pass_costs(table.game, table.session.options, log)  # on the page thread
     made_by_throw = throws_by(log)
+    # only a game whose moves' words depend on the state (a view's describe_in) replays it
+    met: dict[int, object] = {}
+    if hasattr(view_for(table.game.name), "describe_in"):
+        met = states_met(table.game, table.session.options, log)
     rows = []
     for entry in log:
         roll = roll_of(entry)
-        words = log_words(table.game, snapshot.players, entry, made_by_throw.get(entry.seq))
+        words = log_words(
+            table.game, snapshot.players, entry, made_by_throw.get(entry.seq), met.get(entry.seq)
+        )
         if entry.seq in taken:
-            words["text"] = undid_text(table.game, snapshot.players, entry, taken[entry.seq])
+            target = taken[entry.seq]
+            words["text"] = undid_text(
+                table.game, snapshot.players, entry, target, met.get(target.seq)
+            )
         if entry.action_id in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
             words["text"] = f"{words['text']}, {score_text(costs[entry.action_id])} penalty"
         rows.append(
