@@ -220,6 +220,14 @@
   function showUndoNote(hadUndo, shown) {
     const slot = live.querySelector(".undo-slot");
     if (!slot) return "";
+    slot.append(undoNote);
+    if (isFinished()) {
+      // the end card is the news: no note sits over it from the sticky banner (a "why your
+      // undo went away" of the roll before the last move, or of that move itself)
+      clearTimeout(undoNoteTimer);
+      undoNote.hidden = true;
+      return "";
+    }
     const offered = Boolean(slot.querySelector("[data-undo]"));
     const lines = [];
     if (shown !== null && stateId() > shown && slot.dataset.undoNews) lines.push(slot.dataset.undoNews);
@@ -234,7 +242,6 @@
     } else if (offered && undoNoteSaysWhy) {
       undoNote.hidden = true;  // it may undo again: why it could not is old news
     }
-    slot.append(undoNote);
     return lines.join(" ");
   }
 
