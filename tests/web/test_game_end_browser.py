@@ -1,5 +1,6 @@
 """The end of a game, in Debian's Chromium on a phone: nothing covers the "Game over"
-card (the undo's note, which the sticky banner keeps for a while, is dropped at the end)."""
+card (the undo's note, which the sticky banner keeps for a while, is dropped at the end),
+and the undo that reopens a game its rules ended says so and asks once."""
 
 from __future__ import annotations
 
@@ -59,5 +60,33 @@ def test_the_undo_note_never_covers_the_game_over_card(browser: Any, server: Ser
     ann.locator(".outcome").wait_for(timeout=DEADLINE_MS)
     assert note.is_hidden()
     shot(ann, "game-over-uncovered-phone")
+    ann.context.close()
+    host.close()
+
+
+def test_the_undo_that_reopens_a_game_says_so_and_asks_once(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Ann's fourth penalty ended the game; her phone kept "Undo pass (no cross)" and one
+    tap had the game running again. It says it reopens the game; the first tap asks, the
+    second undoes."""
+    host, table, api = qwixx_table(browser, server)
+    turns_without_crosses(host, api, [0, 1, 0, 1, 0, 1])  # three penalties each
+    rolls(host, api, "last-turn")
+    passes(host, api, "last-turn", 1, 0)
+    ann = seated_page(browser, server, table, 0, PHONE)
+    ann.locator(".sheet-buttons button[data-move*='pass']").click()
+    ann.locator(".sheet-buttons button[data-move*='pass']").click()  # "tap again": ends it
+    ann.locator(".live.finished").wait_for(timeout=DEADLINE_MS)
+    undo = ann.locator("[data-undo]")
+    assert undo.inner_text() == "Undo pass (no cross) (reopens the game)"
+    state_id = ann.get_attribute(".live", "data-state-id")
+    undo.click()
+    assert undo.inner_text() == "Tap again to undo: the game reopens"
+    assert ann.get_attribute(".live", "data-state-id") == state_id  # nothing sent yet
+    shot(ann, "undo-reopens-asks-phone")
+    undo.click()
+    ann.wait_for_selector(".live:not(.finished)", timeout=DEADLINE_MS)
+    assert ann.locator(".outcome").count() == 0
     ann.context.close()
     host.close()

@@ -121,3 +121,26 @@ def test_a_sixis_take_is_named_by_the_side_taken() -> None:
     session.undo("0")
     bob = live_context(snapshot_from(session), seat(1), "sheet")
     assert bob["undo_news"] == "Ann took back: Take Three of a Kind"
+
+
+def test_an_undo_that_reopens_an_ended_game_says_so_and_asks_once() -> None:
+    """Ann's fourth penalty ended the game; her undo stayed on the end screen as "Undo pass
+    (no cross)", sent at the first tap, and the game was running again. The undo of an
+    engine's ending is deliberate (docs/RELIABILITY.md: "an engine ending may still be
+    undone"): the button says it reopens the game and asks once, on her device and the
+    host's; while the game runs the undo still goes at once."""
+    session = Session(QWIXX, Options(players=2), ["Ann", "Bob"])
+    for active in [0, 1] * 3 + [0]:  # each turn: both pass the white sum, the roller the colours
+        for move in (ROLL_7, Pass((active + 1) % 2), Pass(active), Pass(active)):
+            session.act(move)
+    ended = snapshot_from(session)
+    assert ended.outcome is not None
+    ann = live_context(ended, seat(0), "sheet")
+    assert ann["undo"] == "Undo pass (no cross) (reopens the game)"
+    assert ann["undo_confirm"] == "Tap again to undo: the game reopens"
+    host = live_context(ended, Viewer(seat=None, host=True), "table")
+    assert host["undo"] == "Undo last action (reopens the game)"
+    assert host["undo_confirm"] == "Tap again to undo: the game reopens"
+    session.undo(HOST)
+    running = live_context(snapshot_from(session), Viewer(seat=None, host=True), "table")
+    assert running["undo"] == "Undo last action" and running["undo_confirm"] is None

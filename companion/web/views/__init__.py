@@ -447,6 +447,7 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             for s in snapshot.scores
         ],
         "undo": undo_label(snapshot, viewer),
+        "undo_confirm": undo_confirm(snapshot, viewer),
         "undo_why": undo_why(snapshot, viewer),
         "undo_news": undo_news(snapshot, viewer),
         "rolled": snapshot.rolled,
@@ -467,11 +468,27 @@ def undo_label(snapshot: Snapshot, viewer: Viewer) -> str | None:
     if action is None:
         return None
     if viewer.seat is None:
-        return "Undo last action"
-    if isinstance(action.move, Roll):
-        return "Undo my roll"
-    words = describe_move(snapshot.game, action.move, snapshot.state)
-    return f"Undo {words[:1].lower()}{words[1:]}"
+        label = "Undo last action"
+    elif isinstance(action.move, Roll):
+        label = "Undo my roll"
+    else:
+        words = describe_move(snapshot.game, action.move, snapshot.state)
+        label = f"Undo {words[:1].lower()}{words[1:]}"
+    # an undo after the rules ended the game takes its ending back too (the session's
+    # rule, deliberate: a mistaken last tap must not end a game for good), so it says so
+    return f"{label} {REOPENS}" if snapshot.outcome is not None else label
+
+
+REOPENS = "(reopens the game)"
+UNDO_REOPENS_ASKS = "Tap again to undo: the game reopens"
+
+
+def undo_confirm(snapshot: Snapshot, viewer: Viewer) -> str | None:
+    """The undo's "tap again" question where it reopens a game the rules ended (a drastic
+    action asks once, as ending a game does); None where the undo is sent at once."""
+    if snapshot.outcome is None or snapshot.undo_offer(viewer.by) is None:
+        return None
+    return UNDO_REOPENS_ASKS
 
 
 def undo_why(snapshot: Snapshot, viewer: Viewer) -> str | None:
