@@ -79,7 +79,7 @@ def test_the_undo_that_reopens_a_game_says_so_and_asks_once(
     ann.locator(".sheet-buttons button[data-move*='pass']").click()  # "tap again": ends it
     ann.locator(".live.finished").wait_for(timeout=DEADLINE_MS)
     undo = ann.locator("[data-undo]")
-    assert undo.inner_text() == "Undo pass (no cross) (reopens the game)"
+    assert undo.inner_text() == "Undo pass (no cross): reopens the game"
     state_id = ann.get_attribute(".live", "data-state-id")
     undo.click()
     assert undo.inner_text() == "Tap again to undo: the game reopens"

@@ -247,7 +247,7 @@ def test_a_game_played_again_is_not_reopened_by_an_undo(app: Any, host: TestClie
     assert act(finn, tid, {"kind": "keep", "player": 0}, "finn-keep").status_code == 200
     assert act(finn, tid, {"kind": "done", "player": 0}, "finn-done").status_code == 200
     assert state(host, tid)["finished"]  # solo: two dice or more unused end it
-    assert ">Undo done crossing (reopens the game)</button>" in finn.get(f"/t/{tid}/sheet").text
+    assert ">Undo done crossing: reopens the game</button>" in finn.get(f"/t/{tid}/sheet").text
     assert host.post(f"/api/tables/{tid}/play_again").status_code == 201
     sheet = finn.get(f"/t/{tid}/sheet").text
     assert "data-undo" not in sheet and "data-next-seat" in sheet

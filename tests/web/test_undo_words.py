@@ -136,10 +136,10 @@ def test_an_undo_that_reopens_an_ended_game_says_so_and_asks_once() -> None:
     ended = snapshot_from(session)
     assert ended.outcome is not None
     ann = live_context(ended, seat(0), "sheet")
-    assert ann["undo"] == "Undo pass (no cross) (reopens the game)"
+    assert ann["undo"] == "Undo pass (no cross): reopens the game"
     assert ann["undo_confirm"] == "Tap again to undo: the game reopens"
     host = live_context(ended, Viewer(seat=None, host=True), "table")
-    assert host["undo"] == "Undo last action (reopens the game)"
+    assert host["undo"] == "Undo last action: reopens the game"
     assert host["undo_confirm"] == "Tap again to undo: the game reopens"
     session.undo(HOST)
     running = live_context(snapshot_from(session), Viewer(seat=None, host=True), "table")

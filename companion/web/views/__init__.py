@@ -476,10 +476,10 @@ def undo_label(snapshot: Snapshot, viewer: Viewer) -> str | None:
         label = f"Undo {words[:1].lower()}{words[1:]}"
     # an undo after the rules ended the game takes its ending back too (the session's
     # rule, deliberate: a mistaken last tap must not end a game for good), so it says so
-    return f"{label} {REOPENS}" if snapshot.outcome is not None else label
+    return f"{label}: {REOPENS}" if snapshot.outcome is not None else label
 
 
-REOPENS = "(reopens the game)"
+REOPENS = "reopens the game"
 UNDO_REOPENS_ASKS = "Tap again to undo: the game reopens"
 
 
