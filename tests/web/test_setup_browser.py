@@ -418,9 +418,10 @@ def test_a_tables_host_forgets_what_that_table_taught_and_the_others_dice_stay(
         page.wait_for_selector("#forget[data-armed=ready]")
         forget.tap()
         page.wait_for_selector("#setup-status[data-used='12']", timeout=20000)
+        # twelve dice stay, not "the 12 other tables" (the words counted dice as tables)
         assert page.inner_text("#setup-forgotten") == (
-            "forgot the 6 dice this table taught; the 12 other tables and the server machine "
-            "taught stay, and the reader learns again from them"
+            "forgot 6 dice this table taught; the 12 dice taught at other tables or on the "
+            "server machine stay, and the reader learns again from them"
         )
         assert page.inner_text("#setup-others") == (
             "This table taught 0 dice; 6 dice other tables taught and 6 dice taught on the "

@@ -151,10 +151,11 @@
 
   // a table's host page: how many dice this table taught (what its host forgets) and how
   // many others taught, which stay (a café's tables may share one setup)
+  function dice(n) { return `${n} ${n === 1 ? "die" : "dice"}`; }
+
   function showOthers(body) {
     const el = document.getElementById("setup-others");
     if (!el || body.this_table === undefined) return;
-    const dice = (n) => `${n} ${n === 1 ? "die" : "dice"}`;
     const elsewhere = [];
     if (body.other_tables) elsewhere.push(`${dice(body.other_tables)} other tables taught`);
     if (body.server) elsewhere.push(`${dice(body.server)} taught on the server machine`);
@@ -213,7 +214,9 @@
   function forgotten(body) {
     const all = `forgot ${body.deleted} stored dice of ${root.dataset.setup}`;
     if (!body.kept) return `${all}, and what the reader learnt from them: it reads with the models it came with`;
-    return `forgot the ${body.deleted} dice this table taught; the ${body.kept} other tables and the server machine taught stay, and the reader learns again from them`;
+    // "kept" counts dice, not tables ("the 12 other tables ... stay" read as twelve tables)
+    const stay = body.kept === 1 ? "stays" : "stay";
+    return `forgot ${dice(body.deleted)} this table taught; the ${dice(body.kept)} taught at other tables or on the server machine ${stay}, and the reader learns again from them`;
   }
 
   // a button with data-confirm ("Forget every die"; a table's host page: "Forget what the
