@@ -108,3 +108,74 @@ def test_an_accepted_tap_clears_the_refusals_still_showing(
     assert said == "Red 4 is left of your last red cross"
     host.close()
     ann.context.close()
+
+
+def refused_with(message: str) -> Any:
+    """A route handler answering as the server refuses a host action, with `message`."""
+
+    def answer(route: Any) -> None:
+        body = {"reason": "not_allowed", "rule": "camera_elsewhere", "message": message}
+        route.fulfill(status=403, json=body)
+
+    return answer
+
+
+def test_a_refusal_after_a_camera_message_shows_for_its_own_time(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The host's "Restart the camera" is refused (the camera serves another table, as a
+    host off the server machine is told) and, two seconds later, so is the automatic
+    passes switch. The second refusal raised a script error (the camera's message left the
+    toast no list to add to) and never showed; and the camera message's 4 s timer emptied
+    whatever the toast said by then. The page's clock is Playwright's: no wait is timed."""
+    context = browser.new_context(**TABLET)
+    table = context.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    ).json()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.clock.install()
+    camera_refusal = "the camera serves another table"
+    switch_refusal = "the automatic passes were not changed"
+    page.route("**/camera/restart", refused_with(camera_refusal))
+    page.route("**/auto_pass", refused_with(switch_refusal))
+    page.goto(server.base_url + table["url"])
+    page.wait_for_selector("#conn[data-conn=live]")
+    page.click("details.camera-tools summary")
+    page.click("[data-camera-restart]")
+    page.wait_for_function(
+        "(words) => document.getElementById('toast').textContent.includes(words)",
+        arg=camera_refusal.capitalize(),
+    )
+    page.clock.run_for(2000)
+    page.click("#host-tools summary")
+    page.click("[data-host-auto-pass]")
+    page.wait_for_function(
+        "(words) => document.getElementById('toast').textContent.includes(words)",
+        arg=switch_refusal.capitalize(),
+        timeout=10_000,
+    )
+    page.clock.run_for(2500)  # the camera message's 4 s are over, not the refusal's
+    assert switch_refusal.capitalize() in page.inner_text("#toast")
+    page.clock.run_for(10_000)
+    page.wait_for_selector("#toast:empty", state="attached")
+    # the other way round: the refusal's timer leaves the camera message that came after
+    page.click("[data-host-auto-pass]")
+    page.wait_for_function(
+        "(words) => document.getElementById('toast').textContent.includes(words)",
+        arg=switch_refusal.capitalize(),
+        timeout=10_000,
+    )
+    page.clock.run_for(2000)
+    page.click("[data-camera-restart]")
+    page.wait_for_function(
+        "(words) => document.getElementById('toast').textContent.includes(words)",
+        arg=camera_refusal.capitalize(),
+        timeout=10_000,
+    )
+    page.clock.run_for(2500)  # the refusal's 4 s are over, not the camera message's
+    assert camera_refusal.capitalize() in page.inner_text("#toast")
+    assert errors == []
+    context.close()

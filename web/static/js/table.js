@@ -65,7 +65,9 @@
     toast.className = "toast " + (kind || "error");
     if ((kind || "error") === "error") refusalShownAt = Date.now();
     clearTimeout(toastTimer);
-    toastTimer = setTimeout(hideToast, 4000 + 1500 * (lines.length - 1));
+    // words shown since (camera.js' message) go by their own timer
+    const shown = toast.textContent;
+    toastTimer = setTimeout(() => { if (toast.textContent === shown) hideToast(); }, 4000 + 1500 * (lines.length - 1));
   }
 
   // a tap made after a refusal showed was accepted: the player has moved on, and the
