@@ -336,6 +336,27 @@ def test_a_true_or_a_string_is_no_seat_nor_state_id(qwixx: dict[str, Any]) -> No
     assert state(host, tid)["state_id"] == 0
 
 
+def test_a_true_or_a_string_is_no_die_nor_value_of_the_cameras_question(
+    qwixx: dict[str, Any],
+) -> None:
+    """The seat and the state id refuse a JSON true (it was taken as 1); the answers to the
+    camera's question took `{"index": true}` as die 1 and `"value": true` as a 1 all the
+    same. Each is a 422 naming its field, before any held reading is looked at."""
+    tid, host = qwixx["table_id"], qwixx["host"]
+    api = f"/api/tables/{tid}/camera"
+    add = {"x": 10, "y": 10, "value": True, "colour": "red"}
+    for path, body, field in (
+        ("fix", {"id": "r1", "index": True, "value": 6}, "index"),
+        ("fix", {"id": "r1", "index": "0", "value": 6}, "index"),
+        ("fix", {"id": "r1", "index": 0, "value": True}, "value"),
+        ("fix", {"id": "r1", "add": add}, "value"),
+        ("confirm", {"id": "r1", "roll": [["red", True]]}, "roll"),
+    ):
+        answer = host.post(f"{api}/{path}", json=body)
+        assert answer.status_code == 422, (body, answer.text)
+        assert field in answer.json()["message"], answer.text
+
+
 def test_requests_from_a_foreign_page_are_refused(qwixx: dict[str, Any]) -> None:
     tid, bob = qwixx["table_id"], qwixx["bob"]
     response = bob.post(

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from companion.live.stats import Fairness, report_from_counts
 from companion.rules.base import COLOURS, Game, Reason, Rejection
@@ -80,7 +80,8 @@ class HeldRequest(Strict):
 
 
 class ConfirmRequest(HeldRequest):
-    roll: list[tuple[str, int]] | None = Field(
+    # StrictInt: a JSON true (or "1") is no die value (it was taken as a 1)
+    roll: list[tuple[str, StrictInt]] | None = Field(
         default=None,
         max_length=64,
         description="the dice the person saw, as [colour, value] pairs: refused when the "
@@ -91,7 +92,7 @@ class ConfirmRequest(HeldRequest):
 class AddDie(Strict):
     x: float = Field(ge=0, le=100_000, description="its centre: pixels from the frame's left")
     y: float = Field(ge=0, le=100_000, description="its centre: pixels from the frame's top")
-    value: int = Field(ge=1, le=6, description="its value")
+    value: int = Field(ge=1, le=6, strict=True, description="its value")
     colour: str = Field(min_length=1, max_length=20, description="its colour")
 
 
@@ -99,8 +100,11 @@ class FixRequest(HeldRequest):
     """Either `index` (correct or drop a die of the reading) or `add` (a die the camera
     missed, where the host tapped on the held picture)."""
 
-    index: int | None = Field(default=None, ge=0, le=63, description="which die of the reading")
-    value: int | None = Field(default=None, ge=1, le=6, description="its value")
+    # strict, as the seat and the state id: a JSON true was die 1, or a 1
+    index: int | None = Field(
+        default=None, ge=0, le=63, strict=True, description="which die of the reading"
+    )
+    value: int | None = Field(default=None, ge=1, le=6, strict=True, description="its value")
     colour: str | None = Field(default=None, max_length=20, description="its colour")
     remove: bool = Field(default=False, description="not a die: drop it")
     add: AddDie | None = Field(default=None, description="a missed die to add (not with index)")
