@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from companion.rules.base import Game
 from companion.table.held_reading import Mode
 from companion.table.tables import CAMERA_MODE_KEY, Table, Tables
+from companion.table.text import printable
 
 if TYPE_CHECKING:
     from companion.vision.calibration import TableCalibration
@@ -141,7 +142,7 @@ def _log_target(table: Table | None) -> None:
         "camera rolls go to table %s (%s: %s; join code %s)",
         table.table_id,
         snapshot.game.title,
-        ", ".join(snapshot.players),
+        printable(", ".join(snapshot.players)),  # an imported name may hold a lone surrogate
         table.code,
     )
 
@@ -210,9 +211,10 @@ class CameraFeed:
             logger.warning("the table the camera serves was not stored", exc_info=True)
 
     def _write_served(self, table_id: str | None) -> None:
-        store = self.tables.store
-        store.set_server_setting(SERVED_KEY, table_id or "")
-        store.set_server_setting(FOLLOWED_SINCE_KEY, repr(self._followed_since))
+        # one transaction: a kill between the two would restart from a stale starting point
+        self.tables.store.set_server_settings(
+            {SERVED_KEY: table_id or "", FOLLOWED_SINCE_KEY: repr(self._followed_since)}
+        )
 
     def attached_to(self, table_id: str) -> bool:
         return self._target == table_id

@@ -735,9 +735,14 @@ class Store:
         return str(row[0]) if row else None
 
     def set_server_setting(self, key: str, value: str) -> None:
+        self.set_server_settings({key: value})
+
+    def set_server_settings(self, values: dict[str, str]) -> None:
+        """Store several server settings in one transaction: all of them or none."""
         with self._transaction("set_server_setting") as db:
-            db.execute(
-                "INSERT OR REPLACE INTO server_settings (key, value) VALUES (?, ?)", (key, value)
+            db.executemany(
+                "INSERT OR REPLACE INTO server_settings (key, value) VALUES (?, ?)",
+                list(values.items()),
             )
 
     def logs(self, rolls_only: bool = False) -> Iterator[tuple[str, list[LogEntry]]]:

@@ -1413,6 +1413,6 @@ class Tables:
             )
         )
         title = find_game(new.game).title
-        players = ", ".join(new.players)
+        players = printable(", ".join(new.players))  # a stored name may hold a lone surrogate
         logger.info("table %s started: %s, %s; join code %s", table_id, title, players, code)
         return table_id, code

@@ -80,6 +80,26 @@ def test_server_settings_are_kept_and_an_older_store_gains_them(tmp_path: Path) 
     again.close()
 
 
+def test_settings_stored_together_are_all_kept_or_none(store: Store) -> None:
+    """The camera's table and the time it followed it from are one starting point for a
+    restart: stored in two steps, a kill between them left the first without the second
+    (a restart could hand the camera back to an older table). Here the second write
+    fails: the first must not be kept either."""
+    path = store.path
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute(
+            "CREATE TRIGGER refuse_since BEFORE INSERT ON server_settings "
+            "WHEN NEW.key = 'since' BEGIN SELECT RAISE(ABORT, 'disk gone'); END"
+        )
+    with pytest.raises((StorageError, sqlite3.Error)):
+        store.set_server_settings({"served": "t1", "since": "12.5"})
+    assert store.server_setting("served") is None
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("DROP TRIGGER refuse_since")
+    store.set_server_settings({"served": "t1", "since": "12.5"})
+    assert (store.server_setting("served"), store.server_setting("since")) == ("t1", "12.5")
+
+
 def test_joins_are_counted_in_order_and_an_older_stores_devices_come_first(
     tmp_path: Path,
 ) -> None:
