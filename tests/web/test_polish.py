@@ -72,7 +72,9 @@ def test_a_colour_locked_in_this_roll_is_marked_locked_in_the_banner(tmp_path: P
         assert before_lock is not None and "locked" not in before_lock["red"]
         dice = banner_dice(host.get(f"/t/{tid}/live").text)
         assert set(dice) == {"white", "red", "yellow", "green", "blue"}
-        assert 'class="die c-red out"' in dice["red"] and "<i>locked</i>" in dice["red"]
+        assert 'class="die c-red out"' in dice["red"]
+        # "red" for a screen reader: a locked die was read as "5 locked", of no colour
+        assert '<i><small class="sr-only">red </small>locked</i>' in dice["red"]
         for colour in ("white", "yellow", "green", "blue"):
             assert " out" not in dice[colour] and "locked" not in dice[colour], colour
 
