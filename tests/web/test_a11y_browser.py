@@ -1188,3 +1188,44 @@ def test_the_locked_dice_and_closed_rows_read_at_4_5_to_1(
         {(t[0][:12], t[1], round(t[2], 2)) for t in texts if t[2] < 4.5 and "lost" not in t[1]}
     )
     assert low == [], "\n".join(map(str, low))
+
+
+# the camera status line's dot (its ::before) in each state the page gives it: its colour's
+# contrast against the first opaque background behind the line (as CONTRAST), each state set
+# and read in one go, between two of the page's polls
+CAMERA_DOTS = (
+    """() => {
+  const ratio = """
+    + CONTRAST
+    + """;
+  const line = document.getElementById("camera-status");
+  const was = line.dataset.cameraState;
+  const probe = document.createElement("span");
+  line.parentElement.appendChild(probe);
+  const dots = {};
+  for (const state of ["live", "waiting", "fault", "off", "offline"]) {
+    line.dataset.cameraState = state;
+    const dot = getComputedStyle(line, "::before");
+    probe.style.color = dot.color;
+    dots[state] = [dot.content, Math.round(ratio(probe) * 100) / 100];
+  }
+  probe.remove();
+  line.dataset.cameraState = was;
+  return dots;
+}"""
+)
+
+
+def test_the_camera_status_dot_stands_out_in_every_state(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The dot before the camera's status line for "waiting" and "fault" was #d9822b, 2.8:1
+    on the page's paper (2.9:1 on white): a mark that says a state needs 3:1."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#camera-status[data-camera-state=off]")
+    dots = host.evaluate(CAMERA_DOTS)
+    assert {content for content, _ in dots.values()} == {'"● "'}
+    faint = {state: ratio for state, (_, ratio) in dots.items() if ratio < 3}
+    assert faint == {}
