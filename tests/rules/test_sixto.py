@@ -620,15 +620,19 @@ def test_two_dice_out_do_not_end_the_game() -> None:
     assert GAME.turn(state).step == "roll"
 
 
+# a sheet with one way left: every row dead but purple, whose box 9 and target area are open
+ALMOST_DEAD = {
+    RED: (1, 2, 3, 4, 12),  # box 12 crossed: nothing right of it
+    ORANGE: (5, 6, 7, 8, 9, 12),
+    YELLOW: (9,),  # past box 9 with fewer than 4 crosses: the target never opens
+    GREEN: (2, 9),
+    BLUE: (1, 2, 9),
+    PURPLE: (5, 6, 7, 8),  # still open: box 9 and the target area
+}
+
+
 def test_game_ends_when_a_player_can_cross_no_box_at_all() -> None:
-    dead = {
-        RED: (1, 2, 3, 4, 12),  # box 12 crossed: nothing right of it
-        ORANGE: (5, 6, 7, 8, 9, 12),
-        YELLOW: (9,),  # past box 9 with fewer than 4 crosses: the target never opens
-        GREEN: (2, 9),
-        BLUE: (1, 2, 9),
-        PURPLE: (5, 6, 7, 8),  # still open: box 9 and the target area
-    }
+    dead = ALMOST_DEAD
     state = crossing(2, {0: dead}, purple=6)
     state = done_all(state)
     assert GAME.outcome(state) is None
@@ -641,14 +645,7 @@ def test_game_ends_when_a_player_can_cross_no_box_at_all() -> None:
 def test_the_end_names_the_player_who_can_cross_no_more_boxes() -> None:
     """At the end the table asks "who?": the message read "a player can cross no more
     boxes"; it names the seat (the web layer puts the player's name there)."""
-    dead = {
-        RED: (1, 2, 3, 4, 12),
-        ORANGE: (5, 6, 7, 8, 9, 12),
-        YELLOW: (9,),
-        GREEN: (2, 9),
-        BLUE: (1, 2, 9),
-        PURPLE: (5, 6, 7, 8),
-    }
+    dead = ALMOST_DEAD
     state = crossing(2, {1: dead}, purple=6)
     state = play_all(state, Done(0), Cross(1, PURPLE, 12), Done(1))
     outcome = GAME.outcome(state)
@@ -660,14 +657,7 @@ def test_a_player_with_no_box_left_does_not_cut_the_others_turn_short() -> None:
     """The rulebook's "when a player has crossed the last possible box in each row" names no
     moment inside a turn; everyone crosses with the same roll at once (sixto.txt: tick half,
     complete the crosses at the end of the turn), so the others finish the turn first."""
-    dead = {
-        RED: (1, 2, 3, 4, 12),
-        ORANGE: (5, 6, 7, 8, 9, 12),
-        YELLOW: (9,),
-        GREEN: (2, 9),
-        BLUE: (1, 2, 9),
-        PURPLE: (5, 6, 7, 8),
-    }
+    dead = ALMOST_DEAD
     state = crossing(2, {0: dead}, purple=6)
     state = play_all(state, Cross(0, PURPLE, 12), Done(0))
     assert GAME.outcome(state) is None and GAME.turn(state).players == (1,)

@@ -14,7 +14,11 @@ import pytest
 from tests.web.conftest import REPO, ServerProcess
 from tests.web.devices import PHONE, TABLET, seated_page
 from tests.web.helpers import QWIXX_ROLL_7
-from tests.web.test_starter_browser import imported, sixmix_round_all_ones
+from tests.web.test_starter_browser import (
+    hand_the_choice_on_and_back,
+    imported,
+    sixmix_round_all_ones,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -821,17 +825,11 @@ def test_a_screen_reader_hears_which_sixes_numbers_are_done(
     ]
 
 
-# a roll-entry face as it is seen (its opacity and its ancestors' laid over what is behind
-# it): its number's contrast against its fill, its shape's (its fill or its edge against
-# what is behind it, WCAG's 3:1 for a control) and the frame that marks it chosen (the
-# wider of its outline and border, and that frame's contrast against what is behind it)
-FACE_SEEN = """(face) => {
-  function parse(colour) {
+# the colour maths FACE_SEEN and SEEN_TEXT_CONTRAST share: a CSS colour as [r, g, b, alpha],
+# and its relative luminance (WCAG 2)
+COLOUR_MATHS = """  function parse(colour) {
     const p = colour.match(/[\\d.]+/g).map(Number);
     return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
-  }
-  function over(top, under) {
-    return top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3])).concat(1);
   }
   function luminance(colour) {
     const [r, g, b] = colour.slice(0, 3).map((v) => {
@@ -839,6 +837,20 @@ FACE_SEEN = """(face) => {
       return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
     });
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  }
+"""
+
+
+# a roll-entry face as it is seen (its opacity and its ancestors' laid over what is behind
+# it): its number's contrast against its fill, its shape's (its fill or its edge against
+# what is behind it, WCAG's 3:1 for a control) and the frame that marks it chosen (the
+# wider of its outline and border, and that frame's contrast against what is behind it)
+FACE_SEEN = (
+    """(face) => {
+"""
+    + COLOUR_MATHS
+    + """  function over(top, under) {
+    return top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3])).concat(1);
   }
   function ratio(a, b) {
     const [x, y] = [luminance(a), luminance(b)];
@@ -868,6 +880,7 @@ FACE_SEEN = """(face) => {
     frameRatio: ratio(seen(over(frameColour, behind)), behind),
   };
 }"""
+)
 
 
 @pytest.mark.parametrize("game", ["qwixx", "sixto"])
@@ -1004,6 +1017,17 @@ def test_a_screen_reader_reads_the_sixto_sheet_as_a_table(
     assert foot[1][1] == "column 1 points 0"
 
 
+def host_tools_with_bob_seated(browser: Any, server: ServerProcess) -> tuple[Any, dict[str, Any]]:
+    """A Qwixx table where only Bob has a seat, and its host's page with Host tools open."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    seated_page(browser, server, table, 1, TABLET)
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    host.locator("#host-tools summary").click()
+    return host, table
+
+
 def test_the_host_page_and_its_camera_note_read_at_4_5_to_1(
     browser: Any, server: ServerProcess
 ) -> None:
@@ -1034,12 +1058,7 @@ def test_a_keyboard_question_ends_when_its_button_goes_with_the_focus(
     elsewhere (the host's other tab), and his button goes, with the focus. Before: the
     live region still said the question, and when Bob sat down again his button came back
     armed: one click freed him, asked nothing."""
-    host = browser.new_context(**TABLET).new_page()
-    table = new_table(server, host, "qwixx")
-    seated_page(browser, server, table, 1, TABLET)
-    host.goto(server.base_url + table["url"])
-    host.wait_for_selector("#conn[data-conn=live]")
-    host.locator("#host-tools summary").click()
+    host, table = host_tools_with_bob_seated(browser, server)
     bob = host.locator("[data-host-free='1']")
     bob.focus()
     host.keyboard.press("Enter")  # asks
@@ -1063,12 +1082,7 @@ def test_the_host_sees_and_hears_only_the_seats_that_can_be_freed(
     """Only Bob has a seat: "Free a seat" offered Ann and Cy too. Their buttons were
     hidden (the hidden attribute), but a button's own display showed them all the same, to
     the eyes and to a screen reader."""
-    host = browser.new_context(**TABLET).new_page()
-    table = new_table(server, host, "qwixx")
-    seated_page(browser, server, table, 1, TABLET)
-    host.goto(server.base_url + table["url"])
-    host.wait_for_selector("#conn[data-conn=live]")
-    host.locator("#host-tools summary").click()
+    host, table = host_tools_with_bob_seated(browser, server)
     free = host.locator("[data-host-free]")
     assert free.count() == 3
     shown = [free.nth(seat).inner_text() for seat in range(3) if free.nth(seat).is_visible()]
@@ -1092,15 +1106,7 @@ def test_a_question_is_not_left_in_the_air_when_the_game_moves_on(
     page.locator("[data-roll-submit]").click()  # asks
     said = page.locator("[aria-live=assertive]", has_text="The roll closes your choice")
     said.wait_for(state="attached", timeout=5000)
-    state_id = int(page.get_attribute(".live", "data-state-id") or 0)
-    other = (starter + 1) % 3
-    for n, (player, seat) in enumerate([(starter, other), (other, starter)]):
-        move = {"kind": "starter", "player": player, "seat": seat}
-        handed = host.request.post(
-            f"{api}/actions", data={"action_id": f"hand-{n:06d}", "move": move}
-        )
-        assert handed.ok, handed.text()
-    page.wait_for_selector(f".live[data-state-id='{state_id + 2}']")
+    hand_the_choice_on_and_back(host, api, page, starter)
     assert page.inner_text("[data-roll-submit]") == "Enter roll"
     said.wait_for(state="detached", timeout=10_000)
 
@@ -1128,23 +1134,15 @@ def test_the_logs_undone_moves_read_at_4_5_to_1(browser: Any, server: ServerProc
 # and its ancestors (each one's background under what it holds, the whole faded by its
 # opacity) over the white canvas, and the classes of it or its nearest ancestor that has
 # some. CONTRAST reads the colours alone and misses a faded part
-SEEN_TEXT_CONTRAST = """() => {
-  function parse(colour) {
-    const p = colour.match(/[\\d.]+/g).map(Number);
-    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
-  }
-  function over(top, under) {
+SEEN_TEXT_CONTRAST = (
+    """() => {
+"""
+    + COLOUR_MATHS
+    + """  function over(top, under) {
     const alpha = top[3] + under[3] * (1 - top[3]);
     if (alpha === 0) return [0, 0, 0, 0];
     return [0, 1, 2].map((i) => (top[i] * top[3] + under[i] * under[3] * (1 - top[3])) / alpha)
       .concat(alpha);
-  }
-  function luminance(colour) {
-    const [r, g, b] = colour.slice(0, 3).map((v) => {
-      const c = v / 255;
-      return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
-    });
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   }
   function seen(element, paint) {
     let colour = paint;
@@ -1165,6 +1163,7 @@ SEEN_TEXT_CONTRAST = """() => {
       return [el.textContent.trim().slice(0, 20), (el.closest("[class]") || el).className, ratio];
     });
 }"""
+)
 
 
 def record_but_its_last_action(game: str) -> dict[str, Any]:

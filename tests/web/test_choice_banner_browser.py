@@ -16,6 +16,7 @@ from tests.web.conftest import ServerProcess, shot
 from tests.web.devices import DEVICES, PHONE, seated_page
 from tests.web.test_starter_browser import (
     THREE,
+    hand_the_choice_on_and_back,
     imported,
     sixis_first_round_ended,
     sixmix_round_all_ones,
@@ -220,21 +221,13 @@ def test_the_rolls_question_stays_until_the_player_taps_elsewhere(
     assert submit.inner_text() == "The roll closes your choice: tap again"
     # the state moves on (the host hands the choice on and back): the question asked in
     # the state before ends with it, though the same words come back
-    state_id = int(page.get_attribute(".live", "data-state-id") or 0)
-    other = (starter + 1) % 3
-    for n, (player, seat) in enumerate([(starter, other), (other, starter)]):
-        move = {"kind": "starter", "player": player, "seat": seat}
-        handed = host.request.post(
-            f"{api}/actions", data={"action_id": f"hand-{n:06d}", "move": move}
-        )
-        assert handed.ok, handed.text()
-    page.wait_for_selector(f".live[data-state-id='{state_id + 2}']")
+    handed_back = hand_the_choice_on_and_back(host, api, page, starter)
     assert submit.inner_text() == "Enter roll"
     for face in faces:  # a new state: its roll picked anew
         face.click()
     submit.click()
     assert submit.inner_text() == "The roll closes your choice: tap again"
     submit.click()
-    page.wait_for_selector(f".live[data-state-id='{state_id + 3}']")
+    page.wait_for_selector(f".live[data-state-id='{handed_back + 1}']")
     host.close()
     page.context.close()

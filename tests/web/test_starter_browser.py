@@ -112,3 +112,19 @@ def test_the_host_chooses_who_opens_a_later_sixis_round(
         "move": {"kind": "starter", "player": 1, "seat": 2},
     }
     host.close()
+
+
+def hand_the_choice_on_and_back(host: Any, api: str, page: Any, starter: int) -> int:
+    """The host of a 3-player table hands the starting choice to the next seat and back:
+    the state moves on twice and the same choice (and its words) comes back to `page`.
+    Returns the state id it came back in."""
+    state_id = int(page.get_attribute(".live", "data-state-id") or 0)
+    other = (starter + 1) % 3
+    for n, (player, seat) in enumerate([(starter, other), (other, starter)]):
+        move = {"kind": "starter", "player": player, "seat": seat}
+        handed = host.request.post(
+            f"{api}/actions", data={"action_id": f"hand-{n:06d}", "move": move}
+        )
+        assert handed.ok, handed.text()
+    page.wait_for_selector(f".live[data-state-id='{state_id + 2}']")
+    return state_id + 2
