@@ -30,7 +30,7 @@ HOW_LONG = """how long each takes (2-core machine, no GPU):
 
 def _cmd_replay(args: argparse.Namespace) -> int:
     from companion.rules.session import RecordError, replay_record
-    from companion.table.records import host_ended
+    from companion.table.records import host_ended, server_ended
 
     path = Path(args.record)
     try:
@@ -44,25 +44,29 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     try:
         session = replay_record(record)
         ended_by_host = host_ended(record)
+        on_server = server_ended(record)
     except RecordError as exc:
         print(f"companion replay: {path}: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(replay_result(session, ended_by_host), indent=2))
+    print(json.dumps(replay_result(session, ended_by_host, on_server), indent=2))
     return 0
 
 
-def replay_result(session: Session, ended_by_host: bool) -> dict[str, object]:
+def replay_result(
+    session: Session, ended_by_host: bool, on_server: bool = False
+) -> dict[str, object]:
     """What `companion replay` prints, as the web shows the game: names where the rules
     say "player 2", and the winners of `Game.winners` (for a game the host ended, who was
-    ahead by the game's own ranking, as the end card and the history say)."""
-    from companion.table.words import HOST_ENDED, for_display
+    ahead by the game's own ranking, as the end card and the history say; `on_server`: that
+    end was made on the server's own machine, and the end message says so)."""
+    from companion.table.words import HOST_ENDED, SERVER_ENDED, for_display
 
     outcome = session.outcome()
     ended_by_host = ended_by_host and outcome is None  # the rules' end stands first
     if outcome is not None:
         message: str | None = for_display(outcome.message, session.players)
     else:
-        message = HOST_ENDED if ended_by_host else None
+        message = (SERVER_ENDED if on_server else HOST_ENDED) if ended_by_host else None
     winners = session.game.winners(session.state, ended_early=ended_by_host)
     return {
         "game": session.game.name,

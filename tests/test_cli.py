@@ -265,3 +265,22 @@ def test_replay_says_what_the_web_says(tmp_path: Path) -> None:
     best = max(p["total"] for p in result["players"])
     assert result["winners"] == [p["name"] for p in result["players"] if p["total"] == best]
     assert result["winners"]
+
+
+def test_replay_of_a_game_ended_on_the_servers_machine_says_so(tmp_path: Path) -> None:
+    """A record exported from a game ended on the server's own start page says
+    `ended_on_server`: the replay's end message is the web's ("Ended on the server's
+    machine, by its owner"), not "The host ended this game"."""
+    record = json.loads((ROOT / "docs/records/qwixx.json").read_text())
+    record["actions"] = record["actions"][:40]  # before the rules' end
+    record |= {"ended_by_host": True, "ended_on_server": True}
+    ended = tmp_path / "ended.json"
+    ended.write_text(json.dumps(record))
+    done = companion("replay", str(ended))
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["end_reason"] == "ended_by_host"
+    assert result["end_message"] == "Ended on the server's machine, by its owner"
+    ended.write_text(json.dumps(record | {"ended_on_server": 1}))
+    refused = companion("replay", str(ended))
+    assert refused.returncode == 2 and "ended_on_server" in refused.stderr

@@ -33,6 +33,8 @@ ACTOR_MAX = 16  # "host", "camera" or a seat number
 # the longest random games of bench/rules.py have under 1,600 actions (Sixis, 4 players)
 MAX_RECORD_ACTIONS = 10_000
 FROM_TABLE = "from_table"  # an exported record's table (Table.record_builder)
+# an exported record of a game ended on the server's own machine (Table.record_builder)
+ENDED_ON_SERVER = "ended_on_server"
 TABLE_ID_MAX = 64  # a table id's length at most (the routes' limit)
 
 
@@ -193,7 +195,7 @@ def history_summary(
     outcome = game.outcome(state)
     winners = game.winners(state, ended_early=by_host)
     early = "ended on the server's machine, by its owner" if on_server else "ended by the host"
-    where = {"ended_on_server": True} if by_host and on_server else {}
+    where = {ENDED_ON_SERVER: True} if by_host and on_server else {}
     return {
         "game": game.name,
         "title": game.title,
@@ -257,9 +259,20 @@ def parsed_record(record: object) -> object:
 def host_ended(record: object) -> bool:
     """A parsed record's `ended_by_host` (docs/game-records.md): the host ended that game
     before the rules did. RecordError when it is there and not true or false."""
-    flag = record.get("ended_by_host", False) if isinstance(record, dict) else False
+    return _record_flag(record, "ended_by_host")
+
+
+def server_ended(record: object) -> bool:
+    """A parsed record's `ended_on_server` (docs/game-records.md): that host's end was made
+    on the server's own machine (its start page), by its owner. Optional: a record without
+    it (every older one) is the host's end. RecordError when it is not true or false."""
+    return _record_flag(record, ENDED_ON_SERVER)
+
+
+def _record_flag(record: object, name: str) -> bool:
+    flag = record.get(name, False) if isinstance(record, dict) else False
     if not isinstance(flag, bool):
-        raise _refused("ended_by_host", '"ended_by_host" is true or false')
+        raise _refused(name, f'"{name}" is true or false')
     return flag
 
 
@@ -339,6 +352,7 @@ def plan_import(
         record = parsed_record(record)
         session = checked_record(record, max_actions)
         ended_by_host = host_ended(record)
+        on_server = server_ended(record)
     except RecordError as exc:
         refused = exc.rejection
         return ImportRefusal(exc.index, refused.reason.value, refused.rule, refused.message)
@@ -350,7 +364,8 @@ def plan_import(
     assert isinstance(options, dict)
     summary = None
     if session.outcome() is not None or ended_by_host:  # a game over goes to the history
-        summary = summary_of(session, ended_by_host and session.outcome() is None)
+        early = ended_by_host and session.outcome() is None
+        summary = summary_of(session, early, on_server=early and on_server)
     dice = DiceTally.from_logs({"import": log}).of("import")
     seed = tuple(encoded(entry) for entry in log)
     players = tuple(session.players)

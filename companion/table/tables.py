@@ -51,6 +51,7 @@ from companion.table.dice import (
     imported_actions,
 )
 from companion.table.records import (
+    ENDED_ON_SERVER,
     FROM_TABLE,
     MAX_RECORD_ACTIONS,
     ImportPlan,
@@ -791,9 +792,11 @@ class Table:
         actions = list(self.session.actions)
         # a game the host ended says so: imported, it goes to the history, not into play
         ended = {"ended_by_host": True} if self._ended_by_host else {}
+        # and where it was ended: imported, it reads "Ended on the server's machine" again
+        where = {ENDED_ON_SERVER: True} if self._ended_on_server else {}
         # the table it comes from: imported by this table's host, these screens point there
         source = {FROM_TABLE: self.table_id}
-        return lambda: self.session.to_record(actions) | ended | source
+        return lambda: self.session.to_record(actions) | ended | where | source
 
 
 def implied_moves(throw: Throw | None) -> list[tuple[Move, str]]:

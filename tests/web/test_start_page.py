@@ -208,6 +208,46 @@ def test_a_game_ended_on_the_servers_machine_says_so_not_that_the_host_ended_it(
         assert "The host ended this game" in hosts and "server&#39;s machine" not in hosts
 
 
+def test_a_game_ended_on_the_servers_machine_keeps_saying_so_after_export_and_import(
+    tmp_path: Path,
+) -> None:
+    """A café owner's trial: a game ended on the server's own start page read "Ended on the
+    server's machine, by its owner", but its exported record only said `ended_by_host`, so
+    imported again it read "ended by the host". Now the record says `ended_on_server` and
+    the imported game reads as the original did; a host's end and an older record (without
+    the field) still read "ended by the host", and a field that is not true or false is
+    refused with its rule."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        gone_home = TestClient(app)  # the host's phone, another device
+        left = create_table(gone_home, "qwixx", ["Ann", "Bob"], {"players": 2})
+        by_host = create_table(gone_home, "sixto", ["Cid", "Dee"], {"players": 2})
+        assert local.post(f"/t/{left['table_id']}/end").status_code == 200
+        assert gone_home.post(f"/api/tables/{by_host['table_id']}/end").status_code == 200
+        record = gone_home.get(f"/api/tables/{left['table_id']}/record").json()
+        assert record["ended_by_host"] is True and record["ended_on_server"] is True
+        hosts_record = gone_home.get(f"/api/tables/{by_host['table_id']}/record").json()
+        assert "ended_on_server" not in hosts_record
+
+        store = app.state.tables.store
+        moved = local.post("/api/import", json=record).json()["table_id"]
+        assert store.table(moved).summary["ended_on_server"] is True
+        page = local.get(f"/t/{moved}").text
+        assert "Ended on the server&#39;s machine, by its owner" in page
+        assert "host ended" not in page
+        again = local.get(f"/api/tables/{moved}/record").json()
+        assert again["ended_on_server"] is True  # and exported once more, it still says so
+
+        older = record.copy()
+        del older["ended_on_server"]
+        for kept_as_host in (older, hosts_record):
+            table_id = local.post("/api/import", json=kept_as_host).json()["table_id"]
+            assert "ended_on_server" not in store.table(table_id).summary
+            assert "The host ended this game" in local.get(f"/t/{table_id}").text
+        bad = local.post("/api/import", json=record | {"ended_on_server": "yes"})
+        assert bad.status_code == 422 and bad.json()["rule"] == "ended_on_server"
+
+
 def test_the_servers_own_screen_links_a_game_it_has_not_joined_to_its_filled_join_form(
     tmp_path: Path,
 ) -> None:
