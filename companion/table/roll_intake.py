@@ -10,7 +10,8 @@ lands. `RollIntake.take` gets the decision's outcome and nothing else to ask for
   loop) until a person answers it (the hub's confirm, fix, add, dismiss).
 
 A refusal is noted, never raised: the camera's status line says what happened to each
-throw (`notes`).
+throw (`notes`), in words for a camera where the engine's speak to a screen
+(`camera_refusal_words`).
 
 `RollIntake.roll_applied` is the one place where a camera roll counts as applied, with the
 reading it came from (every die's box, value, colour and confidence) and its frame: the
@@ -116,7 +117,7 @@ class RollIntake:
                 camera_roll.roll, camera_roll.by, action_id, camera_roll.state_id
             )
         except Rejection as exc:
-            refusal = with_names(exc.message, table.snapshot.players)
+            refusal = with_names(camera_refusal_words(exc), table.snapshot.players)
             self.note(table.table_id, f"the game refused the camera's roll: {refusal}")
             log_roll(table, read_dice(camera_roll), f"refused ({exc.rule}): {refusal}")
             return None
@@ -162,6 +163,20 @@ class RollIntake:
             table_id=table.table_id,
             throw=seq,
         )
+
+
+# the engine's words for a throw the game moved past speak to a tablet ("since this screen
+# was drawn; it has been refreshed"); the camera line and the log say what a camera means
+CAMERA_REFUSALS = {
+    "stale_state": "the game moved on while the camera read the throw; throw again",
+    "table_reloaded": "the table was opened again while the camera read the throw; throw again",
+}
+
+
+def camera_refusal_words(refusal: Rejection) -> str:
+    """The words of the engine's refusal of a camera roll, for a camera: those of
+    CAMERA_REFUSALS by the refusal's rule, else the engine's own (a rule of the game)."""
+    return CAMERA_REFUSALS.get(refusal.rule, refusal.message)
 
 
 def log_roll(table: Table, dice: Sequence[DieReading | Die], what: str) -> None:

@@ -471,8 +471,39 @@ def test_the_log_says_what_became_of_each_camera_roll(
             f"{where}: read {read}; applied (state 1, by camera)",
             f"{where}: read white 3, white 4, red 2, yellow 5, green 6, blue ?; asked "
             f"(mismatch): not applied: {question.message}",
-            f"{where}: read {read}; refused (stale_state): the game has moved on since this "
-            "screen was drawn; it has been refreshed",
+            f"{where}: read {read}; refused (stale_state): {CAMERA_STALE}",
         ], said
+
+    with_qwixx_table(tmp_path, body)
+
+
+CAMERA_STALE = "the game moved on while the camera read the throw; throw again"
+
+
+def test_a_camera_roll_the_game_moved_past_is_refused_in_words_for_a_camera(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A café owner's trial: a camera roll refused because the game moved on carried the
+    engine's words for a tablet ("since this screen was drawn; it has been refreshed") on
+    the camera line and in the server log, where no screen was drawn or refreshed. Now both
+    say what a camera means (the game moved on while the camera read the throw: throw
+    again),
+    and the log still names the rule; a tablet's stale tap keeps its own words."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        intake = RollIntake(tables.store)
+        roll = decide_throw(qwixx_event(), QWIXX_THROW, 0, table.table_id, "auto", "h", None)
+        assert isinstance(roll, CameraRoll)
+        await table.act_throw(roll.roll, CAMERA, "typed-in", 0)  # someone tapped it in
+        with caplog.at_level(logging.INFO, logger="companion.table"):
+            assert (await intake.take(table, roll, setup=None, tapped=False)).seq is None
+        line = intake.note_of(table.table_id).text
+        assert line == f"the game refused the camera's roll: {CAMERA_STALE}", line
+        said = [r.getMessage() for r in caplog.records if r.name == "companion.table.roll_intake"]
+        assert len(said) == 1 and said[0].endswith(f"; refused (stale_state): {CAMERA_STALE}")
+        assert not any("screen" in words or "refreshed" in words for words in [line, *said])
+        with pytest.raises(Rejection) as tapped:  # a tablet drawn at state 0 taps a roll
+            await table.act_throw(roll.roll, CAMERA, "tapped-late", 0)
+        assert "since this screen was drawn" in tapped.value.message
 
     with_qwixx_table(tmp_path, body)
