@@ -398,6 +398,15 @@ class CameraHub:
         if why is not None:
             raise Rejection(Reason.NOT_ALLOWED, "camera_held", why)
 
+    async def take_for(self, table_id: str, on_server: bool) -> None:
+        """Camera rolls go to `table_id`, for a person who asked: its host's "Use the
+        camera at this table" or the server's own start page's "Use the camera here". The
+        server's own machine always moves the camera; a host's device elsewhere only while
+        no other table holds it (`check_may_take`: refused `camera_held`)."""
+        if not on_server:
+            self.check_may_take(table_id)
+        await self.attach(table_id)
+
     async def attach(self, table_id: str) -> None:
         before = self.feed.target_id
         table = await self.feed.attach(table_id)

@@ -210,9 +210,7 @@ async def camera_status(request: Request, access: ApiAccess, hub: HubDep) -> dic
 @router.post("/api/tables/{table_id}/camera/attach", dependencies=[SameOrigin])
 async def attach_camera(request: Request, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     require_host(access)
-    if not is_local(request):  # the server machine may always move the camera
-        hub.check_may_take(access.table.table_id)
-    await hub.attach(access.table.table_id)
+    await hub.take_for(access.table.table_id, on_server=is_local(request))
     return {"attached": True}
 
 

@@ -23,7 +23,7 @@ from companion.table.access import hash_token
 from companion.table.camera_hub import CameraHub
 from companion.table.records import check_players
 from companion.table.store import TableRow
-from companion.table.tables import Tables
+from companion.table.tables import Table, Tables
 from companion.table.text import invalid_text_at, printable
 from companion.web.deps import (
     COOKIE_PREFIX,
@@ -128,12 +128,16 @@ async def start_page(
     local = is_local(request)
     joined = await joined_among(request, tables, rows) if local else None
     playing = [playing_entry(row, local, tables.damage(row.table_id), joined) for row in rows]
+    camera: CameraHub = request.app.state.camera
     context = {
         "games_json": games_catalogue_json(),
         "playing": playing,
         "running": listing_pages(older, total, START_PAGE_GAMES),
         "camera_line": await camera_line(request, tables, playing),
         "local": local,  # the server's own screen: its calibration page is a link away
+        # the server's own screen hands the camera to a game ("Use the camera here")
+        "camera_here": camera.served_table_id if local and camera.enabled else None,
+        "camera_buttons": local and camera.enabled,
     }
     return templates.TemplateResponse(request, "start.html", context)
 
@@ -289,14 +293,38 @@ async def end_left_game(request: Request, table_id: str, tables: TablesDep) -> R
     table whose host went home with the host's device stayed in progress for ever. It goes
     to the history as a game ended on the server's machine (it said "ended by the host",
     who had left); elsewhere the host's device ends it (Host tools)."""
+    elsewhere = "only the server's own screen ends a game here; the host's device ends it"
+    table = await server_screens_table(request, tables, table_id, elsewhere)
+    await table.end_by_host(on_server=True)
+    return RedirectResponse("/", status_code=303)
+
+
+@router.post("/t/{table_id}/camera", dependencies=[SameOrigin])
+async def use_camera_here(request: Request, table_id: str, tables: TablesDep) -> Response:
+    """Hand the camera to a game in progress from the server's own screen (its start page
+    offers "Use the camera here"), as its host's "Use the camera at this table" does on the
+    server's machine (CameraHub.take_for); elsewhere a table's host has that button."""
+    elsewhere = (
+        "only the server's own screen hands the camera to a game here; a table's host has "
+        '"Use the camera at this table"'
+    )
+    table = await server_screens_table(request, tables, table_id, elsewhere)
+    camera: CameraHub = request.app.state.camera
+    await camera.take_for(table.table_id, on_server=True)
+    return RedirectResponse("/", status_code=303)
+
+
+async def server_screens_table(
+    request: Request, tables: Tables, table_id: str, elsewhere: str
+) -> Table:
+    """The table a button of the server's own start page acts on; refused (local_only,
+    `elsewhere` in words) from any other device, 404 when there is no such table."""
     if not is_local(request):
-        message = "only the server's own screen ends a game here; the host's device ends it"
-        raise Rejection(Reason.NOT_ALLOWED, "local_only", message)
+        raise Rejection(Reason.NOT_ALLOWED, "local_only", elsewhere)
     table = await tables.openable(table_id) if len(table_id) <= 64 else None
     if table is None:
         raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
-    await table.end_by_host(on_server=True)
-    return RedirectResponse("/", status_code=303)
+    return table
 
 
 NOT_JOINED = (
