@@ -226,8 +226,9 @@ class CameraFeed:
     @property
     def hold(self) -> str | None:
         """Why the table served keeps the camera from a newer table and from another
-        table's host: "attached" (a host attached it there), "playing" (its game plays on),
-        None (it does not), as the follower last found it."""
+        table's host: "attached" (chosen for it: by its host, or on the server's own start
+        page), "playing" (its game plays on), None (it does not), as the follower last found
+        it."""
         return self._hold
 
     async def attach(self, table_id: str) -> Table | None:

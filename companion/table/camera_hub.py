@@ -112,8 +112,8 @@ NEW_TABLE_TAKES_CAMERA = (
     'table" button takes it back.'
 )
 NEW_TABLE_LEAVES_CAMERA = (
-    "The camera stays with {table}: its host attached it there. A new table gets it when "
-    'that game ends, or from its "Use the camera at this table" button on the computer '
+    "The camera stays with {table}: it was chosen for that game. A new table gets it "
+    'when that game ends, or from its "Use the camera at this table" button on the computer '
     "running the companion."
 )
 NEW_TABLE_WAITS_FOR_CAMERA = (
@@ -379,13 +379,16 @@ class CameraHub:
 
     def held_elsewhere(self, table_id: str) -> str | None:
         """Why a host of `table_id` off the server machine may not take the camera now, in
-        words: another table holds it, its host attached it there or its game plays on
-        (anyone may start a table: a table of one's own must not be a way to take a
-        running game's camera). None: a host may take it."""
+        words: another table holds it, chosen for that game (by its host, or on the server's
+        own machine) or because its game plays on (anyone may start a table: a table of
+        one's own must not be a way to take a running game's camera). None: a host may
+        take it."""
         target = self.feed.target_id
         if target is None or target == table_id or self.feed.hold is None:
             return None
-        why = "its host attached it there" if self.feed.hold == "attached" else "its game plays on"
+        # "attached": by its host or on the server's own start page, so no one is named
+        attached = self.feed.hold == "attached"
+        why = "it was chosen for that game" if attached else "its game plays on"
         return (
             f"the camera serves another table ({why}): it comes here when that game ends, "
             "or from the server machine"

@@ -536,7 +536,7 @@ def test_only_a_table_throwing_the_calibrated_dice_teaches_the_setup(
         assert host.get(f"/api/tables/{qwixx}/camera").json()["note"] == (
             "the camera serves this table again"
         )
-        assert "The camera stays with Qwixx: Ann, Bob: its host attached it there" in (
+        assert "The camera stays with Qwixx: Ann, Bob: it was chosen for that game" in (
             host.get("/").text
         )
         status = host.get(f"/api/tables/{table_id}/camera").json()
@@ -607,7 +607,7 @@ def test_the_start_page_names_only_a_table_this_browser_may_see() -> None:
         'camera at this table" button takes it back.'
     )
     assert new_table_line("t2", "attached", visible) == (
-        "The camera stays with a game in progress: its host attached it there. A new table "
+        "The camera stays with a game in progress: it was chosen for that game. A new table "
         'gets it when that game ends, or from its "Use the camera at this table" button on '
         "the computer running the companion."
     )

@@ -124,7 +124,7 @@ def test_a_table_that_lost_a_held_camera_offers_no_button_that_cannot_work(
         # now serves another table" beside it
         assert status["attached"] is False and status["note"] == ""
         assert status["take_back_refused"] == (
-            "the camera serves another table (its host attached it there): it comes here "
+            "the camera serves another table (it was chosen for that game): it comes here "
             "when that game ends, or from the server machine"
         )
         taken = lan.post(f"/api/tables/{first}/camera/attach")

@@ -128,6 +128,25 @@ def test_the_camera_line_names_its_table_beyond_the_games_listed(tmp_path: Path)
         assert "Ann1" not in stranger
 
 
+def test_the_camera_line_does_not_credit_a_host_with_the_owners_choice(tmp_path: Path) -> None:
+    """A café owner's trial: after "Use the camera here" on the server's own start page the
+    camera line read "The camera stays with Qwixx: Ann, Bob: its host attached it there",
+    though no host had done anything. Now it says the camera was chosen for that game,
+    whoever chose it; a table's host is told the same when taking it back is refused."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=False)))
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        hosts_phone = TestClient(app)  # both tables' host, another device
+        chosen = create_table(hosts_phone, "qwixx", ["Ann", "Bob"], {"players": 2})
+        other = create_table(hosts_phone, "sixto", ["Cid", "Dee"], {"players": 2})
+        assert local.post(f"/t/{chosen['table_id']}/camera").status_code == 200
+        line = _camera_line(local.get("/").text)
+        assert "host" not in line, line
+        assert line.startswith("The camera stays with Qwixx: Ann, Bob: it was chosen for "), line
+        taken = hosts_phone.post(f"/api/tables/{other['table_id']}/camera/attach")
+        assert taken.status_code == 403 and taken.json()["rule"] == "camera_held"
+        assert "(it was chosen for that game)" in taken.json()["message"]
+
+
 def test_the_start_page_is_rate_limited_per_address(tmp_path: Path) -> None:
     """A client looping on the start page gets the long pages' 429 (read_rate) past its
     burst; another address still gets the page."""
