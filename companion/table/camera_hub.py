@@ -113,13 +113,13 @@ NEW_TABLE_TAKES_CAMERA = (
 )
 NEW_TABLE_LEAVES_CAMERA = (
     "The camera stays with {table}: it was chosen for that game. A new table gets it "
-    'when that game ends, or from its "Use the camera at this table" button on the computer '
-    "running the companion."
+    'when that game ends, or from "Use the camera here" beside a game on this page, on the '
+    "computer running the companion."
 )
 NEW_TABLE_WAITS_FOR_CAMERA = (
     "The camera stays with {table} while that game plays on. A new table gets it when that "
-    'game ends or rests for 10 minutes, or from its "Use the camera at this table" button on '
-    "the computer running the companion."
+    'game ends or rests for 10 minutes, or from "Use the camera here" beside a game on this page, '
+    "on the computer running the companion."
 )
 A_GAME_IN_PROGRESS = "a game in progress"
 # server_settings: the calibration file the calibration page put in use ("": none)

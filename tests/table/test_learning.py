@@ -608,14 +608,14 @@ def test_the_start_page_names_only_a_table_this_browser_may_see() -> None:
     )
     assert new_table_line("t2", "attached", visible) == (
         "The camera stays with a game in progress: it was chosen for that game. A new table "
-        'gets it when that game ends, or from its "Use the camera at this table" button on '
-        "the computer running the companion."
+        'gets it when that game ends, or from "Use the camera here" beside a game on this '
+        "page, on the computer running the companion."
     )
     assert new_table_line("t1", "playing", visible).startswith(
         "The camera stays with Qwixx: Ann, Bob while that game plays on."
     )
     assert new_table_line("t1", "playing", visible).endswith(
-        '"Use the camera at this table" button on the computer running the companion.'
+        '"Use the camera here" beside a game on this page, on the computer running the companion.'
     )
 
 
