@@ -7,7 +7,7 @@ Rejection."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from companion.rules.base import Move
 from companion.rules.qwixx import (
@@ -52,35 +52,22 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         last_position = ROW_NUMBERS[index].index(crossed[-1]) if crossed else -1
         boxes = []
         for position, number in enumerate(ROW_NUMBERS[index]):
-            move = Cross(player=inp.seat, colour=colour, number=number)
-            is_crossed = number in crossed
-            legal = inp.is_legal(move)
-            attr = inp.move_attr(move) if not is_crossed else None
-            if legal and attr:
-                drawn.append(attr)
-            boxes.append(
-                {
-                    "number": number,
-                    "crossed": is_crossed,
-                    "lost": not is_crossed and (position < last_position or colour in closed),
-                    "legal": legal,
-                    "move": attr,
-                    "last": position == len(ROW_NUMBERS[index]) - 1,
-                }
-            )
+            box = _box(inp, Cross(player=inp.seat, colour=colour, number=number), crossed)
+            if box["legal"] and box["move"]:
+                drawn.append(box["move"])
+            box["lost"] = not box["crossed"] and (position < last_position or colour in closed)
+            box["last"] = position == len(ROW_NUMBERS[index]) - 1
+            boxes.append(box)
         last_move = Cross(player=inp.seat, colour=colour, number=ROW_NUMBERS[index][-1])
+        lock = _box(inp, last_move, crossed if own.is_locked_by_me(colour) else ())
+        lock["closed"] = colour in closed
         rows.append(
             {
                 "colour": colour,
                 "label": colour.capitalize(),
                 "pattern": ROW_PATTERN[colour],
                 "boxes": boxes,
-                "lock": {
-                    "crossed": own.is_locked_by_me(colour),
-                    "closed": colour in closed,
-                    "legal": inp.is_legal(last_move),
-                    "move": inp.move_attr(last_move) if not own.is_locked_by_me(colour) else None,
-                },
+                "lock": lock,
                 "crosses": own.crosses(colour),
                 "points": points.get(colour, 0),
                 "descending": ROW_NUMBERS[index][0] > ROW_NUMBERS[index][-1],
@@ -96,6 +83,39 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "buttons": _pass_button(inp),
         "drawn_moves": drawn,
     }
+
+
+class Box(TypedDict, total=False):
+    """A number box or a lock box as the template draws it."""
+
+    number: int
+    crossed: bool
+    legal: bool
+    move: str | None  # the Cross it sends; None: not this viewer's to mark, or crossed
+    confirm: str  # its "Tap again to ..." question, where the cross ends the game
+    lost: bool  # a number passed over, or its row closed to this player
+    last: bool  # the row's last number
+    closed: bool  # (the lock) the row is closed to this player
+
+
+def _box(inp: SheetInput, move: Cross, crossed: tuple[int, ...]) -> Box:
+    """A box (a number, or the row's lock when `crossed` holds its last number): the Cross
+    it sends and, where the engine says that cross ends the game (the colour step's lock of
+    a second row, any cross of the last to act on a white sum that locks a second row),
+    the question it asks first: the box keeps its number or padlock, and table.js shows
+    the question beside it (tap_again.js, data-ask-beside)."""
+    is_crossed = move.number in crossed
+    legal = inp.is_legal(move)
+    box: Box = {
+        "number": move.number,
+        "crossed": is_crossed,
+        "legal": legal,
+        "move": inp.move_attr(move) if not is_crossed else None,
+    }
+    if legal and box["move"] and inp.ends_game(move):
+        said = describe(move)
+        box["confirm"] = f"Tap again to {said[:1].lower()}{said[1:]}: the game ends"
+    return box
 
 
 def _pass_button(inp: SheetInput) -> list[dict[str, str | bool]]:

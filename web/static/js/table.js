@@ -575,9 +575,11 @@
   // game) asks once (tap_again.js). The question survives the redraws other players' taps
   // cause: it is kept by the button's move (or seat, or question), not by the element.
   // (a staying question, the roll that closes a choice, ends with the state it asked in)
+  // A box that keeps its number or padlock (data-ask-beside) asks in the sticky banner,
+  // seen wherever the finger is on the sheet
   const questions = window.TapAgain.questions(page, (element) =>
     element.dataset.move || element.dataset.hostFree || element.dataset.confirm,
-  "data-confirm", stateId);
+  "data-confirm", stateId, () => live.querySelector(".banner"));
 
   // -- taps -----------------------------------------------------------------------------
   // A finger's slow double tap: the redraw its first tap led to may have put another button

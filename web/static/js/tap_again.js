@@ -26,6 +26,13 @@
 // time limit either: 5 s is less than it takes to hear it and press again. It ends when the
 // focus leaves its button (or a tap elsewhere, or the page's state changes).
 //
+// A button with data-ask-beside (a Qwixx box whose cross ends the game: a padlock icon, or
+// a number in a box too small for a sentence) keeps its contents: it is marked armed, and
+// the question shows in a line beside it instead, in the place the page names
+// (`lineIn(button)`: table.js, the sticky banner, seen however the sheet is scrolled and
+// turned) or else right after the button. The line is for the eyes (aria-hidden): the
+// live region above says the question.
+//
 // A redraw (restore()) ends a question no longer in the air, and empties the live region:
 // its button gone or hidden (and no other of its key shown), a key's question whose focus
 // the redraw dropped (no focus event says so), a staying question whose state is past. It
@@ -60,11 +67,31 @@ window.TapAgain = (() => {
 
   // the questions of the buttons inside `scope` whose `attribute` (default data-confirm)
   // holds one; `keyOf(button)` names a button across redraws (default: its question)
-  function questions(scope, keyOf, attribute = "data-confirm", stateOf = () => null) {
+  // `lineIn(button)`: where a data-ask-beside button's question shows (see the top)
+  function questions(scope, keyOf, attribute = "data-confirm", stateOf = () => null, lineIn = () => null) {
     const question = (element) => element.getAttribute(attribute) || "";
     const key = keyOf || question;
     const armed = {key: null, at: 0, until: 0, timers: [], stays: false, byKey: false, state: null};
     say("");
+
+    const line = document.createElement("p");
+    line.className = "ask-beside";
+    line.setAttribute("aria-hidden", "true");
+
+    // the line shows the question of the armed data-ask-beside button (the first shown of
+    // its key: a Qwixx row's last number and its lock send the same cross), else it goes
+    function showBeside() {
+      const asking = Array.from(scope.querySelectorAll(`[${attribute}][data-ask-beside]`)).find(
+        (element) => element.classList.contains("armed") && element.getClientRects().length);
+      if (!asking) {
+        line.remove();
+        return;
+      }
+      line.textContent = question(asking);
+      const place = lineIn(asking);
+      if (place) place.append(line);
+      else asking.after(line);
+    }
 
     function isArmed(element) {
       if (question(element) === "" || armed.key !== key(element)) return false;
@@ -83,13 +110,16 @@ window.TapAgain = (() => {
       if (armed.key !== null && !stillAsked()) end();
       const now = Date.now();
       scope.querySelectorAll(`[${attribute}]`).forEach((element) => {
-        if (element.dataset.label === undefined) element.dataset.label = element.textContent;
         const on = isArmed(element);
         element.classList.toggle("armed", on);
-        element.textContent = on ? question(element) : element.dataset.label;
+        if (!element.hasAttribute("data-ask-beside")) {
+          if (element.dataset.label === undefined) element.dataset.label = element.textContent;
+          element.textContent = on ? question(element) : element.dataset.label;
+        }
         if (on) element.dataset.armed = now - armed.at < READ_MS ? "asking" : "ready";
         else delete element.dataset.armed;
       });
+      showBeside();
     }
 
     function setTimers(...timers) {
