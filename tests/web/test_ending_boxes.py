@@ -1,5 +1,7 @@
 """Qwixx boxes whose cross ends the game ask once, as the game-ending pass does: the
-server marks them with their question (the engine judges which cross ends the game)."""
+server marks them with their question (the engine judges which cross ends the game), and
+the last to act on a white sum that locks a second row is told that a cross or pass now
+ends the game."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 from companion.rules.qwixx import Cross, Pass
 from companion.table.access import Viewer
-from companion.web.views import sheet_context
+from companion.web.views import live_context, sheet_context
 from tests.web.helpers import roll, snapshot_of
 
 WHITE_12_YELLOW_6 = roll(
@@ -86,3 +88,13 @@ def test_every_cross_of_the_last_to_act_on_a_second_lock_asks_once() -> None:
     assert set(asking) == legal_boxes(moves, 0) == {"green 12", "blue 12"}
     assert asking["green 12"] == "Tap again to cross green 12: the game ends"
     assert asking_boxes(moves[:-1], 0) == {}
+
+
+def test_the_last_to_act_on_a_second_lock_is_told_the_game_ends() -> None:
+    """Bob's device said "No roll yet: Ann must cross or pass first, since a pass now
+    could end the game"; Ann's said nothing, though her cross or pass ends it."""
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], second_lock_on_the_white_sum())
+    ann = live_context(snapshot, Viewer(seat=0, host=False), "sheet")
+    assert ann["roll_waits"] == "Last to act: your cross or pass now ends the game"
+    bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
+    assert bob["roll_waits"].startswith("No roll yet: Ann must cross or pass first")

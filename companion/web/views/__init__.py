@@ -621,7 +621,11 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
     # a game whose turn's end ends the game (Sixto) says so in its own words
     last_turn = getattr(view_for(snapshot.game.name), "last_turn_words", None)
     if viewer.seat in acting:
-        return str(last_turn(None, len(acting))) if last_turn is not None else ""
+        if last_turn is not None:
+            return str(last_turn(None, len(acting)))
+        # the last to act on a white sum that locks a second row (Qwixx): whatever they do
+        # ends the game, as their boxes and pass say; the engine judges each move
+        return LAST_TO_ACT if _every_move_ends(snapshot, viewer.seat) else ""
     who = names_of(snapshot.players, acting)
     if last_turn is not None:
         return str(last_turn(who, len(acting)))
@@ -629,6 +633,17 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
         f"No roll yet: {who} must cross or pass first, since a pass now could end the "
         "game (the host's device may pass for them)"
     )
+
+
+# said as Sixto's "Last turn: ..." and the buttons' "..., ends the game"
+LAST_TO_ACT = "Last to act: your cross or pass now ends the game"
+
+
+def _every_move_ends(snapshot: Snapshot, seat: int) -> bool:
+    """Whether each move `seat` may make now ends the game, as the engine plays it."""
+    game, state = snapshot.game, snapshot.state
+    moves = tuple(game.legal_moves(state, seat))
+    return bool(moves) and all(game.outcome(game.play(state, move)) is not None for move in moves)
 
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")  # Sixis: six of one
