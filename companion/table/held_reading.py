@@ -276,11 +276,13 @@ def rematch(held: HeldReading, throw: Throw, by: str = HOST) -> HeldReading | Ca
 
 
 def confirmed(held: HeldReading, shown: Sequence[tuple[str, int]] | None = None) -> CameraRoll:
-    """The roll the active player (or the host) accepts; refused for a mismatch, and when
-    `shown` (the dice the person saw, as (colour, value)) is not the roll held now (another
-    device fixed a die since): never apply dice the person did not see."""
-    if held.kind not in ("confirm", "unsure") or held.roll is None:
-        raise Rejection(Reason.WRONG_DICE, "fix_first", "these dice do not match: fix them first")
+    """The roll the active player (or the host) accepts as read; refused where the reading
+    is none to accept as read (`as_read_refusal`), and when `shown` (the dice the person
+    saw, as (colour, value)) is not the roll held now (another device fixed a die since):
+    never apply dice the person did not see."""
+    refusal = as_read_refusal(held.kind)
+    if refusal is not None or held.roll is None:
+        raise refusal or Rejection(Reason.WRONG_DICE, "fix_first", FIX_FIRST)
     if shown is not None and sorted(shown) != roll_dice(held.roll):
         raise Rejection(
             Reason.STALE_STATE,
@@ -291,9 +293,28 @@ def confirmed(held: HeldReading, shown: Sequence[tuple[str, int]] | None = None)
     return CameraRoll(held.roll, held.state_id, held.corrected_by or CAMERA, held.image, held.dice)
 
 
-def confirm_refusal(host: bool, seat: int | None, active: int | None) -> Rejection | None:
-    """Why a device may not confirm the camera's roll (None: it may): the camera asks the
-    active player's device and the host's (the roll itself `confirmed` checks)."""
+FIX_FIRST = "these dice do not match: fix them first"
+
+
+def as_read_refusal(kind: HeldKind) -> Rejection | None:
+    """Why a reading held as `kind` may not be accepted as read ("Use this roll"; None: it
+    may): a mismatch is fixed first; a roll the camera is not sure of is answered die by
+    die (mode "sure" asks a person exactly those dice: accepting them as read would
+    apply the guesses it was not sure of, nobody having looked)."""
+    if kind == "mismatch":
+        return Rejection(Reason.WRONG_DICE, "fix_first", FIX_FIRST)
+    if kind == "unsure":
+        return Rejection(
+            Reason.ILLEGAL_MOVE,
+            "answer_unsure_first",
+            "the camera is not sure of some dice: tap the value each of them shows",
+        )
+    return None
+
+
+def asked_refusal(host: bool, seat: int | None, active: int | None) -> Rejection | None:
+    """Why the camera's question is not put to a device (None: it is): the camera asks the
+    active player's device and the host's."""
     if host or (seat is not None and seat == active):
         return None
     return Rejection(
@@ -301,6 +322,29 @@ def confirm_refusal(host: bool, seat: int | None, active: int | None) -> Rejecti
         "confirm_by_active_or_host",
         "the active player (or the host) confirms the camera's roll",
     )
+
+
+def confirm_refusal(
+    kind: HeldKind, host: bool, seat: int | None, active: int | None
+) -> Rejection | None:
+    """Why a device may not accept a reading held as `kind` as read (None: it may): the
+    device must be asked (`asked_refusal`), the reading one to accept as read
+    (`as_read_refusal`)."""
+    return asked_refusal(host, seat, active) or as_read_refusal(kind)
+
+
+def rethrow_refusal(host: bool) -> Rejection | None:
+    """Why a device may not send the held reading back for a re-throw (None: it may): the
+    host's alone (a player's tap would throw away a question another device answers)."""
+    if host:
+        return None
+    return Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may do this")
+
+
+def die_change(colour: str | None, remove: bool) -> DieChange:
+    """What a fix of a held die changes (`fix_refusal` says who may): its value alone, or
+    its colour or the die itself."""
+    return "value" if colour is None and not remove else "recolour_or_drop"
 
 
 def fix_refusal(
@@ -339,14 +383,24 @@ def answer_rights(
         return kind is not None and fix_refusal(kind, change, host, seat, active) is None
 
     rights = {
-        "may_confirm": confirm_refusal(host, seat, active) is None,
+        "may_confirm": kind is not None and confirm_refusal(kind, host, seat, active) is None,
         "may_fix_values": may("value"),
         "may_recolour_or_drop": may("recolour_or_drop"),
         "may_add_dice": may("add"),
+        "may_rethrow": kind is not None and rethrow_refusal(host) is None,
     }
-    # the question (in the banner, the held picture) goes to whoever may answer it at all
-    rights["may_act"] = any(rights.values())
+    rights["may_answer"] = any(rights.values())
+    # the question (in the banner, the held picture) goes to whoever the camera asks, a
+    # mismatch too (the active player reads who fixes it), and to whoever may answer it
+    asked = kind is not None and asked_refusal(host, seat, active) is None
+    rights["may_act"] = asked or rights["may_answer"]
     return rights
+
+
+def may_answer(kind: HeldKind, host: bool, seat: int | None, active: int | None) -> bool:
+    """Whether a device may answer a reading held as `kind` at all (confirm, fix, add or
+    send it back): whom the question waits for."""
+    return answer_rights(kind, host, seat, active)["may_answer"]
 
 
 def roll_dice(roll: Roll) -> list[tuple[str, int]]:

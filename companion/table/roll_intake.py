@@ -33,7 +33,13 @@ from dataclasses import dataclass, replace
 from companion.rules.base import Die, Rejection
 from companion.rules.session import HOST
 from companion.table.camera_pictures import held_picture, held_thumbnail, roll_photo
-from companion.table.held_reading import CameraRoll, HeldReading, HeldReadings
+from companion.table.held_reading import (
+    CameraRoll,
+    HeldKind,
+    HeldReading,
+    HeldReadings,
+    may_answer,
+)
 from companion.table.learning import Learning
 from companion.table.store import Store
 from companion.table.tables import Table
@@ -102,7 +108,7 @@ class RollIntake:
         held = await _with_picture(outcome)
         self.held.put(held)
         if not tapped:  # a person's answer that asks again is the same throw, logged once
-            question = question_note(held, asked_player(table))
+            question = question_note(held, who_answers(table, held.kind))
             self.note(table.table_id, question)
             log_roll(table, held.dice, f"asked ({held.kind}): {question}")
         return Taken(held=held)
@@ -215,20 +221,28 @@ def applied_words(camera_roll: CameraRoll, state_id: int) -> str:
     return words
 
 
-def asked_player(table: Table) -> str | None:
-    """Whom the camera's question about a roll goes to: the player whose step is open
-    (the camera cannot know who threw), by name; None when no one player's step is."""
+def who_answers(table: Table, kind: HeldKind) -> list[str]:
+    """Whom a question held as `kind` at `table` waits for: each player whose device may
+    answer it (`may_answer`, the refusals its routes check), by name, then the host
+    ("the host"): the host alone fixes a mismatch; a roll to confirm or answer is the
+    open step's player's too."""
     snapshot = table.snapshot
     active = snapshot.turn.active
-    return snapshot.players[active] if active is not None else None
+    players = [
+        name
+        for seat, name in enumerate(snapshot.players)
+        if may_answer(kind, host=False, seat=seat, active=active)
+    ]
+    host = ["the host"] if may_answer(kind, host=True, seat=None, active=active) else []
+    return players + host
 
 
-def question_note(held: HeldReading, asked: str | None = None) -> str:
-    """The status line of a question the camera has just asked; `asked`: the player it
-    asks (`asked_player`), beside the host, who may always answer. It names no thrower."""
+def question_note(held: HeldReading, answers: Sequence[str]) -> str:
+    """The status line of a question the camera has just asked; `answers`: whom it waits
+    for (`who_answers`). It names no thrower."""
     if held.kind == "mismatch":
         return f"not applied: {held.message}"
-    who = f"{asked} or the host" if asked else "the host"
+    who = " or ".join(answers)
     if held.kind == "unsure":
         return f"{held.message}: waiting for {who}"
     return f"waiting for {who} to confirm the roll"

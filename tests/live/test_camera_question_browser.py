@@ -239,6 +239,8 @@ def test_an_unsure_roll_asks_only_about_its_unsure_die(
         )
         assert labels == [f"yellow die shows {yellow}", f"yellow die shows {7 - yellow}"]
         assert "not sure of one die" in ann.inner_text("#camera-ask .ask-text")
+        # answered die by die: no "Use this roll" (the server takes none as read)
+        assert ann.locator("#camera-ask [data-camera-confirm]").count() == 0
         assert bob.locator("#camera-ask").is_hidden()
         shot(ann, f"camera-unsure-die-{name}")
 
@@ -252,6 +254,32 @@ def test_an_unsure_roll_asks_only_about_its_unsure_die(
         host.wait_for_selector(".live[data-state-id='1']", timeout=10000)
         host.wait_for_function("() => document.getElementById('camera-note').textContent !== ''")
         assert host.locator("#camera-sure-none").is_hidden()
+
+
+def test_a_mismatch_waits_for_the_host_and_only_the_host_may_send_it_back(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A throw whose blue die the camera missed: the players' lines and Ann's question say
+    whom it waits for, as the camera state names them (the host); "Re-throw" is on the
+    host's page only, and "Use this roll" on no page (dice that do not match)."""
+    reader = ClipReader()
+    reader.hide = {"blue"}
+    with camera_table(browser, tmp_path, reader, DEVICES[1][0], "confirm") as (
+        server, host, ann, bob, folder,
+    ):  # fmt: skip
+        throw_now(server, host, folder, reader, seed=3301)
+        ann.wait_for_selector("#camera-ask[data-kind=mismatch]:not([hidden])", timeout=20000)
+        assert ann.inner_text("#camera-ask .ask-text").endswith("(the host fixes it)")
+        assert ann.locator("#camera-ask [data-camera-confirm]").count() == 0
+        waits = "The camera waits for the host to fix the dice it read."
+        for page in (ann, bob):
+            page.wait_for_function(
+                f"() => document.getElementById('camera-status').textContent === '{waits}'"
+            )
+        assert ann.locator("[data-camera-rethrow]").is_hidden()
+        host.wait_for_selector("#camera-held:not([hidden])", timeout=20000)
+        assert host.locator("[data-camera-rethrow]").is_visible()
+        assert host.locator("#camera-held [data-camera-confirm]").is_hidden()
 
 
 def test_the_host_fixes_a_misread_die_on_the_big_picture_of_a_roll_to_confirm(

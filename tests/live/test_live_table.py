@@ -391,6 +391,70 @@ def test_each_device_is_told_whether_it_may_confirm_the_roll(live: Any, clip_fol
     assert confirmed.status_code == 200 and confirmed.json()["applied"] is True, confirmed.text
 
 
+def test_each_device_is_told_whether_it_may_send_the_dice_back(
+    live: Any, clip_folder: Path
+) -> None:
+    """The camera state's may_rethrow is the check /camera/dismiss makes (the page showed
+    "Re-throw" by a host rule of its own): the host's alone."""
+    table_id, devices, pending = held_to_confirm(live, clip_folder)
+    assert told(devices, table_id, "may_rethrow") == [True, False, False]
+    url = f"/api/tables/{table_id}/camera/dismiss"
+    refused = devices[1].post(url, json={"id": pending["id"]})
+    assert refused.status_code == 403 and refused.json()["rule"] == "host_only"
+    assert devices[0].post(url, json={"id": pending["id"]}).status_code == 200
+
+
+def held_unsure(live: Any, clip_folder: Path) -> tuple[str, list[httpx.Client], dict[str, Any]]:
+    """A Qwixx table in camera mode "sure" with a throw held for its unsure red die: its
+    id, the host's, the active player's and the other player's device, and the reading."""
+    live.reader.auto_apply_threshold = 0.9
+    live.reader.confidence = {"red": 0.5}
+    client = host_client(live)
+    devices: list[httpx.Client] = []
+    table_id = new_table(client, "qwixx", devices=devices)
+    assert client.post(f"/api/tables/{table_id}/camera/mode", json={"mode": "sure"}).is_success
+    replay(live, client, table_id, clip_folder, render_throw(QWIXX, seed=552))
+    pending = camera(client, table_id)["pending"]
+    assert pending["kind"] == "unsure"
+    active = client.get(f"/api/tables/{table_id}/state").json()["turn"]["active"]
+    return table_id, [client, devices[active], devices[1 - active]], pending
+
+
+def test_a_roll_the_camera_is_not_sure_of_is_answered_not_used_as_read(
+    live: Any, clip_folder: Path
+) -> None:
+    """The page offered "Use this roll" for a roll to confirm only, while /camera/confirm
+    took a roll with unsure dice as read too: now the camera state's may_confirm and the
+    route agree that the unsure dice are answered (a tap on the value each shows)."""
+    table_id, devices, pending = held_unsure(live, clip_folder)
+    assert told(devices, table_id, "may_confirm") == [False, False, False]
+    assert told(devices, table_id, "may_fix_values") == [True, True, False]
+    url = f"/api/tables/{table_id}/camera/confirm"
+    refused = devices[1].post(url, json={"id": pending["id"], "roll": pending["roll"]})
+    assert refused.status_code == 409 and refused.json()["rule"] == "answer_unsure_first"
+    assert camera(devices[0], table_id)["pending"]["id"] == pending["id"]  # still asked
+
+
+def test_the_camera_state_names_whom_its_question_waits_for(live: Any, clip_folder: Path) -> None:
+    """Whom the question waits for is the server's word (answered_by, from the refusals
+    its routes check; the page said "the host" for a mismatch by a rule of its own): the
+    active player or the host for a roll to confirm, the host alone for a mismatch."""
+    table_id, devices, pending = held_to_confirm(live, clip_folder)
+    active = devices[0].get(f"/api/tables/{table_id}/state").json()["turn"]["active"]
+    name = f"P{active + 1}"
+    assert [camera(d, table_id)["answered_by"] for d in devices] == [[name, "the host"]] * 3
+    assert (
+        camera(devices[2], table_id)["note"]
+        == f"waiting for {name} or the host to confirm the roll"
+    )
+    assert told(devices, table_id, "may_answer") == [True, True, False]
+
+    held_as_mismatch(live, clip_folder, table_id, devices[0], pending)
+    assert [camera(d, table_id)["answered_by"] for d in devices] == [["the host"]] * 3
+    assert told(devices, table_id, "may_answer") == [True, False, False]
+    assert told(devices, table_id, "may_act") == [True, True, False]  # shown, to read
+
+
 def test_sure_rolls_are_applied_and_only_the_unsure_die_is_asked(
     live: Any, clip_folder: Path
 ) -> None:

@@ -322,14 +322,37 @@ HOST_DEVICE, ACTIVE, OTHER = (True, None), (False, 0), (False, 1)
 
 
 @pytest.mark.parametrize(
-    ("device", "rule"),
-    [(HOST_DEVICE, None), (ACTIVE, None), (OTHER, "confirm_by_active_or_host")],
+    ("kind", "device", "rule"),
+    [
+        ("confirm", HOST_DEVICE, None),
+        ("confirm", ACTIVE, None),
+        ("confirm", OTHER, "confirm_by_active_or_host"),
+        # a mismatch is fixed first; a roll the camera is not sure of is answered die by die
+        ("mismatch", HOST_DEVICE, "fix_first"),
+        ("unsure", HOST_DEVICE, "answer_unsure_first"),
+        ("unsure", ACTIVE, "answer_unsure_first"),
+        ("unsure", OTHER, "confirm_by_active_or_host"),
+    ],
 )
 def test_the_active_player_and_the_host_confirm_the_camera_roll(
-    device: tuple[bool, int | None], rule: str | None
+    kind: HeldKind, device: tuple[bool, int | None], rule: str | None
 ) -> None:
-    refusal = confirm_refusal(*device, active=0)
+    refusal = confirm_refusal(kind, *device, active=0)
     assert (refusal and refusal.rule) == rule
+
+
+def test_a_roll_the_camera_is_not_sure_of_is_not_accepted_as_read() -> None:
+    """Mode "sure" asks a person exactly the dice the camera is not sure of: "Use this
+    roll" (which the page never offered there) would apply its guesses unlooked at."""
+    from companion.table.camera_decision import decider
+
+    dice = sure_dice(0.999, 0.999, 0.6, 0.999, 0.999, 0.999)
+    held = judge_throw(event(*dice), QWIXX_THROW, 7, "t1", "sure", "h1", decider(0.99))
+    assert isinstance(held, HeldReading) and held.kind == "unsure"
+    with pytest.raises(Rejection) as refused:
+        confirmed(held)
+    assert refused.value.rule == "answer_unsure_first"
+    assert answer_rights("unsure", *ACTIVE, 0)["may_confirm"] is False
 
 
 @pytest.mark.parametrize(
@@ -365,22 +388,20 @@ def test_each_device_is_told_what_it_may_do_about_the_held_reading() -> None:
     at_confirm = [answer_rights("confirm", *device, 0) for device in (HOST_DEVICE, ACTIVE, OTHER)]
     assert at_confirm == [
         {"may_confirm": True, "may_fix_values": True, "may_recolour_or_drop": True,
-         "may_add_dice": False, "may_act": True},
+         "may_add_dice": False, "may_rethrow": True, "may_answer": True, "may_act": True},
         {"may_confirm": True, "may_fix_values": True, "may_recolour_or_drop": False,
-         "may_add_dice": False, "may_act": True},
+         "may_add_dice": False, "may_rethrow": False, "may_answer": True, "may_act": True},
         {"may_confirm": False, "may_fix_values": False, "may_recolour_or_drop": False,
-         "may_add_dice": False, "may_act": False},
+         "may_add_dice": False, "may_rethrow": False, "may_answer": False, "may_act": False},
     ]  # fmt: skip
     assert answer_rights("mismatch", *HOST_DEVICE, 0)["may_add_dice"] is True
-    # the active player is shown a mismatch (the host fixes it) but may change nothing
+    # the active player is shown a mismatch (the host fixes it) but may do nothing to it
     assert answer_rights("mismatch", *ACTIVE, 0) == {
-        "may_confirm": True, "may_fix_values": False, "may_recolour_or_drop": False,
-        "may_add_dice": False, "may_act": True,
+        "may_confirm": False, "may_fix_values": False, "may_recolour_or_drop": False,
+        "may_add_dice": False, "may_rethrow": False, "may_answer": False, "may_act": True,
     }  # fmt: skip
-    # no reading held: nothing to fix, even for the host
-    nothing_held = answer_rights(None, *HOST_DEVICE, 0)
-    assert not nothing_held["may_fix_values"] and not nothing_held["may_add_dice"]
-    assert not nothing_held["may_recolour_or_drop"]
+    # no reading held: nothing to do, even for the host
+    assert not any(answer_rights(None, *HOST_DEVICE, 0).values())
 
 
 def test_throws_made_while_a_question_is_open_wait_in_order() -> None:

@@ -28,9 +28,11 @@ from companion.table.held_reading import (
     DieChange,
     answer_rights,
     confirm_refusal,
+    die_change,
     fix_refusal,
+    rethrow_refusal,
 )
-from companion.table.roll_intake import asked_player
+from companion.table.roll_intake import who_answers
 from companion.table.snapshot import Snapshot
 from companion.table.store import LogEntry, implied_seqs
 from companion.table.tables import Table
@@ -126,7 +128,7 @@ class FixRequest(HeldRequest):
         """What the fix changes (`fix_refusal` says who may)."""
         if self.add is not None:
             return "add"
-        return "value" if self.colour is None and not self.remove else "recolour_or_drop"
+        return die_change(self.colour, self.remove)
 
 
 class CalibrationRequest(Strict):
@@ -191,8 +193,8 @@ async def camera_status(request: Request, access: ApiAccess, hub: HubDep) -> dic
     turn = access.table.snapshot.turn
     viewer = access.viewer
     reading = hub.held.current(access.table)
-    # what this device may do about the held reading: the checks /camera/confirm and
-    # /camera/fix make, so the page repeats none of them
+    # what this device may do about the held reading: the checks /camera/confirm,
+    # /camera/fix and /camera/dismiss make, so the page repeats none of them
     kind = reading.kind if reading is not None else None
     rights = answer_rights(kind, viewer.host, viewer.seat, turn.active)
     body["viewer"] = {"host": viewer.host, "seat": viewer.seat, **rights}
@@ -201,9 +203,9 @@ async def camera_status(request: Request, access: ApiAccess, hub: HubDep) -> dic
     held = viewer.host and not is_local(request)
     body["take_back_refused"] = hub.held_elsewhere(access.table.table_id) if held else None
     body["state_id"] = access.table.snapshot.state_id
-    # whom the camera's question about a roll goes to (the player whose step is open,
-    # not whoever threw: the camera cannot know), for the other devices' line
-    body["asks"] = asked_player(access.table) if body.get("pending") else None
+    # whom the camera's question waits for, by name (the player whose step is open, not
+    # whoever threw: the camera cannot know; the host), for the other devices' line
+    body["answered_by"] = who_answers(access.table, kind) if kind is not None else []
     return body
 
 
@@ -247,7 +249,9 @@ async def camera_restart(request: Request, access: ApiAccess, hub: HubDep) -> di
 @router.post("/api/tables/{table_id}/camera/confirm", dependencies=[SameOrigin])
 async def camera_confirm(body: ConfirmRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     viewer = access.viewer
-    refusal = confirm_refusal(viewer.host, viewer.seat, access.table.snapshot.turn.active)
+    held = hub.held.take(access.table, body.id)
+    active = access.table.snapshot.turn.active
+    refusal = confirm_refusal(held.kind, viewer.host, viewer.seat, active)
     if refusal is not None:
         raise refusal
     seq = await hub.confirm(access.table, body.id, body.roll)
@@ -286,7 +290,9 @@ async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[s
 
 @router.post("/api/tables/{table_id}/camera/dismiss", dependencies=[SameOrigin])
 async def camera_dismiss(body: HeldRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
-    require_host(access)
+    refusal = rethrow_refusal(access.viewer.host)  # the camera state's may_rethrow
+    if refusal is not None:
+        raise refusal
     await hub.dismiss(access.table, body.id)
     return {"dismissed": True}
 

@@ -193,11 +193,12 @@
   // "the second white die (reads 3)": which die, and what the camera read on it
   function reads(name, die) { return `${name.spoken} (reads ${die.value || "?"})`; }
 
-  function askText(pending, viewer) {
+  // `answeredBy`: whom the question waits for, by name (the server's answered_by)
+  function askText(pending, viewer, answeredBy) {
     const implies = (pending.implies || []).join("; ");  // one part a player: "Ann: Pass (no cross), −5 penalty; Bob: ..."
     const first = implies ? implies + "; then: " : "";
     if (pending.kind === "mismatch") {
-      return "Camera: " + pending.message + (viewer.may_fix_values ? " (fix it on the picture below)" : " (the host fixes it)");
+      return "Camera: " + pending.message + (viewer.may_fix_values ? " (fix it on the picture below)" : ` (${answeredBy.join(" or ")} fixes it)`);
     }
     if (pending.kind === "unsure") {
       const n = pending.unsure.length;
@@ -241,10 +242,11 @@
     body.className = "ask-body";
     const text = document.createElement("p");
     text.className = "ask-text";
-    text.textContent = askText(pending, viewer);
+    text.textContent = askText(pending, viewer, (current && current.answered_by) || []);
     body.appendChild(text);
     if (pending.kind !== "mismatch") body.appendChild(askDice(pending));
-    if (pending.kind === "confirm" && viewer.may_confirm) {
+    // "Use this roll" where the server accepts this reading as read from this device
+    if (viewer.may_confirm) {
       const fix = document.createElement("p");
       fix.className = "ask-hint";
       fix.textContent = "A die read wrong? Tap it, then its value; fix each, then use the roll.";
@@ -341,8 +343,8 @@
       drawSpots(pending, viewer);
     }
     nameHeldDice(pending);
-    panel.querySelector("[data-camera-confirm]").hidden = !(pending.kind === "confirm" && viewer.may_confirm);
-    panel.querySelector("[data-camera-rethrow]").hidden = !viewer.host;
+    panel.querySelector("[data-camera-confirm]").hidden = !viewer.may_confirm;
+    panel.querySelector("[data-camera-rethrow]").hidden = !viewer.may_rethrow;
   }
 
   // a tappable spot over each held die on the picture
@@ -431,13 +433,18 @@
     return why ? `${words} ${capital(why)}.` : words;
   }
 
-  // whom the camera's question waits for: the host fixes a mismatch; a roll to confirm
-  // is the open step's player's (or the host's) to answer, whoever threw
+  // whom the camera's question waits for is the server's word: this device
+  // (viewer.may_answer), else those named in answered_by ("Ann", "the host"); the kind
+  // says only what the question is (dice to fix, or a roll to check)
   function waitsForAnswer(body) {
-    if (body.pending.kind === "mismatch") return "The camera waits for the host to fix the dice it read.";
-    if (body.viewer && body.viewer.may_confirm) return "The camera asks you whether it read the roll right (its question is above).";
-    const who = body.asks ? `${body.asks} or the host` : "the host";
-    return `The camera asks ${who} whether it read the roll right, and waits for the answer.`;
+    const fixing = body.pending.kind === "mismatch";
+    if (body.viewer && body.viewer.may_answer) {
+      return fixing ? "The camera waits for you to fix the dice it read (on its picture below)."
+        : "The camera asks you whether it read the roll right (its question is above).";
+    }
+    const who = (body.answered_by || []).join(" or ");
+    return fixing ? `The camera waits for ${who} to fix the dice it read.`
+      : `The camera asks ${who} whether it read the roll right, and waits for the answer.`;
   }
 
   function stateInWords(body) {
