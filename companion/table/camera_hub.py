@@ -58,19 +58,24 @@ from companion.live.demo import DemoThrow, can_draw
 from companion.live.settle import RollEvent
 from companion.rules.base import Move, Reason, Rejection, Roll, Throw
 from companion.rules.session import HOST
+from companion.table.access import Viewer
 from companion.table.camera_decision import decide_throw, mode_line
 from companion.table.camera_feed import CameraFeed, dice_set_for, throws_calibrated_set
 from companion.table.camera_runtime import CameraRuntime, ReaderFactory, default_camera_mode
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import (
     CameraRoll,
+    DieChange,
     HeldReading,
     HeldReadings,
     Mode,
     add_die,
     added_die_side,
+    confirm_refusal,
     confirmed,
+    die_change,
     fix_die,
+    fix_refusal,
     held_json,
     rematch,
 )
@@ -87,6 +92,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TARGET_REFRESH_S = 1.0
+# the device of a caller with no request (tests): the host's
+HOST_DEVICE = Viewer(seat=None, host=True)
 # the demo camera's pause before the roll that closes a race (Turn.race: e.g. a pound after
 # a call): at a real table the roller picks the dice up, shakes and throws, so the players
 # have seconds to be first, not the instant the demo would take
@@ -549,16 +556,40 @@ class CameraHub:
         return await self.feed.mode(table_id, default_camera_mode(self.runtime.live_camera))
 
     # -- people acting on a held reading --------------------------------------------------
+    # Who may do what is checked here, under the lock, on the reading as held then: a check
+    # before the lock let a fix landing in between (the host's, making a roll to confirm a
+    # mismatch under the same id) pass the active player's value fix onto the mismatch.
     async def confirm(
-        self, table: Table, held_id: str, shown: Sequence[tuple[str, int]] | None = None
+        self,
+        table: Table,
+        held_id: str,
+        shown: Sequence[tuple[str, int]] | None = None,
+        device: Viewer = HOST_DEVICE,
     ) -> int | None:
-        """The active player (or the host) accepts a held roll: the one they saw (`shown`,
-        its dice, checked when given), then the next throw that waited is asked."""
+        """`device` (the active player's or the host's) accepts a held roll as read: the
+        one they saw (`shown`, its dice, checked when given), then the next throw that
+        waited is asked."""
         async with self.held.lock:
-            camera_roll = confirmed(self.held.take(table, held_id), shown)
-            taken = await self._take(table, camera_roll, tapped=True)
+            held = self.held.take(table, held_id)
+            active = table.snapshot.turn.active
+            refusal = confirm_refusal(held.kind, device.host, device.seat, active)
+            if refusal is not None:
+                raise refusal
+            taken = await self._take(table, confirmed(held, shown), tapped=True)
         await self._next_question(table)
         return taken.seq
+
+    def _take_to_change(
+        self, table: Table, held_id: str, change: DieChange, device: Viewer
+    ) -> HeldReading:
+        """The reading a fix refers to, when `device` may make `change` to it as held now
+        (`fix_refusal`); refused when it is gone. Called under the lock."""
+        held = self.held.take(table, held_id)
+        active = table.snapshot.turn.active
+        refusal = fix_refusal(held.kind, change, device.host, device.seat, active)
+        if refusal is not None:
+            raise refusal
+        return held
 
     async def fix(
         self,
@@ -568,24 +599,32 @@ class CameraHub:
         value: int | None,
         colour: str | None,
         remove: bool,
-        by: str = HOST,
+        device: Viewer = HOST_DEVICE,
     ) -> dict[str, Any]:
-        """`by` (the host, or the active player on a roll to confirm or answer) corrects die
-        `index` of a held reading (or removes it: not a die). When the corrected dice match
-        and no unsure die is left, they are applied as `by`'s roll."""
+        """`device` (the host, or the active player on a roll to confirm or answer)
+        corrects die `index` of a held reading (or removes it: not a die). When the
+        corrected dice match and no unsure die is left, they are applied as its roll."""
         async with self.held.lock:
-            held = fix_die(self.held.take(table, held_id), index, value, colour, remove)
-            answer = await self._rematch(table, held, by)
+            held = self._take_to_change(table, held_id, die_change(colour, remove), device)
+            held = fix_die(held, index, value, colour, remove)
+            answer = await self._rematch(table, held, answerer(device))
         await self._next_question(table)
         return answer
 
     async def add(
-        self, table: Table, held_id: str, x: float, y: float, value: int, colour: str
+        self,
+        table: Table,
+        held_id: str,
+        x: float,
+        y: float,
+        value: int,
+        colour: str,
+        device: Viewer = HOST_DEVICE,
     ) -> dict[str, Any]:
         """The host adds a die the finder missed, where it lies (as big as the other dice,
         or as calibrated); then the dice are matched again as after `fix`."""
         async with self.held.lock:
-            held = self.held.take(table, held_id)
+            held = self._take_to_change(table, held_id, "add", device)
             calibration = self.runtime.calibration
             side = added_die_side(
                 held.dice,
@@ -594,7 +633,8 @@ class CameraHub:
                 calibration.die_side if calibration else None,
                 calibration.frame[0] if calibration and calibration.frame else None,
             )
-            answer = await self._rematch(table, add_die(held, x, y, value, colour, side))
+            added = add_die(held, x, y, value, colour, side)
+            answer = await self._rematch(table, added, answerer(device))
         await self._next_question(table)
         return answer
 
@@ -694,6 +734,12 @@ class CameraHub:
                 why = OTHER_DICE.format(setup=calibration.name)
             return {**status, "teaches": False, "why": why}
         return {**status, "teaches": True}
+
+
+def answerer(device: Viewer) -> str:
+    """Who answers a held reading from `device`: the host, or the seat (the `by` of the
+    roll it may become)."""
+    return HOST if device.host else str(device.seat)
 
 
 def waiting_for_seats(players: Sequence[str]) -> str:

@@ -7,10 +7,11 @@ replays through the real ONNX pipeline in `companion serve --images DIR`."""
 
 from __future__ import annotations
 
+import asyncio
 import statistics
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import cv2
 import httpx
@@ -453,6 +454,44 @@ def test_the_camera_state_names_whom_its_question_waits_for(live: Any, clip_fold
     assert [camera(d, table_id)["answered_by"] for d in devices] == [["the host"]] * 3
     assert told(devices, table_id, "may_answer") == [True, False, False]
     assert told(devices, table_id, "may_act") == [True, True, False]  # shown, to read
+
+
+class LandsFirst(asyncio.Lock):
+    """The hub's lock, where the first request to take it finds `land` done first: a
+    change that held the lock while that request waited for it (no timing involved)."""
+
+    def __init__(self, land: Callable[[], Awaitable[object]]) -> None:
+        super().__init__()
+        self._land: Callable[[], Awaitable[object]] | None = land
+
+    async def acquire(self) -> Literal[True]:
+        land, self._land = self._land, None
+        if land is not None:
+            await land()
+        return await super().acquire()
+
+
+def test_a_fix_that_makes_the_roll_a_mismatch_first_closes_the_players_fix(
+    live: Any, clip_folder: Path
+) -> None:
+    """The host drops a die of a roll to confirm (a mismatch now, under the same id)
+    while the active player's value fix waits for the lock: the player's fix is refused
+    as on any mismatch (the route checked the reading before the lock and passed it)."""
+    table_id, devices, pending = held_to_confirm(live, clip_folder)
+    hub = live.hub
+
+    async def host_drops_a_die() -> None:
+        table = await live.app.state.tables.get(table_id)
+        await hub.fix(table, pending["id"], 0, None, None, True)  # the host's device
+
+    hub.held.lock = LandsFirst(host_drops_a_die)
+    die = pending["dice"][2]
+    fix = {"id": pending["id"], "index": 2, "value": die["value"] % 6 + 1}
+    refused = devices[1].post(f"/api/tables/{table_id}/camera/fix", json=fix)
+    assert refused.status_code == 403 and refused.json()["rule"] == "fix_by_host", refused.text
+    mismatch = camera(devices[0], table_id)["pending"]
+    assert mismatch["id"] == pending["id"] and mismatch["kind"] == "mismatch"
+    assert [d["value"] for d in mismatch["dice"]] == [d["value"] for d in pending["dice"][1:]]
 
 
 def test_sure_rolls_are_applied_and_only_the_unsure_die_is_asked(

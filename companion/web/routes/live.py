@@ -21,17 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 from companion.live.stats import Fairness, report_from_counts
 from companion.rules.base import COLOURS, Game, Reason, Rejection
 from companion.rules.registry import standard_dice_sets
-from companion.rules.session import AUTO, CAMERA, HOST, implied_before, undo_target
+from companion.rules.session import AUTO, CAMERA, implied_before, undo_target
 from companion.table.camera_hub import CameraHub
 from companion.table.dice import effective_entries, roll_of, taken_back
-from companion.table.held_reading import (
-    DieChange,
-    answer_rights,
-    confirm_refusal,
-    die_change,
-    fix_refusal,
-    rethrow_refusal,
-)
+from companion.table.held_reading import answer_rights, rethrow_refusal
 from companion.table.roll_intake import who_answers
 from companion.table.snapshot import Snapshot
 from companion.table.store import LogEntry, implied_seqs
@@ -122,13 +115,6 @@ class FixRequest(HeldRequest):
         ):
             raise ValueError("with add, value and colour go inside add (and remove is not used)")
         return self
-
-    @property
-    def change(self) -> DieChange:
-        """What the fix changes (`fix_refusal` says who may)."""
-        if self.add is not None:
-            return "add"
-        return die_change(self.colour, self.remove)
 
 
 class CalibrationRequest(Strict):
@@ -248,43 +234,27 @@ async def camera_restart(request: Request, access: ApiAccess, hub: HubDep) -> di
 
 @router.post("/api/tables/{table_id}/camera/confirm", dependencies=[SameOrigin])
 async def camera_confirm(body: ConfirmRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
-    viewer = access.viewer
-    held = hub.held.take(access.table, body.id)
-    active = access.table.snapshot.turn.active
-    refusal = confirm_refusal(held.kind, viewer.host, viewer.seat, active)
-    if refusal is not None:
-        raise refusal
-    seq = await hub.confirm(access.table, body.id, body.roll)
+    # who may confirm which reading the hub checks under its lock (`confirm_refusal`)
+    seq = await hub.confirm(access.table, body.id, body.roll, access.viewer)
     return {"applied": seq is not None, "state_id": seq}
-
-
-def may_answer(access: ApiAccess, hub: CameraHub, body: FixRequest) -> str:
-    """Who fixes the held reading `body` names (the `by` of the roll it may become), as
-    `fix_refusal` allows; refused when that reading is gone."""
-    viewer = access.viewer
-    held = hub.held.take(access.table, body.id)
-    active = access.table.snapshot.turn.active
-    refusal = fix_refusal(held.kind, body.change, viewer.host, viewer.seat, active)
-    if refusal is not None:
-        raise refusal
-    return HOST if viewer.host else str(viewer.seat)
 
 
 @router.post("/api/tables/{table_id}/camera/fix", dependencies=[SameOrigin])
 async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
-    by = may_answer(access, hub, body)
+    # who may make which change the hub checks under its lock (`fix_refusal`)
+    viewer = access.viewer
     if body.add is not None:
         add = body.add
         if add.colour not in COLOURS:
             raise Rejection(
                 Reason.MALFORMED, "add.colour", f"add.colour {add.colour!r} is not a die colour"
             )
-        return await hub.add(access.table, body.id, add.x, add.y, add.value, add.colour)
+        return await hub.add(access.table, body.id, add.x, add.y, add.value, add.colour, viewer)
     if body.colour is not None and body.colour not in COLOURS:
         raise Rejection(Reason.MALFORMED, "colour", f"{body.colour!r} is not a die colour")
     assert body.index is not None  # FixRequest.one_die
     return await hub.fix(
-        access.table, body.id, body.index, body.value, body.colour, body.remove, by
+        access.table, body.id, body.index, body.value, body.colour, body.remove, viewer
     )
 
 
