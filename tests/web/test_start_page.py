@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -162,6 +163,18 @@ def test_the_start_page_is_rate_limited_per_address(tmp_path: Path) -> None:
         assert TestClient(app, client=("10.0.0.9", 50000)).get("/").status_code == 200
 
 
+def ended_here_and_by_the_host(
+    local: TestClient, gone_home: TestClient
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two games the host's device started: a Qwixx game ended on the server's own start
+    page (`local`) and a Sixto game its host ended (`gone_home`)."""
+    left = create_table(gone_home, "qwixx", ["Ann", "Bob"], {"players": 2})
+    by_host = create_table(gone_home, "sixto", ["Cid", "Dee"], {"players": 2})
+    assert local.post(f"/t/{left['table_id']}/end").status_code == 200
+    assert gone_home.post(f"/api/tables/{by_host['table_id']}/end").status_code == 200
+    return left, by_host
+
+
 def test_the_servers_own_screen_ends_a_game_its_host_left(tmp_path: Path) -> None:
     """A café owner's trial: a table whose host went home with the host's phone stayed in
     "Games in progress" for ever (and a new game's camera line named it); only the host's
@@ -201,10 +214,7 @@ def test_a_game_ended_on_the_servers_machine_says_so_not_that_the_host_ended_it(
     app = create_app(settings)
     with TestClient(app, client=("127.0.0.1", 50000)) as local:
         gone_home = TestClient(app)  # the host's phone, another device
-        left = create_table(gone_home, "qwixx", ["Ann", "Bob"], {"players": 2})
-        by_host = create_table(gone_home, "sixto", ["Cid", "Dee"], {"players": 2})
-        assert local.post(f"/t/{left['table_id']}/end").status_code == 200
-        assert gone_home.post(f"/api/tables/{by_host['table_id']}/end").status_code == 200
+        left, by_host = ended_here_and_by_the_host(local, gone_home)
         store = app.state.tables.store
         assert store.table(left["table_id"]).summary["ended_on_server"] is True
         assert "ended_on_server" not in store.table(by_host["table_id"]).summary
@@ -239,10 +249,7 @@ def test_a_game_ended_on_the_servers_machine_keeps_saying_so_after_export_and_im
     app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
     with TestClient(app, client=("127.0.0.1", 50000)) as local:
         gone_home = TestClient(app)  # the host's phone, another device
-        left = create_table(gone_home, "qwixx", ["Ann", "Bob"], {"players": 2})
-        by_host = create_table(gone_home, "sixto", ["Cid", "Dee"], {"players": 2})
-        assert local.post(f"/t/{left['table_id']}/end").status_code == 200
-        assert gone_home.post(f"/api/tables/{by_host['table_id']}/end").status_code == 200
+        left, by_host = ended_here_and_by_the_host(local, gone_home)
         record = gone_home.get(f"/api/tables/{left['table_id']}/record").json()
         assert record["ended_by_host"] is True and record["ended_on_server"] is True
         hosts_record = gone_home.get(f"/api/tables/{by_host['table_id']}/record").json()
