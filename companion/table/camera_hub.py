@@ -92,8 +92,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TARGET_REFRESH_S = 1.0
-# the device of a caller with no request (tests): the host's
-HOST_DEVICE = Viewer(seat=None, host=True)
 # the demo camera's pause before the roll that closes a race (Turn.race: e.g. a pound after
 # a call): at a real table the roller picks the dice up, shakes and throws, so the players
 # have seconds to be first, not the instant the demo would take
@@ -564,7 +562,8 @@ class CameraHub:
         table: Table,
         held_id: str,
         shown: Sequence[tuple[str, int]] | None = None,
-        device: Viewer = HOST_DEVICE,
+        *,
+        device: Viewer,
     ) -> int | None:
         """`device` (the active player's or the host's) accepts a held roll as read: the
         one they saw (`shown`, its dice, checked when given), then the next throw that
@@ -599,7 +598,8 @@ class CameraHub:
         value: int | None,
         colour: str | None,
         remove: bool,
-        device: Viewer = HOST_DEVICE,
+        *,
+        device: Viewer,
     ) -> dict[str, Any]:
         """`device` (the host, or the active player on a roll to confirm or answer)
         corrects die `index` of a held reading (or removes it: not a die). When the
@@ -619,7 +619,8 @@ class CameraHub:
         y: float,
         value: int,
         colour: str,
-        device: Viewer = HOST_DEVICE,
+        *,
+        device: Viewer,
     ) -> dict[str, Any]:
         """The host adds a die the finder missed, where it lies (as big as the other dice,
         or as calibrated); then the dice are matched again as after `fix`."""
@@ -638,7 +639,7 @@ class CameraHub:
         await self._next_question(table)
         return answer
 
-    async def _rematch(self, table: Table, held: HeldReading, by: str = HOST) -> dict[str, Any]:
+    async def _rematch(self, table: Table, held: HeldReading, by: str) -> dict[str, Any]:
         throw = expected_throw(table.snapshot)
         if throw is None:
             self.held.drop(table.table_id)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from companion.rules.registry import standard_dice_sets
+from companion.table.access import Viewer
 from companion.table.camera_settings import CameraSettings
 from companion.web.settings import Settings
 from tests.live.replay import (
@@ -482,7 +483,8 @@ def test_a_fix_that_makes_the_roll_a_mismatch_first_closes_the_players_fix(
 
     async def host_drops_a_die() -> None:
         table = await live.app.state.tables.get(table_id)
-        await hub.fix(table, pending["id"], 0, None, None, True)  # the host's device
+        host = Viewer(seat=None, host=True)
+        await hub.fix(table, pending["id"], 0, None, None, True, device=host)
 
     hub.held.lock = LandsFirst(host_drops_a_die)
     die = pending["dice"][2]

@@ -7,6 +7,7 @@ throws are handed in as the worker would hand them)."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -19,6 +20,7 @@ from companion.live.settle import RollEvent
 from companion.rules.base import DiceSpec, Die, Move, Rejection, Roll, Throw
 from companion.rules.qwixx import Cross
 from companion.rules.session import CAMERA
+from companion.table.access import Viewer
 from companion.table.camera_decision import decide_throw
 from companion.table.camera_feed import FOLLOW_IDLE_S, FOLLOW_PAGE_ROWS, MODE_KEY, CameraFeed
 from companion.table.camera_hub import CameraHub, implied_texts
@@ -33,6 +35,7 @@ QWIXX = ("white", "white", "red", "yellow", "green", "blue")
 QWIXX_THROW = Throw(DiceSpec(QWIXX))
 QWIXX_ROLL = Roll(dice=tuple(Die(c, v) for c, v in zip(QWIXX, (3, 4, 2, 5, 6, 1), strict=True)))
 IMAGE = np.zeros((480, 640, 3), np.uint8)
+HOST_DEVICE = Viewer(seat=None, host=True)  # the host's device, at no seat
 
 
 def qwixx_event(values: tuple[int | None, ...] = (3, 4, 2, 5, 6, 1)) -> RollEvent:
@@ -94,11 +97,31 @@ def test_a_mismatch_is_a_question_until_the_host_fixes_the_die(tmp_path: Path) -
         pending = status["pending"]
         assert pending["kind"] == "mismatch" and status["note"].startswith("not applied")
         assert hub.held.picture(table.table_id)  # drawn off the loop by the intake
-        answer = await hub.fix(table, pending["id"], 5, 1, None, False)
+        answer = await hub.fix(table, pending["id"], 5, 1, None, False, device=HOST_DEVICE)
         assert answer == {"applied": True, "state_id": 1}
         assert (await hub.status_json(table))["pending"] is None
 
     with_qwixx_table(tmp_path, body)
+
+
+# the parameters that say who acts: a default there gives a caller that forgets it rights
+# (the host's) it never asked for
+ACTING_PARAMETERS = {"device", "by", "on_server"}
+
+
+def test_no_camera_hub_method_that_acts_for_a_device_defaults_who_acts() -> None:
+    """Who confirms, fixes or adds (the acting device) is always named by the caller,
+    keyword-only: a forgotten device raises TypeError instead of acting as the host."""
+    acting: dict[str, inspect.Parameter] = {}
+    for name, method in inspect.getmembers(CameraHub, inspect.isfunction):
+        for parameter in inspect.signature(method).parameters.values():
+            if parameter.name in ACTING_PARAMETERS or parameter.annotation == "Viewer":
+                acting[f"{name}({parameter.name})"] = parameter
+    assert {"confirm(device)", "fix(device)", "add(device)"} <= acting.keys()
+    defaulted = [where for where, p in acting.items() if p.default is not inspect.Parameter.empty]
+    assert defaulted == []
+    for method in ("confirm", "fix", "add"):
+        assert acting[f"{method}(device)"].kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_the_decision_is_a_function_of_the_throw() -> None:
@@ -338,7 +361,7 @@ def test_a_held_question_outlives_a_players_move_but_not_a_typed_roll(tmp_path: 
         carried = (await hub.status_json(table))["pending"]
         assert carried is not None and carried["id"] == pending["id"]  # the same question
         assert len(carried["implies"]) == 1  # Bob no longer passes
-        state_id = await hub.confirm(table, carried["id"])
+        state_id = await hub.confirm(table, carried["id"], device=HOST_DEVICE)
         assert state_id == table.snapshot.state_id and table.session.actions[-1].by == CAMERA
         # a roll typed in while a question waits ends the question (the dice it read are
         # not the roll any more)

@@ -235,7 +235,7 @@ async def camera_restart(request: Request, access: ApiAccess, hub: HubDep) -> di
 @router.post("/api/tables/{table_id}/camera/confirm", dependencies=[SameOrigin])
 async def camera_confirm(body: ConfirmRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     # who may confirm which reading the hub checks under its lock (`confirm_refusal`)
-    seq = await hub.confirm(access.table, body.id, body.roll, access.viewer)
+    seq = await hub.confirm(access.table, body.id, body.roll, device=access.viewer)
     return {"applied": seq is not None, "state_id": seq}
 
 
@@ -249,12 +249,14 @@ async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[s
             raise Rejection(
                 Reason.MALFORMED, "add.colour", f"add.colour {add.colour!r} is not a die colour"
             )
-        return await hub.add(access.table, body.id, add.x, add.y, add.value, add.colour, viewer)
+        return await hub.add(
+            access.table, body.id, add.x, add.y, add.value, add.colour, device=viewer
+        )
     if body.colour is not None and body.colour not in COLOURS:
         raise Rejection(Reason.MALFORMED, "colour", f"{body.colour!r} is not a die colour")
     assert body.index is not None  # FixRequest.one_die
     return await hub.fix(
-        access.table, body.id, body.index, body.value, body.colour, body.remove, viewer
+        access.table, body.id, body.index, body.value, body.colour, body.remove, device=viewer
     )
 
 
