@@ -4,7 +4,7 @@ from the VALIDATION part of ../shared/data (never trained on), each a PNG named
 ``FIXTURE_DIE_SIDE`` pixels wide; SOURCES.txt names the photo and box of every crop.
 A run replaces only the crops the previous run's SOURCES.txt names: it refuses a folder
 that holds files but no SOURCES.txt of its own (a folder of someone's photos lost its
-PNGs to ``--out``).
+PNGs to ``--out``), and a file given as the folder.
 Only the three folders whose licences SOURCES.txt names give crops (the later folders of
 ../shared/data, rune55-webcams and tomitomi-dish-crops, are left out so the fixtures stay
 the same).
@@ -49,13 +49,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 class NotAFixturesFolder(Exception):
-    """The output folder holds files this command did not write: nothing is replaced."""
+    """The output folder holds files this command did not write, or is (or lies below) a
+    file: nothing is written or replaced."""
+
+
+def file_in_the_way(out: Path) -> Path | None:
+    """The file that `out` is or lies below (so no folder can be made there), if any."""
+    for path in (out, *out.parents):
+        if path.exists():
+            return None if path.is_dir() else path
+    return None
 
 
 def previous_crops(out: Path) -> list[Path]:
     """The crops an earlier run wrote in `out` (the names its SOURCES.txt lists), to be
     replaced; none for a missing or empty folder. Raises `NotAFixturesFolder` for a folder
-    holding anything else without a SOURCES.txt of ours: its PNGs are someone's own."""
+    holding anything else without a SOURCES.txt of ours (its PNGs are someone's own), and
+    for a file given as the folder or above it (no folder can be made there: refused here,
+    before the photos are read, not by a traceback from mkdir after)."""
+    blocking = file_in_the_way(out)
+    if blocking is not None:
+        raise NotAFixturesFolder(f"{blocking} is a file, not a folder: name a folder with --out")
     sources = out / "SOURCES.txt"
     if sources.is_file():
         lines = sources.read_text(encoding="utf-8").splitlines()

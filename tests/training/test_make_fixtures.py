@@ -3,7 +3,8 @@ tests/fixtures/crops: asking it for --help must not rewrite anything, and a run 
 back the committed crops (same photos, same boxes) now that ../shared/data holds more
 folders than the three the fixtures' licences name. A run replaces only the crops it wrote
 (those its SOURCES.txt names): a folder of someone's own photos given as --out is refused
-and left as it was (its PNGs were deleted)."""
+and left as it was (its PNGs were deleted), and so is a file given as the folder (or
+as a folder above it), in one line instead of a traceback."""
 
 from __future__ import annotations
 
@@ -42,6 +43,20 @@ def test_a_folder_of_someone_elses_photos_is_refused_and_kept(
     assert photo.read_bytes() == b"a photo of mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["holiday.png"]
     assert "holds files but no SOURCES.txt" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("out_below_file", ["", "crops"], ids=["the_file", "a_folder_in_it"])
+def test_a_file_given_as_the_folder_is_refused_in_one_line_and_kept(
+    out_below_file: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"my notes")
+    out = notes / out_below_file if out_below_file else notes
+    assert make_fixtures.main(["--out", str(out)]) != 0
+    assert notes.read_bytes() == b"my notes"
+    assert capsys.readouterr().err.splitlines() == [
+        f"make_fixtures: {notes} is a file, not a folder: name a folder with --out"
+    ]
 
 
 def test_a_rerun_replaces_only_the_crops_its_sources_name(tmp_path: Path) -> None:
