@@ -98,10 +98,11 @@ class RefusalResponse(JSONResponse):
 
 
 def _wants_page(request: Request) -> bool:
-    """A browser asking for a page (not the API, a static file or a script's fetch)."""
+    """A browser asking for a page (not the API, a static file or a script's fetch), or
+    sending a page's form (the start page's buttons): a person reads the answer."""
     path = request.url.path
     return (
-        request.method == "GET"
+        request.method in ("GET", "POST")
         and "text/html" in request.headers.get("accept", "")
         and not path.startswith(("/api/", "/static/"))
     )

@@ -5,7 +5,10 @@ own screen (loopback) sees every running table with its code, START_PAGE_GAMES a
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +203,43 @@ def test_the_servers_own_screen_ends_a_game_its_host_left(tmp_path: Path) -> Non
         assert not gone_home.get(f"/api/tables/{kept['table_id']}/state").json()["finished"]
         assert "Ann" in local.get("/history").text
         assert local.post("/t/nosuchtable1/end").status_code == 404
+
+
+A_BROWSER = {"accept": "text/html,application/xhtml+xml"}  # a form's post, as browsers send it
+
+
+@pytest.mark.parametrize("button", ["end", "camera"])
+def test_a_button_on_a_game_that_no_longer_opens_says_why_not_no_such_table(
+    button: str, tmp_path: Path
+) -> None:
+    """The server's own start page lists a game in progress from its stored header, so a
+    game whose stored options no longer open (an older server's, a damaged file) is listed
+    with "End this game" and "Use the camera here". Before, their tap answered 404 "no such
+    table" (as JSON), as if the game were not there; now they say, as the game's own pages
+    do, that the stored game is damaged and why (409 stored_table), on an error page to a
+    browser, and the start page then offers to remove it."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        table_id = create_table(TestClient(app), "qwixx", ["Ann", "Bob"], {"players": 2})[
+            "table_id"
+        ]
+        tables = app.state.tables
+        assert table_id in tables.evict_idle(time.monotonic() + 10 * tables.idle_s)
+        with sqlite3.connect(tables.store.path) as db:
+            damaged = json.dumps({"players": 2, "no_such_option": 1})
+            db.execute("UPDATE tables SET options_json = ? WHERE table_id = ?", (damaged, table_id))
+        assert f'action="/t/{table_id}/end"' in local.get("/").text  # listed as running
+
+        refused = local.post(f"/t/{table_id}/{button}", follow_redirects=False)
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["rule"] == "stored_table"
+        assert f"the stored table {table_id} is damaged: bad options" in refused.json()["message"]
+        page = local.post(f"/t/{table_id}/{button}", headers=A_BROWSER, follow_redirects=False)
+        assert page.status_code == 409 and page.headers["content-type"].startswith("text/html")
+        assert f"The stored table {table_id} is damaged: bad options" in page.text
+        assert "typed wrong" not in page.text
+        assert f'action="/t/{table_id}/remove"' in local.get("/").text
+        assert not tables.store.table(table_id).finished_at  # nothing was ended
 
 
 def test_a_game_ended_on_the_servers_machine_says_so_not_that_the_host_ended_it(

@@ -318,10 +318,12 @@ async def server_screens_table(
     request: Request, tables: Tables, table_id: str, elsewhere: str
 ) -> Table:
     """The table a button of the server's own start page acts on; refused (local_only,
-    `elsewhere` in words) from any other device, 404 when there is no such table."""
+    `elsewhere` in words) from any other device, 404 when there is no such table. One
+    that cannot be opened raises TableLoadError (409 stored_table, saying why) as on its
+    own pages: the start page lists a game from its stored header, unopened."""
     if not is_local(request):
         raise Rejection(Reason.NOT_ALLOWED, "local_only", elsewhere)
-    table = await tables.openable(table_id) if len(table_id) <= 64 else None
+    table = await tables.get(table_id) if len(table_id) <= 64 else None
     if table is None:
         raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
     return table
