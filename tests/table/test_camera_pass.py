@@ -120,8 +120,8 @@ def test_no_camera_hub_method_that_acts_for_a_device_defaults_who_acts() -> None
     assert {"confirm(device)", "fix(device)", "add(device)"} <= acting.keys()
     defaulted = [where for where, p in acting.items() if p.default is not inspect.Parameter.empty]
     assert defaulted == []
-    for method in ("confirm", "fix", "add"):
-        assert acting[f"{method}(device)"].kind is inspect.Parameter.KEYWORD_ONLY
+    for acts in ("confirm", "fix", "add"):
+        assert acting[f"{acts}(device)"].kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_the_decision_is_a_function_of_the_throw() -> None:

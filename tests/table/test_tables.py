@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from anyio.from_thread import BlockingPortal
 from fastapi.testclient import TestClient
 
 from companion.rules.base import Rejection
@@ -55,6 +56,12 @@ def test_a_new_app_on_the_same_data_restores_every_game(tmp_path: Path) -> None:
         assert retry.json() == {"state_id": 4, "duplicate": True}
 
 
+def portal_of(client: TestClient) -> BlockingPortal:
+    """The client's portal onto the app's event loop (there inside the client's `with`)."""
+    assert client.portal is not None, "the client's `with` block starts its portal"
+    return client.portal
+
+
 @contextmanager
 def qwixx_through_the_app(tmp_path: Path) -> Iterator[tuple[Any, TestClient, Table]]:
     """An app on `tmp_path`, its host's client and the Table of a new Qwixx game for Ann
@@ -62,7 +69,7 @@ def qwixx_through_the_app(tmp_path: Path) -> Iterator[tuple[Any, TestClient, Tab
     app = create_app(Settings(data_dir=tmp_path))
     with TestClient(app) as host:
         table_id = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
-        table = host.portal.call(app.state.tables.get, table_id)  # type: ignore[union-attr]
+        table = portal_of(host).call(app.state.tables.get, table_id)
         assert table is not None
         yield app, host, table
 
@@ -107,13 +114,15 @@ def test_a_failed_commit_applies_nothing(tmp_path: Path) -> None:
         store.append_all = broken_append
         try:
             with pytest.raises(OSError):
-                host.portal.call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0001"))
+                portal_of(host).call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0001"))
         finally:
             store.append_all = original
         assert table.snapshot.state_id == 0 and table.session.state_id == 0
         assert len(table.session.states) == 1
         # and the table still works afterwards
-        assert host.portal.call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0002")).state_id == 1
+        assert (
+            portal_of(host).call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0002")).state_id == 1
+        )
 
 
 def test_the_snapshot_is_published_after_the_commit(tmp_path: Path) -> None:
@@ -127,11 +136,13 @@ def test_the_snapshot_is_published_after_the_commit(tmp_path: Path) -> None:
             original(*args)
 
         store.append_all = watching_append
-        host.portal.call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0001"))
+        portal_of(host).call(lambda: table.act(QWIXX_ROLL_7, "host", "roll-0001"))
         assert seen == [0] and table.snapshot.state_id == 1
 
 
-def test_a_caller_cancelled_during_the_commit_still_makes_what_was_stored(tmp_path: Path) -> None:
+def test_a_caller_cancelled_during_the_commit_still_makes_what_was_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A tablet that drops its socket cancels the receiver answering its action; if that
     happens while the store's thread commits, the change must still be made in memory, or
     the session falls behind SQLite and every later action of the table is refused by the
@@ -150,7 +161,7 @@ def test_a_caller_cancelled_during_the_commit_still_makes_what_was_stored(tmp_pa
                 release.wait(60)
                 original(*args)
 
-            store.append_all = held_append  # type: ignore[method-assign]
+            monkeypatch.setattr(store, "append_all", held_append)
             task = asyncio.create_task(table.act(QWIXX_ROLL_7, "host", "roll-0001"))
             deadline = time.monotonic() + 60
             while not inside.is_set() and time.monotonic() < deadline:
@@ -206,8 +217,8 @@ def test_a_new_table_starts_from_the_games_defaults_for_its_players(tmp_path: Pa
         reopened = attached_tables(store)
         try:
             for table_id, (name, expected) in made.items():
-                table = await reopened.get(table_id)
-                assert table is not None and table.session.options == expected, name
+                restored = await reopened.get(table_id)
+                assert restored is not None and restored.session.options == expected, name
         finally:
             reopened.close()
             store.close()
@@ -394,11 +405,11 @@ def test_a_tables_last_action_is_its_stored_time_and_an_import_is_no_play(
     app = create_app(settings)
     with TestClient(app, cookies=cookies) as again:
         tables = app.state.tables
-        assert again.portal.call(tables.get, played).acted_at == stored  # type: ignore[union-attr]
-        assert again.portal.call(tables.get, imported).acted_at is None  # type: ignore[union-attr]
+        assert portal_of(again).call(tables.get, played).acted_at == stored
+        assert portal_of(again).call(tables.get, imported).acted_at is None
         passed = act(again, imported, {"kind": "pass", "player": 0}, "pass-0001")
         assert passed.status_code == 200, passed.text
-        assert again.portal.call(tables.get, imported).acted_at is not None  # type: ignore[union-attr]
+        assert portal_of(again).call(tables.get, imported).acted_at is not None
 
 
 def test_a_double_tap_to_the_next_game_makes_one_device_there(tmp_path: Path) -> None:
