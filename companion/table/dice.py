@@ -95,6 +95,16 @@ class Faces:
                 if not any(faces):  # every roll of this colour undone: as if never seen
                     del self.counts[die.colour]
 
+    def merge(self, other: Faces, sign: int) -> None:
+        """Add `other`'s counts (sign 1: an import's) or take them away (sign -1: a deleted
+        game's)."""
+        self.rolls += sign * other.rolls
+        for colour, theirs in other.counts.items():
+            faces = self.counts.setdefault(colour, [0] * FACES)
+            faces[:] = [mine + sign * n for mine, n in zip(faces, theirs, strict=True)]
+            if not any(faces):
+                del self.counts[colour]
+
 
 @dataclass
 class Tally:
@@ -151,11 +161,17 @@ class DiceTally:
         """A new table's counts, counted elsewhere (an import's, in the import process)."""
         self._tables[table_id] = tally
         self.version += 1
-        for mine, theirs in ((self.total.all, tally.all), (self.total.camera, tally.camera)):
-            mine.rolls += theirs.rolls
-            for colour, counts in theirs.counts.items():
-                total = mine.counts.setdefault(colour, [0] * FACES)
-                total[:] = [a + b for a, b in zip(total, counts, strict=True)]
+        self.total.all.merge(tally.all, 1)
+        self.total.camera.merge(tally.camera, 1)
+
+    def remove(self, table_id: str) -> None:
+        """A deleted game's counts go, from the sum too (as if it was never played)."""
+        tally = self._tables.pop(table_id, None)
+        if tally is not None:
+            self.total.all.merge(tally.all, -1)
+            self.total.camera.merge(tally.camera, -1)
+        self.games.discard(table_id)
+        self.version += 1
 
     def acted(self, table_id: str) -> None:
         """`table_id` has a recorded action."""
@@ -182,6 +198,8 @@ class DiceKeeper:
         self._reading: asyncio.Task[None] | None = None
         self._ready = False
         self._aside: list[_Change] = []
+        # games deleted while the stored logs were being read (the read may have counted them)
+        self._deleted: set[str] = set()
 
     def start(self, read: LogSource, pool: Executor) -> None:
         """Count every stored log (`read`, on `pool`, one table's log at a time) in the
@@ -216,7 +234,9 @@ class DiceKeeper:
                 tally.acted(table_id)
                 if what is not None:
                     tally.change(table_id, what, by, sign)
-        self.tally, self._aside, self._ready = tally, [], True
+        for table_id in self._deleted:
+            tally.remove(table_id)
+        self.tally, self._aside, self._deleted, self._ready = tally, [], set(), True
 
     async def ready(self) -> DiceTally:
         """The counts, once the store has been read. Raises what the read raised (e.g.
@@ -250,6 +270,13 @@ class DiceKeeper:
             return
         self.tally.add_tally(table_id, counted)
         self.tally.acted(table_id)
+
+    def forget(self, table_id: str) -> None:
+        """A game deleted from the store: its rolls count no more."""
+        if not self._ready:
+            self._deleted.add(table_id)
+            return
+        self.tally.remove(table_id)
 
 
 def _said_why(task: asyncio.Task[None]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import multiprocessing
@@ -1121,6 +1122,36 @@ class Tables:
                 )
             await asyncio.to_thread(self.store.remove_table, table_id)
             self._damaged.pop(table_id, None)
+
+    async def delete_finished(self, table_id: str) -> TableRow | None:
+        """Delete a finished game (the server's own history page: a test game, a mistaken
+        one): its row, moves, devices, settings and photos in one transaction, and its dice
+        counts. None when there is no such table. Raises Rejection `game_in_progress` for a
+        game still being played (end it first). The table's own lock is held while it is
+        checked and deleted (an undo may reopen a finished game), taken before the load lock,
+        in the order Play again takes them."""
+        table = self._tables.get(table_id)
+        own_lock = table._lock if table is not None else contextlib.nullcontext()
+        async with own_lock, self._load_lock:
+            if self._tables.get(table_id) is not table:  # opened or let go meanwhile
+                raise Rejection(
+                    Reason.STALE_STATE, "table_reloaded", "the game was opened; try again"
+                )
+            row = await asyncio.to_thread(self.store.table, table_id)
+            if row is None:
+                return None
+            if row.finished_at is None:
+                raise Rejection(
+                    Reason.NOT_ALLOWED,
+                    "game_in_progress",
+                    "this game is still being played: end it first, then delete it",
+                )
+            await asyncio.to_thread(self.store.remove_table, table_id)
+            if table is not None:
+                self._tables.pop(table_id).evicted = True
+            self._damaged.pop(table_id, None)
+            self._dice.forget(table_id)
+        return row
 
     async def openable(self, table_id: str) -> Table | None:
         """The table, or None when there is none or it cannot be opened (for the camera's

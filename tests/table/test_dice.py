@@ -202,3 +202,35 @@ def test_an_imported_records_rolls_never_count_as_this_servers_camera(tmp_path: 
     for which in ("all", "camera"):
         assert getattr(again.of(table_id), which) == getattr(played.of(table_id), which)
         assert getattr(again.total, which) == getattr(played.total, which)
+
+
+def test_a_deleted_games_rolls_count_no_more_also_when_deleted_during_the_read() -> None:
+    """A café owner deletes a test game from the history: its rolls leave the dice figures
+    (the sum as well), also when it goes while the stored logs are still being read."""
+    release = threading.Event()
+    stored = {
+        "test": [roll_entry(1, RED_6), roll_entry(2, RED_1, "0")],
+        "real": [roll_entry(1, RED_1)],
+    }
+
+    def read() -> Iterable[tuple[str, list[LogEntry]]]:
+        release.wait(30)
+        return stored.items()
+
+    async def scenario() -> DiceTally:
+        keeper = DiceKeeper()
+        with ThreadPoolExecutor(1) as pool:
+            keeper.start(read, pool)
+            keeper.forget("test")  # deleted before the read got to it (it still counts it)
+            release.set()
+            return await keeper.ready()
+
+    tally = asyncio.run(scenario())
+    assert tally.of("test").all.rolls == 0 and tally.games == {"real"}
+    assert tally.total.all.counts == {"red": [1, 0, 0, 0, 0, 0]} and tally.total.all.rolls == 1
+    assert tally.total.camera.counts == {"red": [1, 0, 0, 0, 0, 0]}
+
+    ready = DiceTally.from_logs(stored)
+    ready.remove("real")  # deleted once the figures are read: at once
+    assert ready.total.all.counts == {"red": [1, 0, 0, 0, 0, 1]} and ready.games == {"test"}
+    assert ready.total.camera.counts == {"red": [0, 0, 0, 0, 0, 1]}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import re
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -53,6 +54,7 @@ from companion.web.routes.api import (
 from companion.web.settings import Settings
 from companion.web.views import for_display
 
+logger = logging.getLogger(__name__)
 router = APIRouter(route_class=TextCheckedRoute)
 
 
@@ -314,6 +316,28 @@ async def use_camera_here(request: Request, table_id: str, tables: TablesDep) ->
     return RedirectResponse("/", status_code=303)
 
 
+@router.post("/t/{table_id}/delete", dependencies=[SameOrigin])
+async def delete_finished_game(request: Request, table_id: str, tables: TablesDep) -> Response:
+    """Delete a finished game from the history, from the server's own screen (its history
+    page offers it, asking once: a test game, a mistaken one): gone from the store, its
+    moves, record and photos with it (Tables.delete_finished). A game in progress is
+    refused (`game_in_progress`: end it first); another device is refused (`local_only`)."""
+    if not is_local(request):
+        raise Rejection(
+            Reason.NOT_ALLOWED, "local_only", "only the server's own screen deletes a game"
+        )
+    row = await tables.delete_finished(table_id) if len(table_id) <= 64 else None
+    if row is None:
+        raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
+    logger.info(
+        "finished game %s (%s: %s) deleted on the server's machine",
+        table_id,
+        printable(row.game),
+        printable(", ".join(str(name) for name in row.players)),
+    )
+    return RedirectResponse("/history", status_code=303)
+
+
 async def server_screens_table(
     request: Request, tables: Tables, table_id: str, elsewhere: str
 ) -> Table:
@@ -529,13 +553,15 @@ async def history_page(
                 games.append(history_entry(row))
             except ValueError as exc:
                 notes.append(f"A finished game (table {row.table_id}) cannot be shown: {exc}")
-        context = {"games": games, "notes": notes, "finished": finished}
+        context = {"games": games, "notes": notes, "finished": finished, "local": local}
         return render_page(templates, request, "history.html", context)
 
     # the page says its place (the count, the links), so that is in its key with its rows;
-    # and each row's winners: opening a table may put them right in place (Tables._load)
+    # and each row's winners: opening a table may put them right in place (Tables._load);
+    # the server's own screen's page has a delete button per game, another device's none
+    local = is_local(request)
     shown = tuple((r.table_id, r.finished_at, str((r.summary or {}).get("winners"))) for r in rows)
-    key = ("history", tuple(finished.items()), shown)
+    key = ("history", local, tuple(finished.items()), shown)
     return HTMLResponse(await pages.kept(key, build))
 
 
@@ -575,6 +601,7 @@ def history_entry(row: TableRow) -> dict[str, object]:
     return {
         "table_id": row.table_id,
         "title": str(summary.get("title", row.game)),
+        "players": ", ".join(players),
         "finished_at": row.finished_at,
         "message": for_display(message, players),
         "scores": [

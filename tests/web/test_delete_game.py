@@ -1,0 +1,67 @@
+"""Deleting a finished game from the history, through the real app: a café owner's trial.
+A test game (or a mistaken one) stayed in the history for ever. Now the server's own
+screen deletes a finished game (its row, moves, devices and photos, and so its record);
+a game in progress is refused (`game_in_progress`: end it first), and no other device
+deletes anything (`local_only`), not even the game's host."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from companion.table.camera_settings import CameraSettings
+from companion.web.app import create_app
+from companion.web.settings import Settings
+from tests.web.helpers import QWIXX_ROLL_7, act, create_table
+
+ON_SERVER = ("127.0.0.1", 50000)
+
+
+def test_the_servers_own_screen_deletes_a_finished_game_and_nothing_else(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=ON_SERVER) as local:
+        hosts_phone = TestClient(app)  # the host's device, on the network
+        test_game = create_table(hosts_phone, "qwixx", ["Ann", "Bob"], {"players": 2})
+        kept = create_table(hosts_phone, "sixto", ["Cid", "Dee"], {"players": 2})
+        playing = create_table(hosts_phone, "qwixx", ["Eve", "Fay"], {"players": 2})
+        gone, store = test_game["table_id"], app.state.tables.store
+        assert act(hosts_phone, gone, QWIXX_ROLL_7, "roll-0001").status_code == 200
+        for finished in (gone, kept["table_id"]):
+            assert local.post(f"/t/{finished}/end").status_code == 200
+        store.add_photo(gone, "roll-0001", b"jpeg")
+        history = local.get("/history").text
+        assert f'action="/t/{gone}/delete"' in history
+        assert 'data-confirm="Tap again to delete Qwixx: Ann, Bob from the history for good"' in (
+            history
+        )
+        assert "/delete" not in hosts_phone.get("/history").text  # the host's phone: none
+
+        for elsewhere in (hosts_phone, TestClient(app, client=("192.168.1.23", 50000))):
+            refused = elsewhere.post(f"/t/{gone}/delete")
+            assert refused.status_code == 403 and refused.json()["rule"] == "local_only"
+        assert store.table(gone) is not None
+
+        in_progress = local.post(f"/t/{playing['table_id']}/delete")
+        assert in_progress.status_code == 403, in_progress.text
+        assert in_progress.json()["rule"] == "game_in_progress"
+        assert "end it first" in in_progress.json()["message"]
+        assert store.table(playing["table_id"]) is not None
+
+        with caplog.at_level(logging.INFO, logger="companion.web.routes.pages"):
+            deleted = local.post(f"/t/{gone}/delete", follow_redirects=False)
+        assert deleted.status_code == 303 and deleted.headers["location"] == "/history"
+        said = [r.getMessage() for r in caplog.records if "deleted" in r.getMessage()]
+        assert said == [f"finished game {gone} (qwixx: Ann, Bob) deleted on the server's machine"]
+        assert store.table(gone) is None and store.log(gone) == []
+        assert store.photo(gone, "roll-0001") is None and store.devices(gone) == {}
+        assert hosts_phone.get(f"/api/tables/{gone}/record").status_code in (401, 404)
+        history = local.get("/history").text
+        assert "Ann, Bob" not in history and "Cid" in history
+        assert store.table(kept["table_id"]) is not None
+        assert local.post(f"/t/{gone}/delete").status_code == 404  # once
+        assert local.post("/t/nosuchtable1/delete").status_code == 404

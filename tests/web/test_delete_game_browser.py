@@ -1,0 +1,74 @@
+"""Deleting a test game from the history on the server's own screen, in Debian's
+Chromium: a café owner's trial. A test game stayed in the history for ever. Now the
+server's own history page has "Delete this game" on each finished game; the first tap asks
+"Tap again to delete Qwixx: Ann, Bob from the history for good" (tap_again.js) and deletes
+nothing, the second deletes it (gone from the store and the page). A tablet on the network
+sees no such button. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from companion.table.camera_settings import CameraSettings
+from companion.web.settings import Settings
+from tests.live.replay import SEEN_FROM, LiveServer
+from tests.web.conftest import free_port, shot
+
+pytestmark = pytest.mark.browser
+
+A_TABLET = {SEEN_FROM: "192.168.1.23"}
+QUESTION = "Tap again to delete Qwixx: Ann, Bob from the history for good"
+
+
+def test_the_owner_deletes_a_test_game_from_the_history_after_tapping_again(
+    browser: Any, tmp_path: Path
+) -> None:
+    settings = Settings(
+        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(disabled=True)
+    )
+    with LiveServer(settings, None) as server:
+        hosts_phone = browser.new_context()  # both tables' host, on the network
+        owner = browser.new_context(viewport={"width": 1280, "height": 900})
+        made = []
+        for game, players in (("qwixx", ["Ann", "Bob"]), ("sixto", ["Cid", "Dee"])):
+            answer = hosts_phone.request.post(
+                f"{server.base_url}/api/tables",
+                data={"game": game, "players": players, "options": {"players": 2}},
+                headers=A_TABLET,
+            )
+            assert answer.status == 201, answer.text()
+            made.append(answer.json()["table_id"])
+            ended = owner.request.post(
+                f"{server.base_url}/t/{made[-1]}/end", headers={"origin": server.base_url}
+            )
+            assert ended.ok, ended.text()
+        test_game, kept = made
+        store = server.app.state.tables.store
+
+        page = owner.new_page()
+        page.goto(f"{server.base_url}/history")
+        delete = page.locator(f'form[action="/t/{test_game}/delete"] button')
+        expect(delete).to_have_text("Delete this game", timeout=20000)
+        delete.click()
+        expect(delete).to_have_text(QUESTION, timeout=20000)  # asked, nothing deleted
+        assert store.table(test_game) is not None
+        shot(page, "history-delete-asks")
+        delete.click()
+        expect(page.locator(f'form[action="/t/{test_game}/delete"]')).to_have_count(
+            0, timeout=20000
+        )
+        expect(page.locator("li.history-game")).to_have_count(1, timeout=20000)
+        assert "Ann" not in page.inner_text("ul.history")
+        assert "Cid" in page.inner_text("ul.history")
+        assert store.table(test_game) is None and store.table(kept) is not None
+        shot(page, "history-delete-done")
+
+        tablet = hosts_phone.new_page()
+        tablet.set_extra_http_headers(A_TABLET)
+        tablet.goto(f"{server.base_url}/history")
+        expect(tablet.locator("li.history-game")).to_have_count(1, timeout=20000)
+        assert tablet.locator("form.delete-game").count() == 0
