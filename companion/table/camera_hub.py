@@ -410,7 +410,15 @@ class CameraHub:
         """Camera rolls go to `table_id`, for a person who asked: its host's "Use the
         camera at this table" or the server's own start page's "Use the camera here". The
         server's own machine always moves the camera; a host's device elsewhere only while
-        no other table holds it (`check_may_take`: refused `camera_held`)."""
+        no other table holds it (`check_may_take`: refused `camera_held`). A finished game
+        is refused (`game_finished`): nobody throws there any more."""
+        table = await self.tables.openable(table_id)
+        if table is not None and table.snapshot.finished:
+            raise Rejection(
+                Reason.GAME_OVER,
+                "game_finished",
+                "this game has ended, so it takes no camera rolls; the camera stays where it is",
+            )
         if not on_server:
             self.check_may_take(table_id)
         await self.attach(table_id)

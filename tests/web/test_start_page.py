@@ -343,3 +343,25 @@ def test_the_servers_own_screen_links_a_game_it_has_not_joined_to_its_filled_joi
         refused = stranger.get(f"/t/{theirs['table_id']}", follow_redirects=False)
         assert refused.headers["location"] == "/join?why=not_joined"  # no code for it
         assert theirs["code"] not in stranger.get("/join?why=not_joined").text
+
+
+def test_use_the_camera_here_refuses_a_finished_game(tmp_path: Path) -> None:
+    """A café owner's trial: the start page lists only games in progress, but its "Use the
+    camera here" route took a finished game too, and the camera went to a game nobody
+    plays. Now it is refused (409 game_finished) and the camera stays where it was; the
+    host's own "Use the camera at this table" on a finished game is refused alike."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=False)))
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        hosts_phone = TestClient(app)  # the host's phone, another device
+        over = create_table(hosts_phone, "qwixx", ["Ann", "Bob"], {"players": 2})
+        playing = create_table(hosts_phone, "sixto", ["Cid", "Dee"], {"players": 2})
+        assert local.post(f"/t/{over['table_id']}/end").status_code == 200
+        assert local.post(f"/t/{playing['table_id']}/camera").status_code == 200
+        hub = app.state.camera
+
+        refused = local.post(f"/t/{over['table_id']}/camera")
+        assert refused.status_code == 409 and refused.json()["rule"] == "game_finished"
+        assert "has ended" in refused.json()["message"]
+        by_host = hosts_phone.post(f"/api/tables/{over['table_id']}/camera/attach")
+        assert by_host.status_code == 409 and by_host.json()["rule"] == "game_finished"
+        assert hub.served_table_id == playing["table_id"]
