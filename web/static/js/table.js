@@ -400,7 +400,8 @@
     settle(message.action_id);
     const offline = item && item.offline;
     if (offline && message.reason === "stale_state") staleOffline.push(item);
-    else if (offline) showToast(notSaved(item) + capital(message.message || "refused"));
+    // a tap the store could not save (a full or failed disk) says so first, naming it
+    else if (offline || message.reason === "storage") showToast(notSaved(item) + capital(message.message || "refused"));
     else showToast(message.message || "refused");
     if (item && item.element && item.element.isConnected) {
       item.element.classList.add("refused");
