@@ -201,7 +201,7 @@ def main() -> int:
     parser.add_argument("--crosses", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--sqlite-synchronous", choices=("FULL", "NORMAL"), default="NORMAL")
+    parser.add_argument("--sqlite-synchronous", choices=("FULL", "NORMAL"), default="FULL")
     parser.add_argument("--write", action="store_true", help="append to docs/benchmarks/web.md")
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="companion-bench-"))

@@ -199,10 +199,10 @@ def _add_serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     serve.add_argument(
         "--sqlite-synchronous",
         choices=("FULL", "NORMAL"),
-        default="NORMAL",
-        help="NORMAL (default): every acknowledged action survives the server being killed "
-        "(SQLite WAL); FULL: also fsynced before it is acknowledged, so it survives a "
-        "power cut, several ms slower per action",
+        default="FULL",
+        help="FULL (default): every acknowledged action is on the disk before it is "
+        "acknowledged, so it survives a power cut or a failing disk; NORMAL: it survives "
+        "the server being killed (SQLite WAL), a few ms faster per action",
     )
     serve.add_argument(
         "--fine-tune",

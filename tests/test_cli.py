@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.web.conftest import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -203,7 +205,11 @@ def test_serve_on_a_data_folder_it_cannot_write_says_so_and_stops(
     a_file = tmp_path / "notes.txt"
     a_file.write_text("not a folder", encoding="utf-8")
     data_dir = a_file / "data" if inside_a_file else a_file
-    done = companion("serve", "--local", "--no-camera", "--data-dir", str(data_dir))
+    # a free port: the default 8000 may be taken by a companion a person runs here
+    port = free_port()
+    done = companion(
+        "serve", "--local", "--port", str(port), "--no-camera", "--data-dir", str(data_dir)
+    )
     assert done.returncode == 3
     assert "open http" not in done.stdout
     assert "Traceback" not in done.stderr

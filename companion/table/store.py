@@ -345,7 +345,7 @@ class Store:
         self.trouble = TroubleLog(path)  # the log's lines on storage trouble
 
     @classmethod
-    def open(cls, path: Path, synchronous: str = "NORMAL", announce: bool = True) -> Store:
+    def open(cls, path: Path, synchronous: str = "FULL", announce: bool = True) -> Store:
         """Open (or create) the store; raises StorageError naming the trouble when the
         file is read-only, damaged or on a full disk (the file is left as it was).
         `announce`: log where it is (the server's own open does; a quick look does not)."""
@@ -355,7 +355,9 @@ class Store:
             db.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL: a committed action survives the process being killed (the WAL
             # is written before COMMIT returns); FULL also fsyncs it, surviving a power cut
-            db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
+            # or a disk that fails mid-game (with NORMAL a disk forced read-only kept none
+            # of 30 acknowledged actions: docs/RELIABILITY.md), so FULL is the default
+            db.execute(f"PRAGMA synchronous={'NORMAL' if synchronous == 'NORMAL' else 'FULL'}")
             db.execute("PRAGMA foreign_keys=ON")
             db.execute("PRAGMA busy_timeout=5000")
             db.executescript(SCHEMA)

@@ -54,7 +54,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "port": args.port,
         "host_names": tuple(getattr(args, "host_name", None) or ()),
         "camera": camera,
-        "sqlite_synchronous": getattr(args, "sqlite_synchronous", "NORMAL"),
+        "sqlite_synchronous": getattr(args, "sqlite_synchronous", "FULL"),
         "fine_tune": bool(getattr(args, "fine_tune", False)),
     }
     if host is not None:

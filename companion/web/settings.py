@@ -223,11 +223,11 @@ class Settings(BaseModel):
         "the store",
     )
     sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
-        default="NORMAL",
+        default="FULL",
         description=(
             "SQLite synchronous mode. In WAL mode both keep every acknowledged action when "
-            "the server is killed; FULL also fsyncs each commit so it survives a power cut, "
-            "at several ms per action"
+            "the server is killed; FULL (the default) also fsyncs each commit so it survives "
+            "a power cut or a disk that fails mid-game, at a few ms per action"
         ),
     )
     secure_cookies: bool = Field(

@@ -346,14 +346,14 @@ def test_a_disk_gone_read_only_mid_game_refuses_each_cross_and_loses_no_accepted
     """A café owner's trial: the data folder's disk turns read-only in the middle of a game
     (only a store read-only at start was tried). Each action after it is refused (503
     storage, naming the store), none applied, none stored; the server goes on answering.
-    With `--sqlite-synchronous FULL` every action acknowledged before it is on the disk
-    once the disk is checked and mounted again. (With the default NORMAL it is not: the
-    kernel drops what it had not yet written back, here all 30 acknowledged actions, as a
-    power cut would: docs/RELIABILITY.md.)"""
+    With the default `--sqlite-synchronous FULL` every action acknowledged before it is on
+    the disk once the disk is checked and mounted again. (With NORMAL, the default before,
+    it is not: the kernel drops what it had not yet written back, here all 30 acknowledged
+    actions, as a power cut would: docs/RELIABILITY.md.)"""
     with failing_disk(tmp_path) as disk:
         data = disk.path / "data"
         server = new_server(data, tmp_path)
-        server.reach_args = ["--local", "--sqlite-synchronous", "FULL"]
+        server.reach_args = ["--local"]  # the default durability, as a café runs it
         server.start()
         client = httpx.Client(base_url=server.base_url, timeout=5)
         try:
