@@ -5,7 +5,10 @@ ends the game."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from companion.rules.qwixx import Cross, Pass
 from companion.table.access import Viewer
@@ -98,3 +101,17 @@ def test_the_last_to_act_on_a_second_lock_is_told_the_game_ends() -> None:
     assert ann["roll_waits"] == "Last to act: your cross or pass now ends the game"
     bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
     assert bob["roll_waits"].startswith("No roll yet: Ann must cross or pass first")
+
+
+@pytest.mark.parametrize("auto_pass", [True, False])
+def test_the_last_to_act_is_told_whatever_the_automatic_passes(auto_pass: bool) -> None:
+    """Ann's "Last to act" line showed only at a table with automatic passes; without
+    them her cross or pass ends the game all the same (her buttons warned, her line was
+    empty). Bob's "No roll yet" explains a roll held back from automatic passes: without
+    them no roll comes before everyone has acted anyway, and he is told nothing new."""
+    on_table = snapshot_of("qwixx", ["Ann", "Bob"], second_lock_on_the_white_sum())
+    snapshot = replace(on_table, auto_pass=auto_pass)
+    ann = live_context(snapshot, Viewer(seat=0, host=False), "sheet")
+    assert ann["roll_waits"] == "Last to act: your cross or pass now ends the game"
+    bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
+    assert bool(bob["roll_waits"]) == auto_pass

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -187,11 +188,9 @@ def test_when_a_pass_could_end_the_game_the_others_are_told_why_no_roll_is_offer
     assert live_context(crossed, Viewer(seat=1, host=False), "sheet")["roll_waits"] == ""
 
 
-def test_sixto_last_turn_is_told_in_sixto_words() -> None:
-    """Sixto's last turn (Ann crossed box 9 in every row: she can cross nothing more, so
-    the game ends with this turn): Ann's device read "No roll yet: Bob must cross or pass
-    first, since a pass now could end the game", Qwixx' words (Sixto has no pass), and
-    Bob, still crossing, was not told it was the last turn."""
+def sixto_last_turn() -> Any:
+    """Ann crossed box 9 in every row and is done: she can cross nothing more, so the game
+    ends with this turn, Bob still crossing."""
     six = [("red", 1), ("orange", 2), ("yellow", 3), ("green", 4), ("blue", 5), ("purple", 6)]
     start = snapshot_of("sixto", ["Ann", "Bob"], [])
     numbers = start.state.sheets[0].numbers  # Ann's sheet: box 9's digit in each row
@@ -199,13 +198,30 @@ def test_sixto_last_turn_is_told_in_sixto_words() -> None:
     moves: list[Any] = [dice, Keep(0)]
     moves += [SixtoCross(0, colour, 9) for colour, _ in six]
     moves.append(Done(0))
-    snapshot = snapshot_of("sixto", ["Ann", "Bob"], moves)
+    return snapshot_of("sixto", ["Ann", "Bob"], moves)
+
+
+def test_sixto_last_turn_is_told_in_sixto_words() -> None:
+    """Sixto's last turn (Ann crossed box 9 in every row: she can cross nothing more, so
+    the game ends with this turn): Ann's device read "No roll yet: Bob must cross or pass
+    first, since a pass now could end the game", Qwixx' words (Sixto has no pass), and
+    Bob, still crossing, was not told it was the last turn."""
+    snapshot = sixto_last_turn()
     assert snapshot.turn.ends_by_hand and snapshot.turn.players == (1,)
     ann = live_context(snapshot, Viewer(seat=0, host=False), "sheet")
     assert ann["roll_waits"] == (
         "No roll yet: the game ends after this turn, once Bob is done crossing "
         "(the host's device may tap Done crossing for them)"
     )
+    bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
+    assert bob["roll_waits"] == "Last turn: the game ends once everyone is done crossing"
+
+
+def test_sixto_last_turn_is_told_without_automatic_passes_too() -> None:
+    """At a table without automatic passes Bob, still crossing in the last turn, read
+    nothing: the "Last turn" line came only with automatic passes, though the turn ends
+    the game either way."""
+    snapshot = replace(sixto_last_turn(), auto_pass=False)
     bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
     assert bob["roll_waits"] == "Last turn: the game ends once everyone is done crossing"
 

@@ -586,8 +586,12 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer, penalised: list[int]) -> str
     """While the next roll would cost a player a penalty: on the next roller's device why
     no roll is offered yet, on that player's device that the roller waits ("" otherwise)."""
     turn, throw = snapshot.turn, snapshot.throw
-    if turn.ends_by_hand and snapshot.auto_pass and not snapshot.finished:
-        return _ends_by_hand_waits(snapshot, viewer)
+    if turn.ends_by_hand and not snapshot.finished:
+        if snapshot.auto_pass:
+            return _ends_by_hand_waits(snapshot, viewer)
+        # without automatic passes no roll comes before everyone has acted anyway: the
+        # others hear nothing new, those acting still that their turn ends the game
+        return _ending_turn_words(snapshot, viewer)
     if throw is None or turn.chance or not throw.closes or viewer.seat is None:
         return ""
     roller = throw.roller
@@ -618,14 +622,10 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
     acting = snapshot.turn.players
     if viewer.seat is None or not acting:
         return ""
+    if viewer.seat in acting:
+        return _ending_turn_words(snapshot, viewer)
     # a game whose turn's end ends the game (Sixto) says so in its own words
     last_turn = getattr(view_for(snapshot.game.name), "last_turn_words", None)
-    if viewer.seat in acting:
-        if last_turn is not None:
-            return str(last_turn(None, len(acting)))
-        # the last to act on a white sum that locks a second row (Qwixx): whatever they do
-        # ends the game, as their boxes and pass say; the engine judges each move
-        return LAST_TO_ACT if _every_move_ends(snapshot, viewer.seat) else ""
     who = names_of(snapshot.players, acting)
     if last_turn is not None:
         return str(last_turn(who, len(acting)))
@@ -633,6 +633,22 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
         f"No roll yet: {who} must cross or pass first, since a pass now could end the "
         "game (the host's device may pass for them)"
     )
+
+
+def _ending_turn_words(snapshot: Snapshot, viewer: Viewer) -> str:
+    """On the device of a player still to act while this turn's passes could end the game
+    (`Turn.ends_by_hand`), whatever the table's automatic passes: that their turn is the
+    last (Sixto), or that their cross or pass ends the game (Qwixx); "" elsewhere."""
+    acting = snapshot.turn.players
+    if viewer.seat is None or viewer.seat not in acting:
+        return ""
+    # a game whose turn's end ends the game (Sixto) says so in its own words
+    last_turn = getattr(view_for(snapshot.game.name), "last_turn_words", None)
+    if last_turn is not None:
+        return str(last_turn(None, len(acting)))
+    # the last to act on a white sum that locks a second row (Qwixx): whatever they do
+    # ends the game, as their boxes and pass say; the engine judges each move
+    return LAST_TO_ACT if _every_move_ends(snapshot, viewer.seat) else ""
 
 
 # said as Sixto's "Last turn: ..." and the buttons' "..., ends the game"
