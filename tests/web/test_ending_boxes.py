@@ -115,3 +115,22 @@ def test_the_last_to_act_is_told_whatever_the_automatic_passes(auto_pass: bool) 
     assert ann["roll_waits"] == "Last to act: your cross or pass now ends the game"
     bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
     assert bool(bob["roll_waits"]) == auto_pass
+
+
+def test_the_roller_is_told_up_front_which_lock_ends_the_game() -> None:
+    """In Bob's colour step his yellow 12 locks a second row: his banner read only
+    "Colour: your turn", the ending told only at the first tap on the box. Ann's banner
+    and Bob's before the white sum locked red (his yellow 12 locking the first row) say
+    nothing of an ending."""
+    moves = [*five_turns(), WHITE_12_YELLOW_6, Cross(0, "red", 12), Pass(player=1)]
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], moves)
+    bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
+    assert bob["turn"]["text"] == (
+        "Colour: your turn. Crossing yellow 12 and locking the row ends the game"
+    )
+    ann = live_context(snapshot, Viewer(seat=0, host=False), "sheet")
+    assert ann["turn"]["text"] == "Colour: waiting for Bob"
+    white_sum = snapshot_of("qwixx", ["Ann", "Bob"], moves[:-2])
+    assert live_context(white_sum, Viewer(seat=1, host=False), "sheet")["turn"]["text"] == (
+        "White sum: waiting for you and Ann"
+    )

@@ -55,6 +55,10 @@ def test_the_lock_that_ends_the_game_asks_once_and_keeps_its_padlock(
     lock = bob.locator(".qx-row.c-yellow .box.lock")
     assert lock.get_attribute("data-confirm") == QUESTION
     assert bob.locator(".qx-row.c-green [data-confirm]").count() == 0  # green 7 just crosses
+    # said up front in the banner, before any tap
+    assert bob.locator(".turn-text").inner_text() == (
+        "Colour: your turn. Crossing yellow 12 and locking the row ends the game"
+    )
     state_id = bob.get_attribute(".live", "data-state-id")
 
     lock.click()

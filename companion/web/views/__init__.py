@@ -334,8 +334,19 @@ def turn_context(snapshot: Snapshot, me: int | None = None) -> dict[str, Any]:
         "active_name": active,
         "waiting": list(turn.players),
         "chance": turn.chance,
-        "text": text,
+        "text": text + _ending_note(snapshot, me),
     }
+
+
+def _ending_note(snapshot: Snapshot, me: int | None) -> str:
+    """On the device of a player to act, the game view's note of the moves that would end
+    the game (Qwixx: the colour step's lock of a second row), said up front rather than
+    only when the box is tapped: ". Crossing ... ends the game"; "" elsewhere."""
+    note = getattr(view_for(snapshot.game.name), "ending_note", None)
+    if note is None or me is None or me not in snapshot.turn.players or snapshot.finished:
+        return ""
+    said = str(note(snapshot.game, snapshot.state, me))
+    return f". {said}" if said else ""
 
 
 def rolls(roller: str, own: bool = False) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from companion.rules.base import Move
+from companion.rules.base import Game, Move
 from companion.rules.qwixx import (
     COLOUR_INDEX,
     LAST_NUMBER,
@@ -18,6 +18,7 @@ from companion.rules.qwixx import (
     ROW_NUMBERS,
     ROW_POINTS,
     Cross,
+    Options,
     Pass,
     State,
     rows_closed_to,
@@ -148,6 +149,23 @@ def _pass_button(inp: SheetInput) -> list[dict[str, str | bool]]:
         button["confirm"] = "Tap again to pass: the game ends"
         button["danger"] = True
     return [button]
+
+
+def ending_note(game: Game[Options, State], state: State, seat: int) -> str:
+    """Which of `seat`'s crosses now end the game while others do not (the colour step's
+    lock of a second row, NOTES: "the game ends at once on ... a 2nd locked colour"), in
+    the words of the box's question: "Crossing yellow 12 and locking the row ends the
+    game". The last to act on a white sum that locks a second row, whose every move ends
+    it, is told so on their roll line (views.LAST_TO_ACT); "" when no cross ends it."""
+    moves = tuple(game.legal_moves(state, seat))
+    ending = [m for m in moves if game.outcome(game.play(state, m)) is not None]
+    if not ending or len(ending) == len(moves):
+        return ""
+    crosses = dict.fromkeys(f"{m.colour} {m.number}" for m in ending if isinstance(m, Cross))
+    boxes = " or ".join(crosses)
+    if not boxes:
+        return ""
+    return f"Crossing {boxes} and locking the row ends the game"
 
 
 def describe(move: Move) -> str:
