@@ -108,7 +108,30 @@ def test_a_screen_reader_hears_each_boxs_row_number_and_state(
     for number in range(2, 7):
         assert bob.get_by_role("button", name=f"Red {number}, passed over").count() == 1
     assert bob.get_by_role("button", name="Red 8", exact=True).count() == 1
-    assert bob.get_by_role("button", name="Red lock", exact=True).count() == 1
+    assert bob.get_by_role("button", name="Red 12 and lock", exact=True).count() == 1
+
+
+def test_a_rows_last_number_and_its_lock_are_one_control(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A screen reader and the Tab key met "Red 12" and "Red lock" as two buttons for
+    one cross (rulebook: the last number is crossed with its lock, at the same time). The
+    last number is the control, named with its lock; the padlock still takes a tap (it
+    sends the same cross) but is neither heard nor tabbed to."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    bob = seated_page(browser, server, table, 1, TABLET)
+    roll_qwixx_7(server, host, table)
+    bob.wait_for_selector(".live[data-state-id='1']")
+    for row, last in [("Red", 12), ("Yellow", 12), ("Green", 2), ("Blue", 2)]:
+        assert bob.get_by_role("button", name=f"{row} {last} and lock", exact=True).count() == 1
+        assert bob.get_by_role("button", name=f"{row} lock").count() == 0
+    red_lock = bob.locator(".qx-row[data-row=red] .box.lock")
+    red_12 = bob.locator(".qx-row[data-row=red] .box[data-number='12']")
+    assert red_lock.get_attribute("data-move") == red_12.get_attribute("data-move")
+    assert red_lock.get_attribute("tabindex") == "-1"
+    host.close()
+    bob.context.close()
 
 
 FOCUSED_NAME = (
