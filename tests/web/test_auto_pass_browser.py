@@ -41,8 +41,8 @@ def test_the_next_roll_passes_for_those_who_have_not_acted(
     # to those still crossing
     fold = bob.locator(".roll-entry.next-roll summary")
     assert " ".join(fold.inner_text().split()) == (
-        "Enter Bob's next roll (it ends this crossing for Bob and Ann: they cross nothing "
-        "more this turn)"
+        "Enter your next roll (it ends this crossing for you and Ann: you both cross "
+        "nothing more this turn)"
     )
     fold.click()
     for index, value in enumerate((1, 1, 2, 3, 4, 5)):

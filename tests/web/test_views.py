@@ -306,9 +306,44 @@ def test_sixto_says_in_sentences_whom_it_waits_for_and_what_the_next_roll_ends()
     assert crossing["turn"]["text"] == (
         "Waiting for you, Eve and Gus to cross with these dice, then tap Done crossing"
     )
-    assert crossing["roll_entry"]["roller"] == "Finn"
+    # Finn rolls next: his own device says "you", as its banner does
+    assert crossing["roll_entry"]["whose"] == "your"
     assert crossing["roll_entry"]["closes"] == (
+        "it ends this crossing for you, Eve and Gus: you all cross nothing more this turn"
+    )
+    board = live_context(
+        snapshot_of("sixto", players, [first, Keep(0)]), Viewer(seat=None, host=True), "table"
+    )
+    assert board["roll_entry"]["whose"] == "Finn's"
+    assert board["roll_entry"]["closes"] == (
         "it ends this crossing for Eve, Finn and Gus: they cross nothing more this turn"
+    )
+
+
+def test_the_next_roll_fold_names_its_own_player_you() -> None:
+    """Bob's own phone read "Enter Bob's next roll (it ends this crossing for Bob and Ann:
+    they cross nothing more this turn)" under a banner that calls him "you"; the host who
+    plays Ann read "... for Ann and Bob: they cross nothing more this turn, and Ann takes
+    a penalty" about herself."""
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], QWIXX_TURN)
+    bob = live_context(snapshot, Viewer(seat=1, host=False), "sheet")
+    assert bob["roll_entry"] is None  # rolled now, it would cost Ann a penalty
+    crossed = snapshot_of("qwixx", ["Ann", "Bob"], [*QWIXX_TURN, Cross(0, "red", 7)])
+    bob = live_context(crossed, Viewer(seat=1, host=False), "sheet")
+    assert (bob["roll_entry"]["whose"], bob["roll_entry"]["closes"]) == (
+        "your",
+        "it ends this crossing for you and Ann: you both cross nothing more this turn",
+    )
+    ann_hosting = live_context(snapshot, Viewer(seat=0, host=True), "sheet")
+    assert ann_hosting["roll_entry"]["closes"] == (
+        "it ends this crossing for you and Bob: you both cross nothing more this turn, "
+        "and you take a penalty"
+    )
+    passed = snapshot_of("qwixx", ["Ann", "Bob"], [*QWIXX_TURN, Pass(1), Cross(0, "red", 7)])
+    ann = live_context(passed, Viewer(seat=0, host=True), "sheet")
+    assert (ann["roll_entry"]["whose"], ann["roll_entry"]["closes"]) == (
+        "Bob's",
+        "it ends this crossing for you: you cross nothing more this turn",
     )
 
 

@@ -441,7 +441,9 @@ def live_context(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, Any
             | ({"out": True} if d.colour in out else {})
             for d in current_dice(game, snapshot.state)
         ],
-        "roll_entry": _roll_entry(snapshot, viewer, penalised),
+        "roll_entry": _roll_entry(
+            snapshot, viewer, penalised, viewer.seat if mode == "sheet" else None
+        ),
         "roll_waits": _roll_waits(snapshot, viewer, penalised),
         "choice": open_choice(snapshot, viewer),
         # a player's sheet page whose device has no seat any more: the host freed it (a
@@ -580,16 +582,23 @@ def next_roll_penalised(snapshot: Snapshot) -> list[int]:
     return list(dict.fromkeys(snapshot.game.penalised_by(snapshot.state, list(throw.closes))))
 
 
-def _passes_for(snapshot: Snapshot, passing: list[int], penalised: list[int]) -> str:
+def _passes_for(
+    snapshot: Snapshot, passing: list[int], penalised: list[int], me: int | None
+) -> str:
     """What the next roll does to those still crossing, in a player's words (the engine's
-    automatic passes: `Throw.closes`), with those it costs a penalty."""
+    automatic passes: `Throw.closes`), with those it costs a penalty; seat `me` (the
+    device's own player, as its banner says) is "you"."""
+    if me not in passing:
+        they = "they"
+    else:
+        they = "you" if len(passing) == 1 else "you both" if len(passing) == 2 else "you all"
     words = (
-        f"it ends this crossing for {names_of(snapshot.players, passing)}: "
-        "they cross nothing more this turn"
+        f"it ends this crossing for {names_of(snapshot.players, passing, me)}: "
+        f"{they} cross nothing more this turn"
     )
     if penalised:
-        verb = "takes" if len(penalised) == 1 else "take"
-        words += f", and {names_of(snapshot.players, penalised)} {verb} a penalty"
+        verb = "takes" if len(penalised) == 1 and me not in penalised else "take"
+        words += f", and {names_of(snapshot.players, penalised, me)} {verb} a penalty"
     return words
 
 
@@ -692,11 +701,12 @@ def die_names(colours: Sequence[str]) -> list[str]:
 
 
 def _roll_entry(
-    snapshot: Snapshot, viewer: Viewer, penalised: list[int]
+    snapshot: Snapshot, viewer: Viewer, penalised: list[int], me: int | None
 ) -> dict[str, object] | None:
     """The dice to tap in when the game expects a roll and this device enters rolls; also,
     folded, the next roll while a step is open that it closes (the table's automatic
-    passes: `Throw.closes`), on the next roller's device and the host's."""
+    passes: `Throw.closes`), on the next roller's device and the host's; seat `me` (the
+    device's own player on their sheet page) is "you" there."""
     turn, throw = snapshot.turn, snapshot.throw
     if throw is None or not (turn.chance or throw.closes):
         return None
@@ -721,9 +731,17 @@ def _roll_entry(
         else f"next-{snapshot.step_id}-{'-'.join(throw.dice.colours)}",
         # the next roll, entered before everyone has acted: who it passes for, and who pays
         # a penalty for it (the host's device may enter such a roll: it says so first)
-        "closes": _passes_for(snapshot, passing, penalised) if not turn.chance else "",
-        "roller": snapshot.players[throw.roller] if throw.roller is not None else "",
+        "closes": _passes_for(snapshot, passing, penalised, me) if not turn.chance else "",
+        # "Enter Bob's next roll", "Enter your next roll" on Bob's own sheet
+        "whose": _whose(snapshot, throw.roller, me),
     }
+
+
+def _whose(snapshot: Snapshot, roller: int | None, me: int | None) -> str:
+    """The roller as owner of the next roll: "your" for seat `me`, else "Bob's"."""
+    if roller is None:
+        return "the"
+    return "your" if roller == me else f"{snapshot.players[roller]}'s"
 
 
 CONTINUES_ELSEWHERE = "This game continues at a new table: ask the host for its join code."
