@@ -462,3 +462,39 @@ def test_sixto_done_that_ends_the_game_says_so_and_asks_once() -> None:
     bob = done_button(snapshot_of("sixto", ["Ann", "Bob"], [*moves, Done(0)]), 1)
     assert bob["label"] == "Done crossing, ends the game"
     assert bob["confirm"] == "Tap again to be done crossing: the game ends"
+
+
+def test_the_host_who_plays_is_not_pointed_to_the_hosts_device() -> None:
+    """Ann hosts from her own phone and plays: her sheet read "Your next roll waits for
+    Bob: ... (the host's device may enter it)", "No roll yet: ... (the host's device may
+    pass for them)" and Sixto's "(the host's device may tap Done crossing for them)",
+    though hers is the host's device and, seated, enters no roll that costs Bob a penalty
+    (penalty_for_other) nor marks his sheet. A device that is not the host's keeps the
+    pointer."""
+    host_ann, ann = Viewer(seat=0, host=True), Viewer(seat=0, host=False)
+    first_turn = [*QWIXX_TURN, Pass(1), Pass(0), Pass(0)]
+    rolled = snapshot_of("qwixx", ["Ann", "Bob"], [*first_turn, *QWIXX_TURN])
+    assert live_context(rolled, host_ann, "sheet")["roll_waits"] == (
+        "Your next roll waits for Bob: rolled now, it would pass for Bob with a penalty"
+    )
+    assert live_context(rolled, ann, "sheet")["roll_waits"].endswith(
+        "(the host's device may enter it)"
+    )
+    moves: list[Any] = []
+    for active in [0, 1] * 3:  # three penalties each
+        moves += [*QWIXX_TURN, Pass((active + 1) % 2), Pass(active), Pass(active)]
+    bob_passed = snapshot_of("qwixx", ["Ann", "Bob"], [*moves, *QWIXX_TURN, Pass(0)])
+    assert bob_passed.turn.ends_by_hand and bob_passed.turn.players == (1,)
+    assert live_context(bob_passed, host_ann, "sheet")["roll_waits"] == (
+        "No roll yet: Bob must cross or pass first, since a pass now could end the game"
+    )
+    assert live_context(bob_passed, ann, "sheet")["roll_waits"].endswith(
+        "(the host's device may pass for them)"
+    )
+    sixto = sixto_last_turn()
+    assert live_context(sixto, host_ann, "sheet")["roll_waits"] == (
+        "No roll yet: the game ends after this turn, once Bob is done crossing"
+    )
+    assert live_context(sixto, ann, "sheet")["roll_waits"].endswith(
+        "(the host's device may tap Done crossing for them)"
+    )

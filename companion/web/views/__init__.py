@@ -632,8 +632,16 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer, penalised: list[int]) -> str
     who = names_of(snapshot.players, others)
     return (
         f"Your next roll waits for {who}: rolled now, it would pass for {who} with a "
-        "penalty (the host's device may enter it)"
+        f"penalty{_host_aside(viewer, 'may enter it')}"
     )
+
+
+def _host_aside(viewer: Viewer, deed: str) -> str:
+    """ " (the host's device may ...)" where the way on is the host's device; "" on the
+    host's own device, which has a seat on a player's screen: seated, it acts as that
+    player (it enters no roll that costs another a penalty: penalty_for_other, and marks
+    no other sheet: Viewer.may_mark), so the pointer would point at itself."""
+    return "" if viewer.host else f" (the host's device {deed})"
 
 
 def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
@@ -648,10 +656,11 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
     last_turn = getattr(view_for(snapshot.game.name), "last_turn_words", None)
     who = names_of(snapshot.players, acting)
     if last_turn is not None:
-        return str(last_turn(who, len(acting)))
+        # the host's own device is told no aside (_host_aside)
+        return str(last_turn(who, len(acting), host_device=viewer.host))
     return (
         f"No roll yet: {who} must cross or pass first, since a pass now could end the "
-        "game (the host's device may pass for them)"
+        f"game{_host_aside(viewer, 'may pass for them')}"
     )
 
 
