@@ -50,6 +50,16 @@ DROPPED_BY_UNDO = (
     "or enter them by tapping"
 )
 
+# the one refusal of a camera roll because the game's state changed since the camera read
+# the throw, in the same words wherever it is refused: by the engine when the intake
+# applies it (companion.table.roll_intake), or on a tap on a question the game moved past
+CAMERA_MOVED_ON = "the game moved on while the camera read the throw; throw again"
+
+
+def camera_moved_on() -> Rejection:
+    return Rejection(Reason.STALE_STATE, "camera_moved_on", CAMERA_MOVED_ON)
+
+
 HeldKind = Literal["mismatch", "confirm", "unsure"]
 Mode = Literal["auto", "sure", "confirm"]  # a table's camera mode (camera_feed)
 # what a tap on a held reading changes: a die's value; a die's colour, or drops it (not a
@@ -524,9 +534,5 @@ class HeldReadings:
             raise Rejection(Reason.STALE_STATE, "no_such_reading", "that camera reading is gone")
         held = self.current(table)
         if held is None:
-            raise Rejection(
-                Reason.STALE_STATE,
-                "stale_reading",
-                "the game moved on since the camera read these dice; throw again",
-            )
+            raise camera_moved_on()
         return held

@@ -11,7 +11,7 @@ lands. `RollIntake.take` gets the decision's outcome and nothing else to ask for
 
 A refusal is noted, never raised: the camera's status line says what happened to each
 throw (`notes`), in words for a camera where the engine's speak to a screen
-(`camera_refusal_words`).
+(`camera_refusal`).
 
 `RollIntake.roll_applied` is the one place where a camera roll counts as applied, with the
 reading it came from (every die's box, value, colour and confidence) and its frame: the
@@ -38,6 +38,7 @@ from companion.table.held_reading import (
     HeldKind,
     HeldReading,
     HeldReadings,
+    camera_moved_on,
     may_answer,
 )
 from companion.table.learning import Learning
@@ -123,9 +124,10 @@ class RollIntake:
                 camera_roll.roll, camera_roll.by, action_id, camera_roll.state_id
             )
         except Rejection as exc:
-            refusal = with_names(camera_refusal_words(exc), table.snapshot.players)
+            refused = camera_refusal(exc)
+            refusal = with_names(refused.message, table.snapshot.players)
             self.note(table.table_id, f"the game refused the camera's roll: {refusal}")
-            log_roll(table, read_dice(camera_roll), f"refused ({exc.rule}): {refusal}")
+            log_roll(table, read_dice(camera_roll), f"refused ({refused.rule}): {refusal}")
             return None
         self.note(table.table_id, "roll applied")
         log_roll(table, read_dice(camera_roll), applied_words(camera_roll, result.state_id))
@@ -173,16 +175,18 @@ class RollIntake:
 
 # the engine's words for a throw the game moved past speak to a tablet ("since this screen
 # was drawn; it has been refreshed"); the camera line and the log say what a camera means
-CAMERA_REFUSALS = {
-    "stale_state": "the game moved on while the camera read the throw; throw again",
-    "table_reloaded": "the table was opened again while the camera read the throw; throw again",
-}
+def camera_refusal(refusal: Rejection) -> Rejection:
+    """The engine's refusal of a camera roll as the camera says it: a roll on a state the
+    game moved past is the camera's one `camera_moved_on`; a table opened again meanwhile
+    says so for a camera; any other keeps the engine's words (a rule of the game)."""
+    if refusal.rule == "stale_state":
+        return camera_moved_on()
+    if refusal.rule == "table_reloaded":
+        return Rejection(refusal.reason, refusal.rule, TABLE_RELOADED)
+    return refusal
 
 
-def camera_refusal_words(refusal: Rejection) -> str:
-    """The words of the engine's refusal of a camera roll, for a camera: those of
-    CAMERA_REFUSALS by the refusal's rule, else the engine's own (a rule of the game)."""
-    return CAMERA_REFUSALS.get(refusal.rule, refusal.message)
+TABLE_RELOADED = "the table was opened again while the camera read the throw; throw again"
 
 
 def log_roll(table: Table, dice: Sequence[DieReading | Die], what: str) -> None:

@@ -17,15 +17,15 @@ import numpy as np
 import pytest
 
 from companion.live.settle import RollEvent
-from companion.rules.base import DiceSpec, Die, Move, Rejection, Roll, Throw
+from companion.rules.base import DiceSpec, Die, Move, Reason, Rejection, Roll, Throw
 from companion.rules.qwixx import Cross
-from companion.rules.session import CAMERA
+from companion.rules.session import CAMERA, HOST
 from companion.table.access import Viewer
 from companion.table.camera_decision import decide_throw
 from companion.table.camera_feed import FOLLOW_IDLE_S, FOLLOW_PAGE_ROWS, MODE_KEY, CameraFeed
 from companion.table.camera_hub import CameraHub, implied_texts
 from companion.table.camera_settings import CameraSettings
-from companion.table.held_reading import CameraRoll, HeldReading
+from companion.table.held_reading import CameraRoll, HeldReading, camera_moved_on
 from companion.table.roll_intake import RollIntake, TableNote
 from companion.table.store import Store
 from companion.table.tables import Table, Tables
@@ -494,7 +494,7 @@ def test_the_log_says_what_became_of_each_camera_roll(
             f"{where}: read {read}; applied (state 1, by camera)",
             f"{where}: read white 3, white 4, red 2, yellow 5, green 6, blue ?; asked "
             f"(mismatch): not applied: {question.message}",
-            f"{where}: read {read}; refused (stale_state): {CAMERA_STALE}",
+            f"{where}: read {read}; refused (camera_moved_on): {CAMERA_STALE}",
         ], said
 
     with_qwixx_table(tmp_path, body)
@@ -523,10 +523,45 @@ def test_a_camera_roll_the_game_moved_past_is_refused_in_words_for_a_camera(
         line = intake.note_of(table.table_id).text
         assert line == f"the game refused the camera's roll: {CAMERA_STALE}", line
         said = [r.getMessage() for r in caplog.records if r.name == "companion.table.roll_intake"]
-        assert len(said) == 1 and said[0].endswith(f"; refused (stale_state): {CAMERA_STALE}")
+        assert len(said) == 1 and said[0].endswith(f"; refused (camera_moved_on): {CAMERA_STALE}")
         assert not any("screen" in words or "refreshed" in words for words in [line, *said])
         with pytest.raises(Rejection) as tapped:  # a tablet drawn at state 0 taps a roll
             await table.act_throw(roll.roll, CAMERA, "tapped-late", 0)
         assert "since this screen was drawn" in tapped.value.message
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_every_camera_roll_the_game_moved_past_is_refused_with_one_reason_and_words(
+    tmp_path: Path,
+) -> None:
+    """The camera's two refusals of a roll the game moved past differed: the camera line
+    said "the game moved on while the camera read the throw", a tap on its question "the
+    game moved on since the camera read these dice", under another rule. Both are now the
+    one `camera_moved_on` refusal (stale_state) with one sentence: the intake's, when the
+    engine refuses the roll, and a tap's on a question a hand-entered roll made stale."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        roll = decide_throw(qwixx_event(), QWIXX_THROW, 0, table.table_id, "auto", "h", None)
+        assert isinstance(roll, CameraRoll)
+        await table.act_throw(roll.roll, CAMERA, "typed-in", 0)  # someone tapped it in
+        assert (await hub.intake.take(table, roll, setup=None, tapped=False)).seq is None
+        line = hub.intake.note_of(table.table_id).text
+        assert line == f"the game refused the camera's roll: {CAMERA_STALE}", line
+
+        await hub.on_throw(qwixx_event((3, 4, 2, 5, 6, None)))  # a die not read: asked
+        question = hub.held.current(table)
+        assert question is not None and question.state_id == 1
+        await table.undo(HOST, "undo-typed-in")  # the game moved past the question
+        with pytest.raises(Rejection) as tapped:
+            await hub.fix(table, question.held_id, 5, 1, None, False)
+        refused = tapped.value
+        assert (refused.reason, refused.rule, refused.message) == (
+            Reason.STALE_STATE,
+            "camera_moved_on",
+            CAMERA_STALE,
+        )
+        assert camera_moved_on().to_json() == refused.to_json()
 
     with_qwixx_table(tmp_path, body)
