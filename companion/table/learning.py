@@ -376,6 +376,7 @@ class Learning:
             "reads": reads_words(*verdicts),
             "rolls_last_hour": rolls,
             "share_without_tap": round(share, 3),
+            "rolls_words": rolls_words(rolls, share),
         }
 
     def roll_applied_soon(
@@ -755,3 +756,17 @@ def _base_reader(runtime: CameraRuntime | None) -> DiceReader | None:
     if isinstance(reader, LearntReader):
         return reader.base
     return reader if isinstance(reader, DiceReader) else None
+
+
+def rolls_words(rolls: int, share: float) -> str:
+    """The last hour's camera rolls with a setup and the share that went in without a tap,
+    in words: every table's the camera served (counted per setup; a table host's Forget
+    keeps them, as the rolls were played, and it sits beside this count), never one
+    table's."""
+    if not rolls:
+        return "no camera roll with this setup in the last hour, at any table"
+    percent = int(100 * share + 0.5)
+    return (
+        f"{percent} % of the last hour's {rolls} camera rolls with this setup, at every "
+        "table, went in without a tap"
+    )

@@ -31,7 +31,7 @@ from companion.table.camera_feed import dice_set_for, throws_calibrated_set
 from companion.table.camera_hub import new_table_line
 from companion.table.camera_runtime import CameraRuntime
 from companion.table.camera_settings import CameraSettings
-from companion.table.learning import Learning, LearntReader, confirmed_dice
+from companion.table.learning import Learning, LearntReader, confirmed_dice, rolls_words
 from companion.vision.adapt import Adaptation
 from companion.vision.adapt_files import ADAPTED_DIR
 from companion.vision.adapt_gate import REASONS
@@ -303,6 +303,34 @@ def test_a_table_host_changes_only_the_dice_confirmed_at_that_table(
         assert left == ids[1:]
 
 
+def test_a_tables_forget_keeps_the_hours_rolls_and_they_read_as_every_tables(
+    tmp_path: Path,
+) -> None:
+    """The host's "What the camera learnt" said "2 camera rolls in the last hour, 50 %
+    without a tap" beside "Forget what the camera learnt", and the camera panel of a table
+    "50 % of the last hour's 2 camera rolls": read as this table's, though counted per
+    setup, and a table's Forget left it as it was. The rolls were played, so the count
+    stays; its words, on both, say it is the setup's, at every table."""
+    learning = Learning(tmp_path)
+    image, dice, _ = rest_of(1502)
+
+    async def two_rolls_then_forget() -> int:
+        await learning.roll_applied("kitchen", image, dice, tapped=False, table_id="t1")
+        await learning.roll_applied("kitchen", image, dice, tapped=True, table_id="t2")
+        while not learning.idle("kitchen"):
+            await asyncio.sleep(0.01)
+        return await learning.forget_table("kitchen", "t1")
+
+    assert asyncio.run(two_rolls_then_forget()) == 6
+    status = learning.status("kitchen")
+    assert status is not None and status["rolls_last_hour"] == 2
+    assert status["rolls_words"] == (
+        "50 % of the last hour's 2 camera rolls with this setup, at every table, went in "
+        "without a tap"
+    )
+    assert rolls_words(0, 0.0) == "no camera roll with this setup in the last hour, at any table"
+
+
 def test_a_strangers_own_table_forgets_nothing_the_camera_learnt_elsewhere(
     camera_server: tuple[LiveServer, str],
 ) -> None:
@@ -326,6 +354,8 @@ def test_a_strangers_own_table_forgets_nothing_the_camera_learnt_elsewhere(
         answer = stranger.delete(f"/api/tables/{own}/setup")
         assert answer.status_code == 200, answer.text
         assert answer.json() == {"deleted": 0, "kept": len(ids)}
+        page = stranger.get(f"/api/tables/{own}/setup").json()  # the host's page beside it
+        assert page["rolls_words"] == rolls_words(0, 0.0)
         kept = [e["id"] for e in machine.get("/api/setups/kitchen").json()["examples"]]
         assert kept == ids
 
@@ -385,6 +415,8 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(
         + REASONS[again.adaptation.head.gate.reason],
         "rolls_last_hour": 2,
         "share_without_tap": 1.0,
+        "rolls_words": "100 % of the last hour's 2 camera rolls with this setup, at every "
+        "table, went in without a tap",
     }
     # the shipped classifier reads these dice right: nothing to gain, the shipped head reads
     assert not again.adaptation.head.gate.adopted and not again.adaptation.head.active

@@ -370,6 +370,12 @@ def test_the_tables_host_forgets_what_the_camera_learnt_in_one_action_from_a_tab
         shot(page, "setup-forget-from-the-table-tablet")
         forget.tap()
         page.wait_for_selector("#setup-status[data-used='0']", timeout=20000)
+        # the hour's camera rolls beside the button are the setup's, at every table (a
+        # table's Forget keeps them), never read as this table's
+        assert page.inner_text("#setup-status").endswith(
+            " · no camera roll with this setup in the last hour, at any table"
+        )
+        assert "the count of the last hour's camera rolls" in page.inner_text(".forget-what")
         said = page.inner_text("#setup-forgotten")
         assert "forgot 6 stored dice of kitchen" in said
         assert "it reads with the models it came with" in said

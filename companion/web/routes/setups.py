@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from companion.rules.base import Reason, Rejection
 from companion.table.camera_hub import DEMO_TEACHES_NOTHING, CameraHub
-from companion.table.learning import Learning
+from companion.table.learning import Learning, rolls_words
 from companion.vision.adapt_store import SetupError, StoredExample, check_setup
 from companion.vision.calibration import calibration_path, load_calibration
 from companion.vision.colour import CalibrationError, DiceSet, builtin_dice_set
@@ -144,6 +144,7 @@ async def setup_json(
         "groups": [{"name": name, "ids": ids} for name, ids in sorted(groups.items())],
         "rolls_last_hour": rolls,
         "share_without_tap": round(share, 3),
+        "rolls_words": rolls_words(rolls, share),
         **({} if table_id is None else taught_where(stored, table_id)),
     }
 

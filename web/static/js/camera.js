@@ -385,7 +385,7 @@
   }
 
   // what the camera's setup learnt: confirmed dice, the share of the last hour's camera
-  // rolls that went in without a tap, and what it reads with and why; or why it learns
+  // rolls with the setup (every table's) that went in without a tap, and what it reads with and why; or why it learns
   // nothing at this table (no calibration; the table's dice are not the calibrated set)
   function showLearning(learning, attached) {
     const el = document.getElementById("camera-learning");
@@ -404,9 +404,7 @@
     const learnt = learning.learnt === null ? "…" : learning.learnt;
     el.dataset.learnt = String(learning.learnt ?? "");
     el.textContent = `The camera learnt from ${learnt} confirmed dice (setup “${learning.setup}”)` +
-      (learning.rolls_last_hour
-        ? ` · ${Math.round(100 * learning.share_without_tap)} % of the last hour's ${learning.rolls_last_hour} camera rolls went in without a tap`
-        : " · no camera roll in the last hour") +
+      ` · ${learning.rolls_words}` +
       (learning.reads ? ` · ${learning.reads}` : "");
     el.title = (learning.verdict ? learning.verdict.words : "") +
       (learning.finder_verdict ? `\nfinder: ${learning.finder_verdict.words}` : "") +

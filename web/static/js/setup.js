@@ -89,7 +89,7 @@
     const s = body.summary;
     statusEl.textContent = `${s.used} confirmed dice learnt from` +
       (s.held.length ? `, ${s.held.length} held back for a look` : "") +
-      ` · ${body.rolls_last_hour} camera rolls in the last hour, ${Math.round(100 * body.share_without_tap)} % without a tap`;
+      ` · ${body.rolls_words}`;
     statusEl.dataset.used = String(s.used);
     const verdictEl = document.getElementById("setup-verdict");
     if (verdictEl) {
