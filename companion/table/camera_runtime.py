@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from companion.live.demo import DemoDirector
 from companion.live.settle import RollEvent, SettleConfig, sure_frames_for
-from companion.live.worker import CameraStatus, CameraWorker
+from companion.live.worker import BackOff, CameraStatus, CameraWorker
 from companion.table.camera_decision import shipped_threshold
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import Mode
@@ -203,6 +203,34 @@ NO_THROW_AT_REST = (
 )
 
 
+# a webcam named (`--camera N`) that gives no frames: which one, what to do, and how often it
+# is tried (no demo in its place: the host named it); the worker waits at most this long
+WEBCAM_RETRY_S = BackOff().longest
+WEBCAM_SILENT = (
+    "webcam {index} did not answer: plug it in (or close a program using it); the camera "
+    "tries it again every {retry:g} s (attempt {attempt})"
+)
+WEBCAM_LOST = (
+    "webcam {index} stopped answering: plug it back in (or close a program using it); the "
+    "camera tries it again every {retry:g} s (attempt {attempt})"
+)
+
+
+def not_delivering(status: Mapping[str, object]) -> tuple[str, bool]:
+    """The words for a running source that gives no frames, and whether they say its
+    error already. A webcam (described "camera N") says which, and what to do: "camera
+    lost: reconnecting" named neither, and a webcam that never answered was not "lost"."""
+    attempt = status["reconnect_attempts"]
+    source = str(status.get("source") or "")
+    if not source.startswith("camera "):
+        return f"camera lost: reconnecting (attempt {attempt})", False
+    index = source.removeprefix("camera ")
+    if not attempt and not status["last_error"]:
+        return f"webcam {index}: opening…", False
+    words = WEBCAM_LOST if status.get("frames_read") else WEBCAM_SILENT
+    return words.format(index=index, retry=WEBCAM_RETRY_S, attempt=attempt), True
+
+
 def status_line(
     enabled: bool, starting: bool, status: dict[str, Any] | None, error: str | None
 ) -> str:
@@ -212,15 +240,17 @@ def status_line(
     if status is None:
         return "camera starting…" if starting else (error or "camera not running")
     parts = []
+    said_error = False
     if status["connected"]:
         parts.append(f"camera live · {status['fps']} fps · {status['settle']}")
     elif status["ended"]:
         parts.append(SOURCE_ENDED if status["events"] else NO_THROW_AT_REST)
     elif status["running"]:
-        parts.append(f"camera lost: reconnecting (attempt {status['reconnect_attempts']})")
+        words, said_error = not_delivering(status)
+        parts.append(words)
     else:
         parts.append("camera stopped")
-    if status["last_error"]:
+    if status["last_error"] and not said_error:
         parts.append(str(status["last_error"]))
     if status["corrupt_frames"]:
         skipped = status["corrupt_frames"]

@@ -4,6 +4,7 @@ plus the demo clip as a looping source."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -27,9 +28,11 @@ from companion.live.demo import (
 )
 from companion.live.settle import RollEvent, SettleConfig
 from companion.live.worker import BackOff, CameraStatus, CameraWorker
-from companion.table.camera_runtime import status_line
+from companion.table.camera_runtime import WEBCAM_RETRY_S, CameraRuntime, status_line
+from companion.table.camera_settings import CameraSettings
 from companion.vision.sources import FolderSource, FrameSource
 from companion.vision.types import UNREADABLE, DieBox, DieReading, Frame, FrameReading
+from tests.waiting import wait_until
 
 FAST = BackOff(first=0.02, longest=0.1)
 
@@ -538,3 +541,51 @@ def test_a_folder_of_still_photos_is_a_throw_each_when_held(
     ]
     line = status_line(True, False, status.to_json(), None)
     assert ("--hold" in line) is (throws_seen == 0)
+
+
+def test_a_named_webcam_that_does_not_answer_says_which_and_what_to_do() -> None:
+    """A café owner's trial: with `--camera 0` named and no webcam plugged in, the camera
+    line said only "camera lost: reconnecting (attempt 3) · camera 0: cannot be opened":
+    a webcam that never answered was not lost, and the line said neither what to do nor
+    how often it is tried. Now it names the webcam, says to plug it in and how often it is
+    tried again; no demo plays in its place (the host named the camera). A real webcam
+    source on an index no machine has (the runtime's own plan and worker)."""
+    runtime = CameraRuntime(CameraSettings(index=63), lambda: None)
+    loop = asyncio.new_event_loop()  # no throw comes: nothing is handed to it
+    runtime.start(loop, lambda event: None)
+    try:
+        status = wait_until(
+            lambda: (
+                (s := runtime.status_json())["status"]
+                and s["status"]["reconnect_attempts"] >= 1
+                and s
+            ),
+            20,
+            "the webcam tried again",
+        )
+        attempt = status["status"]["reconnect_attempts"]
+        assert status["line"] == (
+            "webcam 63 did not answer: plug it in (or close a program using it); the camera "
+            f"tries it again every {WEBCAM_RETRY_S:g} s (attempt {attempt})"
+        ), status["line"]
+        assert status["source"] == "camera 63" and runtime.demo is None
+    finally:
+        runtime.stop()
+        loop.close()
+
+
+def test_a_webcam_that_stopped_answering_asks_to_plug_it_back_in() -> None:
+    lost = {
+        "connected": False,
+        "ended": False,
+        "running": True,
+        "source": "camera 0",
+        "frames_read": 900,
+        "reconnect_attempts": 2,
+        "last_error": "camera 0: lost (no frame in 30 reads)",
+        "corrupt_frames": 0,
+    }
+    assert status_line(True, False, lost, None) == (
+        "webcam 0 stopped answering: plug it back in (or close a program using it); the "
+        f"camera tries it again every {WEBCAM_RETRY_S:g} s (attempt 2)"
+    )
