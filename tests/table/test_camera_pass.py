@@ -555,7 +555,7 @@ def test_every_camera_roll_the_game_moved_past_is_refused_with_one_reason_and_wo
         assert question is not None and question.state_id == 1
         await table.undo(HOST, "undo-typed-in")  # the game moved past the question
         with pytest.raises(Rejection) as tapped:
-            await hub.fix(table, question.held_id, 5, 1, None, False)
+            await hub.fix(table, question.held_id, 5, 1, None, False, device=HOST_DEVICE)
         refused = tapped.value
         assert (refused.reason, refused.rule, refused.message) == (
             Reason.STALE_STATE,
