@@ -141,6 +141,15 @@ DEMO_TEACHES_NOTHING = (
     "The camera is not learning: the demo camera's dice are drawn, and drawn dice teach "
     "nothing about a real table."
 )
+# why the calibration page measures nothing now (POST /api/calibration refuses with it, the
+# page says it above the picture): the demo camera's empty table or drawn dice are not the
+# host's dice under the host's light
+DEMO_MEASURES_NOTHING = (
+    "The demo camera plays (no webcam answered at start): this picture is a drawn table, "
+    "with dice only while a game waits for a roll, and there are no dice of yours to "
+    "measure. Plug a webcam in, then Restart the camera (a table's Camera settings) or "
+    "restart the companion, and calibrate with it."
+)
 OTHER_DICE = (
     "The camera learns {setup}'s dice, not this table's: it reads these with the shipped "
     "models and learns nothing from them (calibrate the camera for this game's dice, on the "
@@ -254,6 +263,13 @@ class CameraHub:
         demo camera plays, and its drawn dice teach nothing about a real table. None while
         a real source plays."""
         return DEMO_TEACHES_NOTHING if self.runtime.plays_demo else None
+
+    @property
+    def measuring_refused(self) -> str | None:
+        """Why the calibration page may measure nothing now, in words: the demo camera
+        plays (a newcomer's first evening: its picture is no table of theirs). None while a
+        real source plays."""
+        return DEMO_MEASURES_NOTHING if self.runtime.plays_demo else None
 
     @property
     def served_table_id(self) -> str | None:

@@ -1,6 +1,7 @@
 """The calibration page while the demo camera plays, in Debian's Chromium: the teaching
 round of the chosen setup is not offered (the server refuses it there: drawn dice teach
-nothing about a real table) and the page says why in words; and a calibration chosen
+nothing about a real table) and the page says why in words, as it says why Measure is off
+(the picture is the demo camera's drawn table); and a calibration chosen
 elsewhere (another tab, a script) is redrawn as chosen, or in use, without a reload.
 Screenshots go to test-artifacts/."""
 
@@ -59,6 +60,10 @@ def test_the_calibration_page_follows_the_choice_and_offers_no_teaching_in_the_d
         page = browser.new_context(**LAPTOP).new_page()
         page.goto(f"{server.base_url}/calibrate")
         assert page.text_content("#calibrate-active") == "none"
+        # the picture is the demo camera's drawn table: said above it, nothing to measure
+        assert page.is_visible("#calibrate-measure-refused")
+        assert "demo camera plays" in (page.text_content("#calibrate-measure-refused") or "")
+        assert page.is_disabled("#calibrate-measure")
 
         # chosen elsewhere: the page shows it without a reload, the file marked
         used = httpx.post(f"{server.base_url}/api/calibration/use", json={"name": "kitchen"})

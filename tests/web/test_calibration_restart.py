@@ -124,3 +124,30 @@ def test_a_calibration_chosen_while_the_demo_plays_waits_for_a_real_camera(
     active, page = active_after_restart(server_settings(tmp_path))
     assert active == "qwixx" and '<span id="calibrate-label">In use</span>' in page
     assert '<p class="hint" id="calibrate-demo" hidden>' in page
+
+
+def test_the_demo_cameras_picture_is_not_measured_and_the_page_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newcomer's first evening: no webcam, the demo camera plays. /calibrate showed its
+    empty drawn table with "Lay every die of the set flat" and Measure answered "not seen by
+    the camera: ... lay every die of the set in view"; the page now says the picture is the
+    demo camera's, the button is off, and a measure is refused with the same words."""
+    monkeypatch.setattr(demo, "camera_is_available", lambda index=0: False)
+    with demo_server(server_settings(tmp_path, disabled=False)) as local:
+        demo_playing(local)
+        page = local.get("/calibrate").text
+        assert '<p class="warning" id="calibrate-measure-refused">The demo camera plays' in page
+        assert 'id="calibrate-measure" disabled>Measure and save' in page
+        assert (
+            "no dice of yours to measure"
+            in local.get("/api/calibration").json()["measuring_refused"]
+        )
+        measured = local.post("/api/calibration", json={"name": "mine", "dice_set": "qwixx"})
+        assert measured.status_code == 403 and measured.json()["rule"] == "demo_camera"
+        assert "Plug a webcam in" in measured.json()["message"]
+        assert not (tmp_path / "calibration" / "mine.json").exists()
+    # a real source measures: no note, the button on
+    page = active_after_restart(server_settings(tmp_path))[1]
+    assert '<p class="warning" id="calibrate-measure-refused" hidden></p>' in page
+    assert 'id="calibrate-measure">Measure and save' in page

@@ -546,6 +546,7 @@ async def calibrate_page(request: Request, templates: TemplatesDep, hub: HubDep)
         "active": chosen_name(hub),
         "demo": hub.runtime.plays_demo,
         "teaching_refused": hub.teaching_refused,
+        "measuring_refused": hub.measuring_refused,
         "problem": hub.calibration_problem,
         "enabled": hub.enabled,
     }
@@ -602,8 +603,24 @@ async def calibration_reading(request: Request, hub: HubDep) -> dict[str, Any]:
         "active": chosen_name(hub),
         "demo": hub.runtime.plays_demo,
         "teaching_refused": hub.teaching_refused,
+        "measuring_refused": hub.measuring_refused,
         "calibration": hub.calibration.to_json("active") if hub.calibration else None,
     }
+
+
+async def frames_to_measure(hub: CameraHub, count: int) -> list[np.ndarray]:
+    """The camera's next `count` distinct frames, as it delivers them (none: no picture)."""
+    frames: list[np.ndarray] = []
+    last_id = None
+    for _ in range(count * 20):
+        image, _reading = hub.runtime.latest()
+        if image is not None and id(image) != last_id:
+            frames.append(image)
+            last_id = id(image)
+            if len(frames) >= count:
+                break
+        await asyncio.sleep(0.05)
+    return frames
 
 
 @router.post("/api/calibration", dependencies=[SameOrigin])
@@ -613,6 +630,9 @@ async def save_calibration_from_camera(
     """Measure the dice in view over the next frames, save calibration/<name>.json and use
     it from now on."""
     require_local(request, LOCAL_CALIBRATION)
+    refused = hub.measuring_refused
+    if refused is not None:
+        raise Rejection(Reason.NOT_ALLOWED, "demo_camera", refused)
     from companion.vision.calibration import (
         calibration_path,
         load_calibration,
@@ -636,16 +656,7 @@ async def save_calibration_from_camera(
     reader = hub.runtime.reader.reader
     if reader is None:
         raise Rejection(Reason.NOT_ALLOWED, "no_reader", "the dice reader is not loaded")
-    frames: list[np.ndarray] = []
-    last_id = None
-    for _ in range(body.frames * 20):
-        image, _reading = hub.runtime.latest()
-        if image is not None and id(image) != last_id:
-            frames.append(image)
-            last_id = id(image)
-            if len(frames) >= body.frames:
-                break
-        await asyncio.sleep(0.05)
+    frames = await frames_to_measure(hub, body.frames)
     if not frames:
         raise Rejection(Reason.NOT_ALLOWED, "no_picture", "the camera delivers no picture")
 

@@ -26,6 +26,7 @@
       if (mine < drawn) return;
       drawn = mine;
       showReading(body);
+      showMeasuring(body);
       showActive(body);
     } catch (error) { /* try again */ }
   }
@@ -40,6 +41,15 @@
       li.textContent = `${d.colour || "?"} ${d.value ?? "?"} · ${side} px` + (d.flags.length ? ` · ${d.flags.join(", ")}` : "");
       diceEl.appendChild(li);
     });
+  }
+  // while the demo camera plays there is nothing of the host's to measure: the server's
+  // words instead of a button that is refused (a webcam found later enables it)
+  function showMeasuring(body) {
+    const refused = body.measuring_refused || "";
+    const note = document.getElementById("calibrate-measure-refused");
+    note.textContent = refused;
+    note.hidden = !refused;
+    document.getElementById("calibrate-measure").disabled = Boolean(refused);
   }
   setInterval(poll, 1000);
   poll();
