@@ -97,3 +97,23 @@ def test_a_history_entry_put_right_in_its_place_shows_at_once(tmp_path: Path) ->
         store.set_summary(tid, row.summary | {"winners": [0]})  # a changed entry, in place
         assert store.table(tid).finished_at == row.finished_at
         assert _winners(host.get("/history").text) == ["Ann"]
+
+
+def test_a_device_elsewhere_is_told_its_history_lists_only_the_games_it_joined(
+    tmp_path: Path,
+) -> None:
+    """A newcomer's phone that joined nothing read "No finished games yet" while the server's
+    screen listed the evening's games: the page says whose games it lists."""
+    app = create_app(Settings(data_dir=tmp_path))
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        table = create_table(local, "qwixx", ["Ann", "Bob"], {"players": 2})
+        assert local.post(f"/api/tables/{table['table_id']}/end").status_code == 200
+        on_the_server = local.get("/history").text
+        assert _listed(on_the_server) == [table["table_id"]]
+        assert 'id="history-scope"' not in on_the_server  # it lists every game
+        page = TestClient(app).get("/history").text  # not loopback: another device
+        assert _listed(page) == []
+        assert (
+            '<p class="hint" id="history-scope">The games this device joined; the computer '
+            "running the companion lists every game.</p>" in page
+        )

@@ -545,6 +545,9 @@ async def history_page(
     0.5 s to build it), so it reads one page of them (`visible_games`)."""
     rows, total = await visible_games(request, tables, True, older, HISTORY_GAMES)
     finished = listing_pages(older, total, HISTORY_GAMES)
+    # another device lists only the games it joined: it says so, or "No finished games yet"
+    # on a phone would deny the evening's games the server's own screen lists
+    local = is_local(request)
 
     def build() -> bytes:
         games, notes = [], []
