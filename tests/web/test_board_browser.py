@@ -6,7 +6,7 @@
   without a reload.
 - The scoreboard (`/t/{id}/board`, for a laptop or TV) shows every sheet at once without
   scrolling, under the roll and whose turn it is, for every game and on phone, tablet,
-  laptop and TV screens.
+  laptop and TV screens, nothing in a sheet standing out of its row.
 - "Host tools" shows that it opens with a tap (a disclosure triangle), and sits beside the
   join panel: in reach while the join code is folded away; a tap anywhere on the folded
   bar unfolds it (no link inside it). On a 390 px phone the scoreboard link ("Scoreboard"
@@ -134,8 +134,23 @@ def test_the_join_panel_folds_when_the_game_ends(
     shot(host, f"join-panel-folded-at-the-end-{'opened' if opened_by_hand else 'free-seat'}")
 
 
+# a sheet's parts and its rows whose content stands out of them: a Qwixx or Sixto row's
+# score stood 6-12 px past the row's coloured border on the scoreboard (the sheet's padding
+# hid it from the fit)
+POKING_OUT = """() => {
+  const out = [];
+  document.querySelectorAll('section.sheet > *, section.sheet [class*="-row"]').forEach((el) => {
+    if (!el.clientWidth || getComputedStyle(el).overflowX !== 'visible') return;
+    const past = el.scrollWidth - el.clientWidth;
+    if (past > 1) out.push(`${el.className}: ${past} px`);
+  });
+  return out;
+}"""
+
+
 def assert_every_sheet_on_screen(page: Any, count: int) -> None:
     page.wait_for_selector("body[data-board-fitted=yes]")
+    assert page.evaluate(POKING_OUT) == []
     size = page.viewport_size
     assert page.evaluate("document.scrollingElement.scrollHeight") <= size["height"] + 1
     assert page.evaluate("document.scrollingElement.scrollWidth") <= size["width"] + 1

@@ -23,10 +23,14 @@
     grid.style.zoom = "1";
     grid.style.removeProperty("--board-sheet-w");
     const count = grid.children.length;
-    // a sheet wider than the design width (Sixto's target area) gets the width it needs
+    // a sheet wider than the design width (Sixto's target area) gets the width it needs;
+    // so does one whose rows overflow into its padding (a Qwixx or Sixto row's score stood
+    // past the row's border): the sheet itself did not overflow, its parts did
     layout(grid, 1);
     const sheets = Array.from(grid.children);
-    const wanted = Math.max(...sheets.map((s) => s.scrollWidth - s.clientWidth));
+    const overflow = (el) => el.scrollWidth - el.clientWidth;
+    const parts = (s) => [s, ...s.querySelectorAll(":scope > *, [class*='-row']")];
+    const wanted = Math.max(...sheets.map((s) => Math.max(...parts(s).map(overflow))));
     if (wanted > 0) {
       const width = sheets[0].getBoundingClientRect().width + wanted + 4;
       grid.style.setProperty("--board-sheet-w", `${Math.ceil(width)}px`);
