@@ -562,7 +562,6 @@ async def history_page(
     # the page says its place (the count, the links), so that is in its key with its rows;
     # and each row's winners: opening a table may put them right in place (Tables._load);
     # the server's own screen's page has a delete button per game, another device's none
-    local = is_local(request)
     shown = tuple((r.table_id, r.finished_at, str((r.summary or {}).get("winners"))) for r in rows)
     key = ("history", local, tuple(finished.items()), shown)
     return HTMLResponse(await pages.kept(key, build))
