@@ -48,6 +48,10 @@ class Snapshot:
     # the latest change was a roll (not an undo back to one): a screen reads it out, also
     # when its dice equal the roll before (Sixes keeps its two dice shown between rolls)
     rolled: bool = False
+    # the host's device holds a seat (Table.host_seated): it acts as that player only (it
+    # marks no other sheet: Viewer.may_mark, enters no roll that costs another a penalty:
+    # penalty_for_other), so no screen points the players at the host's device for that
+    host_seated: bool = False
 
     def undo_offer(self, by: str) -> Action | None:
         """The action an undo by `by` would take back now; None: `by` may not undo (nor
@@ -83,6 +87,7 @@ def snapshot_of(
     auto_pass: bool = True,
     next_table: str | None = None,
     continued: bool = False,
+    host_seated: bool = False,
 ) -> Snapshot:
     """The Snapshot of `session` with the table's own facts (Table._take_snapshot): one
     place says what a screen is drawn from, the table and the tests alike."""
@@ -107,4 +112,5 @@ def snapshot_of(
         undo_refusals=tuple((by, a) for by, a in answers if isinstance(a, Rejection)),
         latest_undo=session.latest_undo,
         rolled=session.latest_undo is None and latest is not None and isinstance(latest.move, Roll),
+        host_seated=host_seated,
     )

@@ -298,7 +298,20 @@ class Table:
             auto_pass=self.auto_pass,
             next_table=self.next_table_id,
             continued=self.continued,
+            host_seated=self.host_seated(),
         )
+
+    def host_seated(self) -> bool:
+        """Whether the host's device holds a seat (every host's device, should a table have
+        more): none acts as the host then, only as its player."""
+        hosts = [device for device in self._devices.values() if device.host]
+        return bool(hosts) and all(device.seat is not None for device in hosts)
+
+    def _redraw_seats(self) -> None:
+        """A device sat down or stood up: the snapshot says anew whether the host's device
+        is seated (what the screens point the players at), and every screen redraws."""
+        self.snapshot = self._take_snapshot()
+        self._redraw_all()
 
     # -- devices ------------------------------------------------------------------------
     def viewer(self, token: str | None) -> Viewer | None:
@@ -345,6 +358,8 @@ class Table:
         add = self._store.add_device
         joined_seq = await asyncio.to_thread(add, token_hash, self.table_id, host, None)
         self._devices[token_hash] = Device(self.table_id, host, None, joined_seq)
+        if host:  # a host's device without a seat: the host's device acts as the host again
+            self.snapshot = self._take_snapshot()
 
     def seats_taken(self) -> set[int]:
         """The seats a device holds (kept as seats change: no walk over every device)."""
@@ -492,7 +507,7 @@ class Table:
         self._devices[token_hash] = device
         if device.seat is not None:
             self._seated[device.seat] = token_hash
-        self._redraw_all()  # the host's screen shows who has sat down (ws.py "seats")
+        self._redraw_seats()  # the host's screen shows who has sat down (ws.py "seats")
 
     async def free_seat(self, seat: int) -> None:
         """Free `seat`: the player's device that held it loses its token, so it cannot take
@@ -509,7 +524,7 @@ class Table:
             elif device.seat == seat:
                 del self._devices[token_hash]
         self._seated.pop(seat, None)
-        self._redraw_all()  # the freed device stops offering that seat's dice and boxes
+        self._redraw_seats()  # the freed device stops offering that seat's dice and boxes
 
     # -- actions ------------------------------------------------------------------------
     async def act(

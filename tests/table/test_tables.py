@@ -662,3 +662,40 @@ def test_the_log_says_when_a_table_starts_and_when_its_game_ends(
         f"table {left} started: Qwixx, Dee, Eve; join code {left_code}",
         f"table {left} (Qwixx): ended by the host before the game's end",
     ]
+
+
+def test_the_snapshot_says_whether_the_hosts_device_is_seated(tmp_path: Path) -> None:
+    """The screens stop pointing the players at the host's device while it holds a seat
+    (it acts as its player only): the snapshot follows the host's sitting down, standing
+    up by the seat page or by freeing the seat, a second host's device, and a restart."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "host_seat.sqlite3")
+        tables = attached_tables(store)
+        try:
+            table = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            host = await table.add_device(host=True)
+            bob = await table.add_device(host=False)
+            await table.take_seat(bob, 1)
+            assert not table.snapshot.host_seated
+            await table.take_seat(host, 0)
+            assert table.snapshot.host_seated
+            await table.take_seat(host, None)
+            assert not table.snapshot.host_seated
+            await table.take_seat(host, 0)
+            await table.free_seat(0)  # the host stands up
+            assert not table.snapshot.host_seated
+            await table.take_seat(host, 0)
+        finally:
+            tables.close()
+        again = attached_tables(store)
+        try:
+            reopened = await again.get(table.table_id)
+            assert reopened is not None and reopened.snapshot.host_seated
+            await reopened.add_device(host=True)  # a host's device at no seat acts as host
+            assert not reopened.snapshot.host_seated
+        finally:
+            again.close()
+            store.close()
+
+    asyncio.run(scenario())

@@ -498,3 +498,36 @@ def test_the_host_who_plays_is_not_pointed_to_the_hosts_device() -> None:
     assert live_context(sixto, ann, "sheet")["roll_waits"].endswith(
         "(the host's device may tap Done crossing for them)"
     )
+
+
+def test_no_device_is_pointed_to_the_host_while_the_hosts_device_is_seated() -> None:
+    """Ann hosts from her phone and plays: Bob's phone read "... (the host's device may
+    enter it)", "(... may pass for them)" and Sixto's "(... may tap Done crossing for
+    them)", though the only host's device is Ann's sheet, which acts as Ann only (it
+    enters no roll that costs Bob a penalty: penalty_for_other, nor marks his sheet:
+    Viewer.may_mark). With the host's device at no seat the pointer stays."""
+    ann, bob = Viewer(seat=0, host=False), Viewer(seat=1, host=False)
+    first_turn = [*QWIXX_TURN, Pass(1), Pass(0), Pass(0)]
+    rolled = snapshot_of("qwixx", ["Ann", "Bob"], [*first_turn, *QWIXX_TURN])
+    seated = replace(rolled, host_seated=True)
+    assert live_context(seated, ann, "sheet")["roll_waits"] == (
+        "Your next roll waits for Bob: rolled now, it would pass for Bob with a penalty"
+    )
+    assert live_context(rolled, ann, "sheet")["roll_waits"].endswith(
+        "(the host's device may enter it)"
+    )
+    moves: list[Any] = []
+    for active in [0, 1] * 3:  # three penalties each
+        moves += [*QWIXX_TURN, Pass((active + 1) % 2), Pass(active), Pass(active)]
+    bob_passed = snapshot_of("qwixx", ["Ann", "Bob"], [*moves, *QWIXX_TURN, Pass(1)])
+    assert bob_passed.turn.ends_by_hand and bob_passed.turn.players == (0,)
+    assert live_context(replace(bob_passed, host_seated=True), bob, "sheet")["roll_waits"] == (
+        "No roll yet: Ann must cross or pass first, since a pass now could end the game"
+    )
+    assert live_context(bob_passed, bob, "sheet")["roll_waits"].endswith(
+        "(the host's device may pass for them)"
+    )
+    sixto = sixto_last_turn()
+    assert live_context(replace(sixto, host_seated=True), Viewer(0, False), "sheet")[
+        "roll_waits"
+    ] == ("No roll yet: the game ends after this turn, once Bob is done crossing")

@@ -632,16 +632,23 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer, penalised: list[int]) -> str
     who = names_of(snapshot.players, others)
     return (
         f"Your next roll waits for {who}: rolled now, it would pass for {who} with a "
-        f"penalty{_host_aside(viewer, 'may enter it')}"
+        f"penalty{_host_aside(snapshot, viewer, 'may enter it')}"
     )
 
 
-def _host_aside(viewer: Viewer, deed: str) -> str:
-    """ " (the host's device may ...)" where the way on is the host's device; "" on the
-    host's own device, which has a seat on a player's screen: seated, it acts as that
-    player (it enters no roll that costs another a penalty: penalty_for_other, and marks
-    no other sheet: Viewer.may_mark), so the pointer would point at itself."""
-    return "" if viewer.host else f" (the host's device {deed})"
+def _host_aside(snapshot: Snapshot, viewer: Viewer, deed: str) -> str:
+    """ " (the host's device may ...)" where the way on is the host's device (`_host_may_act`),
+    "" elsewhere."""
+    return f" (the host's device {deed})" if _host_may_act(snapshot, viewer) else ""
+
+
+def _host_may_act(snapshot: Snapshot, viewer: Viewer) -> bool:
+    """Whether a screen may point its player at the host's device to act for another: not
+    on the host's own device (the pointer would point at itself), and on no device while
+    the host's device holds a seat (`Snapshot.host_seated`): seated, it acts as its player
+    only (it enters no roll that costs another a penalty: penalty_for_other, and marks no
+    other sheet: Viewer.may_mark). The players then act each for themselves."""
+    return not (viewer.host or snapshot.host_seated)
 
 
 def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
@@ -656,11 +663,10 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
     last_turn = getattr(view_for(snapshot.game.name), "last_turn_words", None)
     who = names_of(snapshot.players, acting)
     if last_turn is not None:
-        # the host's own device is told no aside (_host_aside)
-        return str(last_turn(who, len(acting), host_device=viewer.host))
+        return str(last_turn(who, len(acting), host_aside=_host_may_act(snapshot, viewer)))
     return (
         f"No roll yet: {who} must cross or pass first, since a pass now could end the "
-        f"game{_host_aside(viewer, 'may pass for them')}"
+        f"game{_host_aside(snapshot, viewer, 'may pass for them')}"
     )
 
 

@@ -146,16 +146,16 @@ def waiting_text(step: str, names: str, own: bool = False) -> str | None:
     return f"Your turn: {deed}" if own else f"Waiting for {names} to {deed}"
 
 
-def last_turn_words(who: str | None, count: int, host_device: bool = False) -> str:
+def last_turn_words(who: str | None, count: int, host_aside: bool = True) -> str:
     """While the end of this turn ends the game (Turn.ends_by_hand: a third die leaves, a
     player can cross no more): to those still crossing (`who` None) that it is the last
-    turn; to the others why no roll is offered, naming the `count` players crossing, and
-    that the host's device may tap Done crossing for them (not on the host's own device,
-    `host_device`: seated, it marks no other sheet)."""
+    turn; to the others why no roll is offered, naming the `count` players crossing, and,
+    with `host_aside`, that the host's device may tap Done crossing for them (not where the
+    host's device acts as a player only: views._host_may_act)."""
     if who is None:
         return "Last turn: the game ends once everyone is done crossing"
     verb = "is" if count == 1 else "are"
-    aside = "" if host_device else " (the host's device may tap Done crossing for them)"
+    aside = " (the host's device may tap Done crossing for them)" if host_aside else ""
     return f"No roll yet: the game ends after this turn, once {who} {verb} done crossing{aside}"
 
 
