@@ -24,7 +24,7 @@ since (Sixto's cross step and Qwixx's white sum, where everyone acts on one roll
 the actions after it are played again through the rules without it. Refused by name when
 a roll came after it (`undo_before_roll`: the dice answered the state with it; the host
 undoes back that far) or when one of those actions no longer applies without it
-(`acted_on`: "others have acted on it"). The rule is the game's, not the session's:
+(`acted_on`: "player 1's move since needs your last action"). The rule is the game's, not the session's:
 whatever the game accepts again stands.
 A player's undo reaches back at most `UNDO_REACH` actions (`undo_too_far` beyond: the host
 undoes back that far): a step without a roll can grow without end (Sixis' opening handed on
@@ -62,6 +62,11 @@ from companion.rules.base import (
 from companion.rules.registry import find_game
 
 HOST = "host"
+# how a player's undo refusal points at the host, who undoes any action (one by one, from
+# the last): a screen whose host's device holds a seat, and so undoes as its player,
+# words it for that device (views.undo_refusal_for)
+HOST_UNDOES_BACK = "the host can undo back to it"
+HOST_UNDOES_OTHERS = "only the host may undo another player's"
 CAMERA = "camera"
 # the table itself: a move a throw implied for a player who had not acted when the next roll
 # came (`Throw.closes`: an automatic pass); only the host takes one back
@@ -195,7 +200,7 @@ def refuse_a_roll_among(later: Sequence[Action]) -> None:
             Reason.NOT_ALLOWED,
             "undo_before_roll",
             "the dice have been rolled since your last action, so it can no longer be "
-            "undone on its own; the host can undo back to it",
+            f"undone on its own; {HOST_UNDOES_BACK}",
         )
 
 
@@ -366,14 +371,14 @@ class Session:
             raise Rejection(
                 Reason.NOT_ALLOWED,
                 "undo_own_only",
-                "you have no action of your own to undo; only the host may undo another player's",
+                f"you have no action of your own to undo; {HOST_UNDOES_OTHERS}",
             )
         refuse_a_roll_among(self.actions[-UNDO_REACH:])
         raise Rejection(
             Reason.NOT_ALLOWED,
             "undo_too_far",
             f"more than {UNDO_REACH} actions have been made since your last one, so it can no "
-            "longer be undone on its own; the host can undo back to it",
+            f"longer be undone on its own; {HOST_UNDOES_BACK}",
         )
 
     def _replayed_without(self, state: object, later: Sequence[Action]) -> tuple[object, ...]:
@@ -390,8 +395,8 @@ class Session:
                 raise Rejection(
                     Reason.NOT_ALLOWED,
                     "acted_on",
-                    f"others have acted on it: {who}'s move since needs it; {who} undoes "
-                    "first, or the host undoes back to it",
+                    f"{who}'s move since needs your last action: once {who} undoes that "
+                    f"move, you can undo yours; {HOST_UNDOES_BACK}",
                 ) from exc
             states.append(state)
         return tuple(states)

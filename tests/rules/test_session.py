@@ -322,7 +322,7 @@ def test_a_players_undo_is_refused_when_an_action_since_needs_it() -> None:
     with pytest.raises(Rejection) as refused:
         session.undo(by="1")
     assert refused.value.reason is Reason.NOT_ALLOWED and refused.value.rule == "acted_on"
-    assert refused.value.message.startswith("others have acted on it: player 1's move")
+    assert refused.value.message.startswith("player 1's move since needs your last action")
     assert (session.state_id, list(session.actions), session.state) == before
     assert "1" not in dict(session.undo_offers())
 

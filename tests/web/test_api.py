@@ -804,8 +804,17 @@ def test_a_refused_undo_names_the_player_whose_move_needs_it(tmp_path: Path) -> 
         refused = bob.post(f"/api/tables/{tid}/undo", json={"action_id": "bob-undo-1"})
         assert refused.status_code == 403 and refused.json()["rule"] == "acted_on"
         assert refused.json()["message"] == (
-            "others have acted on it: Ann's move since needs it; Ann undoes first, or the "
-            "host undoes back to it"
+            "Ann's move since needs your last action: once Ann undoes that move, you can "
+            "undo yours; the host can undo back to it"
+        )
+        # Cat hands her phone over to the host's: seated, the host's device undoes as Cat
+        assert host.post(f"/api/tables/{tid}/seats/2/free").status_code == 200
+        assert host.post(f"/api/tables/{tid}/seat", json={"seat": 2}).status_code == 200
+        refused = host.post(f"/api/tables/{tid}/undo", json={"action_id": "host-undo-1"})
+        assert refused.status_code == 403 and refused.json()["message"] == (
+            "Ann's move since needs your last action: once Ann undoes that move, you can "
+            "undo yours; as the host, you can undo back to it from the table view (Seat, "
+            "then Just watch)"
         )
 
 

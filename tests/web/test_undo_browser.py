@@ -94,7 +94,7 @@ def cross(seat: int, colour: str, number: int) -> dict[str, Any]:
     return {"kind": "cross", "player": seat, "colour": colour, "number": number}
 
 
-ACTED_ON = "Others have acted on it: Ann's move since needs it"
+ACTED_ON = "Ann's move since needs your last action"
 
 
 def test_an_undo_taken_away_by_another_players_action_says_why(

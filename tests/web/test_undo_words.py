@@ -40,8 +40,8 @@ def test_a_device_that_may_not_undo_reads_why_in_the_sessions_words() -> None:
     bob = live_context(snapshot_from(session), seat(1), "sheet")
     assert bob["undo"] is None
     assert bob["undo_why"] == (
-        "Others have acted on it: Ann's move since needs it; Ann undoes first, or the host "
-        "undoes back to it"
+        "Ann's move since needs your last action: once Ann undoes that move, you can undo "
+        "yours; the host can undo back to it"
     )
     ann = live_context(snapshot_from(session), seat(0), "sheet")
     assert ann["undo"] == "Undo cross red 5" and ann["undo_why"] is None
@@ -49,6 +49,27 @@ def test_a_device_that_may_not_undo_reads_why_in_the_sessions_words() -> None:
     ann = live_context(snapshot_from(session), seat(0), "sheet")
     assert ann["undo"] is None
     assert ann["undo_why"].startswith("The dice have been rolled since your last action")
+
+
+def test_the_host_who_plays_reads_how_to_undo_as_the_host() -> None:
+    """Bob hosts from his own phone and plays: his refusal read "... Ann undoes first, or
+    the host undoes back to it", pointing at himself, while seated his device undoes as
+    Bob only (Viewer.by); as the host he undoes back to it from the table view."""
+    session = ann_bob_after_the_white_sum()
+    host_bob = live_context(snapshot_from(session), Viewer(seat=1, host=True), "sheet")
+    assert host_bob["undo"] is None
+    assert host_bob["undo_why"] == (
+        "Ann's move since needs your last action: once Ann undoes that move, you can undo "
+        "yours; as the host, you can undo back to it from the table view (Seat, then Just "
+        "watch)"
+    )
+    session.act(ROLL_7)  # Bob rolls next: his pass lies before a roll now
+    host_bob = live_context(snapshot_from(session), Viewer(seat=1, host=True), "sheet")
+    assert host_bob["undo_why"] == (
+        "The dice have been rolled since your last action, so it can no longer be undone on "
+        "its own; as the host, you can undo back to it from the table view (Seat, then Just "
+        "watch)"
+    )
 
 
 def test_no_why_after_a_devices_own_undo() -> None:

@@ -45,7 +45,7 @@ from companion.web.deps import (
 from companion.web.errors import refusal, refusal_body, refused, slow_down
 from companion.web.settings import Settings
 from companion.web.start_words import start_refusal
-from companion.web.views import move_attr, option_fields, spoken_to
+from companion.web.views import move_attr, option_fields, spoken_to, undo_refusal_for
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin], route_class=TextCheckedRoute)
 
@@ -436,12 +436,13 @@ async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, An
 
 async def perform_undo(access: ApiAccess, body: UndoRequest) -> dict[str, Any]:
     """Shared by the HTTP route and the WebSocket. A refusal names the players by the
-    names the table knows (`acted_on`: "Ann's move since needs it"), as a move's does."""
+    names the table knows (`acted_on`: "Ann's move since needs your last action"), as a move's does."""
     table = access.table
     try:
         result = await table.undo(access.viewer.by, body.action_id, body.expected_state_id)
     except Rejection as exc:
-        text = spoken_to(exc.message, table.snapshot.players, None, access.viewer.seat)
+        message = undo_refusal_for(access.viewer, exc.message)  # a seated host's words
+        text = spoken_to(message, table.snapshot.players, None, access.viewer.seat)
         raise Rejection(exc.reason, exc.rule, text) from exc
     return {"state_id": result.state_id, "duplicate": result.duplicate}
 

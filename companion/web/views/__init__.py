@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any
 
 from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Roll, Score, Turn
+from companion.rules.session import HOST_UNDOES_BACK, HOST_UNDOES_OTHERS
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
 from companion.table.words import (
@@ -517,7 +518,28 @@ def undo_why(snapshot: Snapshot, viewer: Viewer) -> str | None:
         maker, action = snapshot.latest_undo
         if viewer.by in (maker, str(action.move.player)):
             return None
-    return for_display(refusal.message, snapshot.players)
+    return for_display(undo_refusal_for(viewer, refusal.message), snapshot.players)
+
+
+# where a seated host's device undoes as the host: it undoes as its player while seated
+# (Viewer.by), and its sheet's Seat page stands it up to the host's table view
+AS_THE_HOST = "as the host, you {deed} from the table view (Seat, then Just watch)"
+HOST_CLAUSES_SEATED = {
+    HOST_UNDOES_BACK: AS_THE_HOST.format(deed="can undo back to it"),
+    HOST_UNDOES_OTHERS: AS_THE_HOST.format(deed="may undo another player's"),
+}
+
+
+def undo_refusal_for(viewer: Viewer, message: str) -> str:
+    """A player's undo refusal (the session's words) as `viewer` reads it: on the host's
+    device at a seat, the pointer to the host points at itself, so it says how this device
+    undoes as the host instead ("... the host can undo back to it" -> "... as the host, you
+    can undo back to it from the table view ...")."""
+    if not viewer.host or viewer.seat is None:
+        return message
+    for clause, seated in HOST_CLAUSES_SEATED.items():
+        message = message.replace(clause, seated)
+    return message
 
 
 def undo_news(snapshot: Snapshot, viewer: Viewer) -> str | None:
