@@ -428,6 +428,15 @@ class Session:
                 self._made[proposal.action.by] += 1
             self._reached.append(self.state_id)
 
+    def state_met(self, action: Action) -> object:
+        """The state `action` (one that stands) met when it was made: what its words may
+        depend on (a pass's penalty, a Sixis take's side). Looked for from the latest, as
+        an undo's action lies among the latest `UNDO_REACH`."""
+        for index in range(len(self.actions) - 1, -1, -1):
+            if self.actions[index] is action:
+                return self.states[index]
+        raise ValueError("the action does not stand")
+
     def undo_offers(self) -> tuple[tuple[str, Action], ...]:
         """Who may undo now and the action each would take back: the host, and every seat
         whose `propose_undo` would be accepted (what a screen offers: "Undo my red 5"), in

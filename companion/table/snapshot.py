@@ -45,6 +45,9 @@ class Snapshot:
     # the undo this state came from: who made it and the action it took back
     # (Session.latest_undo); None when the latest change was no undo
     latest_undo: tuple[str, Action] | None = None
+    # the state each offered undo's action met when it was made (Session.state_met), by
+    # who may undo: the undo button says what it takes back ("Undo pass (−5 penalty)")
+    undo_met: tuple[tuple[str, object], ...] = ()
     # the latest change was a roll (not an undo back to one): a screen reads it out, also
     # when its dice equal the roll before (Sixes keeps its two dice shown between rolls)
     rolled: bool = False
@@ -59,6 +62,11 @@ class Snapshot:
         if self.ended_by_host or self.next_table is not None:
             return None
         return next((action for who, action in self.undo_offers if who == by), None)
+
+    def undo_state_met(self, by: str) -> object:
+        """The state the action an undo by `by` would take back met when it was made (None
+        where `by` may not undo)."""
+        return next((state for who, state in self.undo_met if who == by), None)
 
     def undo_refusal(self, by: str) -> Rejection | None:
         """Why `by` may not undo now, by the session's rule (`undo_before_roll`,
@@ -92,6 +100,7 @@ def snapshot_of(
     """The Snapshot of `session` with the table's own facts (Table._take_snapshot): one
     place says what a screen is drawn from, the table and the tests alike."""
     answers = session.undo_answers()
+    offers = tuple((by, a) for by, a in answers if isinstance(a, Action))
     latest = session.actions[-1] if session.actions else None
     return Snapshot(
         state_id=session.state_id,
@@ -108,7 +117,8 @@ def snapshot_of(
         auto_pass=auto_pass,
         next_table=next_table,
         continued=continued,
-        undo_offers=tuple((by, a) for by, a in answers if isinstance(a, Action)),
+        undo_offers=offers,
+        undo_met=tuple((by, session.state_met(action)) for by, action in offers),
         undo_refusals=tuple((by, a) for by, a in answers if isinstance(a, Rejection)),
         latest_undo=session.latest_undo,
         rolled=session.latest_undo is None and latest is not None and isinstance(latest.move, Roll),

@@ -67,7 +67,7 @@ def test_the_undo_note_never_covers_the_game_over_card(browser: Any, server: Ser
 def test_the_undo_that_reopens_a_game_says_so_and_asks_once(
     browser: Any, server: ServerProcess
 ) -> None:
-    """Ann's fourth penalty ended the game; her phone kept "Undo pass (no cross)" and one
+    """Ann's fourth penalty ended the game; her phone kept "Undo pass (−5 penalty)" and one
     tap had the game running again. It says it reopens the game; the first tap asks, the
     second undoes."""
     host, table, api = qwixx_table(browser, server)
@@ -79,7 +79,7 @@ def test_the_undo_that_reopens_a_game_says_so_and_asks_once(
     ann.locator(".sheet-buttons button[data-move*='pass']").click()  # "tap again": ends it
     ann.locator(".live.finished").wait_for(timeout=DEADLINE_MS)
     undo = ann.locator("[data-undo]")
-    assert undo.inner_text() == "Undo pass (no cross): reopens the game"
+    assert undo.inner_text() == "Undo pass (\N{MINUS SIGN}5 penalty): reopens the game"
     state_id = ann.get_attribute(".live", "data-state-id")
     undo.click()
     assert undo.inner_text() == "Tap again to undo: the game reopens"

@@ -157,7 +157,7 @@ def test_an_undo_that_reopens_an_ended_game_says_so_and_asks_once() -> None:
     ended = snapshot_from(session)
     assert ended.outcome is not None
     ann = live_context(ended, seat(0), "sheet")
-    assert ann["undo"] == "Undo pass (no cross): reopens the game"
+    assert ann["undo"] == "Undo pass (\N{MINUS SIGN}5 penalty): reopens the game"
     assert ann["undo_confirm"] == "Tap again to undo: the game reopens"
     host = live_context(ended, Viewer(seat=None, host=True), "table")
     assert host["undo"] == "Undo last action: reopens the game"
@@ -165,3 +165,22 @@ def test_an_undo_that_reopens_an_ended_game_says_so_and_asks_once() -> None:
     session.undo(HOST)
     running = live_context(snapshot_from(session), Viewer(seat=None, host=True), "table")
     assert running["undo"] == "Undo last action" and running["undo_confirm"] is None
+
+
+def test_the_undo_of_a_penalty_pass_says_it_takes_the_penalty_back() -> None:
+    """Ann, active, passes the white sum and then the colours, crossing nothing: her button
+    read "Pass: −5 penalty", and her undo button after it "Undo pass (no cross)", the words
+    of the state after the pass, which say nothing of the penalty it takes back."""
+    session = Session(QWIXX, Options(players=2), ["Ann", "Bob"])
+    session.act(ROLL_7)
+    session.act(Pass(1))
+    session.act(Pass(0))
+    ann = live_context(snapshot_from(session), seat(0), "sheet")
+    assert ann["undo"] == "Undo pass (no cross)"  # the white sum's pass costs nothing
+    session.act(Pass(0))
+    ann = live_context(snapshot_from(session), seat(0), "sheet")
+    assert ann["undo"] == "Undo pass (\N{MINUS SIGN}5 penalty)"
+    session.undo("0")
+    assert live_context(snapshot_from(session), seat(0), "sheet")["undo"] == (
+        "Undo pass (no cross)"
+    )

@@ -43,6 +43,7 @@ from companion.table.words import (
     YOU,
     for_display,
     names_of,
+    score_text,
     with_names,
 )
 
@@ -486,11 +487,25 @@ def undo_label(snapshot: Snapshot, viewer: Viewer) -> str | None:
     elif isinstance(action.move, Roll):
         label = "Undo my roll"
     else:
-        words = describe_move(snapshot.game, action.move, snapshot.state)
-        label = f"Undo {words[:1].lower()}{words[1:]}"
+        label = _undo_move_words(snapshot, action.move, snapshot.undo_state_met(viewer.by))
     # an undo after the rules ended the game takes its ending back too (the session's
     # rule, deliberate: a mistaken last tap must not end a game for good), so it says so
     return f"{label}: {REOPENS}" if snapshot.outcome is not None else label
+
+
+def _undo_move_words(snapshot: Snapshot, move: Move, met: object) -> str:
+    """ "Undo cross red 5" for a player's own `move`, in the words of the state it met
+    (`met`): a pass that cost its player points says what is taken back, "Undo pass (−5
+    penalty)" (the pass button said "Pass: −5 penalty"), as the engine scores the state
+    after it."""
+    game = snapshot.game
+    if met is not None and move.kind == "pass" and 0 <= move.player < len(snapshot.players):
+        after = game.play(met, move)  # it was accepted on this state: it plays again
+        change = game.scores(after)[move.player].total - game.scores(met)[move.player].total
+        if change < 0:
+            return f"Undo pass ({score_text(change)} penalty)"
+    words = describe_move(game, move, met if met is not None else snapshot.state)
+    return f"Undo {words[:1].lower()}{words[1:]}"
 
 
 REOPENS = "reopens the game"
