@@ -255,6 +255,8 @@ class Table:
         # restart): the camera stays with a game that plays on (companion.table.camera_feed)
         self.acted_at = acted_at
         self.evicted = False  # left memory (Tables.evict_idle): this object writes nothing
+        # deleted from the history (Tables.delete_finished): no device sees it any more
+        self.deleted = False
 
     def is_idle(self, now: float, idle_s: float) -> bool:
         """Unused for `idle_s`, no screen listening, no change under way: it may leave
@@ -316,8 +318,8 @@ class Table:
     # -- devices ------------------------------------------------------------------------
     def viewer(self, token: str | None) -> Viewer | None:
         """The device holding `token`, or None (no access; every token, once the table has
-        been finished for `token_finished_s`)."""
-        if not token or self.closed_to_devices():
+        been finished for `token_finished_s`, or once the game is deleted)."""
+        if not token or self.deleted or self.closed_to_devices():
             return None
         device = self._devices.get(hash_token(token))
         if device is None:
@@ -693,6 +695,13 @@ class Table:
         self._ended_on_server = on_server
         self.finished_at = time.time()
         self._publish()
+        self._redraw_all()
+
+    def close_to_every_device(self) -> None:
+        """The game was deleted: every device loses it, and the screens still open are
+        woken to find that out (their sockets close; one stayed open on the deleted game,
+        answering its every sync with the whole game)."""
+        self.deleted = True
         self._redraw_all()
 
     def _redraw_all(self) -> None:
@@ -1164,6 +1173,7 @@ class Tables:
             await asyncio.to_thread(self.store.remove_table, table_id)
             if table is not None:
                 self._tables.pop(table_id).evicted = True
+                table.close_to_every_device()
             self._damaged.pop(table_id, None)
             self._dice.forget(table_id)
         return row

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from tests.reliability.conftest import SeatedTable, seat_devices
@@ -303,3 +303,27 @@ def test_no_page_can_be_framed_sniffed_or_run_foreign_script(
         assert "'unsafe-inline'" not in policy.split("script-src", 1)[1].split(";")[0], where
         assert answer.headers.get("x-content-type-options") == "nosniff", where
         assert answer.headers.get("x-frame-options") == "DENY", where
+
+
+def test_a_deleted_game_is_shown_no_more_on_a_screen_left_open(
+    server: ServerProcess, table: SeatedTable
+) -> None:
+    """The server's own screen deleted a finished game while a player's sheet stayed open:
+    its WebSocket went on answering `sync` with the whole deleted game, for as long as it
+    stayed open. Now the socket closes (1008, as for a seat taken away) with no state."""
+    tid, player = table.table_id, table.seats[0]
+    assert table.host.post(f"/api/tables/{tid}/end").status_code == 200
+    cookie = f"tc_{tid}={player.cookies[f'tc_{tid}']}"
+    url = ws_url(server, tid).replace("view=table", "view=sheet")
+    with connect(url, additional_headers={"Cookie": cookie}) as sheet:
+        assert json.loads(sheet.recv(timeout=5))["type"] == "state"
+        owner = httpx.Client(base_url=server.base_url, timeout=5)  # 127.0.0.1: the server's
+        assert owner.post(f"/t/{tid}/delete").status_code == 303
+        frames = []
+        with pytest.raises(ConnectionClosed) as closed:
+            sheet.send(json.dumps({"type": "sync"}))
+            while True:  # until the server closes it (recv's deadline: 10 s a frame)
+                frames.append(json.loads(sheet.recv(timeout=10)))
+    assert [frame["type"] for frame in frames if frame["type"] == "state"] == []
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    assert player.get(f"/api/tables/{tid}/state").status_code == 404

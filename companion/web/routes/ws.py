@@ -71,7 +71,8 @@ async def push_to_screen(
     while True:
         current = table.viewer(token)  # a seat change takes effect on the next push
         if current is None:  # its seat was freed: a last picture without its controls
-            await send_text((await live_fragment(drawings, table, WATCHER, view)).message)
+            if not table.deleted:  # a deleted game is shown no more, not even once
+                await send_text((await live_fragment(drawings, table, WATCHER, view)).message)
             return
         # drawn and encoded once for every screen of the same view (render.py)
         fragment = await live_fragment(drawings, table, current, view)
