@@ -365,3 +365,25 @@ def test_use_the_camera_here_refuses_a_finished_game(tmp_path: Path) -> None:
         by_host = hosts_phone.post(f"/api/tables/{over['table_id']}/camera/attach")
         assert by_host.status_code == 409 and by_host.json()["rule"] == "game_finished"
         assert hub.served_table_id == playing["table_id"]
+
+
+def test_a_stranger_asking_to_remove_a_game_opens_nothing_and_learns_nothing(
+    tmp_path: Path,
+) -> None:
+    """`POST /t/{id}/remove` opened the stored table (replaying its whole log) before it
+    asked who wanted it removed: a device with no code, knowing a table's id, made the
+    server open it past its limit on opens (`open_rate`) and read "only a game that cannot
+    be opened is removed", that is, the table is there and sound. Now the device is asked
+    first: 403 host_only, and the table stays in the store."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app) as host:  # a device on the network, as every client below
+        table_id = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        tables = app.state.tables
+        assert table_id in tables.evict_idle(time.monotonic() + 10 * tables.idle_s)
+        stranger = TestClient(app)
+        refused = stranger.post(f"/t/{table_id}/remove", follow_redirects=False)
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["rule"] == "host_only"
+        assert not tables.is_loaded(table_id)
+        kept = host.post(f"/t/{table_id}/remove", follow_redirects=False)
+        assert kept.status_code == 403 and kept.json()["rule"] == "table_opens"

@@ -272,19 +272,21 @@ def playing_entry(
 @router.post("/t/{table_id}/remove", dependencies=[SameOrigin])
 async def remove_broken_table(request: Request, table_id: str, tables: TablesDep) -> Response:
     """Remove a stored game that cannot be opened (the start page offers it): from the
-    server's own machine or the table's host device; a game that opens is kept."""
+    server's own machine or the table's host device; a game that opens is kept. Who asks
+    is checked first: opening the table (replaying its log) for any device that knew its
+    id went past the limit on opens, and told it the table was there and sound."""
     row = await asyncio.to_thread(tables.store.table, table_id) if len(table_id) <= 64 else None
     if row is None:
         raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
-    if await tables.openable(table_id) is not None:
-        raise Rejection(
-            Reason.NOT_ALLOWED, "table_opens", "only a game that cannot be opened is removed"
-        )
     token = request.cookies.get(cookie_name(table_id), "")
     devices = await asyncio.to_thread(tables.store.devices, table_id)
     device = devices.get(hash_token(token)) if token else None
     if not is_local(request) and (device is None or not device.host):
         raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may remove it")
+    if await tables.openable(table_id) is not None:
+        raise Rejection(
+            Reason.NOT_ALLOWED, "table_opens", "only a game that cannot be opened is removed"
+        )
     await tables.remove_damaged(table_id)
     return RedirectResponse("/", status_code=303)
 
