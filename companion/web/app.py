@@ -253,7 +253,8 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
 
     @app.exception_handler(Rejection)
     async def rejection_answer(request: Request, exc: Rejection) -> Response:
-        return RefusalResponse(exc.to_json(), status_code=status_for(exc))
+        # a form's refusal (the history's "Delete this game" on a reopened game) is a page
+        return page_or_json(request, status_for(exc), exc.to_json())
 
     @app.exception_handler(StorageError)
     async def storage_answer(request: Request, exc: StorageError) -> Response:

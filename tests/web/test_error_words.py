@@ -78,3 +78,24 @@ def test_an_error_page_says_its_message_as_written_with_one_full_stop(tmp_path: 
     assert ".." not in page.text
     assert sentence("press Use the camera at this table") == ("Press Use the camera at this table.")
     assert sentence("Ann wins!") == "Ann wins!"
+
+
+def test_a_refused_button_of_the_servers_own_screen_reads_as_a_page(tmp_path: Path) -> None:
+    """The history's "Delete this game" tapped on a game a host's undo had reopened (or
+    any of the start page's buttons from another device) answered the browser with raw
+    JSON (`{"reason":"not_allowed","rule":"game_in_progress",...}`): a refusal the rules
+    name was never drawn as a page. Now it reads as the other refusals do, in words; a
+    script still gets the JSON."""
+    with TestClient(create_app(settings_for(tmp_path)), client=THE_SERVER_ITSELF) as local:
+        table_id = hosted_table(local)  # a game in progress
+        refused = local.post(f"/t/{table_id}/delete", headers=A_BROWSER)
+        assert refused.status_code == 403
+        assert refused.headers["content-type"].startswith("text/html")
+        assert "This game is still being played: end it first, then delete it." in refused.text
+        assert local.post(f"/t/{table_id}/delete").json()["rule"] == "game_in_progress"
+        tablet = TestClient(local.app, client=LAN_TABLET)
+        for button in ("delete", "end", "camera"):
+            page = tablet.post(f"/t/{table_id}/{button}", headers=A_BROWSER)
+            assert page.status_code == 403 and "<!doctype html>" in page.text.lower(), button
+            assert "Only the server&#39;s own screen" in page.text, button
+            assert "content-security-policy" in page.headers
