@@ -7,10 +7,12 @@ new roll is read out through a live region."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.live.test_camera_question_browser import roll_to_confirm
 from tests.web.conftest import REPO, ServerProcess
 from tests.web.devices import PHONE, TABLET, seated_page
 from tests.web.helpers import QWIXX_ROLL_7
@@ -1279,4 +1281,100 @@ def test_the_camera_status_dot_stands_out_in_every_state(
     dots = host.evaluate(CAMERA_DOTS)
     assert {content for content, _ in dots.values()} == {'"● "'}
     faint = {state: ratio for state, (_, ratio) in dots.items() if ratio < 3}
+    assert faint == {}
+
+
+# the frame drawn around an element of the camera panels (the wider of its outline and its
+# border), as it is seen: its colour's contrast against what is around it (the first
+# opaque background of its ancestors) and against what it holds (its own background laid
+# over that), the lesser of the two; WCAG's 3:1 for what marks a state or a choice
+FRAME_SEEN = (
+    """(element) => {
+"""
+    + COLOUR_MATHS
+    + """  function over(top, under) {
+    return top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3])).concat(1);
+  }
+  function ratio(a, b) {
+    const [x, y] = [luminance(a), luminance(b)];
+    return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+  }
+  let around = [255, 255, 255, 1];
+  for (let el = element.parentElement; el; el = el.parentElement) {
+    const colour = parse(getComputedStyle(el).backgroundColor);
+    if (colour[3] > 0.5) { around = over(colour, [255, 255, 255, 1]); break; }
+  }
+  const style = getComputedStyle(element);
+  const inside = over(parse(style.backgroundColor), around);
+  const outline = style.outlineStyle === "none" ? 0 : parseFloat(style.outlineWidth);
+  const border = style.borderTopStyle === "none" ? 0 : parseFloat(style.borderTopWidth);
+  const colour = parse(outline >= border ? style.outlineColor : style.borderTopColor);
+  const frame = over(colour, around);
+  return {width: Math.max(outline, border), colour: outline >= border ? style.outlineColor
+    : style.borderTopColor, ratio: Math.round(Math.min(ratio(frame, around),
+    ratio(over(colour, inside), inside)) * 100) / 100};
+}"""
+)
+
+# each frame of the camera panels, and how the page is put in the state that draws it:
+# the question in the banner (a roll to confirm, a die being fixed; an unsure die and the
+# unsure question are set as the page sets them, in the same go as the measure)
+SHEET_FRAMES = {
+    "the question": ("#camera-ask", ""),
+    "the die being fixed": ("#camera-ask .ask-die.picking", ""),
+    "the unsure question": ("#camera-ask", "ask.dataset.kind = 'unsure'"),
+    "an unsure die": (
+        "#camera-ask .ask-die:not(.picking)",
+        "ask.querySelector('.ask-die:not(.picking)').classList.add('unsure')",
+    ),
+}
+# the big picture's reading held on the host's page, and a value chosen in its fix dialog
+HOST_FRAMES = {
+    "the held reading": ("#camera-held", ""),
+    "a chosen value": (
+        "#held-fix [data-fix-value='1']",
+        "document.querySelector(\"#held-fix [data-fix-value='1']\")"
+        ".setAttribute('aria-pressed', 'true')",
+    ),
+}
+
+
+def frames_seen(page: Any, frames: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """Each of `frames` measured (FRAME_SEEN) in the state its script sets, the page's own
+    state put back after each, all before the page's next poll redraws them."""
+    seen = {}
+    for name, (selector, script) in frames.items():
+        seen[name] = page.evaluate(
+            f"""() => {{
+  const ask = document.getElementById("camera-ask");
+  const kind = ask.dataset.kind;
+  {script};
+  const measured = ({FRAME_SEEN})(document.querySelector("{selector}"));
+  ask.dataset.kind = kind;
+  document.querySelectorAll(".ask-die.unsure:not(:has(.ask-value))")
+    .forEach((die) => die.classList.remove("unsure"));
+  document.querySelectorAll("#held-fix [aria-pressed]").forEach((b) => b.removeAttribute("aria-pressed"));
+  return measured;
+}}"""
+        )
+    return seen
+
+
+def test_the_camera_panels_frames_stand_out_at_3_to_1(browser: Any, tmp_path: Path) -> None:
+    """The camera's question in the banner, the die being fixed there and the reading held
+    on the host's page were framed in #d9822b, 2.9:1 on white and 2.8:1 on their cream
+    fill: a frame that marks what is asked or chosen needs 3:1 against what is around it
+    and what it holds."""
+    with roll_to_confirm(browser, tmp_path, seed=3101) as (host, ann, _):
+        ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=20000)
+        ann.locator("#camera-ask .ask-die button[aria-label^='change red die']").click()
+        ann.wait_for_selector("#camera-ask .ask-die.picking")
+        host.wait_for_selector("#camera-held:not([hidden])", timeout=20000)
+        host.locator("#held-dice [data-held-die='0']").click()
+        host.wait_for_selector("#held-fix:not([hidden])", timeout=5000)
+        for page in (ann, host):
+            page.evaluate("document.activeElement.blur()")  # no focus ring in the measure
+        seen = {**frames_seen(ann, SHEET_FRAMES), **frames_seen(host, HOST_FRAMES)}
+    assert all(frame["width"] >= 2 for frame in seen.values()), seen
+    faint = {name: frame for name, frame in seen.items() if frame["ratio"] < 3}
     assert faint == {}
