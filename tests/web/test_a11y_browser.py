@@ -1378,3 +1378,35 @@ def test_the_camera_panels_frames_stand_out_at_3_to_1(browser: Any, tmp_path: Pa
     assert all(frame["width"] >= 2 for frame in seen.values()), seen
     faint = {name: frame for name, frame in seen.items() if frame["ratio"] < 3}
     assert faint == {}
+
+
+def fold_names(page: Any) -> list[str]:
+    """The names a screen reader says for the page's folds (their summaries)."""
+    session = page.context.new_cdp_session(page)
+    nodes = session.send("Accessibility.getFullAXTree")["nodes"]
+    return [
+        str(node.get("name", {}).get("value", ""))
+        for node in nodes
+        if not node["ignored"] and node.get("role", {}).get("value") == "DisclosureTriangle"
+    ]
+
+
+def test_a_screen_reader_says_a_folds_name_without_its_triangle(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The triangle drawn before "Host tools" and the start page's "More options" was read
+    as part of their names ("black right-pointing small triangle, Host tools"): the fold
+    already says it opens and closes."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    host.goto(server.base_url + "/")
+    host.locator("#game-choice input[value=sixes]").check()  # a game with more options
+    host.locator(".more-options > summary").first.click()  # its open triangle too
+    names = fold_names(host)
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    names += fold_names(host)
+    host.locator("#host-tools summary").click()
+    names += fold_names(host)
+    assert "Host tools" in names and any(name.startswith("More options") for name in names)
+    assert [name for name in names if name[:1] in "\u25b8\u25be"] == []
