@@ -1410,3 +1410,44 @@ def test_a_screen_reader_says_a_folds_name_without_its_triangle(
     names += fold_names(host)
     assert "Host tools" in names and any(name.startswith("More options") for name in names)
     assert [name for name in names if name[:1] in "\u25b8\u25be"] == []
+
+
+def described(page: Any, selector: str) -> dict[str, Any]:
+    """The element at `selector` as Chromium's accessibility tree holds it: its name, its
+    description and whether it is marked invalid."""
+    session = page.context.new_cdp_session(page)
+    root = session.send("DOM.getDocument")["root"]["nodeId"]
+    node_id = session.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+    node = session.send("Accessibility.getPartialAXTree", {"nodeId": node_id})["nodes"][0]
+    properties = {p["name"]: p["value"].get("value") for p in node.get("properties", [])}
+    return {
+        "name": node.get("name", {}).get("value"),
+        "description": node.get("description", {}).get("value"),
+        "invalid": properties.get("invalid"),
+    }
+
+
+def test_a_wrong_join_code_is_said_at_the_field_to_correct(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A code that opens no table came back as the join page with the reason above the
+    button, the focus at the page's top: a screen reader heard nothing of the field being
+    wrong nor why when it got there. The focus is in the field now, marked invalid and
+    described by the reason."""
+    page = browser.new_context(**PHONE).new_page()
+    page.goto(server.base_url + "/join")
+    assert described(page, "#code") == {
+        "name": "Join code",
+        "description": None,
+        "invalid": "false",
+    }
+    page.get_by_label("Join code").fill("ZZZZZZ")
+    page.get_by_role("button", name="Join").click()
+    reason = page.locator(".join-form .error")
+    reason.wait_for()
+    assert page.evaluate("document.activeElement.id") == "code"
+    assert described(page, "#code") == {
+        "name": "Join code",
+        "description": reason.inner_text(),
+        "invalid": "true",
+    }
