@@ -1451,3 +1451,23 @@ def test_a_wrong_join_code_is_said_at_the_field_to_correct(
         "description": reason.inner_text(),
         "invalid": "true",
     }
+
+
+def test_a_screen_reader_hears_what_the_camera_modes_choose(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The host's camera settings offer three ways a matching roll is taken: the radios
+    were named "applied at once", "confirmed by the active player"..., and "A matching
+    roll is" before them was no part of what a screen reader says at a radio. They are a
+    group named by it now."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    host.goto(server.base_url + table["url"])
+    host.wait_for_selector("#conn[data-conn=live]")
+    host.locator(".camera-tools summary").click()
+    modes = host.get_by_role("group", name="A matching roll is").get_by_role("radio")
+    assert [modes.nth(i).get_attribute("value") for i in range(modes.count())] == [
+        "auto",
+        "sure",
+        "confirm",
+    ]
