@@ -937,19 +937,20 @@ def test_the_roll_entrys_faces_read_chosen_or_not(
     assert max(f["frame"] for f in others) < min(f["frame"] for f in chosen)
 
 
-def toast_in_the_tree(page: Any) -> dict[str, Any]:
-    """#toast as Chromium's accessibility tree holds it: whether a screen reader gets it
-    (not ignored), its role, its live setting and its words."""
+def toast_in_the_tree(page: Any, selector: str = "#toast") -> dict[str, Any]:
+    """#toast (or the element at `selector`) as Chromium's accessibility tree holds it:
+    whether a screen reader gets it (not ignored), its role, its live setting and its
+    words."""
     session = page.context.new_cdp_session(page)
     root = session.send("DOM.getDocument")["root"]["nodeId"]
-    node_id = session.send("DOM.querySelector", {"nodeId": root, "selector": "#toast"})["nodeId"]
+    node_id = session.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
     node = session.send("Accessibility.getPartialAXTree", {"nodeId": node_id})["nodes"][0]
     properties = {p["name"]: p["value"].get("value") for p in node.get("properties", [])}
     return {
         "ignored": node["ignored"],
         "role": node.get("role", {}).get("value"),
         "live": properties.get("live"),
-        "words": page.locator("#toast").text_content(),
+        "words": page.locator(selector).text_content(),
     }
 
 
@@ -1471,3 +1472,38 @@ def test_a_screen_reader_hears_what_the_camera_modes_choose(
         "sure",
         "confirm",
     ]
+
+
+# how often an element's words have been written since the page began counting
+COUNT_WRITES = """(element) => {
+  window.writes = 0;
+  new MutationObserver(() => { window.writes += 1; }).observe(
+    element, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def next_camera_poll(page: Any) -> None:
+    """Wait for the page's next read of the camera's state (camera.js polls it)."""
+    with page.expect_response(lambda answer: answer.url.endswith("/camera"), timeout=10_000):
+        pass
+
+
+def test_a_screen_reader_hears_what_the_camera_waits_for(browser: Any, tmp_path: Path) -> None:
+    """The camera read a roll and asked Ann whether it read it right: the line that says so
+    was no live region, and a player who cannot see the banner heard nothing of the
+    question. The camera's state in words is a live region now, on Ann's sheet (its line)
+    and on the host's page (a line for a screen reader: the host's eyes read the technical
+    one, its frame rate changing at every read), written only when its words change (it
+    was written again at every read of the camera, twice a second)."""
+    with roll_to_confirm(browser, tmp_path, seed=3101) as (host, ann, _):
+        ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=20000)
+        host.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=20000)
+        asks = "The camera asks you whether it read the roll right (its question is above)."
+        region = {"ignored": False, "role": "status", "live": "polite"}
+        for page, said in ((ann, "#camera-status"), (host, "#camera-said")):
+            page.locator(said, has_text=asks).wait_for(state="attached", timeout=10_000)
+            assert toast_in_the_tree(page, said) == {**region, "words": asks}
+            page.locator(f"#camera {said}").evaluate(COUNT_WRITES)
+            next_camera_poll(page)
+            next_camera_poll(page)
+            assert page.evaluate("window.writes") == 0

@@ -14,6 +14,8 @@
   if (!panel) return;
   const tableId = panel.dataset.cameraTable;
   const statusEl = document.getElementById("camera-status");
+  // the live region that says the camera's state in words: the host's own, else the line
+  const saidEl = document.getElementById("camera-said") || statusEl;
   const noteEl = document.getElementById("camera-note");
   const noteAgeEl = document.getElementById("camera-note-age");
   const modeLine = document.getElementById("camera-mode-line");
@@ -483,7 +485,8 @@
       line += " · expects " + body.expects.join(", ") + (implies.length ? " (a new throw means: " + implies.join("; ") + ")" : "");
     }
     // the host reads the technical line; a player the camera's state in words
-    statusEl.textContent = body.viewer && body.viewer.host ? line : inWords(body);
+    if (body.viewer && body.viewer.host) statusEl.textContent = line;
+    sayState(inWords(body));
     // no camera: no picture box (it would stay empty), a note on how rolls get in instead;
     // nor at a table the camera does not serve (its picture is another table's game)
     if (pictureView) pictureView.hidden = !body.enabled || !body.attached;
@@ -514,8 +517,14 @@
   // with the server stopped); the next answer draws it again
   function showOffline() {
     statusEl.dataset.cameraState = "offline";
-    statusEl.textContent = OFFLINE;
+    if (saidEl !== statusEl) statusEl.textContent = OFFLINE;
+    sayState(OFFLINE);
     if (modeLine) modeLine.hidden = true;
+  }
+
+  // a live region is read out at every write: the words go in only when they change
+  function sayState(words) {
+    if (saidEl.textContent !== words) saidEl.textContent = words;
   }
 
   function noteAge(seconds) {
