@@ -1507,3 +1507,23 @@ def test_a_screen_reader_hears_what_the_camera_waits_for(browser: Any, tmp_path:
             next_camera_poll(page)
             next_camera_poll(page)
             assert page.evaluate("window.writes") == 0
+
+
+NAMES_IN_ORDER = "(buttons) => buttons.map((b) => b.getAttribute('aria-label'))"
+
+
+def test_the_dice_on_the_big_picture_are_reached_in_the_banners_order(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The host's big picture of a held roll has a button over each die, reached with Tab
+    in the order the camera's finder met them: "the second white die" came before "the
+    first white die" (the first is the one further left). They come in the banner's order
+    now: the game's colours, dice of one colour from left to right."""
+    with roll_to_confirm(browser, tmp_path, seed=3101) as (host, _, _):
+        host.wait_for_selector("#camera-held[data-held-kind=confirm]:not([hidden])", timeout=20000)
+        host.wait_for_selector("#held-dice [data-held-die][aria-label]")
+        banner = host.locator("#camera-ask .ask-die button.die").evaluate_all(NAMES_IN_ORDER)
+        picture = host.locator("#held-dice [data-held-die]").evaluate_all(NAMES_IN_ORDER)
+    whites = ["change the first white die (", "change the second white die ("]
+    assert [name[: len(start)] for name, start in zip(banner, whites, strict=False)] == whites
+    assert picture == [name.removeprefix("change ") for name in banner]

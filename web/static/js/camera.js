@@ -349,10 +349,11 @@
     panel.querySelector("[data-camera-rethrow]").hidden = !viewer.may_rethrow;
   }
 
-  // a tappable spot over each held die on the picture
+  // a tappable spot over each held die on the picture, reached with Tab in the banner's
+  // order ("the first white die" before "the second"), not the order the finder met them
   function drawSpots(pending, viewer) {
     heldDice.innerHTML = "";
-    pending.dice.forEach((die) => {
+    inGameOrder(pending.dice).forEach((die) => {
       const [x0, y0, x1, y1] = die.box;
       const spot = document.createElement("button");
       spot.type = "button";
