@@ -1527,3 +1527,24 @@ def test_the_dice_on_the_big_picture_are_reached_in_the_banners_order(
     whites = ["change the first white die (", "change the second white die ("]
     assert [name[: len(start)] for name, start in zip(banner, whites, strict=False)] == whites
     assert picture == [name.removeprefix("change ") for name in banner]
+
+
+def test_a_screen_reader_hears_which_logged_moves_were_undone(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The game log strikes through a move taken back: a screen reader read "2 host Pass"
+    as any other move (the stroke is for the eyes only). Its row says "(undone)" in words."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    roll_qwixx_7(server, host, table)
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    move = {"kind": "pass", "player": 1}
+    assert host.request.post(f"{api}/actions", data={"action_id": "pass-0001", "move": move}).ok
+    assert host.request.post(f"{api}/undo", data={"action_id": "host-undo-0001"}).ok
+    host.goto(f"{server.base_url}/t/{table['table_id']}/log")
+    rows = {
+        row.get_attribute("data-seq"): " ".join((row.text_content() or "").split())
+        for row in host.locator(".log-table tbody tr").all()
+    }
+    assert rows["2"] == "2 host Pass (no cross) (undone)", rows
+    assert [seq for seq, words in rows.items() if "undone" in words] == ["2"]

@@ -630,7 +630,8 @@ def test_the_log_names_a_take_by_the_side_taken(host: TestClient) -> None:
     assert act(host, tid, moves[-1], "sixis-take-again").status_code == 200
     log = " ".join(host.get(f"/t/{tid}/log").text.split())
     assert "Full House / " not in log and "Three of a Kind / " not in log, log
-    assert "<td>8</td> <td>host</td> <td>Take Full House</td>" in log, log
+    undone = '<span class="sr-only">(undone)</span>'  # struck through, and said
+    assert f"<td>8</td> <td>host</td> <td>Take Full House {undone}</td>" in log, log
     assert "<td>9</td> <td>host</td> <td>Undid: Take Full House</td>" in log, log
     assert "<td>10</td> <td>host</td> <td>Take Full House</td>" in log, log
     assert "<td>2</td> <td>host</td> <td>Flip Three of a Kind to Full House</td>" in log, log
