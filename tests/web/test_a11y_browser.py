@@ -1548,3 +1548,24 @@ def test_a_screen_reader_hears_which_logged_moves_were_undone(
     }
     assert rows["2"] == "2 host Pass (no cross) (undone)", rows
     assert [seq for seq, words in rows.items() if "undone" in words] == ["2"]
+
+
+def test_a_keyboard_player_fixes_a_die_in_the_cameras_question_without_losing_their_place(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Ann fixes the red die of the camera's question with the keyboard: Enter on "change
+    red die" opens its values, Tab goes to them, Enter picks one. Before: each redraw of
+    the question dropped the focus to the page (Enter on the die left it nowhere, the next
+    Tab started again at the question's photo)."""
+    with roll_to_confirm(browser, tmp_path, seed=3101) as (_, ann, throw):
+        ann.wait_for_selector("#camera-ask[data-kind=confirm]:not([hidden])", timeout=20000)
+        red = dict(throw.rest)["red"]
+        fixed = 1 if red != 1 else 2
+        ann.locator("#camera-ask button[aria-label^='change red die']").focus()
+        ann.keyboard.press("Enter")
+        ann.wait_for_selector("#camera-ask .ask-die.picking")
+        assert ann.evaluate(FOCUSED_NAME) == f"change red die (reads {red})"
+        tab_to(ann, f"red die: change to {fixed}", presses=6)
+        ann.keyboard.press("Enter")
+        ann.wait_for_selector(f"#camera-ask [aria-label='change red die (reads {fixed})']")
+        assert ann.evaluate(FOCUSED_NAME) == f"change red die (reads {fixed})"

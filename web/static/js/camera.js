@@ -227,6 +227,7 @@
     // never applies dice the person did not see
     ask.dataset.reading = pending.id;
     ask.dataset.roll = JSON.stringify(pending.roll || []);
+    const refocus = focusAfterRedraw();
     ask.innerHTML = "";
     const thumb = document.createElement("button");
     thumb.type = "button";
@@ -262,6 +263,20 @@
     }
     ask.appendChild(body);
     askUseRollFirst(); // a question it asked stays on the new button
+    const again = refocus && ask.querySelector(refocus);
+    if (again) again.focus();
+  }
+
+  // the control of the question that has the focus, to give it back after a redraw (the
+  // redraw removes it: the focus fell to the page's top); for a value just chosen, the die
+  // it changed (its values close with the answer)
+  function focusAfterRedraw() {
+    const el = document.activeElement;
+    if (!el || !ask.contains(el)) return null;
+    if (el.dataset.askValue) return `[data-ask-pick="${el.dataset.askDie}"]`;
+    if (el.dataset.askPick !== undefined) return `[data-ask-pick="${el.dataset.askPick}"]`;
+    if (el.hasAttribute("data-camera-confirm")) return "[data-camera-confirm]";
+    return el.hasAttribute("data-ask-show") ? "[data-ask-show]" : null;
   }
 
   // the dice as the banner shows every roll (the game's order: white, white, red, ...),
