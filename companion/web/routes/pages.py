@@ -19,7 +19,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
 from companion.rules.base import Reason, Rejection
-from companion.rules.registry import find_game
+from companion.rules.registry import all_games, find_game
 from companion.table.access import hash_token
 from companion.table.camera_hub import CameraHub
 from companion.table.records import check_players
@@ -532,6 +532,13 @@ async def live_fragment(access: PageAccess, drawings: DrawingsDep, view: str = "
         raise HTTPException(status_code=422, detail="view is 'table' or 'sheet'")
     state_id, html = await live_html(drawings, access.table, access.viewer, view)
     return HTMLResponse(html, headers={"X-State-Id": str(state_id)})
+
+
+@router.get("/help", response_class=HTMLResponse)
+async def help_page(request: Request, templates: TemplatesDep) -> Response:
+    """How the companion works at a table, and a section per registered game (its anchor
+    is the game's name: /help#qwixx). It shows no game, so it needs no join code."""
+    return templates.TemplateResponse(request, "help.html", {"games": all_games()})
 
 
 @router.get("/history", response_class=HTMLResponse, dependencies=[ReadRate])

@@ -1,0 +1,54 @@
+"""The help page (/help): it answers without a join code or cookie, carries the headers of
+every page, has a section per registered game, and the start page and a game's pages link
+to it (a game's own pages to that game's section)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from companion.rules.registry import GAME_NAMES, find_game
+from companion.web.app import create_app
+from companion.web.page_headers import PAGE_HEADERS
+from companion.web.settings import Settings
+from tests.web.helpers import create_table, seat_player
+
+
+def test_the_help_page_answers_without_a_cookie_with_every_pages_headers(
+    tmp_path: Path,
+) -> None:
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as stranger:
+        answer = stranger.get("/help", headers={"accept": "text/html"})
+        assert answer.status_code == 200
+        assert not stranger.cookies  # it hands out no device cookie either
+        for name, value in PAGE_HEADERS:
+            assert answer.headers[name.decode()] == value.decode()
+        assert "join code" in answer.text.lower()  # how to join is explained
+
+
+@pytest.mark.parametrize("game_name", GAME_NAMES)
+def test_every_registered_game_has_its_own_help_section(tmp_path: Path, game_name: str) -> None:
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        page = client.get("/help").text
+    section = re.search(rf'<section class="card help" id="{game_name}">(.*?)</section>', page, re.S)
+    assert section is not None, f"no help section for {game_name}"
+    words = section.group(1)
+    assert find_game(game_name).title in words
+    for part in ("Aim:", "A turn:", "The companion checks:"):
+        assert part in words
+    assert f'href="#{game_name}"' in page  # listed at the top of the page
+
+
+def test_the_start_page_and_a_table_page_link_to_the_help(tmp_path: Path) -> None:
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as host:
+        assert 'href="/help"' in host.get("/").text
+        created = create_table(host, "sixto", ["Ann", "Bob"], {"players": 2})
+        table_id = created["table_id"]
+        assert 'href="/help#sixto"' in host.get(f"/t/{table_id}").text
+        player = TestClient(host.app)
+        seat_player(player, created["code"], table_id, 1)
+        # the player's own sheet page points at its game's section
+        assert 'href="/help#sixto"' in player.get(f"/t/{table_id}/sheet").text
