@@ -495,7 +495,8 @@
     const state = !body.enabled ? "off" : body.status && body.status.connected ? "live" : body.error ? "fault" : "waiting";
     statusEl.dataset.cameraState = state;
     let line = body.line;
-    if (body.enabled && !body.attached) line += " · this table does not get camera rolls";
+    // a finished game's line says the camera reads no more for it: not again in other words
+    if (body.enabled && !body.attached && !body.finished) line += " · this table does not get camera rolls";
     if (body.enabled && body.attached && body.expects) {
       const implies = body.implies || [];
       line += " · expects " + body.expects.join(", ") + (implies.length ? " (a new throw means: " + implies.join("; ") + ")" : "");

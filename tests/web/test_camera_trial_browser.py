@@ -1,0 +1,62 @@
+"""The camera panel's small things from the newcomer's trial, in Debian's Chromium: the
+picture stays while the camera restarts (its frame answers 404 until the first new one),
+the links under the panel never leave a "·" at a line's end on a phone, and a finished
+game's camera line says once that the camera reads no more rolls for it. The camera's
+state is the server's answer with the fields a camera would give put over it (a real
+server with no camera; web/static/js/camera.js draws what it is handed)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ServerProcess
+from tests.web.devices import PHONE
+
+pytestmark = pytest.mark.browser
+
+LIVE = {"connected": True, "ended": False, "last_error": None}
+
+
+def camera_says(context: Any, fields: dict[str, Any]) -> None:
+    """Every camera status the pages of `context` read: the server's, `fields` over it."""
+
+    def route(route: Any) -> None:
+        response = route.fetch()
+        body = {**response.json(), "enabled": True, "status": LIVE, "line": "camera 0 · 10 fps"}
+        route.fulfill(response=response, json={**body, **fields})
+
+    context.route(re.compile(r".*/api/tables/[^/]+/camera$"), route)
+
+
+def host_table(context: Any, server: ServerProcess) -> Any:
+    """A two-player Qwixx table's page on the host's device (`context`), socket live."""
+    created = context.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201, created.text()
+    page = context.new_page()
+    page.goto(server.base_url + created.json()["url"])
+    page.wait_for_selector("#conn[data-conn=live]")
+    return page
+
+
+def test_a_finished_games_camera_line_says_once_that_the_camera_reads_no_more(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The camera moved on from a finished game: its host's line said "the game is over:
+    the camera reads no more rolls for this table · this table does not get camera rolls"."""
+    over = "the game is over: the camera reads no more rolls for this table"
+    context = browser.new_context(**PHONE)
+    camera_says(context, {"attached": False, "finished": True, "line": over})
+    page = host_table(context, server)
+    page.wait_for_function(
+        "(words) => document.getElementById('camera-status').textContent === words",
+        arg=over,
+        timeout=10000,
+    )
+    context.unroute_all(behavior="ignoreErrors")  # a poll in flight as the context closes
+    context.close()
