@@ -8,6 +8,7 @@ server with no camera; web/static/js/camera.js draws what it is handed)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from tests.web.devices import PHONE
 pytestmark = pytest.mark.browser
 
 LIVE = {"connected": True, "ended": False, "last_error": None}
+PICTURE = Path(__file__).resolve().parents[2] / "web" / "static" / "icon-192.png"
 
 
 def camera_says(context: Any, fields: dict[str, Any]) -> None:
@@ -42,6 +44,36 @@ def host_table(context: Any, server: ServerProcess) -> Any:
     page.goto(server.base_url + created.json()["url"])
     page.wait_for_selector("#conn[data-conn=live]")
     return page
+
+
+def test_the_picture_stays_while_the_camera_restarts(browser: Any, server: ServerProcess) -> None:
+    context = browser.new_context(**PHONE)
+    camera_says(context, {"attached": True})
+    frames = {"served": 0}
+
+    def frame(route: Any) -> None:
+        # one picture, then none: the camera restarted and has no new frame yet
+        frames["served"] += 1
+        if frames["served"] == 1:
+            route.fulfill(path=str(PICTURE), content_type="image/png")
+        else:
+            route.fulfill(status=404, json={"detail": "no camera picture yet"})
+
+    context.route(re.compile(r".*/camera\.jpg\?.*"), frame)
+    page = host_table(context, server)
+    page.wait_for_function(
+        "() => document.getElementById('camera-picture').naturalWidth > 0", timeout=10000
+    )
+    for _ in range(2):  # the page took in a missing frame and asked again
+        page.wait_for_event(
+            "response", lambda r: "camera.jpg" in r.url and r.status == 404, timeout=10000
+        )
+    assert page.evaluate(
+        "() => { const p = document.getElementById('camera-picture');"
+        " return p.complete && p.naturalWidth > 0; }"
+    ), "the picture went broken while the camera had no frame"
+    context.unroute_all(behavior="ignoreErrors")  # a poll in flight as the context closes
+    context.close()
 
 
 def test_a_finished_games_camera_line_says_once_that_the_camera_reads_no_more(

@@ -83,16 +83,40 @@
   }
 
   // -- the picture: the next frame is asked for when the last one arrived ---------------
+  // fetched, then shown: a frame that is not there (404 for a moment after the host's
+  // "Restart the camera", before the camera's first new frame) keeps the last picture on
+  // screen, where the <img> pointed at it showed a broken image
   let pictureLoop = false; // a picture is asked for, or its next one waits
-  function nextPicture() {
+  async function nextPicture() {
     pictureLoop = Boolean(picture && current && current.enabled && current.attached);
     if (!pictureLoop) return; // started again by render once this table has the camera
     frame += 1;
-    picture.src = `/t/${tableId}/camera.jpg?n=${frame}`;
+    let shown = false;
+    try {
+      const response = await fetch(`/t/${tableId}/camera.jpg?n=${frame}`, {credentials: "same-origin"});
+      if (response.ok) shown = await showPicture(await response.blob());
+    } catch (error) {
+      // the server is out of reach: the last picture stays, the next try follows
+    }
+    setTimeout(nextPicture, shown ? 200 : 1000);
   }
-  if (picture) {
-    picture.addEventListener("load", () => setTimeout(nextPicture, 200));
-    picture.addEventListener("error", () => setTimeout(nextPicture, 1000));
+
+  // the frame on the <img> once it decodes (one that does not stays off it); the frame it
+  // replaces is let go
+  async function showPicture(blob) {
+    const url = URL.createObjectURL(blob);
+    const loader = new Image();
+    loader.src = url;
+    try {
+      await loader.decode();
+    } catch (error) {
+      URL.revokeObjectURL(url);
+      return false;
+    }
+    const before = picture.src;
+    picture.src = url;
+    if (before.startsWith("blob:")) URL.revokeObjectURL(before);
+    return true;
   }
 
   // -- status and the held reading ----------------------------------------------------
