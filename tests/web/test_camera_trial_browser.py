@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.conftest import ServerProcess
+from tests.web.conftest import ServerProcess, shot
 from tests.web.devices import PHONE
 
 pytestmark = pytest.mark.browser
@@ -73,6 +73,54 @@ def test_the_picture_stays_while_the_camera_restarts(browser: Any, server: Serve
         " return p.complete && p.naturalWidth > 0; }"
     ), "the picture went broken while the camera had no frame"
     context.unroute_all(behavior="ignoreErrors")  # a poll in flight as the context closes
+    context.close()
+
+
+# each "·" between the camera links that is on screen, with whether a link stands on its
+# line both before and after it (a "·" clipped off the panel's left edge is not on screen)
+SEPARATORS = """() => {
+  const box = document.querySelector('.camera-links');
+  const clip = box.getBoundingClientRect();
+  const links = Array.from(box.querySelectorAll('a')).filter((a) => a.checkVisibility())
+    .map((a) => a.getBoundingClientRect());
+  const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+  const found = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let at = node.textContent.indexOf('·'); at >= 0; at = node.textContent.indexOf('·', at + 1)) {
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + 1);
+      const dot = range.getBoundingClientRect();
+      if (!dot.width || dot.right <= clip.left || dot.left >= clip.right) continue;
+      const middle = (dot.top + dot.bottom) / 2;
+      const onLine = links.filter((r) => r.top <= middle && middle <= r.bottom);
+      found.push({before: onLine.some((r) => r.right <= dot.left),
+                  after: onLine.some((r) => r.left >= dot.right)});
+    }
+  }
+  const tops = new Set(links.map((r) => Math.round(r.top)));
+  return {separators: found, lines: tops.size};
+}"""
+
+
+def test_no_camera_link_line_ends_in_a_separator_on_a_phone(
+    browser: Any, server: ServerProcess
+) -> None:
+    """On a phone the links read "Game log and roll photos ·" over "Dice statistics"."""
+    context = browser.new_context(**PHONE)
+    page = host_table(context, server)
+    page.wait_for_selector("#camera-status[data-camera-state=off]", timeout=10000)
+    wrapped = False
+    for width in (320, 360, 390, 414, 600):
+        page.set_viewport_size({"width": width, "height": 844})
+        seen = page.evaluate(SEPARATORS)
+        wrapped = wrapped or seen["lines"] > 1
+        for separator in seen["separators"]:
+            assert separator == {"before": True, "after": True}, f"at {width} px: {seen}"
+        if width == 390:
+            page.locator(".camera-links").scroll_into_view_if_needed()
+            shot(page, "camera-links-phone")
+    assert wrapped, "the links never wrapped: the phone widths tested nothing"
     context.close()
 
 
