@@ -385,10 +385,20 @@
     return item && item.label ? `Not saved: ${item.label}. ` : "Not saved: ";
   }
 
+  // what happened, from the roll then and now: a roll where none showed was rolled, one
+  // gone (the turn passed on: no roll yet) is the game moving on. The advice only where
+  // this screen offers something to tap: a pound refused after the roll, or a save made
+  // on a phone after the player's tablet ended the turn, has nothing to choose again
   function staleText(item) {
-    return notSaved(item) + (item.dice !== diceShown()
-      ? "The roll changed while you were offline; choose again with this roll"
-      : "The game moved on while you were offline; tap again");
+    const dice = diceShown();
+    const canAct = Boolean(live.querySelector("[data-move], [data-roll-submit]"));
+    let what = "The game moved on while you were offline";
+    let advice = "; tap again";
+    if (dice && item.dice !== dice) {
+      what = item.dice ? "The roll changed while you were offline" : "The dice were rolled while you were offline";
+      advice = "; choose again with this roll";
+    }
+    return notSaved(item) + what + (canAct ? advice : "");
   }
 
   function sayStaleOffline() {
