@@ -599,6 +599,8 @@ class CameraHub:
             if refusal is not None:
                 raise refusal
             taken = await self._take(table, confirmed(held, shown), tapped=True)
+            if taken.seq is not None:
+                self.held.used(table.table_id, held_id)
         await self._next_question(table)
         return taken.seq
 
@@ -632,6 +634,8 @@ class CameraHub:
             held = self._take_to_change(table, held_id, die_change(colour, remove), device)
             held = fix_die(held, index, value, colour, remove)
             answer = await self._rematch(table, held, answerer(device))
+            if answer["applied"]:
+                self.held.used(table.table_id, held_id)
         await self._next_question(table)
         return answer
 

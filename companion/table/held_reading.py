@@ -479,6 +479,9 @@ class HeldReadings:
     def __init__(self, note: Callable[[str, str], None] = lambda table_id, text: None) -> None:
         self.lock = asyncio.Lock()
         self._held: dict[str, HeldReading] = {}
+        # per table, the id of the latest reading a tap made the roll: a second tap on it
+        # (two devices answering at once) is told the roll is in, not that it is gone
+        self._used: dict[str, str] = {}
         self._waiting: dict[str, deque[RollEvent]] = {}
         self._note = note  # the camera's note of a table (RollIntake.note)
 
@@ -504,6 +507,10 @@ class HeldReadings:
 
     def drop(self, table_id: str) -> None:
         self._held.pop(table_id, None)
+
+    def used(self, table_id: str, held_id: str) -> None:
+        """A tap on reading `held_id` applied its roll."""
+        self._used[table_id] = held_id
 
     def current(self, table: Table) -> HeldReading | None:
         """The reading held for `table`: carried to the state now while only players' moves
@@ -531,6 +538,12 @@ class HeldReadings:
         """The reading a tap refers to; refused when it is gone or the game moved on."""
         held = self._held.get(table.table_id)
         if held is None or held.held_id != held_id:
+            if self._used.get(table.table_id) == held_id:
+                raise Rejection(
+                    Reason.STALE_STATE,
+                    "reading_used",
+                    "that roll is already in the game: it was used a moment ago",
+                )
             raise Rejection(Reason.STALE_STATE, "no_such_reading", "that camera reading is gone")
         held = self.current(table)
         if held is None:

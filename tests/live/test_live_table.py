@@ -999,3 +999,23 @@ def test_a_replayed_throw_waits_until_every_seat_is_taken(live: Any, clip_folder
     wait_until(lambda: rolls_in_log(live, table_id), 30, "the recording played again")
     assert rolls_in_log(live, table_id) == [("camera", sorted(throw.rest))]
     assert camera(client, table_id)["waits_for_seats"] == []
+
+
+def test_a_confirm_of_a_roll_another_device_just_used_says_it_is_in_the_game(
+    live: Any, clip_folder: Path
+) -> None:
+    """The host and the active player tap "Use this roll" at the same moment: the first
+    applies it; the second is refused as a roll already in the game (its screen shows it),
+    not "that camera reading is gone", which reads as if the roll were lost."""
+    table_id, (host, active, _), pending = held_to_confirm(live, clip_folder)
+    url = f"/api/tables/{table_id}/camera/confirm"
+    first = host.post(url, json={"id": pending["id"]})
+    assert first.status_code == 200, first.text
+    second = active.post(url, json={"id": pending["id"]})
+    assert second.status_code == 409, second.text
+    assert second.json()["rule"] == "reading_used"
+    assert second.json()["message"] == "that roll is already in the game: it was used a moment ago"
+    assert len(rolls_in_log(live, table_id)) == 1  # applied once
+    # a reading never held is still "gone"
+    gone = active.post(url, json={"id": "0123abcd"})
+    assert gone.status_code == 409 and gone.json()["rule"] == "no_such_reading"
