@@ -9,6 +9,10 @@ and asks for nothing the screen no longer offers:
   phone goes offline and saves a die; her tablet saves another, which hands the turn to
   Bob. Back online, the phone's save is refused: the game moved on (Bob has not rolled: no
   roll shows, so not "the roll changed"), and Ann has nothing to choose again.
+- Qwixx: Bob's phone is offline when the host frees his seat (Bob moved to a tablet and
+  crossed there). Back online, the server refuses the phone's socket at its handshake: the
+  phone says it is not connected (not "Offline", retrying for ever with its tap kept), and
+  its kept tap is refused with the reason.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import pytest
 from tests.live.replay import seat_devices
 from tests.web.conftest import ServerProcess, shot
 from tests.web.devices import PHONE, TABLET
-from tests.web.helpers import roll_json
+from tests.web.helpers import QWIXX_ROLL_7, roll_json
 
 pytestmark = pytest.mark.browser
 
@@ -128,3 +132,42 @@ def test_a_save_made_offline_after_the_other_device_saved_says_the_game_moved_on
     assert state["state_id"] == 3 and state["state"]["state"]["saved"] == [[5], []]
     shot(phone, "offline-save-refused-phone")
     bob_device.close()
+
+
+def test_a_phone_whose_seat_was_freed_while_offline_says_so_when_it_comes_back(
+    browser: Any, server: ServerProcess
+) -> None:
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = api.post(
+        "/api/tables", json={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]}
+    ).json()
+    tid = table["table_id"]
+    rolled = api.post(
+        f"/api/tables/{tid}/actions", json={"action_id": "roll-first-7", "move": QWIXX_ROLL_7}
+    )
+    assert rolled.status_code == 200, rolled.text
+    phone = take_seat(browser, server, table["code"], 1)
+    red_7 = '{"kind":"cross","player":1,"colour":"red","number":7}'
+    goes_offline(phone)
+    phone.click(f"[data-move='{red_7}']")
+    phone.wait_for_function("() => document.getElementById('conn').textContent.includes('1 tap')")
+    assert api.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
+    (tablet,) = seat_devices(server.base_url, table["code"], tid, [1])  # Bob, on his tablet
+    yellow_7 = {"kind": "cross", "player": 1, "colour": "yellow", "number": 7}
+    crossed = tablet.post(
+        f"/api/tables/{tid}/actions", json={"action_id": "bob-tablet-yellow-7", "move": yellow_7}
+    )
+    assert crossed.status_code == 200, crossed.text
+
+    phone.context.set_offline(False)
+    phone.wait_for_selector("#conn[data-conn=refused]", timeout=20000)
+    assert phone.inner_text("#conn") == "Not connected: enter the join code again"
+    phone.wait_for_selector("#toast:not(:empty)", timeout=10000)
+    assert phone.inner_text("#toast").startswith("Not saved: Red 7. ")
+    assert phone.locator(".pending").count() == 0
+    assert phone.evaluate("() => document.body.classList.contains('seat-lost')")
+    state = api.get(f"/api/tables/{tid}/state").json()
+    assert state["state"]["state"]["sheets"][1]["red"] == []  # the phone's tap: not applied
+    assert state["state"]["state"]["sheets"][1]["yellow"] == [7]
+    shot(phone, "offline-seat-freed-phone")
+    tablet.close()

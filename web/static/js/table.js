@@ -313,21 +313,39 @@
     socket.onmessage = (event) => handle(JSON.parse(event.data));
     socket.onclose = (event) => {
       socket = null;
-      if (event.code === 1008) {
-        // the server refused this device (its join was withdrawn): the waiting taps are
-        // sent once over HTTP, whose answer names the reason
-        setConn("refused");
-        // the page it holds may be from before (a seat freed while this device slept):
-        // greyed, without the turn or any control, it no longer reads as still playing
-        document.body.classList.add("seat-lost");
-        for (const [actionId, item] of pending) resendOverHttp(actionId, item);
-        return;
-      }
+      if (event.code === 1008) { accessLost(); return; }
       setConn("offline");
       clearTimeout(retryTimer);
-      retryTimer = setTimeout(connect, retryMs);
+      retryTimer = setTimeout(() => retryUnlessRefused(socketCount), retryMs);
       retryMs = Math.min(retryMs * 2, 5000);
     };
+  }
+
+  // the server refused this device (its join was withdrawn): the waiting taps are sent
+  // once over HTTP, whose answer names the reason
+  function accessLost() {
+    setConn("refused");
+    // the page it holds may be from before (a seat freed while this device slept):
+    // greyed, without the turn or any control, it no longer reads as still playing
+    document.body.classList.add("seat-lost");
+    for (const [actionId, item] of pending) resendOverHttp(actionId, item);
+  }
+
+  // A socket the server refuses at its handshake (the seat was freed, or the table's
+  // tokens ended, while this device was offline: 403 before the socket opens) closes as
+  // a lost network does (1006), and the page would say "Offline" and retry for ever. The
+  // table's state tells them apart (the API's answer: a page would redirect to the join
+  // form): refused to this device, the access is lost; unreachable or answered, the
+  // socket is tried again
+  function retryUnlessRefused(closedCount) {
+    fetch(`/api/tables/${tableId}/state`, {credentials: "same-origin"})
+      .then((r) => ([401, 403, 404].includes(r.status) ? "refused" : "retry"))
+      .catch(() => "retry")
+      .then((next) => {
+        if (socket || socketCount !== closedCount) return; // the online event reconnected
+        if (next === "refused") accessLost();
+        else connect();
+      });
   }
 
   // -- the host's join panel: folds away once every seat is taken, unless the host
