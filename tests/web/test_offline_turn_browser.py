@@ -13,10 +13,15 @@ and asks for nothing the screen no longer offers:
   crossed there). Back online, the server refuses the phone's socket at its handshake: the
   phone says it is not connected (not "Offline", retrying for ever with its tap kept), and
   its kept tap is refused with the reason.
+- Qwixx: Bob's socket dies without closing (the Wi-Fi drops him, the browser still holds
+  the socket open and nothing arrives either way). His tap is not left dashed under a
+  banner saying "live" for minutes: unanswered, it gives the socket up, says so, and is
+  sent on a new one, applied once.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -29,6 +34,7 @@ from tests.web.helpers import QWIXX_ROLL_7, roll_json
 
 pytestmark = pytest.mark.browser
 
+RED_7 = '{"kind":"cross","player":1,"colour":"red","number":7}'  # Bob's white sum 3 + 4
 SIXIS_LAYOUT = ["three_kind", "pairs", "low", "high", "odd", "even", "run_low", "run_high"]
 
 
@@ -147,9 +153,8 @@ def test_a_phone_whose_seat_was_freed_while_offline_says_so_when_it_comes_back(
     )
     assert rolled.status_code == 200, rolled.text
     phone = take_seat(browser, server, table["code"], 1)
-    red_7 = '{"kind":"cross","player":1,"colour":"red","number":7}'
     goes_offline(phone)
-    phone.click(f"[data-move='{red_7}']")
+    phone.click(f"[data-move='{RED_7}']")
     phone.wait_for_function("() => document.getElementById('conn').textContent.includes('1 tap')")
     assert api.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
     (tablet,) = seat_devices(server.base_url, table["code"], tid, [1])  # Bob, on his tablet
@@ -171,3 +176,55 @@ def test_a_phone_whose_seat_was_freed_while_offline_says_so_when_it_comes_back(
     assert state["state"]["state"]["sheets"][1]["yellow"] == [7]
     shot(phone, "offline-seat-freed-phone")
     tablet.close()
+
+
+class SilentLink:
+    """The page's sockets to the real server, passed through; `die()` makes the open ones
+    carry nothing more either way without closing (a phone the Wi-Fi dropped), while a
+    socket opened afterwards works."""
+
+    def __init__(self, page: Any) -> None:
+        self.dead: list[Any] = []
+        self.open: list[Any] = []
+        page.route_web_socket(re.compile(r".*/ws\?view=.*"), self._route)
+
+    def _route(self, route: Any) -> None:
+        server_side = route.connect_to_server()
+        self.open.append(route)
+        server_side.on_message(lambda m: None if route in self.dead else route.send(m))
+        route.on_message(lambda m: None if route in self.dead else server_side.send(m))
+
+    def die(self) -> None:
+        self.dead.extend(self.open)
+
+
+def test_a_tap_on_a_socket_that_died_without_closing_is_sent_on_a_new_one(
+    browser: Any, server: ServerProcess
+) -> None:
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = api.post(
+        "/api/tables", json={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]}
+    ).json()
+    tid = table["table_id"]
+    rolled = api.post(
+        f"/api/tables/{tid}/actions", json={"action_id": "roll-first-7", "move": QWIXX_ROLL_7}
+    )
+    assert rolled.status_code == 200, rolled.text
+    phone = browser.new_context(**PHONE).new_page()
+    link = SilentLink(phone)
+    phone.goto(f"{server.base_url}/join?code={table['code']}")
+    phone.click("button.primary")
+    phone.click("button[name=seat][value='1']")
+    phone.wait_for_url("**/sheet")
+    phone.wait_for_selector("#conn[data-conn=live]")
+
+    link.die()
+    phone.click(f"[data-move='{RED_7}']")
+    phone.wait_for_selector("section[data-seat='1'] .box.crossed", timeout=30000)
+    assert phone.locator(".pending").count() == 0
+    assert phone.inner_text("#conn") == "live"
+    assert phone.inner_text("#toast") == ""  # applied: nothing to say
+    state = api.get(f"/api/tables/{tid}/state").json()
+    assert state["state_id"] == 2  # the roll and Bob's cross, applied once
+    assert state["state"]["state"]["sheets"][1]["red"] == [7]
+    assert len(link.open) == 2  # the silent socket given up, one new one

@@ -304,13 +304,43 @@
     showConn();
   }
 
+  // -- a socket that died without closing ------------------------------------------------
+  // The café's Wi-Fi drops the phone while the browser still holds the socket open: taps
+  // sent on it go nowhere, no close comes for minutes, and the banner said "live" over a
+  // tap that stayed dashed. A tap left unanswered ANSWER_MS on the socket it was sent on
+  // (nothing at all came on it meanwhile: any frame shows it alive) gives that socket up:
+  // a new one is opened and the outbox sent again with the same action ids (applied once)
+  const ANSWER_MS = 5000;
+  let answerTimer = null;
+
+  function unansweredOnThisSocket() {
+    return isOpen() && Array.from(pending.values()).some((item) => item.sentOn === socketCount);
+  }
+
+  function awaitAnswer() {
+    clearTimeout(answerTimer);
+    answerTimer = unansweredOnThisSocket() ? setTimeout(giveUpSilentSocket, ANSWER_MS) : null;
+  }
+
+  function giveUpSilentSocket() {
+    answerTimer = null;
+    if (!unansweredOnThisSocket()) return;
+    socket.onclose = null;
+    socket.onmessage = null;
+    socket.close();
+    socket = null;
+    setConn("connecting");
+    clearTimeout(retryTimer);
+    connect();
+  }
+
   // -- the WebSocket --------------------------------------------------------------------
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     socket = new WebSocket(`${scheme}://${location.host}/t/${tableId}/ws?view=${mode}`);
     socketCount += 1;
-    socket.onopen = () => { retryMs = 300; setConn("live"); flush(); };
-    socket.onmessage = (event) => handle(JSON.parse(event.data));
+    socket.onopen = () => { retryMs = 300; setConn("live"); flush(); awaitAnswer(); };
+    socket.onmessage = (event) => { handle(JSON.parse(event.data)); awaitAnswer(); };
     socket.onclose = (event) => {
       socket = null;
       if (event.code === 1008) { accessLost(); return; }
@@ -465,6 +495,7 @@
     if (isOpen()) {
       item.sentOn = socketCount;
       socket.send(JSON.stringify({type: kind, ...body}));
+      if (answerTimer === null) awaitAnswer();
     }
     showConn();
   }
