@@ -1313,7 +1313,13 @@ class Tables:
         return lock
 
     async def _make_next_table(self, finished: Table, admit: Callable[[], None] | None) -> Table:
-        """A new table playing `finished` again (Tables.play_again), under its locks."""
+        """A new table playing `finished` again (Tables.play_again), under its locks.
+        Refused (`game_deleted`) when the history deleted `finished` while this waited for
+        its lock: the next game's link from it would name no table."""
+        if finished.deleted:
+            raise Rejection(
+                Reason.GAME_OVER, "game_deleted", "this game was deleted from the history"
+            )
         if not finished.snapshot.finished:
             raise Rejection(
                 Reason.NOT_ALLOWED,

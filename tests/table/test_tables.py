@@ -699,3 +699,42 @@ def test_the_snapshot_says_whether_the_hosts_device_is_seated(tmp_path: Path) ->
             store.close()
 
     asyncio.run(scenario())
+
+
+def test_play_again_of_a_game_deleted_while_it_waited_is_refused_by_name(
+    tmp_path: Path,
+) -> None:
+    """The host's Play again reached the finished table before the server's own screen
+    deleted it, and waited for the table's lock the deletion held. Before: it then stored
+    the next game linked from the deleted one (a foreign key to no table), and the host
+    read the store's failure; now it is refused as deleted and no table is made."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "deleted.sqlite3")
+        tables = attached_tables(store)
+        try:
+            old = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            await old.end_by_host()
+            async with old._lock:  # noqa: SLF001 - busy: the deletion waits first, then Play again
+                deleting = asyncio.create_task(tables.delete_finished(old.table_id))
+                await waiters(old, 1)
+                again = asyncio.create_task(tables.play_again(old))
+                await waiters(old, 2)
+            assert await asyncio.wait_for(deleting, 20) is not None
+            with pytest.raises(Rejection) as refused:
+                await asyncio.wait_for(again, 20)
+            assert refused.value.rule == "game_deleted"
+            assert store.tables(finished=False) == [] and store.table(old.table_id) is None
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())
+
+
+async def waiters(table: Table, count: int) -> None:
+    """Until `count` changes wait for `table`'s lock (a deadline of 20 s)."""
+    deadline = time.monotonic() + 20
+    while len(table._lock._waiters or ()) < count:  # noqa: SLF001
+        assert time.monotonic() < deadline, f"{count} waiters on the table's lock"
+        await asyncio.sleep(0.01)
