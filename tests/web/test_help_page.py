@@ -52,3 +52,26 @@ def test_the_start_page_and_a_table_page_link_to_the_help(tmp_path: Path) -> Non
         seat_player(player, created["code"], table_id, 1)
         # the player's own sheet page points at its game's section
         assert 'href="/help#sixto"' in player.get(f"/t/{table_id}/sheet").text
+
+
+def help_section(tmp_path: Path, game_name: str) -> str:
+    """The words of `game_name`'s help section, its lines joined with single spaces."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        page = client.get("/help").text
+    section = re.search(rf'<section class="card help" id="{game_name}">(.*?)</section>', page, re.S)
+    assert section is not None, f"no help section for {game_name}"
+    return " ".join(re.sub(r"<[^>]+>", "", section.group(1)).split())
+
+
+def test_sixis_help_says_a_flip_needs_a_match_and_how_a_two_player_round_ends(
+    tmp_path: Path,
+) -> None:
+    """Sixis' docstring: a player flips only a blue card their dice meet, and with two
+    players the round never ends by itself (the player may end it). The help said "turn one
+    easy blue card over" and that the round ends with only the Sixis card left in reach."""
+    words = help_section(tmp_path, "sixis")
+    assert "turn one easy blue card your dice meet over to its harder red side" in words
+    assert (
+        "With 2 players the round never ends by itself: at the start of your turn you may "
+        "end it once every card left is red or one line of cards is gone" in words
+    )
