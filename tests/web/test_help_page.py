@@ -75,3 +75,17 @@ def test_sixis_help_says_a_flip_needs_a_match_and_how_a_two_player_round_ends(
         "With 2 players the round never ends by itself: at the start of your turn you may "
         "end it once every card left is red or one line of cards is gone" in words
     )
+
+
+def test_sixmix_help_says_the_game_ends_after_the_round_and_most_points_win(
+    tmp_path: Path,
+) -> None:
+    """Sixmix' docstring: the game ends at the end of a round in which a player has reached
+    the target (10 unless the host set another), and the most points win. The help said
+    "The first to 10 points wins": two players pass 10 in the same round's scoring."""
+    words = help_section(tmp_path, "sixmix")
+    assert "The first to 10 points wins" not in words
+    assert (
+        "The game ends after the round in which someone reaches 10 points (or the target "
+        "the host set); the most points win" in words
+    )
