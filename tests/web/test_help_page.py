@@ -89,3 +89,19 @@ def test_sixmix_help_says_the_game_ends_after_the_round_and_most_points_win(
         "The game ends after the round in which someone reaches 10 points (or the target "
         "the host set); the most points win" in words
     )
+
+
+def test_sixes_help_says_when_the_dice_move_on_and_when_the_game_ends(tmp_path: Path) -> None:
+    """Sixes' docstring: the dice move on after a win, a loss or a pass (not after the next
+    number is called), a newcomer needs a purse for every bet up to 6, and the game ends
+    after the roller turns the host set (two rounds by default) with the richest winning.
+    The help's 'calls the next number. Then the dice move on.' sent the dice on too early,
+    and it said nothing of the game's end."""
+    words = help_section(tmp_path, "sixes")
+    assert "or calls the next number. Then the dice move on" not in words
+    assert (
+        "or calls the next number and throws again. After a win, a loss or a pass the dice "
+        "move on to the next player" in words
+    )
+    assert "The richest player wins" in words
+    assert "two rounds around the table" in words
