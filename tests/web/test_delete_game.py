@@ -65,3 +65,12 @@ def test_the_servers_own_screen_deletes_a_finished_game_and_nothing_else(
         assert store.table(kept["table_id"]) is not None
         assert local.post(f"/t/{gone}/delete").status_code == 404  # once
         assert local.post("/t/nosuchtable1/delete").status_code == 404
+
+
+def test_the_readme_says_a_game_in_progress_is_refused_as_the_server_refuses_it() -> None:
+    """README said "a game in progress is ended first", as if Delete ended it; the server
+    refuses it (`game_in_progress`: "end it first, then delete it") and ends nothing."""
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text().split())
+    said = readme[readme.index("**Delete this game**") :][:400]
+    assert "is ended first" not in said
+    assert "a game in progress is refused: end it first (Host tools, or End it now" in said
