@@ -105,3 +105,21 @@ def test_sixes_help_says_when_the_dice_move_on_and_when_the_game_ends(tmp_path: 
     )
     assert "The richest player wins" in words
     assert "two rounds around the table" in words
+
+
+def test_the_camera_help_says_who_answers_each_question(tmp_path: Path) -> None:
+    """held_reading.fix_refusal: only the host recolours, removes or adds a die, and only
+    the host fixes dice that do not match the roll; the player the camera asks may set a
+    die's value and use the roll. The help told everyone to "tap a die on its picture to
+    change its value or colour or to remove it, or tap an empty spot to add a die" (a
+    player's tap was refused: "only the host fixes this reading"), under a question
+    ("Fix the dice") no screen asks."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        page = " ".join(re.sub(r"<[^>]+>", "", client.get("/help").text).split())
+    camera = page[page.index("The camera When a roll is due") :][:1200]
+    assert "Fix the dice" not in camera and "to remove it, or tap an empty spot" not in camera
+    assert "is that the roll?" in camera and "Use this roll" in camera
+    assert (
+        "When the dice it read do not match the roll the game expects (too many, too few, "
+        "a wrong colour), the host fixes them on the camera's picture" in camera
+    )
