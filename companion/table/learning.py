@@ -766,7 +766,8 @@ def rolls_words(rolls: int, share: float) -> str:
     if not rolls:
         return "no camera roll with this setup in the last hour, at any table"
     percent = int(100 * share + 0.5)
+    noun = "camera roll" if rolls == 1 else "camera rolls"
     return (
-        f"{percent} % of the last hour's {rolls} camera rolls with this setup, at every "
+        f"{percent} % of the last hour's {rolls} {noun} with this setup, at every "
         "table, went in without a tap"
     )

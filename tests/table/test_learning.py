@@ -857,3 +857,13 @@ def test_when_the_camera_reads_with_other_models_the_setups_learn_on_those(
     learning.restore_camera()  # the same models again: the learner stays
     assert learning.learner("kitchen") is again
     learning.close()
+
+
+def test_one_camera_roll_is_said_as_one_roll() -> None:
+    """The camera panel read "100 % of the last hour's 1 camera rolls ..." after the
+    evening's first camera roll."""
+    assert rolls_words(1, 1.0) == (
+        "100 % of the last hour's 1 camera roll with this setup, at every table, went in "
+        "without a tap"
+    )
+    assert rolls_words(2, 0.5).startswith("50 % of the last hour's 2 camera rolls with")

@@ -260,7 +260,10 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         assert {s.photo for s in stored} == {f"table {table_id} roll 1"}
         page.wait_for_selector("#camera-learning[data-learnt='6']", timeout=20000)
         line = page.inner_text("#camera-learning")
-        assert "from 6 confirmed dice" in line and "100 % of the last hour's 1 camera rolls" in line
+        assert (
+            "from 6 confirmed dice" in line
+            and "100 % of the last hour's 1 camera roll with" in line
+        )
         # the setup is named as such ("The camera learnt kitchen from ..." read as if it
         # learnt a thing called kitchen; with the default calibration, the game Qwixx)
         assert line.startswith("The camera learnt from 6 confirmed dice (setup “kitchen”)")
