@@ -48,6 +48,9 @@ def test_the_start_page_and_a_table_page_link_to_the_help(tmp_path: Path) -> Non
         created = create_table(host, "sixto", ["Ann", "Bob"], {"players": 2})
         table_id = created["table_id"]
         assert 'href="/help#sixto"' in host.get(f"/t/{table_id}").text
+        # the game's log and dice pages too (they linked to the page's top)
+        for page in ("log", "dice"):
+            assert 'href="/help#sixto"' in host.get(f"/t/{table_id}/{page}").text, page
         player = TestClient(host.app)
         seat_player(player, created["code"], table_id, 1)
         # the player's own sheet page points at its game's section
