@@ -126,3 +126,18 @@ def test_the_camera_help_says_who_answers_each_question(tmp_path: Path) -> None:
         "When the dice it read do not match the roll the game expects (too many, too few, "
         "a wrong colour), the host fixes them on the camera's picture" in camera
     )
+
+
+def test_the_undo_help_tells_the_host_who_plays_where_the_hosts_undo_is(tmp_path: Path) -> None:
+    """A host's device at a seat undoes as its player only (Viewer.by; the refusal there
+    reads "as the host, you can undo back to it from the table view (Seat, then Just
+    watch)"); the help said "The host's device may take back the latest action, whoever
+    made it", which that device cannot while seated."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        page = " ".join(re.sub(r"<[^>]+>", "", client.get("/help").text).split())
+    undo = page[page.index("Undo Tapped the wrong box?") :][:700]
+    assert (
+        "A host who plays on their own device undoes only their own actions there; to undo "
+        "as the host, they open the table view (Seat, then Just watch)" in undo
+    )
+    assert "When undo is not possible, the page says why; once it is done" in undo
