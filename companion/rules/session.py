@@ -149,6 +149,26 @@ def undo_target(
     return None
 
 
+def acted_on(action: Action) -> Rejection:
+    """The refusal of a player's undo that `action`, made since, needs. Its player can undo
+    it first only when they made it themselves: a move the host's device made for them is
+    theirs to undo no more than any other player's (`undo_target`: a player undoes the
+    latest action they made), so only the host's undo back to it is offered then."""
+    who = seat_name(action.move.player)
+    if action.by == str(action.move.player):
+        return Rejection(
+            Reason.NOT_ALLOWED,
+            "acted_on",
+            f"{who}'s move since needs your last action: once {who} undoes that move, you "
+            f"can undo yours; {HOST_UNDOES_BACK}",
+        )
+    return Rejection(
+        Reason.NOT_ALLOWED,
+        "acted_on",
+        f"the host's move for {who} since needs your last action; {HOST_UNDOES_BACK}",
+    )
+
+
 def implied_before(
     actions: Sequence[EntryT], index: int, is_implied: Callable[[EntryT], bool]
 ) -> int:
@@ -391,13 +411,7 @@ class Session:
             try:
                 state = self.game.play(state, action.move)
             except Rejection as exc:
-                who = seat_name(action.move.player)
-                raise Rejection(
-                    Reason.NOT_ALLOWED,
-                    "acted_on",
-                    f"{who}'s move since needs your last action: once {who} undoes that "
-                    f"move, you can undo yours; {HOST_UNDOES_BACK}",
-                ) from exc
+                raise acted_on(action) from exc
             states.append(state)
         return tuple(states)
 

@@ -327,6 +327,24 @@ def test_a_players_undo_is_refused_when_an_action_since_needs_it() -> None:
     assert "1" not in dict(session.undo_offers())
 
 
+def test_an_undo_a_move_the_host_made_for_another_needs_points_at_the_host_only() -> None:
+    """As above, but the host's device crossed Kari's colour for her (Kari has no phone).
+    Ola read "once player 1 undoes that move, you can undo yours", though Kari's undo
+    takes back only what Kari's device made (`undo_target`): only the host's undo helps."""
+    session = new_session()
+    session.act(KARI_ROLL)
+    session.act(Pass(1))  # Ola
+    session.act(Cross(0, "yellow", 5))  # Kari, the white sum 4 + 1
+    session.act(Pass(2))  # Mia: Kari's colour step
+    session.act(Cross(0, "red", 4), by=HOST)  # the host's device, for Kari
+    with pytest.raises(Rejection) as refused:
+        session.undo(by="1")
+    assert refused.value.rule == "acted_on"
+    assert refused.value.message == (
+        "the host's move for player 1 since needs your last action; the host can undo back to it"
+    )
+
+
 def test_a_players_undo_is_refused_once_the_dice_rolled_again() -> None:
     session = new_session()
     session.act(KARI_ROLL)

@@ -94,7 +94,8 @@ def cross(seat: int, colour: str, number: int) -> dict[str, Any]:
     return {"kind": "cross", "player": seat, "colour": colour, "number": number}
 
 
-ACTED_ON = "Ann's move since needs your last action"
+# the host's device entered Ann's moves: Ann's own undo cannot take them back
+ACTED_ON = "The host's move for Ann since needs your last action; the host can undo back to it"
 
 
 def test_an_undo_taken_away_by_another_players_action_says_why(
@@ -102,7 +103,8 @@ def test_an_undo_taken_away_by_another_players_action_says_why(
 ) -> None:
     """Bob passes the white sum on his phone and is offered its undo; Ann's colour cross
     then needs his pass: his undo goes, and a line where it was says why, in the session's
-    words (`acted_on`), with Ann's name."""
+    words (`acted_on`), with Ann's name (the host's device made her move: only the host's
+    undo reaches it)."""
     host, table, api = qwixx_table(browser, server)
     host_acts(host, api, "host-roll-1", QWIXX_ROLL_7)
     bob = seated_page(browser, server, table, 1, PHONE)
