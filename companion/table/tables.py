@@ -136,6 +136,11 @@ CARRIED_KEY = "carried "
 PLAYED_AGAIN = "the host has started the next game from this one: this game stays as it ended"
 
 
+def game_deleted() -> Rejection:
+    """The refusal of a change that waited for a game the history deleted meanwhile."""
+    return Rejection(Reason.GAME_OVER, "game_deleted", "this game was deleted from the history")
+
+
 def table_full_words(limit: int) -> str:
     """The refusal of a join at a table holding `limit` devices, and what to ask the host."""
     return (
@@ -280,7 +285,10 @@ class Table:
 
     def _check_loaded(self) -> None:
         """Refuse a change through a table that left memory (a request that held it from
-        before): the table opened again would not know of it."""
+        before): the table opened again would not know of it; or, deleted from the history
+        meanwhile, through a game that is no more (`game_deleted`: a try again finds none)."""
+        if self.deleted:
+            raise game_deleted()
         if self.evicted:
             raise Rejection(
                 Reason.STALE_STATE,
@@ -1317,9 +1325,7 @@ class Tables:
         Refused (`game_deleted`) when the history deleted `finished` while this waited for
         its lock: the next game's link from it would name no table."""
         if finished.deleted:
-            raise Rejection(
-                Reason.GAME_OVER, "game_deleted", "this game was deleted from the history"
-            )
+            raise game_deleted()
         if not finished.snapshot.finished:
             raise Rejection(
                 Reason.NOT_ALLOWED,

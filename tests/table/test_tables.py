@@ -738,3 +738,34 @@ async def waiters(table: Table, count: int) -> None:
     while len(table._lock._waiters or ()) < count:  # noqa: SLF001
         assert time.monotonic() < deadline, f"{count} waiters on the table's lock"
         await asyncio.sleep(0.01)
+
+
+def test_a_change_waiting_while_its_game_is_deleted_is_refused_as_deleted(
+    tmp_path: Path,
+) -> None:
+    """A change at a finished game (the host's undo that reopens it, a seat, the automatic
+    passes) waited for the table's lock while the server's own screen deleted the game. It
+    was refused `table_reloaded`, "the table was opened again since this screen was drawn;
+    try again", and the try again met "no such table"; now it says the game was deleted."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "deleted.sqlite3")
+        tables = attached_tables(store)
+        try:
+            game = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            await game.end_by_host()
+            async with game._lock:  # noqa: SLF001 - busy: the deletion waits first, then the change
+                deleting = asyncio.create_task(tables.delete_finished(game.table_id))
+                await waiters(game, 1)
+                change = asyncio.create_task(game.set_auto_pass(False))
+                await waiters(game, 2)
+            assert await asyncio.wait_for(deleting, 20) is not None
+            with pytest.raises(Rejection) as refused:
+                await asyncio.wait_for(change, 20)
+            assert refused.value.rule == "game_deleted"
+            assert store.table(game.table_id) is None
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())
