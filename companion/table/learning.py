@@ -659,6 +659,13 @@ class Learning:
         self.refresh_soon(setup)
         return count
 
+    async def forget_game(self, table_id: str) -> int:
+        """A game deleted from the history teaches no more: the dice it confirmed and its
+        roll photos are forgotten from every setup it taught (`forget_table` each), as if
+        it was never played; its host's page, which forgets them, went with the game."""
+        setups = await asyncio.to_thread(self.store.setups)
+        return sum([await self.forget_table(setup, table_id) for setup in setups])
+
     # -- the teaching round ---------------------------------------------------------------
     def snapshot(self, setup: str, image: np.ndarray, dice: Sequence[DieReading]) -> TeachSnapshot:
         """Keep a frame and its dice until the person confirms them (the latest few)."""

@@ -867,3 +867,33 @@ def test_one_camera_roll_is_said_as_one_roll() -> None:
         "without a tap"
     )
     assert rolls_words(2, 0.5).startswith("50 % of the last hour's 2 camera rolls with")
+
+
+def test_a_deleted_game_is_forgotten_from_every_setup_it_taught(tmp_path: Path) -> None:
+    """ "Delete this game" on the server's own history took the game's moves and photos but
+    left the dice its players confirmed teaching the camera, and its host's page (the one
+    way to forget a table's teaching) went with it. Now the game's dice go from every setup
+    it taught; another table's stay."""
+    learning = Learning(tmp_path)
+    image, dice, _ = rest_of(1502)
+
+    async def teach_then_forget() -> int:
+        for setup in ("kitchen", "hall"):
+            await learning.roll_applied(setup, image, dice, tapped=True, table_id="gone")
+        await learning.roll_applied("kitchen", image, dice, tapped=True, table_id="kept")
+        await asyncio.to_thread(
+            wait_until,
+            lambda: learning.idle("kitchen") and learning.idle("hall"),
+            what="the rolls stored",
+        )
+        return await learning.forget_game("gone")
+
+    try:
+        assert asyncio.run(teach_then_forget()) == 2 * len(dice)
+        tables = {
+            setup: {e.table_id for e in learning.store.examples(setup)}
+            for setup in ("kitchen", "hall")
+        }
+        assert tables == {"kitchen": {"kept"}, "hall": set()}
+    finally:
+        learning.close()

@@ -7,6 +7,7 @@ deletes anything (`local_only`), not even the game's host."""
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ from fastapi.testclient import TestClient
 from companion.table.camera_settings import CameraSettings
 from companion.web.app import create_app
 from companion.web.settings import Settings
+from tests.waiting import wait_until
 from tests.web.helpers import QWIXX_ROLL_7, act, create_table
+from tests.web.setups import rest_of
 
 ON_SERVER = ("127.0.0.1", 50000)
 
@@ -34,6 +37,14 @@ def test_the_servers_own_screen_deletes_a_finished_game_and_nothing_else(
         for finished in (gone, kept["table_id"]):
             assert local.post(f"/t/{finished}/end").status_code == 200
         store.add_photo(gone, "roll-0001", b"jpeg")
+        # the camera learnt from the game's confirmed roll (and from the game kept)
+        image, dice, _ = rest_of(1502)
+        learning = app.state.learning
+        assert local.portal is not None
+        for table_id in (gone, kept["table_id"]):
+            taught = partial(learning.roll_applied, tapped=True, table_id=table_id)
+            local.portal.call(taught, "kitchen", image, dice)
+        wait_until(lambda: learning.idle("kitchen"), what="the confirmed rolls stored")
         history = local.get("/history").text
         assert f'action="/t/{gone}/delete"' in history
         assert 'data-confirm="Tap again to delete Qwixx: Ann, Bob from the history for good"' in (
@@ -56,7 +67,12 @@ def test_the_servers_own_screen_deletes_a_finished_game_and_nothing_else(
             deleted = local.post(f"/t/{gone}/delete", follow_redirects=False)
         assert deleted.status_code == 303 and deleted.headers["location"] == "/history"
         said = [r.getMessage() for r in caplog.records if "deleted" in r.getMessage()]
-        assert said == [f"finished game {gone} (qwixx: Ann, Bob) deleted on the server's machine"]
+        assert said == [
+            f"finished game {gone} (qwixx: Ann, Bob) deleted on the server's machine "
+            f"({len(dice)} learnt dice with it)"
+        ]
+        taught_by = {e.table_id for e in learning.store.examples("kitchen")}
+        assert taught_by == {kept["table_id"]}  # what the deleted game taught went with it
         assert store.table(gone) is None and store.log(gone) == []
         assert store.photo(gone, "roll-0001") is None and store.devices(gone) == {}
         assert hosts_phone.get(f"/api/tables/{gone}/record").status_code in (401, 404)

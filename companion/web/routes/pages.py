@@ -22,6 +22,7 @@ from companion.rules.base import Reason, Rejection
 from companion.rules.registry import all_games, find_game
 from companion.table.access import hash_token
 from companion.table.camera_hub import CameraHub
+from companion.table.learning import Learning
 from companion.table.records import check_players
 from companion.table.store import TableRow
 from companion.table.tables import Table, Tables
@@ -331,11 +332,15 @@ async def delete_finished_game(request: Request, table_id: str, tables: TablesDe
     row = await tables.delete_finished(table_id) if len(table_id) <= 64 else None
     if row is None:
         raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
+    # what the camera learnt from its confirmed rolls goes too (a mistaken game's taps)
+    learning: Learning = request.app.state.learning
+    forgotten = await learning.forget_game(table_id)
     logger.info(
-        "finished game %s (%s: %s) deleted on the server's machine",
+        "finished game %s (%s: %s) deleted on the server's machine (%d learnt dice with it)",
         table_id,
         printable(row.game),
         printable(", ".join(str(name) for name in row.players)),
+        forgotten,
     )
     return RedirectResponse("/history", status_code=303)
 
