@@ -106,8 +106,9 @@ def test_an_applied_roll_is_stored_off_the_loop_and_refreshes_the_heads(tmp_path
         loop_thread = threading.get_ident()
         ids = await learning.roll_applied("kitchen", image, dice, tapped=False, table_id="t1")
         await learning.roll_applied("kitchen", image, dice, tapped=True, by_host=True)
-        while not learning.idle("kitchen"):
-            await asyncio.sleep(0.01)
+        await asyncio.to_thread(
+            wait_until, lambda: learning.idle("kitchen"), 120, "the learning idle"
+        )
         return ids, loop_thread
 
     ids, loop_thread = asyncio.run(main())
@@ -130,11 +131,16 @@ def test_forgetting_a_setup_forgets_its_hour_of_rolls_across_a_restart(tmp_path:
     async def main() -> None:
         await learning.roll_applied("kitchen", image, dice, tapped=False)
         await learning.roll_applied("hall", image, dice, tapped=True)
-        while not (learning.idle("kitchen") and learning.idle("hall")):
-            await asyncio.sleep(0.01)
+        await asyncio.to_thread(
+            wait_until,
+            lambda: learning.idle("kitchen") and learning.idle("hall"),
+            120,
+            "the learning idle",
+        )
         await learning.delete_setup("kitchen")
-        while not learning.idle("kitchen"):
-            await asyncio.sleep(0.01)
+        await asyncio.to_thread(
+            wait_until, lambda: learning.idle("kitchen"), 120, "the learning idle"
+        )
 
     asyncio.run(main())
     learning.close()
@@ -317,8 +323,9 @@ def test_a_tables_forget_keeps_the_hours_rolls_and_they_read_as_every_tables(
     async def two_rolls_then_forget() -> int:
         await learning.roll_applied("kitchen", image, dice, tapped=False, table_id="t1")
         await learning.roll_applied("kitchen", image, dice, tapped=True, table_id="t2")
-        while not learning.idle("kitchen"):
-            await asyncio.sleep(0.01)
+        await asyncio.to_thread(
+            wait_until, lambda: learning.idle("kitchen"), 120, "the learning idle"
+        )
         return await learning.forget_table("kitchen", "t1")
 
     assert asyncio.run(two_rolls_then_forget()) == 6
@@ -386,8 +393,9 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(
 
     async def teach_once() -> None:
         await learning.roll_applied("kitchen", image, dice, tapped=False, dice_set=kitchen)
-        while not learning.idle("kitchen"):
-            await asyncio.sleep(0.01)
+        await asyncio.to_thread(
+            wait_until, lambda: learning.idle("kitchen"), 120, "the learning idle"
+        )
 
     asyncio.run(teach_once())
     assert learning.classifier() is base.classifier
@@ -439,8 +447,9 @@ def test_the_setup_heads_read_only_the_setups_dice(tmp_path: Path) -> None:
 
     async def teach_once() -> None:
         await learning.roll_applied("kitchen", image, dice, tapped=False, dice_set=kitchen)
-        while not learning.idle("kitchen"):
-            await asyncio.sleep(0.01)
+        await asyncio.to_thread(
+            wait_until, lambda: learning.idle("kitchen"), 120, "the learning idle"
+        )
 
     asyncio.run(teach_once())
     learnt = runtime.reader.reader
