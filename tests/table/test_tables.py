@@ -701,30 +701,36 @@ def test_the_snapshot_says_whether_the_hosts_device_is_seated(tmp_path: Path) ->
     asyncio.run(scenario())
 
 
-def test_play_again_of_a_game_deleted_while_it_waited_is_refused_by_name(
-    tmp_path: Path,
+@pytest.mark.parametrize("change", ["play_again", "auto_pass"])
+def test_a_change_waiting_while_its_game_is_deleted_is_refused_as_deleted(
+    tmp_path: Path, change: str
 ) -> None:
-    """The host's Play again reached the finished table before the server's own screen
-    deleted it, and waited for the table's lock the deletion held. Before: it then stored
-    the next game linked from the deleted one (a foreign key to no table), and the host
-    read the store's failure; now it is refused as deleted and no table is made."""
+    """A change at a finished game waited for the table's lock while the server's own
+    screen deleted the game. The host's Play again then stored the next game linked from
+    the deleted one (a foreign key to no table: the host read the store's failure); a
+    change (the host's undo that reopens it, a seat, the automatic passes) was refused
+    `table_reloaded`, "the table was opened again since this screen was drawn; try again",
+    and the try again met "no such table". Now each is refused as deleted, nothing made."""
 
     async def scenario() -> None:
         store = Store.open(tmp_path / "deleted.sqlite3")
         tables = attached_tables(store)
         try:
-            old = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
-            await old.end_by_host()
-            async with old._lock:  # noqa: SLF001 - busy: the deletion waits first, then Play again
-                deleting = asyncio.create_task(tables.delete_finished(old.table_id))
-                await waiters(old, 1)
-                again = asyncio.create_task(tables.play_again(old))
-                await waiters(old, 2)
+            game = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            await game.end_by_host()
+            async with game._lock:  # noqa: SLF001 - busy: the deletion waits first, then the change
+                deleting = asyncio.create_task(tables.delete_finished(game.table_id))
+                await waiters(game, 1)
+                waiting = (
+                    tables.play_again(game) if change == "play_again" else game.set_auto_pass(False)
+                )
+                changed = asyncio.create_task(waiting)
+                await waiters(game, 2)
             assert await asyncio.wait_for(deleting, 20) is not None
             with pytest.raises(Rejection) as refused:
-                await asyncio.wait_for(again, 20)
+                await asyncio.wait_for(changed, 20)
             assert refused.value.rule == "game_deleted"
-            assert store.tables(finished=False) == [] and store.table(old.table_id) is None
+            assert store.tables(finished=False) == [] and store.table(game.table_id) is None
         finally:
             tables.close()
             store.close()
@@ -738,34 +744,3 @@ async def waiters(table: Table, count: int) -> None:
     while len(table._lock._waiters or ()) < count:  # noqa: SLF001
         assert time.monotonic() < deadline, f"{count} waiters on the table's lock"
         await asyncio.sleep(0.01)
-
-
-def test_a_change_waiting_while_its_game_is_deleted_is_refused_as_deleted(
-    tmp_path: Path,
-) -> None:
-    """A change at a finished game (the host's undo that reopens it, a seat, the automatic
-    passes) waited for the table's lock while the server's own screen deleted the game. It
-    was refused `table_reloaded`, "the table was opened again since this screen was drawn;
-    try again", and the try again met "no such table"; now it says the game was deleted."""
-
-    async def scenario() -> None:
-        store = Store.open(tmp_path / "deleted.sqlite3")
-        tables = attached_tables(store)
-        try:
-            game = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
-            await game.end_by_host()
-            async with game._lock:  # noqa: SLF001 - busy: the deletion waits first, then the change
-                deleting = asyncio.create_task(tables.delete_finished(game.table_id))
-                await waiters(game, 1)
-                change = asyncio.create_task(game.set_auto_pass(False))
-                await waiters(game, 2)
-            assert await asyncio.wait_for(deleting, 20) is not None
-            with pytest.raises(Rejection) as refused:
-                await asyncio.wait_for(change, 20)
-            assert refused.value.rule == "game_deleted"
-            assert store.table(game.table_id) is None
-        finally:
-            tables.close()
-            store.close()
-
-    asyncio.run(scenario())

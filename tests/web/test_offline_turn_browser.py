@@ -140,18 +140,25 @@ def test_a_save_made_offline_after_the_other_device_saved_says_the_game_moved_on
     bob_device.close()
 
 
+def qwixx_after_the_first_roll(api: httpx.Client) -> dict[str, Any]:
+    """A new two-player Qwixx table (Ann, Bob) whose first roll (white sum 7) is in."""
+    table: dict[str, Any] = api.post(
+        "/api/tables", json={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]}
+    ).json()
+    rolled = api.post(
+        f"/api/tables/{table['table_id']}/actions",
+        json={"action_id": "roll-first-7", "move": QWIXX_ROLL_7},
+    )
+    assert rolled.status_code == 200, rolled.text
+    return table
+
+
 def test_a_phone_whose_seat_was_freed_while_offline_says_so_when_it_comes_back(
     browser: Any, server: ServerProcess
 ) -> None:
     api = httpx.Client(base_url=server.base_url, timeout=5)
-    table = api.post(
-        "/api/tables", json={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]}
-    ).json()
+    table = qwixx_after_the_first_roll(api)
     tid = table["table_id"]
-    rolled = api.post(
-        f"/api/tables/{tid}/actions", json={"action_id": "roll-first-7", "move": QWIXX_ROLL_7}
-    )
-    assert rolled.status_code == 200, rolled.text
     phone = take_seat(browser, server, table["code"], 1)
     goes_offline(phone)
     phone.click(f"[data-move='{RED_7}']")
@@ -202,14 +209,8 @@ def test_a_tap_on_a_socket_that_died_without_closing_is_sent_on_a_new_one(
     browser: Any, server: ServerProcess
 ) -> None:
     api = httpx.Client(base_url=server.base_url, timeout=5)
-    table = api.post(
-        "/api/tables", json={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]}
-    ).json()
+    table = qwixx_after_the_first_roll(api)
     tid = table["table_id"]
-    rolled = api.post(
-        f"/api/tables/{tid}/actions", json={"action_id": "roll-first-7", "move": QWIXX_ROLL_7}
-    )
-    assert rolled.status_code == 200, rolled.text
     phone = browser.new_context(**PHONE).new_page()
     link = SilentLink(phone)
     phone.goto(f"{server.base_url}/join?code={table['code']}")
