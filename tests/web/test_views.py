@@ -19,6 +19,7 @@ from companion.rules.sixto import Cross as SixtoCross
 from companion.rules.sixto import Done, Keep
 from companion.simulate import random_action
 from companion.table.access import Viewer
+from companion.table.snapshot import Snapshot
 from companion.table.words import score_text
 from companion.web.views import describe_move, live_context, move_attr, sheet_context
 from tests.web.helpers import roll, snapshot_of
@@ -464,6 +465,22 @@ def test_sixto_done_that_ends_the_game_says_so_and_asks_once() -> None:
     assert bob["confirm"] == "Tap again to be done crossing: the game ends"
 
 
+def qwixx_next_roll_costs_bob_a_penalty() -> Snapshot:
+    """Ann and Bob's Qwixx in Ann's second turn, Bob not yet acted: the next roll, entered
+    now, would pass for Bob with a penalty."""
+    first_turn = [*QWIXX_TURN, Pass(1), Pass(0), Pass(0)]
+    return snapshot_of("qwixx", ["Ann", "Bob"], [*first_turn, *QWIXX_TURN])
+
+
+def qwixx_last_pass_to_come(passed: int) -> Snapshot:
+    """Three penalties each, a white sum, and seat `passed` has passed: the other's pass
+    now could end the game (a fourth penalty)."""
+    moves: list[Any] = []
+    for active in [0, 1] * 3:  # three penalties each
+        moves += [*QWIXX_TURN, Pass((active + 1) % 2), Pass(active), Pass(active)]
+    return snapshot_of("qwixx", ["Ann", "Bob"], [*moves, *QWIXX_TURN, Pass(passed)])
+
+
 def test_the_host_who_plays_is_not_pointed_to_the_hosts_device() -> None:
     """Ann hosts from her own phone and plays: her sheet read "Your next roll waits for
     Bob: ... (the host's device may enter it)", "No roll yet: ... (the host's device may
@@ -472,18 +489,14 @@ def test_the_host_who_plays_is_not_pointed_to_the_hosts_device() -> None:
     (penalty_for_other) nor marks his sheet. A device that is not the host's keeps the
     pointer."""
     host_ann, ann = Viewer(seat=0, host=True), Viewer(seat=0, host=False)
-    first_turn = [*QWIXX_TURN, Pass(1), Pass(0), Pass(0)]
-    rolled = snapshot_of("qwixx", ["Ann", "Bob"], [*first_turn, *QWIXX_TURN])
+    rolled = qwixx_next_roll_costs_bob_a_penalty()
     assert live_context(rolled, host_ann, "sheet")["roll_waits"] == (
         "Your next roll waits for Bob: rolled now, it would pass for Bob with a penalty"
     )
     assert live_context(rolled, ann, "sheet")["roll_waits"].endswith(
         "(the host's device may enter it)"
     )
-    moves: list[Any] = []
-    for active in [0, 1] * 3:  # three penalties each
-        moves += [*QWIXX_TURN, Pass((active + 1) % 2), Pass(active), Pass(active)]
-    bob_passed = snapshot_of("qwixx", ["Ann", "Bob"], [*moves, *QWIXX_TURN, Pass(0)])
+    bob_passed = qwixx_last_pass_to_come(passed=0)
     assert bob_passed.turn.ends_by_hand and bob_passed.turn.players == (1,)
     assert live_context(bob_passed, host_ann, "sheet")["roll_waits"] == (
         "No roll yet: Bob must cross or pass first, since a pass now could end the game"
@@ -507,8 +520,7 @@ def test_no_device_is_pointed_to_the_host_while_the_hosts_device_is_seated() -> 
     enters no roll that costs Bob a penalty: penalty_for_other, nor marks his sheet:
     Viewer.may_mark). With the host's device at no seat the pointer stays."""
     ann, bob = Viewer(seat=0, host=False), Viewer(seat=1, host=False)
-    first_turn = [*QWIXX_TURN, Pass(1), Pass(0), Pass(0)]
-    rolled = snapshot_of("qwixx", ["Ann", "Bob"], [*first_turn, *QWIXX_TURN])
+    rolled = qwixx_next_roll_costs_bob_a_penalty()
     seated = replace(rolled, host_seated=True)
     assert live_context(seated, ann, "sheet")["roll_waits"] == (
         "Your next roll waits for Bob: rolled now, it would pass for Bob with a penalty"
@@ -516,10 +528,7 @@ def test_no_device_is_pointed_to_the_host_while_the_hosts_device_is_seated() -> 
     assert live_context(rolled, ann, "sheet")["roll_waits"].endswith(
         "(the host's device may enter it)"
     )
-    moves: list[Any] = []
-    for active in [0, 1] * 3:  # three penalties each
-        moves += [*QWIXX_TURN, Pass((active + 1) % 2), Pass(active), Pass(active)]
-    bob_passed = snapshot_of("qwixx", ["Ann", "Bob"], [*moves, *QWIXX_TURN, Pass(1)])
+    bob_passed = qwixx_last_pass_to_come(passed=1)
     assert bob_passed.turn.ends_by_hand and bob_passed.turn.players == (0,)
     assert live_context(replace(bob_passed, host_seated=True), bob, "sheet")["roll_waits"] == (
         "No roll yet: Ann must cross or pass first, since a pass now could end the game"
