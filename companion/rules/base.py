@@ -320,14 +320,20 @@ class Game(ABC, Generic[OptionsT, StateT]):
             return tuple(outcome.winners)
         return self.leaders(state) if ended_early else ()
 
+    def penalty(self, state: StateT, move: Move) -> int:
+        """The points a penalty that `move`, accepted on `state`, marks costs its player (a
+        negative number: Qwixx's -5 for a turn without a cross); 0 where it marks none, as
+        in every game without penalties (the default). What an undo of the move takes back."""
+        return 0
+
     def penalised_by(self, state: StateT, moves: Sequence[Move]) -> list[int]:
-        """The players whose total the moves, played in order on `state`, lower: a throw's
-        automatic pass that costs its player a penalty (Qwixx's active player who crossed
+        """The players whom the moves, played in order on `state`, mark a `penalty`: a
+        throw's automatic pass that costs its player one (Qwixx's active player who crossed
         nothing)."""
         out = []
         for move in moves:
             after = self.play(state, move)
-            if self.scores(after)[move.player].total < self.scores(state)[move.player].total:
+            if self.penalty(state, move) < 0:
                 out.append(move.player)
             state = after
         return out

@@ -688,6 +688,17 @@ class Qwixx(Game[Options, State]):
             result.append(Score(seat, sum(points for _, points in breakdown), breakdown))
         return tuple(result)
 
+    def penalty(self, state: State, move: Move) -> int:
+        """The active player's pass of the colour step after crossing nothing this turn
+        marks a penalty (rulebook, also when a cross was possible: `_after_colour`)."""
+        marks = (
+            isinstance(move, Pass)
+            and state.step is Step.COLOUR
+            and move.player == state.active
+            and not state.active_crossed
+        )
+        return PENALTY_POINTS if marks else 0
+
     def outcome(self, state: State) -> Outcome | None:
         if state.end is None:
             return None

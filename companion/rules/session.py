@@ -241,6 +241,9 @@ class Session:
         # the undo the latest change was: who made it and the action it took back (None
         # when the latest change was no undo), so every other screen can say what went
         self.latest_undo: tuple[str, Action] | None = None
+        # the penalty that action had cost its player (`penalty_of`), which the undo took
+        # back: every other screen says so ("Ann took back: Pass (-5 penalty)")
+        self.latest_undo_penalty = 0
         count = len(game.scores(first))
         self.players = list(players) if players else [f"Player {i + 1}" for i in range(count)]
 
@@ -423,6 +426,7 @@ class Session:
         self.state_id += 1
         if proposal.undo:
             at, replayed = proposal.at, proposal.replayed
+            self.latest_undo_penalty = self.penalty_of(proposal.action)  # while it stands
             del self.states[at + 1 :]
             self.states.extend(replayed)
             self._made.subtract(
@@ -435,7 +439,7 @@ class Session:
             self._undone_at = self.state_id
             self.latest_undo = (proposal.maker, proposal.action)
         else:
-            self.latest_undo = None
+            self.latest_undo, self.latest_undo_penalty = None, 0
             self.states.append(proposal.state)
             self.actions.append(proposal.action)
             if not proposal.action.implied:
@@ -450,6 +454,11 @@ class Session:
             if self.actions[index] is action:
                 return self.states[index]
         raise ValueError("the action does not stand")
+
+    def penalty_of(self, action: Action) -> int:
+        """The penalty `action` (one that stands) cost its player when it was made (the
+        game's `penalty` on the state it met; 0: none): what an undo of it takes back."""
+        return int(self.game.penalty(self.state_met(action), action.move))
 
     def undo_offers(self) -> tuple[tuple[str, Action], ...]:
         """Who may undo now and the action each would take back: the host, and every seat

@@ -48,6 +48,11 @@ class Snapshot:
     # the state each offered undo's action met when it was made (Session.state_met), by
     # who may undo: the undo button says what it takes back ("Undo pass (−5 penalty)")
     undo_met: tuple[tuple[str, object], ...] = ()
+    # the penalty each offered undo's action cost its player (Session.penalty_of), by who
+    # may undo: what the undo takes back, "Undo pass (−5 penalty)"
+    undo_penalties: tuple[tuple[str, int], ...] = ()
+    # the penalty the action `latest_undo` took back had cost (Session.latest_undo_penalty)
+    latest_undo_penalty: int = 0
     # the latest change was a roll (not an undo back to one): a screen reads it out, also
     # when its dice equal the roll before (Sixes keeps its two dice shown between rolls)
     rolled: bool = False
@@ -67,6 +72,11 @@ class Snapshot:
         """The state the action an undo by `by` would take back met when it was made (None
         where `by` may not undo)."""
         return next((state for who, state in self.undo_met if who == by), None)
+
+    def undo_penalty(self, by: str) -> int:
+        """The penalty the action an undo by `by` would take back cost its player (0: none,
+        or `by` may not undo)."""
+        return next((penalty for who, penalty in self.undo_penalties if who == by), 0)
 
     def undo_refusal(self, by: str) -> Rejection | None:
         """Why `by` may not undo now, by the session's rule (`undo_before_roll`,
@@ -119,8 +129,10 @@ def snapshot_of(
         continued=continued,
         undo_offers=offers,
         undo_met=tuple((by, session.state_met(action)) for by, action in offers),
+        undo_penalties=tuple((by, session.penalty_of(action)) for by, action in offers),
         undo_refusals=tuple((by, a) for by, a in answers if isinstance(a, Rejection)),
         latest_undo=session.latest_undo,
+        latest_undo_penalty=session.latest_undo_penalty,
         rolled=session.latest_undo is None and latest is not None and isinstance(latest.move, Roll),
         host_seated=host_seated,
     )

@@ -591,6 +591,24 @@ def test_active_player_penalty(white_move: Move, colour_move: Move, penalties: i
     assert dict(GAME.scores(state)[0].breakdown)["penalties"] == -5 * penalties
 
 
+def test_the_engine_says_the_penalty_a_move_marks() -> None:
+    """`Game.penalty`: what a move costs its player as a penalty, the rule the undo button
+    and the log word ("Undo pass (−5 penalty)"); the views worked it out from the scores
+    before and after the move. Only the active player's pass that ends a turn without a
+    cross marks one."""
+    state = play(position(Sheet(), Sheet(), Sheet()), roll(2, 3, red=4))
+    assert [GAME.penalty(state, move) for move in (Pass(0), Pass(1), Cross(0, "red", 5))] == [
+        0,
+        0,
+        0,
+    ]  # a pass of the white sum alone costs nothing
+    state = play(state, Pass(0), Pass(1), Pass(2))
+    assert GAME.penalty(state, Pass(0)) == -5
+    assert GAME.penalty(state, Cross(0, "red", 6)) == 0
+    crossed = play(position(Sheet(), Sheet()), roll(2, 3, red=4), Cross(0, "blue", 5), Pass(1))
+    assert GAME.penalty(crossed, Pass(0)) == 0
+
+
 def test_only_the_active_players_own_crosses_spare_the_penalty() -> None:
     """Crosses by other players on the white sum do not count for the active player."""
     state = play(position(), roll(2, 3), Pass(0), Cross(1, "red", 5), Cross(2, "green", 5))

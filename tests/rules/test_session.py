@@ -171,6 +171,23 @@ def test_an_undo_is_proposed_and_committed_like_a_move() -> None:
     assert stale.value.reason is Reason.STALE_STATE
 
 
+def test_the_session_says_the_penalty_an_action_and_the_latest_undo_took() -> None:
+    """What the undo takes back is the session's to say (`penalty_of`, `latest_undo_penalty`,
+    from the game's `penalty` on the state the action met): the undo button and the other
+    devices' news word it ("Undo pass (−5 penalty)"), with no score arithmetic of theirs."""
+    session = Session(QWIXX, Options(players=2), ["Ann", "Bob"])
+    session.act(KARI_ROLL)
+    session.act(Pass(1))
+    session.act(Pass(0))
+    assert session.penalty_of(session.actions[-1]) == 0  # the white sum's pass is free
+    session.act(Pass(0))
+    assert session.penalty_of(session.actions[-1]) == -5
+    session.undo(by="0")
+    assert session.latest_undo_penalty == -5
+    session.undo(by="0")  # her white sum's pass
+    assert session.latest_undo_penalty == 0
+
+
 def test_undo_permission_is_one_rule() -> None:
     """`undo_target`: the host's undo takes the last action, a player's their own latest
     that no throw implied; the session and every log reader ask it."""

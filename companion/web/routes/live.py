@@ -340,8 +340,8 @@ def undid_text(
 
 
 def pass_costs(game: Game[object, object], options: object, log: list[LogEntry]) -> dict[str, int]:
-    """The standing passes that cost their player points (a penalty), by action id, as
-    the engine scores the state after each: the actions replayed from the game's setup."""
+    """The standing moves that cost their player a penalty, by action id, as the engine
+    says (`Game.penalty` on the state each met): the actions replayed from the setup."""
     state = game.setup(options)
     costs: dict[str, int] = {}
     for entry in effective_entries(log):
@@ -350,11 +350,9 @@ def pass_costs(game: Game[object, object], options: object, log: list[LogEntry])
             after = game.play(state, move)
         except Rejection:
             return costs  # a log the engine does not replay: no words beyond this point
-        seat = move.player
-        if move.kind == "pass" and 0 <= seat < len(game.scores(state)):
-            change = game.scores(after)[seat].total - game.scores(state)[seat].total
-            if change < 0:
-                costs[entry.action_id] = change
+        penalty = game.penalty(state, move)
+        if penalty:
+            costs[entry.action_id] = penalty
         state = after
     return costs
 

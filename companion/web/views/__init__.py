@@ -487,25 +487,22 @@ def undo_label(snapshot: Snapshot, viewer: Viewer) -> str | None:
     elif isinstance(action.move, Roll):
         label = "Undo my roll"
     else:
-        label = _undo_move_words(snapshot, action.move, snapshot.undo_state_met(viewer.by))
+        met = snapshot.undo_state_met(viewer.by)  # None: not offered (not reached here)
+        words = taken_back_words(snapshot.game, action.move, met, snapshot.undo_penalty(viewer.by))
+        label = f"Undo {words[:1].lower()}{words[1:]}"
     # an undo after the rules ended the game takes its ending back too (the session's
     # rule, deliberate: a mistaken last tap must not end a game for good), so it says so
     return f"{label}: {REOPENS}" if snapshot.outcome is not None else label
 
 
-def _undo_move_words(snapshot: Snapshot, move: Move, met: object) -> str:
-    """ "Undo cross red 5" for a player's own `move`, in the words of the state it met
-    (`met`): a pass that cost its player points says what is taken back, "Undo pass (−5
-    penalty)" (the pass button said "Pass: −5 penalty"), as the engine scores the state
-    after it."""
-    game = snapshot.game
-    if met is not None and move.kind == "pass" and 0 <= move.player < len(snapshot.players):
-        after = game.play(met, move)  # it was accepted on this state: it plays again
-        change = game.scores(after)[move.player].total - game.scores(met)[move.player].total
-        if change < 0:
-            return f"Undo pass ({score_text(change)} penalty)"
-    words = describe_move(game, move, met if met is not None else snapshot.state)
-    return f"Undo {words[:1].lower()}{words[1:]}"
+def taken_back_words(game: Game[object, object], move: Move, met: object, penalty: int) -> str:
+    """What an undo of `move` takes back, in words: a move that cost its player a penalty
+    (the session's `penalty_of`) names it, "Pass (−5 penalty)", as its button said "Pass:
+    −5 penalty"; any other move its words in the state it met (`met`; None: unknown),
+    "Cross red 5"."""
+    if penalty:
+        return f"{move.kind.replace('_', ' ').capitalize()} ({score_text(penalty)} penalty)"
+    return describe_move(game, move, met)
 
 
 REOPENS = "reopens the game"
