@@ -241,3 +241,32 @@ def test_the_other_devices_see_what_an_undo_took_back(browser: Any, server: Serv
     ann.context.close()
     bob.context.close()
     host.close()
+
+
+def test_the_other_devices_read_the_penalty_an_undo_took_back(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Ann passes twice, the second pass her −5, and takes it back with "Undo pass (−5
+    penalty)": Bob's tablet read "Ann took back: Pass (no cross)", no word of the penalty;
+    it reads what her button said."""
+    host, table, api = qwixx_table(browser, server)
+    host_acts(host, api, "host-roll-1", QWIXX_ROLL_7)
+    host_acts(host, api, "host-bob-pass-1", {"kind": "pass", "player": 1})
+    ann = seated_page(browser, server, table, 0, PHONE)
+    bob = seated_page(browser, server, table, 1, TABLET)
+    passes = ann.locator(".sheet-buttons button[data-move*='pass']")
+    passes.click()  # her white sum: free
+    ann.wait_for_selector(".live[data-state-id='3']", timeout=DEADLINE_MS)
+    passes.click()
+    passes.click()  # "tap again": the penalty
+    ann.wait_for_selector(".live[data-state-id='4']", timeout=DEADLINE_MS)
+    undo = ann.locator("[data-undo]")
+    assert undo.inner_text() == "Undo pass (\N{MINUS SIGN}5 penalty)"
+    undo.click()
+    bob.wait_for_selector(".live[data-state-id='5']", timeout=DEADLINE_MS)
+    note = bob.locator(".banner #undo-note")
+    note.wait_for(timeout=DEADLINE_MS)
+    assert note.inner_text() == "Ann took back: Pass (\N{MINUS SIGN}5 penalty)"
+    ann.context.close()
+    bob.context.close()
+    host.close()

@@ -184,3 +184,21 @@ def test_the_undo_of_a_penalty_pass_says_it_takes_the_penalty_back() -> None:
     assert live_context(snapshot_from(session), seat(0), "sheet")["undo"] == (
         "Undo pass (no cross)"
     )
+
+
+def test_the_others_read_the_penalty_an_undone_pass_took_back() -> None:
+    """Ann takes back her penalty pass: her button said "Undo pass (−5 penalty)", but Bob
+    and the host read "Ann took back: Pass (no cross)", without the penalty taken back.
+    They read it as her button said it; so do they when the host takes it back."""
+    session = Session(QWIXX, Options(players=2), ["Ann", "Bob"])
+    for move in (ROLL_7, Pass(1), Pass(0), Pass(0)):
+        session.act(move)
+    session.undo("0")
+    minus_5 = "Pass (\N{MINUS SIGN}5 penalty)"
+    assert news(session, seat(1)) == news(session, HOST_VIEW) == f"Ann took back: {minus_5}"
+    session.act(Pass(0))
+    session.undo(HOST)
+    assert news(session, seat(0)) == f"The host took back your move: {minus_5}"
+    assert news(session, seat(1)) == f"The host took back Ann's move: {minus_5}"
+    session.undo("0")  # her white sum's pass cost nothing
+    assert news(session, seat(1)) == "Ann took back: Pass (no cross)"

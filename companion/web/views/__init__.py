@@ -557,7 +557,7 @@ def undo_refusal_for(viewer: Viewer, message: str) -> str:
 def undo_news(snapshot: Snapshot, viewer: Viewer) -> str | None:
     """What the undo this state came from took back, for every device but its maker's
     (table.js shows it as the undo happens): "Ann took back: Cross red 5", "The host took
-    back Bob's move: Pass (no cross)" ("your move" on Bob's device), "The host took back
+    back Bob's move: Pass (−5 penalty)" ("your move" on Bob's device), "The host took back
     the roll: white 3, ...". None when the latest change was no undo, or this device's."""
     if snapshot.latest_undo is None:
         return None
@@ -570,7 +570,9 @@ def undo_news(snapshot: Snapshot, viewer: Viewer) -> str | None:
     if isinstance(move, Roll):
         dice = ", ".join(f"{d.colour} {d.value}" for d in move.dice)
         return f"{who} took back the roll: {dice}"
-    what = with_names(describe_move(snapshot.game, move, snapshot.state), players)
+    # what it took back as the undo button said it: "Pass (−5 penalty)"
+    taken = taken_back_words(snapshot.game, move, snapshot.state, snapshot.latest_undo_penalty)
+    what = with_names(taken, players)
     if str(move.player) == maker or not 0 <= move.player < len(players):
         return f"{who} took back: {what}"
     whose = "your" if viewer.seat == move.player else f"{players[move.player]}'s"
