@@ -67,6 +67,10 @@ HOST = "host"
 # words it for that device (views.undo_refusal_for)
 HOST_UNDOES_BACK = "the host can undo back to it"
 HOST_UNDOES_OTHERS = "only the host may undo another player's"
+# how a player's refused roll (`penalty_for_other`) points at the host's table view, which
+# may enter it: the views word it for the host's own seated device and leave it out while
+# that device acts as its player only (views.roll_refusal_for)
+HOST_ENTERS_THE_ROLL = "or the host enters the roll"
 CAMERA = "camera"
 # the table itself: a move a throw implied for a player who had not acted when the next roll
 # came (`Throw.closes`: an automatic pass); only the host takes one back
@@ -341,8 +345,8 @@ class Session:
                     Reason.NOT_ALLOWED,
                     "penalty_for_other",
                     f"{name} has not finished this turn, and the roll would pass for "
-                    f"{name} with a penalty: {name} passes (or crosses) first, or the host "
-                    "enters the roll",
+                    f"{name} with a penalty: {name} passes (or crosses) first, "
+                    f"{HOST_ENTERS_THE_ROLL}",
                 )
         return proposals
 

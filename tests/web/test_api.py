@@ -109,6 +109,50 @@ def test_a_players_roll_never_passes_another_player_with_a_penalty(
     assert [s["penalties"] for s in sheets] == [0, 0]
 
 
+WAITS_FOR_ANN = (
+    "Ann has not finished this turn, and the roll would pass for Ann with a penalty: Ann "
+    "passes (or crosses) first"
+)
+
+
+def test_a_roll_refused_for_anothers_penalty_names_the_way_there_is(
+    app: Any, host: TestClient
+) -> None:
+    """The refusal said "..., or the host enters the roll" in every case: also on the
+    host's own phone, seated as Bob (it pointed the host at itself; the host's table view
+    enters it), and on Cy's phone while the host's phone is seated (it acts as Bob only,
+    so no device enters that roll: the players act each for themselves)."""
+    table = create_table(host, "qwixx", ["Ann", "Bob", "Cy"], {"players": 3})
+    tid = table["table_id"]
+    ann, cy = TestClient(app), TestClient(app)
+    seat_player(ann, table["code"], tid, 0)
+    seat_player(cy, table["code"], tid, 2)
+    assert act(ann, tid, QWIXX_ROLL_7, "ann-roll-1").status_code == 200
+    assert act(cy, tid, {"kind": "pass", "player": 2}, "cy-pass-1").status_code == 200
+    assert host.post(f"/api/tables/{tid}/seat", json={"seat": 1}).status_code == 200
+    refused = act(host, tid, QWIXX_ROLL_7, "bob-roll-1")  # the host's phone, as Bob
+    assert refused.json()["rule"] == "penalty_for_other"
+    assert refused.json()["message"] == (
+        f"{WAITS_FOR_ANN}, or, as the host, you can enter it from the table view (Seat, "
+        "then Just watch)"
+    )
+    red_7 = {"kind": "cross", "player": 0, "colour": "red", "number": 7}
+    assert act(ann, tid, red_7, "ann-red-7").status_code == 200
+    bob_roll = act(host, tid, QWIXX_ROLL_7, "bob-roll-2")  # Bob's turn
+    assert bob_roll.status_code == 200, bob_roll.text
+    refused = act(cy, tid, QWIXX_ROLL_7, "cy-roll-1")  # Bob has not acted: -5 for him
+    assert refused.json()["message"] == (
+        "Bob has not finished this turn, and the roll would pass for Bob with a penalty: "
+        "Bob passes (or crosses) first"
+    )
+    # the host's phone stands up to its table view: a player's phone is pointed at it
+    assert host.post(f"/api/tables/{tid}/seat", json={"seat": None}).status_code == 200
+    refused = act(cy, tid, QWIXX_ROLL_7, "cy-roll-2")
+    assert refused.json()["message"].endswith(
+        "Bob passes (or crosses) first, or the host enters the roll"
+    )
+
+
 def test_the_host_may_enter_the_roll_that_passes_with_a_penalty(qwixx: dict[str, Any]) -> None:
     tid, host = qwixx["table_id"], qwixx["host"]
     act(host, tid, QWIXX_ROLL_7, "roll-0001")

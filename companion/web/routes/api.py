@@ -45,7 +45,13 @@ from companion.web.deps import (
 from companion.web.errors import refusal, refusal_body, refused, slow_down
 from companion.web.settings import Settings
 from companion.web.start_words import start_refusal
-from companion.web.views import move_attr, option_fields, spoken_to, undo_refusal_for
+from companion.web.views import (
+    move_attr,
+    option_fields,
+    roll_refusal_for,
+    spoken_to,
+    undo_refusal_for,
+)
 
 router = APIRouter(prefix="/api", dependencies=[SameOrigin], route_class=TextCheckedRoute)
 
@@ -429,7 +435,8 @@ async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, An
         # the engine says "you" and "player 3"; the player reads the names the table knows
         # (a refusal of the seat itself speaks to this device, not to the seat's player)
         mover = None if isinstance(move, Roll) or exc.rule == "own_sheet_only" else move.player
-        text = spoken_to(exc.message, snapshot.players, mover, access.viewer.seat)
+        message = roll_refusal_for(table.snapshot, access.viewer, exc.message)  # who enters it
+        text = spoken_to(message, snapshot.players, mover, access.viewer.seat)
         raise Rejection(exc.reason, exc.rule, text) from exc
     return {"state_id": result.state_id, "duplicate": result.duplicate}
 

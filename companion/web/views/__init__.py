@@ -34,7 +34,7 @@ from types import ModuleType
 from typing import Any
 
 from companion.rules.base import COLOURS, Die, Game, Move, Outcome, Rejection, Roll, Score, Turn
-from companion.rules.session import HOST_UNDOES_BACK, HOST_UNDOES_OTHERS
+from companion.rules.session import HOST_ENTERS_THE_ROLL, HOST_UNDOES_BACK, HOST_UNDOES_OTHERS
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
 from companion.table.words import (
@@ -551,6 +551,20 @@ def undo_refusal_for(viewer: Viewer, message: str) -> str:
         return message
     for clause, seated in HOST_CLAUSES_SEATED.items():
         message = message.replace(clause, seated)
+    return message
+
+
+def roll_refusal_for(snapshot: Snapshot, viewer: Viewer, message: str) -> str:
+    """A player's refused roll (the session's words, `penalty_for_other`) as `viewer`
+    reads it: its pointer to the host's table view, "or the host enters the roll", says on
+    the host's own seated device how it enters the roll as the host, and is left out on
+    the others while the host's device holds a seat (it acts as its player only:
+    `_host_may_act`)."""
+    if viewer.host and viewer.seat is not None:
+        seated = AS_THE_HOST.format(deed="can enter it")
+        return message.replace(HOST_ENTERS_THE_ROLL, f"or, {seated}")
+    if snapshot.host_seated:
+        return message.replace(f", {HOST_ENTERS_THE_ROLL}", "")
     return message
 
 
