@@ -227,6 +227,18 @@ def test_sixto_last_turn_is_told_without_automatic_passes_too() -> None:
     assert bob["roll_waits"] == "Last turn: the game ends once everyone is done crossing"
 
 
+def test_sixto_last_turn_is_told_to_those_done_without_automatic_passes_too() -> None:
+    """At a table without automatic passes Ann, done crossing in the last turn, read
+    nothing, though the game ends once Bob is done (with automatic passes she read it, and
+    Bob, still crossing, reads "Last turn" either way)."""
+    snapshot = replace(sixto_last_turn(), auto_pass=False)
+    ann = live_context(snapshot, Viewer(seat=0, host=False), "sheet")
+    assert ann["roll_waits"] == (
+        "No roll yet: the game ends after this turn, once Bob is done crossing "
+        "(the host's device may tap Done crossing for them)"
+    )
+
+
 def test_sixto_buttons_for_keep_reroll_and_done() -> None:
     six = [("red", 1), ("orange", 2), ("yellow", 3), ("green", 4), ("blue", 5), ("purple", 6)]
     snapshot = snapshot_of("sixto", ["Ann", "Bob"], [roll(*six)])

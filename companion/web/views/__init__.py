@@ -27,7 +27,7 @@ import importlib
 import json
 import logging
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from types import ModuleType
@@ -657,10 +657,11 @@ def _roll_waits(snapshot: Snapshot, viewer: Viewer, penalised: list[int]) -> str
     no roll is offered yet, on that player's device that the roller waits ("" otherwise)."""
     turn, throw = snapshot.turn, snapshot.throw
     if turn.ends_by_hand and not snapshot.finished:
-        if snapshot.auto_pass:
+        # without automatic passes no roll comes before everyone has acted anyway: that a
+        # pass could end the game (Qwixx) is no news to those who have acted, and only
+        # those acting hear it; a turn that ends the game (Sixto) is news to everyone
+        if snapshot.auto_pass or _last_turn_words(snapshot) is not None:
             return _ends_by_hand_waits(snapshot, viewer)
-        # without automatic passes no roll comes before everyone has acted anyway: the
-        # others hear nothing new, those acting still that their turn ends the game
         return _ending_turn_words(snapshot, viewer)
     if throw is None or turn.chance or not throw.closes or viewer.seat is None:
         return ""
@@ -709,8 +710,7 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
         return ""
     if viewer.seat in acting:
         return _ending_turn_words(snapshot, viewer)
-    # a game whose turn's end ends the game (Sixto) says so in its own words
-    last_turn = getattr(view_for(snapshot.game.name), "last_turn_words", None)
+    last_turn = _last_turn_words(snapshot)
     who = names_of(snapshot.players, acting)
     if last_turn is not None:
         return str(last_turn(who, len(acting), host_aside=_host_may_act(snapshot, viewer)))
@@ -727,13 +727,18 @@ def _ending_turn_words(snapshot: Snapshot, viewer: Viewer) -> str:
     acting = snapshot.turn.players
     if viewer.seat is None or viewer.seat not in acting:
         return ""
-    # a game whose turn's end ends the game (Sixto) says so in its own words
-    last_turn = getattr(view_for(snapshot.game.name), "last_turn_words", None)
+    last_turn = _last_turn_words(snapshot)
     if last_turn is not None:
         return str(last_turn(None, len(acting)))
     # the last to act on a white sum that locks a second row (Qwixx): whatever they do
     # ends the game, as their boxes and pass say; the engine judges each move
     return LAST_TO_ACT if _every_move_ends(snapshot, viewer.seat) else ""
+
+
+def _last_turn_words(snapshot: Snapshot) -> Callable[..., object] | None:
+    """The view's `last_turn_words` where the game's turn's end is what ends the game
+    (Sixto), which says so in its own words; None elsewhere (Qwixx: a pass ends it)."""
+    return getattr(view_for(snapshot.game.name), "last_turn_words", None)
 
 
 # said as Sixto's "Last turn: ..." and the buttons' "..., ends the game"
