@@ -7,6 +7,7 @@ deletes anything (`local_only`), not even the game's host."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 from functools import partial
 from pathlib import Path
 
@@ -90,3 +91,26 @@ def test_the_readme_says_a_game_in_progress_is_refused_as_the_server_refuses_it(
     said = readme[readme.index("**Delete this game**") :][:400]
     assert "is ended first" not in said
     assert "a game in progress is refused: end it first (Host tools, or End it now" in said
+
+
+def test_the_owner_deletes_a_damaged_finished_game_its_note_names(tmp_path: Path) -> None:
+    """A finished game whose stored header no longer reads is a note in the history ("A
+    finished game (table ...) cannot be shown"), and had no Delete button: the owner could
+    not clear it. Its note has one now, on the server's own screen only."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=ON_SERVER) as local:
+        damaged = create_table(local, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        assert local.post(f"/t/{damaged}/end").status_code == 200
+        with sqlite3.connect(tmp_path / "companion.sqlite3") as db:
+            db.execute("UPDATE tables SET options_json = '{nope' WHERE table_id = ?", (damaged,))
+        history = local.get("/history").text
+        assert f"(table {damaged}) cannot be shown" in history
+        assert f'action="/t/{damaged}/delete"' in history
+        assert f"Tap again to delete the damaged game (table {damaged})" in history
+        network = TestClient(app, client=("192.168.1.23", 50000), cookies=local.cookies)
+        assert "/delete" not in network.get("/history").text
+
+        deleted = local.post(f"/t/{damaged}/delete", follow_redirects=False)
+        assert deleted.status_code == 303, deleted.text
+        assert app.state.tables.store.table(damaged) is None
+        assert "cannot be shown" not in local.get("/history").text

@@ -569,7 +569,9 @@ async def history_page(
             try:
                 games.append(history_entry(row))
             except ValueError as exc:
-                notes.append(f"A finished game (table {row.table_id}) cannot be shown: {exc}")
+                # the owner deletes a damaged game as any other (Delete this game), by its id
+                text = f"A finished game (table {row.table_id}) cannot be shown: {exc}"
+                notes.append({"table_id": row.table_id, "text": text})
         context = {"games": games, "notes": notes, "finished": finished, "local": local}
         return render_page(templates, request, "history.html", context)
 
