@@ -16,9 +16,10 @@ from fastapi.testclient import TestClient
 
 from companion.table.camera_settings import CameraSettings
 from companion.web.app import create_app
+from companion.web.routes.pages import HISTORY_GAMES
 from companion.web.settings import Settings
 from tests.waiting import wait_until
-from tests.web.helpers import QWIXX_ROLL_7, act, create_table
+from tests.web.helpers import QWIXX_ROLL_7, act, create_table, stored_tables
 from tests.web.setups import rest_of
 
 ON_SERVER = ("127.0.0.1", 50000)
@@ -114,3 +115,29 @@ def test_the_owner_deletes_a_damaged_finished_game_its_note_names(tmp_path: Path
         assert deleted.status_code == 303, deleted.text
         assert app.state.tables.store.table(damaged) is None
         assert "cannot be shown" not in local.get("/history").text
+
+
+def test_a_delete_keeps_the_owner_on_the_page_of_the_history_it_was_on(tmp_path: Path) -> None:
+    """After a delete the history opened at its first page: an owner clearing old test
+    games on the second page paged back after each one. The button sends its page
+    (`older`) and the owner is sent back to it, or to the page before once it is empty."""
+    finished = stored_tables(tmp_path, HISTORY_GAMES + 2, finished=True)
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=ON_SERVER) as local:
+        second_page = local.get(f"/history?older={HISTORY_GAMES}").text
+        older_field = f'<input type="hidden" name="older" value="{HISTORY_GAMES}">'
+        assert f'action="/t/{finished[-1]}/delete" class="delete-game">{older_field}' in (
+            second_page
+        )
+        assert older_field not in local.get("/history").text  # the first page sends none
+        for gone, back_to in (
+            (finished[-1], f"/history?older={HISTORY_GAMES}"),
+            (finished[-2], "/history"),  # the second page is empty now: the first
+        ):
+            form = {"older": str(HISTORY_GAMES)}
+            deleted = local.post(f"/t/{gone}/delete", data=form, follow_redirects=False)
+            assert deleted.status_code == 303, deleted.text
+            assert deleted.headers["location"] == back_to
+        assert local.post(f"/t/{finished[0]}/delete", follow_redirects=False).headers[
+            "location"
+        ] == ("/history")

@@ -116,6 +116,7 @@ HISTORY_GAMES = 30
 MAX_LISTED_COOKIES = 200
 # `older`: how many newer games a listing passes over (its "Older games" link)
 Older = Annotated[int, Query(ge=0, le=1_000_000_000)]
+OlderField = Annotated[int, Form(ge=0, le=1_000_000_000)]  # the same, sent by a page's form
 
 
 @router.get("/", response_class=HTMLResponse, dependencies=[ReadRate])
@@ -320,11 +321,14 @@ async def use_camera_here(request: Request, table_id: str, tables: TablesDep) ->
 
 
 @router.post("/t/{table_id}/delete", dependencies=[SameOrigin])
-async def delete_finished_game(request: Request, table_id: str, tables: TablesDep) -> Response:
+async def delete_finished_game(
+    request: Request, table_id: str, tables: TablesDep, older: OlderField = 0
+) -> Response:
     """Delete a finished game from the history, from the server's own screen (its history
     page offers it, asking once: a test game, a mistaken one): gone from the store, its
     moves, record and photos with it (Tables.delete_finished). A game in progress is
-    refused (`game_in_progress`: end it first); another device is refused (`local_only`)."""
+    refused (`game_in_progress`: end it first); another device is refused (`local_only`).
+    `older`: the history page the button was on, which the owner is sent back to."""
     if not is_local(request):
         raise Rejection(
             Reason.NOT_ALLOWED, "local_only", "only the server's own screen deletes a game"
@@ -342,7 +346,17 @@ async def delete_finished_game(request: Request, table_id: str, tables: TablesDe
         printable(", ".join(str(name) for name in row.players)),
         forgotten,
     )
-    return RedirectResponse("/history", status_code=303)
+    return RedirectResponse(await history_after_delete(tables, older), status_code=303)
+
+
+async def history_after_delete(tables: Tables, older: int) -> str:
+    """The history page to go back to after a delete on the page `older`: that page (it
+    opened at the first, and an owner clearing old test games paged back each time), or
+    the last one still there when the delete emptied it."""
+    _, total = await asyncio.to_thread(tables.store.newest_tables, True, 0)
+    while older and older >= total:
+        older = max(0, older - HISTORY_GAMES)
+    return f"/history?older={older}" if older else "/history"
 
 
 async def server_screens_table(
