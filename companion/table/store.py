@@ -184,6 +184,16 @@ def _is_writable(path: Path) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class KeptAfterRemoval:
+    """What stays of a removed table (Store.remove_table): settings of another table
+    `table_id` (the game that played it again) and of the server."""
+
+    table_id: str
+    table_settings: Mapping[str, str]
+    server_settings: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class TableRow:
     """A table's header as stored."""
 
@@ -450,11 +460,19 @@ class Store:
                     (*joins_mark, str(_joins_so_far(db))),
                 )
 
-    def remove_table(self, table_id: str) -> None:
-        """Delete a table and everything stored for it, in one transaction."""
+    def remove_table(self, table_id: str, kept: KeptAfterRemoval | None = None) -> None:
+        """Delete a table and everything stored for it, in one transaction; with `kept`,
+        what another table and the server keep of it, stored in the same transaction."""
         with self._transaction("remove_table") as db:
             for name in ("action_photos", "table_settings", "devices", "actions", "tables"):
                 db.execute(f"DELETE FROM {name} WHERE table_id = ?", (table_id,))  # noqa: S608
+            if kept is not None:
+                rows = [(kept.table_id, key, value) for key, value in kept.table_settings.items()]
+                db.executemany(_SET_TABLE_SETTING, rows)
+                db.executemany(
+                    "INSERT OR REPLACE INTO server_settings (key, value) VALUES (?, ?)",
+                    list(kept.server_settings.items()),
+                )
 
     def code_in_use(self, code: str) -> bool:
         with self._guarded():

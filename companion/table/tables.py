@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
+import json
 import logging
 import multiprocessing
 import os
@@ -72,6 +73,7 @@ from companion.table.store import (
     Device,
     EncodedEntry,
     Finish,
+    KeptAfterRemoval,
     LogEntry,
     StorageError,
     Store,
@@ -133,6 +135,13 @@ CONTINUED_KEY = "continued_at"
 # device that held a token at the finished game when the next was made: a device that
 # joins it later is not carried (Table._refuse_joined_after), and those before only dwindle
 CARRIED_KEY = "carried "
+# table_settings of the next game: "kept <token hash>", a device of the finished game it
+# plays again whose place here was kept when the history deleted that game (its tokens went
+# with it): JSON of its seat, host flag and the end of its token's life. Only devices the
+# next game would have carried are kept (Tables._kept_places), each carried once as before
+KEPT_PLACE_KEY = "kept "
+# server_settings: "next of deleted <table id>", the next game of a deleted finished game
+DELETED_NEXT_KEY = "next of deleted "
 PLAYED_AGAIN = "the host has started the next game from this one: this game stays as it ended"
 
 
@@ -418,7 +427,12 @@ class Table:
             )
 
     async def carry_over(
-        self, before: Viewer, before_token: str, held: str | None, limit: int | None = None
+        self,
+        before: Viewer,
+        before_token: str,
+        held: str | None,
+        limit: int | None = None,
+        kept: bool = False,
     ) -> tuple[str, Viewer]:
         """A device of the game this table plays again (`before`: what it was there, with
         `before_token`, checked by the caller) comes here as it was: the host's device as a
@@ -427,11 +441,13 @@ class Table:
         again. Its token here and what it is. One device of the finished game makes one
         device here, whatever it asks again (`_carried_device`); a seat another device
         holds is refused (`seat_taken`) before any device is made, and so is a device that
-        joined the finished game after this table was made (`joined_after_next_game`)."""
+        joined the finished game after this table was made (`joined_after_next_game`).
+        `kept`: the finished game was deleted, and this device's place kept then
+        (Tables.kept_place), when its join was checked: its device there is gone."""
         token = held if held and self.viewer(held) is not None else None
         async with self._carrying:  # a double tap: the second finds the first's device
             if token is None:
-                token = await self._carried_device(before, before_token, limit)
+                token = await self._carried_device(before, before_token, limit, kept)
             now = self.viewer(token)
             if before.seat is not None and now is not None and now.seat is None:
                 await self.take_seat(token, before.seat)
@@ -439,7 +455,9 @@ class Table:
         assert after is not None
         return token, after
 
-    async def _carried_device(self, before: Viewer, before_token: str, limit: int | None) -> str:
+    async def _carried_device(
+        self, before: Viewer, before_token: str, limit: int | None, kept: bool = False
+    ) -> str:
         """The device `before_token` of the finished game has here: the one it was given
         (its token derived from `before_token`: access.carried_token), or a new one the
         first time. Refused (`carried_once`) once that device is gone (the host freed its
@@ -448,7 +466,8 @@ class Table:
         token = carried_token(before_token, self.table_id)
         if self.viewer(token) is not None:
             return token
-        await self._refuse_joined_after(before_token)
+        if not kept:  # a kept place was checked when it was kept
+            await self._refuse_joined_after(before_token)
         marker = CARRIED_KEY + hash_token(before_token)
         if await asyncio.to_thread(self._store.table_setting, self.table_id, marker) is not None:
             raise Rejection(
@@ -1178,13 +1197,58 @@ class Tables:
                     "game_in_progress",
                     "this game is still being played: end it first, then delete it",
                 )
-            await asyncio.to_thread(self.store.remove_table, table_id)
+            kept = await asyncio.to_thread(self._kept_places, row)
+            await asyncio.to_thread(self.store.remove_table, table_id, kept)
             if table is not None:
                 self._tables.pop(table_id).evicted = True
                 table.close_to_every_device()
             self._damaged.pop(table_id, None)
             self._dice.forget(table_id)
         return row
+
+    def _kept_places(self, row: TableRow) -> KeptAfterRemoval | None:
+        """The places at its next game kept for the devices of the finished game `row`
+        about to be deleted (None: it was not played again, or its next game is gone):
+        those the next game would carry (Table.carry_over: joined before it was started,
+        not carried yet), so that a player who had not followed yet still reaches it
+        from the deleted game's cookie (`kept_place`), and no other device."""
+        next_id = self.store.table_setting(row.table_id, NEXT_TABLE_KEY)
+        if next_id is None or self.store.table(next_id) is None:
+            return None
+        cutoff = self._joins_before_next(row.table_id)
+        until = (row.finished_at or time.time()) + self.token_finished_s
+        places = {}
+        for token_hash, device in self.store.devices(row.table_id).items():
+            # joined after the next game was started; or a link stored before joins were
+            # counted, whose tokens ran out long ago (token_finished_s)
+            if cutoff is None or device.joined_seq > cutoff:
+                continue
+            if self.store.table_setting(next_id, CARRIED_KEY + token_hash) is not None:
+                continue  # it followed already: its own cookie opens the next game
+            place = {"from": row.table_id, "seat": device.seat, "host": device.host}
+            places[KEPT_PLACE_KEY + token_hash] = json.dumps(place | {"until": until})
+        return KeptAfterRemoval(next_id, places, {DELETED_NEXT_KEY + row.table_id: next_id})
+
+    async def kept_place(self, deleted_id: str, token: str) -> tuple[str, Viewer] | None:
+        """The next game of the deleted finished game `deleted_id` and what the device
+        holding `token` was there, when its place was kept at the delete (`_kept_places`)
+        and its token would still work (the finished game's `token_finished_s`); else None."""
+        if not token or len(deleted_id) > 64:
+            return None
+
+        def read() -> tuple[str, str | None] | None:
+            next_id = self.store.server_setting(DELETED_NEXT_KEY + deleted_id)
+            if next_id is None:
+                return None
+            return next_id, self.store.table_setting(next_id, KEPT_PLACE_KEY + hash_token(token))
+
+        found = await asyncio.to_thread(read)
+        if found is None or found[1] is None:
+            return None
+        place = json.loads(found[1])
+        if place["from"] != deleted_id or time.time() > float(place["until"]):
+            return None
+        return found[0], Viewer(seat=place["seat"], host=bool(place["host"]))
 
     async def openable(self, table_id: str) -> Table | None:
         """The table, or None when there is none or it cannot be opened (for the camera's

@@ -120,6 +120,17 @@ class NoAccess(HTTPException):
         self.page = page
 
 
+class KeptPlace(HTTPException):
+    """A page of a finished game the history deleted, asked by a device whose place at the
+    game played again was kept (Tables.kept_place): the page says so and offers it."""
+
+    def __init__(self, table_id: str, viewer: Viewer) -> None:
+        message = "this game was deleted from the history; the next game keeps your place"
+        super().__init__(status_code=410, detail=message)
+        self.table_id = table_id
+        self.viewer = viewer
+
+
 @dataclass(frozen=True, slots=True)
 class Access:
     """A table and the device looking at it (with its token, for seat changes)."""
@@ -138,9 +149,12 @@ async def _access(request: Request, table_id: str, tables: Tables, page: bool) -
     if len(table_id) > 64:
         raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
     table = await opened(tables, table_id, request)
-    if table is None:
-        raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
     token = request.cookies.get(cookie_name(table_id), "")
+    if table is None:
+        kept = await tables.kept_place(table_id, token) if page and token else None
+        if kept is not None:  # deleted, after the host started the next game from it
+            raise KeptPlace(table_id, kept[1])
+        raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
     viewer = table.viewer(token)
     if viewer is None:
         raise NoAccess(table_id, page)

@@ -19,7 +19,7 @@ from companion.web.app import create_app
 from companion.web.routes.pages import HISTORY_GAMES
 from companion.web.settings import Settings
 from tests.waiting import wait_until
-from tests.web.helpers import QWIXX_ROLL_7, act, create_table, stored_tables
+from tests.web.helpers import QWIXX_ROLL_7, act, create_table, seat_player, stored_tables
 from tests.web.setups import rest_of
 
 ON_SERVER = ("127.0.0.1", 50000)
@@ -141,3 +141,57 @@ def test_a_delete_keeps_the_owner_on_the_page_of_the_history_it_was_on(tmp_path:
         assert local.post(f"/t/{finished[0]}/delete", follow_redirects=False).headers[
             "location"
         ] == ("/history")
+
+
+def test_a_player_who_had_not_followed_reaches_the_next_game_after_its_delete(
+    tmp_path: Path,
+) -> None:
+    """Deleting a finished game the host had played again took its devices' tokens with
+    it: a player who had not tapped "Next game ready" yet found neither game (404) and had
+    to ask for the next game's code. The delete keeps a place at the next game for each
+    device the next game would have carried, and no other: its page says so and takes it
+    there in one tap (as does its open screen's button); a device that joined the finished
+    game after the next one was started, or a stranger, learns nothing of the next game."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=ON_SERVER) as local:
+        hosts_phone = TestClient(app)
+        made = create_table(hosts_phone, "qwixx", ["Ann", "Bob"], {"players": 2})
+        gone, code = made["table_id"], made["code"]
+        phones = {
+            name: TestClient(app, client=(f"192.168.1.{31 + seat}", 50000))
+            for seat, name in enumerate(("Ann", "Bob", "late", "stranger"))
+        }
+        for seat, name in enumerate(("Ann", "Bob")):
+            seat_player(phones[name], code, gone, seat)
+        assert hosts_phone.post(f"/api/tables/{gone}/end").status_code == 200
+        again = hosts_phone.post(f"/api/tables/{gone}/play_again")
+        assert again.status_code == 201, again.text
+        next_id, next_code = again.json()["table_id"], again.json()["code"]
+        assert phones["Bob"].post(f"/api/tables/{gone}/next_seat").status_code == 200
+        assert phones["late"].post("/api/join", json={"code": code}).status_code == 200
+        assert local.post(f"/t/{gone}/delete", follow_redirects=False).status_code == 303
+
+        page = {"accept": "text/html"}
+        kept = phones["Ann"].get(f"/t/{gone}/sheet", headers=page)
+        assert kept.status_code == 410, kept.text
+        assert "your place there is kept" in kept.text and next_code not in kept.text
+        assert f'action="/t/{gone}/next_seat"' in kept.text
+        assert "Take your seat in the next game" in kept.text
+        for nobody in ("late", "stranger"):
+            assert phones[nobody].get(f"/t/{gone}", headers=page).status_code == 404
+            for refused in (
+                phones[nobody].post(f"/api/tables/{gone}/next_seat"),
+                phones[nobody].post(f"/t/{gone}/next_seat"),
+            ):
+                assert refused.status_code == 403, refused.text
+                assert next_code not in refused.text and next_id not in refused.text
+
+        taken = phones["Ann"].post(f"/t/{gone}/next_seat", follow_redirects=False)
+        assert taken.status_code == 303, taken.text
+        assert taken.headers["location"] == f"/t/{next_id}/sheet"
+        assert phones["Ann"].get(f"/t/{next_id}/sheet").status_code == 200
+        again_tapped = phones["Ann"].post(f"/api/tables/{gone}/next_seat")  # its open screen
+        assert again_tapped.status_code == 200 and again_tapped.json()["seat"] == 0
+        assert phones["Bob"].get(f"/t/{next_id}/sheet").status_code == 200  # followed before
+        next_game = app.state.tables.store.devices(next_id)
+        assert sorted(d.seat for d in next_game.values() if d.seat is not None) == [0, 1]

@@ -586,8 +586,11 @@ async def next_seat(
     `next_game_unopenable`, and the host's tap starts another (201, `next_game_for`)."""
     table = await opened(tables, table_id, request)
     token = request.cookies.get(cookie_name(table_id), "")
-    viewer = table.viewer(token) if table is not None else None
-    if table is None or viewer is None:
+    if table is None:  # deleted from the history: a place kept there, or none
+        new, token, now = await carry_kept_place(request, tables, settings, table_id, token)
+        return _carried(new, token, now, settings, 200)
+    viewer = table.viewer(token)
+    if viewer is None:
         raise refusal(403, Reason.NOT_ALLOWED, "not_at_this_table", NOT_AT_THIS_TABLE)
     slowed = too_fast(request.app.state.device_limiter, token)
     if slowed is not None:
@@ -599,6 +602,30 @@ async def next_seat(
     held = request.cookies.get(cookie_name(new.table_id))
     token, now = await new.carry_over(viewer, token, held, settings.max_table_devices)
     return _carried(new, token, now, settings, 201 if made else 200)
+
+
+async def carry_kept_place(
+    request: Request, tables: Tables, settings: Settings, deleted_id: str, token: str
+) -> tuple[Table, str, Viewer]:
+    """A device of the finished game `deleted_id`, which the history deleted after the host
+    started the next game from it, takes the place kept for it there (Tables.kept_place:
+    one the next game would have carried, its token still in its time); its table, token
+    and what it is there. Any other device: 403 `not_at_this_table`, as for a game still
+    stored, and the next game's code is told to no one who could not have reached it."""
+    kept = await tables.kept_place(deleted_id, token)
+    if kept is None:
+        raise refusal(403, Reason.NOT_ALLOWED, "not_at_this_table", NOT_AT_THIS_TABLE)
+    slowed = too_fast(request.app.state.device_limiter, token)
+    if slowed is not None:
+        raise sends_too_fast(slowed)
+    next_id, before = kept
+    new = await opened(tables, next_id, request)
+    if new is None:
+        message = "the next game is no longer stored; ask the host for a new game's join code"
+        raise refusal(404, Reason.NOT_ALLOWED, "no_next_game", message)
+    held = request.cookies.get(cookie_name(new.table_id))
+    token, now = await new.carry_over(before, token, held, settings.max_table_devices, kept=True)
+    return new, token, now
 
 
 async def next_game_for(

@@ -47,8 +47,10 @@ from companion.web.deps import (
 from companion.web.fragments import live_html
 from companion.web.long_pages import render_page
 from companion.web.routes.api import (
+    carry_kept_place,
     games_catalogue_json,
     join_table,
+    next_game_url,
     set_device_cookie,
     too_fast,
 )
@@ -357,6 +359,19 @@ async def history_after_delete(tables: Tables, older: int) -> str:
     while older and older >= total:
         older = max(0, older - HISTORY_GAMES)
     return f"/history?older={older}" if older else "/history"
+
+
+@router.post("/t/{table_id}/next_seat", dependencies=[SameOrigin])
+async def take_kept_place(
+    request: Request, table_id: str, tables: TablesDep, settings: SettingsDep
+) -> Response:
+    """The button of a deleted finished game's page (kept_place.html): the device takes
+    the place the game played again kept for it (api.carry_kept_place), and goes there."""
+    token = request.cookies.get(cookie_name(table_id), "")
+    new, token, now = await carry_kept_place(request, tables, settings, table_id, token)
+    response = RedirectResponse(next_game_url(new.table_id, now), status_code=303)
+    set_device_cookie(response, settings, new.table_id, token)
+    return response
 
 
 async def server_screens_table(
