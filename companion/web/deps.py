@@ -4,6 +4,7 @@ them through the Annotated aliases below."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Annotated
@@ -20,6 +21,8 @@ from companion.web.errors import refusal, refusal_body, refused, slow_down
 from companion.web.fragments import LiveDrawings
 from companion.web.long_pages import PageBuilder, check_read_rate
 from companion.web.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 COOKIE_PREFIX = "tc_"
 
@@ -194,11 +197,30 @@ SameOrigin = Depends(same_origin)
 
 
 LOOPBACK = ("127.0.0.1", "::1")
+# headers a reverse proxy names its client in: a request that carries one came from some
+# other device, whatever its peer address (uvicorn runs with proxy_headers=False, so they
+# change no address either: a device on the network sending one is refused all the same)
+PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip")
 
 
 def is_local(request: Request) -> bool:
-    """Whether the browser runs on the machine running the server (over loopback)."""
-    return request.client is not None and request.client.host in LOOPBACK
+    """Whether the browser runs on the machine running the server (over loopback). A
+    request a proxy on this machine passed on (a proxy header names its client) is not:
+    behind a reverse proxy every device's peer is 127.0.0.1, and each would have had the
+    owner's powers (delete a game, end one, the camera, calibration). The log says so once."""
+    if request.client is None or request.client.host not in LOOPBACK:
+        return False
+    proxied = [name for name in PROXY_HEADERS if name in request.headers]
+    if proxied and not getattr(request.app.state, "proxy_said", False):
+        request.app.state.proxy_said = True
+        logger.warning(
+            "a request came through a proxy on this machine (%s): it is treated as another "
+            "device's, and the server's own screen's powers are refused to it; open the "
+            "companion on this machine at its own address (127.0.0.1), not through the "
+            "proxy, and see docs/RELIABILITY.md, 'Behind a reverse proxy'",
+            ", ".join(proxied),
+        )
+    return not proxied
 
 
 def require_local(request: Request, message: str) -> None:

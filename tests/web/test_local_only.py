@@ -4,6 +4,7 @@ instead; the machine itself (loopback) gets the page."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,43 @@ def test_a_table_that_lost_a_held_camera_offers_no_button_that_cannot_work(
         assert picture.status_code == 404 and "another table" in picture.text
         # the table the camera serves has nothing to take back
         assert lan.get(f"/api/tables/{second}/camera").json()["take_back_refused"] is None
+
+
+@pytest.mark.parametrize(
+    "proxy_header",
+    [
+        {"X-Forwarded-For": "192.168.1.23"},
+        {"Forwarded": "for=192.168.1.23;proto=http"},
+        {"X-Real-IP": "192.168.1.23"},
+    ],
+)
+def test_a_request_a_proxy_on_the_server_passed_on_has_no_owners_powers(
+    tmp_path: Path, proxy_header: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Behind a reverse proxy on the server's machine every device's peer is 127.0.0.1,
+    and each had the owner's powers (delete a game, end one, calibrate). A loopback request
+    naming its client in a proxy header is another device's: refused (local_only), shown
+    no owner's button, and the log says why once."""
+    settings = Settings(data_dir=tmp_path / "data", camera=CameraSettings(disabled=True))
+    app = create_app(settings)
+    with TestClient(app, client=THE_SERVER_ITSELF) as local:
+        made = local.post(
+            "/api/tables", json={"game": "qwixx", "options": {"players": 2}, "players": ["A", "B"]}
+        )
+        table_id = made.json()["table_id"]
+        assert local.post(f"/t/{table_id}/end").status_code == 200
+        proxied = TestClient(app, client=THE_SERVER_ITSELF, cookies=local.cookies)
+        proxied.headers.update(proxy_header)
+        with caplog.at_level(logging.WARNING, logger="companion.web.deps"):
+            for refused in (
+                proxied.post(f"/t/{table_id}/delete"),
+                proxied.get("/api/calibration"),
+                proxied.get("/api/setups/kitchen"),
+            ):
+                assert refused.status_code == 403, refused.text
+                assert refused.json()["rule"] == "local_only"
+            assert "/delete" not in proxied.get("/history").text
+        said = [r.getMessage() for r in caplog.records if "proxy" in r.getMessage()]
+        assert len(said) == 1 and "through a proxy on this machine" in said[0]
+        assert 'action="/t/' in local.get("/history").text  # the owner's own screen: its button
+        assert local.post(f"/t/{table_id}/delete").status_code == 200
