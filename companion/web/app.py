@@ -25,6 +25,7 @@ from companion.rules.base import Move, Rejection
 from companion.table.access import ActionBudget, AttemptLimiter, DeviceRateLimiter
 from companion.table.camera_hub import CameraHub
 from companion.table.camera_runtime import ReaderFactory
+from companion.table.data_folder import FolderWatch
 from companion.table.learning import Learning
 from companion.table.store import StorageError, Store
 from companion.table.tables import Table, TableLoadError, Tables
@@ -181,6 +182,8 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     app.state.pages = PageBuilder()  # long pages, built off the loop (long_pages.py)
     app.state.public_url = None
     app.state.dice_pages = {}  # (table, which rolls) -> the dice page drawn (routes/live.py)
+    # the server's own start page and history warn once the data folder cannot be written
+    app.state.folder_watch = FolderWatch(settings.data_dir, settings.data_folder_check_s)
     templates = page_templates(settings.web_dir / "templates")
     templates.env.globals["colour_class"] = colour_class
     templates.env.filters["timestamp"] = _timestamp

@@ -9,7 +9,6 @@ import ipaddress
 import logging
 import socket
 import sys
-import tempfile
 from pathlib import Path
 
 import uvicorn
@@ -19,6 +18,7 @@ from starlette.types import ASGIApp
 from companion.rules.base import Rejection
 from companion.rules.registry import find_game
 from companion.table.camera_settings import CameraSettings
+from companion.table.data_folder import data_dir_problem
 from companion.table.store import StorageError, Store, TableRow
 from companion.table.text import printable
 from companion.web.app import create_app
@@ -195,24 +195,6 @@ def port_taken(settings: Settings) -> str | None:
         )
     finally:
         probe.close()
-    return None
-
-
-def data_dir_problem(data_dir: Path) -> str | None:
-    """Why no game could be kept in `data_dir` (a read-only disk, a path that is a file, a
-    folder of another user), found by writing a probe file there: said at start in one
-    line, where the store, the learning store or the first action each failed later with a
-    traceback of their own. None when the folder can be written."""
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=data_dir):
-            pass
-    except OSError as exc:
-        return (
-            f"the data folder {data_dir} cannot be written ({exc.strerror or exc}): no game "
-            "could be kept. Start with --data-dir FOLDER naming a folder this user may "
-            "write, or make this one writable"
-        )
     return None
 
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from companion.assets import web_dir
 from companion.table.camera_settings import CameraSettings
+from companion.table.data_folder import FOLDER_CHECK_S
 
 
 class Settings(BaseModel):
@@ -232,6 +233,15 @@ class Settings(BaseModel):
     )
     secure_cookies: bool = Field(
         default=False, description="mark cookies Secure (only when served over HTTPS)"
+    )
+    data_folder_check_s: float = Field(
+        default=FOLDER_CHECK_S,
+        ge=0.0,
+        le=3600.0,
+        description=(
+            "how often (seconds) the server's own start page and history look whether the "
+            "data folder can still be written, and warn when it cannot"
+        ),
     )
 
     @property

@@ -22,6 +22,7 @@ from companion.rules.base import Reason, Rejection
 from companion.rules.registry import all_games, find_game
 from companion.table.access import hash_token
 from companion.table.camera_hub import CameraHub
+from companion.table.data_folder import FolderWatch
 from companion.table.learning import Learning
 from companion.table.records import check_players
 from companion.table.store import TableRow
@@ -144,8 +145,17 @@ async def start_page(
         # the server's own screen hands the camera to a game ("Use the camera here")
         "camera_here": camera.served_table_id if local and camera.enabled else None,
         "camera_buttons": local and camera.enabled,
+        "folder_problem": await folder_problem(request) if local else None,
     }
     return templates.TemplateResponse(request, "start.html", context)
+
+
+async def folder_problem(request: Request) -> str | None:
+    """Why the data folder can no longer be written, for the server's own screen (None
+    while it can): SQLite writes on through its open files, so nothing else says so
+    before the next start refuses the folder (FolderWatch, at most every few seconds)."""
+    watch: FolderWatch = request.app.state.folder_watch
+    return await watch.problem()
 
 
 async def joined_among(request: Request, tables: Tables, rows: list[TableRow]) -> set[str]:
@@ -591,6 +601,7 @@ async def history_page(
     # another device lists only the games it joined: it says so, or "No finished games yet"
     # on a phone would deny the evening's games the server's own screen lists
     local = is_local(request)
+    folder = await folder_problem(request) if local else None
 
     def build() -> bytes:
         games, notes = [], []
@@ -602,13 +613,14 @@ async def history_page(
                 text = f"A finished game (table {row.table_id}) cannot be shown: {exc}"
                 notes.append({"table_id": row.table_id, "text": text})
         context = {"games": games, "notes": notes, "finished": finished, "local": local}
+        context["folder_problem"] = folder
         return render_page(templates, request, "history.html", context)
 
     # the page says its place (the count, the links), so that is in its key with its rows;
     # and each row's winners: opening a table may put them right in place (Tables._load);
     # the server's own screen's page has a delete button per game, another device's none
     shown = tuple((r.table_id, r.finished_at, str((r.summary or {}).get("winners"))) for r in rows)
-    key = ("history", local, tuple(finished.items()), shown)
+    key = ("history", local, folder, tuple(finished.items()), shown)
     return HTMLResponse(await pages.kept(key, build))
 
 
