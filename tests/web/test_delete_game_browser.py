@@ -16,7 +16,8 @@ from playwright.sync_api import expect
 from companion.table.camera_settings import CameraSettings
 from companion.web.settings import Settings
 from tests.live.replay import SEEN_FROM, LiveServer
-from tests.web.conftest import free_port, shot
+from tests.web.conftest import ServerProcess, free_port, shot
+from tests.web.devices import PHONE, TABLET, seated_page
 
 pytestmark = pytest.mark.browser
 
@@ -72,3 +73,44 @@ def test_the_owner_deletes_a_test_game_from_the_history_after_tapping_again(
         tablet.goto(f"{server.base_url}/history")
         expect(tablet.locator("li.history-game")).to_have_count(1, timeout=20000)
         assert tablet.locator("form.delete-game").count() == 0
+
+
+def test_players_who_had_not_followed_reach_the_next_game_after_the_delete(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The host played a game again and the owner deleted it before Ann and Bob followed:
+    Ann's sheet, left open, loses the deleted game but its "Next game ready" button still
+    takes her to her seat; Bob, who reloads, reads that the game was deleted and that his
+    place is kept, and one tap seats him. Neither page shows the next game's code."""
+    host = browser.new_context(**TABLET)
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    table, gone = created.json(), created.json()["table_id"]
+    ann, bob = (seated_page(browser, server, table, seat, PHONE) for seat in (0, 1))
+    api = f"{server.base_url}/api/tables/{gone}"
+    assert host.request.post(f"{api}/end").ok
+    again = host.request.post(f"{api}/play_again")
+    assert again.status == 201, again.text()
+    next_id, next_code = again.json()["table_id"], again.json()["code"]
+    expect(ann.locator("[data-next-seat]")).to_be_visible(timeout=20000)
+
+    owner = browser.new_context()  # the server's own screen (every test browser is local)
+    deleted = owner.request.post(
+        f"{server.base_url}/t/{gone}/delete", headers={"origin": server.base_url}
+    )
+    assert deleted.ok, deleted.text()
+    expect(ann.locator("#conn")).to_have_attribute("data-conn", "refused", timeout=20000)
+    ann.click("[data-next-seat]")
+    ann.wait_for_url(f"**/t/{next_id}/sheet", timeout=20000)
+    expect(ann.locator(".sheet[data-seat='0'].markable")).to_have_count(1, timeout=20000)
+
+    bob.reload()
+    expect(bob.locator("main")).to_contain_text("your place there is kept", timeout=20000)
+    assert next_code not in bob.content()
+    shot(bob, "deleted-game-place-kept")
+    bob.click("text=Take your seat in the next game")
+    bob.wait_for_url(f"**/t/{next_id}/sheet", timeout=20000)
+    expect(bob.locator(".sheet[data-seat='1'].markable")).to_have_count(1, timeout=20000)
