@@ -207,7 +207,9 @@ def test_host_adds_a_missed_die_on_the_held_picture(browser: Any, tmp_path: Path
         assert sorted(offered) == sorted(set(QWIXX))  # the colours this roll has
         assert page.get_attribute("[data-fix-colour=blue]", "aria-pressed") == "true"
         assert page.locator("[data-fix-add]").is_disabled()  # no value yet
-        page.click(f"#held-fix [data-fix-value='{blue.value}']")
+        # named for what it does: the value the missed die gets
+        page.get_by_role("button", name=f"The missed die shows {blue.value}", exact=True).click()
+        assert page.get_by_role("button", name="The missed die is blue").count() == 1
         shot(page, "live-camera-add-die-tablet")
         with page.expect_request(lambda r: r.url.endswith("/camera/fix")) as sent:
             page.click("[data-fix-add]")

@@ -1569,3 +1569,20 @@ def test_a_keyboard_player_fixes_a_die_in_the_cameras_question_without_losing_th
         ann.keyboard.press("Enter")
         ann.wait_for_selector(f"#camera-ask [aria-label='change red die (reads {fixed})']")
         assert ann.evaluate(FOCUSED_NAME) == f"change red die (reads {fixed})"
+
+
+def test_the_fix_dialogs_values_say_what_they_do(browser: Any, tmp_path: Path) -> None:
+    """The host's fix dialog under the big picture offered buttons named "1" to "6": a
+    screen reader heard a list of numbers, not that one sets the tapped die's value. Each
+    is named for what it does now ("Set this die to 4"), its visible label unchanged (the
+    dialog for a die the camera missed: tests/live/test_live_browser.py)."""
+    with roll_to_confirm(browser, tmp_path, seed=3101) as (host, _, _):
+        host.wait_for_selector("#camera-held:not([hidden])", timeout=20000)
+        host.locator("#held-dice [data-held-die='0']").click()
+        host.wait_for_selector("#held-fix:not([hidden])", timeout=5000)
+        values = host.locator("#held-fix [data-fix-value]")
+        assert [values.nth(i).inner_text() for i in range(6)] == ["1", "2", "3", "4", "5", "6"]
+        for value in range(1, 7):
+            assert (
+                host.get_by_role("button", name=f"Set this die to {value}", exact=True).count() == 1
+            )

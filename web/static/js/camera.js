@@ -587,8 +587,15 @@
   }
 
   // -- the fix dialog: a tapped die, or a tapped empty spot (a missed die) ---------------
+  // a value or colour button is named for what it does (a screen reader heard "1", "2"...
+  // and not that it sets the tapped die); its visible label is part of the name
+  function fixButtonName(mode, what) {
+    return mode === "add" ? `The missed die ${/^\d$/.test(what) ? "shows" : "is"} ${what}` : `Set this die to ${what}`;
+  }
+
   function openFix(which, colours, mode) {
     document.getElementById("fix-which").textContent = which;
+    fixBox.querySelectorAll("[data-fix-value]").forEach((b) => b.setAttribute("aria-label", fixButtonName(mode, b.dataset.fixValue)));
     const box = document.getElementById("fix-colours");
     box.innerHTML = "";
     colours.forEach((colour) => {
@@ -597,6 +604,7 @@
       b.className = `small c-${colour}`;
       b.dataset.fixColour = colour;
       b.textContent = colour;
+      b.setAttribute("aria-label", fixButtonName(mode, colour));
       box.appendChild(b);
     });
     box.parentElement.hidden = !colours.length;
