@@ -1586,3 +1586,29 @@ def test_the_fix_dialogs_values_say_what_they_do(browser: Any, tmp_path: Path) -
             assert (
                 host.get_by_role("button", name=f"Set this die to {value}", exact=True).count() == 1
             )
+
+
+def test_a_refused_seat_is_said_at_the_seats_to_choose_from(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Bob tapped Ann's name just after Ann's device took it: the seat page came back with
+    "taken" above the names, tied to nothing, the focus at the page's top. The names are a
+    group now, marked invalid and described by the reason, and the focus waits on the
+    first name still open, which the reason describes too."""
+    host = browser.new_context(**TABLET).new_page()
+    table = new_table(server, host, "qwixx")
+    bob = browser.new_context(**PHONE).new_page()
+    assert bob.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+    bob.goto(f"{server.base_url}/t/{table['table_id']}/seat")
+    seated_page(browser, server, table, 0, TABLET)  # Ann's device takes Ann
+    bob.get_by_role("button", name="Ann", exact=True).click()
+    reason = bob.locator(".error")
+    reason.wait_for()
+    seats = described(bob, "[role=group]")
+    assert seats == {
+        "name": "Qwixx: who are you?",
+        "description": reason.inner_text(),
+        "invalid": "true",
+    }
+    assert bob.evaluate("document.activeElement.textContent.trim()") == "Bob"
+    assert described(bob, ":focus")["description"] == reason.inner_text()
