@@ -95,15 +95,16 @@ def test_the_camera_line_says_only_what_is_true(browser: Any, server: ServerProc
     camera.error = None
     line_is(sheet, "The camera is watching for the next roll.")
 
-    # the camera is lost (a webcam unplugged, a folder gone): the player is told how rolls
-    # get in meanwhile, as when a recording ends (they read only "the host's screen says
-    # what", and the host may be busy)
+    # the camera is lost (a webcam unplugged, a folder gone): the player is told that
+    # nothing is asked of them and how rolls get in meanwhile (they read "The camera has a
+    # problem (the host's screen says what)": whether to act, and what, was left to guess)
     lost = {"connected": False, "ended": False, "running": True, "last_error": "no such folder"}
     camera.fields = {"attached": True, "roll_due": True, "expects": QWIXX, "status": lost}
     line_is(
         sheet,
-        "The camera has a problem (the host's screen says what): "
-        "enter rolls by tapping the dice meanwhile.",
+        "The camera is not working just now. You need not do anything about it: the host's "
+        "screen shows why. Until it works again, whoever rolls taps the dice they threw on "
+        "their own screen (the host can enter them too).",
     )
     camera.fields = {"attached": True, "roll_due": True, "expects": QWIXX}
     line_is(sheet, "The camera is watching for the next roll.")

@@ -487,10 +487,18 @@
       : `The camera asks ${who} whether it read the roll right, and waits for the answer.`;
   }
 
+  // the camera is lost (a webcam unplugged, a folder gone): a player read only "the host's
+  // screen says what", which told them neither whether to act nor how rolls get in now
+  function cameraLost(body) {
+    if (body.viewer && body.viewer.host) return "The camera has a problem (its line above says what): enter rolls by tapping the dice meanwhile.";
+    return "The camera is not working just now. You need not do anything about it: the host's screen shows why. "
+      + "Until it works again, whoever rolls taps the dice they threw on their own screen (the host can enter them too).";
+  }
+
   function stateInWords(body) {
     if (!body.enabled) return "No camera at this table: rolls are entered by tapping the dice.";
     if (body.finished) return "The game is over: the camera reads no more rolls for it.";
-    if (body.error || (body.status && !body.status.connected && body.status.last_error)) return "The camera has a problem (the host's screen says what): enter rolls by tapping the dice meanwhile.";
+    if (body.error || (body.status && !body.status.connected && body.status.last_error)) return cameraLost(body);
     if (!body.attached) return "The camera watches another table.";
     if (body.pending) return waitsForAnswer(body);
     if ((body.waits_for_seats || []).length) return "The camera waits until everyone has a seat.";
