@@ -15,13 +15,17 @@ pytestmark = pytest.mark.browser
 
 def test_the_help_links_open_the_help_page(browser: Any, server: ServerProcess) -> None:
     context = browser.new_context(**PHONE)
-    page = context.new_page()
-    page.goto(server.base_url + "/")
-    page.click("#help-link")
+    start = context.new_page()
+    start.goto(server.base_url + "/")
+    with context.expect_page() as opened:
+        start.click("#help-link")
+    page = opened.value
     page.wait_for_url(server.base_url + "/help", timeout=10000)
     assert page.locator("h1").inner_text() == "How the companion works"
     assert page.locator("section#qwixx").is_visible()
     shot(page, "help-phone")
+    # the help page's own link does not open a second help
+    assert page.locator("#help-link").get_attribute("target") is None
 
     created = context.request.post(
         server.base_url + "/api/tables",
@@ -29,13 +33,44 @@ def test_the_help_links_open_the_help_page(browser: Any, server: ServerProcess) 
     )
     assert created.status == 201, created.text()
     sheet = seated_page(browser, server, created.json(), 0, PHONE)
-    sheet.click("#help-link")
-    sheet.wait_for_url(server.base_url + "/help#sixmix", timeout=10000)
-    sheet.wait_for_function(
+    with sheet.context.expect_page() as opened:
+        sheet.click("#help-link")
+    help_page = opened.value
+    help_page.wait_for_url(server.base_url + "/help#sixmix", timeout=10000)
+    help_page.wait_for_function(
         "() => document.getElementById('sixmix').getBoundingClientRect().top < 100",
         timeout=10000,
     )
     context.close()
+    sheet.context.close()
+
+
+def test_the_help_opens_beside_the_sheet_and_says_so(browser: Any, server: ServerProcess) -> None:
+    """The Help link took a player's own tab away from their sheet mid-game (its live
+    connection closed, a roll or a refusal could come and go unseen). It opens the help in
+    a new tab now, the sheet staying where it was and live; the link says so to a screen
+    reader, and the help gets no hold on the sheet's tab (rel noopener)."""
+    host = browser.new_context(**PHONE)
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201, created.text()
+    sheet = seated_page(browser, server, created.json(), 0, PHONE)
+    link = sheet.get_by_role("link", name="Help (opens in a new tab)", exact=True)
+    assert link.count() == 1
+    assert "noopener" in (link.get_attribute("rel") or "").split()
+    with sheet.context.expect_page(timeout=10000) as opened:
+        link.click()
+    help_page = opened.value
+    help_page.wait_for_url(server.base_url + "/help#qwixx", timeout=10000)
+    assert help_page.evaluate("window.opener") is None
+    assert sheet.url.endswith("/sheet")
+    sheet.wait_for_selector("#conn[data-conn=live]")
+    # the words shown are unchanged: the new tab is said off screen
+    assert sheet.locator("#help-link").evaluate("(a) => a.firstChild.textContent") == "Help"
+    assert sheet.locator("#help-link > .sr-only").inner_text() == "(opens in a new tab)"
+    host.close()
     sheet.context.close()
 
 
