@@ -6,14 +6,14 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from companion.vision.annotate import annotate
+from companion.vision.annotate import annotate, cased_polyline
 from companion.vision.types import DieBox, DieReading, FrameReading
 
 PHOTO_WIDTH = 320
 PHOTO_QUALITY = 70
 PICTURE_WIDTH = 800
 PICTURE_QUALITY = 80
-PROBLEM_BGR = (40, 40, 230)  # red outline of a die the mismatch names
+PROBLEM_BGR = (0, 0, 140)  # dark red outline of a die the mismatch names, on a light casing
 
 
 def encode_jpeg(image: np.ndarray, quality: int, width: int | None = None) -> bytes:
@@ -36,7 +36,16 @@ def mark_problems(
     for box in boxes:
         x0, y0, x1, y1 = box.box
         pad = max(3, int(0.15 * max(box.w, box.h)))
-        cv2.rectangle(out, (x0 - pad, y0 - pad), (x1 + pad, y1 + pad), PROBLEM_BGR, 3)
+        corners = np.array(
+            [
+                (x0 - pad, y0 - pad),
+                (x1 + pad, y0 - pad),
+                (x1 + pad, y1 + pad),
+                (x0 - pad, y1 + pad),
+            ],
+            np.int32,
+        )
+        cased_polyline(out, corners, PROBLEM_BGR, 3)
     return out
 
 

@@ -12,8 +12,47 @@ import numpy as np
 from companion.vision.types import UNREADABLE, DieReading, FrameReading, whole_pixels
 
 READ_BGR = (60, 200, 60)  # green: read with confidence
-WARN_BGR = (0, 140, 255)  # orange: unreadable, low confidence or colour doubtful
-EXTRA_BGR = (200, 80, 200)  # magenta: a die the dice set has no place for
+WARN_BGR = (0, 150, 255)  # orange: unreadable, low confidence or colour doubtful
+EXTRA_BGR = (255, 140, 255)  # magenta: a die the dice set has no place for
+# every line is drawn over a casing, dark under a light line and light under a dark one:
+# on any table one of the two stands out at 3:1 (WCAG 1.4.11). It holds for a line at
+# least this light on a dark casing, or at most DARK_LINE on a light one (WCAG luminance)
+LIGHT_LINE = 0.4
+DARK_LINE = 0.0667
+DARK_CASING = (0, 0, 0)
+LIGHT_CASING = (255, 255, 255)
+
+
+def luminance(bgr: tuple[int, int, int]) -> float:
+    """WCAG 2's relative luminance of a BGR colour."""
+    b, g, r = (c / 255 for c in bgr)
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def casing_of(colour: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The casing a line of `colour` is drawn over (see LIGHT_LINE)."""
+    shade = luminance(colour)
+    if shade >= LIGHT_LINE:
+        return DARK_CASING
+    if shade <= DARK_LINE:
+        return LIGHT_CASING
+    raise ValueError(f"{colour} is neither light nor dark enough for a cased line")
+
+
+def cased_thickness(thickness: int) -> int:
+    """The casing's width: the line's, with at least two pixels showing on either side (the outer one smoothed)."""
+    return thickness + 2 * max(2, thickness // 2)
+
+
+def cased_polyline(
+    image: np.ndarray, corners: np.ndarray, colour: tuple[int, int, int], thickness: int
+) -> None:
+    """A closed outline through `corners` in `colour`, over its casing."""
+    cv2.polylines(
+        image, [corners], True, casing_of(colour), cased_thickness(thickness), cv2.LINE_AA
+    )
+    cv2.polylines(image, [corners], True, colour, thickness, cv2.LINE_AA)
 
 
 def die_outline(reading: DieReading) -> np.ndarray:
@@ -48,13 +87,15 @@ def annotate(image: np.ndarray, reading: FrameReading) -> np.ndarray:
     out = picture.copy()
     scale = max(0.35, min(out.shape[:2]) / 900)
     thickness = max(1, int(round(scale * 2)))
+    # a 1 pixel outline, smoothed, never reaches its own colour: it would not stand out
+    outline = max(2, thickness)
     for die in reading.dice:
         colour = EXTRA_BGR if "extra" in die.flags else WARN_BGR if is_doubtful(die) else READ_BGR
         corners = np.round(die_outline(die)).astype(np.int32)
         if "extra" in die.flags:
-            _dashed_polygon(out, corners, colour, thickness)
+            _dashed_polygon(out, corners, colour, outline)
         else:
-            cv2.polylines(out, [corners], True, colour, thickness, cv2.LINE_AA)
+            cased_polyline(out, corners, colour, outline)
         text = label_of(die)
         (tw, th), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
         x = int(np.clip(corners[:, 0].min(), 0, max(0, out.shape[1] - tw)))
@@ -92,4 +133,6 @@ def _dashed_polygon(
         for s in range(0, steps, 2):
             p = a + (b - a) * s / steps
             q = a + (b - a) * min(s + 1, steps) / steps
-            cv2.line(image, whole_pixels(p), whole_pixels(q), colour, thickness, cv2.LINE_AA)
+            ends = (whole_pixels(p), whole_pixels(q))
+            cv2.line(image, *ends, casing_of(colour), cased_thickness(thickness), cv2.LINE_AA)
+            cv2.line(image, *ends, colour, thickness, cv2.LINE_AA)
