@@ -977,6 +977,7 @@ def test_a_refusal_is_said_by_a_live_region_that_was_there_before_it(
     said = toast_in_the_tree(bob)
     assert said["words"] and {**said, "words": ""} == {**region, "words": ""}
     assert bob.evaluate("document.getElementById('toast') === window.toastBefore")
+    bob.keyboard.press("Escape")  # its words stay until the player moves on
     toast.wait_for(state="hidden", timeout=20_000)
     assert toast_in_the_tree(bob) == {**region, "words": ""}
     assert bob.evaluate("document.getElementById('toast') === window.toastBefore")
@@ -1612,3 +1613,4 @@ def test_a_refused_seat_is_said_at_the_seats_to_choose_from(
     }
     assert bob.evaluate("document.activeElement.textContent.trim()") == "Bob"
     assert described(bob, ":focus")["description"] == reason.inner_text()
+

@@ -49,17 +49,13 @@
   function capital(text) { return text ? text.charAt(0).toUpperCase() + text.slice(1) : text; }
 
   // the toast is table.js' too: a refusal it shows while these words do is listed under
-  // them (its lines), and each message goes by its own timer, never taking newer words
-  let sayTimer = null;
+  // them (its lines); the words stay until the player moves on (toast.js)
   function say(text) {
     if (!toast) return;
     const line = capital(text);
     toast.textContent = line;
     toast.dataset.lines = line;
     toast.className = "toast error";
-    clearTimeout(sayTimer);
-    // the live region stays: its words go, not the region (table.js' toast)
-    sayTimer = setTimeout(() => { if (toast.textContent === line) toast.textContent = ""; }, 4000);
   }
 
   async function post(path, body) {

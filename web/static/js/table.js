@@ -14,7 +14,6 @@
   let socketCount = 0; // which connection an action was last sent on
   let retryMs = 300;
   let retryTimer = null;
-  let toastTimer = null;
   let refusalShownAt = 0; // when the refusal toast showing now last got a line
   let connState = "connecting";
   // action_id -> {kind, body, element, moveAttr, dice, sentOn, offline}: every action not
@@ -64,10 +63,7 @@
     toast.textContent = lines.join("\n");
     toast.className = "toast " + (kind || "error");
     if ((kind || "error") === "error") refusalShownAt = Date.now();
-    clearTimeout(toastTimer);
-    // words shown since (camera.js' message) go by their own timer
-    const shown = toast.textContent;
-    toastTimer = setTimeout(() => { if (toast.textContent === shown) hideToast(); }, 4000 + 1500 * (lines.length - 1));
+    // no timer: the words stay until the player moves on (toast.js)
   }
 
   // a tap made after a refusal showed was accepted: the player has moved on, and the
@@ -76,7 +72,6 @@
   function clearRefusals(item) {
     if (toast.textContent === "" || !toast.classList.contains("error")) return;
     if (!item || !(item.madeAt > refusalShownAt)) return;
-    clearTimeout(toastTimer);
     hideToast();
   }
 
