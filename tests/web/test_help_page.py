@@ -135,9 +135,45 @@ def test_the_undo_help_tells_the_host_who_plays_where_the_hosts_undo_is(tmp_path
     made it", which that device cannot while seated."""
     with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
         page = " ".join(re.sub(r"<[^>]+>", "", client.get("/help").text).split())
-    undo = page[page.index("Undo Tapped the wrong box?") :][:700]
+    undo = page[page.index("Undo Tapped the wrong one?") :][:700]
     assert (
         "A host who plays on their own device undoes only their own actions there; to undo "
         "as the host, they open the table view (Seat, then Just watch)" in undo
     )
     assert "When undo is not possible, the page says why; once it is done" in undo
+
+
+def general_help(tmp_path: Path) -> str:
+    """The words of the help's general section (before the games), on single spaces."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        page = client.get("/help").text
+    section = re.search(r'<section class="card help" id="companion">(.*?)</section>', page, re.S)
+    assert section is not None
+    return " ".join(re.sub(r"<[^>]+>", "", section.group(1)).split())
+
+
+@pytest.mark.parametrize(
+    ("game_name", "what_its_sheet_offers"),
+    [
+        ("qwixx", "the numbers you may cross (Qwixx, Sixto)"),
+        ("sixto", "the numbers you may cross (Qwixx, Sixto)"),
+        ("sixis", "the cards you may take or flip (Sixis)"),  # "Take ...", "Flip ... to ..."
+        ("sixmix", "the spaces you may place a die in (Sixmix)"),  # "Place green 5 in ..."
+        ("sixes", "in Sixes, Pound the table to join the betting"),
+    ],
+)
+def test_the_general_help_says_what_each_games_sheet_offers(
+    tmp_path: Path, game_name: str, what_its_sheet_offers: str
+) -> None:
+    """The general help said "Your sheet lights up the boxes you may cross now" and
+    "Tapped the wrong box?": Sixis' sheet offers cards to take or flip, Sixmix' spaces to
+    place a die in, Sixes' a table to pound; it said a player "picks a seat" where the
+    seat page asks "who are you?" over the players' names. It names what each sheet shows
+    now, and the buttons a player ends a step with by their words on the sheets."""
+    words = general_help(tmp_path)
+    assert game_name in GAME_NAMES
+    assert what_its_sheet_offers in words
+    assert "the boxes you may cross" not in words and "wrong box" not in words
+    assert "picks a seat" not in words and "taps their own name" in words
+    for button in ("Done crossing", "Pass (no cross)", "Take no card", "Use this roll"):
+        assert button in words
