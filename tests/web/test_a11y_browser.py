@@ -1614,3 +1614,59 @@ def test_a_refused_seat_is_said_at_the_seats_to_choose_from(
     assert bob.evaluate("document.activeElement.textContent.trim()") == "Bob"
     assert described(bob, ":focus")["description"] == reason.inner_text()
 
+
+# an element's border colour and its box-shadow rings' colours, as drawn
+LINE_AND_CASING = """(element) => {
+  const style = getComputedStyle(element);
+  const rings = style.boxShadow === "none" ? [] : style.boxShadow.split(/,(?![^(]*\\))/);
+  return {line: style.borderBottomColor, casing: rings.map((ring) => ring.match(/rgba?\\([^)]*\\)/)[0]),
+          inset: rings.map((ring) => ring.includes("inset"))};
+}"""
+
+
+def wcag_contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    def luminance(rgb: tuple[float, ...]) -> float:
+        r, g, b = (
+            c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+            for c in (v / 255 for v in rgb[:3])
+        )
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    la, lb = luminance(a), luminance(b)
+    return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
+
+
+def rgb_of(css: str) -> tuple[float, ...]:
+    return tuple(float(v) for v in css[css.index("(") + 1 : -1].split(",")[:3])
+
+
+def test_the_outlines_on_the_big_picture_stand_out_from_any_table(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The host's big picture marks each die to tap with a dashed outline (red #d62828 for
+    dice that do not match, blue #1d6fd6 otherwise) and a tapped empty spot with a blue
+    ring: bare lines on a photo, 1.0:1 on a mid-grey table and under 3:1 on many others.
+    Each is dark now, between white rings inside and out: against any table one of the two
+    stands out at 3:1 (WCAG 1.4.11)."""
+    with roll_to_confirm(browser, tmp_path, seed=3101) as (host, _, _):
+        host.wait_for_selector("#held-dice [data-held-die]:not(:disabled)", timeout=20000)
+        die = host.locator("#held-dice [data-held-die]:not(:disabled)").first
+        held = host.locator("#camera-held")
+        drawn = {
+            "a die to tap": die.evaluate(LINE_AND_CASING),
+            "the spot tapped": host.locator("#held-mark").evaluate(LINE_AND_CASING),
+            "a die that does not match": held.evaluate(
+                f"(held) => {{ const kind = held.dataset.heldKind; held.dataset.heldKind = 'mismatch';"
+                f" const seen = ({LINE_AND_CASING})(held.querySelector('[data-held-die]:not(:disabled)'));"
+                " held.dataset.heldKind = kind; return seen; }"
+            ),
+        }
+    tables = [(v, v, v) for v in range(0, 256, 15)] + [(40, 110, 60), (140, 40, 40), (160, 110, 60)]
+    faint = {}
+    for name, seen in drawn.items():
+        assert sorted(seen["inset"]) == [False, True], (name, seen)  # a ring each side
+        colours = [rgb_of(seen["line"]), *(rgb_of(c) for c in seen["casing"])]
+        worst = min(max(wcag_contrast(c, table) for c in colours) for table in tables)
+        if worst < 3:
+            faint[name] = round(worst, 2)
+    assert faint == {}
