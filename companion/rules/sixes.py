@@ -556,8 +556,13 @@ class Sixes(Game[Options, State]):
             return None
         richest = max(state.purses)
         winners = tuple(s for s, p in enumerate(state.purses) if p == richest)
+        played = (
+            "the one roller turn is played"
+            if state.rollers == 1
+            else f"all {state.rollers} roller turns are played"
+        )
         why = {
-            EndReason.ROLLERS_DONE: f"all {state.rollers} roller turns are played",
+            EndReason.ROLLERS_DONE: played,
             EndReason.STOPPED: f"{seat_name(state.roller)} ended the game",
             EndReason.OUT_OF_MONEY: "no money can change hands any more",
         }[state.end_reason]

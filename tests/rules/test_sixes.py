@@ -507,6 +507,15 @@ def test_the_game_ends_after_the_last_roller_turn() -> None:
     assert outcome.winners == (0, 1, 2, 3) and "richest with 500 coins" in outcome.message
 
 
+def test_a_one_roller_game_says_its_one_roller_turn_is_played() -> None:
+    # a quick game of one roller turn: "all 1 roller turns are played" read wrong
+    after = play(position(step=Step.DECIDE, rollers=1), Pass(0))
+    outcome = GAME.outcome(after)
+    assert outcome is not None and outcome.message.startswith("the one roller turn is played;")
+    two = GAME.outcome(play(position(step=Step.DECIDE, rollers=2, rollers_done=1), Pass(0)))
+    assert two is not None and two.message.startswith("all 2 roller turns are played;")
+
+
 def test_the_game_ends_when_fewer_than_two_can_take_part() -> None:
     # after this loss only seat 2 can still roll or bet on 6 (60 coins)
     state = position(
