@@ -29,6 +29,7 @@ from companion.rules.sixis import (
     Decline,
     EndRound,
     FlipCard,
+    KeepSaved,
     Options,
     RollAll,
     SaveDice,
@@ -437,6 +438,29 @@ def test_points_per_round_and_team_totals_match_the_engine() -> None:
             for r in range(2)
         ]
     assert context["total"] == last.scores[0].total
+
+
+def test_the_roller_s_own_sheet_asks_them_to_roll_the_others_name_them() -> None:
+    # Ann's phone read "Ann: roll 6 dice." while every other note on her own sheet says
+    # "your turn"; she rolls, saves 5 5, keeps them: "roll the 4 dice you did not save"
+    snapshot = snapshot_of("sixis", NAMES[:2], [], TWO)
+    own = sheet_context(snapshot, 0, Viewer(0, False))
+    other = sheet_context(snapshot, 0, Viewer(1, False))
+    assert own["note"] == "Your turn: roll your 6 dice."
+    assert other["note"] == "Ann: roll 6 dice."
+    moves = [red(2, 2, 3, 5, 5, 6), Decline(0), SaveDice(0, (5, 5))]
+    moves += [blue(1, 2, 3, 4, 4, 6), Decline(1), SaveDice(1, ()), KeepSaved(0)]
+    kept = snapshot_of("sixis", NAMES[:2], moves, TWO)
+    assert kept.state.step is Step.ROLL
+    ann = sheet_context(kept, 0, Viewer(0, False))
+    assert ann["note"] == "Your turn: roll the 4 dice you did not save."
+    assert sheet_context(kept, 0, Viewer(1, False))["note"] == "Ann: roll 4 dice."
+    # the advanced start's roll, on the roller's own sheet
+    options = Options(players=3, advanced_start=True, deal_seed=9)
+    bob = sheet_context(snapshot_of("sixis", NAMES[:3], [], options), 1, Viewer(1, False))
+    assert (
+        bob["note"] == "Advanced start: roll your six dice; you may save some for your first turn."
+    )
 
 
 def test_the_advanced_start_save_shows_the_engines_limit() -> None:

@@ -94,23 +94,10 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         arms.append({"arm": arm, "area": _area(layout.arm_bearings[arm]), "cards": cards})
     sixis = _sixis_card(inp, acting, drawn, _sixis_taker(state, names))
 
-    actions: list[dict[str, Any]] = []
-    ending: list[dict[str, Any]] = []
-    save: dict[str, Any] | None = None
-    if acting:
-        for move in inp.legal:
-            if isinstance(move, KeepSaved | RollAll | Decline | EndRound):
-                attr = inp.move_attr(move)
-                if attr is None:
-                    continue
-                item = {"kind": move.kind, "label": _label(move, state), "move": attr}
-                if isinstance(move, EndRound) and inp.ends_game(move):
-                    # a drastic action asks once, as ending a game by the host does
-                    item["confirm"] = "This ends the game: tap again to end it"
-                (ending if isinstance(move, EndRound) else actions).append(item)
-                drawn.append(attr)
-        if state.step in (Step.SAVE, Step.START_SAVE):
-            save = _save_panel(inp, state, drawn)
+    actions, ending = _turn_buttons(inp, state, drawn) if acting else ([], [])
+    save = None
+    if acting and state.step in (Step.SAVE, Step.START_SAVE):
+        save = _save_panel(inp, state, drawn)
 
     return {
         "shape": layout.shape,
@@ -125,7 +112,13 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
         "sixis": sixis,
         "seats": _seats(state, names, inp.seat, layout.seat_bearings),
         "dice": _dice(state),
-        "note": _note(state, names, acting, bool(ending) or _others_see_end_choice(inp)),
+        "note": _note(
+            state,
+            names,
+            acting,
+            bool(ending) or _others_see_end_choice(inp),
+            own_roll=inp.markable and inp.seat == state.active,
+        ),
         "actions": actions,
         "ending": ending,
         "save": save,
@@ -176,6 +169,26 @@ def describe(move: Move) -> str:
     if isinstance(move, Decline):
         return "Take no card"
     return ""
+
+
+def _turn_buttons(
+    inp: SheetInput, state: State, drawn: list[str]
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The turn's legal buttons (keep, roll all, take no card) and the end of the round."""
+    actions: list[dict[str, str]] = []
+    ending: list[dict[str, str]] = []
+    for move in inp.legal:
+        if isinstance(move, KeepSaved | RollAll | Decline | EndRound):
+            attr = inp.move_attr(move)
+            if attr is None:
+                continue
+            item = {"kind": move.kind, "label": _label(move, state), "move": attr}
+            if isinstance(move, EndRound) and inp.ends_game(move):
+                # a drastic action asks once, as ending a game by the host does
+                item["confirm"] = "This ends the game: tap again to end it"
+            (ending if isinstance(move, EndRound) else actions).append(item)
+            drawn.append(attr)
+    return actions, ending
 
 
 def current_dice(state: State) -> tuple[Die, ...]:
@@ -379,9 +392,14 @@ def _card_name(state: State, card: str) -> str:
     return side_of(card, state.red[slot]).name
 
 
-def _note(state: State, names: list[str], acting: bool, may_end: bool = False) -> str:
+def _note(
+    state: State, names: list[str], acting: bool, may_end: bool = False, own_roll: bool = False
+) -> str:
     """A line about what happens now, for this seat (plain words, no rule checks; `may_end`:
-    the engine offers this seat the end of the round)."""
+    the engine offers this seat the end of the round; `own_roll`: this device marks the
+    sheet of the player whose dice are due, and is asked in the second person, as every
+    other step asks the player acting: nobody acts while dice are due, so `acting` is
+    False then)."""
     step = state.step
     if step is Step.OVER:
         return "The game is over."
@@ -390,7 +408,13 @@ def _note(state: State, names: list[str], acting: bool, may_end: bool = False) -
         return _end_choice_note(state, name if not acting else None)
     if step is Step.ROLL:
         count = DICE_PER_PLAYER - len(state.saved[state.active])
-        return f"{name}: roll {count} dice."
+        if not own_roll:
+            return f"{name}: roll {count} dice."
+        if count < DICE_PER_PLAYER:
+            return f"Your turn: roll the {count} dice you did not save."
+        return f"Your turn: roll your {count} dice."
+    if step is Step.START_ROLL and own_roll:
+        return "Advanced start: roll your six dice; you may save some for your first turn."
     if step is Step.SAVE:
         did = _what_was_done(state)
         if acting:
