@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 
 from companion.rules.base import Rejection
 from companion.rules.registry import find_game
-from companion.rules.sixes import EndGame, GoOn, Options, Pound, Step
+from companion.rules.sixes import EndGame, GoOn, Options, Pass, Pound, Step
 from companion.simulate import random_action
 from companion.table.access import Viewer
 from companion.table.snapshot import Snapshot
@@ -176,6 +176,22 @@ def test_the_roller_passes_or_goes_on_after_a_safe_roll() -> None:
     # the host's table view offers the roller's choice on the roller's sheet
     host = sheet_context(safe, 0, Viewer(None, True))
     assert {a["kind"] for a in host["actions"]} == {"pass", "go_on"}
+
+
+def test_a_pass_with_nobody_betting_says_the_pot_goes_back_to_the_roller() -> None:
+    # nobody pounded: a pass hands the whole pot back to Ann, which "share the pot" hid
+    safe = snapshot_of("sixes", NAMES, [roll(("white", 3), ("white", 4))])
+    ann = sheet_context(safe, 0, Viewer(0, False))
+    assert [(a["kind"], a["label"]) for a in ann["actions"]] == [
+        ("pass", "Pass: take the pot back (50)"),
+        ("go_on", "Go on: call 2"),
+    ]
+    passed = snapshot_of("sixes", NAMES, [roll(("white", 3), ("white", 4)), Pass(0)])
+    table = sheet_context(passed, 1, Viewer(1, False))["table"]
+    assert table["last_turn"]["text"] == (
+        f"{shown(0, 1)} passed after 1; nobody was betting: the pot went back"
+    )
+    assert table["last_turn"]["shares"] == [{"name": shown(0, 1), "coins": 50}]
 
 
 def test_a_lost_turn_is_told_in_words_with_the_shares() -> None:

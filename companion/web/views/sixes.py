@@ -119,6 +119,9 @@ def current_dice(state: State) -> tuple[Die, ...]:
 def _label(move: Move, state: State) -> str:
     if isinstance(move, GoOn):
         return f"Go on: call {state.number_up + 1}"
+    if isinstance(move, Pass) and not state.betting:
+        # the roller is the only sharer: the whole pot goes back to them
+        return f"Pass: take the pot back ({state.pot})"
     if isinstance(move, Pass):
         return f"Pass: share the pot ({state.pot})"
     if isinstance(move, EndGame):
@@ -237,6 +240,8 @@ def _last_turn(end: TurnEnd | None, names: list[str]) -> dict[str, Any] | None:
             text = f"{roller} lost on {end.number_up}; nobody was betting: the pot went back"
         else:
             text = f"{roller} lost on {end.number_up}; the pot of {end.pot} went to the betters"
+    elif end.result is TurnResult.PASS and tuple(end.sharers) == (end.roller,):
+        text = f"{roller} passed after {end.number_up}; nobody was betting: the pot went back"
     elif end.result is TurnResult.PASS:
         text = f"{roller} passed after {end.number_up}; the pot of {end.pot} was shared"
     else:
