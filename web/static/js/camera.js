@@ -90,7 +90,7 @@
     let shown = false;
     try {
       const response = await fetch(`/t/${tableId}/camera.jpg?n=${frame}`, {credentials: "same-origin"});
-      if (response.ok) shown = await showPicture(await response.blob());
+      if (response.ok && !accessLost) shown = await showPicture(await response.blob());
     } catch (error) {
       // the server is out of reach: the last picture stays, the next try follows
     }
@@ -507,6 +507,7 @@
   }
 
   function render(body) {
+    if (accessLost) return; // an answer that was on its way when the table refused us
     current = body;
     panel.hidden = !body.enabled && panel.dataset.cameraMode === "sheet";
     panel.dataset.cameraAttached = body.attached ? "yes" : "no";
@@ -579,16 +580,43 @@
   }
 
   async function poll() {
+    if (accessLost) return;
     try {
       const response = await fetch(`/api/tables/${tableId}/camera`, {credentials: "same-origin"});
       // an error answer (503 while the server is busy or going down) holds no camera state
       // either: the line claims nothing, as when no answer came; nothing else reads it
       if (response.ok) render(await response.json());
+      else if (ACCESS_GONE.includes(response.status)) loseAccess();
       else showOffline();
     } catch (error) {
       showOffline(); // the next poll tries again
     }
   }
+
+  // the device lost the table (its seat freed, its join withdrawn: 401; the game deleted:
+  // 404): nothing here may be read any more, so nothing is asked for again (it polled the
+  // status every 0.7 s, and the picture, for as long as the page stayed open), and what
+  // it showed goes: the picture, the camera's question, the held reading, whose answers
+  // would be refused. table.js says so first when its socket is refused
+  const ACCESS_GONE = [401, 404];
+  let accessLost = false;
+  let pollTimer = null;
+
+  function loseAccess() {
+    if (accessLost) return;
+    accessLost = true;
+    clearInterval(pollTimer);
+    current = null; // the picture loop ends at its next turn
+    closeFix();
+    ask.hidden = true;
+    held.hidden = true;
+    panel.hidden = true;
+    statusEl.dataset.cameraState = "lost";
+    if (picture && picture.src.startsWith("blob:")) URL.revokeObjectURL(picture.src);
+    if (picture) picture.removeAttribute("src");
+  }
+
+  document.addEventListener("table:access-lost", loseAccess);
 
   // -- the fix dialog: a tapped die, or a tapped empty spot (a missed die) ---------------
   // a value or colour button is named for what it does (a screen reader heard "1", "2"...
@@ -726,5 +754,5 @@
   });
 
   poll();
-  setInterval(poll, 700);
+  pollTimer = setInterval(poll, 700);
 })();

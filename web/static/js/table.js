@@ -353,6 +353,7 @@
     // the page it holds may be from before (a seat freed while this device slept):
     // greyed, without the turn or any control, it no longer reads as still playing
     document.body.classList.add("seat-lost");
+    document.dispatchEvent(new Event("table:access-lost")); // camera.js stops asking
     for (const [actionId, item] of pending) resendOverHttp(actionId, item);
   }
 
