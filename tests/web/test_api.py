@@ -628,6 +628,18 @@ def test_websocket_from_a_foreign_origin_is_refused(qwixx: dict[str, Any]) -> No
         assert ws.receive_json()["type"] == "state"
 
 
+def test_a_ping_is_answered_with_a_pong_and_nothing_else(qwixx: dict[str, Any]) -> None:
+    """table.js asks a quiet socket whether it still carries anything: the answer is a
+    pong, no state drawn again; the next frame after it is the next change's."""
+    tid, ann, host = qwixx["table_id"], qwixx["ann"], qwixx["host"]
+    with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ws:
+        assert ws.receive_json()["state_id"] == 0
+        ws.send_json({"type": "ping"})
+        assert ws.receive_json() == {"type": "pong"}
+        act(host, tid, QWIXX_ROLL_7, "roll-0001")
+        assert ws.receive_json()["state_id"] == 1
+
+
 def test_a_reconnecting_device_gets_the_full_state(qwixx: dict[str, Any]) -> None:
     tid, ann, host = qwixx["table_id"], qwixx["ann"], qwixx["host"]
     with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ws:

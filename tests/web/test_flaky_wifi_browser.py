@@ -1,5 +1,9 @@
 """A player's phone on a café's flaky Wi-Fi, in Debian's Chromium against a real server:
 
+- the Wi-Fi drops an idle phone while the browser still holds its socket (nothing arrives
+  either way, no close comes): with nobody tapping, the page finds the socket silent, says
+  it is not live while it reconnects, and is live again on a new socket, which shows the
+  move another player made meanwhile;
 - a phone whose seat was freed stops asking for the camera it may no longer read.
 """
 
@@ -13,9 +17,61 @@ import pytest
 from tests.waiting import wait_until
 from tests.web.conftest import ServerProcess
 from tests.web.devices import PHONE
-from tests.web.test_offline_turn_browser import qwixx_after_the_first_roll
+from tests.web.test_offline_turn_browser import SilentLink, qwixx_after_the_first_roll
 
 pytestmark = pytest.mark.browser
+ANN_RED_7 = {"kind": "cross", "player": 0, "colour": "red", "number": 7}
+
+# every state #conn showed, in order (a MutationObserver: the page's own script never
+# reads it; evaluated by Playwright, outside the page's Content-Security-Policy)
+RECORD_CONN_STATES = """() => {
+  window.connStates = [];
+  const conn = document.getElementById("conn");
+  new MutationObserver(() => window.connStates.push(conn.dataset.conn))
+    .observe(conn, {attributes: true, attributeFilter: ["data-conn"]});
+}"""
+
+
+def phone_on_a_test_clock(browser: Any) -> Any:
+    """A phone whose timers run on a clock the test runs ahead (no waiting in real time for
+    a heartbeat or a poll); its time also passes as usual."""
+    context = browser.new_context(**PHONE)
+    context.clock.install()
+    return context.new_page()
+
+
+def join_as_bob(phone: Any, server: ServerProcess, code: str) -> None:
+    """The phone joins with `code` and takes Bob's seat (1), once its sheet is live."""
+    phone.goto(f"{server.base_url}/join?code={code}")
+    phone.click("button.primary")
+    phone.click("button[name=seat][value='1']")
+    phone.wait_for_url("**/sheet")
+    phone.wait_for_selector("#conn[data-conn=live]")
+
+
+def test_an_idle_phone_whose_socket_died_without_closing_says_so_and_reconnects(
+    browser: Any, server: ServerProcess
+) -> None:
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = qwixx_after_the_first_roll(api)
+    tid = table["table_id"]
+    phone = phone_on_a_test_clock(browser)
+    link = SilentLink(phone)
+    join_as_bob(phone, server, table["code"])
+    phone.evaluate(RECORD_CONN_STATES)
+
+    link.die()
+    phone.clock.run_for(25_000)  # idle longer than any heartbeat and its answer's wait
+    wait_until(lambda: len(link.open) == 2, timeout=30, what="a new socket")
+    phone.wait_for_selector("#conn[data-conn=live]", timeout=20000)
+    crossed = api.post(
+        f"/api/tables/{tid}/actions", json={"action_id": "ann-red-7", "move": ANN_RED_7}
+    )
+    assert crossed.status_code == 200, crossed.text
+    phone.wait_for_selector(".live[data-state-id='2']", timeout=20000)
+    assert phone.evaluate("() => window.connStates")[:2] == ["connecting", "live"]
+    assert phone.inner_text("#conn") == "live"
+    assert phone.inner_text("#toast") == ""
 
 
 def test_a_phone_whose_seat_was_freed_stops_asking_for_the_camera(
@@ -24,16 +80,10 @@ def test_a_phone_whose_seat_was_freed_stops_asking_for_the_camera(
     api = httpx.Client(base_url=server.base_url, timeout=5)
     table = qwixx_after_the_first_roll(api)
     tid = table["table_id"]
-    context = browser.new_context(**PHONE)
-    context.clock.install()  # the page's timers, run ahead below without waiting for them
-    phone = context.new_page()
+    phone = phone_on_a_test_clock(browser)
     camera_asks: list[str] = []
     phone.on("request", lambda r: camera_asks.append(r.url) if "/camera" in r.url else None)
-    phone.goto(f"{server.base_url}/join?code={table['code']}")
-    phone.click("button.primary")
-    phone.click("button[name=seat][value='1']")
-    phone.wait_for_url("**/sheet")
-    phone.wait_for_selector("#conn[data-conn=live]")
+    join_as_bob(phone, server, table["code"])
     wait_until(lambda: camera_asks, what="the seated phone reading the camera's state")
 
     assert api.post(f"/api/tables/{tid}/seats/1/free").status_code == 200

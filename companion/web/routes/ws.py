@@ -50,9 +50,19 @@ class SyncMessage(BaseModel):
     type: Literal["sync"]
 
 
+class PingMessage(BaseModel):
+    """A page's question whether its quiet socket still carries anything (table.js asks
+    after 15 s with nothing heard): answered with a pong, nothing read or drawn."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["ping"]
+
+
+PONG = json.dumps({"type": "pong"})
 ClientMessage = TypeAdapter(
-    Annotated[ActMessage | UndoMessage | SyncMessage, Field(discriminator="type")]
+    Annotated[ActMessage | UndoMessage | SyncMessage | PingMessage, Field(discriminator="type")]
 )
+ReadMessage = ActMessage | UndoMessage | SyncMessage | PingMessage
 
 
 async def push_to_screen(
@@ -105,7 +115,7 @@ def validation_problem(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3])
 
 
-def read_message(text: str) -> ActMessage | UndoMessage | SyncMessage | dict[str, object]:
+def read_message(text: str) -> ReadMessage | dict[str, object]:
     """The message in `text`, or the error frame refusing it: JSON, valid Unicode in every
     string and key (companion/table/text.py), one of the message types."""
     try:
@@ -255,7 +265,8 @@ class ScreenChannel:
 
     async def answer(self, text: str, viewer: Viewer) -> None:
         """Answer one message: refused (a flood, too large, malformed: naming the field), a
-        sync (the current state pushed even if unchanged), or an act or undo performed."""
+        ping (a pong), a sync (the current state pushed even if unchanged), or an act or
+        undo performed."""
         refusal = too_fast(self.limiter, self.token)
         if refusal is not None:  # a flooding device: refuse, do not read further
             await self.send({"type": "error", "status": 429, **refusal})
@@ -266,6 +277,9 @@ class ScreenChannel:
         message = read_message(text)
         if isinstance(message, dict):
             await self.send(message)
+            return
+        if isinstance(message, PingMessage):
+            await self.send_text(PONG)
             return
         if isinstance(message, SyncMessage):
             self.subscription.notify(-1)

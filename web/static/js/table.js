@@ -309,8 +309,41 @@
   let answerTimer = null;
 
   function unansweredOnThisSocket() {
-    return isOpen() && Array.from(pending.values()).some((item) => item.sentOn === socketCount);
+    if (!isOpen()) return false;
+    return pingedOn === socketCount || Array.from(pending.values()).some((item) => item.sentOn === socketCount);
   }
+
+  // An idle phone's socket dies as silently, with nobody tapping: the banner said "live"
+  // for as long as the player only watched (nothing pushed, no other player's move). A
+  // socket that carried nothing for IDLE_MS is asked whether it is still there (a ping the
+  // server answers with a pong: nothing read or drawn; 20 tables of 6 idle devices send 8
+  // a second in all); no frame within ANSWER_MS gives it up as an unanswered tap does. A
+  // screen coming back on (the phone woke up: its timers slept too) asks at once
+  const IDLE_MS = 15000;
+  const WOKEN_ASKS_AFTER_MS = 3000;
+  let idleTimer = null;
+  let lastHeardAt = 0;
+  let pingedOn = 0; // the socket a ping waits on for any frame; 0: none
+
+  function heard() {
+    lastHeardAt = Date.now();
+    pingedOn = 0;
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(askIfAlive, IDLE_MS);
+  }
+
+  function askIfAlive() {
+    clearTimeout(idleTimer);
+    idleTimer = null;
+    if (!isOpen() || pingedOn === socketCount) return;
+    pingedOn = socketCount;
+    socket.send(JSON.stringify({type: "ping"}));
+    if (answerTimer === null) awaitAnswer();
+  }
+
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && Date.now() - lastHeardAt > WOKEN_ASKS_AFTER_MS) askIfAlive();
+  });
 
   function awaitAnswer() {
     clearTimeout(answerTimer);
@@ -320,6 +353,7 @@
   function giveUpSilentSocket() {
     answerTimer = null;
     if (!unansweredOnThisSocket()) return;
+    clearTimeout(idleTimer);
     socket.onclose = null;
     socket.onmessage = null;
     socket.close();
@@ -334,10 +368,11 @@
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     socket = new WebSocket(`${scheme}://${location.host}/t/${tableId}/ws?view=${mode}`);
     socketCount += 1;
-    socket.onopen = () => { retryMs = 300; setConn("live"); flush(); awaitAnswer(); };
-    socket.onmessage = (event) => { handle(JSON.parse(event.data)); awaitAnswer(); };
+    socket.onopen = () => { retryMs = 300; setConn("live"); heard(); flush(); awaitAnswer(); };
+    socket.onmessage = (event) => { heard(); handle(JSON.parse(event.data)); awaitAnswer(); };
     socket.onclose = (event) => {
       socket = null;
+      clearTimeout(idleTimer);
       if (event.code === 1008) { accessLost(); return; }
       setConn("offline");
       clearTimeout(retryTimer);
