@@ -4,6 +4,13 @@
   either way, no close comes): with nobody tapping, the page finds the socket silent, says
   it is not live while it reconnects, and is live again on a new socket, which shows the
   move another player made meanwhile;
+- two tabs of one phone on the same sheet, both offline: a tap made in one shows as kept
+  in the other (its box dashed: not tapped twice), and back online it is applied once,
+  with both tabs open (each sends it: the second copy is a duplicate) or with the tab it
+  was made in closed meanwhile (the other sends it: it was lost);
+- the same two tabs, only one of them offline: the tab still online sends the tap the
+  other keeps, at once, and the offline tab, back, shows it applied (its copy answered as
+  a duplicate, not refused).
 - a phone whose seat was freed stops asking for the camera it may no longer read.
 """
 
@@ -17,7 +24,12 @@ import pytest
 from tests.waiting import wait_until
 from tests.web.conftest import ServerProcess
 from tests.web.devices import PHONE
-from tests.web.test_offline_turn_browser import SilentLink, qwixx_after_the_first_roll
+from tests.web.test_offline_turn_browser import (
+    RED_7,
+    SilentLink,
+    qwixx_after_the_first_roll,
+    take_seat,
+)
 
 pytestmark = pytest.mark.browser
 ANN_RED_7 = {"kind": "cross", "player": 0, "colour": "red", "number": 7}
@@ -96,3 +108,67 @@ def test_a_phone_whose_seat_was_freed_stops_asking_for_the_camera(
     assert phone.evaluate(f"() => fetch('/api/tables/{tid}/state').then((r) => r.status)") == 401
     assert camera_asks[asked_before:] == []
     assert phone.inner_text("#conn") == "Not connected: enter the join code again"
+
+
+@pytest.mark.parametrize("first_tab_closed", [False, True], ids=["both-open", "first-closed"])
+def test_a_tap_kept_offline_in_one_tab_is_kept_by_the_other_and_applied_once(
+    browser: Any, server: ServerProcess, first_tab_closed: bool
+) -> None:
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = qwixx_after_the_first_roll(api)
+    tid = table["table_id"]
+    first = take_seat(browser, server, table["code"], 1)
+    second = first.context.new_page()  # a second tab of the same browser, on Bob's sheet
+    second.goto(f"{server.base_url}/t/{tid}/sheet")
+    second.wait_for_selector("#conn[data-conn=live]")
+    first.context.set_offline(True)
+    for tab in (first, second):
+        tab.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
+
+    first.click(f"[data-move='{RED_7}']")
+    for tab in (first, second):
+        tab.wait_for_function(
+            "() => document.getElementById('conn').textContent.includes('1 tap kept')"
+        )
+    assert second.locator(f"[data-move='{RED_7}'].pending").count() == 1
+    if first_tab_closed:
+        first.close(run_before_unload=True)
+    first.context.set_offline(False)
+
+    tabs = [second] if first_tab_closed else [first, second]
+    for tab in tabs:
+        tab.wait_for_selector("section[data-seat='1'] .box.crossed", timeout=30000)
+        tab.wait_for_selector("#conn[data-conn=live]", timeout=20000)
+        tab.wait_for_function("() => !document.querySelector('.pending')", timeout=20000)
+        assert tab.inner_text("#toast") == ""  # applied once: no refusal of a second copy
+    state = api.get(f"/api/tables/{tid}/state").json()
+    assert state["state_id"] == 2  # the roll and Bob's cross, applied once
+    assert state["state"]["state"]["sheets"][1]["red"] == [7]
+
+
+def test_a_tap_kept_in_an_offline_tab_is_sent_by_the_tab_still_online(
+    browser: Any, server: ServerProcess
+) -> None:
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = qwixx_after_the_first_roll(api)
+    tid = table["table_id"]
+    offline_tab = take_seat(browser, server, table["code"], 1)
+    online_tab = offline_tab.context.new_page()
+    online_tab.goto(f"{server.base_url}/t/{tid}/sheet")
+    online_tab.wait_for_selector("#conn[data-conn=live]")
+    network = offline_tab.context.new_cdp_session(offline_tab)  # this tab's network only
+    cut = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+    network.send("Network.emulateNetworkConditions", {"offline": True, **cut})
+    offline_tab.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
+
+    offline_tab.click(f"[data-move='{RED_7}']")
+    online_tab.wait_for_selector("section[data-seat='1'] .box.crossed", timeout=20000)
+    state = api.get(f"/api/tables/{tid}/state").json()
+    assert state["state_id"] == 2 and state["state"]["state"]["sheets"][1]["red"] == [7]
+    assert online_tab.inner_text("#toast") == ""
+
+    network.send("Network.emulateNetworkConditions", {"offline": False, **cut})
+    offline_tab.wait_for_selector("section[data-seat='1'] .box.crossed", timeout=30000)
+    offline_tab.wait_for_function("() => !document.querySelector('.pending')", timeout=20000)
+    assert offline_tab.inner_text("#toast") == ""  # its copy: a duplicate, applied once
+    assert api.get(f"/api/tables/{tid}/state").json()["state_id"] == 2

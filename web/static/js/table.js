@@ -259,23 +259,57 @@
   let wasFinished = isFinished();
 
   // -- the outbox -----------------------------------------------------------------------
-  function saveOutbox() {
-    const items = Array.from(pending.values(), ({kind, body, moveAttr, dice, label}) => ({kind, body, moveAttr, dice, label}));
+  // One outbox for every tab of this browser on this screen (localStorage). Two tabs of
+  // one phone on the same sheet each wrote their own taps over the other's: a tap kept by
+  // a tab without a connection was gone from it once the other tab's tap was answered,
+  // and never sent once its tab was closed; nor did the other tab show it (its box, not
+  // dashed there, was tapped again). Each tab now writes only its own changes into what
+  // is stored (its taps, each marked whether it waits for a socket; the ones it had
+  // answered taken out), and takes up the taps another tab keeps without a socket, or left
+  // behind when it was closed: sent with the same action id, a tap is applied once,
+  // whichever tab's copy comes first; the other copy is answered as a duplicate
+  const answered = new Set(); // ids this tab had answered: never taken up again
+
+  function storedOutbox() {
+    try {
+      const items = JSON.parse(localStorage.getItem(outboxKey) || "[]");
+      return Array.isArray(items) ? items.filter((item) => item && item.body && item.body.action_id) : [];
+    } catch (e) { return []; }
+  }
+
+  // `leaving`: the tab is going away (closed, reloaded): all its taps are left to the others
+  function saveOutbox(leaving) {
+    const mine = Array.from(pending.values(), ({kind, body, moveAttr, dice, label, madeAt, sentOn}) =>
+      ({kind, body, moveAttr, dice, label, madeAt, waiting: Boolean(leaving) || sentOn !== socketCount || !isOpen()}));
+    const ids = new Set(mine.map((item) => item.body.action_id));
+    const others = storedOutbox().filter((item) => !ids.has(item.body.action_id) && !answered.has(item.body.action_id));
+    const items = others.concat(mine).sort((a, b) => (a.madeAt || 0) - (b.madeAt || 0));
     try {
       if (items.length) localStorage.setItem(outboxKey, JSON.stringify(items));
       else localStorage.removeItem(outboxKey);
     } catch (e) { /* private mode: the taps are still kept in this page */ }
   }
 
-  function loadOutbox() {
-    let items = [];
-    try { items = JSON.parse(localStorage.getItem(outboxKey) || "[]"); } catch (e) { items = []; }
-    for (const item of items) {
-      if (item && item.body && item.body.action_id) {
-        pending.set(item.body.action_id, {...item, element: null, sentOn: -1, offline: true});
-      }
+  // the stored taps this tab does not hold (`all`: also those another tab is sending)
+  function takeUp(all) {
+    let taken = 0;
+    for (const item of storedOutbox()) {
+      const id = item.body.action_id;
+      if (pending.has(id) || answered.has(id) || !(all || item.waiting)) continue;
+      pending.set(id, {...item, element: null, sentOn: -1, offline: true});
+      taken += 1;
     }
+    return taken;
   }
+
+  function loadOutbox() { takeUp(true); }
+
+  window.addEventListener("storage", (event) => {
+    if (event.key !== outboxKey || !takeUp(false)) return;
+    markPending();
+    if (isOpen()) { flush(); awaitAnswer(); } else showConn();
+  });
+  window.addEventListener("pagehide", () => { if (pending.size) saveOutbox(true); });
 
   // a box with a tap waiting keeps its dashed "pending" mark across redraws
   function markPending() {
@@ -296,6 +330,7 @@
       item.sentOn = socketCount;
       socket.send(JSON.stringify({type: item.kind, ...item.body}));
     }
+    saveOutbox(); // on their way: no other tab takes them up
     showConn();
   }
 
@@ -373,6 +408,7 @@
     socket.onclose = (event) => {
       socket = null;
       clearTimeout(idleTimer);
+      if (pending.size) saveOutbox(); // its taps wait now: another tab with a socket sends them
       if (event.code === 1008) { accessLost(); return; }
       setConn("offline");
       clearTimeout(retryTimer);
@@ -445,6 +481,7 @@
   }
 
   function settle(actionId) {
+    answered.add(actionId);
     const item = pending.get(actionId);
     if (item && item.element) item.element.classList.remove("pending");
     pending.delete(actionId);
@@ -522,12 +559,12 @@
     const item = {kind, body, element, moveAttr, label, dice: diceShown(), sentOn: -1, offline: !isOpen(), madeAt: Date.now()};
     pending.set(actionId, item);
     if (element) element.classList.add("pending");
-    saveOutbox();
     if (isOpen()) {
       item.sentOn = socketCount;
       socket.send(JSON.stringify({type: kind, ...body}));
       if (answerTimer === null) awaitAnswer();
     }
+    saveOutbox(); // after the sending: a tap on its way is not another tab's to send
     showConn();
   }
 
