@@ -19,11 +19,14 @@ Two modes:
   at that load and whether the server keeps up with it.
 
 Bounded: each table stops after --actions accepted actions, the whole run after --seconds;
-the server is stopped at the end. `--profile FILE` samples the server with py-spy (every
+the server is stopped at the end. `--ping-s S`: every device also sends the page's heartbeat
+(a ping the server answers with a pong) every S seconds; the page sends one only after 15 s
+with nothing heard, so at a table in play none, and a ping a second on every socket is far
+above what 120 idle pages send (8 a second in all). `--profile FILE` samples the server with py-spy (every
 thread, `.venv/bin/pip install py-spy`) and writes its collapsed stacks to FILE.
 
     .venv/bin/python bench/load.py [--tables 20] [--actions 120] [--seconds 120] [--rate R]
-        [--profile FILE] [--write]
+        [--ping-s S] [--profile FILE] [--write]
 
 --write appends the figures to docs/benchmarks/reliability.md.
 """
@@ -86,11 +89,14 @@ class Device:
     seen_ids: list[int] = field(default_factory=list)
     seen_at: list[float] = field(default_factory=list)
     replies: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    pongs: int = 0
 
     async def read(self) -> None:
         async for text in self.socket:
             message = json.loads(text)
-            if message["type"] == "state":
+            if message["type"] == "pong":
+                self.pongs += 1
+            elif message["type"] == "state":
                 self.seen_ids.append(message["state_id"])
                 self.seen_at.append(time.perf_counter())
             elif message.get("action_id") in self.replies:
@@ -100,6 +106,12 @@ class Device:
         """When this device first held a state at least `state_id` new."""
         at = bisect.bisect_left(self.seen_ids, state_id)
         return self.seen_at[at] if at < len(self.seen_ids) else None
+
+    async def ping_every(self, seconds: float) -> None:
+        """The page's heartbeat (table.js), sent every `seconds` whatever else comes."""
+        while True:
+            await asyncio.sleep(seconds)
+            await self.socket.send('{"type": "ping"}')
 
     async def send(self, move: Move, action_id: str, expected: int) -> dict[str, Any]:
         reply: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -223,10 +235,19 @@ async def open_table(base: str, index: int, seed: int) -> tuple[TableRun, list[a
 
 
 async def run(
-    base: str, tables: int, actions: int, seconds: float, seed: int, rate: float | None
+    base: str,
+    tables: int,
+    actions: int,
+    seconds: float,
+    seed: int,
+    rate: float | None,
+    ping_s: float | None = None,
 ) -> dict[str, Any]:
     opened = [await open_table(base, i, seed) for i in range(tables)]
     runs = [r for r, _ in opened]
+    if ping_s:
+        for table_run, readers in opened:  # cancelled with the readers at the end
+            readers.extend(asyncio.create_task(d.ping_every(ping_s)) for d in table_run.devices)
     started = time.perf_counter()
     until = time.monotonic() + seconds
     if rate is None:
@@ -269,6 +290,7 @@ async def run(
         "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 1),
         "max_ms": round(latencies[-1] * 1000, 1),
         "measured": len(latencies),
+        "pongs": sum(d.pongs for r in runs for d in r.devices),
     }
 
 
@@ -285,6 +307,9 @@ def main() -> int:
         type=float,
         default=None,
         help="paced mode: actions per second per table (default: saturation)",
+    )
+    parser.add_argument(
+        "--ping-s", type=float, default=None, help="every device pings every S seconds"
     )
     parser.add_argument(
         "--profile", type=Path, default=None, help="sample the server with py-spy, stacks here"
@@ -313,6 +338,7 @@ def main() -> int:
                     args.seconds,
                     args.seed,
                     args.rate,
+                    args.ping_s,
                 )
             )
             # the server's own CPU time per accepted action: the cost of checking, storing
@@ -329,7 +355,9 @@ def main() -> int:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     command = (
         f".venv/bin/python bench/load.py --tables {args.tables} --actions {args.actions} "
-        f"--seconds {args.seconds:g}" + (f" --rate {args.rate:g}" if args.rate else "")
+        f"--seconds {args.seconds:g}"
+        + (f" --rate {args.rate:g}" if args.rate else "")
+        + (f" --ping-s {args.ping_s:g}" if args.ping_s else "")
     )
     date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     machine = (
