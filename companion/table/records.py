@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from companion.rules.base import Game, Reason, Rejection
+from companion.rules.base import Game, OptionsT, Reason, Rejection, StateT
 from companion.rules.codec import encode
 from companion.rules.session import AUTO, CAMERA, HOST, RecordError, Session, replay_record
 from companion.table.dice import DiceTally, Tally
@@ -181,9 +181,9 @@ def seat_count(game: Game[object, object], options: object) -> int:
 
 
 def history_summary(
-    game: Game[object, object],
+    game: Game[OptionsT, StateT],
     players: Sequence[str],
-    state: object,
+    state: StateT,
     actions: int,
     by_host: bool = False,
     on_server: bool = False,
