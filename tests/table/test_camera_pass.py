@@ -27,7 +27,7 @@ from companion.table.camera_hub import CameraHub, implied_texts
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import CameraRoll, HeldReading, camera_moved_on
 from companion.table.roll_intake import RollIntake, TableNote
-from companion.table.store import Store
+from companion.table.store import Store, TableRow
 from companion.table.tables import Table, Tables
 from companion.vision.types import UNREADABLE, DieBox, DieReading
 
@@ -308,7 +308,7 @@ def test_the_follower_reads_the_newest_rows_not_every_stored_table(tmp_path: Pat
     passes over rows it cannot open to the newest open table below them."""
 
     async def body(tables: Tables, oldest: Table) -> None:
-        def read_everything(*args: object, **kwargs: object) -> None:
+        def read_everything(finished: bool | None = None) -> list[TableRow]:
             raise AssertionError("the follower read every stored table")
 
         tables.store.tables = read_everything  # type: ignore[method-assign]

@@ -159,11 +159,11 @@ def test_an_added_die_is_as_big_as_the_others_or_as_calibrated() -> None:
 
 
 def test_the_held_json_lists_every_die_by_index() -> None:
-    body = held_json(held_mismatch(), lambda moves: [m.kind for m in moves])
+    body: dict[str, Any] = held_json(held_mismatch(), lambda moves: [m.kind for m in moves])
     assert body["id"] == "h1" and body["kind"] == "mismatch" and body["implies"] == []
-    assert [d["index"] for d in body["dice"]] == list(range(6))  # type: ignore[index]
-    assert body["dice"][5]["flags"] == [UNREADABLE]  # type: ignore[index]
-    assert body["roll"] is None and body["problems"][0]["kind"] == "unreadable"  # type: ignore[index]
+    assert [d["index"] for d in body["dice"]] == list(range(6))
+    assert body["dice"][5]["flags"] == [UNREADABLE]
+    assert body["roll"] is None and body["problems"][0]["kind"] == "unreadable"
 
 
 def test_a_held_reading_is_taken_only_at_its_state() -> None:
@@ -318,7 +318,10 @@ def test_a_confirm_of_dice_the_question_no_longer_holds_is_refused() -> None:
 
 
 # the devices of a table whose seat 0 is active: (host, seat)
-HOST_DEVICE, ACTIVE, OTHER = (True, None), (False, 0), (False, 1)
+Device = tuple[bool, int | None]
+HOST_DEVICE: Device = (True, None)
+ACTIVE: Device = (False, 0)
+OTHER: Device = (False, 1)
 
 
 @pytest.mark.parametrize(

@@ -652,10 +652,10 @@ def test_the_start_page_names_only_a_table_this_browser_may_see() -> None:
         'gets it when that game ends, or from "Use the camera here" beside a game on this '
         "page, on the computer running the companion."
     )
-    assert new_table_line("t1", "playing", visible).startswith(
-        "The camera stays with Qwixx: Ann, Bob while that game plays on."
-    )
-    assert new_table_line("t1", "playing", visible).endswith(
+    playing = new_table_line("t1", "playing", visible)
+    assert playing is not None
+    assert playing.startswith("The camera stays with Qwixx: Ann, Bob while that game plays on.")
+    assert playing.endswith(
         '"Use the camera here" beside a game on this page, on the computer running the companion.'
     )
 

@@ -48,12 +48,14 @@ def test_a_player_takes_back_their_done_after_the_last_done_ended_the_game(
         store = Store.open(path)
         tables = Tables(store, import_process=False)
         table = await ended_by_two_dones(tables)
-        assert store.table(table.table_id).finished_at is not None
+        finished = store.table(table.table_id)
+        assert finished is not None and finished.finished_at is not None
         first, last = table.session.actions[-2:]
         assert table.snapshot.undo_offer(first.by) == first  # past the other's Done
         await table.undo(first.by, "undo-first-done")
         assert table.snapshot.outcome is None and table.session.actions[-1] == last
-        assert store.table(table.table_id).finished_at is None  # out of the history
+        reopened = store.table(table.table_id)
+        assert reopened is not None and reopened.finished_at is None  # out of the history
         log = store.log(table.table_id)
         assert [e.seq for e in effective_entries(log)][-1] == log[-2].seq  # the other's
         assert table.snapshot.undo_offer(HOST) == last
