@@ -603,7 +603,7 @@ def roll_of(colour: str, *values: int) -> dict[str, Any]:
 # a table of each game whose seats play the colours whose white text read under 4.5:1
 # (teal 4.4, pink 4.2, grey 3.3, orange 2.8), with the first moves made: the first roll;
 # in Sixes a safe roll on 1 and on to 2 (1 is done)
-SIXES_TABLES = {
+SIXES_TABLES: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {
     "sixis": (
         {"players": 3, "colours": ["pink", "teal", "grey"]},
         [roll_of("pink", 2, 2, 3, 5, 5, 5)],
@@ -998,7 +998,7 @@ def tables_in_the_tree(page: Any) -> dict[str, list[list[tuple[str, str]]]]:
         return str(node.get("name", {}).get("value", ""))
 
     def held(node: dict[str, Any]) -> list[dict[str, Any]]:
-        found = []
+        found: list[dict[str, Any]] = []
         for child in (by_id[i] for i in node.get("childIds", []) if i in by_id):
             passed_through = child["ignored"] or role(child) in ("generic", "none", "rowgroup")
             found += held(child) if passed_through else [child]

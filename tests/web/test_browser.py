@@ -239,7 +239,7 @@ def test_a_game_record_is_imported_on_the_start_page(
     browser: Any, server: ServerProcess, tmp_path: Any
 ) -> None:
     white_7 = [("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1)]
-    record = {
+    record: dict[str, Any] = {
         "schema": 1,
         "game": "qwixx",
         "options": {"players": 2},

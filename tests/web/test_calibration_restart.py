@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from companion.live import demo
 from companion.table.camera_runtime import CameraRuntime, PlayArea
 from companion.table.camera_settings import CameraSettings
+from companion.vision.colour import DiceSet
 from companion.vision.types import FrameReading
 from companion.web.app import create_app
 from companion.web.settings import Settings
@@ -74,7 +75,7 @@ def test_the_command_lines_calibration_comes_first(tmp_path: Path) -> None:
 class DrawnDiceReader:
     """A dice reader that finds nothing (the demo camera's renders need no models here)."""
 
-    dice_set = None
+    dice_set: DiceSet | None = None
 
     def read(self, image: object, frame_index: int = 0) -> FrameReading:
         h, w = getattr(image, "shape", (0, 0))[:2]

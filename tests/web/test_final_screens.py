@@ -168,7 +168,9 @@ def test_each_final_screen_names_the_winner_once(tmp_path: Path, game_name: str)
     on the table view, the scoreboard and a player's sheet alike."""
     app: Any = create_app(Settings(data_dir=tmp_path))
     record = json.loads((RECORDS / f"{game_name}.json").read_text())
-    winners = [record["players"][seat] for seat in replay_record(record).outcome().winners]
+    outcome = replay_record(record).outcome()
+    assert outcome is not None
+    winners = [record["players"][seat] for seat in outcome.winners]
     with TestClient(app) as host:
         answer = host.post("/api/import", json=record)
         assert answer.status_code == 201, answer.text

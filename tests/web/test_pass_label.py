@@ -4,6 +4,7 @@ pass after crossing nothing reads "Pass: −5 penalty" and asks once; every othe
 
 from __future__ import annotations
 
+from companion.rules.base import Move
 from companion.rules.qwixx import Cross, Pass
 from companion.table.access import Viewer
 from companion.web.views import sheet_context
@@ -12,8 +13,8 @@ from tests.web.helpers import roll, snapshot_of
 ROLL_7 = roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1))
 
 
-def pass_button(moves: list[object], seat: int) -> dict[str, object]:
-    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], moves)  # type: ignore[arg-type]
+def pass_button(moves: list[Move], seat: int) -> dict[str, object]:
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], moves)
     buttons = sheet_context(snapshot, seat, Viewer(seat=seat, host=False))["buttons"]
     (button,) = [b for b in buttons if '"pass"' in b["move"]]
     return dict(button)
@@ -52,7 +53,7 @@ def test_the_pass_that_marks_a_fourth_penalty_says_it_ends_the_game() -> None:
     assert button["confirm"] == "Tap again to take your fourth penalty: the game ends"
 
 
-def white(first: int, second: int, locked: tuple[str, ...] = ()) -> object:
+def white(first: int, second: int, locked: tuple[str, ...] = ()) -> Move:
     """A roll of two white dice and every coloured die still in the game showing 1."""
     colours = [c for c in ("red", "yellow", "green", "blue") if c not in locked]
     return roll(("white", first), ("white", second), *[(c, 1) for c in colours])
@@ -63,7 +64,7 @@ def test_the_last_pass_on_a_white_sum_that_locks_a_second_row_says_it_ends_the_g
     act on it: her pass, free as any white-sum pass, ends the game (the second lock closes
     when everyone has acted: rulebook, "Either way the game is over"). It read "Pass (no
     cross)" and went at the first tap; it says so and asks once, as the fourth penalty's."""
-    moves: list[object] = []
+    moves: list[Move] = []
     for turn, (first, second) in enumerate([(1, 1), (1, 2), (2, 2), (2, 3), (3, 3)]):
         moves += [white(first, second), Cross(0, "red", first + second)]
         moves += [Cross(1, "yellow", first + second), Pass(player=turn % 2)]

@@ -70,13 +70,13 @@ def test_a_colour_locked_in_this_roll_is_marked_locked_in_the_banner(tmp_path: P
                 before_lock = banner_dice(host.get(f"/t/{tid}/live").text)
             assert act(host, tid, move, f"lock-{n:04d}").status_code == 200
         assert before_lock is not None and "locked" not in before_lock["red"]
-        dice = banner_dice(host.get(f"/t/{tid}/live").text)
-        assert set(dice) == {"white", "red", "yellow", "green", "blue"}
-        assert 'class="die c-red out"' in dice["red"]
+        shown = banner_dice(host.get(f"/t/{tid}/live").text)
+        assert set(shown) == {"white", "red", "yellow", "green", "blue"}
+        assert 'class="die c-red out"' in shown["red"]
         # "red" for a screen reader: a locked die was read as "5 locked", of no colour
-        assert '<i><small class="sr-only">red </small>locked</i>' in dice["red"]
+        assert '<i><small class="sr-only">red </small>locked</i>' in shown["red"]
         for colour in ("white", "yellow", "green", "blue"):
-            assert " out" not in dice[colour] and "locked" not in dice[colour], colour
+            assert " out" not in shown[colour] and "locked" not in shown[colour], colour
 
 
 def test_the_host_tools_of_a_seated_host_open_their_sheet(tmp_path: Path) -> None:

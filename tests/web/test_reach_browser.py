@@ -59,6 +59,7 @@ def read_qr(page: Any) -> str:
     misses about 1 in 75 codes of this length at one size; at four, none of 600 tried)."""
     png = page.locator(".host-panel svg.qr").screenshot()
     image = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    assert image is not None
     for scale in (1.0, 0.5, 0.75, 1.5):
         sized = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         framed = cv2.copyMakeBorder(sized, 16, 16, 16, 16, cv2.BORDER_CONSTANT, value=(255,) * 3)

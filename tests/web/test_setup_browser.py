@@ -146,7 +146,12 @@ def test_forgetting_asks_tap_again_first(browser: Any, tmp_path: Path) -> None:
     with calibrated_camera(tmp_path) as server:
         page = browser.new_context(**LAPTOP).new_page()
         dialogs: list[str] = []
-        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+        def note_and_dismiss(dialog: Any) -> None:
+            dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        page.on("dialog", note_and_dismiss)
         deletes: list[str] = []
         page.on("request", lambda r: deletes.append(r.url) if r.method == "DELETE" else None)
         page.goto(f"{server.base_url}/setups/kitchen")

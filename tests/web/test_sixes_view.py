@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from companion.rules.base import Rejection
+from companion.rules.base import Move, Rejection
 from companion.rules.registry import find_game
 from companion.rules.sixes import EndGame, GoOn, Options, Pass, Pound, Step
 from companion.simulate import random_action
@@ -75,7 +75,7 @@ def random_snapshots(players: int, seed: int) -> Iterator[Snapshot]:
     game = find_game("sixes")
     rng = random.Random(seed)
     state = game.setup(game.options_for(players))
-    moves = []
+    moves: list[Move] = []
     while game.outcome(state) is None and len(moves) < 60:
         # the voluntary end_game would end most random games at once; it is still offered
         # (and checked) at the start of every roller's turn

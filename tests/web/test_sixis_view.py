@@ -114,7 +114,7 @@ def random_moves(options: Options, seed: int, limit: int) -> list[Move]:
     """The moves of one random game (from the engine's legal moves), at most `limit`."""
     rng = random.Random(seed)
     state = GAME.setup(options)
-    moves = []
+    moves: list[Move] = []
     while GAME.outcome(state) is None and len(moves) < limit:
         move = random_action(GAME, state, rng)
         moves.append(move)
@@ -572,7 +572,9 @@ def test_a_roll_a_flip_a_save_and_a_refused_take_through_the_api(
     page = live_html(ann, tid)
     assert "Full House" in page and 'data-toggle-value="5"' in page
     # the Save button's move with the values the two pressed toggles give (table.js)
-    save = json.loads(unescape(re.search(r'data-move="([^"]*)" data-move-collect', page).group(1)))
+    save_button = re.search(r'data-move="([^"]*)" data-move-collect', page)
+    assert save_button is not None
+    save = json.loads(unescape(save_button.group(1)))
     assert act(ann, tid, {**save, "values": [5, 5]}, "ann-save-1", 2).status_code == 200
     state = sixis["host"].get(f"/api/tables/{tid}/state").json()
     assert state["state"]["state"]["saved"] == [[5, 5], []]

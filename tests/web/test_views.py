@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from companion.rules.base import Move
 from companion.rules.qwixx import ROW_COLOURS, Cross, Pass
 from companion.rules.registry import find_game
 from companion.rules.sixto import Cross as SixtoCross
@@ -24,7 +25,7 @@ from companion.table.words import score_text
 from companion.web.views import describe_move, live_context, move_attr, sheet_context
 from tests.web.helpers import roll, snapshot_of
 
-QWIXX_TURN = [
+QWIXX_TURN: list[Move] = [
     roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1))
 ]
 
