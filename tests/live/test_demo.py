@@ -125,7 +125,11 @@ def test_the_real_models_read_each_demo_throw_as_the_roll_the_game_expects(
         spec = DiceSpec(colours, tuple(Die(c, v) for c, v in kept))
         for number in itertools.count():
             director.expect(DemoThrow(f"t:{number}", colours, kept))
-            wait_for(lambda n=number: len(events) > n, timeout=60)
+
+            def thrown(n: int = number) -> bool:
+                return len(events) > n
+
+            wait_for(thrown, timeout=60)
             roll = match_roll(events[number].dice, spec)
             assert isinstance(roll, Roll), roll
             assert sorted(d.colour for d in roll.dice) == sorted(colours)

@@ -260,6 +260,7 @@ def test_the_fix_dialog_names_a_die_as_the_table_sees_it(browser: Any, tmp_path:
             page.wait_for_selector("#held-fix[data-fix-mode=fix]:not([hidden])")
             assert page.text_content("#fix-which") == words[0].upper() + words[1:]
         shot(page, "live-camera-fix-named-tablet")
+        assert second.value is not None
         fixed = 7 - second.value  # the second white die, tapped last, read anew
         page.click(f"#held-fix [data-fix-value='{fixed}']")
         page.wait_for_function(

@@ -188,7 +188,7 @@ def test_qwixx_one_roll_per_throw_with_photo(live: Any, clip_folder: Path) -> No
     jpeg = client.get(f"/t/{table_id}/photos/{photos[0]}")
     assert jpeg.headers["content-type"] == "image/jpeg"
     picture = cv2.imdecode(np.frombuffer(jpeg.content, np.uint8), cv2.IMREAD_COLOR)
-    assert picture.shape[1] == 320
+    assert picture is not None and picture.shape[1] == 320
     # the photos and the camera picture sit behind the table's access check
     stranger = httpx.Client(base_url=live.base_url)
     assert stranger.get(f"/t/{table_id}/photos/{photos[0]}").status_code == 401
