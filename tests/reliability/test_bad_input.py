@@ -27,6 +27,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schemathesis.core.result import Ok
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
@@ -75,7 +76,10 @@ def table_state(live: dict[str, Any]) -> dict[str, Any]:
 
 def test_api_fuzzed_from_its_openapi(live: dict[str, Any]) -> None:
     schema = schemathesis.openapi.from_url(f"{live['server'].base_url}/openapi.json")
-    operations = [result.ok() for result in schema.get_all_operations()]
+    operations = []
+    for result in schema.get_all_operations():
+        assert isinstance(result, Ok), result.err()
+        operations.append(result.ok())
     assert len(operations) >= 15
     calls: dict[int, int] = {}
     for operation in operations:

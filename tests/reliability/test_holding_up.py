@@ -13,6 +13,7 @@ a real uvicorn on loopback running `companion serve`'s own configuration (serve.
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 from pathlib import Path
@@ -76,7 +77,7 @@ def test_a_silent_connection_is_closed_after_the_header_timeout(tmp_path: Path) 
             kept.setblocking(False)
             kept.sendall(b"GET /api/games HTTP/1.1\r\n")
             for name, connection in (("silent", silent), ("partial", partial), ("kept", kept)):
-                wait_until(lambda c=connection: is_closed(c), GENEROUS_S, f"{name} closed")
+                wait_until(functools.partial(is_closed, connection), GENEROUS_S, f"{name} closed")
             # the WebSocket, silent as long, is still served; so is a new request
             live.send(json.dumps({"type": "sync"}))
             assert json.loads(live.recv(timeout=GENEROUS_S))["type"] == "state"

@@ -26,6 +26,7 @@ from companion.table.camera_settings import CameraSettings
 from companion.vision.pipeline import DiceReader
 from companion.vision.sources import FrameSource
 from companion.vision.types import Frame
+from tests.images import read_image
 from tests.reliability.conftest import ThreadServer, thread_settings
 from tests.web.conftest import REPO
 
@@ -94,7 +95,7 @@ class TimedSource(FrameSource):
         super().__init__()
         self.count = count
         self.interval = interval
-        self.image = cv2.imread(str(sorted(DEMO.glob("*.jpg"))[10]))
+        self.image = read_image(sorted(DEMO.glob("*.jpg"))[10])
 
     def describe(self) -> str:
         return f"timed source every {self.interval} s"
