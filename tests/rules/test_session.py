@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import copy
 import json
+import operator
 import random
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -414,7 +416,7 @@ def test_every_offered_undo_is_the_game_played_without_that_action(name: str) ->
                     again.act(action.move, by=action.by, implied=action.implied)
                 assert again.state == proposal.state
                 undo = Action(Pass(0), by)  # as a stored log holds it: its maker only
-                assert standing([*session.actions, undo], lambda e, undo=undo: e is undo) == kept
+                assert standing([*session.actions, undo], partial(operator.is_, undo)) == kept
     if name in ("qwixx", "sixto"):  # everyone acts on one roll at once
         assert offered_past_others, f"{name}: no undo past another player's action offered"
 

@@ -82,7 +82,8 @@ def position(
     state = GAME.setup(o)
     taken = taken or {}
     cards = state.cards
-    all_saved = [(), (), (), ()][: o.players]
+    no_saved: list[tuple[int, ...]] = [(), (), (), ()]
+    all_saved = no_saved[: o.players]
     for seat, values in (saved or {}).items():
         all_saved[seat] = values
     return replace(
@@ -840,7 +841,7 @@ def test_scores_list_each_card_with_the_points_of_the_side_taken() -> None:
 
 
 def test_team_play_shares_the_total_and_both_partners_win() -> None:
-    cards = ("pairs", "ones", "twos", "threes", "low", "high")
+    cards: tuple[str, ...] = ("pairs", "ones", "twos", "threes", "low", "high")
     cards += ("odd", "even", "sixes", "fours", "fives", "run_low")
     o = Options(players=4, team_play=True, layouts=(cards,))
     # Seat 0 takes Two Pair (20), its partner seat 2 Low (20), seat 1 Four Dice Even (15).

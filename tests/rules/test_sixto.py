@@ -504,7 +504,7 @@ def test_illegal_crosses_are_refused_with_a_named_rule(
     crossed: dict[str, tuple[int, ...]], dice: dict[str, int], move: Cross, rule: str,
     fragment: str,
 ) -> None:  # fmt: skip
-    state = crossing(2, {0: crossed}, **dice)
+    state = crossing(2, {0: crossed}, (), **dice)
     problem = refusal(state, move)
     assert problem.reason is Reason.ILLEGAL_MOVE
     assert problem.rule == rule
@@ -670,7 +670,9 @@ def test_a_player_with_no_box_left_does_not_cut_the_others_turn_short() -> None:
 
 
 def test_a_row_closed_for_everyone_counts_as_no_box_left() -> None:
-    dead = {colour: (1, 2, 3, 4, 12) for colour in (RED, ORANGE, YELLOW, GREEN, BLUE)}
+    dead: dict[str, tuple[int, ...]] = {
+        c: (1, 2, 3, 4, 12) for c in (RED, ORANGE, YELLOW, GREEN, BLUE)
+    }
     state = crossing(2, {0: dead}, closed=(PURPLE,))
     assert GAME.outcome(done_all(state)) is not None
 
