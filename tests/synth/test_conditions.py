@@ -58,7 +58,8 @@ def test_a_lamp_changes_only_the_dice_tops() -> None:
 @pytest.mark.parametrize("condition", CONDITIONS, ids=lambda c: next(iter(c)))
 def test_labels_say_why_a_die_is_unreadable(condition: SceneKeywords) -> None:
     for seed in range(3):
-        image, dice = render_scene(40 + seed, 480, 360, n_dice=8, **condition)
+        eight_dice: SceneKeywords = {"n_dice": 8, **condition}
+        image, dice = render_scene(40 + seed, 480, 360, **eight_dice)
         assert image.shape == (360, 480, 3) and dice
         for die in dice:
             assert (die.value is None) == bool(die.reason), die
@@ -85,15 +86,16 @@ def _top_face(image: np.ndarray, die: object) -> np.ndarray:
 
 def test_infrared_shows_coloured_plastic_light_and_carbon_black_dark() -> None:
     options: SceneKeywords = {
+        "dice": [DieSpec(5, "red", "white"), DieSpec(5, "black", "white")],
         "size": 90,
         "light": "default",
         "surface": "felt",
         "camera_tilt": 0.0,
         "touching": 0.0,
     }
-    dice = [DieSpec(5, "red", "white"), DieSpec(5, "black", "white")]
-    colour, truth = render_scene(3, 480, 240, dice=dice, **options)
-    infrared, _ = render_scene(3, 480, 240, dice=dice, infrared=1.0, **options)
+    in_infrared: SceneKeywords = {**options, "infrared": 1.0}
+    colour, truth = render_scene(3, 480, 240, **options)
+    infrared, _ = render_scene(3, 480, 240, **in_infrared)
     red, black = truth
     # in colour a red die is darker than its white pips; in the infrared its plastic is
     # light and the pips turn dark to keep their contrast

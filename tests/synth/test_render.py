@@ -76,7 +76,7 @@ def test_rendered_top_face_shows_value_pips(value: int) -> None:
     assert die.value == value
     mask = np.zeros(image.shape[:2], np.uint8)
     corners = cv2.boxPoints(((die.cx, die.cy), (die.side * 0.8, die.side * 0.8), die.angle))
-    cv2.fillPoly(mask, [np.int32(corners)], 1)
+    cv2.fillPoly(mask, [corners.astype(np.int32)], 1)
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     dark = ((grey < 100) & (mask > 0)).astype(np.uint8)
     count, _, stats, _ = cv2.connectedComponentsWithStats(dark)

@@ -58,7 +58,8 @@ def test_more_dice_leave_the_first_dice_and_the_table_as_they_were() -> None:
 )
 def test_one_option_changes_only_its_own_part(change: SceneKeywords) -> None:
     base = sample_scene(17, 320, 240, n_dice=5)
-    changed = sample_scene(17, 320, 240, n_dice=5, **change)
+    five_dice: SceneKeywords = {"n_dice": 5, **change}
+    changed = sample_scene(17, 320, 240, **five_dice)
     assert changed != base
     # where the dice lie never depends on their looks, the table, the light or the camera
     assert [(d.cx, d.cy, d.side, d.angle) for d in changed.dice] == [
