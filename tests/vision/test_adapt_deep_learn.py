@@ -113,8 +113,8 @@ def test_a_setup_fine_tunes_in_a_child_process_adopts_on_evidence_and_keeps_it(
     deep_reads = isinstance(again.reader_classifier(), DeepClassifier)
     by_value: dict[int, list[float]] = {}
     for k, s in enumerate(used):
-        sure = state.sureness[s.example_id] if deep_reads else adaptation.sureness[k]
-        by_value.setdefault(s.example.value, []).append(sure)
+        how_sure = state.sureness[s.example_id] if deep_reads else adaptation.sureness[k]
+        by_value.setdefault(s.example.value, []).append(how_sure)
     for face, group in by_value.items():
         known = [g for g in group if g == g]  # NaN: no reading of it
         mean = sum(known) / len(known) if known else 0.0
@@ -224,6 +224,7 @@ def test_the_false_dice_the_host_removed_are_taught_as_unreadable(tmp_path: Path
     confirmed = [
         ConfirmedDie(DieBox(d.cx, d.cy, d.side, d.side, d.angle, 1.0), int(d.value))
         for d in readable
+        if d.value is not None  # all of them: narrows the type
     ]
     # five rolls of the whole scene; one whose first die the host "removed"; one on which
     # only one die was taught; a die deleted from the first roll later (a wrong tap: a

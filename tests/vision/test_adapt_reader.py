@@ -265,9 +265,9 @@ def test_a_new_classifier_embeds_the_stored_crops_again(
         (again * original).sum(1) / np.linalg.norm(again, axis=1) / np.linalg.norm(original, axis=1)
     )
     assert cosine.min() > 0.9  # from the 64 px crop, close to the frame's own
-    assert np.allclose(
-        embed_crops(classifier, [store.crop("kitchen", ids[0])]), again[:1], atol=1e-5
-    )  # type: ignore[list-item]
+    crop = store.crop("kitchen", ids[0])
+    assert crop is not None
+    assert np.allclose(embed_crops(classifier, [crop]), again[:1], atol=1e-5)
     views = stored[0].example.views
     assert views is not None and np.allclose(views[0], again[0], atol=1e-5)
 
@@ -499,7 +499,9 @@ def test_an_adopted_head_is_scored_by_the_map_its_folds_refitted_and_keeps_it_on
     read = [d for d in reader.read(scene).dice if d.value is not None]
     assert read
     for die in read:
-        raw = float(adapted.classify(scene, [die.where]).confidence[0])
+        confidence = adapted.classify(scene, [die.where]).confidence
+        assert confidence is not None  # the head's own raw confidence
+        raw = float(confidence[0])
         expected = min(fold_map_(raw), head.gate.ceiling)
         assert die.confidence == pytest.approx(expected, abs=1e-6)
     # below the ceiling the map decides, and says otherwise than the shipped map would: a

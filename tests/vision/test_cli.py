@@ -104,7 +104,7 @@ def test_json_lines_for_good_and_bad_files(pictures: dict[str, Path], tmp_path: 
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert written == ["dice.annotated.png", "grey.annotated.png", "tiny.annotated.png"]
     annotated = cv2.imread(str(tmp_path / "out" / "dice.annotated.png"))
-    assert annotated.shape == (480, 640, 3)
+    assert annotated is not None and annotated.shape == (480, 640, 3)
 
 
 def test_readable_lines_and_success_status(pictures: dict[str, Path]) -> None:

@@ -9,7 +9,6 @@ import json
 import shutil
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 
@@ -28,6 +27,7 @@ from companion.vision.confidence import (
 from companion.vision.model import ModelError, default_models_dir
 from companion.vision.pipeline import DiceReader, calibrate, classify, read_dice, take_looks
 from companion.vision.types import DieBox, DieReading
+from tests.images import read_image
 
 REPO = Path(__file__).resolve().parents[2]
 CROPS = REPO / "tests" / "fixtures" / "crops"
@@ -98,7 +98,7 @@ def test_a_classifier_manifest_with_a_broken_map_fails_at_load(tmp_path: Path) -
 
 def _fixture_frame() -> tuple[np.ndarray, list[DieBox], list[int]]:
     paths = sorted(CROPS.glob("*.png"))
-    frame = np.hstack([cv2.imread(str(p), cv2.IMREAD_COLOR) for p in paths])
+    frame = np.hstack([read_image(p) for p in paths])
     boxes = [DieBox(20 + 40 * i, 20, FIXTURE_DIE_SIDE, FIXTURE_DIE_SIDE) for i in range(len(paths))]
     return frame, boxes, [int(p.name.split("_")[0]) for p in paths]
 

@@ -27,13 +27,14 @@ from companion.vision.confidence import (
     upper_bound,
 )
 from companion.vision.pipeline import DiceReader, calibrate, classify, read_dice
-from companion.vision.types import DieBox
+from companion.vision.types import DieBox, DieReading
 from models.recipe.confidence_fit import (
     die_confidences,
     fit_die_confidence,
     leave_one_source_out,
 )
 from models.recipe.sure_features import Features
+from tests.images import read_image
 
 REPO = Path(__file__).resolve().parents[2]
 CROPS = REPO / "tests" / "fixtures" / "crops"
@@ -49,7 +50,7 @@ def _shipped() -> PipClassifier:
 
 def _fixture_frame() -> tuple[np.ndarray, list[DieBox], list[int]]:
     paths = sorted(CROPS.glob("*.png"))
-    frame = np.hstack([cv2.imread(str(p), cv2.IMREAD_COLOR) for p in paths])
+    frame = np.hstack([read_image(p) for p in paths])
     boxes = [
         DieBox(20 + 40 * i, 20, FIXTURE_DIE_SIDE, FIXTURE_DIE_SIDE, 0.0, 0.95)
         for i in range(len(paths))
@@ -160,7 +161,7 @@ def _two_spreads() -> tuple[np.ndarray, np.ndarray]:
     means = np.eye(6, 8) * 10.0
     embeddings = (
         means[values - 1]
-        + rng.normal(size=(len(values), 8)) * np.array([spread[v] for v in values])[:, None]
+        + rng.normal(size=(len(values), 8)) * np.array([spread[int(v)] for v in values])[:, None]
     )
     return embeddings, values
 
@@ -349,9 +350,7 @@ def test_the_threshold_refuses_a_roll_at_0_99() -> None:
     assert not decide_roll(roll, 1, confidence_map.threshold).apply
 
 
-def _a_die() -> object:
-    from companion.vision.types import DieReading
-
+def _a_die() -> DieReading:
     probabilities = np.full(7, 0.001)
     probabilities[3] = 0.99
     return DieReading(DieBox(10, 10, 20, 20), 4, 0.99, probabilities=probabilities)

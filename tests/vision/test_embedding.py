@@ -10,7 +10,6 @@ import json
 import shutil
 from pathlib import Path
 
-import cv2
 import numpy as np
 import onnx
 import onnxruntime as ort  # type: ignore[import-untyped]
@@ -28,6 +27,7 @@ from models.recipe.embedding import (
     with_embedding_output,
     without_embedding_output,
 )
+from tests.images import read_image
 
 REPO = Path(__file__).resolve().parents[2]
 CROPS = REPO / "tests" / "fixtures" / "crops"
@@ -41,7 +41,7 @@ def classifier() -> PipClassifier:
 
 
 def _frame_and_boxes() -> tuple[np.ndarray, list[DieBox]]:
-    crops = [cv2.imread(str(p), cv2.IMREAD_COLOR) for p in sorted(CROPS.glob("*.png"))]
+    crops = [read_image(p) for p in sorted(CROPS.glob("*.png"))]
     frame = np.hstack(crops)
     boxes = [DieBox(20 + 40 * i, 20, FIXTURE_DIE_SIDE, FIXTURE_DIE_SIDE) for i in range(len(crops))]
     return frame, boxes

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import cv2
 import pytest
 
 from companion.vision.datasets import (
@@ -21,6 +20,7 @@ from companion.vision.datasets import (
 )
 from companion.vision.scoring import score
 from companion.vision.types import DieBox, DieReading
+from tests.images import read_image
 
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "bench" / "label_corrections.csv"
@@ -110,7 +110,7 @@ def test_every_shipped_correction_fits_its_photo() -> None:
         label_dir = (
             photo.parent.parent / "labels" if photo.parent.name == "images" else photo.parent
         )
-        height, width = cv2.imread(str(photo)).shape[:2]
+        height, width = read_image(photo).shape[:2]
         dice = parse_label_file(
             label_dir / (photo.stem + ".txt"),
             width,

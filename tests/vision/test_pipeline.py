@@ -75,7 +75,7 @@ def test_touching_dice_are_found_separately(reader: DiceReader) -> None:
             surface=TRAINED_SURFACES[seed % len(TRAINED_SURFACES)],
         )
         reading = reader.read(image)
-        claimed = set()
+        claimed: set[int] = set()
         for die in dice:
             total += 1
             near = matches(*centre(die), die.side, reading)

@@ -16,7 +16,7 @@ import pytest
 from companion.vision.classifier import PipClassifier
 from companion.vision.datasets import TOMITOMI, DatasetError, default_data_root, load_split
 from companion.vision.finder import DiceFinder, PeakRule
-from companion.vision.model import default_models_dir, parse_manifest, save_manifest
+from companion.vision.model import Manifest, default_models_dir, parse_manifest, save_manifest
 from models.recipe import pack as packing
 from models.recipe.manifests import (
     FINDER_HEADS,
@@ -64,7 +64,7 @@ def test_stages_parse_with_their_options() -> None:
             parse_stages(bad)
 
 
-def _built_classifier() -> object:
+def _built_classifier() -> Manifest:
     return classifier_manifest(
         created="2026-12-01", command="python models/train.py", seed=1,
         trained_on={"real": {}}, embedding_width=192,  # the wide net of classifier 2.0.0
@@ -105,11 +105,11 @@ def test_the_finder_manifest_with_its_peak_rule_loads(tmp_path: Path) -> None:
 
 
 def test_figures_go_to_the_model_they_judge() -> None:
-    figures = {
+    figures: dict[str, dict[str, object]] = {
         "byler-d6-train": {"images": 40, "recall": 1.0, "confusions": {"5->4": 2}},
         TOMITOMI: {"images": 256, "classifier_accuracy_on_labelled_boxes": 0.9},
     }
-    classifier = with_figures(_built_classifier(), figures, tuple(figures))  # type: ignore[arg-type]
+    classifier = with_figures(_built_classifier(), figures, tuple(figures))
     assert classifier.raw["validation"]["byler-d6-train"] == {
         "images": 40,
         "confusions": {"5->4": 2},

@@ -26,7 +26,7 @@ def write_images(folder: Path, names: list[str]) -> None:
 
 
 def write_video(path: Path, frames: int) -> None:
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10, (64, 48))
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), 10, (64, 48))
     assert writer.isOpened()
     for k in range(frames):
         writer.write(np.full((48, 64, 3), (k * 20) % 256, np.uint8))
