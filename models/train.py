@@ -339,7 +339,7 @@ def export_classifier(net: Classifier, path: Path) -> None:
 def export_finder(net: nn.Module, path: Path) -> None:
     example = torch.zeros(1, 3, 288, FINDER_LONG_SIDE)
     dynamic = {0: "batch", 2: "height", 3: "width"}
-    export_onnx(FinderExport(net), example, path, ("maps",), dynamic, ("die",))  # type: ignore[arg-type]
+    export_onnx(FinderExport(net), example, path, ("maps",), dynamic, ("die",))
 
 
 def save_weights(net: nn.Module, name: str) -> None:

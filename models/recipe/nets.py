@@ -84,9 +84,10 @@ class FinderNet(nn.Module):
 
 
 class FinderExport(nn.Module):
-    """The exported graph: sigmoid on the heat channel, raw values elsewhere."""
+    """The exported graph of a finder net (FinderNet, LiteFinderNet): sigmoid on the heat
+    channel, raw values elsewhere."""
 
-    def __init__(self, net: FinderNet) -> None:
+    def __init__(self, net: nn.Module) -> None:
         super().__init__()
         self.net = net
 

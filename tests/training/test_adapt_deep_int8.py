@@ -86,6 +86,7 @@ def test_an_int8_files_weights_are_its_float_sources_within_half_a_step(
     ]
     assert len(convs) == 7
     for exact, read_back in convs:
+        assert isinstance(read_back, torch.Tensor)  # the int8 net's Conv2d at the same place
         # per output channel, int8 in 7 bits, [-64, 64] (models/recipe/quantise.py, WEIGHTS):
         # a step is the channel's largest |w| / 64
         step = exact.abs().flatten(1).amax(dim=1) / 64

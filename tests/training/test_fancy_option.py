@@ -4,6 +4,8 @@ from before, so a run in progress keeps its caches), and packs carry it. Needs t
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from models.recipe.pack import SyntheticRecipe
@@ -27,7 +29,7 @@ def test_the_flag_defaults_to_no_fancy_scenes() -> None:
 
 
 def test_a_pack_from_before_the_flag_reads_as_no_fancy_scenes() -> None:
-    old = {"count": 700, "seed": 9, "translucent": 0.1, "first_scene_sha256": "ab"}
+    old: dict[str, Any] = {"count": 700, "seed": 9, "translucent": 0.1, "first_scene_sha256": "ab"}
     assert SyntheticRecipe(**old).fancy == 0.0
     assert SyntheticRecipe(**old, fancy=0.3).fancy == 0.3
 

@@ -60,7 +60,9 @@ def test_a_lite0_stage_starts_from_imagenet_and_resumes_from_its_state(tmp_path:
     imagenet = LiteClassifierNet()
     load_lite0_backbone(imagenet)
     # trained from the ImageNet weights: the stem moved a little, not to anything else
-    moved = (through.stem[0].weight.detach() - imagenet.stem[0].weight).abs().max()
+    stem, imagenet_stem = through.stem[0], imagenet.stem[0]
+    assert isinstance(stem, torch.nn.Conv2d) and isinstance(imagenet_stem, torch.nn.Conv2d)
+    moved = (stem.weight.detach() - imagenet_stem.weight).abs().max()
     assert 0 < float(moved) < 0.05
     same_weights(through, resumed)
 

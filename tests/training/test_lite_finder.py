@@ -35,7 +35,9 @@ def test_the_backbone_holds_lite0s_imagenet_tensors_in_order(
 ) -> None:
     torch.manual_seed(1)
     net = LiteFinderNet()
-    head_before = net.head[-1].weight.clone()
+    head = net.head[-1]
+    assert isinstance(head, torch.nn.Conv2d)
+    head_before = head.weight.clone()
     copied = load_lite0_backbone(net)
     ours = net.backbone_tensors()
     assert copied == len(ours) == 144  # stem + blocks 0-7: weights and BatchNorm buffers
@@ -44,7 +46,7 @@ def test_the_backbone_holds_lite0s_imagenet_tensors_in_order(
         assert name.rsplit(".", 1)[1] == their_name.rsplit(".", 1)[1], (name, their_name)
         scale = INPUT_SCALE if name == "stem.0.weight" else 1.0
         assert torch.equal(value, theirs.to(value.dtype) * scale), name
-    assert torch.equal(net.head[-1].weight, head_before)  # the finder's own layers untouched
+    assert torch.equal(head.weight, head_before)  # the finder's own layers untouched
 
 
 def test_a_weights_file_of_another_shape_is_refused(
@@ -65,6 +67,7 @@ def test_an_exported_lite0_finder_keeps_the_finders_contract(tmp_path: Path) -> 
     with torch.no_grad():
         for module in net.blocks.modules():  # BatchNorm statistics unlike the defaults
             if isinstance(module, torch.nn.BatchNorm2d):
+                assert module.running_mean is not None
                 module.running_mean.uniform_(-0.1, 0.1)
     # the top-down path keeps its fresh BatchNorm: its folded biases are equal, which the
     # exporter stores once and names through Identity nodes (the case a later stage meets)

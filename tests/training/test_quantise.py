@@ -23,6 +23,7 @@ from companion.vision.finder import FINDER_FILE, DiceFinder
 from companion.vision.model import parse_manifest, sha256_of
 from models.recipe.finder_features import main as make_features
 from models.recipe.quantise import last_conv, quantise_finder
+from tests.images import read_image
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 
@@ -85,7 +86,7 @@ def test_the_int8_heat_follows_the_float_finders(
 ) -> None:
     out, _ = quantised
     float_finder, int8_finder = DiceFinder.load(FLOAT), DiceFinder.load(out)
-    image = cv2.imread(str(photos(tmp_path, 6)[-1].path))  # a scene it was not calibrated on
+    image = read_image(photos(tmp_path, 6)[-1].path)  # a scene it was not calibrated on
     batch, _ = float_finder.prepare(image, float_finder.long_side)
     heat_float = float_finder.maps(batch)[0]
     heat_int8 = int8_finder.maps(batch)[0]
@@ -140,7 +141,7 @@ def test_a_setup_can_adapt_the_int8_finders_heat(
     assert make_features(["--models", str(folder)]) == 0
     finder = DiceFinder.load(folder)
     adapted = AdaptedFinder.load(finder, None, folder)
-    image = cv2.imread(str(photos(tmp_path, 2)[-1].path))
+    image = read_image(photos(tmp_path, 2)[-1].path)
     batch, _ = finder.prepare(image, finder.long_side)
     maps, features = adapted.run_both(batch)
     assert np.array_equal(maps, finder.model.run(batch)[0][0])

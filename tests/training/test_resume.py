@@ -322,6 +322,7 @@ def test_a_save_keeps_a_stage_from_an_onnx_file_on_its_frozen_batchnorm(tmp_path
     for module in net.modules():
         if isinstance(module, torch.nn.BatchNorm2d):
             # folded: mean 0, variance 1 - eps; batch statistics would have moved them
+            assert module.running_mean is not None and module.running_var is not None
             assert torch.count_nonzero(module.running_mean) == 0
             assert torch.allclose(module.running_var + module.eps, torch.ones(1))
 

@@ -222,7 +222,7 @@ def test_a_pair_not_judged_to_the_end_is_refused(
     for name in (FINDER_FILE, "dice_finder.json", CLASSIFIER_FILE, "pip_classifier.json"):
         shutil.copyfile(MODELS / name, pair / name)
     unjudged = parse_manifest(pair / "pip_classifier.json")
-    empty = {"validation": {}} if field == "validation" else {"confidence": None}
+    empty: dict[str, object] = {"validation": {}} if field == "validation" else {"confidence": None}
     save_manifest(unjudged.with_fields(**empty), pair / CLASSIFIER_FILE)
     before = sha256_of(older_models / FINDER_FILE)
     arguments = ["--pair", str(pair), "--models", str(older_models), "--history", "stage 28"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import cv2
 import numpy as np
 import onnx
 import pytest
@@ -28,6 +27,7 @@ from models.recipe.weight_average import (
     mean_of,
     write_average,
 )
+from tests.images import read_image
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 TUNED = MODELS / "training" / "stage21-classifier" / "classifier" / "candidate"
@@ -48,7 +48,7 @@ def probabilities(models_dir: Path) -> np.ndarray:
     crops = sorted(CROPS.glob("*.png"))[:12]
     out = []
     for path in crops:
-        image = cv2.imread(str(path))
+        image = read_image(path)
         height, width = image.shape[:2]
         box = DieBox(width / 2, height / 2, width / 1.3, height / 1.3)
         out.append(classifier.probabilities(image, [box])[0])
