@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             for k in sorted({int(part) for part in args.shots.split(",")}):
                 if not 0 < k < len(images):
                     continue
-                check = check_setup_rule(errors, shipped, order[:k], choice)
+                check = check_setup_rule(errors, shipped, order[:k].tolist(), choice)
                 print(
                     f"| {label} | {seed} | {k} | {check.fold_adapted} / {check.fold_shipped} | "
                     f"{check.wins}-{check.losses}, {check.p_value:.3f} | {check.reason} | "

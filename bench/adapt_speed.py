@@ -103,8 +103,11 @@ def teach_clip(learner: SetupLearner, cold: DiceReader, skip: int) -> int:
     count = 0
     for path in sorted(DEMO.glob("*.jpg"))[skip:]:
         picture = cv2.imread(str(path))
-        read = [d for d in cold.read(picture).dice if d.value is not None]
-        learner.record(picture, [ConfirmedDie(d.where, d.value) for d in read], photo=path.name)
+        assert picture is not None, path
+        read = [(d.where, d.value) for d in cold.read(picture).dice if d.value is not None]
+        learner.record(
+            picture, [ConfirmedDie(where, value) for where, value in read], photo=path.name
+        )
         count += len(read)
     return count
 

@@ -137,7 +137,7 @@ class TimedReader:
 
 def write_video(frames: list[Any], path: Path) -> None:
     h, w = frames[0].image.shape[:2]
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, (w, h))
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), FPS, (w, h))
     if not writer.isOpened():
         raise RuntimeError("OpenCV cannot write an MJPG video here")
     for frame in frames:

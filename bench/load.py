@@ -59,8 +59,7 @@ import websockets
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from _server import start_server  # noqa: E402  (bench/_server.py, beside this script)
-
+from bench._server import start_server  # noqa: E402
 from companion.rules.base import Die, Move, Roll  # noqa: E402
 from companion.rules.registry import find_game  # noqa: E402
 from companion.rules.session import Session  # noqa: E402

@@ -90,8 +90,8 @@ def bench_sets(scenes: int, use_finder: bool, seed: int) -> int:
                 wrong[(die.body, str(given))] += 1
         if (k + 1) % 50 == 0:
             print(f"  {k + 1}/{scenes} scenes, {right}/{found} right so far", flush=True)
-    boxes = "finder boxes" if use_finder else "true boxes"
-    print(f"rendered qwixx+sixto scenes: {scenes}, dice: {total}, found: {found} ({boxes})")
+    which = "finder boxes" if use_finder else "true boxes"
+    print(f"rendered qwixx+sixto scenes: {scenes}, dice: {total}, found: {found} ({which})")
     print(f"wrong (true, given): {dict(wrong.most_common(8))}")
     print(f"set_colour_right_percent: {100.0 * right / max(found, 1):.2f}")
     return 0
@@ -121,7 +121,9 @@ def bench_real() -> int:
             continue
         image = images.get(row["image"])
         if image is None:
-            image = images[row["image"]] = cv2.imread(str(BYLER / "images" / row["image"]))
+            image = cv2.imread(str(BYLER / "images" / row["image"]))
+            assert image is not None, row["image"]
+            images[row["image"]] = image
         x0, y0, x1, y1 = (float(row[k]) for k in ("x0", "y0", "x1", "y1"))
         measured = measure_die(image, DieBox((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0))
         total += 1
@@ -200,7 +202,9 @@ def real_samples() -> dict[str, list[Lab]]:
             continue
         image = images.get(row["image"])
         if image is None:
-            image = images[row["image"]] = cv2.imread(str(BYLER / "images" / row["image"]))
+            image = cv2.imread(str(BYLER / "images" / row["image"]))
+            assert image is not None, row["image"]
+            images[row["image"]] = image
         x0, y0, x1, y1 = (float(row[k]) for k in ("x0", "y0", "x1", "y1"))
         m = measure_die(image, DieBox((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0))
         if m is not None:
@@ -247,13 +251,15 @@ def kept_centres(
 def prototypes(seed: int) -> int:
     """Print the prototype table: 4 k-means centres per name from the byler training part
     and 4 from rendered dice under random light."""
-    weights = np.float32([LIGHTNESS_WEIGHT, 1, 1])
+    weights = np.array([LIGHTNESS_WEIGHT, 1, 1], np.float32)
     by_source = {"real": real_samples(), "rendered": rendered_samples(seed)}
     pooled = {
         name: by_source["real"].get(name, []) + by_source["rendered"].get(name, [])
         for name in BASIC_COLOURS
     }
-    medians = {n: np.median(np.float32(v), axis=0) * weights for n, v in pooled.items() if v}
+    medians = {
+        n: np.median(np.array(v, np.float32), axis=0) * weights for n, v in pooled.items() if v
+    }
     print("_PROTOTYPES: dict[str, tuple[tuple[float, float, float], ...]] = {")
     for name in BASIC_COLOURS:
         print(f'    "{name}": (')
@@ -261,7 +267,9 @@ def prototypes(seed: int) -> int:
             samples = by_source[source].get(name, [])
             if not samples:
                 continue
-            for lab in kept_centres(np.float32(samples) * weights, name, medians, weights):
+            for lab in kept_centres(
+                np.array(samples, np.float32) * weights, name, medians, weights
+            ):
                 print(f"        ({lab[0]:.1f}, {lab[1]:.1f}, {lab[2]:.1f}),")
         print("    ),")
     print("}")
