@@ -5,9 +5,10 @@ pass after crossing nothing reads "Pass: −5 penalty" and asks once; every othe
 from __future__ import annotations
 
 from companion.rules.base import Move
-from companion.rules.qwixx import Cross, Pass
+from companion.rules.qwixx import Cross, Pass, Qwixx, State
 from companion.table.access import Viewer
-from companion.web.views import sheet_context
+from companion.web.views import SheetInput, sheet_context
+from companion.web.views import qwixx as qwixx_view
 from tests.web.helpers import roll, snapshot_of
 
 ROLL_7 = roll(("white", 3), ("white", 4), ("red", 2), ("yellow", 5), ("green", 6), ("blue", 1))
@@ -75,3 +76,31 @@ def test_the_last_pass_on_a_white_sum_that_locks_a_second_row_says_it_ends_the_g
     assert button["confirm"] == "Tap again to pass: the game ends"
     bob_first = pass_button([*moves[:-1]], 1)  # before Bob's lock nothing ends the game
     assert bob_first["label"] == "Pass (no cross)" and "confirm" not in bob_first
+
+
+class PenaltyOfThree(Qwixx):
+    """Qwixx whose penalty the engine says is -3 while its score sheet still counts -5: a
+    view that reads the cost off the engine's `penalty` says -3, one that works it out from
+    the scores says -5."""
+
+    def penalty(self, state: State, move: Move) -> int:
+        return -3 if super().penalty(state, move) < 0 else 0
+
+
+def test_the_pass_button_takes_its_cost_from_the_engines_penalty() -> None:
+    snapshot = snapshot_of("qwixx", ["Ann", "Bob"], [ROLL_7, Pass(player=0), Pass(player=1)])
+    game = PenaltyOfThree()
+    inp = SheetInput(
+        game=game,
+        state=snapshot.state,
+        seat=0,
+        name="Ann",
+        turn=snapshot.turn,
+        score=snapshot.scores[0],
+        legal=tuple(game.legal_moves(snapshot.state, 0)),
+        markable=True,
+        outcome=None,
+        players=("Ann", "Bob"),
+    )
+    (button,) = qwixx_view.sheet(inp)["buttons"]
+    assert button["label"] == "Pass: \N{MINUS SIGN}3 penalty"

@@ -90,15 +90,13 @@ class SheetInput:
             names[self.seat] = self.name
         return names
 
-    def points_change(self, move: Move) -> int | None:
-        """What `move` would do to this seat's total, as the engine scores the state after
-        it (Qwixx's second pass: -5), or None when the engine refuses the move now. The view
-        labels a costly button with it; the rules stay in the engine."""
-        try:
-            after = self.game.play(self.state, move)
-        except Rejection:
-            return None
-        return int(self.game.scores(after)[self.seat].total - self.score.total)
+    def penalty(self, move: Move) -> int:
+        """The penalty `move` would mark this seat now, as the engine says it (Qwixx's pass
+        after crossing nothing: -5), 0 when it marks none or the engine refuses the move.
+        The view labels a costly button with it; the rules stay in the engine."""
+        if self.refusal(move) is not None:
+            return 0
+        return int(self.game.penalty(self.state, move))
 
     def refusal(self, move: Move) -> Rejection | None:
         """The engine's refusal of `move` now, or None when it would accept it: a view shows

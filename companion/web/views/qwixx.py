@@ -121,19 +121,20 @@ def _box(inp: SheetInput, move: Cross, crossed: tuple[int, ...]) -> Box:
 
 def _pass_button(inp: SheetInput) -> list[dict[str, str | bool]]:
     """The pass, labelled with what it costs (the active player's pass after crossing
-    nothing marks a penalty, as the engine scores it) and, when it costs, asking once."""
+    nothing marks a penalty, as the engine says: `Game.penalty`) and, when it costs, asking
+    once."""
     if not (inp.markable and inp.may_act):
         return []
     pass_move = Pass(player=inp.seat)
     legal = inp.is_legal(pass_move)
-    change = inp.points_change(pass_move) if legal else None
+    change = inp.penalty(pass_move) if legal else 0
     button: dict[str, str | bool] = {
         "label": "Pass (no cross)",
         "move": move_attr(inp.game, pass_move),
         "legal": legal,
     }
     ends = legal and inp.ends_game(pass_move)
-    if change is not None and change < 0:
+    if change < 0:
         cost = score_text(change)  # as the sheet writes it: "Penalties −5"
         button["label"] = f"Pass: {cost} penalty"
         button["confirm"] = f"Tap again to pass and take {cost}"
