@@ -268,6 +268,22 @@ def test_the_log_says_what_each_undo_took_back(qwixx: dict[str, Any]) -> None:
     assert f"<td>4</td> <td>host</td> <td>Undid: roll {dice}</td>" in log, log
 
 
+def test_the_log_names_the_penalty_an_undone_pass_took_back(qwixx: dict[str, Any]) -> None:
+    """The host takes back Ann's colour pass after she crossed nothing: its struck-through
+    row read "Pass (no cross)" without its penalty and the undo row "Undid: Pass (no
+    cross)"; both say the penalty, as the undo's news and button do."""
+    tid, host = qwixx["table_id"], qwixx["host"]
+    act(host, tid, QWIXX_ROLL_7, "roll-0001")
+    for number, player in enumerate((1, 0, 0)):  # the white sum passed, then Ann's colours
+        act(host, tid, {"kind": "pass", "player": player}, f"host-pass-{number}")
+    assert host.post(f"/api/tables/{tid}/undo", json={"action_id": "host-undo-1"}).is_success
+    log = " ".join(host.get(f"/t/{tid}/log").text.split())
+    minus_5 = "\N{MINUS SIGN}5"
+    struck = '<tr class="undone" data-seq="4"> <td>4</td> <td>host</td>'
+    assert f"{struck} <td>Pass (no cross), {minus_5} penalty <span" in log, log
+    assert f"<td>Undid: Pass ({minus_5} penalty)</td>" in log, log
+
+
 def test_no_join_code_no_access(app: Any, qwixx: dict[str, Any]) -> None:
     tid = qwixx["table_id"]
     stranger = TestClient(app)

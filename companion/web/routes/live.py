@@ -43,7 +43,7 @@ from companion.web.deps import (
     require_local,
 )
 from companion.web.long_pages import render_page
-from companion.web.views import colour_class, describe_move, view_for
+from companion.web.views import colour_class, describe_move, taken_back_words
 
 logger = logging.getLogger(__name__)
 LOCAL_CALIBRATION = "calibrate on the machine the camera is connected to"
@@ -326,34 +326,36 @@ def undid_text(
     undo: LogEntry,
     target: LogEntry,
     met: object = None,
+    penalty: int = 0,
 ) -> str:
     """An undo in words by what it took back ("Undid: Cross purple box 5"); one that took back
     another's action names whose ("Undid Ann's: Cross purple box 5"). `met`: the state the
-    action took back had met (`states_met`)."""
+    action took back had met (`states_met`); `penalty`: what that action cost its player,
+    named as the undo's news names it ("Undid: Pass (-5 penalty)")."""
     undone = log_words(game, players, target, met=met)
     roll = roll_of(target)
     if roll is not None:  # as its struck-through row shows it: the dice
         undone["text"] = "roll " + ", ".join(f"{d.colour} {d.value}" for d in roll.dice)
+    elif penalty:
+        move = game.move_from_json(target.move or {})
+        undone["text"] = taken_back_words(game, move, met, penalty)
     if target.by == undo.by or undone["automatic"]:  # an automatic move names its player
         return f"Undid: {undone['text']}"
     return f"Undid {undone['by']}'s: {undone['text']}"
 
 
-def pass_costs(game: Game[object, object], options: object, log: list[LogEntry]) -> dict[str, int]:
-    """The standing moves that cost their player a penalty, by action id, as the engine
-    says (`Game.penalty` on the state each met): the actions replayed from the setup."""
-    state = game.setup(options)
-    costs: dict[str, int] = {}
-    for entry in effective_entries(log):
-        try:
-            move = game.move_from_json(entry.move or {})
-            after = game.play(state, move)
-        except Rejection:
-            return costs  # a log the engine does not replay: no words beyond this point
-        penalty = game.penalty(state, move)
-        if penalty:
-            costs[entry.action_id] = penalty
-        state = after
+def penalties_met(
+    game: Game[object, object], log: list[LogEntry], met: dict[int, object]
+) -> dict[int, int]:
+    """The moves of the log that cost their player a penalty, by seq, as the engine says
+    (`Game.penalty` on the state each met: `states_met`): undone ones too, whose
+    struck-through row and undo row name the penalty taken back."""
+    costs: dict[int, int] = {}
+    for entry in log:
+        if entry.seq in met:
+            penalty = game.penalty(met[entry.seq], game.move_from_json(entry.move or {}))
+            if penalty:
+                costs[entry.seq] = penalty
     return costs
 
 
@@ -424,12 +426,11 @@ def log_context(
     """The log page's rows: each entry in words, its dice, its photo, whether it stands."""
     standing = {e.action_id for e in effective_entries(log)}
     taken = taken_back(log)  # what each undo took back, by the session's rule
-    costs = pass_costs(table.game, table.session.options, log)  # on the page thread
     made_by_throw = throws_by(log)
-    # only a game whose moves' words depend on the state (a view's describe_in) replays it
-    met: dict[int, object] = {}
-    if hasattr(view_for(table.game.name), "describe_in"):
-        met = states_met(table.game, table.session.options, log)
+    # the state each move met: its words (a view's describe_in) and its penalty depend on
+    # it; replayed on the page thread
+    met = states_met(table.game, table.session.options, log)
+    costs = penalties_met(table.game, log, met)
     rows = []
     for entry in log:
         roll = roll_of(entry)
@@ -439,10 +440,15 @@ def log_context(
         if entry.seq in taken:
             target = taken[entry.seq]
             words["text"] = undid_text(
-                table.game, snapshot.players, entry, target, met.get(target.seq)
+                table.game,
+                snapshot.players,
+                entry,
+                target,
+                met.get(target.seq),
+                costs.get(target.seq, 0),
             )
-        if entry.action_id in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
-            words["text"] = f"{words['text']}, {score_text(costs[entry.action_id])} penalty"
+        if entry.seq in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
+            words["text"] = f"{words['text']}, {score_text(costs[entry.seq])} penalty"
         rows.append(
             {
                 "seq": entry.seq,
