@@ -4,6 +4,8 @@ players' names, and what an undo took back, for every device but its maker's."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from companion.rules.qwixx import GAME as QWIXX
 from companion.rules.qwixx import Cross, Options, Pass
 from companion.rules.session import HOST, Session
@@ -69,6 +71,23 @@ def test_the_host_who_plays_reads_how_to_undo_as_the_host() -> None:
         "The dice have been rolled since your last action, so it can no longer be undone on "
         "its own; as the host, you can undo back to it from the table view (Seat, then Just "
         "watch)"
+    )
+
+
+def test_while_the_host_plays_the_others_are_not_pointed_at_the_hosts_device() -> None:
+    """The host plays Ann on their own phone: Bob's refusal read "... the host can undo back
+    to it", but seated, the host's device undoes as Ann only; as a roll's refusal leaves
+    out "or the host enters the roll" then, the undo's leaves out the host."""
+    session = ann_bob_after_the_white_sum()
+    seated = replace(snapshot_from(session), host_seated=True)
+    bob = live_context(seated, seat(1), "sheet")
+    assert bob["undo_why"] == (
+        "Ann's move since needs your last action: once Ann undoes that move, you can undo yours"
+    )
+    session.act(ROLL_7)  # Bob rolls next: his pass lies before a roll now
+    bob = live_context(replace(snapshot_from(session), host_seated=True), seat(1), "sheet")
+    assert bob["undo_why"] == (
+        "The dice have been rolled since your last action, so it can no longer be undone on its own"
     )
 
 

@@ -448,7 +448,7 @@ async def perform_undo(access: ApiAccess, body: UndoRequest) -> dict[str, Any]:
     try:
         result = await table.undo(access.viewer.by, body.action_id, body.expected_state_id)
     except Rejection as exc:
-        message = undo_refusal_for(access.viewer, exc.message)  # a seated host's words
+        message = undo_refusal_for(table.snapshot, access.viewer, exc.message)  # the host's words
         text = spoken_to(message, table.snapshot.players, None, access.viewer.seat)
         raise Rejection(exc.reason, exc.rule, text) from exc
     return {"state_id": result.state_id, "duplicate": result.duplicate}

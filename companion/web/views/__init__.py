@@ -528,7 +528,7 @@ def undo_why(snapshot: Snapshot, viewer: Viewer) -> str | None:
         maker, action = snapshot.latest_undo
         if viewer.by in (maker, str(action.move.player)):
             return None
-    return for_display(undo_refusal_for(viewer, refusal.message), snapshot.players)
+    return for_display(undo_refusal_for(snapshot, viewer, refusal.message), snapshot.players)
 
 
 # where a seated host's device undoes as the host: it undoes as its player while seated
@@ -540,15 +540,19 @@ HOST_CLAUSES_SEATED = {
 }
 
 
-def undo_refusal_for(viewer: Viewer, message: str) -> str:
+def undo_refusal_for(snapshot: Snapshot, viewer: Viewer, message: str) -> str:
     """A player's undo refusal (the session's words) as `viewer` reads it: on the host's
     device at a seat, the pointer to the host points at itself, so it says how this device
     undoes as the host instead ("... the host can undo back to it" -> "... as the host, you
-    can undo back to it from the table view ...")."""
-    if not viewer.host or viewer.seat is None:
-        return message
-    for clause, seated in HOST_CLAUSES_SEATED.items():
-        message = message.replace(clause, seated)
+    can undo back to it from the table view ..."); on the others while the host's device
+    holds a seat the pointer is left out (seated, it undoes as its player only: Viewer.by),
+    as `roll_refusal_for` leaves out its "or the host enters the roll"."""
+    if viewer.host and viewer.seat is not None:
+        for clause, seated in HOST_CLAUSES_SEATED.items():
+            message = message.replace(clause, seated)
+    elif snapshot.host_seated:
+        for clause in HOST_CLAUSES_SEATED:
+            message = message.replace(f"; {clause}", "")
     return message
 
 
