@@ -602,19 +602,59 @@ def _closing_throw(state: State) -> Throw | None:
     """What the next roll means in the cross step (module docstring): those still crossing
     are done, then the next player rolls the dice still in play; None when the end of this
     turn would end the game."""
+    if turn_end_reason(state) is not None:
+        return None
     closed = (*state.closed, *state.closing)
-    if len(closed) >= DICE_OUT_TO_END:
-        return None
-    if any(_can_cross_nothing(sheet, state.colours, closed) for sheet in state.sheets):
-        return None
-    if len(state.sheets) == 1:
-        unused = sum(1 for die in state.dice if die.colour not in state.used[0])
-        if unused >= SOLO_UNUSED_TO_END:
-            return None
     closes = tuple(Done(seat) for seat in state.waiting)
     in_play = tuple(c for c in state.colours if c not in closed)
     roller = (state.active + 1) % len(state.sheets)
     return Throw(DiceSpec(colours=in_play), closes=closes, roller=roller)
+
+
+def turn_end_reason(state: State) -> EndReason | None:
+    """What ends the game when this turn ends (its last Done), as the sheets and the dice
+    stand now (rulebook): three dice out, a player who can cross no more, or, solo, two
+    dice or more of this roll not used to cross; None when the game goes on."""
+    closed = (*state.closed, *state.closing)
+    if len(closed) >= DICE_OUT_TO_END:
+        return EndReason.THREE_DICE_OUT
+    if any(_can_cross_nothing(sheet, state.colours, closed) for sheet in state.sheets):
+        return EndReason.NO_BOX_LEFT
+    if len(state.sheets) == 1:
+        unused = sum(1 for die in state.dice if die.colour not in state.used[0])
+        if unused >= SOLO_UNUSED_TO_END:
+            return EndReason.SOLO_UNUSED_DICE
+    return None
+
+
+def certain_turn_end(state: State) -> EndReason | None:
+    """What ends the game when this cross step ends whatever its players still cross; None
+    where crosses may yet keep the game going. A cross only adds dice out and takes boxes
+    away, so a third die out and a player who can cross no more stay true; solo, a die of
+    this roll that fits no open box of its row (each die crosses its own row only) stays
+    unused, and two such dice end the game, while dice the player can still cross with
+    leave it to them (their Done button says when it ends the game)."""
+    reason = turn_end_reason(state)
+    if reason is EndReason.SOLO_UNUSED_DICE and _dice_fitting_no_box(state) < SOLO_UNUSED_TO_END:
+        return None
+    return reason
+
+
+def _dice_fitting_no_box(state: State) -> int:
+    """The solo player's dice of this roll, not yet used, that no open box of their row fits."""
+    sheet, used = state.sheets[0], state.used[0]
+    count = 0
+    for die in state.dice:
+        if die.colour in used:
+            continue
+        index = state.colours.index(die.colour) if die.colour in state.colours else None
+        fits = (
+            index is not None
+            and die.colour not in state.closed
+            and bool(_open_columns(sheet.numbers[index], sheet.marks[index], die.value))
+        )
+        count += not fits
+    return count
 
 
 _OVER_TURN = Turn(step=Step.OVER.value, active=None)
@@ -907,15 +947,7 @@ class Sixto(Game[Options, State]):
         """After the last Done: the closing dice leave, then the end conditions (rulebook)."""
         players = len(state.sheets)
         closed = (*state.closed, *state.closing)
-        end: EndReason | None = None
-        if len(closed) >= DICE_OUT_TO_END:
-            end = EndReason.THREE_DICE_OUT
-        elif any(_can_cross_nothing(sheet, state.colours, closed) for sheet in state.sheets):
-            end = EndReason.NO_BOX_LEFT
-        elif players == 1:
-            unused = sum(1 for die in state.dice if die.colour not in state.used[0])
-            if unused >= SOLO_UNUSED_TO_END:
-                end = EndReason.SOLO_UNUSED_DICE
+        end = turn_end_reason(state)
         no_dice_used = ((),) * players
         if end is not None:
             return State(

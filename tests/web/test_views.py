@@ -240,6 +240,28 @@ def test_sixto_last_turn_is_told_to_those_done_without_automatic_passes_too() ->
     )
 
 
+def test_solo_sixto_says_last_turn_only_once_two_dice_fit_no_box() -> None:
+    """Solo, two dice left unused end the game (rulebook), so every turn began with six
+    unused dice and Ann read "Last turn: the game ends once everyone is done crossing"
+    until she had crossed with five. True of tapping Done then, which her Done button
+    says; the line now comes only once two dice fit no box, and says that."""
+    six = [("red", 1), ("orange", 2), ("yellow", 3), ("green", 4), ("blue", 5), ("purple", 6)]
+    start = snapshot_of("sixto", ["Ann"], [])
+    numbers = start.state.sheets[0].numbers  # box 9's digit in each row
+    nines = roll(*((colour, int(row[8])) for (colour, _), row in zip(six, numbers, strict=True)))
+    first_turn: list[Any] = [nines, Keep(0)]
+    ann = Viewer(seat=0, host=False)
+    assert live_context(snapshot_of("sixto", ["Ann"], first_turn), ann, "sheet")["roll_waits"] == ""
+    # box 9 in five rows: those rows can take no more crosses, so their dice fit no box
+    first_turn += [SixtoCross(0, colour, 9) for colour, _ in six[:5]]
+    second_turn = [*first_turn, Done(0), nines, Keep(0)]
+    snapshot = snapshot_of("sixto", ["Ann"], second_turn)
+    assert snapshot.turn.ends_by_hand
+    assert live_context(snapshot, ann, "sheet")["roll_waits"] == (
+        "Last turn: two dice fit no box, so the game ends once you are done crossing"
+    )
+
+
 def test_sixto_buttons_for_keep_reroll_and_done() -> None:
     six = [("red", 1), ("orange", 2), ("yellow", 3), ("green", 4), ("blue", 5), ("purple", 6)]
     snapshot = snapshot_of("sixto", ["Ann", "Bob"], [roll(*six)])

@@ -715,7 +715,8 @@ def _ends_by_hand_waits(snapshot: Snapshot, viewer: Viewer) -> str:
     last_turn = _last_turn_words(snapshot)
     who = names_of(snapshot.players, acting)
     if last_turn is not None:
-        return str(last_turn(who, len(acting), host_aside=_host_may_act(snapshot, viewer)))
+        host_aside = _host_may_act(snapshot, viewer)
+        return str(last_turn(who, len(acting), host_aside=host_aside, state=snapshot.state))
     return (
         f"No roll yet: {who} must cross or pass first, since a pass now could end the "
         f"game{_host_aside(snapshot, viewer, 'may pass for them')}"
@@ -731,7 +732,7 @@ def _ending_turn_words(snapshot: Snapshot, viewer: Viewer) -> str:
         return ""
     last_turn = _last_turn_words(snapshot)
     if last_turn is not None:
-        return str(last_turn(None, len(acting)))
+        return str(last_turn(None, len(acting), state=snapshot.state))
     # the last to act on a white sum that locks a second row (Qwixx): whatever they do
     # ends the game, as their boxes and pass say; the engine judges each move
     return LAST_TO_ACT if _every_move_ends(snapshot, viewer.seat) else ""

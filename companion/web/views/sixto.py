@@ -16,10 +16,12 @@ from companion.rules.sixto import (
     TARGET_FIRST,
     Cross,
     Done,
+    EndReason,
     Keep,
     Reroll,
     State,
     Step,
+    certain_turn_end,
     crossed_columns,
 )
 from companion.web.views import OptionText, SheetInput, colour_class
@@ -146,12 +148,20 @@ def waiting_text(step: str, names: str, own: bool = False) -> str | None:
     return f"Your turn: {deed}" if own else f"Waiting for {names} to {deed}"
 
 
-def last_turn_words(who: str | None, count: int, host_aside: bool = True) -> str:
+def last_turn_words(who: str | None, count: int, *, state: State, host_aside: bool = True) -> str:
     """While the end of this turn ends the game (Turn.ends_by_hand: a third die leaves, a
-    player can cross no more): to those still crossing (`who` None) that it is the last
-    turn; to the others why no roll is offered, naming the `count` players crossing, and,
-    with `host_aside`, that the host's device may tap Done crossing for them (not where the
-    host's device acts as a player only: views._host_may_act)."""
+    player can cross no more, solo: two dice unused): to those still crossing (`who` None)
+    that it is the last turn; to the others why no roll is offered, naming the `count`
+    players crossing, and, with `host_aside`, that the host's device may tap Done crossing
+    for them (not where the host's device acts as a player only: views._host_may_act).
+    Solo, every turn begins with six dice unused: the solo player reads nothing while they
+    can still cross with enough of them (their Done button says when it ends the game),
+    and that two dice fit no box once that is so (`certain_turn_end` of `state`)."""
+    end = certain_turn_end(state)
+    if end is None:
+        return ""
+    if who is None and end is EndReason.SOLO_UNUSED_DICE:
+        return "Last turn: two dice fit no box, so the game ends once you are done crossing"
     if who is None:
         return "Last turn: the game ends once everyone is done crossing"
     verb = "is" if count == 1 else "are"
