@@ -207,7 +207,8 @@ def test_every_open_card_sends_its_move_and_only_blue_cards_flip() -> None:
     full_house = card(ann, "three_kind")
     assert full_house["face"]["name"] == "Full House" and full_house["face"]["tag"] == "red · hard"
     assert full_house["flip"] is None and full_house["other"] is None  # red: nothing to flip
-    assert full_house["take"]["move"] and not full_house["take"]["legal"]  # one card a turn
+    # one card a turn: the save step that follows offers no card, and the cards carry none
+    assert full_house["take"] is None and controls(ann) == []
     assert (
         ann["note"]
         == "You flipped Three of a Kind to Full House. Tap the dice to keep for your next turn, then Save."
@@ -471,7 +472,32 @@ def test_the_advanced_start_save_shows_the_engines_limit() -> None:
     assert snapshot.state.step is Step.START_SAVE
     assert bob["save"]["limit"] == 2
     assert bob["note"].startswith("Advanced start")
-    assert all(c["take"]["move"] for c in cards_of(bob))  # a tap hears "save dice first"
+    # the cards wait for the card step: no take or flip that only answers "save dice first"
+    assert controls(bob) == [] and bob["save"] is not None
+
+
+def test_the_cards_carry_take_and_flip_only_in_the_card_step() -> None:
+    """Ann's turn began with two saved dice: her sheet showed a dashed red "flip" on every
+    card, out of reach too, and a tap only heard "roll first"; so did Bob's while he was to
+    hand on the opening of round 2. The cards carry their controls in the card step only,
+    there for every card, legal or not (a tap hears the engine's reason)."""
+    moves = [red(2, 2, 3, 5, 5, 6), Decline(0), SaveDice(0, (5, 5))]
+    moves += [blue(1, 2, 3, 4, 4, 6), Decline(1), SaveDice(1, ())]
+    start = snapshot_of("sixis", NAMES[:2], moves, TWO)
+    ann = sheet_context(start, 0, Viewer(0, False))
+    assert [a["label"] for a in ann["actions"]] == ["Keep 5 5, roll 4", "Roll all six"]
+    assert controls(ann) == []
+    card_step = snapshot_of("sixis", NAMES[:2], [*moves, KeepSaved(0), red(1, 2, 4, 6)], TWO)
+    ann = sheet_context(card_step, 0, Viewer(0, False))
+    assert card(ann, "low")["take"] and card(ann, "low")["flip"]
+    assert any(not c["legal"] for c in controls(ann))  # the illegal ones answer why
+    two_rounds = replace(TWO, rounds=2)
+    opener = snapshot_of(
+        "sixis", NAMES[:2], [red(6, 6, 6, 6, 6, 6), TakeCard(0, SIXIS)], two_rounds
+    )
+    assert opener.state.opener_open and opener.state.round == 2
+    bob = sheet_context(opener, 1, Viewer(1, False))
+    assert controls(bob) == []
 
 
 def test_the_template_draws_exactly_the_moves_of_the_view(tmp_path: Path) -> None:

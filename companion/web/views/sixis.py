@@ -6,10 +6,13 @@ colour and pattern; the seats between the arms with their dice colour, saved dic
 cards they took this round; the active player's dice, their choices and the dice to save;
 points per round and totals (team totals with team play).
 
-Presentation only. Every card on the table carries the move a tap sends (take; a blue card
-also a flip control) while this seat may act, whether or not it is legal, so an illegal tap
-is answered with the engine's reason ("Full House needs three of one value and two of
-another"). `legal` comes only from the engine's `legal_moves`.
+Presentation only. In the card step (the engine offers this seat a take, a flip or
+"take no card") every card on the table carries the move a tap sends (take; a blue card
+also a flip control), whether or not it is legal, so an illegal tap is answered with the
+engine's reason ("Full House needs three of one value and two of another"). In the other
+steps (keep or roll, save, hand on the opening) the cards carry none: a dashed "flip" on
+every card that only ever answers "not now" says nothing the player can use. `legal`
+comes only from the engine's `legal_moves`.
 
 Saving dice is one move with a list of values. Rather than a button per subset (up to 64),
 the six dice are toggles (`data-toggle-value`) and one Save button (`data-move-collect=
@@ -81,6 +84,7 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
     names = inp.seat_names(inp.state.options.players)
     over = state.step is Step.OVER
     acting = inp.markable and inp.may_act and not over
+    on_cards = acting and any(isinstance(m, TakeCard | FlipCard | Decline) for m in inp.legal)
     layout = TABLE_LAYOUTS[state.options.players]
     reach = set(layout.reachable_slots(inp.seat))
     drawn: list[str] = []
@@ -88,11 +92,11 @@ def sheet(inp: SheetInput) -> dict[str, Any]:
     arms = []
     for arm, slots in enumerate(layout.arms):
         cards = [
-            _card(inp, state, slot, step, slot in reach, acting, names, drawn)
+            _card(inp, state, slot, step, slot in reach, on_cards, names, drawn)
             for step, slot in enumerate(slots)
         ]
         arms.append({"arm": arm, "area": _area(layout.arm_bearings[arm]), "cards": cards})
-    sixis = _sixis_card(inp, acting, drawn, _sixis_taker(state, names))
+    sixis = _sixis_card(inp, on_cards, drawn, _sixis_taker(state, names))
 
     actions, ending = _turn_buttons(inp, state, drawn) if acting else ([], [])
     save = None
