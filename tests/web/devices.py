@@ -10,6 +10,8 @@ from tests.web.conftest import ServerProcess
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 TABLET = {"viewport": {"width": 820, "height": 1180}, "has_touch": True}
 DEVICES = [(PHONE, "phone"), (TABLET, "tablet")]
+# a two-player Sixto table for Ann and Bob, as POST /api/tables takes it
+SIXTO_ANN_BOB = {"game": "sixto", "options": {"players": 2}, "players": ["Ann", "Bob"]}
 
 
 def seated_page(
@@ -33,3 +35,14 @@ def seated_page(
     page.goto(f"{server.base_url}/t/{table['table_id']}/sheet")
     page.wait_for_selector("#conn[data-conn=live]")
     return page
+
+
+def hosted_table(
+    browser: Any, server: ServerProcess, body: dict[str, Any], device: Any = None
+) -> tuple[Any, dict[str, Any]]:
+    """A host's device (a tablet unless `device`) and the table it made with `body` (game,
+    options, players), as the start page's POST /api/tables answers it."""
+    host = browser.new_context(**(TABLET if device is None else device))
+    created = host.request.post(server.base_url + "/api/tables", data=body)
+    assert created.status == 201, created.text()
+    return host, created.json()

@@ -44,6 +44,14 @@ RECORD_CONN_STATES = """() => {
 }"""
 
 
+def rolled_qwixx_table(server: ServerProcess) -> tuple[httpx.Client, dict[str, Any], str]:
+    """A client of the server's API, and its Qwixx table for Ann and Bob after the first
+    roll (`qwixx_after_the_first_roll`) with the table's id."""
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = qwixx_after_the_first_roll(api)
+    return api, table, table["table_id"]
+
+
 def phone_on_a_test_clock(browser: Any) -> Any:
     """A phone whose timers run on a clock the test runs ahead (no waiting in real time for
     a heartbeat or a poll); its time also passes as usual."""
@@ -64,9 +72,7 @@ def join_as_bob(phone: Any, server: ServerProcess, code: str) -> None:
 def test_an_idle_phone_whose_socket_died_without_closing_says_so_and_reconnects(
     browser: Any, server: ServerProcess
 ) -> None:
-    api = httpx.Client(base_url=server.base_url, timeout=5)
-    table = qwixx_after_the_first_roll(api)
-    tid = table["table_id"]
+    api, table, tid = rolled_qwixx_table(server)
     phone = phone_on_a_test_clock(browser)
     link = SilentLink(phone)
     join_as_bob(phone, server, table["code"])
@@ -89,9 +95,7 @@ def test_an_idle_phone_whose_socket_died_without_closing_says_so_and_reconnects(
 def test_a_phone_whose_seat_was_freed_stops_asking_for_the_camera(
     browser: Any, server: ServerProcess
 ) -> None:
-    api = httpx.Client(base_url=server.base_url, timeout=5)
-    table = qwixx_after_the_first_roll(api)
-    tid = table["table_id"]
+    api, table, tid = rolled_qwixx_table(server)
     phone = phone_on_a_test_clock(browser)
     camera_asks: list[str] = []
     phone.on("request", lambda r: camera_asks.append(r.url) if "/camera" in r.url else None)
@@ -114,9 +118,7 @@ def test_a_phone_whose_seat_was_freed_stops_asking_for_the_camera(
 def test_a_tap_kept_offline_in_one_tab_is_kept_by_the_other_and_applied_once(
     browser: Any, server: ServerProcess, first_tab_closed: bool
 ) -> None:
-    api = httpx.Client(base_url=server.base_url, timeout=5)
-    table = qwixx_after_the_first_roll(api)
-    tid = table["table_id"]
+    api, table, tid = rolled_qwixx_table(server)
     first = take_seat(browser, server, table["code"], 1)
     second = first.context.new_page()  # a second tab of the same browser, on Bob's sheet
     second.goto(f"{server.base_url}/t/{tid}/sheet")
@@ -131,9 +133,13 @@ def test_a_tap_kept_offline_in_one_tab_is_kept_by_the_other_and_applied_once(
             "() => document.getElementById('conn').textContent.includes('1 tap kept')"
         )
     assert second.locator(f"[data-move='{RED_7}'].pending").count() == 1
+    phone = first.context  # both tabs' browser, still there once the first tab is closed
     if first_tab_closed:
-        first.close(run_before_unload=True)
-    first.context.set_offline(False)
+        # its unload handlers run (the page saves its outbox), and close does not wait for
+        # the tab to go: setting the browser online meanwhile fails on the closing tab
+        with first.expect_event("close", timeout=20_000):
+            first.close(run_before_unload=True)
+    phone.set_offline(False)
 
     tabs = [second] if first_tab_closed else [first, second]
     for tab in tabs:
@@ -149,9 +155,7 @@ def test_a_tap_kept_offline_in_one_tab_is_kept_by_the_other_and_applied_once(
 def test_a_tap_kept_in_an_offline_tab_is_sent_by_the_tab_still_online(
     browser: Any, server: ServerProcess
 ) -> None:
-    api = httpx.Client(base_url=server.base_url, timeout=5)
-    table = qwixx_after_the_first_roll(api)
-    tid = table["table_id"]
+    api, table, tid = rolled_qwixx_table(server)
     offline_tab = take_seat(browser, server, table["code"], 1)
     online_tab = offline_tab.context.new_page()
     online_tab.goto(f"{server.base_url}/t/{tid}/sheet")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import ServerProcess, shot
-from tests.web.devices import TABLET, seated_page
+from tests.web.devices import SIXTO_ANN_BOB, hosted_table, seated_page
 from tests.web.helpers import roll_json
 
 pytestmark = pytest.mark.browser
@@ -40,13 +40,7 @@ LABELS_THAT_DO_NOT_FIT = """() => Array.from(document.querySelectorAll('.sx-row 
 def test_a_used_dies_row_label_shows_whole_on_a_tablet_and_a_phone(
     browser: Any, server: ServerProcess, width: int, height: int
 ) -> None:
-    host = browser.new_context(**TABLET)
-    created = host.request.post(
-        server.base_url + "/api/tables",
-        data={"game": "sixto", "options": {"players": 2}, "players": ["Ann", "Bob"]},
-    )
-    assert created.status == 201
-    table = created.json()
+    host, table = hosted_table(browser, server, SIXTO_ANN_BOB)
     device = {"viewport": {"width": width, "height": height}, "has_touch": True}
     ann = seated_page(browser, server, table, 0, device)
     api = f"{server.base_url}/api/tables/{table['table_id']}/actions"

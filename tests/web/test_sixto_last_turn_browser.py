@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.web.conftest import ServerProcess
-from tests.web.devices import PHONE, TABLET, seated_page
+from tests.web.devices import PHONE, SIXTO_ANN_BOB, hosted_table, seated_page
 from tests.web.helpers import roll_json
 
 pytestmark = pytest.mark.browser
@@ -21,13 +21,7 @@ def test_the_player_done_in_the_last_turn_is_told_without_automatic_passes(
     she can cross nothing more and the game ends with this turn. Her phone said nothing of
     it while Bob crossed (with automatic passes it did); it says the game ends after this
     turn, once Bob is done."""
-    host = browser.new_context(**TABLET)
-    created = host.request.post(
-        server.base_url + "/api/tables",
-        data={"game": "sixto", "options": {"players": 2}, "players": ["Ann", "Bob"]},
-    )
-    assert created.status == 201
-    table = created.json()
+    host, table = hosted_table(browser, server, SIXTO_ANN_BOB)
     api = f"{server.base_url}/api/tables/{table['table_id']}"
     assert host.request.post(f"{api}/auto_pass", data={"on": False}).ok
     state = host.request.get(f"{api}/state").json()["state"]["state"]
