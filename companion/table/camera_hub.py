@@ -60,7 +60,12 @@ from companion.rules.base import Move, Reason, Rejection, Roll, Throw
 from companion.rules.session import HOST
 from companion.table.access import Viewer
 from companion.table.camera_decision import decide_throw, mode_line
-from companion.table.camera_feed import CameraFeed, dice_set_for, throws_calibrated_set
+from companion.table.camera_feed import (
+    FOLLOW_IDLE_S,
+    CameraFeed,
+    dice_set_for,
+    throws_calibrated_set,
+)
 from companion.table.camera_runtime import CameraRuntime, ReaderFactory, default_camera_mode
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import (
@@ -415,6 +420,34 @@ class CameraHub:
             "or from the server machine"
         )
 
+    def serves_elsewhere(self, table: Table) -> str | None:
+        """What the players of `table` are told while another table keeps the camera from
+        it (`feed.hold`): that it serves another table now, that they enter their rolls by
+        hand meanwhile, and how it comes to them. A family's new table sat waiting for the
+        camera's roll while an earlier game kept it. The other table is not named: its
+        players need not have joined here. None: the camera serves this table, or no
+        table holds it (it follows the newest), or this game is over."""
+        target = self.feed.target_id
+        hold = self.feed.hold
+        if target is None or target == table.table_id or hold is None:
+            return None
+        if table.snapshot.finished or not self.runtime.enabled:
+            return None
+        if hold == "attached":
+            why = " (it was chosen for that game)"
+            comes = "when that game ends, or when the server's own screen moves it"
+        else:
+            why = ""
+            minutes = round(FOLLOW_IDLE_S / 60)
+            comes = (
+                f"when that game ends or after {minutes} minutes without an action there, "
+                "or when the server's own screen moves it"
+            )
+        return (
+            f"The camera serves a game at another table now{why}: enter your rolls by hand "
+            f"meanwhile (tap the dice you threw). It comes to this table {comes}."
+        )
+
     def check_may_take(self, table_id: str) -> None:
         """Refuse a host's attach while another table holds the camera (`held_elsewhere`);
         the server machine's page does not ask."""
@@ -721,6 +754,7 @@ class CameraHub:
             **self._note_json(table, attached),
             "learning": self._learning_json(table),
             "finished": table.snapshot.finished,
+            "elsewhere": self.serves_elsewhere(table),
             **self._finished_line(table),
         }
 

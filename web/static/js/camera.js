@@ -546,6 +546,7 @@
       modeLine.hidden = !body.mode_line;
     }
     showSeatWait(body.waits_for_seats || [], body.source);
+    showElsewhere(body.elsewhere);
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);
     showLearning(body.learning, body.attached);
@@ -569,6 +570,15 @@
   }
 
   // a live region is read out at every write: the words go in only when they change
+  // another table keeps the camera: how rolls get in meanwhile and how the camera comes
+  // here, the server's words, at the top of the page (camera_hub.serves_elsewhere)
+  function showElsewhere(words) {
+    const elsewhereEl = document.getElementById("camera-elsewhere");
+    if (!elsewhereEl) return;
+    if (elsewhereEl.textContent !== (words || "")) elsewhereEl.textContent = words || "";
+    elsewhereEl.hidden = !words;
+  }
+
   function sayState(words) {
     if (saidEl.textContent !== words) saidEl.textContent = words;
   }
