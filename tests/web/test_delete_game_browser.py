@@ -103,6 +103,7 @@ def test_players_who_had_not_followed_reach_the_next_game_after_the_delete(
     )
     assert deleted.ok, deleted.text()
     expect(ann.locator("#conn")).to_have_attribute("data-conn", "refused", timeout=20000)
+    assert "join code" not in ann.locator("#conn").inner_text()
     ann.click("[data-next-seat]")
     ann.wait_for_url(f"**/t/{next_id}/sheet", timeout=20000)
     expect(ann.locator(".sheet[data-seat='0'].markable")).to_have_count(1, timeout=20000)
@@ -114,3 +115,42 @@ def test_players_who_had_not_followed_reach_the_next_game_after_the_delete(
     bob.click("text=Take your seat in the next game")
     bob.wait_for_url(f"**/t/{next_id}/sheet", timeout=20000)
     expect(bob.locator(".sheet[data-seat='1'].markable")).to_have_count(1, timeout=20000)
+
+
+def test_a_screen_left_open_on_a_deleted_game_says_it_was_deleted(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A screen left open on a finished game the owner then deleted read "Not connected:
+    enter the join code again", even where its "Next game ready" button worked (its place
+    at the game played again was kept). Now its banner says what happened, and where the
+    next game keeps its place it points at the button, not at a join code; a game nobody
+    played again reads only that it was deleted."""
+    host = browser.new_context(**TABLET)
+    owner = browser.new_context()  # the server's own screen (every test browser is local)
+    screens = []
+    for again in (True, False):
+        created = host.request.post(
+            server.base_url + "/api/tables",
+            data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+        )
+        assert created.status == 201
+        table = created.json()
+        screen = seated_page(browser, server, table, 0, PHONE)
+        api = f"{server.base_url}/api/tables/{table['table_id']}"
+        assert host.request.post(f"{api}/end").ok
+        if again:
+            assert host.request.post(f"{api}/play_again").status == 201
+            expect(screen.locator("[data-next-seat]")).to_be_visible(timeout=20000)
+        deleted = owner.request.post(
+            f"{server.base_url}/t/{table['table_id']}/delete", headers={"origin": server.base_url}
+        )
+        assert deleted.ok, deleted.text()
+        screens.append(screen)
+    kept, alone = screens
+    for screen in screens:
+        banner = screen.locator("#conn")
+        expect(banner).to_contain_text("This game was deleted from the history", timeout=20000)
+    expect(kept.locator("#conn")).to_contain_text("Next game ready", timeout=20000)
+    shot(kept, "deleted-game-banner-next-game")
+    assert "join code" not in kept.locator("#conn").inner_text()
+    assert "Next game" not in alone.locator("#conn").inner_text()

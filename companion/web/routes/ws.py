@@ -34,6 +34,8 @@ from companion.web.routes.api import (
 
 logger = logging.getLogger(__name__)
 WATCHER = Viewer(seat=None, host=False)  # how a device whose token was revoked is drawn
+# the close reason of a screen whose game the history deleted (table.js names it in its banner)
+DELETED_CLOSE_REASON = "game_deleted"
 router = APIRouter(route_class=TextCheckedRoute)
 
 
@@ -233,8 +235,11 @@ class ScreenChannel:
             # refused handshake is meant: the page says "enter the join code again" and
             # stops reconnecting (with 1000 it said "Offline" beside the freed-seat note)
             lost = self.table.viewer(self.token) is None
+            # a game the history deleted says so: its screen read "enter the join code
+            # again", even beside a "Next game ready" button that still worked
+            why = DELETED_CLOSE_REASON if lost and self.table.deleted else ""
             with contextlib.suppress(RuntimeError):
-                await self.websocket.close(code=1008 if lost else 1000)
+                await self.websocket.close(code=1008 if lost else 1000, reason=why)
 
     async def push_states(self) -> None:
         await push_to_screen(

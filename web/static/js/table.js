@@ -16,6 +16,8 @@
   let retryTimer = null;
   let refusalShownAt = 0; // when the refusal toast showing now last got a line
   let connState = "connecting";
+  // the server closed this screen because the history deleted its game (ws.py)
+  let gameDeleted = false;
   // action_id -> {kind, body, element, moveAttr, dice, sentOn, offline}: every action not
   // yet answered, in the order it was made. Kept in localStorage too, so a tap made while
   // the connection is down survives a reload; sent again on every reconnect with the same
@@ -82,11 +84,21 @@
 
   function connText() {
     if (connState === "live") return "live";
-    if (connState === "refused") return "Not connected: enter the join code again";
+    if (connState === "refused") return refusedText();
     const kept = waitingTaps();
     const taps = kept ? ` · ${kept} tap${kept > 1 ? "s" : ""} kept` : "";
     if (connState === "offline") return `Offline: your taps will be sent when the table is back${taps}`;
     return `connecting…${taps}`;
+  }
+
+  // a deleted game says so; where the next game kept this device's place its button
+  // (still shown below) takes it there: a join code would only send the player astray
+  function refusedText() {
+    if (!gameDeleted) return "Not connected: enter the join code again";
+    if (live.querySelector("[data-next-seat]")) {
+      return "This game was deleted from the history: your place in the next game is kept, tap \u201cNext game ready\u201d below";
+    }
+    return "This game was deleted from the history: ask the host for the next game's join code";
   }
 
   function setConn(state) {
@@ -409,7 +421,7 @@
       socket = null;
       clearTimeout(idleTimer);
       if (pending.size) saveOutbox(); // its taps wait now: another tab with a socket sends them
-      if (event.code === 1008) { accessLost(); return; }
+      if (event.code === 1008) { gameDeleted = event.reason === "game_deleted"; accessLost(); return; }
       setConn("offline");
       clearTimeout(retryTimer);
       retryTimer = setTimeout(() => retryUnlessRefused(socketCount), retryMs);
