@@ -1250,6 +1250,13 @@ class Tables:
             return None
         return found[0], Viewer(seat=place["seat"], host=bool(place["host"]))
 
+    async def next_of_deleted(self, deleted_id: str) -> str | None:
+        """The next game of the deleted finished game `deleted_id` (`_kept_places`), or None:
+        where a device that had followed already goes on, by its own token there."""
+        if len(deleted_id) > 64:
+            return None
+        return await asyncio.to_thread(self.store.server_setting, DELETED_NEXT_KEY + deleted_id)
+
     async def openable(self, table_id: str) -> Table | None:
         """The table, or None when there is none or it cannot be opened (for the camera's
         choice of table, which skips a damaged one)."""

@@ -195,3 +195,31 @@ def test_a_player_who_had_not_followed_reaches_the_next_game_after_its_delete(
         assert phones["Bob"].get(f"/t/{next_id}/sheet").status_code == 200  # followed before
         next_game = app.state.tables.store.devices(next_id)
         assert sorted(d.seat for d in next_game.values() if d.seat is not None) == [0, 1]
+
+
+def test_a_player_who_had_followed_goes_on_to_the_next_game_from_the_deleted_ones_screen(
+    tmp_path: Path,
+) -> None:
+    """A device that had followed the next game already kept no place (its cookie there
+    opens it), yet its finished game's screen, still open when the game was deleted, says
+    "tap Next game ready" (table.js): that tap was refused 403 `not_at_this_table`. It goes
+    on to the next game it holds a token of, and a stranger still learns nothing."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=ON_SERVER) as local:
+        hosts_phone = TestClient(app)
+        made = create_table(hosts_phone, "qwixx", ["Ann", "Bob"], {"players": 2})
+        gone, code = made["table_id"], made["code"]
+        bobs_phone = TestClient(app, client=("192.168.1.32", 50000))
+        stranger = TestClient(app, client=("192.168.1.40", 50000))
+        seat_player(bobs_phone, code, gone, 1)
+        assert hosts_phone.post(f"/api/tables/{gone}/end").status_code == 200
+        again = hosts_phone.post(f"/api/tables/{gone}/play_again")
+        next_id = again.json()["table_id"]
+        assert bobs_phone.post(f"/api/tables/{gone}/next_seat").status_code == 200
+        assert local.post(f"/t/{gone}/delete", follow_redirects=False).status_code == 303
+
+        tapped = bobs_phone.post(f"/api/tables/{gone}/next_seat")  # its open screen's button
+        assert tapped.status_code == 200, tapped.text
+        assert tapped.json()["table_id"] == next_id and tapped.json()["seat"] == 1
+        refused = stranger.post(f"/api/tables/{gone}/next_seat")
+        assert refused.status_code == 403 and next_id not in refused.text

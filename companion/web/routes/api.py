@@ -614,7 +614,7 @@ async def carry_kept_place(
     stored, and the next game's code is told to no one who could not have reached it."""
     kept = await tables.kept_place(deleted_id, token)
     if kept is None:
-        raise refusal(403, Reason.NOT_ALLOWED, "not_at_this_table", NOT_AT_THIS_TABLE)
+        return await followed_already(request, tables, deleted_id)
     slowed = too_fast(request.app.state.device_limiter, token)
     if slowed is not None:
         raise sends_too_fast(slowed)
@@ -626,6 +626,21 @@ async def carry_kept_place(
     held = request.cookies.get(cookie_name(new.table_id))
     token, now = await new.carry_over(before, token, held, settings.max_table_devices, kept=True)
     return new, token, now
+
+
+async def followed_already(
+    request: Request, tables: Tables, deleted_id: str
+) -> tuple[Table, str, Viewer]:
+    """A device of the deleted game `deleted_id` that had followed the next game before the
+    delete kept no place there (its own token opens it), though its screen still offers
+    "Next game ready": it goes on by the token it holds there. Any other: 403."""
+    next_id = await tables.next_of_deleted(deleted_id)
+    new = await opened(tables, next_id, request) if next_id is not None else None
+    held = request.cookies.get(cookie_name(new.table_id), "") if new is not None else ""
+    now = new.viewer(held) if new is not None and held else None
+    if new is None or now is None:
+        raise refusal(403, Reason.NOT_ALLOWED, "not_at_this_table", NOT_AT_THIS_TABLE)
+    return new, held, now
 
 
 async def next_game_for(
