@@ -18,11 +18,12 @@ logger = logging.getLogger(__name__)
 FOLDER_CHECK_S = 30.0  # Settings.data_folder_check_s: how often a running server looks
 
 
-def write_refused(data_dir: Path) -> OSError | None:
-    """Why a file cannot be made in `data_dir` (made if missing), found by making one;
-    None when it can."""
+def write_refused(data_dir: Path, make: bool = True) -> OSError | None:
+    """Why a file cannot be made in `data_dir` (made if missing, with `make`), found by
+    making one; None when it can."""
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        if make:
+            data_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=data_dir):
             pass
     except OSError as exc:
@@ -68,7 +69,9 @@ class FolderWatch:
         if self._checked_at is not None and now - self._checked_at < self.every_s:
             return self._problem
         self._checked_at = now  # a request meanwhile reads the last answer, not a new probe
-        refused = await asyncio.to_thread(write_refused, self.data_dir)
+        # never made here: a folder gone while the server runs (moved, deleted, its disk
+        # unmounted) read as writable once an empty one stood in its place
+        refused = await asyncio.to_thread(write_refused, self.data_dir, False)
         problem = None if refused is None else self._words(refused)
         if problem is not None and self._problem is None:
             logger.warning("%s", problem)
@@ -78,6 +81,13 @@ class FolderWatch:
         return problem
 
     def _words(self, refused: OSError) -> str:
+        if isinstance(refused, FileNotFoundError):
+            return (
+                f"The data folder {self.data_dir} is no longer there (moved, deleted, or its "
+                "disk unmounted). The games go on being stored in the files the server holds "
+                "open, but its next start would make an empty folder there and show none of "
+                "them: put the folder back before the server is restarted."
+            )
         return (
             f"The data folder {self.data_dir} can no longer be written "
             f"({refused.strerror or refused}). The games go on being stored in the files "

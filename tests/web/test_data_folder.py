@@ -50,3 +50,28 @@ def test_the_servers_own_screen_says_the_data_folder_can_no_longer_be_written(
         assert SAID not in local.get("/").text
     lines = [r.getMessage() for r in caplog.records if "data folder" in r.getMessage()]
     assert len(lines) == 2 and SAID in lines[0] and "can be written again" in lines[1]
+
+
+def test_a_data_folder_gone_while_the_server_runs_is_said_and_not_made_again(
+    tmp_path: Path,
+) -> None:
+    """The watch's probe made the folder when it was missing (the start's probe does, for a
+    first start): a data folder moved away, deleted or whose disk was unmounted read as
+    writable, and an empty one stood in its place for the next start to open with no
+    games. It says the folder is gone, and makes none."""
+    data = tmp_path / "data"
+    settings = Settings(
+        data_dir=data, camera=CameraSettings(disabled=True), data_folder_check_s=0.0
+    )
+    app = create_app(settings)
+    with TestClient(app, client=ON_SERVER) as local:
+        assert 'id="data-folder-problem"' not in local.get("/").text
+        moved = tmp_path / "moved"
+        data.rename(moved)
+        try:
+            for page in (local.get("/").text, local.get("/history").text):
+                assert 'id="data-folder-problem"' in page and "is no longer there" in page
+            assert not data.exists()
+        finally:
+            moved.rename(data)
+        assert 'id="data-folder-problem"' not in local.get("/").text
