@@ -186,6 +186,21 @@ class CameraFeed:
                 return None
             skip += len(rows)
 
+    async def follows_next(self, table: Table) -> bool:
+        """Whether camera rolls would go to `table` by themselves once the table served now
+        lets go (its game ends, or rests): only the newest running table not older than any
+        served before (`target_table`), so not a table older than the one served, nor one a
+        newer table was started after."""
+        if table.created_at < max(self._followed_since, time.time() - FOLLOW_MAX_AGE_S):
+            return False
+        served = {self._explicit, self._target, table.table_id}
+        rows = await asyncio.to_thread(
+            self.tables.store.running_tables_since, table.created_at, FOLLOW_PAGE_ROWS
+        )
+        return not any(
+            row.table_id not in served and row.created_at > table.created_at for row in rows
+        )
+
     async def refresh(self) -> Table | None:
         """Look up the target table afresh (the follower calls this every second)."""
         table = await self.target_table(cached=False)

@@ -420,32 +420,34 @@ class CameraHub:
             "or from the server machine"
         )
 
-    def serves_elsewhere(self, table: Table) -> str | None:
+    async def serves_elsewhere(self, table: Table) -> str | None:
         """What the players of `table` are told while another table keeps the camera from
         it (`feed.hold`): that it serves another table now, that they enter their rolls by
-        hand meanwhile, and how it comes to them. A family's new table sat waiting for the
-        camera's roll while an earlier game kept it. The other table is not named: its
-        players need not have joined here. None: the camera serves this table, or no
-        table holds it (it follows the newest), or this game is over."""
+        hand meanwhile, and how it comes to them: by itself only where this is the table it
+        would follow next (`feed.follows_next`; a table older than the one served, or with
+        a newer one started since, waits for the server's own screen). The other table is
+        not named: its players need not have joined here. None: the camera serves this
+        table, or no table holds it (it follows the newest), or this game is over."""
         target = self.feed.target_id
         hold = self.feed.hold
         if target is None or target == table.table_id or hold is None:
             return None
-        if table.snapshot.finished or not self.runtime.enabled:
+        if table.snapshot.finished:
             return None
-        if hold == "attached":
-            why = " (it was chosen for that game)"
-            comes = "when that game ends, or when the server's own screen moves it"
+        why = " (it was chosen for that game)" if hold == "attached" else ""
+        ends = "when that game ends"
+        if hold != "attached":
+            ends += f" or after {round(FOLLOW_IDLE_S / 60)} minutes without an action there"
+        if await self.feed.follows_next(table):
+            comes = f"It comes to this table {ends}, or when the server's own screen moves it."
         else:
-            why = ""
-            minutes = round(FOLLOW_IDLE_S / 60)
             comes = (
-                f"when that game ends or after {minutes} minutes without an action there, "
-                "or when the server's own screen moves it"
+                f"It does not come to this table by itself: {ends} it goes on to a newer "
+                "table (or to none), and the server's own screen can move it here."
             )
         return (
             f"The camera serves a game at another table now{why}: enter your rolls by hand "
-            f"meanwhile (tap the dice you threw). It comes to this table {comes}."
+            f"meanwhile (tap the dice you threw). {comes}"
         )
 
     def check_may_take(self, table_id: str) -> None:
@@ -754,7 +756,7 @@ class CameraHub:
             **self._note_json(table, attached),
             "learning": self._learning_json(table),
             "finished": table.snapshot.finished,
-            "elsewhere": self.serves_elsewhere(table),
+            "elsewhere": await self.serves_elsewhere(table) if self.enabled else None,
             **self._finished_line(table),
         }
 

@@ -344,6 +344,32 @@ def test_a_game_that_plays_on_keeps_the_camera_from_a_newer_table(tmp_path: Path
     with_qwixx_table(tmp_path, body)
 
 
+def test_a_table_is_told_the_camera_comes_to_it_only_where_it_would_follow_it(
+    tmp_path: Path,
+) -> None:
+    """The notice at the top promised every waiting table "It comes to this table when that
+    game ends", but the camera then follows the newest open table: never one older than the
+    table served, nor one a newer table was started after (CameraFeed.target_table)."""
+
+    async def body(tables: Tables, older: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        playing = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+        assert await hub.feed.refresh() is playing
+        await playing.act_throw(QWIXX_ROLL, "0", "ann-rolls")
+        newer = await tables.create("qwixx", {"players": 2}, ["Cid", "Dee"])
+        assert await hub.feed.refresh() is playing and hub.feed.hold == "playing"
+        comes = "It comes to this table when that game ends"
+        assert comes in str(await hub.serves_elsewhere(newer))
+        for waiting in (older, newer):
+            if waiting is newer:
+                await tables.create("qwixx", {"players": 2}, ["Eve", "Fay"])
+            words = str(await hub.serves_elsewhere(waiting))
+            assert comes not in words and "does not come to this table by itself" in words
+            assert "server's own screen can move it here" in words
+
+    with_qwixx_table(tmp_path, body)
+
+
 def test_a_held_question_outlives_a_players_move_but_not_a_typed_roll(tmp_path: Path) -> None:
     """The players' re-trial: in confirm mode Bob threw while the white sum was open; the
     question ("Ann: Pass ..., Bob: Pass ..., then: the roll") vanished the moment Bob

@@ -85,6 +85,10 @@ def test_a_new_table_is_told_the_camera_serves_a_game_that_plays_on(
         host_page = hosts.new_page()
         host_page.goto(f"{server.base_url}/t/{newer}")
         says_the_camera_is_elsewhere(host_page, ["Ann", "Bob"])
+        # said once, at the top: not again by the host's camera line
+        expect(host_page.locator("#camera-status")).not_to_contain_text(
+            "does not get camera rolls", timeout=20_000
+        )
         shot(host_page, "camera-elsewhere-host")
 
         players = browser.new_context(
@@ -99,6 +103,9 @@ def test_a_new_table_is_told_the_camera_serves_a_game_that_plays_on(
         sheet = players.new_page()
         sheet.goto(f"{server.base_url}/t/{newer}/sheet")
         says_the_camera_is_elsewhere(sheet, ["Ann", "Bob"])
+        expect(sheet.locator("body")).not_to_contain_text(
+            "The camera watches another table", timeout=20_000
+        )
         shot(sheet, "camera-elsewhere-sheet")
 
 

@@ -495,7 +495,8 @@
     if (!body.enabled) return "No camera at this table: rolls are entered by tapping the dice.";
     if (body.finished) return "The game is over: the camera reads no more rolls for it.";
     if (body.error || (body.status && !body.status.connected && body.status.last_error)) return cameraLost(body);
-    if (!body.attached) return "The camera watches another table.";
+    // the notice at the top says so already, and how the camera comes here (elsewhere)
+    if (!body.attached) return body.elsewhere ? "" : "The camera watches another table.";
     if (body.pending) return waitsForAnswer(body);
     if ((body.waits_for_seats || []).length) return "The camera waits until everyone has a seat.";
     // a video or folder played to its end reads nothing more until the host restarts it
@@ -525,7 +526,8 @@
     statusEl.dataset.cameraState = state;
     let line = body.line;
     // a finished game's line says the camera reads no more for it: not again in other words
-    if (body.enabled && !body.attached && !body.finished) line += " · this table does not get camera rolls";
+    // not under the notice at the top, which says it in words (body.elsewhere)
+    if (body.enabled && !body.attached && !body.finished && !body.elsewhere) line += " · this table does not get camera rolls";
     if (body.enabled && body.attached && body.expects) {
       const implies = body.implies || [];
       line += " · expects " + body.expects.join(", ") + (implies.length ? " (a new throw means: " + implies.join("; ") + ")" : "");
