@@ -142,6 +142,10 @@ CARRIED_KEY = "carried "
 KEPT_PLACE_KEY = "kept "
 # server_settings: "next of deleted <table id>", the next game of a deleted finished game
 DELETED_NEXT_KEY = "next of deleted "
+# server_settings: "deleted <table id>", JSON of the token hashes of the devices a deleted
+# finished game held and the end of their tokens' life: a screen that was offline at the
+# delete is told the game was deleted (Tables.deleted_for), a stranger learns nothing
+DELETED_KEY = "deleted "
 PLAYED_AGAIN = "the host has started the next game from this one: this game stays as it ended"
 
 
@@ -1197,7 +1201,7 @@ class Tables:
                     "game_in_progress",
                     "this game is still being played: end it first, then delete it",
                 )
-            kept = await asyncio.to_thread(self._kept_places, row)
+            kept = await asyncio.to_thread(self._kept_after_delete, row)
             await asyncio.to_thread(self.store.remove_table, table_id, kept)
             if table is not None:
                 self._tables.pop(table_id).evicted = True
@@ -1205,6 +1209,31 @@ class Tables:
             self._damaged.pop(table_id, None)
             self._dice.forget(table_id)
         return row
+
+    def _kept_after_delete(self, row: TableRow) -> KeptAfterRemoval:
+        """What the server keeps of the finished game `row` about to be deleted: the places
+        at its next game (`_kept_places`) and which devices held it (`deleted_for`)."""
+        until = (row.finished_at or time.time()) + self.token_finished_s
+        devices = sorted(self.store.devices(row.table_id))
+        held = {DELETED_KEY + row.table_id: json.dumps({"until": until, "devices": devices})}
+        kept = self._kept_places(row)
+        if kept is None:
+            return KeptAfterRemoval(row.table_id, {}, held)
+        return KeptAfterRemoval(
+            kept.table_id, kept.table_settings, {**kept.server_settings, **held}
+        )
+
+    async def deleted_for(self, table_id: str, token: str) -> bool:
+        """Whether `table_id` is a finished game the history deleted while the device
+        holding `token` had it and its token would still work: only such a device is told
+        so; any other asks of a table id as of one that never was."""
+        if not token or len(table_id) > 64:
+            return False
+        found = await asyncio.to_thread(self.store.server_setting, DELETED_KEY + table_id)
+        if found is None:
+            return False
+        held = json.loads(found)
+        return time.time() <= float(held["until"]) and hash_token(token) in held["devices"]
 
     def _kept_places(self, row: TableRow) -> KeptAfterRemoval | None:
         """The places at its next game kept for the devices of the finished game `row`

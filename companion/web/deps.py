@@ -154,14 +154,27 @@ async def _access(request: Request, table_id: str, tables: Tables, page: bool) -
     table = await opened(tables, table_id, request)
     token = request.cookies.get(cookie_name(table_id), "")
     if table is None:
-        kept = await tables.kept_place(table_id, token) if page and token else None
-        if kept is not None:  # deleted, after the host started the next game from it
-            raise KeptPlace(table_id, kept[1])
+        await _refuse_deleted(tables, table_id, token, page)
         raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
     viewer = table.viewer(token)
     if viewer is None:
         raise NoAccess(table_id, page)
     return Access(table, viewer, token)
+
+
+async def _refuse_deleted(tables: Tables, table_id: str, token: str, page: bool) -> None:
+    """A device that held the finished game the history deleted is told so (410
+    `game_deleted`; a screen offline at the delete read "enter the join code again"), its
+    page offering the next game where its place there was kept; a device that never held
+    it learns nothing (the 404 of a table id no table has: docs/RELIABILITY.md)."""
+    if not token:
+        return
+    kept = await tables.kept_place(table_id, token)
+    if kept is not None and page:  # deleted, after the host started the next game from it
+        raise KeptPlace(table_id, kept[1])
+    if kept is not None or await tables.deleted_for(table_id, token):
+        message = "this game was deleted from the history"
+        raise refusal(410, Reason.GAME_OVER, "game_deleted", message)
 
 
 async def opened(tables: Tables, table_id: str, request: Request) -> Table | None:

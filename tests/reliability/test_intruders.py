@@ -326,4 +326,6 @@ def test_a_deleted_game_is_shown_no_more_on_a_screen_left_open(
                 frames.append(json.loads(sheet.recv(timeout=10)))
     assert [frame["type"] for frame in frames if frame["type"] == "state"] == []
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
-    assert player.get(f"/api/tables/{tid}/state").status_code == 404
+    gone = player.get(f"/api/tables/{tid}/state")  # told why, and nothing of the game
+    assert gone.status_code == 410 and gone.json()["rule"] == "game_deleted", gone.text
+    assert "Ann" not in gone.text

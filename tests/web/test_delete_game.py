@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from companion.table.camera_settings import CameraSettings
 from companion.web.app import create_app
+from companion.web.deps import cookie_name
 from companion.web.routes.pages import HISTORY_GAMES
 from companion.web.settings import Settings
 from tests.waiting import wait_until
@@ -77,7 +78,14 @@ def test_the_servers_own_screen_deletes_a_finished_game_and_nothing_else(
         assert taught_by == {kept["table_id"]}  # what the deleted game taught went with it
         assert store.table(gone) is None and store.log(gone) == []
         assert store.photo(gone, "roll-0001") is None and store.devices(gone) == {}
-        assert hosts_phone.get(f"/api/tables/{gone}/record").status_code in (401, 404)
+        # the host's phone held the game: told it was deleted (it read a plain 404, as for
+        # a table id no table has); a device that never held it learns nothing
+        told = hosts_phone.get(f"/api/tables/{gone}/record")
+        assert told.status_code == 410 and told.json()["rule"] == "game_deleted", told.text
+        stranger = TestClient(app, client=("192.168.1.23", 50000))
+        assert stranger.get(f"/api/tables/{gone}/state").status_code == 404
+        stranger.cookies.set(cookie_name(gone), "a-token-it-guessed")
+        assert stranger.get(f"/api/tables/{gone}/state").status_code == 404
         history = local.get("/history").text
         assert "Ann, Bob" not in history and "Cid" in history
         assert store.table(kept["table_id"]) is not None
@@ -177,8 +185,12 @@ def test_a_player_who_had_not_followed_reaches_the_next_game_after_its_delete(
         assert "your place there is kept" in kept.text and next_code not in kept.text
         assert f'action="/t/{gone}/next_seat"' in kept.text
         assert "Take your seat in the next game" in kept.text
-        for nobody in ("late", "stranger"):
-            assert phones[nobody].get(f"/t/{gone}", headers=page).status_code == 404
+        # the late device held the deleted game (it is told so, nothing of the next game);
+        # the stranger never did: a table id no table has
+        for nobody, status in (("late", 410), ("stranger", 404)):
+            told = phones[nobody].get(f"/t/{gone}", headers=page)
+            assert told.status_code == status, told.text
+            assert next_code not in told.text and next_id not in told.text
             for refused in (
                 phones[nobody].post(f"/api/tables/{gone}/next_seat"),
                 phones[nobody].post(f"/t/{gone}/next_seat"),

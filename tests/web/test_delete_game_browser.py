@@ -154,3 +154,41 @@ def test_a_screen_left_open_on_a_deleted_game_says_it_was_deleted(
     shot(kept, "deleted-game-banner-next-game")
     assert "join code" not in kept.locator("#conn").inner_text()
     assert "Next game" not in alone.locator("#conn").inner_text()
+
+
+def test_a_screen_offline_at_the_delete_reads_that_the_game_was_deleted(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A screen whose network had dropped before the owner deleted its finished game found
+    out on reconnecting through a plain 404 and read "Not connected: enter the join code
+    again". The state API now answers the devices that held the game 410 `game_deleted`,
+    and the banner says so (pointing at "Next game ready" where its place was kept)."""
+    host = browser.new_context(**TABLET)
+    owner = browser.new_context()  # the server's own screen (every test browser is local)
+    for again in (True, False):
+        created = host.request.post(
+            server.base_url + "/api/tables",
+            data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+        )
+        assert created.status == 201
+        table = created.json()
+        screen = seated_page(browser, server, table, 0, PHONE)
+        api = f"{server.base_url}/api/tables/{table['table_id']}"
+        assert host.request.post(f"{api}/end").ok
+        if again:
+            assert host.request.post(f"{api}/play_again").status == 201
+            expect(screen.locator("[data-next-seat]")).to_be_visible(timeout=20000)
+        banner = screen.locator("#conn")
+        expect(banner).to_have_attribute("data-conn", "live", timeout=20000)
+        screen.context.set_offline(True)
+        expect(banner).to_have_attribute("data-conn", "offline", timeout=20000)
+        deleted = owner.request.post(
+            f"{server.base_url}/t/{table['table_id']}/delete", headers={"origin": server.base_url}
+        )
+        assert deleted.ok, deleted.text()
+        screen.context.set_offline(False)
+        expect(banner).to_contain_text("This game was deleted from the history", timeout=20000)
+        assert "join code" not in banner.inner_text() or not again
+        if again:
+            expect(banner).to_contain_text("Next game ready", timeout=20000)
+            shot(screen, "deleted-while-offline-next-game")
