@@ -19,6 +19,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.table.camera_settings import CameraSettings
 from companion.web.app import create_app
 from companion.web.settings import Settings
 
@@ -52,6 +53,16 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def folder_camera_settings(tmp_path: Path) -> Settings:
+    """A server's settings on a free port, its data in tmp_path/data and its camera the image
+    files put in tmp_path/camera (made empty here: no frame until a test writes one)."""
+    folder = tmp_path / "camera"
+    folder.mkdir()
+    return Settings(
+        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
+    )
 
 
 class ServerProcess:

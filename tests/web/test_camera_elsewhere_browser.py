@@ -15,11 +15,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from companion.table.camera_settings import CameraSettings
-from companion.web.settings import Settings
 from tests.live.replay import SEEN_FROM, ClipReader, LiveServer
 from tests.waiting import wait_until
-from tests.web.conftest import free_port, shot
+from tests.web.conftest import folder_camera_settings, shot
 from tests.web.helpers import QWIXX_ROLL_7
 
 pytestmark = pytest.mark.browser
@@ -59,11 +57,7 @@ def says_the_camera_is_elsewhere(
 def test_a_new_table_is_told_the_camera_serves_a_game_that_plays_on(
     browser: Any, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "camera"
-    folder.mkdir()
-    settings = Settings(
-        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
-    )
+    settings = folder_camera_settings(tmp_path)
     with LiveServer(settings, ClipReader) as server:
         others = browser.new_context(extra_http_headers=OTHER_FAMILY)
         playing = start_table(others, server.base_url, "qwixx", ["Ann", "Bob"])["table_id"]
@@ -114,11 +108,7 @@ def test_a_new_table_is_told_the_camera_was_chosen_for_another_game(
 ) -> None:
     """A host chose the camera for their game: no 10 minutes of rest hand it on, only that
     game's end or the server's own screen."""
-    folder = tmp_path / "camera"
-    folder.mkdir()
-    settings = Settings(
-        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
-    )
+    settings = folder_camera_settings(tmp_path)
     with LiveServer(settings, ClipReader) as server:
         others = browser.new_context(extra_http_headers=OTHER_FAMILY)
         chosen = start_table(others, server.base_url, "qwixx", ["Ann", "Bob"])["table_id"]

@@ -117,6 +117,26 @@ def test_players_who_had_not_followed_reach_the_next_game_after_the_delete(
     expect(bob.locator(".sheet[data-seat='1'].markable")).to_have_count(1, timeout=20000)
 
 
+def ended_with_anns_screen_open(
+    browser: Any, server: ServerProcess, host: Any, again: bool
+) -> tuple[dict[str, Any], Any]:
+    """A Qwixx table for Ann and Bob that `host` made and ended, with Ann's phone's sheet
+    open on it; played again when `again`, once Ann's screen offers the next game."""
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    table: dict[str, Any] = created.json()
+    screen = seated_page(browser, server, table, 0, PHONE)
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    assert host.request.post(f"{api}/end").ok
+    if again:
+        assert host.request.post(f"{api}/play_again").status == 201
+        expect(screen.locator("[data-next-seat]")).to_be_visible(timeout=20000)
+    return table, screen
+
+
 def test_a_screen_left_open_on_a_deleted_game_says_it_was_deleted(
     browser: Any, server: ServerProcess
 ) -> None:
@@ -129,18 +149,7 @@ def test_a_screen_left_open_on_a_deleted_game_says_it_was_deleted(
     owner = browser.new_context()  # the server's own screen (every test browser is local)
     screens = []
     for again in (True, False):
-        created = host.request.post(
-            server.base_url + "/api/tables",
-            data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
-        )
-        assert created.status == 201
-        table = created.json()
-        screen = seated_page(browser, server, table, 0, PHONE)
-        api = f"{server.base_url}/api/tables/{table['table_id']}"
-        assert host.request.post(f"{api}/end").ok
-        if again:
-            assert host.request.post(f"{api}/play_again").status == 201
-            expect(screen.locator("[data-next-seat]")).to_be_visible(timeout=20000)
+        table, screen = ended_with_anns_screen_open(browser, server, host, again)
         deleted = owner.request.post(
             f"{server.base_url}/t/{table['table_id']}/delete", headers={"origin": server.base_url}
         )
@@ -166,18 +175,7 @@ def test_a_screen_offline_at_the_delete_reads_that_the_game_was_deleted(
     host = browser.new_context(**TABLET)
     owner = browser.new_context()  # the server's own screen (every test browser is local)
     for again in (True, False):
-        created = host.request.post(
-            server.base_url + "/api/tables",
-            data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
-        )
-        assert created.status == 201
-        table = created.json()
-        screen = seated_page(browser, server, table, 0, PHONE)
-        api = f"{server.base_url}/api/tables/{table['table_id']}"
-        assert host.request.post(f"{api}/end").ok
-        if again:
-            assert host.request.post(f"{api}/play_again").status == 201
-            expect(screen.locator("[data-next-seat]")).to_be_visible(timeout=20000)
+        table, screen = ended_with_anns_screen_open(browser, server, host, again)
         banner = screen.locator("#conn")
         expect(banner).to_have_attribute("data-conn", "live", timeout=20000)
         screen.context.set_offline(True)

@@ -12,11 +12,9 @@ from typing import Any
 
 import pytest
 
-from companion.table.camera_settings import CameraSettings
-from companion.web.settings import Settings
 from tests.live.replay import SEEN_FROM, ClipReader, LiveServer
 from tests.waiting import wait_until
-from tests.web.conftest import free_port, shot
+from tests.web.conftest import folder_camera_settings, shot
 
 pytestmark = pytest.mark.browser
 
@@ -30,11 +28,7 @@ def game_item(page: Any, table_id: str) -> Any:
 def test_the_servers_own_start_page_hands_the_camera_to_a_game(
     browser: Any, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "camera"
-    folder.mkdir()
-    settings = Settings(
-        port=free_port(), data_dir=tmp_path / "data", camera=CameraSettings(images=folder)
-    )
+    settings = folder_camera_settings(tmp_path)
     with LiveServer(settings, ClipReader) as server:
         hosts_phone = browser.new_context()  # both tables' host, on the network
         made = []
