@@ -415,9 +415,14 @@ class CameraHub:
         # "attached": by its host or on the server's own start page, so no one is named
         attached = self.feed.hold == "attached"
         why = "it was chosen for that game" if attached else "its game plays on"
+        # what frees it for this host's button; not "it comes here": once free, the camera
+        # follows the newest table by itself, which need not be this one (`follows_next`)
+        frees = "that game ends"
+        if not attached:
+            frees += f" or rests {round(FOLLOW_IDLE_S / 60)} minutes without an action"
         return (
-            f"the camera serves another table ({why}): it comes here when that game ends, "
-            "or from the server machine"
+            f"the camera serves another table ({why}): you can take it here once {frees}, "
+            "or the server machine can move it here"
         )
 
     async def serves_elsewhere(self, table: Table) -> str | None:

@@ -125,8 +125,8 @@ def test_a_table_that_lost_a_held_camera_offers_no_button_that_cannot_work(
         # now serves another table" beside it
         assert status["attached"] is False and status["note"] == ""
         assert status["take_back_refused"] == (
-            "the camera serves another table (it was chosen for that game): it comes here "
-            "when that game ends, or from the server machine"
+            "the camera serves another table (it was chosen for that game): you can take it "
+            "here once that game ends, or the server machine can move it here"
         )
         taken = lan.post(f"/api/tables/{first}/camera/attach")
         assert taken.status_code == 403
