@@ -110,6 +110,10 @@ def test_one_address_holds_at_most_its_share_of_connections(tmp_path: Path, cap:
         wait_until(served, GENEROUS_S, "a request served once the connections were closed")
 
 
+# websockets' plain `live = connect(...)` is deprecated: the socket is opened in a `with`
+@pytest.mark.filterwarnings(
+    r"error:connect\(\) must be used as a context manager:DeprecationWarning"
+)
 def test_a_body_that_never_arrives_is_closed_after_the_body_timeout(tmp_path: Path) -> None:
     """The security trial: a request announcing 100,000 bytes and sending one held its
     connection for good (the header timeout covers the headers only)."""
@@ -117,25 +121,28 @@ def test_a_body_that_never_arrives_is_closed_after_the_body_timeout(tmp_path: Pa
     with ThreadServer(settings) as server:
         client, table_id = new_table(server.base_url)
         url, cookie = ws_of(server.base_url, client, table_id)
-        live = connect(url, additional_headers={"Cookie": cookie})  # opened before the clock
-        live.recv(timeout=GENEROUS_S)
-        head = (
-            b"POST /api/join HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 100000\r\n\r\n{"
-        )
-        stalled = raw_connection(server.port, head)
-        # the same behind a whole request in one write (pipelined: uvicorn reads the second
-        # request once the first is answered, not as data arrives)
-        behind = raw_connection(
-            server.port, b"GET /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + head
-        )
-        wait_until(lambda: is_closed(stalled), GENEROUS_S, "the stalled body's connection closed")
-        wait_until(lambda: is_closed(behind), GENEROUS_S, "the pipelined body's connection closed")
-        # a WebSocket's upgrade request has no body: its socket lives on past the clock (it
-        # was closed every 30 s: the players' re-trial saw every device flash "Offline")
-        live.send(json.dumps({"type": "sync"}))
-        assert json.loads(live.recv(timeout=GENEROUS_S))["type"] == "state"
-        live.close()
+        with connect(url, additional_headers={"Cookie": cookie}) as live:  # before the clock
+            live.recv(timeout=GENEROUS_S)
+            head = (
+                b"POST /api/join HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100000\r\n\r\n{"
+            )
+            stalled = raw_connection(server.port, head)
+            # the same behind a whole request in one write (pipelined: uvicorn reads the second
+            # request once the first is answered, not as data arrives)
+            behind = raw_connection(
+                server.port, b"GET /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + head
+            )
+            wait_until(
+                lambda: is_closed(stalled), GENEROUS_S, "the stalled body's connection closed"
+            )
+            wait_until(
+                lambda: is_closed(behind), GENEROUS_S, "the pipelined body's connection closed"
+            )
+            # a WebSocket's upgrade request has no body: its socket lives on past the clock (it
+            # was closed every 30 s: the players' re-trial saw every device flash "Offline")
+            live.send(json.dumps({"type": "sync"}))
+            assert json.loads(live.recv(timeout=GENEROUS_S))["type"] == "state"
         # a whole body in pieces is served as before
         whole = raw_connection(server.port)
         whole.setblocking(True)
