@@ -157,6 +157,10 @@ class CameraFeed:
         self._modes: dict[str, Mode | None] = {}  # None: the host chose no mode
         self._followed_since = 0.0  # created_at of the newest table followed so far
         self._hold: str | None = None  # why the table served keeps the camera (`hold`)
+        # follows_next's answers per table, valid while nothing they read changed (the
+        # key: the store's running_changes and the camera's tables): every open page of a
+        # waiting table asks it on each camera poll (0.7 s), and each ask read the store
+        self._follows: tuple[tuple[object, ...], dict[str, bool]] = ((), {})
 
     async def target_table(self, cached: bool = True) -> Table | None:
         """The table camera rolls go to (`cached`: as the follower last found it)."""
@@ -190,9 +194,22 @@ class CameraFeed:
         """Whether camera rolls would go to `table` by themselves once the table served now
         lets go (its game ends, or rests): only the newest running table not older than any
         served before (`target_table`), so not a table older than the one served, nor one a
-        newer table was started after."""
+        newer table was started after. The store is read again only once a table was
+        created, ended, reopened or removed, or the camera moved (`_follows`)."""
         if table.created_at < max(self._followed_since, time.time() - FOLLOW_MAX_AGE_S):
             return False
+        # read before the store is: a change during the read is a new key for the next ask
+        key = (self.tables.store.running_changes, self._explicit, self._target)
+        if self._follows[0] != key:
+            self._follows = (key, {})
+        answers = self._follows[1]
+        if table.table_id not in answers:
+            answers[table.table_id] = await self._is_newest_waiting(table)
+        return answers[table.table_id]
+
+    async def _is_newest_waiting(self, table: Table) -> bool:
+        """No running table other than the camera's was started after `table` (a store
+        read)."""
         served = {self._explicit, self._target, table.table_id}
         rows = await asyncio.to_thread(
             self.tables.store.running_tables_since, table.created_at, FOLLOW_PAGE_ROWS

@@ -353,6 +353,12 @@ class Store:
         self.path = path
         self.fault_hook: FaultHook | None = None  # tests only (tests/reliability)
         self.trouble = TroubleLog(path)  # the log's lines on storage trouble
+        # counts the writes that may change which tables are running (one created, ended,
+        # reopened or removed), counted once they are done or failed: an answer read
+        # after taking the count holds while the count stays (CameraFeed.follows_next,
+        # asked on every open page's camera poll)
+        self.running_changes = 0
+        self._count_lock = threading.Lock()  # writes on several threads count each
 
     @classmethod
     def open(cls, path: Path, synchronous: str = "FULL", announce: bool = True) -> Store:
@@ -417,6 +423,16 @@ class Store:
             if self.fault_hook is not None:
                 self.fault_hook(name, statements.count, "")
 
+    @contextmanager
+    def _changing_running(self) -> Iterator[None]:
+        """A write that may change which tables are running: `running_changes` counts it
+        once it is over (committed, or failed and rolled back)."""
+        try:
+            yield
+        finally:
+            with self._count_lock:
+                self.running_changes += 1
+
     # -- tables -------------------------------------------------------------------------
     def create_table(
         self,
@@ -440,7 +456,7 @@ class Store:
         joins: Device.joined_seq) in the same transaction, unless it has one already (the
         first Play again's stays when another next game replaces the first)."""
         now = time.time()
-        with self._transaction("create_table") as db:
+        with self._changing_running(), self._transaction("create_table") as db:
             db.execute(
                 "INSERT INTO tables (table_id, code, game, options_json, players_json, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -463,7 +479,7 @@ class Store:
     def remove_table(self, table_id: str, kept: KeptAfterRemoval | None = None) -> None:
         """Delete a table and everything stored for it, in one transaction; with `kept`,
         what another table and the server keep of it, stored in the same transaction."""
-        with self._transaction("remove_table") as db:
+        with self._changing_running(), self._transaction("remove_table") as db:
             for name in ("action_photos", "table_settings", "devices", "actions", "tables"):
                 db.execute(f"DELETE FROM {name} WHERE table_id = ?", (table_id,))  # noqa: S608
             if kept is not None:
@@ -552,7 +568,7 @@ class Store:
     def set_finished(self, table_id: str, summary: dict[str, Any] | None) -> None:
         """Mark a table finished with its final `summary` (scores, winners), or running
         again (None: an undo reopened it)."""
-        with self._transaction("set_finished") as db:
+        with self._changing_running(), self._transaction("set_finished") as db:
             self._set_finished(db, table_id, Finish(summary), time.time())
 
     def set_summary(self, table_id: str, summary: dict[str, object]) -> None:
@@ -590,7 +606,8 @@ class Store:
         sqlite3.IntegrityError when a seq or action id is already taken (the caller checks
         first, under the table's lock)."""
         now = time.time()
-        with self._transaction("append") as db:
+        changing = self._changing_running() if finish is not None else contextlib.nullcontext()
+        with changing, self._transaction("append") as db:
             for entry in entries:
                 db.execute(_INSERT_ACTION, _action_row(table_id, entry, now))
             if finish is not None:

@@ -370,6 +370,69 @@ def test_a_table_is_told_the_camera_comes_to_it_only_where_it_would_follow_it(
     with_qwixx_table(tmp_path, body)
 
 
+async def playing_and_waiting(tables: Tables, hub: CameraHub) -> tuple[Table, Table]:
+    """A game that plays on with the camera, and a newer table that waits for it."""
+    playing = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+    assert await hub.feed.refresh() is playing
+    await playing.act_throw(QWIXX_ROLL, "0", "ann-rolls")
+    waiting = await tables.create("qwixx", {"players": 2}, ["Cid", "Dee"])
+    assert await hub.feed.refresh() is playing and hub.feed.hold == "playing"
+    return playing, waiting
+
+
+def test_a_waiting_tables_camera_polls_read_the_store_once_until_something_changes(
+    tmp_path: Path,
+) -> None:
+    """A maintainer's look: every camera poll (0.7 s) of every open page at a table the
+    camera does not serve read a page of running tables from the store, off the loop, to
+    say whether the camera comes there by itself (CameraFeed.follows_next)."""
+
+    async def body(tables: Tables, older: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        _, waiting = await playing_and_waiting(tables, hub)
+        statements: list[str] = []
+        tables.store._db.set_trace_callback(statements.append)  # every statement it runs
+        for _ in range(20):  # two tables' pages, polling
+            for table in (waiting, older):
+                assert await hub.serves_elsewhere(table) is not None
+        # one read, for the newer table (the older one is older than the table served)
+        assert len(statements) == 1, statements
+        await tables.create("qwixx", {"players": 2}, ["Eve", "Fay"])
+        statements.clear()
+        for _ in range(5):
+            await hub.serves_elsewhere(waiting)
+        assert len(statements) == 1, statements  # read again once, after the change
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_whether_the_camera_comes_to_a_waiting_table_changes_as_the_tables_do(
+    tmp_path: Path,
+) -> None:
+    """CameraFeed.follows_next answers from what it read until a table is started, ended or
+    removed, or the camera moves: each of them changes the answer here."""
+
+    async def body(tables: Tables, older: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        _, waiting = await playing_and_waiting(tables, hub)
+        follows = hub.feed.follows_next
+        assert await follows(waiting)
+        newest = await tables.create("qwixx", {"players": 2}, ["Eve", "Fay"])
+        assert not await follows(waiting)  # a newer table was started
+        await newest.end_by_host()
+        assert await follows(waiting)  # it ended
+        chosen = await tables.create("sixto", {"players": 2}, ["Gus", "Hal"])
+        assert not await follows(waiting)
+        await hub.take_for(chosen.table_id, on_server=True)
+        assert await follows(waiting)  # the camera moved to the newer table: next, this
+        tables.store.create_table("gone", "GONE00", "no-such-game", {}, ["Eve"])
+        assert not await follows(waiting)
+        await tables.remove_damaged("gone")
+        assert await follows(waiting)  # removed
+
+    with_qwixx_table(tmp_path, body)
+
+
 def test_a_held_question_outlives_a_players_move_but_not_a_typed_roll(tmp_path: Path) -> None:
     """The players' re-trial: in confirm mode Bob threw while the white sum was open; the
     question ("Ann: Pass ..., Bob: Pass ..., then: the roll") vanished the moment Bob
