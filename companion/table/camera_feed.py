@@ -13,6 +13,13 @@
   game of the evening before, which the players' trial saw take the camera): it waits for
   a newer one or a host's attach; nor does it follow a table started more than
   FOLLOW_MAX_AGE_S ago. `hold` says why the table served keeps it ("attached", "playing").
+- A table chosen for the camera (its host's "Use the camera at this table", or the server's
+  own start page) keeps it until its game ends, or until it is left: no device connected
+  to it (no screen of it open) and no action there for CHOSEN_LEFT_S, counted from the
+  choice at the latest (`is_left`). Its players went home without ending the game, and
+  only the server's own screen moved the camera on; now it is free as a table that rests
+  is: it follows the newest table (the stored choice is forgotten, so a restart does not
+  choose it again).
 - Each table's mode: "auto" applies a matching roll at once, "sure" applies a roll the
   camera is sure of and asks about its unsure dice otherwise, "confirm" waits for the
   active player (stored in `table_settings`; None until a host chooses, when the runtime's
@@ -30,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +62,9 @@ SERVED_KEY = "camera_served"
 FOLLOWED_SINCE_KEY = "camera_followed_since"
 FOLLOW_MAX_AGE_S = 12 * 3600.0  # an open table started longer ago is not followed by itself
 FOLLOW_IDLE_S = 600.0  # a game with an action this recent keeps the camera from newer tables
+# a chosen table with no device connected and no action this long lets the camera go: the
+# same 10 minutes as a game's rest, so the pages say one length of time
+CHOSEN_LEFT_S = FOLLOW_IDLE_S
 # rows the follower reads at a time (it read every running table's row each second, 3,000
 # on a busy café's store); the first open one is nearly always the first row
 FOLLOW_PAGE_ROWS = 16
@@ -65,6 +76,13 @@ def plays_on(table: Table, now: float | None = None) -> bool:
     now = time.time() if now is None else now
     acted = table.acted_at
     return not table.snapshot.finished and acted is not None and now - acted < FOLLOW_IDLE_S
+
+
+def is_left(acted_at: float | None, seen_at: float, now: float) -> bool:
+    """Whether a table chosen for the camera is left: nothing happened there for
+    CHOSEN_LEFT_S, neither an action (`acted_at`) nor a device connected to it (`seen_at`:
+    when one was last seen connected, or the camera was chosen for it, the later)."""
+    return now - max(seen_at, acted_at or 0.0) >= CHOSEN_LEFT_S
 
 
 def dice_set_for(
@@ -153,6 +171,13 @@ class CameraFeed:
     def __init__(self, tables: Tables) -> None:
         self.tables = tables
         self._explicit: str | None = None  # the table a host attached the camera to
+        # the feed's time (time.time; a test moves it on)
+        self.clock: Callable[[], float] = time.time
+        # when the chosen table was last seen with a device connected, or chosen (is_left)
+        self._chosen_seen = 0.0
+        # a choice and its letting go one at a time: a host's choice stored while a left
+        # table's was forgotten must not be forgotten with it
+        self._choosing = asyncio.Lock()
         self._target: str | None = None  # as the follower last found it
         self._modes: dict[str, Mode | None] = {}  # None: the host chose no mode
         self._followed_since = 0.0  # created_at of the newest table followed so far
@@ -171,10 +196,10 @@ class CameraFeed:
                 return table
         if self._target is not None:  # a game that plays on keeps it from a newer table
             table = await self.tables.openable(self._target)
-            if table is not None and plays_on(table):
+            if table is not None and plays_on(table, self.clock()):
                 return table
         # never older than the table served before: the camera does not go back
-        oldest = max(self._followed_since, time.time() - FOLLOW_MAX_AGE_S)
+        oldest = max(self._followed_since, self.clock() - FOLLOW_MAX_AGE_S)
         store = self.tables.store
         skip = 0
         while True:  # a page of the newest running rows at a time, not every stored row
@@ -196,7 +221,7 @@ class CameraFeed:
         served before (`target_table`), so not a table older than the one served, nor one a
         newer table was started after. The store is read again only once a table was
         created, ended, reopened or removed, or the camera moved (`_follows`)."""
-        if table.created_at < max(self._followed_since, time.time() - FOLLOW_MAX_AGE_S):
+        if table.created_at < max(self._followed_since, self.clock() - FOLLOW_MAX_AGE_S):
             return False
         # read before the store is: a change during the read is a new key for the next ask
         key = (self.tables.store.running_changes, self._explicit, self._target)
@@ -220,6 +245,7 @@ class CameraFeed:
 
     async def refresh(self) -> Table | None:
         """Look up the target table afresh (the follower calls this every second)."""
+        await self._let_go_if_left()
         table = await self.target_table(cached=False)
         found = table.table_id if table else None
         if table is None:
@@ -227,12 +253,43 @@ class CameraFeed:
         elif found == self._explicit:
             self._hold = "attached"
         else:
-            self._hold = "playing" if plays_on(table) else None
+            self._hold = "playing" if plays_on(table, self.clock()) else None
         if found != self._target:
             self._target = found
             _log_target(table)
             await self._store_served(found)
         return table
+
+    async def _let_go_if_left(self) -> None:
+        """The chosen table lets the camera go once it is left (`is_left`): it follows the
+        newest table from now on, also after a restart."""
+        chosen = self._explicit
+        if chosen is None:
+            return
+        table = await self.tables.openable(chosen)
+        if table is None or table.snapshot.finished:  # target_table passes over it
+            return
+        now = self.clock()
+        if table.watched:
+            self._chosen_seen = now
+        if not is_left(table.acted_at, self._chosen_seen, now):
+            return
+        async with self._choosing:  # chosen again meanwhile: not left
+            if self._explicit == chosen and is_left(table.acted_at, self._chosen_seen, now):
+                await self._forget_choice(chosen)
+
+    async def _forget_choice(self, table_id: str) -> None:
+        logger.info(
+            "table %s was chosen for the camera, but no device has been connected to it and "
+            "no action made there for %d minutes: the camera follows the newest table again",
+            table_id,
+            round(CHOSEN_LEFT_S / 60),
+        )
+        self._explicit = None
+        try:
+            await asyncio.to_thread(self.tables.store.set_server_setting, ATTACH_KEY, "")
+        except Exception:  # a store in trouble only costs that (a restart chooses it again)
+            logger.warning("the camera's choice was not forgotten in the store", exc_info=True)
 
     async def _store_served(self, table_id: str | None) -> None:
         """Keep the table served for a restart (`restore`); a store in trouble only costs
@@ -259,15 +316,17 @@ class CameraFeed:
     def hold(self) -> str | None:
         """Why the table served keeps the camera from a newer table and from another
         table's host: "attached" (chosen for it: by its host, or on the server's own start
-        page), "playing" (its game plays on), None (it does not), as the follower last found
+        page; until it is left, `is_left`), "playing" (its game plays on), None (it does not), as the follower last found
         it."""
         return self._hold
 
     async def attach(self, table_id: str) -> Table | None:
         """Camera rolls go to `table_id` from now on, also after a restart (stored first:
         what the host was told must survive)."""
-        await asyncio.to_thread(self.tables.store.set_server_setting, ATTACH_KEY, table_id)
-        self._explicit = table_id
+        async with self._choosing:
+            await asyncio.to_thread(self.tables.store.set_server_setting, ATTACH_KEY, table_id)
+            self._explicit = table_id
+            self._chosen_seen = self.clock()
         return await self.refresh()
 
     async def restore(self) -> None:
@@ -281,7 +340,7 @@ class CameraFeed:
             attached, served, since = await asyncio.to_thread(self._stored_choices)
             # the camera never went back to an older table: nor does it after a restart
             self._followed_since = max(self._followed_since, float(since or 0.0))
-            if attached is not None:
+            if attached:  # "": the chosen table was left (`_let_go_if_left`)
                 await self._restore_attachment(attached)
             if served:
                 await self._restore_served(served)
@@ -302,11 +361,12 @@ class CameraFeed:
             logger.info("camera was attached to table %s, now finished or gone", table_id)
             return
         self._explicit = table_id
+        self._chosen_seen = self.clock()  # its devices come back after the restart
         logger.info("camera attached to table %s again", table_id)
 
     async def _restore_served(self, table_id: str) -> None:
         table = await self.tables.openable(table_id)
-        if table is None or not plays_on(table):
+        if table is None or not plays_on(table, self.clock()):
             return
         self._target = table_id
         self._followed_since = max(self._followed_since, table.created_at)

@@ -61,6 +61,7 @@ from companion.rules.session import HOST
 from companion.table.access import Viewer
 from companion.table.camera_decision import decide_throw, mode_line
 from companion.table.camera_feed import (
+    CHOSEN_LEFT_S,
     FOLLOW_IDLE_S,
     CameraFeed,
     dice_set_for,
@@ -97,6 +98,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TARGET_REFRESH_S = 1.0
+# the minutes after which a game that rests, and a chosen table that was left, let the
+# camera go (camera_feed.plays_on, is_left), as the pages say them
+RESTS_MINUTES = round(FOLLOW_IDLE_S / 60)
+LEFT_MINUTES = round(CHOSEN_LEFT_S / 60)
 # the demo camera's pause before the roll that closes a race (Turn.race: e.g. a pound after
 # a call): at a real table the roller picks the dice up, shakes and throws, so the players
 # have seconds to be first, not the instant the demo would take
@@ -122,9 +127,9 @@ NEW_TABLE_TAKES_CAMERA = (
     'table" button takes it back.'
 )
 NEW_TABLE_LEAVES_CAMERA = (
-    "The camera stays with {table}: it was chosen for that game. A new table gets it "
-    'when that game ends, or from "Use the camera here" beside a game on this page, on the '
-    "computer running the companion."
+    "The camera stays with {table}: it was chosen for that game. A new table gets it when "
+    "that game ends or has had no device connected and no action for 10 minutes, or from "
+    '"Use the camera here" beside a game on this page, on the computer running the companion.'
 )
 NEW_TABLE_WAITS_FOR_CAMERA = (
     "The camera stays with {table} while that game plays on. A new table gets it when that "
@@ -418,8 +423,10 @@ class CameraHub:
         # what frees it for this host's button; not "it comes here": once free, the camera
         # follows the newest table by itself, which need not be this one (`follows_next`)
         frees = "that game ends"
-        if not attached:
-            frees += f" or rests {round(FOLLOW_IDLE_S / 60)} minutes without an action"
+        if attached:  # a chosen table keeps it until it is left (camera_feed.is_left)
+            frees += f" or has had no device connected and no action for {LEFT_MINUTES} minutes"
+        else:
+            frees += f" or rests {RESTS_MINUTES} minutes without an action"
         return (
             f"the camera serves another table ({why}): you can take it here once {frees}, "
             "or the server machine can move it here"
@@ -430,7 +437,9 @@ class CameraHub:
         it (`feed.hold`): that it serves another table now, that they enter their rolls by
         hand meanwhile, and how it comes to them: by itself only where this is the table it
         would follow next (`feed.follows_next`; a table older than the one served, or with
-        a newer one started since, waits for the server's own screen). The other table is
+        a newer one started since, waits for the server's own screen); a table chosen for
+        it lets it go once left (camera_feed.is_left), one that plays on once it rests.
+        The other table is
         not named: its players need not have joined here. None: the camera serves this
         table, or no table holds it (it follows the newest), or this game is over."""
         target = self.feed.target_id
@@ -441,8 +450,10 @@ class CameraHub:
             return None
         why = " (it was chosen for that game)" if hold == "attached" else ""
         ends = "when that game ends"
-        if hold != "attached":
-            ends += f" or after {round(FOLLOW_IDLE_S / 60)} minutes without an action there"
+        if hold == "attached":
+            ends += f" or after {LEFT_MINUTES} minutes with no device connected there and no action"
+        else:
+            ends += f" or after {RESTS_MINUTES} minutes without an action there"
         if await self.feed.follows_next(table):
             comes = f"It comes to this table {ends}, or when the server's own screen moves it."
         else:

@@ -22,7 +22,13 @@ from companion.rules.qwixx import Cross
 from companion.rules.session import CAMERA, HOST
 from companion.table.access import Viewer
 from companion.table.camera_decision import decide_throw
-from companion.table.camera_feed import FOLLOW_IDLE_S, FOLLOW_PAGE_ROWS, MODE_KEY, CameraFeed
+from companion.table.camera_feed import (
+    CHOSEN_LEFT_S,
+    FOLLOW_IDLE_S,
+    FOLLOW_PAGE_ROWS,
+    MODE_KEY,
+    CameraFeed,
+)
 from companion.table.camera_hub import CameraHub, implied_texts
 from companion.table.camera_settings import CameraSettings
 from companion.table.held_reading import CameraRoll, HeldReading, camera_moved_on
@@ -429,6 +435,44 @@ def test_whether_the_camera_comes_to_a_waiting_table_changes_as_the_tables_do(
         assert not await follows(waiting)
         await tables.remove_damaged("gone")
         assert await follows(waiting)  # removed
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_a_chosen_table_whose_devices_all_left_lets_the_camera_go(tmp_path: Path) -> None:
+    """A café owner's evening: the players of the table chosen for the camera went home
+    without ending their game, and only the server's own start page moved the camera on; a
+    newer table tapped its rolls in all evening. Once no device has been connected to the
+    chosen table and no action made there for 10 minutes, the camera follows the newest
+    table, as it does when a game rests (also after a restart)."""
+
+    async def body(tables: Tables, chosen: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        feed = hub.feed
+        start = time.time()
+        feed.clock = lambda: start
+        await hub.take_for(chosen.table_id, on_server=False)
+        newer = await tables.create("qwixx", {"players": 2}, ["Cid", "Dee"])
+        screen = chosen.subscribe()  # a device of the chosen table is connected
+        feed.clock = lambda: start + 3600  # an hour with no action: its players are there
+        assert await feed.refresh() is chosen and feed.hold == "attached"
+        chosen.unsubscribe(screen)  # the last one leaves
+        chosen.acted_at = start + 3600 + 300  # an action (a tap kept in the store) after
+        feed.clock = lambda: start + 3600 + 300 + CHOSEN_LEFT_S - 1
+        assert await feed.refresh() is chosen and feed.hold == "attached"
+        with pytest.raises(Rejection, match="no device connected and no action for 10 minutes"):
+            hub.check_may_take(newer.table_id)
+        assert "10 minutes with no device connected there and no action" in str(
+            await hub.serves_elsewhere(newer)
+        )
+        feed.clock = lambda: start + 3600 + 300 + CHOSEN_LEFT_S
+        assert await feed.refresh() is newer and feed.hold is None
+        assert await hub.serves_elsewhere(chosen) is None  # nothing holds the camera now
+        hub.check_may_take(chosen.table_id)  # its host may choose it again
+
+        restarted = CameraFeed(tables)  # what the new server's camera reads from the store
+        await restarted.restore()
+        assert await restarted.refresh() is newer
 
     with_qwixx_table(tmp_path, body)
 

@@ -649,8 +649,9 @@ def test_the_start_page_names_only_a_table_this_browser_may_see() -> None:
     )
     assert new_table_line("t2", "attached", visible) == (
         "The camera stays with a game in progress: it was chosen for that game. A new table "
-        'gets it when that game ends, or from "Use the camera here" beside a game on this '
-        "page, on the computer running the companion."
+        "gets it when that game ends or has had no device connected and no action for 10 "
+        'minutes, or from "Use the camera here" beside a game on this page, on the computer '
+        "running the companion."
     )
     playing = new_table_line("t1", "playing", visible)
     assert playing is not None

@@ -107,7 +107,8 @@ def test_a_new_table_is_told_the_camera_was_chosen_for_another_game(
     browser: Any, tmp_path: Path
 ) -> None:
     """A host chose the camera for their game: no 10 minutes of rest hand it on, only that
-    game's end or the server's own screen."""
+    game's end, 10 minutes with no device of it connected and no action there (its players
+    went home), or the server's own screen."""
     settings = folder_camera_settings(tmp_path)
     with LiveServer(settings, ClipReader) as server:
         others = browser.new_context(extra_http_headers=OTHER_FAMILY)
@@ -124,5 +125,6 @@ def test_a_new_table_is_told_the_camera_was_chosen_for_another_game(
         host_page = hosts.new_page()
         host_page.goto(f"{server.base_url}/t/{newer}")
         parts = ("another table", "chosen for that game", "by hand", "that game ends")
-        words = says_the_camera_is_elsewhere(host_page, ["Ann", "Bob"], parts)
-        assert "10 minutes" not in words, words
+        left = "after 10 minutes with no device connected there and no action"
+        words = says_the_camera_is_elsewhere(host_page, ["Ann", "Bob"], (*parts, left))
+        assert "without an action there" not in words, words

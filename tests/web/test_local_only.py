@@ -126,7 +126,8 @@ def test_a_table_that_lost_a_held_camera_offers_no_button_that_cannot_work(
         assert status["attached"] is False and status["note"] == ""
         assert status["take_back_refused"] == (
             "the camera serves another table (it was chosen for that game): you can take it "
-            "here once that game ends, or the server machine can move it here"
+            "here once that game ends or has had no device connected and no action for 10 "
+            "minutes, or the server machine can move it here"
         )
         taken = lan.post(f"/api/tables/{first}/camera/attach")
         assert taken.status_code == 403
