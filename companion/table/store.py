@@ -782,6 +782,38 @@ class Store:
                 list(values.items()),
             )
 
+    def server_settings_starting(self, prefix: str) -> dict[str, str]:
+        """The server settings whose key starts with `prefix`, by key."""
+        with self._guarded():
+            rows = self._db.execute(
+                "SELECT key, value FROM server_settings WHERE substr(key, 1, ?) = ?",
+                (len(prefix), prefix),
+            ).fetchall()
+        return {str(key): str(value) for key, value in rows}
+
+    def table_settings_starting(self, table_id: str, prefix: str) -> dict[str, str]:
+        """The settings of table `table_id` whose key starts with `prefix`, by key."""
+        with self._guarded():
+            rows = self._db.execute(
+                "SELECT key, value FROM table_settings"
+                " WHERE table_id = ? AND substr(key, 1, ?) = ?",
+                (table_id, len(prefix), prefix),
+            ).fetchall()
+        return {str(key): str(value) for key, value in rows}
+
+    def remove_settings(
+        self, server_keys: Iterable[str], table_keys: Iterable[tuple[str, str]] = ()
+    ) -> None:
+        """Remove server settings (by key) and table settings (by table id and key), in one
+        transaction: all of them or none."""
+        with self._transaction("remove_settings") as db:
+            db.executemany(
+                "DELETE FROM server_settings WHERE key = ?", [(key,) for key in server_keys]
+            )
+            db.executemany(
+                "DELETE FROM table_settings WHERE table_id = ? AND key = ?", list(table_keys)
+            )
+
     def logs(self, rolls_only: bool = False) -> Iterator[tuple[str, list[LogEntry]]]:
         """Every stored table's log, one table at a time (the dice statistics count them
         at start-up): a caller that keeps only counts holds one log, never every stored

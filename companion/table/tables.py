@@ -1034,6 +1034,10 @@ class Tables:
         start sweeping idle tables out of memory (on the attached loop)."""
         self._dice_started = True
         self._dice.start(functools.partial(self.store.logs, rolls_only=True), self.replay_pool)
+        try:  # what a delete kept for tokens that ran out while the server was off
+            self.forget_spent_deletes()
+        except StorageError as exc:  # the next delete tries again
+            logger.warning("the settings kept of deleted games were not read: %s", exc)
         if self._loop is not None and self._sweeper is None:
             self._sweeper = self._loop.create_task(self._sweep_idle())
 
@@ -1201,6 +1205,7 @@ class Tables:
                     "game_in_progress",
                     "this game is still being played: end it first, then delete it",
                 )
+            await asyncio.to_thread(self.forget_spent_deletes)
             kept = await asyncio.to_thread(self._kept_after_delete, row)
             await asyncio.to_thread(self.store.remove_table, table_id, kept)
             if table is not None:
@@ -1222,6 +1227,33 @@ class Tables:
         return KeptAfterRemoval(
             kept.table_id, kept.table_settings, {**kept.server_settings, **held}
         )
+
+    def forget_spent_deletes(self, now: float | None = None) -> list[str]:
+        """Forget what deletes kept (`_kept_after_delete`: DELETED_KEY, DELETED_NEXT_KEY
+        and the kept places at the next game) once no token of the deleted game can work
+        any more (its `until`): before, two server settings per deleted game stayed for
+        ever. Run at start-up and at each delete; the ids of the deleted games forgotten."""
+        moment = time.time() if now is None else now
+        spent = []
+        for key, value in self.store.server_settings_starting(DELETED_KEY).items():
+            if moment > float(json.loads(value)["until"]):
+                spent.append(key.removeprefix(DELETED_KEY))
+        server_keys: list[str] = []
+        table_keys: list[tuple[str, str]] = []
+        for deleted_id in spent:
+            server_keys += [DELETED_KEY + deleted_id, DELETED_NEXT_KEY + deleted_id]
+            next_id = self.store.server_setting(DELETED_NEXT_KEY + deleted_id)
+            if next_id is not None:
+                places = self.store.table_settings_starting(next_id, KEPT_PLACE_KEY)
+                table_keys += [
+                    (next_id, key)
+                    for key, place in places.items()
+                    if json.loads(place)["from"] == deleted_id
+                ]
+        if spent:
+            self.store.remove_settings(server_keys, table_keys)
+            logger.info("forgot what %d deleted game(s) kept for their devices", len(spent))
+        return spent
 
     async def deleted_for(self, table_id: str, token: str) -> bool:
         """Whether `table_id` is a finished game the history deleted while the device

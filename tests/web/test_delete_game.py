@@ -6,15 +6,21 @@ deletes anything (`local_only`), not even the game's host."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
+import time
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from companion.table.camera_settings import CameraSettings
+from companion.table.store import Store
+from companion.table.tables import DELETED_KEY, DELETED_NEXT_KEY, KEPT_PLACE_KEY
 from companion.web.app import create_app
 from companion.web.deps import cookie_name
 from companion.web.routes.pages import HISTORY_GAMES
@@ -235,3 +241,98 @@ def test_a_player_who_had_followed_goes_on_to_the_next_game_from_the_deleted_one
         assert tapped.json()["table_id"] == next_id and tapped.json()["seat"] == 1
         refused = stranger.post(f"/api/tables/{gone}/next_seat")
         assert refused.status_code == 403 and next_id not in refused.text
+
+
+def played_again_and_deleted(app: FastAPI, local: TestClient) -> PlayedAgain:
+    """A Qwixx game for Ann and Bob (each on a phone of their own), ended, played again
+    and deleted from the history before anyone followed: a place is kept for each."""
+    hosts_phone = TestClient(app)
+    made = create_table(hosts_phone, "qwixx", ["Ann", "Bob"], {"players": 2})
+    gone, code = made["table_id"], made["code"]
+    phones = [TestClient(app, client=(f"192.168.1.{31 + seat}", 50000)) for seat in (0, 1)]
+    for seat, phone in enumerate(phones):
+        seat_player(phone, code, gone, seat)
+    assert hosts_phone.post(f"/api/tables/{gone}/end").status_code == 200
+    again = hosts_phone.post(f"/api/tables/{gone}/play_again")
+    assert again.status_code == 201, again.text
+    assert local.post(f"/t/{gone}/delete", follow_redirects=False).status_code == 303
+    return PlayedAgain(gone, again.json()["table_id"], hosts_phone, phones)
+
+
+@dataclass(frozen=True)
+class PlayedAgain:
+    gone: str  # the deleted finished game
+    next_id: str  # the game that plays it again
+    hosts_phone: TestClient
+    phones: list[TestClient]  # Ann's (seat 0) and Bob's (seat 1)
+
+
+def kept_of(store: Store, played: PlayedAgain) -> tuple[str | None, str | None, dict[str, str]]:
+    """What the server keeps of the deleted game: its two server settings and the places
+    kept at its next game."""
+    return (
+        store.server_setting(DELETED_KEY + played.gone),
+        store.server_setting(DELETED_NEXT_KEY + played.gone),
+        store.table_settings_starting(played.next_id, KEPT_PLACE_KEY),
+    )
+
+
+def as_if_its_tokens_ran_out(store: Store, gone: str) -> None:
+    """The deleted game's devices' tokens ran out an hour ago (token_finished_s after it
+    ended): its record says so."""
+    held = json.loads(store.server_setting(DELETED_KEY + gone) or "{}")
+    held["until"] = time.time() - 3600
+    store.set_server_setting(DELETED_KEY + gone, json.dumps(held))
+
+
+PAGE = {"accept": "text/html"}
+
+
+def test_what_a_delete_keeps_goes_once_its_tokens_cannot_work_at_the_next_delete(
+    tmp_path: Path,
+) -> None:
+    """A delete of a game played again kept two server settings (which devices held it,
+    its next game) for ever, besides the places at the next game. The next delete forgets
+    those of every deleted game whose tokens ran out, and only those: a place kept while
+    its token works still takes its device to the next game."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=ON_SERVER) as local:
+        store = app.state.tables.store
+        spent = played_again_and_deleted(app, local)
+        in_time = played_again_and_deleted(app, local)
+        assert all(kept_of(store, spent)) and all(kept_of(store, in_time))
+        as_if_its_tokens_ran_out(store, spent.gone)
+
+        cids_phone = TestClient(app)
+        third = create_table(cids_phone, "qwixx", ["Cid", "Dee"], {"players": 2})["table_id"]
+        assert cids_phone.post(f"/api/tables/{third}/end").status_code == 200
+        assert local.post(f"/t/{third}/delete", follow_redirects=False).status_code == 303
+
+        assert kept_of(store, spent) == (None, None, {})
+        assert all(kept_of(store, in_time))
+        ann = in_time.phones[0]
+        assert "your place there is kept" in ann.get(f"/t/{in_time.gone}", headers=PAGE).text
+        taken = ann.post(f"/t/{in_time.gone}/next_seat", follow_redirects=False)
+        assert taken.headers["location"] == f"/t/{in_time.next_id}/sheet"
+
+
+def test_what_a_delete_keeps_goes_at_start_up_once_its_tokens_cannot_work(
+    tmp_path: Path,
+) -> None:
+    """A server restarted after a deleted game's tokens ran out forgets what that delete
+    kept; one restarted while they still work keeps it (Bob still reaches his place)."""
+    settings = Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True))
+    app = create_app(settings)
+    with TestClient(app, client=ON_SERVER) as local:
+        spent = played_again_and_deleted(app, local)
+        in_time = played_again_and_deleted(app, local)
+        as_if_its_tokens_ran_out(app.state.tables.store, spent.gone)
+    restarted = create_app(settings)
+    with TestClient(restarted, client=ON_SERVER):
+        store = restarted.state.tables.store
+        assert kept_of(store, spent) == (None, None, {})
+        assert all(kept_of(store, in_time))
+        bobs_phone = TestClient(restarted, client=("192.168.1.32", 50000))
+        bobs_phone.cookies = in_time.phones[1].cookies
+        taken = bobs_phone.post(f"/t/{in_time.gone}/next_seat", follow_redirects=False)
+        assert taken.headers["location"] == f"/t/{in_time.next_id}/sheet", taken.text
