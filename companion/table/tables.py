@@ -1293,7 +1293,10 @@ class Tables:
     async def kept_place(self, deleted_id: str, token: str) -> tuple[str, Viewer] | None:
         """The next game of the deleted finished game `deleted_id` and what the device
         holding `token` was there, when its place was kept at the delete (`_kept_places`)
-        and its token would still work (the finished game's `token_finished_s`); else None."""
+        and its token would still work (the finished game's `token_finished_s`); else None.
+        A place taken once whose device the next game no longer has (the host freed its
+        seat there, or it made room for another) is kept no more: the tap would be refused
+        (Table._carried_device: `carried_once`), so the page does not offer it."""
         if not token or len(deleted_id) > 64:
             return None
 
@@ -1301,7 +1304,11 @@ class Tables:
             next_id = self.store.server_setting(DELETED_NEXT_KEY + deleted_id)
             if next_id is None:
                 return None
-            return next_id, self.store.table_setting(next_id, KEPT_PLACE_KEY + hash_token(token))
+            token_hash = hash_token(token)
+            taken = self.store.table_setting(next_id, CARRIED_KEY + token_hash) is not None
+            if taken and self.store.device(hash_token(carried_token(token, next_id))) is None:
+                return next_id, None
+            return next_id, self.store.table_setting(next_id, KEPT_PLACE_KEY + token_hash)
 
         found = await asyncio.to_thread(read)
         if found is None or found[1] is None:

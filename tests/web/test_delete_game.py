@@ -336,3 +336,29 @@ def test_what_a_delete_keeps_goes_at_start_up_once_its_tokens_cannot_work(
         bobs_phone.cookies = in_time.phones[1].cookies
         taken = bobs_phone.post(f"/t/{in_time.gone}/next_seat", follow_redirects=False)
         assert taken.headers["location"] == f"/t/{in_time.next_id}/sheet", taken.text
+
+
+def test_a_place_taken_and_then_freed_at_the_next_game_is_no_longer_said_to_be_kept(
+    tmp_path: Path,
+) -> None:
+    """Ann took the place kept for her after the delete, and the host freed her seat at
+    the next game: the deleted game's page still read "your place there is kept", and its
+    button was refused (`carried_once`). It now says the game was deleted, with no such
+    promise or button, and asks for the next game's join code."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=ON_SERVER) as local:
+        played = played_again_and_deleted(app, local)
+        ann = played.phones[0]
+        taken = ann.post(f"/t/{played.gone}/next_seat", follow_redirects=False)
+        assert taken.headers["location"] == f"/t/{played.next_id}/sheet", taken.text
+        freed = played.hosts_phone.post(f"/api/tables/{played.next_id}/seats/0/free")
+        assert freed.status_code == 200, freed.text
+
+        told = ann.get(f"/t/{played.gone}/sheet", headers=PAGE)
+        assert told.status_code == 410, told.text
+        assert "kept" not in told.text and "next_seat" not in told.text
+        assert "deleted from the history" in told.text
+        tapped = ann.post(f"/api/tables/{played.gone}/next_seat")  # its open screen's button
+        assert tapped.status_code == 403 and played.next_id not in tapped.text
+        bob = played.phones[1]  # whose place was never taken: still kept
+        assert "your place there is kept" in bob.get(f"/t/{played.gone}", headers=PAGE).text
