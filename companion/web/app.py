@@ -31,7 +31,7 @@ from companion.table.store import StorageError, Store
 from companion.table.tables import Table, TableLoadError, Tables
 from companion.table.text import printable
 from companion.vision.calibration import load_calibration
-from companion.web.deps import NO_SUCH_TABLE, KeptPlace, NoAccess
+from companion.web.deps import NO_SUCH_TABLE, DeletedGame, NoAccess
 from companion.web.errors import status_for
 from companion.web.fragments import LiveDrawings, page_templates
 from companion.web.hosts import HostCheck
@@ -196,7 +196,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
     app.add_middleware(HostCheck, settings=settings)  # before anything but the headers
     app.add_middleware(PageHeaders)  # outermost: on every answer, a Host's refusal too
     _add_error_answers(app, templates)
-    _add_kept_place_answer(app, templates)
+    _add_deleted_game_answer(app, templates)
     return app
 
 
@@ -242,14 +242,19 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
     return lifespan
 
 
-def _add_kept_place_answer(app: FastAPI, templates: Jinja2Templates) -> None:
-    """A page of a game the history deleted, asked by a device whose place at the game
-    played again was kept (deps.KeptPlace): one tap to the next game, no code shown."""
+def _add_deleted_game_answer(app: FastAPI, templates: Jinja2Templates) -> None:
+    """A page of a game the history deleted, asked by a device that held it
+    (deps.DeletedGame): one tap to the next game where it has a place, no code shown."""
 
-    @app.exception_handler(KeptPlace)
-    async def kept_place_answer(request: Request, exc: KeptPlace) -> Response:
-        context = {"table_id": exc.table_id, "viewer": exc.viewer}
-        return templates.TemplateResponse(request, "kept_place.html", context, status_code=410)
+    @app.exception_handler(DeletedGame)
+    async def deleted_game_answer(request: Request, exc: DeletedGame) -> Response:
+        context = {
+            "table_id": exc.table_id,
+            "viewer": exc.viewer,
+            "kept": exc.kept,
+            "played_again": exc.played_again,
+        }
+        return templates.TemplateResponse(request, "deleted_game.html", context, status_code=410)
 
 
 def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:

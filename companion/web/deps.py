@@ -123,15 +123,19 @@ class NoAccess(HTTPException):
         self.page = page
 
 
-class KeptPlace(HTTPException):
-    """A page of a finished game the history deleted, asked by a device whose place at the
-    game played again was kept (Tables.kept_place): the page says so and offers it."""
+class DeletedGame(HTTPException):
+    """A page of a finished game the history deleted, asked by a device that held it: the
+    page says so and, where the game played again has a place for it (`viewer`: kept at
+    the delete, Tables.kept_place, or taken before by following it), offers it."""
 
-    def __init__(self, table_id: str, viewer: Viewer) -> None:
-        message = "this game was deleted from the history; the next game keeps your place"
-        super().__init__(status_code=410, detail=message)
+    def __init__(
+        self, table_id: str, viewer: Viewer | None, kept: bool, played_again: bool
+    ) -> None:
+        super().__init__(status_code=410, detail="this game was deleted from the history")
         self.table_id = table_id
         self.viewer = viewer
+        self.kept = kept
+        self.played_again = played_again
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +158,7 @@ async def _access(request: Request, table_id: str, tables: Tables, page: bool) -
     table = await opened(tables, table_id, request)
     token = request.cookies.get(cookie_name(table_id), "")
     if table is None:
-        await _refuse_deleted(tables, table_id, token, page)
+        await _refuse_deleted(request, tables, table_id, token, page)
         raise HTTPException(status_code=404, detail=NO_SUCH_TABLE)
     viewer = table.viewer(token)
     if viewer is None:
@@ -162,19 +166,41 @@ async def _access(request: Request, table_id: str, tables: Tables, page: bool) -
     return Access(table, viewer, token)
 
 
-async def _refuse_deleted(tables: Tables, table_id: str, token: str, page: bool) -> None:
+async def _refuse_deleted(
+    request: Request, tables: Tables, table_id: str, token: str, page: bool
+) -> None:
     """A device that held the finished game the history deleted is told so (410
     `game_deleted`; a screen offline at the delete read "enter the join code again"), its
-    page offering the next game where its place there was kept; a device that never held
-    it learns nothing (the 404 of a table id no table has: docs/RELIABILITY.md)."""
+    page offering the next game where it has a place there (kept, or followed before: that
+    device read a bare error page); a device that never held it learns nothing (the 404
+    of a table id no table has: docs/RELIABILITY.md)."""
     if not token:
         return
     kept = await tables.kept_place(table_id, token)
-    if kept is not None and page:  # deleted, after the host started the next game from it
-        raise KeptPlace(table_id, kept[1])
-    if kept is not None or await tables.deleted_for(table_id, token):
+    if kept is None and not await tables.deleted_for(table_id, token):
+        return
+    if not page:
         message = "this game was deleted from the history"
         raise refusal(410, Reason.GAME_OVER, "game_deleted", message)
+    if kept is not None:  # deleted, after the host started the next game from it
+        raise DeletedGame(table_id, kept[1], kept=True, played_again=True)
+    next_id = await tables.next_of_deleted(table_id)
+    followed = await followed_to(request, tables, table_id)
+    now = followed[2] if followed is not None else None
+    raise DeletedGame(table_id, now, kept=False, played_again=next_id is not None)
+
+
+async def followed_to(
+    request: Request, tables: Tables, deleted_id: str
+) -> tuple[Table, str, Viewer] | None:
+    """Where a device of the deleted game `deleted_id` that had followed the next game
+    before the delete goes on (no place was kept for it: its own token there opens it):
+    that table, its token there (its cookie) and what it is there; None without one."""
+    next_id = await tables.next_of_deleted(deleted_id)
+    new = await opened(tables, next_id, request) if next_id is not None else None
+    held = request.cookies.get(cookie_name(new.table_id), "") if new is not None else ""
+    now = new.viewer(held) if new is not None and held else None
+    return None if new is None or now is None else (new, held, now)
 
 
 async def opened(tables: Tables, table_id: str, request: Request) -> Table | None:

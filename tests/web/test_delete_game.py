@@ -362,3 +362,38 @@ def test_a_place_taken_and_then_freed_at_the_next_game_is_no_longer_said_to_be_k
         assert tapped.status_code == 403 and played.next_id not in tapped.text
         bob = played.phones[1]  # whose place was never taken: still kept
         assert "your place there is kept" in bob.get(f"/t/{played.gone}", headers=PAGE).text
+
+
+def test_a_player_who_had_followed_reads_the_deleted_games_page_with_the_way_on(
+    tmp_path: Path,
+) -> None:
+    """Bob had followed the next game before the owner deleted the finished one: reloading
+    the deleted game's page gave him a bare error page ("Something went wrong"), where an
+    open screen reads that the game was deleted and offers "Next game ready". His page now
+    says the game was deleted from the history and takes him back to his seat in one tap;
+    once the host freed it there, no such button is offered."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=ON_SERVER) as local:
+        hosts_phone = TestClient(app)
+        made = create_table(hosts_phone, "qwixx", ["Ann", "Bob"], {"players": 2})
+        gone, code = made["table_id"], made["code"]
+        bobs_phone = TestClient(app, client=("192.168.1.32", 50000))
+        seat_player(bobs_phone, code, gone, 1)
+        assert hosts_phone.post(f"/api/tables/{gone}/end").status_code == 200
+        next_id = hosts_phone.post(f"/api/tables/{gone}/play_again").json()["table_id"]
+        assert bobs_phone.post(f"/api/tables/{gone}/next_seat").status_code == 200
+        assert local.post(f"/t/{gone}/delete", follow_redirects=False).status_code == 303
+
+        told = bobs_phone.get(f"/t/{gone}/sheet", headers=PAGE)
+        assert told.status_code == 410, told.text
+        assert "This game was deleted from the history" in told.text
+        assert f'action="/t/{gone}/next_seat"' in told.text
+        assert "Take your seat in the next game" in told.text
+        taken = bobs_phone.post(f"/t/{gone}/next_seat", follow_redirects=False)
+        assert taken.headers["location"] == f"/t/{next_id}/sheet", taken.text
+
+        freed = hosts_phone.post(f"/api/tables/{next_id}/seats/1/free")
+        assert freed.status_code == 200, freed.text
+        told = bobs_phone.get(f"/t/{gone}/sheet", headers=PAGE)
+        assert "This game was deleted from the history" in told.text
+        assert "next_seat" not in told.text and "join code" in told.text

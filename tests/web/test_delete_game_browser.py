@@ -190,3 +190,31 @@ def test_a_screen_offline_at_the_delete_reads_that_the_game_was_deleted(
         if again:
             expect(banner).to_contain_text("Next game ready", timeout=20000)
             shot(screen, "deleted-while-offline-next-game")
+
+
+def test_a_player_who_had_followed_reloads_the_deleted_game_and_goes_back_to_their_seat(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Ann followed the next game, then the owner deleted the finished one: opening the
+    deleted game's page again (its tab, history, a bookmark) gave her a bare "Something
+    went wrong" page. It now reads that the game was deleted from the history and takes
+    her back to her seat in the next game in one tap."""
+    host = browser.new_context(**TABLET)
+    table, ann = ended_with_anns_screen_open(browser, server, host, again=True)
+    gone = table["table_id"]
+    ann.click("[data-next-seat]")
+    ann.wait_for_url(lambda url: gone not in url and url.endswith("/sheet"), timeout=20000)
+    next_url = ann.url
+    owner = browser.new_context()  # the server's own screen (every test browser is local)
+    deleted = owner.request.post(
+        f"{server.base_url}/t/{gone}/delete", headers={"origin": server.base_url}
+    )
+    assert deleted.ok, deleted.text()
+
+    ann.goto(f"{server.base_url}/t/{gone}/sheet")
+    expect(ann.locator("h1")).to_have_text("This game was deleted from the history", timeout=20000)
+    expect(ann.locator("main")).to_contain_text("you are in it already", timeout=20000)
+    shot(ann, "deleted-game-followed-before")
+    ann.click("text=Take your seat in the next game")
+    ann.wait_for_url(next_url, timeout=20000)
+    expect(ann.locator(".sheet[data-seat='0'].markable")).to_have_count(1, timeout=20000)

@@ -40,6 +40,7 @@ from companion.web.deps import (
     TextCheckedRoute,
     client_key,
     cookie_name,
+    followed_to,
     opened,
 )
 from companion.web.errors import refusal, refusal_body, refused, slow_down
@@ -633,14 +634,12 @@ async def followed_already(
 ) -> tuple[Table, str, Viewer]:
     """A device of the deleted game `deleted_id` that had followed the next game before the
     delete kept no place there (its own token opens it), though its screen still offers
-    "Next game ready": it goes on by the token it holds there. Any other: 403."""
-    next_id = await tables.next_of_deleted(deleted_id)
-    new = await opened(tables, next_id, request) if next_id is not None else None
-    held = request.cookies.get(cookie_name(new.table_id), "") if new is not None else ""
-    now = new.viewer(held) if new is not None and held else None
-    if new is None or now is None:
+    "Next game ready": it goes on by the token it holds there (deps.followed_to). Any
+    other: 403."""
+    followed = await followed_to(request, tables, deleted_id)
+    if followed is None:
         raise refusal(403, Reason.NOT_ALLOWED, "not_at_this_table", NOT_AT_THIS_TABLE)
-    return new, held, now
+    return followed
 
 
 async def next_game_for(

@@ -375,7 +375,7 @@ async def history_after_delete(tables: Tables, older: int) -> str:
 async def take_kept_place(
     request: Request, table_id: str, tables: TablesDep, settings: SettingsDep
 ) -> Response:
-    """The button of a deleted finished game's page (kept_place.html): the device takes
+    """The button of a deleted finished game's page (deleted_game.html): the device takes
     the place the game played again kept for it (api.carry_kept_place), and goes there."""
     token = request.cookies.get(cookie_name(table_id), "")
     new, token, now = await carry_kept_place(request, tables, settings, table_id, token)
