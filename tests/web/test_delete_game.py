@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from companion.table.camera_settings import CameraSettings
 from companion.table.store import Store
@@ -397,3 +398,26 @@ def test_a_player_who_had_followed_reads_the_deleted_games_page_with_the_way_on(
         told = bobs_phone.get(f"/t/{gone}/sheet", headers=PAGE)
         assert "This game was deleted from the history" in told.text
         assert "next_seat" not in told.text and "join code" in told.text
+
+
+def test_a_socket_to_a_deleted_game_closes_saying_so_to_the_devices_that_held_it(
+    tmp_path: Path,
+) -> None:
+    """A screen reconnecting to a game the history deleted was refused at the handshake,
+    which carries no reason (the page read a lost network and asked the state API). The
+    socket now opens and closes with 1008 `game_deleted` for a device that held the game;
+    a stranger is refused as at a table id no table has."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=ON_SERVER) as local:
+        played = played_again_and_deleted(app, local)
+        stranger = TestClient(app, client=("192.168.1.40", 50000))
+        stranger.cookies = {cookie_name(played.gone): "a guessed token"}
+        socket = f"/t/{played.gone}/ws?view=sheet"
+        anns_phone = played.phones[0]
+        for device, why in ((anns_phone, "game_deleted"), (stranger, "join this table first")):
+            with (
+                pytest.raises(WebSocketDisconnect) as closed,
+                device.websocket_connect(socket) as screen,
+            ):
+                screen.receive_text()
+            assert (closed.value.code, closed.value.reason) == (1008, why)

@@ -218,3 +218,28 @@ def test_a_player_who_had_followed_reloads_the_deleted_game_and_goes_back_to_the
     ann.click("text=Take your seat in the next game")
     ann.wait_for_url(next_url, timeout=20000)
     expect(ann.locator(".sheet[data-seat='0'].markable")).to_have_count(1, timeout=20000)
+
+
+def test_a_screen_reconnecting_to_a_deleted_game_hears_it_from_its_socket(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A screen offline at the delete reconnected to a socket refused at its handshake,
+    which carries no reason: the page took it for a lost network and learnt the truth only
+    from the state API, retrying for ever where that request failed (a flaky network).
+    The socket now closes saying `game_deleted`: the banner reads so from the socket alone
+    (the state API is out of its reach here), pointing at "Next game ready"."""
+    host = browser.new_context(**TABLET)
+    owner = browser.new_context()  # the server's own screen (every test browser is local)
+    table, screen = ended_with_anns_screen_open(browser, server, host, again=True)
+    banner = screen.locator("#conn")
+    expect(banner).to_have_attribute("data-conn", "live", timeout=20000)
+    screen.route("**/api/tables/*/state", lambda route: route.abort())
+    screen.context.set_offline(True)
+    expect(banner).to_have_attribute("data-conn", "offline", timeout=20000)
+    deleted = owner.request.post(
+        f"{server.base_url}/t/{table['table_id']}/delete", headers={"origin": server.base_url}
+    )
+    assert deleted.ok, deleted.text()
+    screen.context.set_offline(False)
+    expect(banner).to_contain_text("This game was deleted from the history", timeout=20000)
+    expect(banner).to_contain_text("Next game ready", timeout=20000)

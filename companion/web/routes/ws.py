@@ -175,7 +175,9 @@ async def answer_to(access: Access, message: ActMessage | UndoMessage) -> dict[s
 async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, str] | None:
     """The table and device token of a screen let onto the channel, or None once the socket
     is refused (closed with 1008, before the handshake completes): a foreign Origin, an
-    unknown table, no seat or table view for the device's cookie, an unknown view."""
+    unknown table, no seat or table view for the device's cookie, an unknown view. A
+    device that held a game the history deleted is told so (Tables.deleted_for: 1008
+    `game_deleted`, after the handshake, which carries no reason)."""
     origin, host = websocket.headers.get("origin"), websocket.headers.get("host")
     if not is_same_origin(origin, host, websocket.url.scheme):
         await websocket.close(code=1008, reason="foreign origin")
@@ -184,6 +186,12 @@ async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, 
     table = await tables.openable(table_id) if len(table_id) <= 64 else None
     token = websocket.cookies.get(cookie_name(table_id), "")
     viewer = table.viewer(token) if table is not None else None
+    if table is None and await tables.deleted_for(table_id, token):
+        # a reason is heard only once the socket is open (a refused handshake reaches the
+        # page as 1006, a lost network): its page says the game was deleted at once
+        await websocket.accept()
+        await websocket.close(code=1008, reason=DELETED_CLOSE_REASON)
+        return None
     if table is None or viewer is None or view not in MODES:
         await websocket.close(code=1008, reason="join this table first")
         return None

@@ -445,9 +445,9 @@
   // a lost network does (1006), and the page would say "Offline" and retry for ever. The
   // table's state tells them apart (the API's answer: a page would redirect to the join
   // form): refused to this device, the access is lost; unreachable or answered, the
-  // socket is tried again. A game the history deleted while this device was offline is
-  // answered 410 game_deleted (to the devices that held it only), as its socket's close
-  // says it to a screen still connected
+  // socket is tried again. A game the history deleted while this device was offline
+  // closes its socket with 1008 game_deleted (to the devices that held it only, as to a
+  // screen still connected), and its state is answered 410 game_deleted
   function retryUnlessRefused(closedCount) {
     fetch(`/api/tables/${tableId}/state`, {credentials: "same-origin"})
       .then((r) => (r.status === 410 ? "deleted" : [401, 403, 404].includes(r.status) ? "refused" : "retry"))
