@@ -1318,6 +1318,23 @@ class Tables:
             return None
         return found[0], Viewer(seat=place["seat"], host=bool(place["host"]))
 
+    async def place_after_delete(
+        self, deleted_id: str, token: str, held_at: Callable[[str], str]
+    ) -> tuple[str, Viewer] | None:
+        """Where the device holding `token` at the deleted finished game `deleted_id` has a
+        place at its next game, and what it is there: the place kept for it (`kept_place`),
+        or the device it holds there already, having followed before the delete (`held_at`:
+        its token at a table id, "" without one). None without either: the "Next game
+        ready" its open screen shows would be refused."""
+        kept = await self.kept_place(deleted_id, token)
+        if kept is not None:
+            return kept
+        next_id = await self.next_of_deleted(deleted_id)
+        new = await self.openable(next_id) if next_id is not None else None
+        held = held_at(new.table_id) if new is not None else ""
+        now = new.viewer(held) if new is not None and held else None
+        return None if new is None or now is None else (new.table_id, now)
+
     async def next_of_deleted(self, deleted_id: str) -> str | None:
         """The next game of the deleted finished game `deleted_id` (`_kept_places`), or None:
         where a device that had followed already goes on, by its own token there."""

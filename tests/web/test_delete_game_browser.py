@@ -243,3 +243,31 @@ def test_a_screen_reconnecting_to_a_deleted_game_hears_it_from_its_socket(
     screen.context.set_offline(False)
     expect(banner).to_contain_text("This game was deleted from the history", timeout=20000)
     expect(banner).to_contain_text("Next game ready", timeout=20000)
+
+
+def test_a_screen_whose_place_was_freed_at_the_next_game_is_not_told_it_is_kept(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Ann took her seat in the next game once and the host freed it there; her finished
+    game's screen was still open when the owner deleted that game. Its banner read "your
+    place in the next game is kept, tap Next game ready", a tap refused (`carried_once`).
+    It now asks for the next game's join code, and the button is gone."""
+    host = browser.new_context(**TABLET)
+    owner = browser.new_context()  # the server's own screen (every test browser is local)
+    table, screen = ended_with_anns_screen_open(browser, server, host, again=True)
+    gone = table["table_id"]
+    carried = screen.context.request.post(f"{server.base_url}/api/tables/{gone}/next_seat")
+    assert carried.ok, carried.text()
+    next_id = carried.json()["table_id"]
+    freed = host.request.post(f"{server.base_url}/api/tables/{next_id}/seats/0/free")
+    assert freed.ok, freed.text()
+    deleted = owner.request.post(
+        f"{server.base_url}/t/{gone}/delete", headers={"origin": server.base_url}
+    )
+    assert deleted.ok, deleted.text()
+
+    banner = screen.locator("#conn")
+    expect(banner).to_contain_text("This game was deleted from the history", timeout=20000)
+    expect(banner).to_contain_text("join code", timeout=20000)
+    assert "kept" not in banner.inner_text()
+    expect(screen.locator("[data-next-seat]")).to_be_hidden(timeout=20000)

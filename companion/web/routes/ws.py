@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from companion.rules.base import Rejection
 from companion.table.access import DeviceRateLimiter, Viewer
 from companion.table.store import StorageError
-from companion.table.tables import Subscription, Table
+from companion.table.tables import Subscription, Table, TableLoadError
 from companion.table.text import INVALID_UNICODE, invalid_text, invalid_text_at
 from companion.web.deps import Access, TextCheckedRoute, cookie_name, is_same_origin
 from companion.web.errors import status_for
@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 WATCHER = Viewer(seat=None, host=False)  # how a device whose token was revoked is drawn
 # the close reason of a screen whose game the history deleted (table.js names it in its banner)
 DELETED_CLOSE_REASON = "game_deleted"
+# the same, to a device the next game has no place for (its place freed there): its banner
+# asks for the next game's code, where it promised "your place is kept" and the tap failed
+DELETED_NO_PLACE_REASON = "game_deleted no_place"
 router = APIRouter(route_class=TextCheckedRoute)
 
 
@@ -189,13 +192,27 @@ async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, 
     if table is None and await tables.deleted_for(table_id, token):
         # a reason is heard only once the socket is open (a refused handshake reaches the
         # page as 1006, a lost network): its page says the game was deleted at once
+        why = await deleted_close_reason(websocket, table_id, token)
         await websocket.accept()
-        await websocket.close(code=1008, reason=DELETED_CLOSE_REASON)
+        await websocket.close(code=1008, reason=why)
         return None
     if table is None or viewer is None or view not in MODES:
         await websocket.close(code=1008, reason="join this table first")
         return None
     return table, token
+
+
+async def deleted_close_reason(websocket: WebSocket, table_id: str, token: str) -> str:
+    """How a screen of the deleted game `table_id` is told: whether the next game has a
+    place for its device (Tables.place_after_delete), which its "Next game ready" takes."""
+    tables = websocket.app.state.tables
+    try:
+        place = await tables.place_after_delete(
+            table_id, token, lambda next_id: websocket.cookies.get(cookie_name(next_id), "")
+        )
+    except (StorageError, TableLoadError):  # told it was deleted all the same
+        return DELETED_CLOSE_REASON
+    return DELETED_CLOSE_REASON if place is not None else DELETED_NO_PLACE_REASON
 
 
 class ScreenChannel:
@@ -245,7 +262,9 @@ class ScreenChannel:
             lost = self.table.viewer(self.token) is None
             # a game the history deleted says so: its screen read "enter the join code
             # again", even beside a "Next game ready" button that still worked
-            why = DELETED_CLOSE_REASON if lost and self.table.deleted else ""
+            why = ""
+            if lost and self.table.deleted:
+                why = await deleted_close_reason(self.websocket, self.table.table_id, self.token)
             with contextlib.suppress(RuntimeError):
                 await self.websocket.close(code=1008 if lost else 1000, reason=why)
 

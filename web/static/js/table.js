@@ -16,8 +16,10 @@
   let retryTimer = null;
   let refusalShownAt = 0; // when the refusal toast showing now last got a line
   let connState = "connecting";
-  // the server closed this screen because the history deleted its game (ws.py)
+  // the server closed this screen because the history deleted its game (ws.py), and
+  // whether the next game has no place for this device (its "Next game ready" would fail)
   let gameDeleted = false;
+  let noPlaceNext = false;
   // action_id -> {kind, body, element, moveAttr, dice, sentOn, offline}: every action not
   // yet answered, in the order it was made. Kept in localStorage too, so a tap made while
   // the connection is down survives a reload; sent again on every reconnect with the same
@@ -95,7 +97,7 @@
   // (still shown below) takes it there: a join code would only send the player astray
   function refusedText() {
     if (!gameDeleted) return "Not connected: enter the join code again";
-    if (live.querySelector("[data-next-seat]")) {
+    if (!noPlaceNext && live.querySelector("[data-next-seat]")) {
       return "This game was deleted from the history: your place in the next game is kept, tap \u201cNext game ready\u201d below";
     }
     return "This game was deleted from the history: ask the host for the next game's join code";
@@ -421,12 +423,20 @@
       socket = null;
       clearTimeout(idleTimer);
       if (pending.size) saveOutbox(); // its taps wait now: another tab with a socket sends them
-      if (event.code === 1008) { gameDeleted = event.reason === "game_deleted"; accessLost(); return; }
+      if (event.code === 1008) { deletedAs(event.reason); accessLost(); return; }
       setConn("offline");
       clearTimeout(retryTimer);
       retryTimer = setTimeout(() => retryUnlessRefused(socketCount), retryMs);
       retryMs = Math.min(retryMs * 2, 5000);
     };
+  }
+
+  // a socket's close reason: "game_deleted", or "game_deleted no_place" where the next
+  // game keeps no place for this device: its button goes, the banner asks for the code
+  function deletedAs(reason) {
+    gameDeleted = reason.startsWith("game_deleted");
+    noPlaceNext = reason === "game_deleted no_place";
+    if (noPlaceNext) live.querySelectorAll("[data-next-seat]").forEach((button) => { button.hidden = true; });
   }
 
   // the server refused this device (its join was withdrawn): the waiting taps are sent
