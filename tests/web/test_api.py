@@ -891,12 +891,12 @@ def test_a_refused_undo_names_the_player_whose_move_needs_it(tmp_path: Path) -> 
 
 
 def test_the_log_replays_the_state_each_move_met_after_an_undo_past_others() -> None:
-    """`states_met` (the log's words that depend on the state: a Sixis take's side): Bob
+    """`replay_log` (the log's words that depend on the state: a Sixis take's side): Bob
     crosses red 7, Ann yellow 7, Bob takes his cross back past Ann's (her cross stands
     without it) and passes: his pass met Ann's cross and no red 7 of his."""
     from companion.rules.qwixx import GAME, Options
     from companion.table.store import LogEntry
-    from companion.web.routes.live import states_met
+    from companion.web.routes.live import replay_log
 
     def move(seq: int, by: str, body: dict[str, Any]) -> LogEntry:
         return LogEntry(seq, f"a{seq}", "move", by, body)
@@ -908,7 +908,7 @@ def test_the_log_replays_the_state_each_move_met_after_an_undo_past_others() -> 
         LogEntry(4, "a4", "undo", "1", None),
         move(5, "1", {"kind": "pass", "player": 1}),
     ]
-    met = states_met(GAME, Options(players=2), log)  # type: ignore[arg-type]
+    met = replay_log(GAME, Options(players=2), log).met  # type: ignore[arg-type]
     assert sorted(met) == [1, 2, 3, 5]
     bob_passes = met[5]
     assert bob_passes.sheets[1].red == () and bob_passes.sheets[0].yellow == (7,)  # type: ignore[attr-defined]

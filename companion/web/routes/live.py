@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -19,7 +20,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from companion.live.stats import Fairness, report_from_counts
-from companion.rules.base import COLOURS, Game, Reason, Rejection
+from companion.rules.base import COLOURS, Game, Move, Reason, Rejection
 from companion.rules.registry import standard_dice_sets
 from companion.rules.session import AUTO, CAMERA, implied_before, undo_target
 from companion.table.camera_hub import CameraHub
@@ -274,6 +275,7 @@ def log_words(
     game: Game[object, object],
     players: tuple[str, ...],
     entry: LogEntry,
+    move: Move | None,
     throw_by: str | None = None,
     met: object = None,
 ) -> dict[str, object]:
@@ -281,16 +283,14 @@ def log_words(
     player (`throw_by`: who made that throw's roll; an automatic pass, Sixto's re-roll) is
     made by nobody's tap: it is "automatic", names that player and says why ("Ann: Re-roll
     all dice (the camera saw a new throw)"; it read "Ann: Re-roll all dice" as Ann's tap).
-    `met`: the state the move met, where its words depend on it (`states_met`)."""
-    move = None
+    `move`: the entry's move as `replay_log` decoded it (None: an undo, or a move it did not
+    reach, which reads as stored); `met`: the state it met, where its words depend on it."""
     if entry.kind == "undo":
         text = "undo"
+    elif move is None:
+        text = str(entry.move)
     else:
-        try:
-            move = game.move_from_json(entry.move or {})
-            text = with_names(describe_move(game, move, met), players)
-        except Rejection:
-            text = str(entry.move)
+        text = with_names(describe_move(game, move, met), players)
     by = entry.by
     who = players[int(by)] if by.isdigit() and int(by) < len(players) else by
     automatic = by == AUTO or throw_by is not None
@@ -325,62 +325,65 @@ def undid_text(
     players: tuple[str, ...],
     undo: LogEntry,
     target: LogEntry,
-    met: object = None,
-    penalty: int = 0,
+    replay: LogReplay,
 ) -> str:
     """An undo in words by what it took back ("Undid: Cross purple box 5"); one that took back
-    another's action names whose ("Undid Ann's: Cross purple box 5"). `met`: the state the
-    action took back had met (`states_met`); `penalty`: what that action cost its player,
-    named as the undo's news names it ("Undid: Pass (-5 penalty)")."""
-    undone = log_words(game, players, target, met=met)
+    another's action names whose ("Undid Ann's: Cross purple box 5"). A penalty that action
+    cost its player (`replay`'s costs) is named as the undo's news names it ("Undid: Pass
+    (-5 penalty)")."""
+    move, met = replay.moves.get(target.seq), replay.met.get(target.seq)
+    undone = log_words(game, players, target, move, met=met)
     roll = roll_of(target)
+    penalty = replay.costs.get(target.seq, 0)
     if roll is not None:  # as its struck-through row shows it: the dice
         undone["text"] = "roll " + ", ".join(f"{d.colour} {d.value}" for d in roll.dice)
-    elif penalty:
-        move = game.move_from_json(target.move or {})
+    elif penalty and move is not None:
         undone["text"] = taken_back_words(game, move, met, penalty)
     if target.by == undo.by or undone["automatic"]:  # an automatic move names its player
         return f"Undid: {undone['text']}"
     return f"Undid {undone['by']}'s: {undone['text']}"
 
 
-def penalties_met(
-    game: Game[object, object], log: list[LogEntry], met: dict[int, object]
-) -> dict[int, int]:
-    """The moves of the log that cost their player a penalty, by seq, as the engine says
-    (`Game.penalty` on the state each met: `states_met`): undone ones too, whose
-    struck-through row and undo row name the penalty taken back."""
-    costs: dict[int, int] = {}
-    for entry in log:
-        if entry.seq in met:
-            penalty = game.penalty(met[entry.seq], game.move_from_json(entry.move or {}))
-            if penalty:
-                costs[entry.seq] = penalty
-    return costs
+@dataclass(frozen=True, slots=True)
+class LogReplay:
+    """What one walk of a log found (`replay_log`), for every row of its page: each move
+    decoded once (by seq), the state it met when it was made (undone moves too: where its
+    words depend on it, a Sixis take names the side its card showed then), the penalty it
+    cost its player (`Game.penalty` on that state: an undone pass's struck-through row and
+    its undo row name it), and the first entry the engine refuses (its seq and why), after
+    which the walk stops: those rows read as stored."""
+
+    moves: dict[int, Move] = field(default_factory=dict)
+    met: dict[int, object] = field(default_factory=dict)
+    costs: dict[int, int] = field(default_factory=dict)
+    damaged: tuple[int, str] | None = None
 
 
-def states_met(
-    game: Game[object, object], options: object, log: list[LogEntry]
-) -> dict[int, object]:
-    """The state each move of the log met when it was made, by seq, undone moves too: where
-    a move's words depend on it (a Sixis take names the side its card showed then; the
-    stored move names the card only, in every stored game). The log is replayed from the
-    game's setup by the session's undo rule (`undo_target`): an undo of an action others
-    came after plays theirs again. Nothing from where the engine refuses an entry."""
+def replay_log(game: Game[object, object], options: object, log: list[LogEntry]) -> LogReplay:
+    """Replay `log` once from the game's setup by the session's undo rule (`undo_target`):
+    an undo of an action others came after plays theirs again (`LogReplay`). A move that no
+    longer decodes or applies ends the walk (`LogReplay.damaged`), never the page. It
+    replayed the log and then decoded every move again to name its penalty (outside the
+    engine's try: a damaged entry failed the page), and again for each row's words."""
     implied = implied_seqs(log)
 
     def is_implied(entry: LogEntry) -> bool:
         return entry.seq in implied
 
+    found = LogReplay()
     start = game.setup(options)
     standing: list[LogEntry] = []
     after: list[object] = []  # the state after each standing entry
-    met: dict[int, object] = {}
-    try:
-        for entry in log:
+    for entry in log:
+        try:
             if entry.kind == "move":
-                met[entry.seq] = after[-1] if after else start
-                after.append(game.play(met[entry.seq], game.move_from_json(entry.move or {})))
+                move = game.move_from_json(entry.move or {})
+                met = after[-1] if after else start
+                after.append(game.play(met, move))
+                found.moves[entry.seq], found.met[entry.seq] = move, met
+                penalty = int(game.penalty(met, move))
+                if penalty:
+                    found.costs[entry.seq] = penalty
                 standing.append(entry)
                 continue
             target = undo_target(standing, entry.by, is_implied)
@@ -389,12 +392,10 @@ def states_met(
             first = target - implied_before(standing, target, is_implied)
             del standing[first : target + 1], after[first:]
             for kept in standing[first:]:  # those after it, played again without it
-                after.append(
-                    game.play(after[-1] if after else start, game.move_from_json(kept.move or {}))
-                )
-    except Rejection:
-        pass  # a log the engine does not replay: plain words from this entry on
-    return met
+                after.append(game.play(after[-1] if after else start, found.moves[kept.seq]))
+        except Rejection as exc:
+            return replace(found, damaged=(entry.seq, exc.message))
+    return found
 
 
 @router.get("/t/{table_id}/log", response_class=HTMLResponse, dependencies=[ReadRate])
@@ -427,26 +428,17 @@ def log_context(
     standing = {e.action_id for e in effective_entries(log)}
     taken = taken_back(log)  # what each undo took back, by the session's rule
     made_by_throw = throws_by(log)
-    # the state each move met: its words (a view's describe_in) and its penalty depend on
-    # it; replayed on the page thread
-    met = states_met(table.game, table.session.options, log)
-    costs = penalties_met(table.game, log, met)
+    # each move, the state it met (its words, a view's describe_in, and its penalty depend
+    # on it) and its penalty: one replay on the page thread
+    replay = replay_log(table.game, table.session.options, log)
+    costs, players = replay.costs, snapshot.players
     rows = []
     for entry in log:
         roll = roll_of(entry)
-        words = log_words(
-            table.game, snapshot.players, entry, made_by_throw.get(entry.seq), met.get(entry.seq)
-        )
+        move, met = replay.moves.get(entry.seq), replay.met.get(entry.seq)
+        words = log_words(table.game, players, entry, move, made_by_throw.get(entry.seq), met)
         if entry.seq in taken:
-            target = taken[entry.seq]
-            words["text"] = undid_text(
-                table.game,
-                snapshot.players,
-                entry,
-                target,
-                met.get(target.seq),
-                costs.get(target.seq, 0),
-            )
+            words["text"] = undid_text(table.game, players, entry, taken[entry.seq], replay)
         if entry.seq in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
             words["text"] = f"{words['text']}, {score_text(costs[entry.seq])} penalty"
         rows.append(
