@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from companion.rules.base import Game, Move, Reason, Rejection
+from companion.table.text import printable
+
 logger = logging.getLogger(__name__)
 
 # the listings' newest first (Store.newest_tables, tables_among): the running tables by their
@@ -211,13 +214,40 @@ class TableRow:
 @dataclass(frozen=True, slots=True)
 class LogEntry:
     """One accepted action: a move (`move` is its JSON) or an undo. `seq` starts at 1 and
-    equals the session's state id after the entry is applied."""
+    equals the session's state id after the entry is applied. `damage`: why a move's
+    stored text could not be read (a damaged file: not JSON, or no JSON object), its
+    `move` then None."""
 
     seq: int
     action_id: str
     kind: Literal["move", "undo"]
     by: str
     move: dict[str, Any] | None
+    damage: str | None = None
+
+    def move_in(self, game: Game[object, object]) -> Move:
+        """This move entry's move as `game` reads it; raises Rejection (MALFORMED) where
+        the stored move is missing, unreadable or no move of the game."""
+        if self.damage is not None:
+            raise Rejection(Reason.MALFORMED, "stored_move", self.damage)
+        if self.move is None:
+            raise Rejection(Reason.MALFORMED, "move", "a move entry without its move")
+        return game.move_from_json(self.move)
+
+
+def stored_move(text: str | None) -> tuple[dict[str, object] | None, str | None]:
+    """A log entry's stored move text read: (its JSON object, None), or (None, why it
+    cannot be read) for a damaged file's, which the log page names and the table's open
+    refuses (it raised here: every page of the table answered 500)."""
+    if text is None:
+        return None, None
+    try:
+        move = json.loads(text)
+    except ValueError:
+        return None, f"its stored move is not JSON ({printable(text[:40])!r})"
+    if not isinstance(move, dict):
+        return None, "its stored move is not a JSON object"
+    return move, None
 
 
 def implied_seqs(log: Sequence[LogEntry]) -> set[int]:
@@ -623,7 +653,7 @@ class Store:
                 (table_id,),
             ).fetchall()
         return [
-            LogEntry(seq, action_id, kind, by, json.loads(move) if move is not None else None)
+            LogEntry(seq, action_id, kind, by, *stored_move(move))
             for seq, action_id, kind, by, move in rows
         ]
 

@@ -166,11 +166,14 @@ def table_full_words(limit: int) -> str:
 class TableLoadError(Exception):
     """A stored table that cannot be opened: its header does not read or breaks the
     rules a new table is checked by, or its log no longer replays (e.g. the engine
-    changed). Pages answer with its message (409, rule stored_table), never a 500."""
+    changed). Pages answer with its message (409, rule stored_table), never a 500.
+    `log_entry`: the seq of the log entry that no longer replays, where that is why (its
+    header is sound: the log page shows that log as stored)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, log_entry: int | None = None) -> None:
         # the message may quote what is stored (a key, a name): make it showable
         super().__init__(printable(message))
+        self.log_entry = log_entry
 
 
 def is_closed_to_devices(
@@ -927,15 +930,13 @@ def _replay(
         try:
             if entry.kind == "undo":
                 session.undo(by=entry.by)
-            elif entry.move is None:
-                raise Rejection(Reason.MALFORMED, "move", "a move entry without its move")
             else:
-                move = game.move_from_json(entry.move)
-                session.act(move, by=entry.by, implied=entry.seq in implied)
+                session.act(entry.move_in(game), by=entry.by, implied=entry.seq in implied)
         except Rejection as exc:
-            raise TableLoadError(f"log entry {entry.seq} no longer replays: {exc.message}") from exc
+            message = f"log entry {entry.seq} no longer replays: {exc.message}"
+            raise TableLoadError(message, entry.seq) from exc
         if session.state_id != entry.seq:
-            raise TableLoadError(f"log entry {entry.seq} out of order")
+            raise TableLoadError(f"log entry {entry.seq} out of order", entry.seq)
     return session
 
 
@@ -1363,7 +1364,9 @@ class Tables:
             check_players(row.players, seat_count(game, options))
             session = _replay(game, options, row.players, log, pause_s)
         except (Rejection, TableLoadError) as exc:
-            raise TableLoadError(f"the stored table {table_id} is damaged: {exc}") from exc
+            log_entry = exc.log_entry if isinstance(exc, TableLoadError) else None
+            message = f"the stored table {table_id} is damaged: {exc}"
+            raise TableLoadError(message, log_entry) from exc
         mismatch = history_mismatch(row, session)
         if mismatch is not None:  # the log is the truth: put the history entry right
             logger.warning("table %s: its history entry did not match its log", table_id)

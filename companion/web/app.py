@@ -261,12 +261,16 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
     """How each kind of refusal is answered: JSON for the API and scripts, a page for a
     person's browser."""
 
-    def page_or_json(request: Request, status: int, body: Mapping[str, object]) -> Response:
+    def page_or_json(
+        request: Request, status: int, body: Mapping[str, object], log_href: str | None = None
+    ) -> Response:
+        """`log_href`: a page's link to the table's log, which shows what can be read."""
         if _wants_page(request):  # a person with a stale link reads a page, not JSON
             message = printable(str(body.get("message", "")))
             # only a table id no table has may be typed wrong or another server's
             unknown_table = status == 404 and message == NO_SUCH_TABLE
             context = {"status": status, "message": message, "unknown_table": unknown_table}
+            context["log_href"] = log_href
             return templates.TemplateResponse(request, "error.html", context, status_code=status)
         return RefusalResponse(body, status_code=status)
 
@@ -288,7 +292,10 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
     async def damaged_answer(request: Request, exc: TableLoadError) -> Response:
         # what is stored is the trouble, not the request nor the server: say what it is
         body = {"reason": "damaged", "rule": "stored_table", "message": str(exc)}
-        return page_or_json(request, 409, body)
+        # a log that no longer replays is still shown as stored, to the table's devices
+        table_id = request.path_params.get("table_id")
+        log_page = exc.log_entry is not None and isinstance(table_id, str)
+        return page_or_json(request, 409, body, f"/t/{table_id}/log" if log_page else None)
 
     @app.exception_handler(NoAccess)
     async def no_access_answer(request: Request, exc: NoAccess) -> Response:

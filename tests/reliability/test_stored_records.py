@@ -8,6 +8,8 @@ Against the real `companion serve` process and its SQLite file."""
 
 from __future__ import annotations
 
+import html
+import re
 import sqlite3
 from typing import Any
 
@@ -153,6 +155,9 @@ def test_stored_tables_that_break_the_rules_never_answer_500(server: ServerProce
         )
         for path in pages:
             answer = client.get(path.format(t=table_id), headers={"accept": "text/html"})
+            if table_id == "noreplay" and path.endswith("/log"):  # its log, as stored
+                assert answer.status_code == 200 and 'id="log-damaged"' in answer.text
+                continue
             assert answer.status_code == 409, (problem, path, answer.status_code)
             assert "is damaged" in answer.text, (problem, path)
         for path in api:
@@ -168,3 +173,77 @@ def test_stored_tables_that_break_the_rules_never_answer_500(server: ServerProce
     log = server.log_path.read_text()
     assert "Traceback" not in log, log[-3000:]
     assert good.get("/history").text.count("cannot be shown") == 2
+
+
+# a move entry's stored text, as a damaged file or an older server's rules may leave it:
+# (table id, seq 2's move_json, the reason the log page names)
+CORRUPTED_MOVES = [
+    ("badfield", '{"kind": "pass", "player": "zero"}', "move.player: expected an integer"),
+    ("notjson", '{"kind": "pa', "its stored move is not JSON"),
+    ("notobject", "[1, 2]", "its stored move is not a JSON object"),
+    ("nolonger", '{"kind": "cross", "player": 0, "colour": "red", "number": 12}', "red 12"),
+]
+
+
+def test_a_table_whose_stored_log_holds_a_corrupted_move_shows_its_log_read_only(
+    server: ServerProcess,
+) -> None:
+    """A move in the SQLite store that no longer decodes (a field of the wrong type, text
+    that is not JSON or no JSON object) or applies (red 12 before five crosses). The table
+    cannot be played on: its pages answer 409 "is damaged" (a move that was no JSON object
+    or not JSON at all answered 500 on every page of the table, the store's log raising),
+    but its log page opens to its devices and the server's own screen, read-only, with a
+    note naming the damaged entry and why; the entries from it on read as stored (the 409
+    page links to it). Another device still reads 409 (the damage, not the log)."""
+    store = Store.open(server.data_dir / "companion.sqlite3")
+    ann_pass = LogEntry(2, "pass-1", "move", "0", {"kind": "pass", "player": 0})
+    later = LogEntry(3, "undo-1", "undo", "0", None)
+    for index, (table_id, _, _) in enumerate(CORRUPTED_MOVES):
+        roll = LogEntry(1, "roll-1", "move", "camera", QWIXX_ROLL_7)
+        store.create_table(
+            table_id, f"DMG{index:02d}", "qwixx", THREE, NAMES, [roll, ann_pass, later]
+        )
+        store.add_device(hash_token(f"token-{table_id}"), table_id, True, None)
+    store.close()
+    db = sqlite3.connect(server.data_dir / "companion.sqlite3")
+    for table_id, stored, _ in CORRUPTED_MOVES:
+        db.execute(
+            "UPDATE actions SET move_json = ? WHERE table_id = ? AND seq = 2", (stored, table_id)
+        )
+    db.commit()
+    db.close()
+
+    as_page = {"accept": "text/html"}
+    for table_id, _, why in CORRUPTED_MOVES:
+        device = httpx.Client(
+            base_url=server.base_url, timeout=10, cookies={f"tc_{table_id}": f"token-{table_id}"}
+        )
+        table = device.get(f"/t/{table_id}", headers=as_page)
+        assert table.status_code == 409 and "is damaged" in table.text, (table_id, table.text)
+        assert f'href="/t/{table_id}/log" id="damaged-log"' in table.text  # where to read it
+        for _ in range(2):  # opened, then as remembered damaged
+            log = device.get(f"/t/{table_id}/log", headers=as_page)
+            assert log.status_code == 200, (table_id, log.status_code, log.text[:300])
+            note = re.search(r'<p class="error" role="status" id="log-damaged">(.*?)</p>', log.text)
+            assert note is not None and note.group(1).startswith(
+                "This game cannot be opened: entry 2 of its stored log no longer replays."
+            ), table_id
+            damaged = re.findall(r'<tr[^>]*data-seq="(\d+)".*?</tr>', log.text, re.S)
+            assert damaged == ["1", "2", "3"], table_id
+            row = re.search(r'data-seq="2".*?</tr>', log.text, re.S)
+            assert row is not None and "Damaged: " in row.group(0), table_id
+            assert why in html_text(row.group(0)), (table_id, row.group(0))
+        # the server's own screen reads it too; another device (its address behind a
+        # proxy header) reads the damage
+        assert httpx.get(f"{server.base_url}/t/{table_id}/log", headers=as_page).status_code == 200
+        elsewhere = httpx.get(
+            f"{server.base_url}/t/{table_id}/log", headers=as_page | {"x-forwarded-for": "10.0.0.9"}
+        )
+        assert elsewhere.status_code == 409 and "is damaged" in elsewhere.text, table_id
+    log_text = server.log_path.read_text()
+    assert "Traceback" not in log_text, log_text[-3000:]
+
+
+def html_text(fragment: str) -> str:
+    """A fragment of HTML as text: its tags dropped, its entities read."""
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))

@@ -17,19 +17,21 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
+from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from companion.live.stats import Fairness, report_from_counts
 from companion.rules.base import COLOURS, Game, Move, Reason, Rejection
-from companion.rules.registry import standard_dice_sets
+from companion.rules.registry import find_game, standard_dice_sets
 from companion.rules.session import AUTO, CAMERA, implied_before, undo_target
+from companion.table.access import hash_token
 from companion.table.camera_hub import CameraHub
 from companion.table.dice import effective_entries, roll_of, taken_back
 from companion.table.held_reading import answer_rights, rethrow_refusal
 from companion.table.roll_intake import who_answers
-from companion.table.snapshot import Snapshot
 from companion.table.store import LogEntry, implied_seqs
-from companion.table.tables import Table
+from companion.table.tables import TableLoadError, Tables
+from companion.table.text import printable
 from companion.table.words import score_text, with_names
 from companion.web.deps import (
     ApiAccess,
@@ -40,7 +42,9 @@ from companion.web.deps import (
     TablesDep,
     TemplatesDep,
     TextCheckedRoute,
+    cookie_name,
     is_local,
+    page_access,
     require_local,
 )
 from companion.web.long_pages import render_page
@@ -287,8 +291,8 @@ def log_words(
     reach, which reads as stored); `met`: the state it met, where its words depend on it."""
     if entry.kind == "undo":
         text = "undo"
-    elif move is None:
-        text = str(entry.move)
+    elif move is None:  # as stored: the replay stopped before it (`LogReplay.damaged`)
+        text = printable(str(entry.move)) if entry.move is not None else "(unreadable move)"
     else:
         text = with_names(describe_move(game, move, met), players)
     by = entry.by
@@ -377,7 +381,7 @@ def replay_log(game: Game[object, object], options: object, log: list[LogEntry])
     for entry in log:
         try:
             if entry.kind == "move":
-                move = game.move_from_json(entry.move or {})
+                move = entry.move_in(game)
                 met = after[-1] if after else start
                 after.append(game.play(met, move))
                 found.moves[entry.seq], found.met[entry.seq] = move, met
@@ -398,47 +402,115 @@ def replay_log(game: Game[object, object], options: object, log: list[LogEntry])
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class LogTable:
+    """What the log page says of its table besides the log: an open table's, or one whose
+    stored log no longer replays, read from its stored row (`damaged_log_table`)."""
+
+    table_id: str
+    code: str
+    game: Game[object, object]
+    options: object
+    players: tuple[str, ...]
+    ended_by_host: bool = False
+    ended_on_server: bool = False
+    damage: str | None = None  # why the table cannot be opened: the page shows it read-only
+
+
 @router.get("/t/{table_id}/log", response_class=HTMLResponse, dependencies=[ReadRate])
 async def game_log(
     request: Request,
-    access: PageAccess,
+    table_id: str,
     tables: TablesDep,
     templates: TemplatesDep,
     pages: PagesDep,
 ) -> Response:
     """Every action of the game in order, each camera roll with its photo: read, drawn
-    and kept per state on the page thread (long_pages.py; 10,000 actions are 2.5 MB)."""
-    table = access.table
-    snapshot = table.snapshot
+    and kept per state on the page thread (long_pages.py; 10,000 actions are 2.5 MB). A
+    table whose stored log no longer replays (it cannot be opened: every other page answers
+    409 damaged) shows its log as stored to its devices, naming the damaged entry."""
+    try:
+        access = await page_access(request, table_id, tables)
+    except TableLoadError as damage:
+        about = await damaged_log_table(request, tables, table_id, damage)
+        return HTMLResponse(await pages.run(lambda: log_page(request, templates, tables, about)))
+    table, snapshot = access.table, access.table.snapshot
+    about = LogTable(
+        table.table_id,
+        table.code,
+        table.game,
+        table.session.options,
+        snapshot.players,
+        snapshot.ended_by_host,
+        snapshot.ended_on_server,
+    )
     photos = await asyncio.to_thread(tables.store.photo_ids, table.table_id)
 
     def build() -> bytes:
-        log = tables.store.log(table.table_id)[: snapshot.state_id]  # seq is the state id
-        context = log_context(table, snapshot, log, photos)
-        return render_page(templates, request, "log.html", context)
+        return log_page(request, templates, tables, about, photos, snapshot.state_id)
 
     key = ("log", table.table_id, snapshot.state_id, snapshot.ended_by_host, len(photos))
     return HTMLResponse(await pages.kept(key, build))
 
 
-def log_context(
-    table: Table, snapshot: Snapshot, log: list[LogEntry], photos: set[str]
-) -> dict[str, object]:
-    """The log page's rows: each entry in words, its dice, its photo, whether it stands."""
+async def damaged_log_table(
+    request: Request, tables: Tables, table_id: str, damage: TableLoadError
+) -> LogTable:
+    """The log page's table that cannot be opened as its log no longer replays (`damage`,
+    its header sound), for a device of it or the server's own screen (the start page's
+    "Remove" asks the same); raises `damage` again (409 damaged) for any other, or where
+    what is damaged is its header."""
+    if damage.log_entry is None:
+        raise damage
+    row = await asyncio.to_thread(tables.store.table, table_id)
+    devices = await asyncio.to_thread(tables.store.devices, table_id)
+    token = request.cookies.get(cookie_name(table_id), "")
+    if row is None or row.problem is not None:
+        raise damage
+    if not is_local(request) and (not token or hash_token(token) not in devices):
+        raise damage
+    try:
+        game = find_game(row.game)
+        options = game.parse_options(row.options)
+    except Rejection:
+        raise damage from None
+    ended_by_host = bool((row.summary or {}).get("ended_by_host"))
+    players = tuple(row.players)
+    return LogTable(table_id, row.code, game, options, players, ended_by_host, damage=str(damage))
+
+
+def log_page(
+    request: Request,
+    templates: Jinja2Templates,
+    tables: Tables,
+    about: LogTable,
+    photos: set[str] | None = None,
+    state_id: int | None = None,
+) -> bytes:
+    """The log page's HTML, drawn where this is called (the page thread): the stored log
+    up to `state_id` (seq is the state id; None: all of it)."""
+    log = tables.store.log(about.table_id)[:state_id]
+    return render_page(templates, request, "log.html", log_context(about, log, photos or set()))
+
+
+def log_context(about: LogTable, log: list[LogEntry], photos: set[str]) -> dict[str, object]:
+    """The log page's rows: each entry in words, its dice, its photo, whether it stands;
+    the entry the replay stopped at (`LogReplay.damaged`) says why."""
     standing = {e.action_id for e in effective_entries(log)}
     taken = taken_back(log)  # what each undo took back, by the session's rule
     made_by_throw = throws_by(log)
     # each move, the state it met (its words, a view's describe_in, and its penalty depend
     # on it) and its penalty: one replay on the page thread
-    replay = replay_log(table.game, table.session.options, log)
-    costs, players = replay.costs, snapshot.players
+    replay = replay_log(about.game, about.options, log)
+    costs, players, game = replay.costs, about.players, about.game
+    damaged_seq, why = replay.damaged or (None, "")
     rows = []
     for entry in log:
         roll = roll_of(entry)
         move, met = replay.moves.get(entry.seq), replay.met.get(entry.seq)
-        words = log_words(table.game, players, entry, move, made_by_throw.get(entry.seq), met)
+        words = log_words(game, players, entry, move, made_by_throw.get(entry.seq), met)
         if entry.seq in taken:
-            words["text"] = undid_text(table.game, players, entry, taken[entry.seq], replay)
+            words["text"] = undid_text(game, players, entry, taken[entry.seq], replay)
         if entry.seq in costs:  # "Pass (no cross), -5 penalty", as the engine scores it
             words["text"] = f"{words['text']}, {score_text(costs[entry.seq])} penalty"
         rows.append(
@@ -451,17 +523,20 @@ def log_context(
                 ],
                 "photo": entry.action_id if entry.action_id in photos else None,
                 "undone": entry.kind == "move" and entry.action_id not in standing,
+                "damaged": printable(why) if entry.seq == damaged_seq else None,
             }
         )
     return {
-        "table_id": table.table_id,
-        "game": table.game,
-        "code": table.code,
+        "table_id": about.table_id,
+        "game": game,
+        "code": about.code,
         "rows": rows,
+        "damaged_seq": damaged_seq,
+        "unopenable": about.damage is not None,
         # the host's end is no action of the log (the record keeps the moves only), but it
         # is why nothing follows: the page says so where the game stopped
-        "ended_by_host": snapshot.ended_by_host,
-        "ended_on_server": snapshot.ended_on_server,
+        "ended_by_host": about.ended_by_host,
+        "ended_on_server": about.ended_on_server,
     }
 
 
