@@ -225,8 +225,11 @@ def test_a_table_whose_stored_log_holds_a_corrupted_move_shows_its_log_read_only
             log = device.get(f"/t/{table_id}/log", headers=as_page)
             assert log.status_code == 200, (table_id, log.status_code, log.text[:300])
             note = re.search(r'<p class="error" role="status" id="log-damaged">(.*?)</p>', log.text)
-            assert note is not None and note.group(1).startswith(
-                "This game cannot be opened: entry 2 of its stored log no longer replays."
+            assert note is not None, table_id
+            assert html_text(note.group(1)) == (
+                f"This game cannot be opened (the stored table {table_id} is damaged: log "
+                f"entry 2 no longer replays: {html_text(row_damage(log.text))}); its log is "
+                "shown as stored, read-only. The entries from #2 on read as stored."
             ), table_id
             damaged = re.findall(r'<tr[^>]*data-seq="(\d+)".*?</tr>', log.text, re.S)
             assert damaged == ["1", "2", "3"], table_id
@@ -242,6 +245,13 @@ def test_a_table_whose_stored_log_holds_a_corrupted_move_shows_its_log_read_only
         assert elsewhere.status_code == 409 and "is damaged" in elsewhere.text, table_id
     log_text = server.log_path.read_text()
     assert "Traceback" not in log_text, log_text[-3000:]
+
+
+def row_damage(page: str) -> str:
+    """The damaged row's reason on a log page (after "Damaged: ")."""
+    found = re.search(r"<strong class=\"error\" data-damaged>Damaged: (.*?)</strong>", page)
+    assert found is not None, page[-2000:]
+    return found.group(1)
 
 
 def html_text(fragment: str) -> str:

@@ -532,7 +532,7 @@ def log_context(about: LogTable, log: list[LogEntry], photos: set[str]) -> dict[
         "code": about.code,
         "rows": rows,
         "damaged_seq": damaged_seq,
-        "unopenable": about.damage is not None,
+        "unopenable": about.damage,  # why the table cannot be opened
         # the host's end is no action of the log (the record keeps the moves only), but it
         # is why nothing follows: the page says so where the game stopped
         "ended_by_host": about.ended_by_host,
