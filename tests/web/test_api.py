@@ -913,3 +913,30 @@ def test_the_log_replays_the_state_each_move_met_after_an_undo_past_others() -> 
     bob_passes = met[5]
     assert bob_passes.sheets[1].red == () and bob_passes.sheets[0].yellow == (7,)  # type: ignore[attr-defined]
     assert bob_passes.waiting == (1,)  # type: ignore[attr-defined]
+
+
+def test_the_log_page_names_a_move_its_replay_refuses_instead_of_failing() -> None:
+    """A stored move that no longer decodes, in the log of a table that is open (the log
+    page's walk, `replay_log`, as the table's own replay would refuse it): the page's rows
+    stop at it and name it. `penalties_met` decoded every move the replay reached outside
+    the engine's try, so this log raised Rejection ("bad pass move: move.player: expected
+    an integer") and the page failed."""
+    from companion.rules.qwixx import GAME, Options
+    from companion.table.store import LogEntry
+    from companion.web.routes.live import LogTable, log_context
+
+    log = [
+        LogEntry(1, "a1", "move", "camera", QWIXX_ROLL_7),
+        LogEntry(2, "a2", "move", "0", {"kind": "pass", "player": "zero"}),
+        LogEntry(3, "a3", "move", "1", {"kind": "pass", "player": 1}),
+    ]
+    about = LogTable("t1", "CODE", GAME, Options(players=2), ("Ann", "Bob"))  # type: ignore[arg-type]
+    context = log_context(about, log, set())
+    rows: list[dict[str, Any]] = context["rows"]  # type: ignore[assignment]
+    assert context["damaged_seq"] == 2 and context["unopenable"] is None
+    assert [row["damaged"] for row in rows] == [
+        None,
+        "bad pass move: move.player: expected an integer",
+        None,
+    ]
+    assert rows[2]["text"] == "{'kind': 'pass', 'player': 1}"  # as stored, past the damage
