@@ -6,8 +6,8 @@
 - The host's device (the one that created or imported the table) carries the host flag;
   a player's device is bound to one seat and marks only that seat's sheet (the session is
   told `by=str(seat)`; Session.act refuses anything else).
-- Guessing join codes is slowed by a per-client attempt limiter; a flooding device by a
-  per-device rate limiter.
+- Guessing join codes is slowed by a limiter of wrong codes per client and of every
+  client's together (JoinLimiter); a flooding device by a per-device rate limiter.
 (Refusing a foreign page by its Origin is HTTP's, companion.web.deps.is_same_origin.)
 """
 
@@ -145,6 +145,17 @@ class AttemptLimiter:
         self._forget_idle()
         return 0.0, stamp
 
+    def record(self, client: str, stamp: float) -> None:
+        """Count an attempt at `stamp`, whatever the limit (JoinLimiter checked first)."""
+        self._recent(client, stamp).append(stamp)
+        self._forget_idle()
+
+    def clear_in(self, client: str) -> float:
+        """Seconds until none of the client's attempts is within the window."""
+        now = time.monotonic()
+        failures = self._recent(client, now)
+        return max(0.0, failures[-1] + self._window - now) if failures else 0.0
+
     def forgive(self, client: str, stamp: float) -> None:
         """The attempt begun at `stamp` was right: it does not count."""
         failures = self._failures.get(client)
@@ -155,6 +166,67 @@ class AttemptLimiter:
         if len(self._failures) > 10_000:  # forget idle clients so memory stays bounded
             for key in [k for k, v in self._failures.items() if not v]:
                 del self._failures[key]
+
+    def count(self, client: str) -> int:
+        """The client's attempts within the window."""
+        return len(self._recent(client, time.monotonic()))
+
+
+EVERYONE = ""  # JoinLimiter's key for every client's wrong codes together
+
+
+@dataclass(frozen=True, slots=True)
+class JoinAttempt:
+    """A join code about to be checked (`wait_s` 0, `stamp` for JoinLimiter.forgive), or
+    refused: `wait_s` until the client may try, `crowded` when it is the server-wide
+    ceiling that refuses it."""
+
+    wait_s: float
+    stamp: float = 0.0
+    crowded: bool = False
+
+
+class JoinLimiter:
+    """Wrong join codes, counted three ways: per client address within a minute (a burst
+    of typos) and within an hour, and every client's together within an hour.
+
+    With the per-address limit alone, 30 addresses on one machine (a café's LAN lets a
+    device take many) had 300 codes looked up in seconds, and one address 14,400 a day,
+    without end: at 2,500 a minute from 250 addresses, a code among 50 open tables (32**6
+    codes) is found in a day one time in six. Once every client's wrong codes of the hour
+    reach the ceiling, an address may try only while it has tried no wrong code itself
+    within the hour: a player typing the code for the first time still joins, an address
+    that guesses gets one try an hour."""
+
+    def __init__(
+        self, per_minute: int, window_s: float, per_hour: int, everyone_per_hour: int
+    ) -> None:
+        self._minute = AttemptLimiter(per_minute, window_s)
+        self._hour = AttemptLimiter(per_hour, 3600.0)
+        self._everyone = AttemptLimiter(everyone_per_hour, 3600.0)
+
+    def begin(self, client: str) -> JoinAttempt:
+        """Count an attempt that is about to be checked (no await between the check and
+        the count), or refuse it and count nothing."""
+        wait = max(self._minute.retry_after(client), self._hour.retry_after(client))
+        if wait > 0:
+            return JoinAttempt(wait)
+        crowded = self._everyone.retry_after(EVERYONE)
+        if crowded > 0 and self._hour.count(client) > 0:
+            # until its own last wrong code leaves the hour, or the ceiling frees a place
+            return JoinAttempt(min(crowded, self._hour.clear_in(client)), crowded=True)
+        stamp = time.monotonic()
+        for limiter, key in self._keys(client):
+            limiter.record(key, stamp)
+        return JoinAttempt(0.0, stamp)
+
+    def forgive(self, client: str, stamp: float) -> None:
+        """The attempt begun at `stamp` was right: it counts nowhere."""
+        for limiter, key in self._keys(client):
+            limiter.forgive(key, stamp)
+
+    def _keys(self, client: str) -> tuple[tuple[AttemptLimiter, str], ...]:
+        return ((self._minute, client), (self._hour, client), (self._everyone, EVERYONE))
 
 
 class DeviceRateLimiter:

@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from companion.rules.base import Move, Rejection
-from companion.table.access import ActionBudget, AttemptLimiter, DeviceRateLimiter
+from companion.table.access import ActionBudget, DeviceRateLimiter, JoinLimiter
 from companion.table.camera_hub import CameraHub
 from companion.table.camera_runtime import ReaderFactory
 from companion.table.data_folder import FolderWatch
@@ -174,7 +174,12 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
         redoc_url=None,
     )
     app.state.settings = settings
-    app.state.limiter = AttemptLimiter(settings.join_attempts, settings.join_window_s)
+    app.state.limiter = JoinLimiter(
+        settings.join_attempts,
+        settings.join_window_s,
+        settings.join_attempts_per_hour,
+        settings.join_attempts_all_per_hour,
+    )
     app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
     app.state.table_limiter = DeviceRateLimiter(settings.table_rate_per_s, settings.table_burst)
     app.state.read_limiter = DeviceRateLimiter(settings.read_rate_per_s, settings.read_burst)

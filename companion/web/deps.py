@@ -14,7 +14,7 @@ from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
 
 from companion.rules.base import Reason
-from companion.table.access import AttemptLimiter, Viewer
+from companion.table.access import JoinLimiter, Viewer
 from companion.table.tables import OpenRefused, Table, Tables
 from companion.table.text import invalid_text, invalid_text_at
 from companion.web.errors import refusal, refusal_body, refused, slow_down
@@ -91,8 +91,8 @@ def get_drawings(request: Request) -> LiveDrawings:
     return drawings
 
 
-def get_limiter(request: Request) -> AttemptLimiter:
-    limiter: AttemptLimiter = request.app.state.limiter
+def get_limiter(request: Request) -> JoinLimiter:
+    limiter: JoinLimiter = request.app.state.limiter
     return limiter
 
 
@@ -100,7 +100,7 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 TablesDep = Annotated[Tables, Depends(get_tables)]
 TemplatesDep = Annotated[Jinja2Templates, Depends(get_templates)]
 DrawingsDep = Annotated[LiveDrawings, Depends(get_drawings)]
-LimiterDep = Annotated[AttemptLimiter, Depends(get_limiter)]
+LimiterDep = Annotated[JoinLimiter, Depends(get_limiter)]
 
 
 def get_pages(request: Request) -> PageBuilder:

@@ -79,6 +79,21 @@ class Settings(BaseModel):
     join_window_s: float = Field(
         default=60.0, gt=0, le=3600, description="window of the join-code attempt limiter"
     )
+    join_attempts_per_hour: int = Field(
+        default=30,
+        ge=1,
+        le=100_000,
+        description="wrong join codes a client may try in an hour (a guesser's rate over "
+        "time; join_attempts bounds a burst of typos)",
+    )
+    join_attempts_all_per_hour: int = Field(
+        default=100,
+        ge=1,
+        le=1_000_000,
+        description="wrong join codes every client together may try in an hour; beyond it "
+        "only a client with no wrong code of its own in the hour may try (one try): many "
+        "addresses guessing together are slowed, a player typing a code still joins",
+    )
     max_table_devices: int = Field(
         # a real table has a device per player (at most 12) and a few screens (the host's
         # table view, a TV's scoreboard), and a browser that joins again keeps its device

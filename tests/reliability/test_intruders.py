@@ -16,6 +16,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
+from companion.table import access as access_module
 from tests.reliability.conftest import SeatedTable, seat_devices
 from tests.web.conftest import REPO, ServerProcess
 from tests.web.helpers import QWIXX_ROLL_7
@@ -226,6 +227,54 @@ def test_simultaneous_wrong_codes_get_no_more_tries_than_the_limit(
     # a right code now waits too, and the table's own devices were never counted
     late = httpx.post(f"{server.base_url}/api/join", json={"code": table.code}, timeout=5)
     assert late.status_code == 429
+
+
+def from_address(server: ServerProcess, address: str) -> httpx.Client:
+    """A client on another loopback address: another device, as the server sees it."""
+    transport = httpx.HTTPTransport(local_address=address)
+    return httpx.Client(base_url=server.base_url, transport=transport, timeout=5)
+
+
+def test_guessing_codes_from_many_addresses_is_slowed(
+    server: ServerProcess, table: SeatedTable
+) -> None:
+    """30 addresses of one machine (a café's LAN lets a device take many) guessing 10
+    codes each had all 300 looked up in seconds: the limit was per address only. Every
+    client's wrong codes of an hour are capped (Settings.join_attempts_all_per_hour, 100);
+    past that an address tries only while it has no wrong code of its own in the hour: one
+    try, so a player typing the code for the first time still joins."""
+    statuses: Counter[int] = Counter()
+    for octet in range(2, 32):
+        with from_address(server, f"127.0.0.{octet}") as guesser:
+            for n in range(10):
+                answer = guesser.post("/api/join", json={"code": f"ZZ{octet:02d}{n:02d}"})
+                statuses[answer.status_code] += 1
+    # 10 addresses x 10 fill the hour's 100; the other 20 addresses get one try each
+    assert statuses == {404: 120, 429: 180}, statuses
+    with from_address(server, "127.0.0.20") as guesser:
+        blocked = guesser.post("/api/join", json={"code": table.code})
+    assert blocked.status_code == 429 and blocked.json()["rule"] == "join_limit_all"
+    assert int(blocked.headers["Retry-After"]) >= 1
+    with from_address(server, "127.0.0.40") as player:  # a new device, the right code
+        assert player.post("/api/join", json={"code": table.code}).status_code == 200
+
+
+def test_one_address_guesses_at_most_an_hours_codes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One address guessing 10 codes a minute (the burst limit) went on at 14,400 a day,
+    for good; now at most Settings.join_attempts_per_hour (30) an hour."""
+    now = [1000.0]
+    monkeypatch.setattr(access_module.time, "monotonic", lambda: now[0])
+    limiter = access_module.JoinLimiter(10, 60.0, 30, 100)
+    tried = 0
+    for _minute in range(60):
+        while limiter.begin("guesser").wait_s == 0:
+            tried += 1
+        now[0] += 60
+    assert tried == 30
+    assert limiter.begin("player").wait_s == 0  # another address is not held back
+    right = limiter.begin("typo")
+    limiter.forgive("typo", right.stamp)  # a right code counts nowhere
+    assert all(limiter.begin("typo").wait_s == 0 for _ in range(10))
 
 
 TRAVERSALS = [

@@ -20,6 +20,7 @@ from companion.rules.session import RecordError
 from companion.table.access import (
     ActionBudget,
     DeviceRateLimiter,
+    JoinAttempt,
     Viewer,
     actor_for,
     hash_token,
@@ -356,6 +357,21 @@ def _over_budget(budget: ActionBudget, client: str, actions: int | None = None) 
     return slow_down("import_actions", what, budget.wait(client, actions or left + 1))
 
 
+def _too_many_codes(attempt: JoinAttempt) -> HTTPException:
+    """The 429 of a join code not checked: this device's wrong codes (join_limit), or every
+    device's of the hour with one of its own among them (join_limit_all)."""
+    retry = int(attempt.wait_s) + 1
+    if attempt.crowded:
+        rule = "join_limit_all"
+        message = (
+            "many wrong codes were tried on this server in the last hour, this device's "
+            f"among them; try again in {retry} s"
+        )
+    else:
+        rule, message = "join_limit", f"too many wrong codes; try again in {retry} s"
+    return refusal(429, "too_many_attempts", rule, message, {"Retry-After": str(retry)})
+
+
 async def join_table(
     code_text: str, request: Request, tables: TablesDep, limiter: LimiterDep
 ) -> tuple[Table, str]:
@@ -363,18 +379,16 @@ async def join_table(
     or a new one (403 table_full once the table holds Settings.max_table_devices); counts
     wrong codes per client and answers 429 when they come too fast."""
     client = client_key(request)
-    wait, attempt = limiter.begin(client)  # counted now, before any await
-    if wait > 0:
-        retry = int(wait) + 1
-        message = f"too many wrong codes; try again in {retry} s"
-        raise refusal(429, "too_many_attempts", "join_limit", message, {"Retry-After": str(retry)})
+    attempt = limiter.begin(client)  # counted now, before any await
+    if attempt.wait_s > 0:
+        raise _too_many_codes(attempt)
     code = normalise_code(code_text)
     table_id = await tables.table_id_for_code(code) if code.isalnum() else None
     table = await opened(tables, table_id, request) if table_id else None
     if table is None:
         message = f"no table has the code {code_text.strip()[:16]!r}"
         raise refusal(404, "unknown_code", "join_code", message)
-    limiter.forgive(client, attempt)
+    limiter.forgive(client, attempt.stamp)
     if table.closed_to_devices():
         message = "this game finished a while ago; its result is in the history"
         raise refusal(410, Reason.GAME_OVER, "table_closed", message)
