@@ -19,6 +19,7 @@ from companion.table.tables import OpenRefused, Table, Tables
 from companion.table.text import invalid_text, invalid_text_at
 from companion.web.errors import refusal, refusal_body, refused, slow_down
 from companion.web.fragments import LiveDrawings
+from companion.web.hosts import LOOPBACK_NAMES, arrived_at, host_name
 from companion.web.long_pages import PageBuilder, check_read_rate
 from companion.web.settings import Settings
 
@@ -242,14 +243,29 @@ LOOPBACK = ("127.0.0.1", "::1")
 PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip")
 
 
+def proxy_signs(request: Request) -> list[str]:
+    """What shows that a proxy on this machine passed a loopback request on: a header
+    naming its client; a Host naming neither a loopback name nor the address the connection
+    reached (a browser here that opened 127.0.0.1 names it; a proxy passing on the Host the
+    phone sent, as `proxy_set_header Host $host` does, names the network's); HTTP/1.0,
+    which no browser speaks and nginx sends by default (with no header of its own)."""
+    signs = [name for name in PROXY_HEADERS if name in request.headers]
+    named = host_name(request.headers.get("host", ""))
+    if named not in LOOPBACK_NAMES and named != arrived_at(request.scope):
+        signs.append(f"Host {named}")
+    if request.scope.get("http_version") == "1.0":
+        signs.append("HTTP/1.0")
+    return signs
+
+
 def is_local(request: Request) -> bool:
     """Whether the browser runs on the machine running the server (over loopback). A
-    request a proxy on this machine passed on (a proxy header names its client) is not:
-    behind a reverse proxy every device's peer is 127.0.0.1, and each would have had the
-    owner's powers (delete a game, end one, the camera, calibration). The log says so once."""
+    request a proxy on this machine passed on (proxy_signs) is not: behind a reverse proxy
+    every device's peer is 127.0.0.1, and each would have had the owner's powers (delete a
+    game, end one, the camera, calibration). The log says so once."""
     if request.client is None or request.client.host not in LOOPBACK:
         return False
-    proxied = [name for name in PROXY_HEADERS if name in request.headers]
+    proxied = proxy_signs(request)
     if proxied and not getattr(request.app.state, "proxy_said", False):
         request.app.state.proxy_said = True
         logger.warning(

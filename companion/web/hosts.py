@@ -39,7 +39,9 @@ def own_names(settings: Settings) -> frozenset[str]:
     return LOOPBACK_NAMES | settings.served_hosts | configured
 
 
-def _arrived_at(scope: Scope) -> str | None:
+def arrived_at(scope: Scope) -> str | None:
+    """The address the request's connection reached (the socket's own), as host_name
+    writes it."""
     server = scope.get("server")
     if not server:
         return None
@@ -62,7 +64,7 @@ class HostCheck:
         if len(hosts) != 1:
             return False
         name = host_name(hosts[0].decode("latin-1"))
-        return name in self.names or name == _arrived_at(scope)
+        return name in self.names or name == arrived_at(scope)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or self.is_ours(scope):

@@ -4,7 +4,9 @@ instead; the machine itself (loopback) gets the page."""
 
 from __future__ import annotations
 
+import json
 import logging
+import socket
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from fastapi.testclient import TestClient
 from companion.table.camera_settings import CameraSettings
 from companion.web.app import create_app
 from companion.web.settings import Settings
+from tests.web.conftest import ServerProcess, free_port
 
 LAN_DEVICE = ("192.168.1.20", 50000)
 THE_SERVER_ITSELF = ("127.0.0.1", 50000)
@@ -179,3 +182,35 @@ def test_a_request_a_proxy_on_the_server_passed_on_has_no_owners_powers(
         assert len(said) == 1 and "through a proxy on this machine" in said[0]
         assert 'action="/t/' in local.get("/history").text  # the owner's own screen: its button
         assert local.post(f"/t/{table_id}/delete").status_code == 200
+
+
+def raw_get(port: int, path: str, version: str, host: str) -> tuple[int, str]:
+    """GET `path` from 127.0.0.1 written by hand, as a proxy on the machine sends it."""
+    request = f"GET {path} HTTP/{version}\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(request.encode("ascii"))
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    head, _, body = answer.decode("utf-8").partition("\r\n\r\n")
+    return int(head.split(" ", 2)[1]), body
+
+
+def test_a_proxy_that_names_no_client_has_no_owners_powers(tmp_path: Path) -> None:
+    """nginx names no client unless told, and passes a request on as HTTP/1.0 (by default)
+    or with the phone's own Host (`proxy_set_header Host $host`, as most setups do): from
+    127.0.0.1 each had the owner's powers. Neither is a browser on the machine, which
+    speaks HTTP/1.1 and names the loopback address it opened."""
+    server = ServerProcess(
+        tmp_path / "data", free_port(), reach_args=["--local", "--host-name", "companion.lan"]
+    )
+    server.start()
+    try:
+        own = f"127.0.0.1:{server.port}"
+        assert raw_get(server.port, "/api/calibration", "1.1", own)[0] == 200  # the owner
+        for version, host in (("1.0", own), ("1.1", f"companion.lan:{server.port}")):
+            status, body = raw_get(server.port, "/api/calibration", version, host)
+            assert status == 403 and json.loads(body)["rule"] == "local_only", (version, host)
+        assert "through a proxy on this machine" in server.log_path.read_text()
+    finally:
+        server.stop()
