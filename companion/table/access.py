@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import secrets
 import time
 from collections import deque
@@ -196,7 +197,8 @@ class JoinLimiter:
     codes) is found in a day one time in six. Once every client's wrong codes of the hour
     reach the ceiling, an address may try only while it has tried no wrong code itself
     within the hour: a player typing the code for the first time still joins, an address
-    that guesses gets one try an hour."""
+    that guesses gets one try an hour. An IPv6 address counts there by its /64 network
+    (`crowd_key`): one device picks as many addresses of its network as it likes."""
 
     def __init__(
         self, per_minute: int, window_s: float, per_hour: int, everyone_per_hour: int
@@ -204,6 +206,7 @@ class JoinLimiter:
         self._minute = AttemptLimiter(per_minute, window_s)
         self._hour = AttemptLimiter(per_hour, 3600.0)
         self._everyone = AttemptLimiter(everyone_per_hour, 3600.0)
+        self._crowd = AttemptLimiter(1, 3600.0)  # every attempt, by crowd_key
 
     def begin(self, client: str) -> JoinAttempt:
         """Count an attempt that is about to be checked (no await between the check and
@@ -212,9 +215,10 @@ class JoinLimiter:
         if wait > 0:
             return JoinAttempt(wait)
         crowded = self._everyone.retry_after(EVERYONE)
-        if crowded > 0 and self._hour.count(client) > 0:
+        crowd = crowd_key(client)
+        if crowded > 0 and self._crowd.count(crowd) > 0:
             # until its own last wrong code leaves the hour, or the ceiling frees a place
-            return JoinAttempt(min(crowded, self._hour.clear_in(client)), crowded=True)
+            return JoinAttempt(min(crowded, self._crowd.clear_in(crowd)), crowded=True)
         stamp = time.monotonic()
         for limiter, key in self._keys(client):
             limiter.record(key, stamp)
@@ -226,7 +230,26 @@ class JoinLimiter:
             limiter.forgive(key, stamp)
 
     def _keys(self, client: str) -> tuple[tuple[AttemptLimiter, str], ...]:
-        return ((self._minute, client), (self._hour, client), (self._everyone, EVERYONE))
+        return (
+            (self._minute, client),
+            (self._hour, client),
+            (self._everyone, EVERYONE),
+            (self._crowd, crowd_key(client)),
+        )
+
+
+def crowd_key(client: str) -> str:
+    """The key an address is counted by once many guess (JoinLimiter): an IPv4 address
+    itself (an IPv4-mapped one too), an IPv6 address's /64 network."""
+    try:
+        address = ipaddress.ip_address(client)
+    except ValueError:
+        return client
+    if not isinstance(address, ipaddress.IPv6Address):
+        return client
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.ip_network(f"{address}/64", strict=False))
 
 
 class DeviceRateLimiter:

@@ -378,3 +378,22 @@ def test_a_deleted_game_is_shown_no_more_on_a_screen_left_open(
     gone = player.get(f"/api/tables/{tid}/state")  # told why, and nothing of the game
     assert gone.status_code == 410 and gone.json()["rule"] == "game_deleted", gone.text
     assert "Ann" not in gone.text
+
+
+def test_ipv6_addresses_of_one_network_share_the_crowded_try(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once every client's wrong codes of the hour reach the ceiling, an address with no
+    wrong code of its own gets one try: an IPv6 device picks a new address of its /64 for
+    each (2**64 of them), so there it is one try for the network."""
+    now = [1000.0]
+    monkeypatch.setattr(access_module.time, "monotonic", lambda: now[0])
+    limiter = access_module.JoinLimiter(10, 60.0, 30, 20)
+    for n in range(20):  # the hour's ceiling, from elsewhere
+        assert limiter.begin(f"192.0.2.{n}").wait_s == 0
+    assert limiter.begin("fd00::1:1").wait_s == 0  # one try for the network
+    refused = [limiter.begin(f"fd00::1:{n:x}") for n in range(2, 50)]
+    assert all(r.wait_s > 0 and r.crowded for r in refused)
+    assert limiter.begin("fd00:0:0:1::9").wait_s == 0  # another network
+    assert limiter.begin("::ffff:192.0.2.77").wait_s == 0  # IPv4 addresses each
+    assert limiter.begin("192.0.2.77").crowded
