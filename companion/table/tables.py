@@ -569,14 +569,18 @@ class Table:
         by: str,
         action_id: str,
         expected_state_id: int | None = None,
+        *,
+        token: str | None = None,
     ) -> ActResult:
         """Check, commit, then publish one move drawn on a screen at `expected_state_id`.
         Raises Rejection (the engine's, or STALE_STATE / GAME_OVER): the session judges
         staleness by the step the screen showed (Session.is_current). Idempotent per
-        `action_id`."""
+        `action_id`. `token`: the sending device's, which must still act as `by`
+        (`_check_sender`)."""
         async with self._lock:
             if (retried := self._retried(action_id, by)) is not None:
                 return retried
+            self._check_sender(token, by)
             if self._ended_by_host:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not isinstance(move, Move):
@@ -592,6 +596,18 @@ class Table:
             )
             await self._commit([entry], [proposal])
             return ActResult(entry.seq)
+
+    def _check_sender(self, token: str | None, by: str) -> None:
+        """Refuse a device's move (`token`; None: the camera's, the server's own) once it no
+        longer acts as `by`: the web layer read its rights before the move waited for the
+        lock, and a seat the host freed meanwhile (its device's token gone with it) still
+        marked that sheet once the free was stored."""
+        if token is None:
+            return
+        viewer = self.viewer(token)
+        if viewer is None or not (viewer.host or viewer.by == by):
+            message = "this device's seat was freed; enter the join code again"
+            raise Rejection(Reason.NOT_ALLOWED, "seat_freed", message)
 
     def _retried(self, action_id: str, by: str) -> ActResult | None:
         """The answer to a retry: `duplicate`, with the state id it led to, when `by` sent
@@ -615,14 +631,21 @@ class Table:
             )
 
     async def undo(
-        self, by: str, action_id: str, expected_state_id: int | None = None
+        self,
+        by: str,
+        action_id: str,
+        expected_state_id: int | None = None,
+        *,
+        token: str | None = None,
     ) -> ActResult:
         """Take back an action: the host's undo the last, a player's their own latest
         (the session checks who may, what still stands without it, and the state id).
-        Refused once the host ended the game, or played it again (`played_again`)."""
+        Refused once the host ended the game, or played it again (`played_again`), and to
+        a device (`token`) that no longer acts as `by` (`_check_sender`)."""
         async with self._lock:
             if (retried := self._retried(action_id, by)) is not None:
                 return retried
+            self._check_sender(token, by)
             if self._ended_by_host:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if self.next_table_id is not None:
@@ -635,7 +658,13 @@ class Table:
             return ActResult(entry.seq)
 
     async def act_throw(
-        self, roll: Roll, by: str, action_id: str, expected_state_id: int | None = None
+        self,
+        roll: Roll,
+        by: str,
+        action_id: str,
+        expected_state_id: int | None = None,
+        *,
+        token: str | None = None,
     ) -> ActResult:
         """A roll as the next throw of the dice, drawn or read at `expected_state_id`: the
         moves the engine says the throw implies now (`Snapshot.throw`: the automatic passes
@@ -645,10 +674,12 @@ class Table:
         transaction and acknowledged once, so a crash keeps all of it or none (in two, a
         kill could keep the passes and their penalty without the roll); an undo of the roll
         takes it all back (Action.implied). Idempotent per `action_id` (the roll's; an
-        implied move's is `action_id-N`, N the state id it leads to: store.implied_seqs)."""
+        implied move's is `action_id-N`, N the state id it leads to: store.implied_seqs).
+        `token`: the sending device's, which must still act as `by` (`_check_sender`)."""
         async with self._lock:
             if (retried := self._retried(action_id, by)) is not None:
                 return retried
+            self._check_sender(token, by)
             if self._ended_by_host:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not self.session.is_current(roll, expected_state_id):

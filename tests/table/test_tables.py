@@ -744,3 +744,52 @@ async def waiters(table: Table, count: int) -> None:
     while len(table._lock._waiters or ()) < count:  # noqa: SLF001
         assert time.monotonic() < deadline, f"{count} waiters on the table's lock"
         await asyncio.sleep(0.01)
+
+
+def test_a_move_sent_as_the_host_frees_its_seat_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A device's rights are read when its request arrives, and its move then waits for
+    the table's lock: while the host's "free this seat" was being stored, the freed
+    device's move waited, then marked the sheet the device no longer held. The table
+    checks the sender again under the lock."""
+    from companion.web.deps import Access
+    from companion.web.routes.api import ActionRequest, UndoRequest, perform_action, perform_undo
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "freed.sqlite3")
+        tables = attached_tables(store)
+        try:
+            table = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            await table.act(QWIXX_ROLL_7, "host", "roll-0001")
+            token = await table.add_device(host=False)
+            await table.take_seat(token, 1)
+            viewer = table.viewer(token)
+            assert viewer is not None
+            inside, release = threading.Event(), threading.Event()
+            original = store.free_seat
+
+            def held_free(*args: Any) -> None:
+                inside.set()
+                release.wait(60)
+                original(*args)
+
+            monkeypatch.setattr(store, "free_seat", held_free)
+            freeing = asyncio.create_task(table.free_seat(1))
+            await asyncio.to_thread(inside.wait, 60)
+            access = Access(table, viewer, token)  # as the request read it, before the free
+            move = ActionRequest(action_id="bob-pass-01", move={"kind": "pass", "player": 1})
+            sent = asyncio.create_task(perform_action(access, move))
+            undo = asyncio.create_task(perform_undo(access, UndoRequest(action_id="bob-undo-1")))
+            release.set()
+            await freeing
+            for task in (sent, undo):
+                with pytest.raises(Rejection) as refused:
+                    await task
+                assert refused.value.rule == "seat_freed"
+            assert table.snapshot.state_id == 1
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())

@@ -442,10 +442,11 @@ async def perform_action(access: ApiAccess, body: ActionRequest) -> dict[str, An
     snapshot = table.snapshot
     by = actor_for(access.viewer, move, snapshot.turn, snapshot.throw)
     try:
+        token, expected = access.token, body.expected_state_id
         if isinstance(move, Roll):
-            result = await table.act_throw(move, by, body.action_id, body.expected_state_id)
+            result = await table.act_throw(move, by, body.action_id, expected, token=token)
         else:
-            result = await table.act(move, by, body.action_id, body.expected_state_id)
+            result = await table.act(move, by, body.action_id, expected, token=token)
     except Rejection as exc:
         # the engine says "you" and "player 3"; the player reads the names the table knows
         # (a refusal of the seat itself speaks to this device, not to the seat's player)
@@ -461,7 +462,9 @@ async def perform_undo(access: ApiAccess, body: UndoRequest) -> dict[str, Any]:
     names the table knows (`acted_on`: "Ann's move since needs your last action"), as a move's does."""
     table = access.table
     try:
-        result = await table.undo(access.viewer.by, body.action_id, body.expected_state_id)
+        result = await table.undo(
+            access.viewer.by, body.action_id, body.expected_state_id, token=access.token
+        )
     except Rejection as exc:
         message = undo_refusal_for(table.snapshot, access.viewer, exc.message)  # the host's words
         text = spoken_to(message, table.snapshot.players, None, access.viewer.seat)
