@@ -12,6 +12,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request, Response
 from fastapi.routing import APIRoute
 from fastapi.templating import Jinja2Templates
+from starlette.requests import HTTPConnection
 
 from companion.rules.base import Reason
 from companion.table.access import JoinLimiter, Viewer
@@ -285,6 +286,6 @@ def require_local(request: Request, message: str) -> None:
         raise refusal(403, Reason.NOT_ALLOWED, "local_only", message)
 
 
-def client_key(request: Request) -> str:
-    """The limiter's key: the client's address."""
+def client_key(request: HTTPConnection) -> str:
+    """The limiter's key: the client's address (a request's or a WebSocket's)."""
     return request.client.host if request.client else "unknown"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from companion.rules.base import Rejection
@@ -152,6 +153,35 @@ def test_opening_stored_tables_is_limited_per_client(tmp_path: Path) -> None:
         assert not server.app.state.tables.is_loaded(mine[3])
         assert greedy.get(f"/api/tables/{mine[0]}/state").status_code == 200  # in memory
         assert other.get(f"/api/tables/{theirs[0]}/state").status_code == 200
+
+
+def test_a_stranger_s_websocket_opens_stored_tables_only_within_its_limit(
+    tmp_path: Path,
+) -> None:
+    """A WebSocket to a stored table opened it (replayed its game) before its cookie was
+    looked at, past the per-client limit on opens and its share of memory: a device that
+    knew table ids had them all replayed and kept. Now a socket with no cookie for the
+    table opens nothing, and one with a cookie opens within the client's limit, as a
+    request does."""
+    settings = thread_settings(tmp_path, open_burst=3, open_rate_per_s=0.001)
+    with ThreadServer(settings) as server:
+        tables = server.app.state.tables
+        ids = imported(client_at(server, "127.0.0.2"), 4)
+        base = server.base_url.replace("http", "ws", 1)
+        for cookies in ({}, {table_id: "a-forged-token" for table_id in ids}):
+            for table_id in ids:
+                header = f"tc_{table_id}={cookies[table_id]}" if cookies else ""
+                with (
+                    pytest.raises(InvalidStatus),
+                    connect(
+                        f"{base}/t/{table_id}/ws",
+                        additional_headers={"Cookie": header} if header else {},
+                        source_address=("127.0.0.3", 0),
+                    ),
+                ):
+                    pass
+            opened = [table_id for table_id in ids if tables.is_loaded(table_id)]
+            assert len(opened) == (3 if cookies else 0), opened
 
 
 FINAL = {

@@ -19,9 +19,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from companion.rules.base import Rejection
 from companion.table.access import DeviceRateLimiter, Viewer
 from companion.table.store import StorageError
-from companion.table.tables import Subscription, Table, TableLoadError
+from companion.table.tables import OpenRefused, Subscription, Table, TableLoadError
 from companion.table.text import INVALID_UNICODE, invalid_text, invalid_text_at
-from companion.web.deps import Access, TextCheckedRoute, cookie_name, is_same_origin
+from companion.web.deps import (
+    Access,
+    TextCheckedRoute,
+    client_key,
+    cookie_name,
+    is_same_origin,
+)
 from companion.web.errors import status_for
 from companion.web.fragments import MODES, LiveDrawings, live_fragment
 from companion.web.routes.api import (
@@ -178,7 +184,8 @@ async def answer_to(access: Access, message: ActMessage | UndoMessage) -> dict[s
 async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, str] | None:
     """The table and device token of a screen let onto the channel, or None once the socket
     is refused (closed with 1008, before the handshake completes): a foreign Origin, an
-    unknown table, no seat or table view for the device's cookie, an unknown view. A
+    unknown table, no seat or table view for the device's cookie, an unknown view; 1013
+    past the client's limit on opening stored tables (as a request's 429 open_rate). A
     device that held a game the history deleted is told so (Tables.deleted_for: 1008
     `game_deleted`, after the handshake, which carries no reason)."""
     origin, host = websocket.headers.get("origin"), websocket.headers.get("host")
@@ -186,8 +193,12 @@ async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, 
         await websocket.close(code=1008, reason="foreign origin")
         return None
     tables = websocket.app.state.tables
-    table = await tables.openable(table_id) if len(table_id) <= 64 else None
     token = websocket.cookies.get(cookie_name(table_id), "")
+    try:
+        table = await opened_for_socket(websocket, table_id, token)
+    except OpenRefused:
+        await websocket.close(code=1013, reason="too many tables opened; try again later")
+        return None
     viewer = table.viewer(token) if table is not None else None
     if table is None and await tables.deleted_for(table_id, token):
         # a reason is heard only once the socket is open (a refused handshake reaches the
@@ -200,6 +211,21 @@ async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, 
         await websocket.close(code=1008, reason="join this table first")
         return None
     return table, token
+
+
+async def opened_for_socket(websocket: WebSocket, table_id: str, token: str) -> Table | None:
+    """The table a socket asks for, or None: none without a cookie for it (a stranger's
+    socket replayed stored games it could never watch), else opened as a request opens
+    it (deps.opened): counted against the client's opens and its share of memory; raises
+    OpenRefused past them."""
+    if not token or len(table_id) > 64:
+        return None
+    try:
+        tables = websocket.app.state.tables
+        table: Table | None = await tables.get(table_id, client=client_key(websocket))
+    except TableLoadError:
+        return None
+    return table
 
 
 async def deleted_close_reason(websocket: WebSocket, table_id: str, token: str) -> str:
