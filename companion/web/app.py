@@ -199,10 +199,22 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
         app.include_router(routes.router)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(HostCheck, settings=settings)  # before anything but the headers
-    app.add_middleware(PageHeaders)  # outermost: on every answer, a Host's refusal too
+    _headers_outermost(app)  # on every answer: a Host's refusal, an unexpected failure's
     _add_error_answers(app, templates)
     _add_deleted_game_answer(app, templates)
     return app
+
+
+def _headers_outermost(app: FastAPI) -> None:
+    """PageHeaders around the whole app, Starlette's own error layer included: as a
+    middleware it sat inside that layer, whose 500 of an unexpected failure carried none
+    of the headers."""
+    build = app.build_middleware_stack
+
+    def with_headers() -> ASGIApp:
+        return PageHeaders(build())
+
+    app.build_middleware_stack = with_headers  # type: ignore[method-assign]
 
 
 Lifespan = Callable[[FastAPI], AbstractAsyncContextManager[None]]

@@ -9,14 +9,19 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from companion.table import access as access_module
+from companion.table.camera_settings import CameraSettings
+from companion.web.app import create_app
+from companion.web.settings import Settings
 from tests.reliability.conftest import SeatedTable, seat_devices
 from tests.web.conftest import REPO, ServerProcess
 from tests.web.helpers import QWIXX_ROLL_7
@@ -397,3 +402,20 @@ def test_ipv6_addresses_of_one_network_share_the_crowded_try(
     assert limiter.begin("fd00:0:0:1::9").wait_s == 0  # another network
     assert limiter.begin("::ffff:192.0.2.77").wait_s == 0  # IPv4 addresses each
     assert limiter.begin("192.0.2.77").crowded
+
+
+def test_an_unexpected_failure_s_answer_carries_the_page_headers(tmp_path: Path) -> None:
+    """Starlette answers an unexpected failure (500) in its outermost layer, outside every
+    middleware the app adds: that answer carried no CSP, no frame refusal, no nosniff."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+
+    async def broken() -> None:
+        raise RuntimeError("a bug")
+
+    app.add_api_route("/broken", broken)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        answer = client.get("/broken")
+    assert answer.status_code == 500
+    assert "frame-ancestors 'none'" in answer.headers.get("content-security-policy", "")
+    assert answer.headers.get("x-content-type-options") == "nosniff"
+    assert answer.headers.get("x-frame-options") == "DENY"
