@@ -219,7 +219,8 @@ class CameraFeed:
         """Whether camera rolls would go to `table` by themselves once the table served now
         lets go (its game ends, or rests): only the newest running table not older than any
         served before (`target_table`), so not a table older than the one served, nor one a
-        newer table was started after. The store is read again only once a table was
+        newer table was started after (a newer one that cannot be opened does not count: the
+        follower passes over it). The store is read again only once a table was
         created, ended, reopened or removed, or the camera moved (`_follows`)."""
         if table.created_at < max(self._followed_since, self.clock() - FOLLOW_MAX_AGE_S):
             return False
@@ -233,15 +234,27 @@ class CameraFeed:
         return answers[table.table_id]
 
     async def _is_newest_waiting(self, table: Table) -> bool:
-        """No running table other than the camera's was started after `table` (a store
-        read)."""
+        """No running table other than the camera's was started after `table` that the
+        follower would take instead (`target_table`: one it can open and not finished; a
+        damaged one it passes over). Store reads, a page of the newest rows at a time."""
         served = {self._explicit, self._target, table.table_id}
-        rows = await asyncio.to_thread(
-            self.tables.store.running_tables_since, table.created_at, FOLLOW_PAGE_ROWS
-        )
-        return not any(
-            row.table_id not in served and row.created_at > table.created_at for row in rows
-        )
+        skip = 0
+        while True:
+            rows = await asyncio.to_thread(
+                self.tables.store.running_tables_since,
+                table.created_at,
+                FOLLOW_PAGE_ROWS,
+                skip,
+            )
+            for row in rows:
+                if row.table_id in served or row.created_at <= table.created_at:
+                    continue
+                newer = await self.tables.openable(row.table_id)
+                if newer is not None and not newer.snapshot.finished:
+                    return False
+            if len(rows) < FOLLOW_PAGE_ROWS:
+                return True
+            skip += len(rows)
 
     async def refresh(self) -> Table | None:
         """Look up the target table afresh (the follower calls this every second)."""

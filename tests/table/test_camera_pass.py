@@ -415,8 +415,9 @@ def test_a_waiting_tables_camera_polls_read_the_store_once_until_something_chang
 def test_whether_the_camera_comes_to_a_waiting_table_changes_as_the_tables_do(
     tmp_path: Path,
 ) -> None:
-    """CameraFeed.follows_next answers from what it read until a table is started, ended or
-    removed, or the camera moves: each of them changes the answer here."""
+    """CameraFeed.follows_next answers from what it read until a table is started or ended,
+    or the camera moves: each of them changes the answer here (a table that cannot be
+    opened changes none: test_a_newer_table_that_cannot_be_opened_...)."""
 
     async def body(tables: Tables, older: Table) -> None:
         hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
@@ -431,10 +432,36 @@ def test_whether_the_camera_comes_to_a_waiting_table_changes_as_the_tables_do(
         assert not await follows(waiting)
         await hub.take_for(chosen.table_id, on_server=True)
         assert await follows(waiting)  # the camera moved to the newer table: next, this
-        tables.store.create_table("gone", "GONE00", "no-such-game", {}, ["Eve"])
-        assert not await follows(waiting)
-        await tables.remove_damaged("gone")
-        assert await follows(waiting)  # removed
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_a_newer_table_that_cannot_be_opened_does_not_keep_the_camera_from_a_waiting_one(
+    tmp_path: Path,
+) -> None:
+    """A developer's look: a newer running table that cannot be opened (its game unknown
+    here, its stored players not its game's seats) counted as a newer table, so a waiting
+    table read "It does not come to this table by itself", yet the follower passes over
+    such a table and came there. The answer and the follower agree now, behind more than a
+    page of such rows too."""
+
+    async def body(tables: Tables, older: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        playing, waiting = await playing_and_waiting(tables, hub)
+        store = tables.store
+        store.create_table("unknown", "GONE00", "no-such-game", {}, ["Eve"])
+        store.create_table("misseated", "GONE01", "qwixx", {"players": 2}, ["Eve"])
+        assert await hub.feed.follows_next(waiting)
+        assert await tables.openable("misseated") is None  # damaged, as the follower found
+        assert "It comes to this table" in str(await hub.serves_elsewhere(waiting))
+        other = await tables.create("qwixx", {"players": 2}, ["Eve", "Fay"])
+        for n in range(FOLLOW_PAGE_ROWS + 3):  # above it, more than a page of such rows
+            store.create_table(f"gone{n}", f"GONE{n + 2:02d}", "no-such-game", {}, ["Eve"])
+        assert not await hub.feed.follows_next(waiting)  # the open one below them counts
+        await other.end_by_host()
+        assert await hub.feed.follows_next(waiting)
+        await playing.end_by_host()
+        assert await hub.feed.refresh() is waiting  # the follower agrees
 
     with_qwixx_table(tmp_path, body)
 
