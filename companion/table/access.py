@@ -58,11 +58,14 @@ def normalise_code(text: str) -> str:
 class Viewer:
     """The device looking at a table: its seat (None for a table view) and host rights;
     `joined_after_next_game`: it joined this finished game only after the host started
-    the next one, which it is not carried to (Table.carry_over)."""
+    the next one, which it is not carried to (Table.carry_over); `next_place_freed`: it
+    took its place at that next game once, and the next game no longer has it there
+    (Tables.with_next_place: a carry again is refused `carried_once`)."""
 
     seat: int | None
     host: bool
     joined_after_next_game: bool = False
+    next_place_freed: bool = False
 
     @property
     def by(self) -> str:

@@ -1336,11 +1336,9 @@ class Tables:
             next_id = self.store.server_setting(DELETED_NEXT_KEY + deleted_id)
             if next_id is None:
                 return None
-            token_hash = hash_token(token)
-            taken = self.store.table_setting(next_id, CARRIED_KEY + token_hash) is not None
-            if taken and self.store.device(hash_token(carried_token(token, next_id))) is None:
+            if self._freed_at_next(next_id, token):
                 return next_id, None
-            return next_id, self.store.table_setting(next_id, KEPT_PLACE_KEY + token_hash)
+            return next_id, self.store.table_setting(next_id, KEPT_PLACE_KEY + hash_token(token))
 
         found = await asyncio.to_thread(read)
         if found is None or found[1] is None:
@@ -1349,6 +1347,29 @@ class Tables:
         if place["from"] != deleted_id or time.time() > float(place["until"]):
             return None
         return found[0], Viewer(seat=place["seat"], host=bool(place["host"]))
+
+    def _freed_at_next(self, next_id: str, token: str) -> bool:
+        """Whether the device holding `token` at the game `next_id` plays again took its
+        place there once and the next game no longer has that device (the host freed its
+        seat there, or it made room for another): carried again, it is refused
+        (Table._carried_device: `carried_once`). A store read."""
+        taken = self.store.table_setting(next_id, CARRIED_KEY + hash_token(token)) is not None
+        return taken and self.store.device(hash_token(carried_token(token, next_id))) is None
+
+    async def with_next_place(self, table: Table, token: str, viewer: Viewer) -> Viewer:
+        """`viewer` (the device holding `token` at `table`) marked `next_place_freed` where
+        `table` is a finished game played again whose next game no longer has the place this
+        device took there (`_freed_at_next`): its screen offers no "Next game ready" that
+        would be refused, but the join code (views.next_game). A store in trouble leaves
+        the button (its tap says why)."""
+        next_id = table.next_table_id
+        if next_id is None or not table.snapshot.finished or viewer.joined_after_next_game:
+            return viewer
+        try:
+            freed = await asyncio.to_thread(self._freed_at_next, next_id, token)
+        except StorageError:
+            return viewer
+        return replace(viewer, next_place_freed=True) if freed else viewer
 
     async def place_after_delete(
         self, deleted_id: str, token: str, held_at: Callable[[str], str]

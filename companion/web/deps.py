@@ -165,7 +165,7 @@ async def _access(request: Request, table_id: str, tables: Tables, page: bool) -
     viewer = table.viewer(token)
     if viewer is None:
         raise NoAccess(table_id, page)
-    return Access(table, viewer, token)
+    return Access(table, await tables.with_next_place(table, token, viewer), token)
 
 
 async def _refuse_deleted(

@@ -161,6 +161,7 @@ def render_key(snapshot: Snapshot, viewer: Viewer, mode: str) -> tuple[Any, ...]
         viewer.seat,
         viewer.host,
         viewer.joined_after_next_game,
+        viewer.next_place_freed,
     )
 
 

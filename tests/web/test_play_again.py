@@ -174,6 +174,25 @@ def test_a_seat_the_host_frees_in_the_next_game_is_not_taken_back_through_the_fi
     seat_player(ann, new["code"], new["table_id"], 0)  # the code still lets her in
 
 
+def test_a_finished_screen_whose_next_place_was_freed_offers_no_button_but_the_code(
+    ended: dict[str, Any],
+) -> None:
+    """Ann took her seat in the next game and the host freed it there: her finished game's
+    sheet still showed "Next game ready", a tap refused `carried_once`. It says her place
+    there was given up and to ask the host for the join code; Bob, who has not followed,
+    keeps his button."""
+    old, host, ann, bob = ended["table_id"], ended["host"], ended["ann"], ended["bob"]
+    new = host.post(f"/api/tables/{old}/play_again").json()
+    assert ann.post(f"/api/tables/{old}/next_seat").json()["seat"] == 0
+    assert "data-next-seat" in ann.get(f"/t/{old}/sheet").text  # hers until freed
+    assert host.post(f"/api/tables/{new['table_id']}/seats/0/free").status_code == 200
+    page = ann.get(f"/t/{old}/sheet").text
+    assert "data-next-seat" not in page
+    assert "place at the next game was given up" in page
+    assert "ask the host for the next game&#39;s join code" in page
+    assert "data-next-seat" in bob.get(f"/t/{old}/sheet").text
+
+
 def test_the_link_to_the_next_game_survives_a_restart(tmp_path: Path) -> None:
     with TestClient(create_app(Settings(data_dir=tmp_path))) as host:
         table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.web.conftest import ServerProcess, shot
 from tests.web.devices import PHONE, TABLET, seated_page
@@ -89,3 +90,42 @@ def test_a_players_finished_sheet_is_told_where_a_moved_game_goes_on(
     )
     assert imported.json()["code"] not in ann.content()
     assert ann.locator("[data-next-seat], [data-play-again]").count() == 0
+
+
+def test_a_finished_screen_left_open_stops_offering_a_next_place_the_host_freed(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Ann took her seat in the next game (from another screen of her phone) and the host
+    freed it there. Her finished sheet, left open, still offered "Next game ready", and
+    every tap was refused (`carried_once`). The refused tap now turns the button into the
+    words that her place was given up and to ask the host for the join code; the sheet
+    opened again shows those words, with no button."""
+    host = browser.new_context(**TABLET)
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    table = created.json()
+    ann = seated_page(browser, server, table, 0, PHONE)
+    old = f"{server.base_url}/api/tables/{table['table_id']}"
+    assert host.request.post(f"{old}/end").ok
+    assert host.request.post(f"{old}/play_again").status == 201
+    button = ann.locator("[data-next-seat]")
+    expect(button).to_be_visible(timeout=20000)
+    carried = ann.context.request.post(f"{old}/next_seat")
+    assert carried.ok, carried.text()
+    next_id = carried.json()["table_id"]
+    freed = host.request.post(f"{server.base_url}/api/tables/{next_id}/seats/0/free")
+    assert freed.ok, freed.text()
+
+    button.click()
+    expect(ann.locator("#toast")).to_contain_text("join code", timeout=20000)
+    pointer = ann.locator(".next-game-pointer")
+    expect(pointer).to_contain_text("place at the next game was given up", timeout=20000)
+    expect(button).to_have_count(0, timeout=20000)
+    shot(ann, "play-again-next-place-freed")
+    ann.reload()
+    ann.wait_for_selector("#conn[data-conn=live]")
+    expect(pointer).to_contain_text("ask the host for the next game's join code")
+    expect(button).to_have_count(0)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from companion.rules.base import Rejection
 from companion.table.access import DeviceRateLimiter, Viewer
 from companion.table.store import StorageError
-from companion.table.tables import OpenRefused, Subscription, Table, TableLoadError
+from companion.table.tables import OpenRefused, Subscription, Table, TableLoadError, Tables
 from companion.table.text import INVALID_UNICODE, invalid_text, invalid_text_at
 from companion.web.deps import (
     Access,
@@ -83,10 +83,13 @@ async def push_to_screen(
     drawings: LiveDrawings,
     subscription: Subscription,
     send_text: Callable[[str], Awaitable[None]],
+    tables: Tables,
 ) -> None:
     """Send one screen its live fragment whenever the table's state changes (and on a sync
-    request), and a host's screen the seats taken whenever they change after it connected
-    (its join panel folds once every seat is taken; the page drew the seats of its load)."""
+    request: a finished screen's next place freed at the next game is drawn anew so,
+    `Tables.with_next_place`), and a host's screen the seats taken whenever they change
+    after it connected (its join panel folds once every seat is taken; the page drew the
+    seats of its load)."""
     sent = -1
     seats_sent = sorted(table.seats_taken())
     while True:
@@ -95,6 +98,7 @@ async def push_to_screen(
             if not table.deleted:  # a deleted game is shown no more, not even once
                 await send_text((await live_fragment(drawings, table, WATCHER, view)).message)
             return
+        current = await tables.with_next_place(table, token, current)
         # drawn and encoded once for every screen of the same view (render.py)
         fragment = await live_fragment(drawings, table, current, view)
         if fragment.state_id != sent:
@@ -296,7 +300,13 @@ class ScreenChannel:
 
     async def push_states(self) -> None:
         await push_to_screen(
-            self.table, self.token, self.view, self.drawings, self.subscription, self.send_text
+            self.table,
+            self.token,
+            self.view,
+            self.drawings,
+            self.subscription,
+            self.send_text,
+            self.websocket.app.state.tables,
         )
 
     async def receive_actions(self) -> None:

@@ -823,6 +823,13 @@ CONTINUES_FOR_HOST = "This game continues at the new table you imported it to."
 # a device that joined the finished game after Play again: the next game does not carry it
 # (Table.carry_over refuses it), so it is offered no tap there
 JOINED_AFTER_NEXT_GAME = "The host started a next game: ask the host for its join code."
+# a device that took its place at the next game once and lost it there (the host freed it):
+# carried again it is refused (`carried_once`), so the way back is the code, as on the page
+# of a deleted game whose place was freed
+NEXT_PLACE_FREED = (
+    "This device's place at the next game was given up: ask the host for the next game's "
+    "join code to join again."
+)
 
 
 def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object] | None:
@@ -830,7 +837,8 @@ def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object
     started it, the host's "Play again" (its table view, and its sheet when the host
     plays: a host who plays spends the game there); after, each device's one
     tap to its place there (its seat, or the board of a screen that watched), and to a
-    device that joined only after it was started, to ask the host for its code; a game its
+    device that joined only after it was started, or whose place there the host freed
+    after it took it (Viewer.next_place_freed), to ask the host for its code; a game its
     host moved to another table (export, end, import: Snapshot.continued), where it goes
     on, in words alone. None while the game runs, and on a sheet whose seat was freed (its
     device left the table)."""
@@ -845,6 +853,8 @@ def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object
         return None
     if viewer.joined_after_next_game:
         return {"ready": False, "pointer": True, "text": JOINED_AFTER_NEXT_GAME}
+    if viewer.next_place_freed:
+        return {"ready": False, "pointer": True, "text": NEXT_PLACE_FREED}
     if viewer.seat is not None:
         text = "Next game ready: tap to take your seat"
     elif viewer.host:

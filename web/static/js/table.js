@@ -642,6 +642,9 @@
         const data = await r.json().catch(() => ({}));
         if (r.ok && data.url) location.assign(data.url);
         else showToast(data.message || "refused");
+        // its place there was taken once and freed since: the screen is drawn anew, with
+        // the join code to ask for in place of a button that cannot work (views.next_game)
+        if (data.rule === "carried_once") refresh();
       })
       .catch(() => showToast("not sent: the server cannot be reached; try again when the banner says live"));
   }
