@@ -181,6 +181,7 @@ def create_app(settings: Settings, reader_factory: ReaderFactory | None = None) 
         settings.join_attempts_all_per_hour,
     )
     app.state.device_limiter = DeviceRateLimiter(settings.device_rate_per_s, settings.device_burst)
+    app.state.ping_limiter = DeviceRateLimiter(settings.ping_rate_per_s, settings.ping_burst)
     app.state.table_limiter = DeviceRateLimiter(settings.table_rate_per_s, settings.table_burst)
     app.state.read_limiter = DeviceRateLimiter(settings.read_rate_per_s, settings.read_burst)
     app.state.import_budget = ActionBudget(settings.import_actions_per_hour, 3600.0)

@@ -155,6 +155,17 @@ class Settings(BaseModel):
     device_burst: int = Field(
         default=60, ge=1, le=100_000, description="how many of them it may send at once"
     )
+    ping_rate_per_s: float = Field(
+        default=1.0,
+        gt=0,
+        le=10_000,
+        description="keep-alive pings one device may send per second on average without "
+        "spending its device rate (a page pings after 15 s of silence; past this allowance a "
+        "ping counts as any message)",
+    )
+    ping_burst: int = Field(
+        default=10, ge=1, le=100_000, description="how many pings it may send at once"
+    )
     table_rate_per_s: float = Field(
         default=0.5,
         gt=0,

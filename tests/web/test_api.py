@@ -656,6 +656,53 @@ def test_a_ping_is_answered_with_a_pong_and_nothing_else(qwixx: dict[str, Any]) 
         assert ws.receive_json()["state_id"] == 1
 
 
+def test_a_ping_spends_nothing_of_the_devices_rate(tmp_path: Path) -> None:
+    """A ping is the page's own keep-alive (table.js, after 15 s of silence): a device that
+    spent its rate on taps still gets its pong (a socket answered 429 read as alive,
+    but a page that heard nothing would have given it up), and pings spend none of the
+    rate its taps may use."""
+    settings = Settings(data_dir=tmp_path, device_burst=3, device_rate_per_s=0.01)
+    app = create_app(settings)
+    with TestClient(app) as host:
+        tid = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        with host.websocket_connect(f"/t/{tid}/ws?view=table") as ws:
+            assert ws.receive_json()["state_id"] == 0
+            for _ in range(6):  # twice the burst
+                ws.send_json({"type": "ping"})
+                assert ws.receive_json() == {"type": "pong"}
+            for n in range(3):  # the whole burst is still there for the device's messages
+                ws.send_json({"type": "undo", "action_id": f"host-undo-{n}"})
+                assert ws.receive_json()["status"] != 429
+            ws.send_json({"type": "undo", "action_id": "host-undo-9"})
+            assert ws.receive_json()["rule"] == "device_rate"
+            ws.send_json({"type": "ping"})  # the rate spent: the keep-alive still answered
+            assert ws.receive_json() == {"type": "pong"}
+
+
+def test_a_flood_of_pings_is_bounded(tmp_path: Path) -> None:
+    """Pings have their own small allowance per device; pings past it count against the
+    device's rate as any message does, so a flood of them is refused 429 like any flood."""
+    settings = Settings(
+        data_dir=tmp_path,
+        device_burst=3,
+        device_rate_per_s=0.01,
+        ping_burst=4,
+        ping_rate_per_s=0.01,
+    )
+    app = create_app(settings)
+    with TestClient(app) as host:
+        tid = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        with host.websocket_connect(f"/t/{tid}/ws?view=table") as ws:
+            assert ws.receive_json()["state_id"] == 0
+            for _ in range(20):
+                ws.send_json({"type": "ping"})
+            answers = [ws.receive_json() for _ in range(20)]
+        pongs = [a for a in answers if a == {"type": "pong"}]
+        refused = [a for a in answers if a.get("rule") == "device_rate"]
+        assert (len(pongs), len(refused)) == (4 + 3, 20 - 7), answers
+        assert act(host, tid, QWIXX_ROLL_7, "roll-0001").status_code == 429
+
+
 def test_a_reconnecting_device_gets_the_full_state(qwixx: dict[str, Any]) -> None:
     tid, ann, host = qwixx["table_id"], qwixx["ann"], qwixx["host"]
     with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ws:

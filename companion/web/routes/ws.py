@@ -70,6 +70,9 @@ class PingMessage(BaseModel):
 
 
 PONG = json.dumps({"type": "pong"})
+# a ping is told from other messages before the rate is spent: a message this short is
+# read at no cost worth limiting (table.js sends {"type":"ping"}: 15 characters)
+PING_MAX_CHARS = 64
 ClientMessage = TypeAdapter(
     Annotated[ActMessage | UndoMessage | SyncMessage | PingMessage, Field(discriminator="type")]
 )
@@ -257,6 +260,7 @@ class ScreenChannel:
         self.view = view
         self.drawings: LiveDrawings = state.drawings
         self.limiter: DeviceRateLimiter = state.device_limiter
+        self.ping_limiter: DeviceRateLimiter = state.ping_limiter
         self.limit: int = state.settings.max_ws_message_bytes
         self.send_lock = asyncio.Lock()
         self.subscription = table.subscribe()
@@ -331,10 +335,22 @@ class ScreenChannel:
             await self.send(malformed(422, "message", "messages are JSON text, not binary frames"))
         return text
 
+    def is_free_ping(self, text: str) -> bool:
+        """Whether `text` is a ping within the device's ping allowance: the page's own
+        keep-alive spends none of the rate its taps may use (a page that had tapped fast
+        got a 429 for its ping, and pings shortened the taps' burst). Past the allowance a
+        ping is a message like any other, so a flood of them meets the device's rate."""
+        if len(text) > PING_MAX_CHARS or not isinstance(read_message(text), PingMessage):
+            return False
+        return too_fast(self.ping_limiter, self.token) is None
+
     async def answer(self, text: str, viewer: Viewer) -> None:
-        """Answer one message: refused (a flood, too large, malformed: naming the field), a
-        ping (a pong), a sync (the current state pushed even if unchanged), or an act or
+        """Answer one message: a ping within its allowance (a pong, spending no rate),
+        refused (a flood, too large, malformed: naming the field), a ping (a pong), a sync (the current state pushed even if unchanged), or an act or
         undo performed."""
+        if self.is_free_ping(text):
+            await self.send_text(PONG)
+            return
         refusal = too_fast(self.limiter, self.token)
         if refusal is not None:  # a flooding device: refuse, do not read further
             await self.send({"type": "error", "status": 429, **refusal})
