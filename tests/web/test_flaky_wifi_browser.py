@@ -11,7 +11,10 @@
 - the same two tabs, only one of them offline: the tab still online sends the tap the
   other keeps, at once, and the offline tab, back, shows it applied (its copy answered as
   a duplicate, not refused).
-- a phone whose seat was freed stops asking for the camera it may no longer read.
+- a phone whose seat was freed stops asking for the camera it may no longer read;
+- the Wi-Fi goes silent and the new socket's connect never completes (no `offline` event,
+  no answer, no close): the page gives the attempt up after its deadline, says the table
+  does not answer and tries again, and is live once the Wi-Fi carries again.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import pytest
 from tests.waiting import wait_until
 from tests.web.conftest import ServerProcess
 from tests.web.devices import PHONE
+from tests.web.relay import SilentRelay
 from tests.web.test_offline_turn_browser import (
     RED_7,
     SilentLink,
@@ -60,8 +64,9 @@ def phone_on_a_test_clock(browser: Any) -> Any:
     return context.new_page()
 
 
-def join_as_bob(phone: Any, server: ServerProcess, code: str) -> None:
-    """The phone joins with `code` and takes Bob's seat (1), once its sheet is live."""
+def join_as_bob(phone: Any, server: ServerProcess | SilentRelay, code: str) -> None:
+    """The phone joins with `code` (on the server, or through a relay to it) and takes
+    Bob's seat (1), once its sheet is live."""
     phone.goto(f"{server.base_url}/join?code={code}")
     phone.click("button.primary")
     phone.click("button[name=seat][value='1']")
@@ -90,6 +95,51 @@ def test_an_idle_phone_whose_socket_died_without_closing_says_so_and_reconnects(
     assert phone.evaluate("() => window.connStates")[:2] == ["connecting", "live"]
     assert phone.inner_text("#conn") == "live"
     assert phone.inner_text("#toast") == ""
+
+
+def clock_runs_until(phone: Any, selector: str, what: str) -> None:
+    """Run the phone's test clock ahead a second at a time (its network answering in real
+    time between the steps) until `selector` is on the page."""
+
+    def shown() -> bool:
+        phone.clock.run_for(1000)
+        return bool(phone.locator(selector).count())
+
+    wait_until(shown, timeout=60, what=what)
+
+
+def test_a_new_socket_whose_connect_hangs_is_given_up_and_tried_again(
+    browser: Any, server: ServerProcess
+) -> None:
+    api, table, tid = rolled_qwixx_table(server)
+    with SilentRelay(server.port) as wifi:
+        phone = phone_on_a_test_clock(browser)
+        sockets: list[Any] = []
+        phone.on("websocket", lambda opened: sockets.append(opened))
+        join_as_bob(phone, wifi, table["code"])
+        phone.evaluate(RECORD_CONN_STATES)
+
+        wifi.go_silent()
+        # the heartbeat unanswered, the socket is given up: its replacement never connects
+        clock_runs_until(phone, "#conn[data-conn=unreachable]", "the page saying so")
+        assert phone.evaluate("() => window.connStates")[:2] == ["connecting", "unreachable"]
+        assert phone.inner_text("#conn") == "No answer from the table: trying again"
+        given_up = len(sockets)
+        clock_runs_until(phone, "#conn[data-conn=unreachable]", "still saying so")
+        wait_until(
+            lambda: phone.clock.run_for(1000) or len(sockets) > given_up,
+            timeout=60,
+            what="another try",
+        )
+
+        wifi.come_back()
+        clock_runs_until(phone, "#conn[data-conn=live]", "live again")
+        crossed = api.post(
+            f"/api/tables/{tid}/actions", json={"action_id": "ann-red-7", "move": ANN_RED_7}
+        )
+        assert crossed.status_code == 200, crossed.text
+        phone.wait_for_selector(".live[data-state-id='2']", timeout=20000)
+        assert phone.inner_text("#toast") == ""
 
 
 def test_a_phone_whose_seat_was_freed_stops_asking_for_the_camera(

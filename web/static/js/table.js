@@ -90,6 +90,7 @@
     const kept = waitingTaps();
     const taps = kept ? ` · ${kept} tap${kept > 1 ? "s" : ""} kept` : "";
     if (connState === "offline") return `Offline: your taps will be sent when the table is back${taps}`;
+    if (connState === "unreachable") return `No answer from the table: trying again${taps}`;
     return `connecting…${taps}`;
   }
 
@@ -413,21 +414,37 @@
   }
 
   // -- the WebSocket --------------------------------------------------------------------
+  // A café's Wi-Fi that carries nothing, without the device noticing (no `offline` event):
+  // a new socket's connect, or the fetch asking whether to retry, is never answered nor
+  // refused, and the banner said "connecting…" for the minutes the browser waits. An
+  // attempt unanswered CONNECT_MS is given up, the banner says the table does not answer,
+  // and it is tried again after the usual backoff
+  const CONNECT_MS = 8000;
+  let connectTimer = null;
+
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     socket = new WebSocket(`${scheme}://${location.host}/t/${tableId}/ws?view=${mode}`);
     socketCount += 1;
-    socket.onopen = () => { retryMs = 300; setConn("live"); heard(); flush(); awaitAnswer(); };
+    clearTimeout(connectTimer);
+    connectTimer = setTimeout(() => giveUpConnecting(socketCount), CONNECT_MS);
+    socket.onopen = () => {
+      clearTimeout(connectTimer);
+      retryMs = 300;
+      setConn("live");
+      heard();
+      flush();
+      awaitAnswer();
+    };
     socket.onmessage = (event) => { heard(); handle(JSON.parse(event.data)); awaitAnswer(); };
     socket.onclose = (event) => {
       socket = null;
       clearTimeout(idleTimer);
+      clearTimeout(connectTimer);
       if (pending.size) saveOutbox(); // its taps wait now: another tab with a socket sends them
       if (event.code === 1008) { deletedAs(event.reason); accessLost(); return; }
       setConn("offline");
-      clearTimeout(retryTimer);
-      retryTimer = setTimeout(() => retryUnlessRefused(socketCount), retryMs);
-      retryMs = Math.min(retryMs * 2, 5000);
+      retryLater();
     };
   }
 
@@ -437,6 +454,24 @@
     gameDeleted = reason.startsWith("game_deleted");
     noPlaceNext = reason === "game_deleted no_place";
     if (noPlaceNext) live.querySelectorAll("[data-next-seat]").forEach((button) => { button.hidden = true; });
+  }
+
+  function retryLater() {
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(() => retryUnlessRefused(socketCount), retryMs);
+    retryMs = Math.min(retryMs * 2, 5000);
+  }
+
+  function giveUpConnecting(attempt) {
+    if (attempt !== socketCount || !socket || socket.readyState !== WebSocket.CONNECTING) return;
+    socket.onopen = null;
+    socket.onclose = null;
+    socket.onmessage = null;
+    socket.close();
+    socket = null;
+    if (pending.size) saveOutbox(); // its taps wait: another tab with a socket sends them
+    setConn("unreachable");
+    retryLater();
   }
 
   // the server refused this device (its join was withdrawn): the waiting taps are sent
@@ -459,10 +494,13 @@
   // closes its socket with 1008 game_deleted (to the devices that held it only, as to a
   // screen still connected), and its state is answered 410 game_deleted
   function retryUnlessRefused(closedCount) {
-    fetch(`/api/tables/${tableId}/state`, {credentials: "same-origin"})
+    const unanswered = new AbortController();  // the silent Wi-Fi: retried, not waited on
+    const deadline = setTimeout(() => unanswered.abort(), CONNECT_MS);
+    fetch(`/api/tables/${tableId}/state`, {credentials: "same-origin", signal: unanswered.signal})
       .then((r) => (r.status === 410 ? "deleted" : [401, 403, 404].includes(r.status) ? "refused" : "retry"))
       .catch(() => "retry")
       .then((next) => {
+        clearTimeout(deadline);
         if (socket || socketCount !== closedCount) return; // the online event reconnected
         if (next === "retry") { connect(); return; }
         gameDeleted = next === "deleted";
