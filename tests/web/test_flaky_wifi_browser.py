@@ -12,6 +12,10 @@
   other keeps, at once, and the offline tab, back, shows it applied (its copy answered as
   a duplicate, not refused).
 - a phone whose seat was freed stops asking for the camera it may no longer read;
+- the same two tabs, both offline, each keep a tap at one instant (the second tab's write
+  made on a view of the shared outbox older than the first tab's write): both taps stay
+  kept in the outbox they share (each tab writes only its own entries), and both tabs
+  count them;
 - the Wi-Fi goes silent and the new socket's connect never completes (no `offline` event,
   no answer, no close): the page gives the attempt up after its deadline, says the table
   does not answer and tries again, and is live once the Wi-Fi carries again.
@@ -36,6 +40,7 @@ from tests.web.test_offline_turn_browser import (
 )
 
 pytestmark = pytest.mark.browser
+YELLOW_7 = RED_7.replace("red", "yellow")
 ANN_RED_7 = {"kind": "cross", "player": 0, "colour": "red", "number": 7}
 
 # every state #conn showed, in order (a MutationObserver: the page's own script never
@@ -95,6 +100,65 @@ def test_an_idle_phone_whose_socket_died_without_closing_says_so_and_reconnects(
     assert phone.evaluate("() => window.connStates")[:2] == ["connecting", "live"]
     assert phone.inner_text("#conn") == "live"
     assert phone.inner_text("#toast") == ""
+
+
+def tab_offline(tab: Any) -> None:
+    """This tab's network only goes away (the other tabs of its browser stay online)."""
+    network = tab.context.new_cdp_session(tab)
+    cut = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+    network.send("Network.emulateNetworkConditions", {"offline": True, **cut})
+    tab.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
+
+
+# A tab's view of localStorage takes in the other tabs' writes between its tasks, never
+# during one: a tab busy while the other writes makes its own write on the older view, as
+# two tabs writing at one instant do. The second tab taps at the end of a busy task; the
+# first tab, once it has tapped, stays busy long enough for the check (a tab rewrites its
+# kept taps every time its reconnecting fails: that would mend the loss before it is seen)
+TAP_AFTER_BUSY = """([move, busyMs]) => {
+  window.busyUntil = Date.now() + busyMs;
+  setTimeout(() => {
+    while (Date.now() < window.busyUntil) { /* busy: the other tab writes meanwhile */ }
+    document.querySelector(`[data-move='${move}']`).click();
+    window.tappedAt = Date.now();
+  }, 0);
+}"""
+TAP_THEN_BUSY = """([move, busyMs]) => {
+  document.querySelector(`[data-move='${move}']`).click();
+  window.busyUntil = Date.now() + busyMs;
+  setTimeout(() => { while (Date.now() < window.busyUntil) { /* busy */ } }, 0);
+  return [Date.now(), window.busyUntil];
+}"""
+# the shared outbox as stored keeps both taps (whatever its keys)
+BOTH_KEPT = """() => {
+  const stored = Object.keys(localStorage).filter((key) => key.startsWith("tc-outbox-"))
+    .map((key) => localStorage.getItem(key)).join(" ");
+  return stored.includes('\\"red\\"') && stored.includes('\\"yellow\\"');
+}"""
+
+
+def test_two_tabs_keeping_a_tap_at_one_instant_both_keep_theirs(
+    browser: Any, server: ServerProcess
+) -> None:
+    _, table, tid = rolled_qwixx_table(server)
+    first = take_seat(browser, server, table["code"], 1)
+    second = first.context.new_page()
+    second.goto(f"{server.base_url}/t/{tid}/sheet")
+    second.wait_for_selector("#conn[data-conn=live]")
+    for tab in (first, second):
+        tab_offline(tab)
+
+    second.evaluate(TAP_AFTER_BUSY, [YELLOW_7, 3000])
+    first_tapped_at, first_busy_until = first.evaluate(TAP_THEN_BUSY, [RED_7, 10_000])
+    second.wait_for_function("() => window.tappedAt", timeout=20000)
+    assert first_tapped_at < second.evaluate("() => window.busyUntil"), "not at one instant"
+    second.wait_for_function(BOTH_KEPT, timeout=4000)
+    assert second.evaluate("() => Date.now()") < first_busy_until, "the first tab wrote again"
+    for tab in (first, second):
+        tab.wait_for_function(
+            "() => document.getElementById('conn').textContent.includes('2 taps kept')",
+            timeout=20000,
+        )
 
 
 def clock_runs_until(phone: Any, selector: str, what: str) -> None:

@@ -76,9 +76,10 @@ def nothing_waiting(page: Any, table_id: str) -> bool:
     and the server's state unchanged, means the tap was dropped (no interval waited)."""
     waiting = page.evaluate(
         f"() => [document.querySelectorAll('.pending').length,"
-        f" localStorage.getItem('tc-outbox-{table_id}-sheet')]"
+        f" Object.keys(localStorage).filter((key) => key.startsWith('tc-outbox-{table_id}-sheet'))"
+        ".length]"
     )
-    return bool(waiting == [0, None])
+    return bool(waiting == [0, 0])
 
 
 def test_a_call_a_pound_race_a_manual_roll_and_every_screen_follows(

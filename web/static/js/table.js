@@ -282,27 +282,52 @@
   // is stored (its taps, each marked whether it waits for a socket; the ones it had
   // answered taken out), and takes up the taps another tab keeps without a socket, or left
   // behind when it was closed: sent with the same action id, a tap is applied once,
-  // whichever tab's copy comes first; the other copy is answered as a duplicate
+  // whichever tab's copy comes first; the other copy is answered as a duplicate.
+  // Each tap is stored under a key of its own (the outbox's key, ":", its action id): two
+  // tabs writing one shared list at one instant each wrote it from a view without the
+  // other's write, and the last write lost the other tab's tap (a tab's view of
+  // localStorage takes in other tabs' writes only between its tasks). A tab writes and
+  // removes only its own taps' keys, so no write overwrites another tab's tap
   const answered = new Set(); // ids this tab had answered: never taken up again
+  const entryPrefix = `${outboxKey}:`;
 
+  function isKeptTap(item) { return Boolean(item && item.body && item.body.action_id); }
+
+  function parsed(text) {
+    try { return JSON.parse(text); } catch (e) { return null; }
+  }
+
+  // every tap stored, in the order made; with those of the one list a page before the
+  // per-tap keys left (a tap kept offline across the update is not lost)
   function storedOutbox() {
+    const items = [];
     try {
-      const items = JSON.parse(localStorage.getItem(outboxKey) || "[]");
-      return Array.isArray(items) ? items.filter((item) => item && item.body && item.body.action_id) : [];
+      for (let i = 0; i < localStorage.length; i += 1) {
+        const key = localStorage.key(i);
+        if (key && key.startsWith(entryPrefix)) items.push(parsed(localStorage.getItem(key)));
+      }
+      const legacy = parsed(localStorage.getItem(outboxKey));
+      if (Array.isArray(legacy)) items.push(...legacy);
     } catch (e) { return []; }
+    return items.filter(isKeptTap).sort((a, b) => (a.madeAt || 0) - (b.madeAt || 0));
+  }
+
+  function storeEntry(id, item) {
+    try {
+      if (item) localStorage.setItem(entryPrefix + id, JSON.stringify(item));
+      else localStorage.removeItem(entryPrefix + id);
+    } catch (e) { /* private mode: the taps are still kept in this page */ }
   }
 
   // `leaving`: the tab is going away (closed, reloaded): all its taps are left to the others
   function saveOutbox(leaving) {
-    const mine = Array.from(pending.values(), ({kind, body, moveAttr, dice, label, madeAt, sentOn}) =>
-      ({kind, body, moveAttr, dice, label, madeAt, waiting: Boolean(leaving) || sentOn !== socketCount || !isOpen()}));
-    const ids = new Set(mine.map((item) => item.body.action_id));
-    const others = storedOutbox().filter((item) => !ids.has(item.body.action_id) && !answered.has(item.body.action_id));
-    const items = others.concat(mine).sort((a, b) => (a.madeAt || 0) - (b.madeAt || 0));
-    try {
-      if (items.length) localStorage.setItem(outboxKey, JSON.stringify(items));
-      else localStorage.removeItem(outboxKey);
-    } catch (e) { /* private mode: the taps are still kept in this page */ }
+    for (const {kind, body, moveAttr, dice, label, madeAt, sentOn} of pending.values()) {
+      const waiting = Boolean(leaving) || sentOn !== socketCount || !isOpen();
+      storeEntry(body.action_id, {kind, body, moveAttr, dice, label, madeAt, waiting});
+    }
+    // a tap this tab had answered, written again by a tab that still held it
+    for (const item of storedOutbox()) if (answered.has(item.body.action_id)) storeEntry(item.body.action_id, null);
+    try { localStorage.removeItem(outboxKey); } catch (e) { /* its taps are this tab's now */ }
   }
 
   // the stored taps this tab does not hold (`all`: also those another tab is sending)
@@ -320,7 +345,8 @@
   function loadOutbox() { takeUp(true); }
 
   window.addEventListener("storage", (event) => {
-    if (event.key !== outboxKey || !takeUp(false)) return;
+    const ours = event.key === null || event.key === outboxKey || event.key.startsWith(entryPrefix);
+    if (!ours || !takeUp(false)) return;
     markPending();
     if (isOpen()) { flush(); awaitAnswer(); } else showConn();
   });
