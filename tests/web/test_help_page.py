@@ -5,11 +5,14 @@ to it (a game's own pages to that game's section)."""
 from __future__ import annotations
 
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.rules import registry
 from companion.rules.registry import GAME_NAMES, find_game
 from companion.web.app import create_app
 from companion.web.page_headers import PAGE_HEADERS
@@ -40,6 +43,37 @@ def test_every_registered_game_has_its_own_help_section(tmp_path: Path, game_nam
     for part in ("Aim:", "A turn:", "The companion checks:"):
         assert part in words
     assert f'href="#{game_name}"' in page  # listed at the top of the page
+
+
+def test_a_registered_game_without_its_own_help_words_gets_a_section_and_breaks_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A game registered without web/templates/help/<name>.html made /help fail (500,
+    TemplateNotFound) for every game, not only the new one: the page lists the registry's
+    games, and the new one gets a section naming it (its own words are still to be
+    written: test_every_registered_game_has_its_own_help_section asks for them)."""
+
+    class Tiny(type(find_game("qwixx"))):  # type: ignore[misc]
+        name = "tiny_trial"
+        title = "Tiny Trial"
+
+    module = types.ModuleType("companion.rules.tiny_trial")
+    module.GAME = Tiny()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(registry, "GAME_NAMES", (*GAME_NAMES, "tiny_trial"))
+    try:
+        with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+            answer = client.get("/help")
+    finally:
+        find_game.cache_clear()
+    assert answer.status_code == 200
+    assert 'href="#tiny_trial"' in answer.text
+    section = re.search(
+        r'<section class="card help" id="tiny_trial">(.*?)</section>', answer.text, re.S
+    )
+    assert section is not None and "Tiny Trial" in section.group(1)
+    for name in GAME_NAMES:  # every other game keeps its own words
+        assert f'<section class="card help" id="{name}">' in answer.text
 
 
 def test_the_start_page_and_a_table_page_link_to_the_help(tmp_path: Path) -> None:
