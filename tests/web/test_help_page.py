@@ -5,18 +5,16 @@ to it (a game's own pages to that game's section)."""
 from __future__ import annotations
 
 import re
-import sys
-import types
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from companion.rules import registry
 from companion.rules.registry import GAME_NAMES, find_game
 from companion.web.app import create_app
 from companion.web.page_headers import PAGE_HEADERS
 from companion.web.settings import Settings
+from tests.tiny_game import tiny_game_registered
 from tests.web.helpers import create_table, seat_player
 
 
@@ -53,19 +51,11 @@ def test_a_registered_game_without_its_own_help_words_gets_a_section_and_breaks_
     games, and the new one gets a section naming it (its own words are still to be
     written: test_every_registered_game_has_its_own_help_section asks for them)."""
 
-    class Tiny(type(find_game("qwixx"))):  # type: ignore[misc]
-        name = "tiny_trial"
-        title = "Tiny Trial"
-
-    module = types.ModuleType("companion.rules.tiny_trial")
-    module.GAME = Tiny()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setattr(registry, "GAME_NAMES", (*GAME_NAMES, "tiny_trial"))
-    try:
-        with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
-            answer = client.get("/help")
-    finally:
-        find_game.cache_clear()
+    with (
+        tiny_game_registered(monkeypatch),
+        TestClient(create_app(Settings(data_dir=tmp_path))) as client,
+    ):
+        answer = client.get("/help")
     assert answer.status_code == 200
     assert 'href="#tiny_trial"' in answer.text
     section = re.search(
