@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from companion.rules.session import Session
+    from companion.vision.colour import DiceSet
 
 WHAT_IT_DOES = (
     "Table Companion: a webcam reads the dice on the table, and tablets on the local network "
@@ -91,6 +92,7 @@ def replay_result(
 def _cmd_read(args: argparse.Namespace) -> int:
     from companion.vision.cli import run_read
 
+    args.dice_set = game_dice_set(args.dice_set)
     return run_read(args)
 
 
@@ -103,7 +105,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from companion.vision.calibrate_cli import run_calibrate
 
+    args.dice_set = game_dice_set(args.dice_set)
     return run_calibrate(args)
+
+
+def game_dice_set(spec: str | None) -> str | DiceSet | None:
+    """`--dice-set` naming a registered game whose rolls throw the same dice: those dice
+    (`registry.standard_dice_sets`, the sets the setup page offers), at their shipped
+    calibration where there is one; anything else (a calibration file) as given. Vision
+    knows no games, so the wiring hands it the set."""
+    from companion.rules.registry import standard_dice_sets
+    from companion.vision.colour import builtin_dice_set
+
+    colours = standard_dice_sets().get(spec or "")
+    return spec if spec is None or colours is None else builtin_dice_set(spec, colours)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     read.add_argument(
         "--dice-set",
         default=None,
-        help="assign dice to a set: qwixx, sixto, sixes or a calibration file",
+        help="assign dice to a set: a game's name (qwixx, sixto, sixes ...) or a calibration file",
     )
     read.add_argument(
         "--dice",

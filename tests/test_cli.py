@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.tiny_game import tiny_game_registered
 from tests.web.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,3 +291,34 @@ def test_replay_of_a_game_ended_on_the_servers_machine_says_so(tmp_path: Path) -
     ended.write_text(json.dumps(record | {"ended_on_server": 1}))
     refused = companion("replay", str(ended))
     assert refused.returncode == 2 and "ended_on_server" in refused.stderr
+
+
+def test_read_and_calibrate_take_any_registered_games_dice_as_the_setup_page_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--dice-set` took only the sets shipped as calibration/<name>-default.json (qwixx,
+    sixto, sixes) while the setup page offers every registered game whose rolls throw the
+    same dice (registry.standard_dice_sets): a new game's dice set was "unknown" to
+    `companion read` and `companion calibrate` until someone added a file for it."""
+    import cv2
+    import numpy as np
+
+    from companion.cli import main
+    from companion.rules.registry import standard_dice_sets
+    from companion.synth import render_scene
+    from companion.vision.calibration import load_calibration
+
+    picture = tmp_path / "dice.png"
+    image, _ = render_scene(
+        np.random.default_rng(21), 640, 480, dice_set="qwixx", values=[3, 5, 1, 6, 2, 4],
+        size=60, clutter=0.0, camera_tilt=0.0, touching=0.0,
+    )  # fmt: skip
+    cv2.imwrite(str(picture), image)
+    with tiny_game_registered(monkeypatch) as tiny:
+        assert main(["read", str(picture), "--json", "--dice-set", tiny]) == 0
+        assert json.loads(capsys.readouterr().out)["dice_set"] == tiny
+        out = tmp_path / "cafe.json"
+        calibrate = ["calibrate", "cafe", "--dice-set", tiny, "--image", str(picture)]
+        assert main([*calibrate, "--frames", "1", "--out", str(out)]) == 0
+    assert "measured 1 frames of the tiny_trial set" in capsys.readouterr().out
+    assert load_calibration(out).dice_set.colours == standard_dice_sets()["qwixx"]

@@ -44,7 +44,8 @@ def parse_area(text: str) -> tuple[float, float, float, float] | Literal["auto"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", help="calibration name (file calibration/NAME.json)")
-    parser.add_argument("--dice-set", default="qwixx", help="the set shown: qwixx, sixto or sixes")
+    parser.add_argument("--dice-set", default="qwixx",
+                        help="the set shown: a game's name (qwixx, sixto, sixes ...)")  # fmt: skip
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--camera", type=int, default=None, metavar="N", help="webcam index")
     source.add_argument("--video", default=None, metavar="FILE", help="a video file")
@@ -100,7 +101,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         measure,
         save_calibration,
     )
-    from companion.vision.colour import CalibrationError, builtin_dice_set
+    from companion.vision.colour import CalibrationError, DiceSet, builtin_dice_set
     from companion.vision.model import ModelError
     from companion.vision.pipeline import DiceReader
 
@@ -115,7 +116,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
         path = Path(args.out) if args.out else calibration_path(args.name)
         if args.teach and path.is_file():
             return _teach(args, load_calibration(path))
-        reference = builtin_dice_set(args.dice_set)
+        # companion/cli.py hands a game's dice as a DiceSet; a name is a shipped set
+        given = args.dice_set
+        reference = given if isinstance(given, DiceSet) else builtin_dice_set(given)
         frames = _frames(args)
         reader = DiceReader.load()
         calibration, notes = measure(frames, reader, reference, args.name, args.play_area)
