@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from companion.rules.base import Score
+from companion.rules.registry import GAME_NAMES
 from companion.rules.session import replay_record
 from companion.table.access import Viewer
 from companion.table.words import with_names
@@ -50,7 +51,7 @@ def test_the_breakdown_table_has_a_column_for_every_players_entries() -> None:
 
 
 def test_every_final_number_sits_under_its_heading_in_every_game() -> None:
-    for game_name in ("qwixx", "sixto", "sixis", "sixmix", "sixes"):
+    for game_name in GAME_NAMES:
         snapshot = finished_snapshot(game_name)
         outcome = live_context(snapshot, Viewer(seat=None, host=True), "table")["outcome"]
         by_name = {snapshot.players[s.player]: s for s in snapshot.scores}
@@ -162,7 +163,7 @@ def card_and_banner_words(page: str) -> str:
     return re.sub(r"<[^>]+>", " ", banner + card)
 
 
-@pytest.mark.parametrize("game_name", ["qwixx", "sixto", "sixis", "sixmix", "sixes"])
+@pytest.mark.parametrize("game_name", GAME_NAMES)
 def test_each_final_screen_names_the_winner_once(tmp_path: Path, game_name: str) -> None:
     """The end card said "Mia wins with 144" and under it "Winner: Mia": once is enough,
     on the table view, the scoreboard and a player's sheet alike."""
