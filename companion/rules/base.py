@@ -123,7 +123,8 @@ def describe_colours(colours: Sequence[str]) -> str:
     for c in colours:
         counts[c] = counts.get(c, 0) + 1
     parts = [f"{n} {c}" if n > 1 else c for c, n in counts.items()]
-    return f"{len(colours)} dice ({', '.join(parts)})"
+    noun = "die" if len(colours) == 1 else "dice"
+    return f"{len(colours)} {noun} ({', '.join(parts)})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -473,7 +473,7 @@ def test_shares_are_even_and_lose_no_coin(pot: int, roller: int, betting: set[in
             Roll(dice=(Die("white", 3),)),
             Reason.WRONG_DICE,
             "dice_expected",
-            "got 1 dice",
+            "got 1 die (white)",
         ),
         (position(), roll(1, 7), Reason.WRONG_DICE, "die_value", "1 to 6"),
     ],
