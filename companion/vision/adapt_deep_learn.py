@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +210,17 @@ class DeepJob:
     child: subprocess.Popen[str] | None = field(default=None, repr=False)
     started: threading.Event = field(default_factory=threading.Event, repr=False)
     stopped: threading.Event = field(default_factory=threading.Event, repr=False)
+    began: float = field(default_factory=time.monotonic, repr=False)  # when it was made
+
+    def progress_words(self) -> str:
+        """The host's line while the job runs: a minute or more, so the page says what is
+        being done and since when, not the line of before."""
+        seconds = round(time.monotonic() - self.began)
+        return (
+            f"fine-tuning the classifier on {len(set(self.photos))} confirmed photos now "
+            f"(started {seconds} s ago, at low priority while the table plays): the camera "
+            "reads as before until it is judged"
+        )
 
     def run(self) -> None:
         """Run the child process into a folder of its own; raises (its folder removed) on

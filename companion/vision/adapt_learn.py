@@ -664,6 +664,9 @@ class SetupLearner:
             return False, ""
         with self._lock:
             verdict = self.deep_learner.verdict
+            running = self.deep_learner.running
+        if running is not None:
+            return verdict is not None and verdict.adopted, running.progress_words()
         if verdict is None:
             return (
                 False,

@@ -297,3 +297,23 @@ def test_a_fine_tuned_net_reads_only_dice_like_the_setups_and_the_shipped_net_th
     # without a likeness (a net fine-tuned before it was kept) it reads every die itself
     plain = DeepClassifier(tuned.model, Verdict(), "sha", None, shipped)
     assert np.allclose(plain.classify(image, boxes).probabilities, alone.probabilities, atol=1e-6)
+
+
+def test_the_setup_page_says_the_fine_tune_runs_while_it_runs(
+    tmp_path: Path, fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """A fine-tune takes about a minute: while its child runs the host's page says so, on
+    how many photos and since when, not the line of before ("fine-tuned from 5 confirmed
+    photos on", with 8 stored, read as if nothing happened)."""
+    learner = taught_setup(tmp_path, fine_tune_mosaic)
+    deep = learner.deep_learner
+    assert deep is not None
+    before = learner.summary().deep_verdict
+    assert "now" not in before
+    job = deep.job(learner.stored, ())  # made: running from now until the child ends
+    assert job is not None
+    words = learner.summary().deep_verdict
+    assert words.startswith("fine-tuning the classifier on 8 confirmed photos now (started "), words
+    assert "the camera reads as before until it is judged" in words
+    deep.running = None  # the child ended (refresh_deep's `finally`)
+    assert learner.summary().deep_verdict == before
