@@ -48,7 +48,7 @@ import numpy as np
 from companion.table.camera_runtime import CameraRuntime
 from companion.vision.adapt import Adaptation, AdaptedClassifier
 from companion.vision.adapt_finder import AdaptedFinder
-from companion.vision.adapt_gate import REASONS
+from companion.vision.adapt_gate import REASONS, Verdict
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, SetupSummary
 from companion.vision.adapt_store import (
     CROP_SIZE,
@@ -730,7 +730,10 @@ def reads_words(
         return None
     if any(v is not None and v.get("adopted") for v in (verdict, finder, deep)):
         return "reads with what it learnt"
-    reason = REASONS.get(str(verdict.get("reason")), str(verdict.get("reason")))
+    try:
+        reason = Verdict.from_json(verdict).reason_words
+    except (TypeError, ValueError):  # a verdict saved by another version: its reason as said
+        reason = REASONS.get(str(verdict.get("reason")), str(verdict.get("reason")))
     return f"reads with the models it came with: {reason}"
 
 

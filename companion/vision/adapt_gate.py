@@ -112,6 +112,18 @@ class Verdict:
             for r in readings
         )
 
+    @property
+    def reason_words(self) -> str:
+        """Why, in the host's words. Where the shipped models read every left-out die
+        right, "no better" read as if the learning had failed: it says there was nothing
+        to improve."""
+        if self.reason == "no_gain" and self.dice and not self.shipped_errors:
+            return (
+                f"the models it came with already read all {self.dice} of this table's dice "
+                "right on photos kept out of its learning: nothing to improve yet"
+            )
+        return REASONS[self.reason]
+
     def words(self) -> str:
         """One line for the host: the decision, why, and the figures behind it."""
         head = "learnt and in use" if self.adopted else "reads with the models it came with"
@@ -132,7 +144,7 @@ class Verdict:
             else ""
         )
         bound = f"; its dice read at most {self.ceiling:.3f} sure" if self.adopted else ""
-        return f"{head}: {REASONS[self.reason]} ({figures}{faces}{anchor}){bound}"
+        return f"{head}: {self.reason_words} ({figures}{faces}{anchor}){bound}"
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = asdict(self)

@@ -34,7 +34,6 @@ from companion.table.camera_settings import CameraSettings
 from companion.table.learning import Learning, LearntReader, confirmed_dice, rolls_words
 from companion.vision.adapt import Adaptation
 from companion.vision.adapt_files import ADAPTED_DIR
-from companion.vision.adapt_gate import REASONS
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner
 from companion.vision.adapt_store import (
     STORE_FILE,
@@ -419,8 +418,7 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(
         "finder_verdict": None,  # two photos: the finder is judged from five on
         "deep_verdict": None,  # no fine-tuning asked for (`companion serve --fine-tune`)
         # the camera line's words, with the fold check's reason
-        "reads": "reads with the models it came with: "
-        + REASONS[again.adaptation.head.gate.reason],
+        "reads": "reads with the models it came with: " + again.adaptation.head.gate.reason_words,
         "rolls_last_hour": 2,
         "share_without_tap": 1.0,
         "rolls_words": "100 % of the last hour's 2 camera rolls with this setup, at every "
@@ -433,7 +431,7 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(
         r.getMessage() for r in caplog.records if "camera reads setup kitchen" in r.getMessage()
     ]
     assert said and said[-1].endswith(
-        ": reads with the models it came with: " + REASONS[again.adaptation.head.gate.reason]
+        ": reads with the models it came with: " + again.adaptation.head.gate.reason_words
     )
 
 

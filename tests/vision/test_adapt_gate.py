@@ -285,3 +285,26 @@ def test_a_verdict_that_keeps_the_shipped_models_says_so_in_the_camera_lines_wor
     came: ...", with nothing to say what was kept)."""
     words = Verdict(reason="too_few").words()
     assert words.startswith("reads with the models it came with: too few confirmed photos")
+
+
+def test_a_verdict_on_dice_the_shipped_models_already_read_right_says_so() -> None:
+    """A café whose dice the shipped models read without a mistake read "what it learnt
+    read this table's dice no better" on the host's page and the camera line, as if the
+    learning had failed: it says the models it came with already read them all right, on
+    the page and on the camera line alike."""
+    from companion.table.learning import reads_words
+
+    perfect = Verdict(reason="no_gain", folds=11, dice=21, shipped_errors=0, adapted_errors=0)
+    said = (
+        "the models it came with already read all 21 of this table's dice right on photos "
+        "kept out of its learning: nothing to improve yet"
+    )
+    assert perfect.words().startswith(f"reads with the models it came with: {said} (")
+    assert reads_words(perfect.to_json()) == f"reads with the models it came with: {said}"
+    # a table where the shipped models erred and the learning did not help keeps its words
+    erred = Verdict(reason="no_gain", folds=11, dice=21, shipped_errors=3, adapted_errors=3)
+    assert "no better on photos kept out of its learning" in erred.words()
+    assert reads_words(erred.to_json()) == (
+        "reads with the models it came with: what it learnt read this table's dice no "
+        "better on photos kept out of its learning"
+    )
