@@ -182,6 +182,32 @@ def test_forgetting_asks_tap_again_first(browser: Any, tmp_path: Path) -> None:
         page.context.close()
 
 
+def test_a_face_with_no_dice_yet_says_so_not_0_percent_sure(browser: Any, tmp_path: Path) -> None:
+    """A setup with nothing learnt yet (new, or just forgotten) showed "0 % sure · 0 dice"
+    on every bar: read as a reader that is sure of nothing. A bar with no dice says "no
+    dice yet"; a bar with dice keeps its share."""
+    with calibrated_camera(tmp_path) as server:
+        page = browser.new_context(**LAPTOP).new_page()
+        page.goto(f"{server.base_url}/setups/kitchen")
+        page.wait_for_selector("#setup-status[data-used='0']")
+        bars = page.locator("#face-bars .bar, #die-bars .bar")
+        assert bars.count() == 6 + 6  # each face, each die of the Qwixx set
+        said = bars.all_inner_texts()
+        assert all(text.endswith("no dice yet") for text in said), said
+        assert not any("0 % sure" in text for text in said), said
+        learning = server.app.state.learning
+        taught = take_and_confirm(page)
+        wait_until(lambda: learning.idle("kitchen"), what="the refresh after teaching")
+        page.wait_for_selector("#setup-status[data-used='6']", timeout=20000)
+        for face in range(1, 7):
+            text = page.inner_text(f"#face-bars .bar:nth-child({face})")
+            if face in taught:
+                assert re.search(r"\d+ % sure · \d+ di(e|ce)$", text), text
+            else:
+                assert text.endswith("no dice yet"), text
+        page.context.close()
+
+
 def test_a_fingers_double_tap_does_not_forget(browser: Any, tmp_path: Path) -> None:
     """A finger's double tap on "Forget every die" arms its question and would confirm it at
     once: the second tap, within half a second of the first, is dropped (the question

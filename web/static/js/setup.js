@@ -41,7 +41,10 @@
     fill.style.width = `${Math.round(100 * share)}%`;
     track.appendChild(fill);
     const figure = document.createElement("span");
-    figure.textContent = `${Math.round(100 * share)} % sure · ${count} ${count === 1 ? "die" : "dice"}`;
+    // no dice: nothing to be sure of yet ("0 % sure" read as a reader sure of nothing)
+    figure.textContent = count
+      ? `${Math.round(100 * share)} % sure · ${count} ${count === 1 ? "die" : "dice"}`
+      : "no dice yet";
     row.append(name, track, figure);
     return row;
   }
