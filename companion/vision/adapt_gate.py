@@ -119,7 +119,7 @@ class Verdict:
         to improve."""
         if self.reason == "no_gain" and self.dice and not self.shipped_errors:
             return (
-                f"the models it came with already read all {self.dice} of this table's dice "
+                f"they already read all {self.dice} of this table's dice "
                 "right on photos kept out of its learning: nothing to improve yet"
             )
         return REASONS[self.reason]

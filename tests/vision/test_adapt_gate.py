@@ -296,11 +296,12 @@ def test_a_verdict_on_dice_the_shipped_models_already_read_right_says_so() -> No
 
     perfect = Verdict(reason="no_gain", folds=11, dice=21, shipped_errors=0, adapted_errors=0)
     said = (
-        "the models it came with already read all 21 of this table's dice right on photos "
+        "they already read all 21 of this table's dice right on photos "
         "kept out of its learning: nothing to improve yet"
     )
     assert perfect.words().startswith(f"reads with the models it came with: {said} (")
     assert reads_words(perfect.to_json()) == f"reads with the models it came with: {said}"
+    assert perfect.words().count("the models it came with") == 1  # said once, not twice
     # a table where the shipped models erred and the learning did not help keeps its words
     erred = Verdict(reason="no_gain", folds=11, dice=21, shipped_errors=3, adapted_errors=3)
     assert "no better on photos kept out of its learning" in erred.words()
