@@ -479,7 +479,14 @@ class SetupLearner:
                     state = job.install()
                     deep.keep(state)
             except Exception:
-                logger.warning("setup %s: fine-tune failed", self.setup, exc_info=True)
+                if job.stopped.is_set():  # asked for: not a fault to alarm the owner with
+                    logger.info(
+                        "setup %s: fine-tune stopped (the setup forgotten, a taught die "
+                        "changed, or the server stopping): nothing kept",
+                        self.setup,
+                    )
+                else:
+                    logger.warning("setup %s: fine-tune failed", self.setup, exc_info=True)
                 return False
             finally:
                 deep.running = None

@@ -10,6 +10,7 @@ come; a restart reads it back; forgetting the setup removes it."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import sys
 import threading
@@ -155,7 +156,12 @@ def test_a_setup_forgotten_while_its_child_runs_keeps_nothing(
     tmp_path: Path,
     fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """The child is stopped and nothing is kept; the server's log says it was stopped, in
+    a line, not a warning with a traceback ("fine-tune failed (-15)" right after the host
+    pressed Forget read as a fault)."""
+    caplog.set_level(logging.INFO, logger="companion.vision.adapt_learn")
     learner = taught_setup(tmp_path, fine_tune_mosaic)
     deep = learner.deep_learner
     assert deep is not None
@@ -177,6 +183,12 @@ def test_a_setup_forgotten_while_its_child_runs_keeps_nothing(
     learner.forget()  # stops the child: its work is moot
     worker.join(timeout=120)
     assert outcome == [False]
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warned == [], warned
+    assert (
+        "setup kitchen: fine-tune stopped (the setup forgotten, a taught die changed, or the server stopping): nothing kept"
+        in caplog.text
+    )
     assert learner.deep_classifier() is None and deep.verdict is None
     adapted = learner.folder / ADAPTED_DIR
     assert not (adapted / DEEP_DIR).exists() and not list(adapted.glob(".deep-*"))
