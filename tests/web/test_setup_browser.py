@@ -463,10 +463,15 @@ def test_a_tables_host_forgets_what_that_table_taught_and_the_others_dice_stay(
             "forgot 6 dice this table taught; the 12 dice taught at other tables or on the "
             "server machine stay, and the reader learns again from them"
         )
+        # nothing of this table's left (as at a game played again, whose dice the finished
+        # game taught): the button that would forget nothing is off, and the page says
+        # where the others' dice are forgotten
         assert page.inner_text("#setup-others") == (
-            "This table taught 0 dice; 6 dice other tables taught and 6 dice taught on the "
-            "server machine: they stay when this table forgets."
+            "This table taught no dice, so it has nothing to forget; 6 dice other tables "
+            "taught and 6 dice taught on the server machine stay: “Forget this setup”, on the "
+            "server machine, forgets every table's."
         )
+        assert forget.is_disabled()
         stored = learning.store.examples("kitchen")
         assert {s.table_id for s in stored} == {first["table_id"], None}
         assert [s.example_id for s in stored if s.table_id] == first_dice

@@ -164,6 +164,17 @@
     if (body.server) elsewhere.push(`${dice(body.server)} taught on the server machine`);
     el.dataset.thisTable = String(body.this_table);
     el.dataset.others = String(body.other_tables + body.server);
+    // a table that taught nothing (a game played again: the finished game taught the
+    // dice) has nothing to forget: its button is off, and the page says where the
+    // others' dice are forgotten
+    const forget = document.getElementById("forget");
+    if (forget) forget.disabled = body.this_table === 0;
+    if (body.this_table === 0) {
+      el.textContent = "This table taught no dice, so it has nothing to forget" + (elsewhere.length
+        ? `; ${elsewhere.join(" and ")} stay: “Forget this setup”, on the server machine, forgets every table's.`
+        : ".");
+      return;
+    }
     el.textContent = `This table taught ${dice(body.this_table)}` + (elsewhere.length
       ? `; ${elsewhere.join(" and ")}: ${body.other_tables + body.server === 1 ? "it stays" : "they stay"} when this table forgets.`
       : ".");
