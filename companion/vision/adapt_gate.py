@@ -64,6 +64,15 @@ REASONS = {
     "forgets": "what it learnt reads other tables' dice worse",
 }
 
+# the finder's reasons in its own verbs (Verdict.finder_words): it finds dice, the
+# classifier reads them
+FINDER_VERBS = (
+    ("read this table's dice", "found this table's dice"),
+    ("reads other tables' dice", "finds other tables' dice"),
+    ("already read all", "already found all"),
+    ("read some number worse", "found some number worse"),
+)
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -124,8 +133,17 @@ class Verdict:
             )
         return REASONS[self.reason]
 
-    def words(self) -> str:
-        """One line for the host: the decision, why, and the figures behind it."""
+    def finder_words(self) -> str:
+        """The finder's line: it finds the dice (`words` with its verbs); "finder: ...
+        read this table's dice" was a word of the code with a verb of the classifier's."""
+        reason = self.reason_words
+        for reads, finds in FINDER_VERBS:
+            reason = reason.replace(reads, finds)
+        return "finding the dice: " + self.words(reason)
+
+    def words(self, reason: str | None = None) -> str:
+        """One line for the host: the decision, why (`reason_words` unless given), and
+        the figures behind it."""
         head = "learnt and in use" if self.adopted else "reads with the models it came with"
         figures = (
             f"left-out photos ({self.folds} folds, {self.dice} dice): {self.adapted_errors} "
@@ -144,7 +162,8 @@ class Verdict:
             else ""
         )
         bound = f"; its dice read at most {self.ceiling:.3f} sure" if self.adopted else ""
-        return f"{head}: {self.reason_words} ({figures}{faces}{anchor}){bound}"
+        why = self.reason_words if reason is None else reason
+        return f"{head}: {why} ({figures}{faces}{anchor}){bound}"
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = asdict(self)

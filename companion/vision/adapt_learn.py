@@ -693,4 +693,4 @@ class SetupLearner:
                 f"the finder is judged from {MIN_PHOTOS} confirmed photos on ({photos} so far)"
             )
             return False, waiting, photos
-        return verdict.adopted, "finder: " + verdict.words(), photos
+        return verdict.adopted, verdict.finder_words(), photos

@@ -110,7 +110,7 @@ def test_a_setup_keeps_its_photos_judges_its_finder_and_a_restart_keeps_the_verd
     assert again.finder_verdict == verdict
     assert again.finder_learner is not None
     assert again.finder_learner.job(lambda left_out: classifier) is None
-    assert again.summary().finder_verdict.startswith("finder: ")
+    assert again.summary().finder_verdict.startswith("finding the dice: ")
     assert again.forget() > 0
     assert again.finder_verdict is None
     assert store.photos(SETUP) == [] and not (again.folder / "adapted").exists()

@@ -309,3 +309,19 @@ def test_a_verdict_on_dice_the_shipped_models_already_read_right_says_so() -> No
         "reads with the models it came with: what it learnt read this table's dice no "
         "better on photos kept out of its learning"
     )
+
+
+def test_the_finders_verdict_says_it_finds_the_dice_not_reads_them() -> None:
+    """The host's page said "finder: ... what it learnt read this table's dice no better":
+    a word of the code, and a verb of the classifier's. The finder's line says what it
+    does: finding the dice."""
+    worse = Verdict(reason="no_gain", folds=15, dice=30, shipped_errors=5, adapted_errors=5)
+    words = worse.finder_words()
+    assert words.startswith(
+        "finding the dice: reads with the models it came with: what it learnt found this "
+        "table's dice no better on photos kept out of its learning ("
+    ), words
+    assert "forgets" not in words and " read this table" not in words
+    assert "finds other tables' dice worse" in Verdict(reason="forgets").finder_words()
+    perfect = Verdict(reason="no_gain", folds=5, dice=10)
+    assert "they already found all 10 of this table's dice right" in perfect.finder_words()
