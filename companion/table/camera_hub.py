@@ -84,6 +84,7 @@ from companion.table.held_reading import (
     fix_refusal,
     held_json,
     rematch,
+    rethrow_refusal,
 )
 from companion.table.learning import Learning
 from companion.table.roll_intake import RollIntake, Taken, log_roll
@@ -632,6 +633,9 @@ class CameraHub:
     # Who may do what is checked here, under the lock, on the reading as held then: a check
     # before the lock let a fix landing in between (the host's, making a roll to confirm a
     # mismatch under the same id) pass the active player's value fix onto the mismatch.
+    # The device is read again there too (`token`: its own; None: the `device` handed in,
+    # no device's token), under the table's lock as a move's sender is (`Table.sender_now`):
+    # a device whose seat the host freed while its tap waited confirmed the throw.
     async def confirm(
         self,
         table: Table,
@@ -639,11 +643,13 @@ class CameraHub:
         shown: Sequence[tuple[str, int]] | None = None,
         *,
         device: Viewer,
+        token: str | None,
     ) -> int | None:
         """`device` (the active player's or the host's) accepts a held roll as read: the
         one they saw (`shown`, its dice, checked when given), then the next throw that
         waited is asked."""
         async with self.held.lock:
+            device = await sender(table, device, token)
             held = self.held.take(table, held_id)
             active = table.snapshot.turn.active
             refusal = confirm_refusal(held.kind, device.host, device.seat, active)
@@ -677,11 +683,13 @@ class CameraHub:
         remove: bool,
         *,
         device: Viewer,
+        token: str | None,
     ) -> dict[str, Any]:
         """`device` (the host, or the active player on a roll to confirm or answer)
         corrects die `index` of a held reading (or removes it: not a die). When the
         corrected dice match and no unsure die is left, they are applied as its roll."""
         async with self.held.lock:
+            device = await sender(table, device, token)
             held = self._take_to_change(table, held_id, die_change(colour, remove), device)
             held = fix_die(held, index, value, colour, remove)
             answer = await self._rematch(table, held, answerer(device))
@@ -700,10 +708,12 @@ class CameraHub:
         colour: str,
         *,
         device: Viewer,
+        token: str | None,
     ) -> dict[str, Any]:
         """The host adds a die the finder missed, where it lies (as big as the other dice,
         or as calibrated); then the dice are matched again as after `fix`."""
         async with self.held.lock:
+            device = await sender(table, device, token)
             held = self._take_to_change(table, held_id, "add", device)
             calibration = self.runtime.calibration
             side = added_die_side(
@@ -728,10 +738,15 @@ class CameraHub:
             return {"applied": False, "pending": self._held_json(table, taken.held)}
         return {"applied": taken.seq is not None, "state_id": taken.seq}
 
-    async def dismiss(self, table: Table, held_id: str) -> None:
+    async def dismiss(
+        self, table: Table, held_id: str, *, device: Viewer, token: str | None
+    ) -> None:
         """Forget a held reading: the host asks for a re-throw (the demo camera throws
         again at once), or a throw that waited is asked next."""
         async with self.held.lock:
+            refusal = rethrow_refusal((await sender(table, device, token)).host)
+            if refusal is not None:
+                raise refusal
             self.held.take(table, held_id)
             self.held.drop(table.table_id)
             self._rethrows[table.table_id] = self._rethrows.get(table.table_id, 0) + 1
@@ -815,6 +830,13 @@ class CameraHub:
                 why = OTHER_DICE.format(setup=calibration.name)
             return {**status, "teaches": False, "why": why}
         return {**status, "teaches": True}
+
+
+async def sender(table: Table, device: Viewer, token: str | None) -> Viewer:
+    """The device answering a held reading as it stands now: `token`'s, read again under
+    the table's lock (refused, `seat_freed`, once its seat was freed); `device` as handed
+    in where no token is (a test's, the server's own)."""
+    return device if token is None else await table.sender_now(token)
 
 
 def answerer(device: Viewer) -> str:

@@ -154,6 +154,13 @@ def game_deleted() -> Rejection:
     return Rejection(Reason.GAME_OVER, "game_deleted", "this game was deleted from the history")
 
 
+def seat_freed() -> Rejection:
+    """The refusal of a device's change that waited while the host freed its seat (the
+    device's token went with it)."""
+    message = "this device's seat was freed; enter the join code again"
+    return Rejection(Reason.NOT_ALLOWED, "seat_freed", message)
+
+
 def table_full_words(limit: int) -> str:
     """The refusal of a join at a table holding `limit` devices, and what to ask the host."""
     return (
@@ -606,8 +613,19 @@ class Table:
             return
         viewer = self.viewer(token)
         if viewer is None or not (viewer.host or viewer.by == by):
-            message = "this device's seat was freed; enter the join code again"
-            raise Rejection(Reason.NOT_ALLOWED, "seat_freed", message)
+            raise seat_freed()
+
+    async def sender_now(self, token: str) -> Viewer:
+        """The device holding `token` as it stands once no change of seats is under way
+        (read under the table's lock, which a free of its seat holds while it is stored):
+        for a change that does not go through `act` (the camera's confirm and fix), whose
+        sender the web layer read before it waited. Refused (`seat_freed`) once the
+        device lost its token."""
+        async with self._lock:
+            viewer = self.viewer(token)
+        if viewer is None:
+            raise seat_freed()
+        return viewer
 
     def _retried(self, action_id: str, by: str) -> ActResult | None:
         """The answer to a retry: `duplicate`, with the state id it led to, when `by` sent

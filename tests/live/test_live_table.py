@@ -484,7 +484,7 @@ def test_a_fix_that_makes_the_roll_a_mismatch_first_closes_the_players_fix(
     async def host_drops_a_die() -> None:
         table = await live.app.state.tables.get(table_id)
         host = Viewer(seat=None, host=True)
-        await hub.fix(table, pending["id"], 0, None, None, True, device=host)
+        await hub.fix(table, pending["id"], 0, None, None, True, device=host, token=None)
 
     hub.held.lock = LandsFirst(host_drops_a_die)
     die = pending["dice"][2]

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -103,7 +105,9 @@ def test_a_mismatch_is_a_question_until_the_host_fixes_the_die(tmp_path: Path) -
         pending = status["pending"]
         assert pending["kind"] == "mismatch" and status["note"].startswith("not applied")
         assert hub.held.picture(table.table_id)  # drawn off the loop by the intake
-        answer = await hub.fix(table, pending["id"], 5, 1, None, False, device=HOST_DEVICE)
+        answer = await hub.fix(
+            table, pending["id"], 5, 1, None, False, device=HOST_DEVICE, token=None
+        )
         assert answer == {"applied": True, "state_id": 1}
         assert (await hub.status_json(table))["pending"] is None
 
@@ -112,7 +116,7 @@ def test_a_mismatch_is_a_question_until_the_host_fixes_the_die(tmp_path: Path) -
 
 # the parameters that say who acts: a default there gives a caller that forgets it rights
 # (the host's) it never asked for
-ACTING_PARAMETERS = {"device", "by", "on_server"}
+ACTING_PARAMETERS = {"device", "token", "by", "on_server"}
 
 
 def test_no_camera_hub_method_that_acts_for_a_device_defaults_who_acts() -> None:
@@ -521,7 +525,7 @@ def test_a_held_question_outlives_a_players_move_but_not_a_typed_roll(tmp_path: 
         carried = (await hub.status_json(table))["pending"]
         assert carried is not None and carried["id"] == pending["id"]  # the same question
         assert len(carried["implies"]) == 1  # Bob no longer passes
-        state_id = await hub.confirm(table, carried["id"], device=HOST_DEVICE)
+        state_id = await hub.confirm(table, carried["id"], device=HOST_DEVICE, token=None)
         assert state_id == table.snapshot.state_id and table.session.actions[-1].by == CAMERA
         # a roll typed in while a question waits ends the question (the dice it read are
         # not the roll any more)
@@ -715,7 +719,9 @@ def test_every_camera_roll_the_game_moved_past_is_refused_with_one_reason_and_wo
         assert question is not None and question.state_id == 1
         await table.undo(HOST, "undo-typed-in")  # the game moved past the question
         with pytest.raises(Rejection) as tapped:
-            await hub.fix(table, question.held_id, 5, 1, None, False, device=HOST_DEVICE)
+            await hub.fix(
+                table, question.held_id, 5, 1, None, False, device=HOST_DEVICE, token=None
+            )
         refused = tapped.value
         assert (refused.reason, refused.rule, refused.message) == (
             Reason.STALE_STATE,
@@ -723,5 +729,55 @@ def test_every_camera_roll_the_game_moved_past_is_refused_with_one_reason_and_wo
             CAMERA_STALE,
         )
         assert camera_moved_on().to_json() == refused.to_json()
+
+    with_qwixx_table(tmp_path, body)
+
+
+def test_a_camera_answer_sent_as_the_host_frees_its_seat_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a move is (tests/table/test_tables.py, the move sent as its seat is freed): the
+    active player's confirm or fix of the camera's question was read when it arrived, and
+    waited while the host's "free this seat" was being stored; the hub then checked the
+    rights read before the free and applied the throw from a device that held no seat."""
+    from companion.web.deps import Access
+    from companion.web.routes.live import ConfirmRequest, FixRequest, camera_confirm, camera_fix
+
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        await hub.feed.set_mode(table.table_id, "confirm")
+        token = await table.add_device(host=False)
+        await table.take_seat(token, 0)  # Ann's, the active player's
+        viewer = table.viewer(token)
+        assert viewer is not None
+        await hub.on_throw(qwixx_event())
+        pending = (await hub.status_json(table))["pending"]
+        assert pending is not None and pending["kind"] == "confirm"
+        inside, release = threading.Event(), threading.Event()
+        original = tables.store.free_seat
+
+        def held_free(*args: Any) -> None:
+            inside.set()
+            release.wait(60)
+            original(*args)
+
+        monkeypatch.setattr(tables.store, "free_seat", held_free)
+        freeing = asyncio.create_task(table.free_seat(0))
+        await asyncio.to_thread(inside.wait, 60)
+        access = Access(table, viewer, token)  # as the request read it, before the free
+        answers = (
+            camera_confirm(ConfirmRequest(id=pending["id"]), access, hub),
+            camera_fix(FixRequest(id=pending["id"], index=0, value=3), access, hub),
+        )
+        sent = [asyncio.create_task(answer) for answer in answers]
+        release.set()
+        await freeing
+        for task in sent:
+            with pytest.raises(Rejection) as refused:
+                await task
+            assert refused.value.rule == "seat_freed"
+        assert table.snapshot.state_id == 0  # no throw applied
+        still = (await hub.status_json(table))["pending"]
+        assert still is not None and still["id"] == pending["id"]  # the host still answers
 
     with_qwixx_table(tmp_path, body)

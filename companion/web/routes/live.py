@@ -27,7 +27,7 @@ from companion.rules.session import AUTO, CAMERA, implied_before, undo_target
 from companion.table.access import hash_token
 from companion.table.camera_hub import CameraHub
 from companion.table.dice import effective_entries, roll_of, taken_back
-from companion.table.held_reading import answer_rights, rethrow_refusal
+from companion.table.held_reading import answer_rights
 from companion.table.roll_intake import who_answers
 from companion.table.store import LogEntry, implied_seqs
 from companion.table.tables import TableLoadError, Tables
@@ -240,14 +240,16 @@ async def camera_restart(request: Request, access: ApiAccess, hub: HubDep) -> di
 @router.post("/api/tables/{table_id}/camera/confirm", dependencies=[SameOrigin])
 async def camera_confirm(body: ConfirmRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     # who may confirm which reading the hub checks under its lock (`confirm_refusal`)
-    seq = await hub.confirm(access.table, body.id, body.roll, device=access.viewer)
+    seq = await hub.confirm(
+        access.table, body.id, body.roll, device=access.viewer, token=access.token
+    )
     return {"applied": seq is not None, "state_id": seq}
 
 
 @router.post("/api/tables/{table_id}/camera/fix", dependencies=[SameOrigin])
 async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
     # who may make which change the hub checks under its lock (`fix_refusal`)
-    viewer = access.viewer
+    viewer, token = access.viewer, access.token
     if body.add is not None:
         add = body.add
         if add.colour not in COLOURS:
@@ -255,22 +257,27 @@ async def camera_fix(body: FixRequest, access: ApiAccess, hub: HubDep) -> dict[s
                 Reason.MALFORMED, "add.colour", f"add.colour {add.colour!r} is not a die colour"
             )
         return await hub.add(
-            access.table, body.id, add.x, add.y, add.value, add.colour, device=viewer
+            access.table, body.id, add.x, add.y, add.value, add.colour, device=viewer, token=token
         )
     if body.colour is not None and body.colour not in COLOURS:
         raise Rejection(Reason.MALFORMED, "colour", f"{body.colour!r} is not a die colour")
     assert body.index is not None  # FixRequest.one_die
     return await hub.fix(
-        access.table, body.id, body.index, body.value, body.colour, body.remove, device=viewer
+        access.table,
+        body.id,
+        body.index,
+        body.value,
+        body.colour,
+        body.remove,
+        device=viewer,
+        token=token,
     )
 
 
 @router.post("/api/tables/{table_id}/camera/dismiss", dependencies=[SameOrigin])
 async def camera_dismiss(body: HeldRequest, access: ApiAccess, hub: HubDep) -> dict[str, Any]:
-    refusal = rethrow_refusal(access.viewer.host)  # the camera state's may_rethrow
-    if refusal is not None:
-        raise refusal
-    await hub.dismiss(access.table, body.id)
+    # only the host's (the camera state's may_rethrow): the hub checks under its lock
+    await hub.dismiss(access.table, body.id, device=access.viewer, token=access.token)
     return {"dismissed": True}
 
 
