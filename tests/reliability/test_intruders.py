@@ -419,3 +419,25 @@ def test_an_unexpected_failure_s_answer_carries_the_page_headers(tmp_path: Path)
     assert "frame-ancestors 'none'" in answer.headers.get("content-security-policy", "")
     assert answer.headers.get("x-content-type-options") == "nosniff"
     assert answer.headers.get("x-frame-options") == "DENY"
+
+
+def test_a_socket_asking_for_an_unknown_view_is_told_so_not_to_join(
+    server: ServerProcess, table: SeatedTable
+) -> None:
+    """A joined device's socket asking for a view no screen draws was refused at the
+    handshake as "join this table first" (a 403 with no reason, which a page reads as a lost
+    network): the device had joined. It is told the view is unknown, with or without a
+    cookie (the view is checked before any table, so a stranger learns nothing)."""
+    tid, player = table.table_id, table.seats[0]
+    joined = f"tc_{tid}={player.cookies[f'tc_{tid}']}"
+    url = ws_url(server, tid).replace("view=table", "view=scoreboard")
+    for cookie in (joined, ""):
+        with (
+            connect(url, additional_headers={"Cookie": cookie}) as socket,
+            pytest.raises(ConnectionClosed) as closed,
+        ):
+            socket.recv(timeout=10)
+        assert closed.value.rcvd is not None
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, "unknown view")
+    with connect(ws_url(server, tid), additional_headers={"Cookie": joined}) as sheet:
+        assert json.loads(sheet.recv(timeout=5))["type"] == "state"  # a known view opens

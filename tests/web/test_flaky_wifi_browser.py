@@ -43,6 +43,11 @@ pytestmark = pytest.mark.browser
 YELLOW_7 = RED_7.replace("red", "yellow")
 ANN_RED_7 = {"kind": "cross", "player": 0, "colour": "red", "number": 7}
 
+# a page's view (data-mode) renamed to one the server draws no more, as the parser adds it
+OLDER_VIEW = """new MutationObserver(() => {
+  for (const page of document.querySelectorAll("[data-mode]")) page.dataset.mode = "scoreboard";
+}).observe(document, {childList: true, subtree: true});"""
+
 # every state #conn showed, in order (a MutationObserver: the page's own script never
 # reads it; evaluated by Playwright, outside the page's Content-Security-Policy)
 RECORD_CONN_STATES = """() => {
@@ -226,6 +231,30 @@ def test_a_phone_whose_seat_was_freed_stops_asking_for_the_camera(
     assert phone.evaluate(f"() => fetch('/api/tables/{tid}/state').then((r) => r.status)") == 401
     assert camera_asks[asked_before:] == []
     assert phone.inner_text("#conn") == "Not connected: enter the join code again"
+
+
+def test_a_page_asking_for_a_view_the_server_has_not_says_reload_not_join(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A page from before the server's views changed asks for a view the server draws no
+    more: its socket was refused as "join this table first" (a 403 at the handshake, read
+    as a lost network: "Offline" for ever). The server says "unknown view", and the
+    page asks for a reload: its device still holds its seat, so not for the join code."""
+    _, table, tid = rolled_qwixx_table(server)
+    phone = browser.new_context(**PHONE).new_page()
+    join_as_bob(phone, server, table["code"])
+    older = browser.new_context(**PHONE, storage_state=phone.context.storage_state())
+    # the sheet as a page of another view draws it: its view renamed as the parser adds
+    # it, before table.js reads it (a page fulfilled by the test instead is no local
+    # page to Chromium, which then blocks its socket to the loopback server)
+    older.add_init_script(OLDER_VIEW)
+    page = older.new_page()
+    page.goto(f"{server.base_url}/t/{tid}/sheet")
+    page.wait_for_selector("#conn[data-conn=outdated]", timeout=20000)
+    assert page.inner_text("#conn") == "Not connected: this page is out of date, reload it"
+    assert not page.evaluate("() => document.body.classList.contains('seat-lost')")
+    # the device still holds its seat: the reload it asks for opens its sheet
+    assert page.evaluate(f"() => fetch('/api/tables/{tid}/state').then((r) => r.status)") == 200
 
 
 @pytest.mark.parametrize("first_tab_closed", [False, True], ids=["both-open", "first-closed"])

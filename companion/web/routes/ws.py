@@ -45,6 +45,9 @@ DELETED_CLOSE_REASON = "game_deleted"
 # the same, to a device the next game has no place for (its place freed there): its banner
 # asks for the next game's code, where it promised "your place is kept" and the tap failed
 DELETED_NO_PLACE_REASON = "game_deleted no_place"
+# the close reason of a socket asking for a view no screen draws (a page older than the
+# server's views, or an address typed by hand): table.js asks for a reload, not the code
+UNKNOWN_VIEW_REASON = "unknown view"
 router = APIRouter(route_class=TextCheckedRoute)
 
 
@@ -191,13 +194,19 @@ async def answer_to(access: Access, message: ActMessage | UndoMessage) -> dict[s
 async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, str] | None:
     """The table and device token of a screen let onto the channel, or None once the socket
     is refused (closed with 1008, before the handshake completes): a foreign Origin, an
-    unknown table, no seat or table view for the device's cookie, an unknown view; 1013
-    past the client's limit on opening stored tables (as a request's 429 open_rate). A
-    device that held a game the history deleted is told so (Tables.deleted_for: 1008
-    `game_deleted`, after the handshake, which carries no reason)."""
+    unknown table, no seat or table view for the device's cookie; 1013 past the client's
+    limit on opening stored tables (as a request's 429 open_rate). A device that held a
+    game the history deleted is told so (Tables.deleted_for: 1008 `game_deleted`, after
+    the handshake, which carries no reason), and so is a socket asking for an unknown view
+    (1008 `unknown view`: it was told "join this table first", which its device had; the
+    view is checked before any table is opened, so it tells a stranger nothing)."""
     origin, host = websocket.headers.get("origin"), websocket.headers.get("host")
     if not is_same_origin(origin, host, websocket.url.scheme):
         await websocket.close(code=1008, reason="foreign origin")
+        return None
+    if view not in MODES:
+        await websocket.accept()
+        await websocket.close(code=1008, reason=UNKNOWN_VIEW_REASON)
         return None
     tables = websocket.app.state.tables
     token = websocket.cookies.get(cookie_name(table_id), "")
@@ -214,7 +223,7 @@ async def admit(websocket: WebSocket, table_id: str, view: str) -> tuple[Table, 
         await websocket.accept()
         await websocket.close(code=1008, reason=why)
         return None
-    if table is None or viewer is None or view not in MODES:
+    if table is None or viewer is None:
         await websocket.close(code=1008, reason="join this table first")
         return None
     return table, token

@@ -87,6 +87,7 @@
   function connText() {
     if (connState === "live") return "live";
     if (connState === "refused") return refusedText();
+    if (connState === "outdated") return "Not connected: this page is out of date, reload it";
     const kept = waitingTaps();
     const taps = kept ? ` · ${kept} tap${kept > 1 ? "s" : ""} kept` : "";
     if (connState === "offline") return `Offline: your taps will be sent when the table is back${taps}`;
@@ -468,6 +469,9 @@
       clearTimeout(idleTimer);
       clearTimeout(connectTimer);
       if (pending.size) saveOutbox(); // its taps wait now: another tab with a socket sends them
+      // a view the server draws no more (a page from before its update): the device
+      // still holds its seat, so a reload, not the join code, brings the page back
+      if (event.code === 1008 && event.reason === "unknown view") { setConn("outdated"); return; }
       if (event.code === 1008) { deletedAs(event.reason); accessLost(); return; }
       setConn("offline");
       retryLater();
