@@ -18,7 +18,10 @@
   count them;
 - the Wi-Fi goes silent and the new socket's connect never completes (no `offline` event,
   no answer, no close): the page gives the attempt up after its deadline, says the table
-  does not answer and tries again, and is live once the Wi-Fi carries again.
+  does not answer and tries again, and is live once the Wi-Fi carries again;
+- a phone whose seat was freed while it kept a tap sends the tap over HTTP, and the Wi-Fi
+  goes silent just then: the resend unanswered is given up, the tap stays kept and is
+  sent again, and once the Wi-Fi carries the refusal names it.
 """
 
 from __future__ import annotations
@@ -255,6 +258,44 @@ def test_a_page_asking_for_a_view_the_server_has_not_says_reload_not_join(
     assert not page.evaluate("() => document.body.classList.contains('seat-lost')")
     # the device still holds its seat: the reload it asks for opens its sheet
     assert page.evaluate(f"() => fetch('/api/tables/{tid}/state').then((r) => r.status)") == 200
+
+
+def test_a_kept_tap_resent_over_http_into_a_silent_wifi_is_kept_and_sent_again(
+    browser: Any, server: ServerProcess
+) -> None:
+    api, table, tid = rolled_qwixx_table(server)
+    with SilentRelay(server.port) as wifi:
+        phone = phone_on_a_test_clock(browser)
+        join_as_bob(phone, wifi, table["code"])
+        phone.context.set_offline(True)
+        clock_runs_until(phone, "#conn[data-conn=offline]", "the phone offline")
+        phone.click(f"[data-move='{RED_7}']")
+        assert api.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
+
+        resends: list[str] = []
+
+        def silent_from_the_first_resend(route: Any) -> None:
+            resends.append(route.request.url)
+            wifi.go_silent()  # the resend, and every connection open, carry nothing more
+            route.continue_()
+
+        phone.route("**/actions", silent_from_the_first_resend)
+        phone.context.set_offline(False)
+        clock_runs_until(phone, "#conn[data-conn=refused]", "the refused socket")
+        wait_until(lambda: resends, what="the kept tap sent over HTTP")
+        wait_until(
+            lambda: phone.clock.run_for(1000) or len(resends) > 1,
+            timeout=60,
+            what="the tap sent again after no answer",
+        )
+        assert phone.locator(f"[data-move='{RED_7}'].pending").count() == 1
+        assert phone.inner_text("#toast") == ""
+
+        phone.unroute("**/actions")
+        wifi.come_back()
+        clock_runs_until(phone, "#toast:not(:empty)", "the answer to the kept tap")
+        assert phone.inner_text("#toast").startswith("Not saved: Red 7. ")
+        assert phone.locator(".pending").count() == 0
 
 
 @pytest.mark.parametrize("first_tab_closed", [False, True], ids=["both-open", "first-closed"])

@@ -524,13 +524,11 @@
   // closes its socket with 1008 game_deleted (to the devices that held it only, as to a
   // screen still connected), and its state is answered 410 game_deleted
   function retryUnlessRefused(closedCount) {
-    const unanswered = new AbortController();  // the silent Wi-Fi: retried, not waited on
-    const deadline = setTimeout(() => unanswered.abort(), CONNECT_MS);
-    fetch(`/api/tables/${tableId}/state`, {credentials: "same-origin", signal: unanswered.signal})
+    // the silent Wi-Fi: retried, not waited on
+    fetchWithin(`/api/tables/${tableId}/state`, {credentials: "same-origin"}, CONNECT_MS)
       .then((r) => (r.status === 410 ? "deleted" : [401, 403, 404].includes(r.status) ? "refused" : "retry"))
       .catch(() => "retry")
       .then((next) => {
-        clearTimeout(deadline);
         if (socket || socketCount !== closedCount) return; // the online event reconnected
         if (next === "retry") { connect(); return; }
         gameDeleted = next === "deleted";
@@ -633,7 +631,7 @@
     if (isOpen()) {
       socket.send(JSON.stringify({type: "sync"}));
     } else {
-      fetch(`/t/${tableId}/live?view=${mode}`, {credentials: "same-origin"})
+      fetchWithin(`/t/${tableId}/live?view=${mode}`, {credentials: "same-origin"})
         .then((r) => (r.ok ? r.text() : Promise.reject(r)))
         .then(swap)
         .catch(() => {});
@@ -673,9 +671,13 @@
     return (element.getAttribute("aria-label") || element.dataset.label || element.textContent || "").trim().replace(/\s+/g, " ");
   }
 
+  // a resend unanswered (the Wi-Fi went silent) or not sent (offline) keeps its tap and is
+  // tried again until the table answers: its answer (a refusal, most often) names the tap
+  const RESEND_MS = 5000;
+
   function resendOverHttp(actionId, item) {
     const path = item.kind === "undo" ? "undo" : "actions";
-    fetch(`/api/tables/${tableId}/${path}`, {
+    fetchWithin(`/api/tables/${tableId}/${path}`, {
       method: "POST",
       credentials: "same-origin",
       headers: {"Content-Type": "application/json"},
@@ -684,28 +686,34 @@
       const data = await response.json().catch(() => ({}));
       if (response.ok) { settle(actionId); refresh(); }
       else refused({action_id: actionId, ...data});
-    }).catch(() => { /* offline: kept in the outbox */ });
+    }).catch(() => {
+      setTimeout(() => { if (pending.has(actionId)) resendOverHttp(actionId, item); }, RESEND_MS);
+    });
   }
 
   // (ending the game asks "tap again" as a penalty pass does: no native dialog, which
   // kiosk browsers may suppress)
   function hostPost(path) {
-    fetch(`/api/tables/${tableId}/${path}`, {method: "POST", credentials: "same-origin"})
+    fetchWithin(`/api/tables/${tableId}/${path}`, {method: "POST", credentials: "same-origin"})
       .then(async (r) => {
         const data = await r.json().catch(() => ({}));
         if (!r.ok) showToast(data.message || "refused");
       })
       // a host action is not kept for later like a tap (ending a game is not something to
       // do behind the host's back on reconnect): say it did not happen
-      .catch(() => showToast("not sent: the server cannot be reached. Nothing changed; try again when the banner says live"));
+      .catch((error) => showToast(timedOut(error) ? NO_ANSWER_DONE_OR_NOT
+        : "not sent: the server cannot be reached. Nothing changed; try again when the banner says live"));
   }
+
+  // a request whose answer never came (the Wi-Fi went silent) may have been done or not
+  const NO_ANSWER_DONE_OR_NOT = "no answer from the table: this may or may not have been done; the table shows which once the banner says live";
 
   // -- the game played again -------------------------------------------------------------
   // the host's "Play again" (a new table of the same game, the same players in the same
   // seats), and each device's one tap from its finished screen to its place there: the
   // server answers with where this device now goes (its sheet, the host's table, a board)
   function goToNextGame(path) {
-    fetch(`/api/tables/${tableId}/${path}`, {method: "POST", credentials: "same-origin"})
+    fetchWithin(`/api/tables/${tableId}/${path}`, {method: "POST", credentials: "same-origin"})
       .then(async (r) => {
         const data = await r.json().catch(() => ({}));
         if (r.ok && data.url) location.assign(data.url);
@@ -714,7 +722,8 @@
         // the join code to ask for in place of a button that cannot work (views.next_game)
         if (data.rule === "carried_once") refresh();
       })
-      .catch(() => showToast("not sent: the server cannot be reached; try again when the banner says live"));
+      .catch((error) => showToast(timedOut(error) ? "no answer from the table; try again when the banner says live"
+        : "not sent: the server cannot be reached; try again when the banner says live"));
   }
 
   // -- dice entry -----------------------------------------------------------------------
@@ -878,12 +887,14 @@
   document.addEventListener("change", (event) => {
     const box = event.target;
     if (!box.hasAttribute || !box.hasAttribute("data-host-auto-pass")) return;
-    fetch(`/api/tables/${tableId}/auto_pass`, {
+    fetchWithin(`/api/tables/${tableId}/auto_pass`, {
       method: "POST",
       credentials: "same-origin",
       headers: {"Content-Type": "application/json"},
       body: JSON.stringify({on: box.checked}),
-    }).then(async (r) => { if (!r.ok) showToast((await r.json().catch(() => ({}))).message || "refused"); });
+    }).then(async (r) => { if (!r.ok) showToast((await r.json().catch(() => ({}))).message || "refused"); })
+      .catch((error) => showToast(timedOut(error) ? NO_ANSWER_DONE_OR_NOT
+        : "not sent: the server cannot be reached. The option did not change; set it again when the banner says live"));
   });
 
   // the device itself says it lost the network (Wi-Fi off, airplane mode): the socket may
