@@ -19,6 +19,9 @@
 - the Wi-Fi goes silent and the new socket's connect never completes (no `offline` event,
   no answer, no close): the page gives the attempt up after its deadline, says the table
   does not answer and tries again, and is live once the Wi-Fi carries again;
+- the camera's line on a silent Wi-Fi: its polls unanswered are given up, the line claims
+  nothing about the camera, and once the Wi-Fi carries again it reads the camera anew
+  (the hung polls held every connection the browser allows the table: it never did);
 - a phone whose seat was freed while it kept a tap sends the tap over HTTP, and the Wi-Fi
   goes silent just then: the resend unanswered is given up, the tap stays kept and is
   sent again, and once the Wi-Fi carries the refusal names it.
@@ -258,6 +261,26 @@ def test_a_page_asking_for_a_view_the_server_has_not_says_reload_not_join(
     assert not page.evaluate("() => document.body.classList.contains('seat-lost')")
     # the device still holds its seat: the reload it asks for opens its sheet
     assert page.evaluate(f"() => fetch('/api/tables/{tid}/state').then((r) => r.status)") == 200
+
+
+def test_the_camera_line_on_a_silent_wifi_claims_nothing_and_reads_again_after(
+    browser: Any, server: ServerProcess
+) -> None:
+    api, table, tid = rolled_qwixx_table(server)
+    with SilentRelay(server.port) as wifi:
+        phone = phone_on_a_test_clock(browser)
+        join_as_bob(phone, wifi, table["code"])
+        clock_runs_until(phone, "#camera-status[data-camera-state=off]", "the camera read")
+
+        wifi.go_silent()
+        clock_runs_until(phone, "#camera-status[data-camera-state=offline]", "no camera claimed")
+        assert phone.inner_text("#camera-status") == (
+            "Offline: the camera's state shows again when the table is back."
+        )
+
+        wifi.come_back()
+        clock_runs_until(phone, "#camera-status[data-camera-state=off]", "the camera read again")
+        clock_runs_until(phone, "#conn[data-conn=live]", "live again")
 
 
 def test_a_kept_tap_resent_over_http_into_a_silent_wifi_is_kept_and_sent_again(

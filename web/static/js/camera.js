@@ -61,15 +61,17 @@
   async function post(path, body) {
     let response;
     try {
-      response = await fetch(`/api/tables/${tableId}/camera/${path}`, {
+      response = await fetchWithin(`/api/tables/${tableId}/camera/${path}`, {
         method: "POST",
         credentials: "same-origin",
         headers: {"Content-Type": "application/json"},
         body: JSON.stringify(body || {}),
       });
     } catch (error) {
-      // offline: the answer (a confirmed roll, a fix, a setting) did not get through
-      say("not sent: the server cannot be reached. Nothing changed; try again when the banner says live");
+      // offline: the answer (a confirmed roll, a fix, a setting) did not get through; or
+      // the Wi-Fi went silent: it may have, only the table's answer did not come back
+      say(timedOut(error) ? "no answer from the table: this may or may not have been done; the camera's state shows which once the banner says live"
+        : "not sent: the server cannot be reached. Nothing changed; try again when the banner says live");
       return {};
     }
     const data = await response.json().catch(() => ({}));
@@ -89,10 +91,12 @@
     frame += 1;
     let shown = false;
     try {
-      const response = await fetch(`/t/${tableId}/camera.jpg?n=${frame}`, {credentials: "same-origin"});
+      const response = await fetchWithin(`/t/${tableId}/camera.jpg?n=${frame}`, {credentials: "same-origin"});
       if (response.ok && !accessLost) shown = await showPicture(await response.blob());
     } catch (error) {
-      // the server is out of reach: the last picture stays, the next try follows
+      // the server is out of reach, or did not answer in time (a silent Wi-Fi: without
+      // the deadline the loop waited on it for minutes): the last picture stays, the next
+      // try follows
     }
     setTimeout(nextPicture, shown ? 200 : 1000);
   }
@@ -591,10 +595,15 @@
     return minutes < 60 ? `(${minutes} min ago)` : `(${Math.round(minutes / 60)} h ago)`;
   }
 
+  // one poll at a time: on a silent Wi-Fi each waits for its deadline, and polls piled up
+  // behind it held every connection the browser allows the table (the socket's check too)
+  let polling = false;
+
   async function poll() {
-    if (accessLost) return;
+    if (accessLost || polling) return;
+    polling = true;
     try {
-      const response = await fetch(`/api/tables/${tableId}/camera`, {credentials: "same-origin"});
+      const response = await fetchWithin(`/api/tables/${tableId}/camera`, {credentials: "same-origin"});
       // an error answer (503 while the server is busy or going down) holds no camera state
       // either: the line claims nothing, as when no answer came; nothing else reads it
       if (response.ok) render(await response.json());
@@ -602,6 +611,8 @@
       else showOffline();
     } catch (error) {
       showOffline(); // the next poll tries again
+    } finally {
+      polling = false;
     }
   }
 
