@@ -1,0 +1,97 @@
+"""The scoreboard on a café's TV, read from across the room for a whole evening: five
+players with long names on a 1280x720 and a 1920x1080 screen.
+
+- Whose turn it is and who is still to act (the tags by each name) stay readable from 3 m:
+  never below 12 px on the screen once board.js has zoomed the sheets to fit.
+- Nothing stands out sideways (no horizontal scrollbar) with five long names.
+- When the Wi-Fi drops the connection line says the scores may be behind, not "your taps"
+  (nobody taps the board), and the sheets still fit the screen under the taller line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ServerProcess, shot
+from tests.web.devices import hosted_table
+from tests.web.helpers import QWIXX_ROLL_7
+
+pytestmark = pytest.mark.browser
+
+DEADLINE_MS = 20_000
+LONG_NAMES = [
+    "Maximiliane Hohenzollern",
+    "Bartholomew Fitzgerald",
+    "Anastasia Papadopoulou",
+    "Christopher Vandenberg",
+    "Guadalupe Montenegro",
+]
+SCREENS = [(1280, 720), (1920, 1080)]
+# the smallest text a player reads from across the room on a TV, as large as the names in
+# the sheets (the tags' 12 px showed at 7 px on a 1280x720 screen once the five sheets were
+# zoomed to fit)
+MIN_TAG_PX = 12
+
+TAG_SIZES = """() => Array.from(document.querySelectorAll('section.sheet .tag')).map((tag) => {
+  const zoom = parseFloat(getComputedStyle(tag.closest('.sheets')).zoom) || 1;
+  return parseFloat(getComputedStyle(tag).fontSize) * zoom;
+})"""
+SCROLLS = """() => {
+  const page = document.scrollingElement;
+  return {sideways: page.scrollWidth - page.clientWidth, down: page.scrollHeight - page.clientHeight};
+}"""
+
+
+def five_player_board(browser: Any, server: ServerProcess, width: int, height: int) -> Any:
+    """The host's TV showing the scoreboard of a five-player Qwixx table after a roll (Ann
+    rolling, every player to act on the white sum)."""
+    host, table = hosted_table(
+        browser,
+        server,
+        {"game": "qwixx", "options": {"players": 5}, "players": LONG_NAMES},
+        {"viewport": {"width": width, "height": height}},
+    )
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    rolled = host.request.post(
+        f"{api}/actions", data={"action_id": "tv-roll-0001", "move": QWIXX_ROLL_7}
+    )
+    assert rolled.status == 200, rolled.text()
+    board = host.new_page()
+    board.goto(f"{server.base_url}/t/{table['table_id']}/board")
+    board.wait_for_selector("#conn[data-conn=live]", timeout=DEADLINE_MS)
+    board.wait_for_selector("body[data-board-fitted=yes] section.sheet .tag.act")
+    return board
+
+
+@pytest.mark.parametrize(("width", "height"), SCREENS)
+def test_the_turn_tags_read_from_across_the_room(
+    browser: Any, server: ServerProcess, width: int, height: int
+) -> None:
+    board = five_player_board(browser, server, width, height)
+    sizes = board.evaluate(TAG_SIZES)
+    assert len(sizes) >= 5  # Ann's "turn" and the five "to act"
+    assert min(sizes) >= MIN_TAG_PX, sizes
+    assert board.evaluate(SCROLLS)["sideways"] <= 0
+    shot(board, f"board-tv-five-long-names-{width}x{height}")
+
+
+@pytest.mark.parametrize(("width", "height"), SCREENS)
+def test_the_board_offline_says_the_scores_may_be_behind(
+    browser: Any, server: ServerProcess, width: int, height: int
+) -> None:
+    board = five_player_board(browser, server, width, height)
+    board.context.set_offline(True)
+    board.wait_for_selector("#conn[data-conn=offline]", timeout=DEADLINE_MS)
+    said = board.inner_text("#conn")
+    assert "tap" not in said and said.startswith("Offline"), said
+    # the taller line pushed the sheets down: they are fitted again, no scrollbar
+    board.wait_for_function(
+        "() => document.scrollingElement.scrollHeight <= document.scrollingElement.clientHeight",
+        timeout=DEADLINE_MS,
+    )
+    assert board.evaluate(SCROLLS) == {"sideways": 0, "down": 0}
+    shot(board, f"board-tv-offline-{width}x{height}")
+    board.context.set_offline(False)
+    board.wait_for_selector("#conn[data-conn=live]", timeout=DEADLINE_MS)
