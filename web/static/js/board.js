@@ -66,6 +66,9 @@
   }
 
   new MutationObserver(fit).observe(live, {childList: true});
+  // the connection line grows (offline, its red box) and shrinks above the sheets: fit again
+  const conn = document.getElementById("conn");
+  if (conn) new MutationObserver(later).observe(conn, {attributes: true, childList: true, characterData: true});
   window.addEventListener("resize", later);
   fit();
 })();

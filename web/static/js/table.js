@@ -90,6 +90,10 @@
     if (connState === "outdated") return "Not connected: this page is out of date, reload it";
     const kept = waitingTaps();
     const taps = kept ? ` · ${kept} tap${kept > 1 ? "s" : ""} kept` : "";
+    // nobody taps the scoreboard (a TV): it says what its watchers see instead
+    if (connState === "offline" && document.body.classList.contains("page-board")) {
+      return "Offline: the scores shown may be behind until the table is back";
+    }
     if (connState === "offline") return `Offline: your taps will be sent when the table is back${taps}`;
     if (connState === "unreachable") return `No answer from the table: trying again${taps}`;
     return `connecting…${taps}`;
