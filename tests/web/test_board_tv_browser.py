@@ -6,6 +6,8 @@ players with long names on a 1280x720 and a 1920x1080 screen.
 - Nothing stands out sideways (no horizontal scrollbar) with five long names.
 - When the Wi-Fi drops the connection line says the scores may be behind, not "your taps"
   (nobody taps the board), and the sheets still fit the screen under the taller line.
+- When the host plays the game again, the TV follows to the next game's scoreboard by
+  itself: nobody walks across the room to tap "Next game ready".
 """
 
 from __future__ import annotations
@@ -95,3 +97,20 @@ def test_the_board_offline_says_the_scores_may_be_behind(
     shot(board, f"board-tv-offline-{width}x{height}")
     board.context.set_offline(False)
     board.wait_for_selector("#conn[data-conn=live]", timeout=DEADLINE_MS)
+
+
+def test_the_board_follows_the_next_game_by_itself(browser: Any, server: ServerProcess) -> None:
+    board = five_player_board(browser, server, 1280, 720)
+    finished_id = board.url.split("/t/")[1].split("/")[0]
+    api = f"{server.base_url}/api/tables/{finished_id}"
+    host = board.context
+    assert host.request.post(f"{api}/end").ok
+    board.wait_for_selector(".live.finished", timeout=DEADLINE_MS)
+    again = host.request.post(f"{api}/play_again")
+    assert again.status == 201, again.text()
+    next_id = again.json()["table_id"]
+    board.wait_for_url(f"**/t/{next_id}/board", timeout=DEADLINE_MS)
+    board.wait_for_selector("#conn[data-conn=live]", timeout=DEADLINE_MS)
+    assert board.locator(".live.finished").count() == 0
+    assert board.locator("section.sheet").count() == 5
+    shot(board, "board-tv-next-game")

@@ -65,10 +65,26 @@
     pending = requestAnimationFrame(fit);
   }
 
+  // the host played the game again: the TV across the room follows to the next game's
+  // scoreboard by itself (nobody walks up to tap "Next game ready"); refused, the button
+  // stays for a tap
+  let following = false;
+  function followNextGame() {
+    if (following || !live.querySelector("[data-next-seat]")) return;
+    following = true;
+    const tableId = document.querySelector(".board-page").dataset.tableId;
+    fetch(`/api/tables/${tableId}/next_seat`, {method: "POST", credentials: "same-origin"})
+      .then((r) => (r.ok ? r.json() : Promise.reject(r)))
+      .then((data) => location.assign(`/t/${data.table_id}/board`))
+      .catch(() => {});
+  }
+
   new MutationObserver(fit).observe(live, {childList: true});
+  new MutationObserver(followNextGame).observe(live, {childList: true});
   // the connection line grows (offline, its red box) and shrinks above the sheets: fit again
   const conn = document.getElementById("conn");
   if (conn) new MutationObserver(later).observe(conn, {attributes: true, childList: true, characterData: true});
   window.addEventListener("resize", later);
   fit();
+  followNextGame();
 })();
