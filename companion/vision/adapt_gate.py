@@ -74,6 +74,13 @@ FINDER_VERBS = (
 )
 
 
+def counted(count: int, thing: str) -> str:
+    """`count` of `thing` as said: "1 error", "2 errors", "0 folds", "1 die", "3 dice"."""
+    if count == 1:
+        return f"1 {thing}"
+    return f"{count} {'dice' if thing == 'die' else thing + 's'}"
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The check's figures and its decision: folds, dice judged, errors of each reader on
@@ -146,12 +153,13 @@ class Verdict:
         the figures behind it."""
         head = "learnt and in use" if self.adopted else "reads with the models it came with"
         figures = (
-            f"left-out photos ({self.folds} folds, {self.dice} dice): {self.adapted_errors} "
-            f"errors adapted against {self.shipped_errors} shipped, {self.wins} folds won, "
-            f"{self.losses} lost, sign test p = {self.p_value:.3f} (alpha {self.alpha})"
+            f"left-out photos ({counted(self.folds, 'fold')}, {counted(self.dice, 'die')}): "
+            f"{counted(self.adapted_errors, 'error')} adapted against {self.shipped_errors} "
+            f"shipped, {counted(self.wins, 'fold')} won, {self.losses} lost, "
+            f"sign test p = {self.p_value:.3f} (alpha {self.alpha})"
         )
         anchor = (
-            f"; other tables' dice: {self.anchor_adapted_errors} errors against "
+            f"; other tables' dice: {counted(self.anchor_adapted_errors, 'error')} against "
             f"{self.anchor_shipped_errors} of {self.anchor_dice}"
             if self.anchor_dice
             else "; other tables' dice not checked"

@@ -325,3 +325,18 @@ def test_the_finders_verdict_says_it_finds_the_dice_not_reads_them() -> None:
     assert "finds other tables' dice worse" in Verdict(reason="forgets").finder_words()
     perfect = Verdict(reason="no_gain", folds=5, dice=10)
     assert "they already found all 10 of this table's dice right" in perfect.finder_words()
+
+
+def test_a_verdicts_figures_say_one_error_one_fold_one_die() -> None:
+    """The café's page read "1 errors adapted against 1 shipped, 1 folds won": one of a
+    thing is said in the singular, more (or none) in the plural."""
+    one = Verdict(
+        reason="no_gain", folds=1, dice=1, shipped_errors=1, adapted_errors=1, wins=1,
+        losses=1, anchor_dice=1, anchor_shipped_errors=1, anchor_adapted_errors=1,
+    )  # fmt: skip
+    words = one.words()
+    assert "(1 fold, 1 die): 1 error adapted against 1 shipped, 1 fold won, 1 lost" in words
+    assert "other tables' dice: 1 error against 1 of 1" in words
+    assert "errors" not in words and "folds" not in words, words
+    many = Verdict(reason="no_gain", folds=5, dice=20, shipped_errors=0, adapted_errors=2)
+    assert "(5 folds, 20 dice): 2 errors adapted against 0 shipped, 0 folds won" in many.words()
