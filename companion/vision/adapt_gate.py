@@ -138,7 +138,15 @@ class Verdict:
                 f"they already read all {self.dice} of this table's dice "
                 "right on photos kept out of its learning: nothing to improve yet"
             )
-        return REASONS[self.reason]
+        reason = REASONS[self.reason]
+        # the rule refuses at its first failed test; the sentence says what the figures
+        # show: "no better" where the learner made more errors read as if it had tied
+        if self.reason == "no_gain" and self.adapted_errors > self.shipped_errors:
+            reason = reason.replace("dice no better", "dice worse")
+        forgot = self.anchor_adapted_errors > self.anchor_shipped_errors and self.anchor_dice
+        if forgot and self.reason in ("no_gain", "not_significant", "face_worse"):
+            reason += ", and " + REASONS["forgets"].removeprefix("what it learnt ")
+        return reason
 
     def finder_words(self) -> str:
         """The finder's line: it finds the dice (`words` with its verbs); "finder: ...

@@ -340,3 +340,36 @@ def test_a_verdicts_figures_say_one_error_one_fold_one_die() -> None:
     assert "errors" not in words and "folds" not in words, words
     many = Verdict(reason="no_gain", folds=5, dice=20, shipped_errors=0, adapted_errors=2)
     assert "(5 folds, 20 dice): 2 errors adapted against 0 shipped, 0 folds won" in many.words()
+
+
+def test_a_learner_refused_for_reading_worse_says_worse_not_no_better() -> None:
+    """A learner that made more errors than the shipped models on the left-out photos, or
+    on other tables' dice, was refused with "read this table's dice no better": the rule
+    is the same, the sentence says what the figures show."""
+    worse = Verdict(reason="no_gain", folds=5, dice=20, shipped_errors=2, adapted_errors=4)
+    assert worse.words().startswith(
+        "reads with the models it came with: what it learnt read this table's dice worse "
+        "on photos kept out of its learning ("
+    ), worse.words()
+    assert "found this table's dice worse" in worse.finder_words()
+    level = Verdict(reason="no_gain", folds=5, dice=20, shipped_errors=2, adapted_errors=2)
+    assert "read this table's dice no better on photos" in level.words()
+    forgot = Verdict(
+        reason="no_gain", folds=5, dice=20, shipped_errors=2, adapted_errors=2,
+        anchor_dice=30, anchor_shipped_errors=1, anchor_adapted_errors=3,
+    )  # fmt: skip
+    assert forgot.reason_words == (
+        "what it learnt read this table's dice no better on photos kept out of its "
+        "learning, and reads other tables' dice worse"
+    )
+    assert "and finds other tables' dice worse" in forgot.finder_words()
+    unsure = Verdict(
+        reason="not_significant", folds=5, dice=20, shipped_errors=4, adapted_errors=2,
+        anchor_dice=30, anchor_shipped_errors=1, anchor_adapted_errors=3,
+    )  # fmt: skip
+    assert unsure.reason_words.endswith(
+        "not yet by enough to trust, and reads other tables' dice worse"
+    )
+    assert Verdict(reason="forgets", anchor_dice=30, anchor_adapted_errors=3).reason_words == (
+        "what it learnt reads other tables' dice worse"
+    )
