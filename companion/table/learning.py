@@ -353,6 +353,13 @@ class Learning:
         verdict = deep.verdict if deep is not None else None
         return verdict.to_json() if verdict is not None else None
 
+    def _learning_now(self, setup: str) -> str | None:
+        """The host's words for the fine-tune running now (None: none runs), as the
+        setup's page says them."""
+        with self._load_lock:
+            learner = self._learners.get(setup)
+        return learner.learning_now() if learner is not None else None
+
     def status(self, setup: str | None) -> dict[str, object] | None:
         """For the camera panel: confirmed dice the setup learnt from (None until its
         first refresh, which this asks for) and its rolls of the last hour."""
@@ -362,6 +369,7 @@ class Learning:
             self._asked.add(setup)
             self.refresh_soon(setup)
         rolls, share = self.share_without_tap(setup)
+        now = self._learning_now(setup)
         verdicts = (
             self._verdicts.get(setup),
             self._finder_verdicts.get(setup),
@@ -373,7 +381,9 @@ class Learning:
             "verdict": verdicts[0],
             "finder_verdict": verdicts[1],
             "deep_verdict": verdicts[2],
-            "reads": reads_words(*verdicts),
+            # while a fine-tune runs the line says so, not the verdict it will replace
+            "reads": now or reads_words(*verdicts),
+            "reads_details": reads_details(*verdicts, now=now),
             "rolls_last_hour": rolls,
             "share_without_tap": round(share, 3),
             "rolls_words": rolls_words(rolls, share),
@@ -735,6 +745,32 @@ def reads_words(
     except (TypeError, ValueError):  # a verdict saved by another version: its reason as said
         reason = REASONS.get(str(verdict.get("reason")), str(verdict.get("reason")))
     return f"reads with the models it came with: {reason}"
+
+
+def reads_details(
+    verdict: dict[str, object] | None,
+    finder: dict[str, object] | None = None,
+    deep: dict[str, object] | None = None,
+    *,
+    now: str | None = None,
+) -> list[str]:
+    """The camera line's tooltip, a line each: the fine-tune running now (its old
+    verdict left out: it is being replaced), the value head's, the finder's (in its own
+    verbs) and the fine-tuned classifier's verdicts, as the setup's page says them."""
+    lines = [now] if now else []
+    for raw, words in ((verdict, Verdict.words), (finder, Verdict.finder_words)):
+        if raw is not None:
+            lines.append(_said(raw, words))
+    if deep is not None and not now:
+        lines.append("fine-tuned classifier: " + _said(deep, Verdict.words))
+    return lines
+
+
+def _said(raw: dict[str, object], words: Callable[[Verdict], str]) -> str:
+    try:
+        return words(Verdict.from_json(raw))
+    except (TypeError, ValueError):  # a verdict saved by another version: its words as saved
+        return str(raw.get("words", raw.get("reason")))
 
 
 def _verdict_json(learner: SetupLearner) -> dict[str, object] | None:

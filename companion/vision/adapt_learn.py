@@ -665,6 +665,14 @@ class SetupLearner:
             for s, head in zip(used, adaptation.sureness, strict=True)
         ]
 
+    def learning_now(self) -> str | None:
+        """The host's words for the fine-tune running now (None: none runs)."""
+        if self.deep_learner is None:
+            return None
+        with self._lock:
+            running = self.deep_learner.running
+        return running.progress_words() if running is not None else None
+
     def _deep_summary(self) -> tuple[bool, str]:
         """(adopted, the verdict's words) of the fine-tuned net ("" while not judged)."""
         if self.deep_learner is None:

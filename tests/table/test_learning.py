@@ -419,6 +419,7 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(
         "deep_verdict": None,  # no fine-tuning asked for (`companion serve --fine-tune`)
         # the camera line's words, with the fold check's reason
         "reads": "reads with the models it came with: " + again.adaptation.head.gate.reason_words,
+        "reads_details": [again.adaptation.head.gate.words()],  # the tooltip, a line each
         "rolls_last_hour": 2,
         "share_without_tap": 1.0,
         "rolls_words": "100 % of the last hour's 2 camera rolls with this setup, at every "

@@ -329,3 +329,46 @@ def test_the_setup_page_says_the_fine_tune_runs_while_it_runs(
     assert "the camera reads as before until it is judged" in words
     deep.running = None  # the child ended (refresh_deep's `finally`)
     assert learner.summary().deep_verdict == before
+
+
+def test_the_camera_line_says_the_fine_tune_runs_while_it_runs(
+    tmp_path: Path, fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """While a fine-tune ran only the setup's page said so: the host page's camera line
+    kept the verdict it would replace, and its tooltip that old verdict, the finder's
+    with the classifier's verbs after "finder: ". The line and the tooltip say what the
+    setup's page says."""
+    image, boxes, values = fine_tune_mosaic
+    learning = Learning(tmp_path, PipClassifier.load, lambda: None, fine_tune=True)
+    learner = learning.learner("kitchen")
+    for roll in range(8):
+        cells = range(2 * PER_ROLL * roll, 2 * PER_ROLL * (roll + 1), 2)
+        learner.record(
+            image, [ConfirmedDie(boxes[k], int(values[k])) for k in cells], photo=f"r{roll}"
+        )
+    assert asyncio.run(learning.refresh_and_tell("kitchen")) is not None
+    deep = learner.deep_learner
+    assert deep is not None
+    learning._finder_verdicts["kitchen"] = Verdict(reason="no_gain", folds=8, dice=64).to_json()
+    before = learning.status("kitchen")
+    assert before is not None
+    lines = before["reads_details"]
+    assert isinstance(lines, list) and len(lines) == 2, lines
+    assert lines[0].startswith("reads with the models it came with: ")
+    assert lines[1].startswith("finding the dice: reads with the models it came with: ")
+    job = deep.job(learner.stored, ())  # made: running from now until the child ends
+    assert job is not None
+    status = learning.status("kitchen")
+    assert status is not None
+    said = learner.summary().deep_verdict
+    running = "fine-tuning the classifier on 8 confirmed photos now (started "
+    assert said.startswith(running) and said.endswith("reads as before until it is judged")
+    # the same words as the setup's page (the seconds may have ticked), not the old verdict
+    assert str(status["reads"]).startswith(running) and str(status["reads"]).endswith(
+        "reads as before until it is judged"
+    )
+    details = status["reads_details"]
+    assert isinstance(details, list) and details[0] == status["reads"], details
+    assert not any("fine-tuned classifier" in d or d.startswith("finder: ") for d in details)
+    deep.running = None  # the child ended
+    assert learning.status("kitchen") == before

@@ -300,6 +300,11 @@ def test_an_applied_camera_roll_teaches_the_setup_and_the_panel_says_so(
         assert line.startswith("The camera learnt from 6 confirmed dice (setup “kitchen”)")
         # one photo: too few to judge (issue 24), said on the line itself, not in a tooltip
         assert "reads with the models it came with: too few confirmed photos" in line
+        # the tooltip: the verdicts as the setup's page says them, a line each
+        status = learning.status("kitchen")
+        assert status is not None and isinstance(status["reads_details"], list)
+        title = page.get_attribute("#camera-learning", "title")
+        assert title == "\n".join(status["reads_details"]), title
         shot(page, "setup-camera-panel-laptop")
         page.click("#camera-setup-link")
         # the summary builds the setup's learner in a thread: generous on a busy machine

@@ -448,9 +448,7 @@
     el.textContent = `The camera learnt from ${learnt} confirmed dice (setup “${learning.setup}”)` +
       ` · ${learning.rolls_words}` +
       (learning.reads ? ` · ${learning.reads}` : "");
-    el.title = (learning.verdict ? learning.verdict.words : "") +
-      (learning.finder_verdict ? `\nfinder: ${learning.finder_verdict.words}` : "") +
-      (learning.deep_verdict ? `\nfine-tuned classifier: ${learning.deep_verdict.words}` : "");
+    el.title = (learning.reads_details || []).join("\n");
   }
 
   // the demo camera throws, and a recording (a video, a folder of photos) plays, once
