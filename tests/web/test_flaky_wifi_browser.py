@@ -24,7 +24,9 @@
   (the hung polls held every connection the browser allows the table: it never did);
 - a phone whose seat was freed while it kept a tap sends the tap over HTTP, and the Wi-Fi
   goes silent just then: the resend unanswered is given up, the tap stays kept and is
-  sent again, and once the Wi-Fi carries the refusal names it.
+  sent again, and once the Wi-Fi carries the refusal names it;
+- a table started on the start page into a silent Wi-Fi: the start is given up and the
+  page says the table may or may not have been started, and where a started one shows.
 """
 
 from __future__ import annotations
@@ -383,3 +385,22 @@ def test_a_tap_kept_in_an_offline_tab_is_sent_by_the_tab_still_online(
     offline_tab.wait_for_function("() => !document.querySelector('.pending')", timeout=20000)
     assert offline_tab.inner_text("#toast") == ""  # its copy: a duplicate, applied once
     assert api.get(f"/api/tables/{tid}/state").json()["state_id"] == 2
+
+
+def test_a_table_started_into_a_silent_wifi_says_it_may_or_may_not_be_started(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The start unanswered waited for minutes with the page saying nothing; given up, the
+    page says the table may exist and where a started one shows."""
+    with SilentRelay(server.port) as wifi:
+        host = phone_on_a_test_clock(browser)
+        host.goto(f"{wifi.base_url}/")
+        host.check("input[name=game][value=qwixx]")
+        host.wait_for_selector("#options .option")
+        wifi.go_silent()
+        host.click("#start-form button[type=submit]")
+        clock_runs_until(host, "#start-error:not([hidden])", "the start given up")
+        assert host.inner_text("#start-error") == (
+            "No answer from the server: the table may or may not have been started; reload"
+            " this page: a started game is listed under Games in progress"
+        )

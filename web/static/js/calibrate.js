@@ -17,10 +17,12 @@
   // Use would otherwise put the old choice back
   let asked = 0;
   let drawn = 0;
+  let unanswered = 0; // polls sent and not yet answered nor given up
   async function poll() {
     const mine = ++asked;
+    unanswered += 1;
     try {
-      const r = await fetch("/api/calibration", {credentials: "same-origin"});
+      const r = await fetchWithin("/api/calibration", {credentials: "same-origin"});
       if (!r.ok) return;
       const body = await r.json();
       if (mine < drawn) return;
@@ -28,7 +30,7 @@
       showReading(body);
       showMeasuring(body);
       showActive(body);
-    } catch (error) { /* try again */ }
+    } catch (error) { /* try again */ } finally { unanswered -= 1; }
   }
   function showReading(body) {
     const reading = body.reading;
@@ -51,8 +53,28 @@
     note.hidden = !refused;
     document.getElementById("calibrate-measure").disabled = Boolean(refused);
   }
-  setInterval(poll, 1000);
+  // the timed poll waits for the last: hung ones (given up after 8 s) would otherwise pile
+  // up and hold every connection the browser allows the server
+  setInterval(() => { if (!unanswered) poll(); }, 1000);
   poll();
+
+  // a POST answered, or what the page says when it was not: unanswered (fetchWithin gives
+  // it up) it may have been carried out, only its answer did not come back; a network
+  // that refused at once did nothing. Not answered: {r: null, data: {message: those words}}
+  async function post(path, body, ms) {
+    const options = {method: "POST", credentials: "same-origin"};
+    if (body) Object.assign(options, {headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
+    try {
+      const r = await fetchWithin(path, options, ms);
+      return {r, data: await r.json().catch(() => ({}))};
+    } catch (error) {
+      return {r: null, data: {message: timedOut(error)
+        ? "no answer from the server: this may or may not have been done; the page shows which once the server answers"
+        : "not sent: the server cannot be reached; nothing changed"}};
+    }
+  }
+  // measuring waits for the camera's next frames and reads each: longer than a request
+  const MEASURE_MS = 60000;
 
   document.getElementById("calibrate-form").addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -61,16 +83,12 @@
     const body = {name: form.get("name"), dice_set: form.get("dice_set")};
     if (area) body.play_area = area === "auto" ? "auto" : area.split(",").map(Number);
     result.textContent = "measuring…";
-    const r = await fetch("/api/calibration", {
-      method: "POST", credentials: "same-origin",
-      headers: {"Content-Type": "application/json"}, body: JSON.stringify(body),
-    });
-    const data = await r.json().catch(() => ({}));
-    if (r.ok) {
+    const {r, data} = await post("/api/calibration", body, MEASURE_MS);
+    if (r && r.ok) {
       listFile(String(body.name), data.calibration.name);
       await poll(); // the page shows the new choice as the result says it
     }
-    result.textContent = r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
+    result.textContent = r && r.ok ? `saved ${data.saved}` + (data.notes.length ? ` (${data.notes.join("; ")})` : "") : (data.message || "refused");
   });
   // the choice as the server has it (GET /api/calibration): its name or none, whether the
   // demo camera plays, and why no setup may be taught now (the server's words)
@@ -116,21 +134,16 @@
     list.appendChild(li);
   }
   document.getElementById("calibrate-use-none").addEventListener("click", async () => {
-    const r = await fetch("/api/calibration/none", {method: "POST", credentials: "same-origin"});
-    const data = await r.json().catch(() => ({}));
-    if (r.ok) await poll();
-    result.textContent = r.ok ? "no calibration in use" : (data.message || "refused");
+    const {r, data} = await post("/api/calibration/none");
+    if (r && r.ok) await poll();
+    result.textContent = r && r.ok ? "no calibration in use" : (data.message || "refused");
   });
   document.addEventListener("click", async (event) => {
     const name = event.target.dataset && event.target.dataset.use;
     if (!name) return;
-    const r = await fetch("/api/calibration/use", {
-      method: "POST", credentials: "same-origin",
-      headers: {"Content-Type": "application/json"}, body: JSON.stringify({name}),
-    });
-    const data = await r.json().catch(() => ({}));
+    const {r, data} = await post("/api/calibration/use", {name});
     const stored = data.demo ? `chose ${data.active} (used once a real camera is attached)` : `using ${data.active}`;
-    if (r.ok) await poll();
-    result.textContent = r.ok ? stored : (data.message || "refused");
+    if (r && r.ok) await poll();
+    result.textContent = r && r.ok ? stored : (data.message || "refused");
   });
 })();

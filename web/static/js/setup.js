@@ -16,7 +16,15 @@
       options.headers["Content-Type"] = "application/json";
       options.body = JSON.stringify(body);
     }
-    return fetch(path, options);
+    return fetchWithin(path, options);
+  }
+
+  // a request the Wi-Fi left unanswered (fetchWithin gives it up) may have been carried
+  // out, only its answer did not come back; a network that refused at once did nothing
+  function notDone(error, what) {
+    return timedOut(error)
+      ? `no answer from the server: ${what} may or may not have been done; this page shows which once the server answers`
+      : `not sent: the server cannot be reached, so ${what} was not done; try again`;
   }
 
   // a set die by its colour; of two or more of one colour, which ("white (1 of 2)"): the
@@ -182,7 +190,15 @@
 
   async function refresh() {
     if (forgetting) return;
-    const r = await send("GET", api);
+    let r;
+    try {
+      r = await send("GET", api);
+    } catch (error) {
+      // what the page shows may be old: it says so, and the next refresh asks again
+      statusEl.textContent = timedOut(error) ? "no answer from the server: asking again in a moment"
+        : "offline: the server cannot be reached; asking again in a moment";
+      return;
+    }
     const body = await r.json().catch(() => ({}));
     if (forgetting) return;  // an answer from before the forgetting began
     if (!r.ok) { statusEl.textContent = body.message || "not available"; return; }
@@ -202,7 +218,14 @@
 
   async function take() {
     const result = document.getElementById("teach-result");
-    const r = await send("POST", `${api}/teach/snapshot`);
+    let r;
+    try {
+      r = await send("POST", `${api}/teach/snapshot`);
+    } catch (error) {  // a reading taken and not answered changes nothing: take another
+      result.textContent = timedOut(error) ? "no answer from the server: no reading; take it again"
+        : "not sent: the server cannot be reached; take it again";
+      return;
+    }
     const body = await r.json().catch(() => ({}));
     if (!r.ok) { result.textContent = body.message || "no reading"; return; }
     snapshot = {token: body.token, dice: body.dice, read: body.dice.map((d) => d.value)};
@@ -213,7 +236,13 @@
   async function confirm() {
     const result = document.getElementById("teach-result");
     const values = snapshot.dice.map((d) => d.value);
-    const r = await send("POST", `${api}/teach`, {token: snapshot.token, values});
+    let r;
+    try {
+      r = await send("POST", `${api}/teach`, {token: snapshot.token, values});
+    } catch (error) {
+      result.textContent = notDone(error, "this teaching");
+      return;  // the dice stay: confirmed again once taught, they are refused (snapshot gone)
+    }
     const body = await r.json().catch(() => ({}));
     result.textContent = r.ok ? `${body.stored.length} dice taught: throw again` : (body.message || "refused");
     snapshot = null;
@@ -233,6 +262,30 @@
     return `forgot ${dice(body.deleted)} this table taught; the ${dice(body.kept)} taught at other tables or on the server machine ${stay}, and the reader learns again from them`;
   }
 
+  // a held-back die kept or a stored one deleted: the dice drawn anew, or why not
+  async function sendThenRefresh(method, path, what) {
+    try {
+      await send(method, path);
+    } catch (error) {
+      statusEl.textContent = notDone(error, what);
+      return;
+    }
+    await refresh();
+  }
+
+  // the setup's DELETE: what the page says of it
+  async function forget() {
+    try {
+      const r = await send("DELETE", api);
+      const body = await r.json().catch(() => ({}));
+      return r.ok ? forgotten(body) : (body.message || "not forgotten");
+    } catch (error) {
+      return notDone(error, "the forgetting");
+    } finally {
+      forgetting = false;
+    }
+  }
+
   // a button with data-confirm ("Forget every die"; a table's host page: "Forget what the
   // camera learnt", one DELETE of the table's setup) asks as the table page's host tools do
   // (tap_again.js): the first tap turns it into its question, a second tap does it
@@ -246,11 +299,9 @@
       die.value = die.value % 6 + 1;
       showSnapshot();
     } else if (target.dataset.keep) {
-      await send("POST", `${api}/examples/${target.dataset.keep}/keep`);
-      await refresh();
+      await sendThenRefresh("POST", `${api}/examples/${target.dataset.keep}/keep`, "keeping that die");
     } else if (target.dataset.remove) {
-      await send("DELETE", `${api}/examples/${target.dataset.remove}`);
-      await refresh();
+      await sendThenRefresh("DELETE", `${api}/examples/${target.dataset.remove}`, "deleting that die");
     } else if (target.id === "teach-take") {
       await take();
     } else if (target.id === "teach-confirm" && snapshot) {
@@ -266,9 +317,7 @@
       forgetting = true;
       document.getElementById("groups").replaceChildren();
       document.getElementById("held-dice").replaceChildren();
-      const r = await send("DELETE", api).finally(() => { forgetting = false; });
-      const body = await r.json().catch(() => ({}));
-      said.textContent = r.ok ? forgotten(body) : (body.message || "not forgotten");
+      said.textContent = await forget();
       await refresh();
     }
   });

@@ -226,16 +226,34 @@
       error.hidden = false;
       return;
     }
-    const response = await fetch("/api/tables", {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {"Content-Type": "application/json"},
-      body: JSON.stringify(body),
-    });
+    let response;
+    try {
+      response = await fetchWithin("/api/tables", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: {"Content-Type": "application/json"},
+        body: JSON.stringify(body),
+      });
+    } catch (e) {
+      error.textContent = notStarted(e, "the table");
+      error.hidden = false;
+      return;
+    }
     const data = await response.json().catch(() => ({}));
     if (response.ok) location.href = data.url;
     else { error.textContent = data.message || "could not start the table"; error.hidden = false; }
   });
+
+  // a start the Wi-Fi left unanswered (fetchWithin gives it up) may have been made, only
+  // its answer did not come back: starting again could make a second table, so the page
+  // says where a started one shows; a network that refused at once started nothing
+  function notStarted(e, what) {
+    return timedOut(e)
+      ? `No answer from the server: ${what} may or may not have been started; reload this page: a started game is listed under Games in progress`
+      : `Not sent: the server cannot be reached, so ${what} was not started; try again`;
+  }
+  // an import replays the whole record before it answers: a long one takes a while
+  const IMPORT_MS = 30000;
 
   document.getElementById("import-form").addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -251,12 +269,19 @@
       failure.hidden = false;
       return;
     }
-    const response = await fetch("/api/import", {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {"Content-Type": "application/json"},
-      body: text,
-    });
+    let response;
+    try {
+      response = await fetchWithin("/api/import", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: {"Content-Type": "application/json"},
+        body: text,
+      }, IMPORT_MS);
+    } catch (e) {
+      failure.textContent = notStarted(e, "the imported game");
+      failure.hidden = false;
+      return;
+    }
     const data = await response.json().catch(() => ({}));
     if (response.ok) location.href = data.url;
     else { failure.textContent = data.message || "not a game record"; failure.hidden = false; }
