@@ -211,8 +211,40 @@
   names.addEventListener("input", () => {
     options.querySelectorAll("[data-seat-choice]").forEach((select) => fillSeats(select, 0));
   });
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
+  // one start at a time: a second tap (or Enter) while the first waits for its answer
+  // started a second table; the button is off until a refusal (or the deadline) comes,
+  // and stays off while the page goes to the table started (`send` says true)
+  function oneAtATime(formElement, send) {
+    return async (event) => {
+      event.preventDefault();
+      if (formElement.dataset.busy) return;
+      formElement.dataset.busy = "1";
+      const button = formElement.querySelector("button[type=submit]");
+      if (button) button.disabled = true;
+      let leaving = false;
+      try {
+        leaving = await send();
+      } finally {
+        if (!leaving) {
+          delete formElement.dataset.busy;
+          if (button) button.disabled = false;
+        }
+      }
+    };
+  }
+
+  // back to this page from the table started (kept in the browser's back/forward cache):
+  // its buttons work again
+  window.addEventListener("pageshow", (event) => {
+    if (!event.persisted) return;
+    document.querySelectorAll("form[data-busy]").forEach((busy) => {
+      delete busy.dataset.busy;
+      const button = busy.querySelector("button[type=submit]");
+      if (button) button.disabled = false;
+    });
+  });
+
+  form.addEventListener("submit", oneAtATime(form, async () => {
     error.hidden = true;
     let body;
     try {
@@ -240,9 +272,11 @@
       return;
     }
     const data = await response.json().catch(() => ({}));
-    if (response.ok) location.href = data.url;
-    else { error.textContent = data.message || "could not start the table"; error.hidden = false; }
-  });
+    if (response.ok) { location.href = data.url; return true; }
+    error.textContent = data.message || "could not start the table";
+    error.hidden = false;
+    return false;
+  }));
 
   // a start the Wi-Fi left unanswered (fetchWithin gives it up) may have been made, only
   // its answer did not come back: starting again could make a second table, so the page
@@ -255,8 +289,8 @@
   // an import replays the whole record before it answers: a long one takes a while
   const IMPORT_MS = 30000;
 
-  document.getElementById("import-form").addEventListener("submit", async (event) => {
-    event.preventDefault();
+  const importForm = document.getElementById("import-form");
+  importForm.addEventListener("submit", oneAtATime(importForm, async () => {
     const failure = document.getElementById("import-error");
     failure.hidden = true;
     const file = document.getElementById("record-file").files[0];
@@ -283,9 +317,11 @@
       return;
     }
     const data = await response.json().catch(() => ({}));
-    if (response.ok) location.href = data.url;
-    else { failure.textContent = data.message || "not a game record"; failure.hidden = false; }
-  });
+    if (response.ok) { location.href = data.url; return true; }
+    failure.textContent = data.message || "not a game record";
+    failure.hidden = false;
+    return false;
+  }));
 
   fitCount();
   render();
