@@ -8,6 +8,7 @@ players with long names on a 1280x720 and a 1920x1080 screen.
   (nobody taps the board), and the sheets still fit the screen under the taller line.
 - When the host plays the game again, the TV follows to the next game's scoreboard by
   itself: nobody walks across the room to tap "Next game ready".
+- At the end the last roll's dice no longer show by the final scores.
 """
 
 from __future__ import annotations
@@ -114,3 +115,19 @@ def test_the_board_follows_the_next_game_by_itself(browser: Any, server: ServerP
     assert board.locator(".live.finished").count() == 0
     assert board.locator("section.sheet").count() == 5
     shot(board, "board-tv-next-game")
+
+
+def finished_five_player_board(browser: Any, server: ServerProcess, width: int, height: int) -> Any:
+    """The host's TV once the host ended the five-player game after a roll: the end card."""
+    board = five_player_board(browser, server, width, height)
+    table_id = board.url.split("/t/")[1].split("/")[0]
+    assert board.context.request.post(f"{server.base_url}/api/tables/{table_id}/end").ok
+    board.wait_for_selector(".live.finished .outcome", timeout=DEADLINE_MS)
+    return board
+
+
+def test_the_board_end_hides_the_last_roll(browser: Any, server: ServerProcess) -> None:
+    # the game is over: the last roll's dice no longer show by the final scores
+    board = finished_five_player_board(browser, server, 1920, 1080)
+    assert board.locator(".live .dice").count() == 1  # still in the page, for the phones
+    assert not board.locator(".live .dice").is_visible()
