@@ -8,7 +8,9 @@ players with long names on a 1280x720 and a 1920x1080 screen.
   (nobody taps the board), and the sheets still fit the screen under the taller line.
 - When the host plays the game again, the TV follows to the next game's scoreboard by
   itself: nobody walks across the room to tap "Next game ready".
-- At the end the last roll's dice no longer show by the final scores.
+- At the end the last roll's dice no longer show by the final scores, and the board says
+  the host starts the next game from their device (no "Play again" button: a TV is not
+  tapped).
 """
 
 from __future__ import annotations
@@ -131,3 +133,13 @@ def test_the_board_end_hides_the_last_roll(browser: Any, server: ServerProcess) 
     board = finished_five_player_board(browser, server, 1920, 1080)
     assert board.locator(".live .dice").count() == 1  # still in the page, for the phones
     assert not board.locator(".live .dice").is_visible()
+
+
+def test_the_board_end_says_the_host_starts_the_next_game(
+    browser: Any, server: ServerProcess
+) -> None:
+    # a TV is not tapped: no "Play again" button on it, words pointing to the host's device
+    board = finished_five_player_board(browser, server, 1280, 720)
+    assert board.locator("[data-play-again]:visible").count() == 0
+    said = board.inner_text(".next-game")
+    assert "host" in said and "tap" not in said.lower(), said
