@@ -8,9 +8,9 @@ players with long names on a 1280x720 and a 1920x1080 screen.
   (nobody taps the board), and the sheets still fit the screen under the taller line.
 - When the host plays the game again, the TV follows to the next game's scoreboard by
   itself: nobody walks across the room to tap "Next game ready".
-- At the end the last roll's dice no longer show by the final scores, and the board says
-  the host starts the next game from their device (no "Play again" button: a TV is not
-  tapped).
+- At the end the final scores fit the screen without a scrollbar (their table stands for
+  the sheets), the last roll's dice no longer show by them, and the board says the host
+  starts the next game from their device (no "Play again" button: a TV is not tapped).
 """
 
 from __future__ import annotations
@@ -126,6 +126,26 @@ def finished_five_player_board(browser: Any, server: ServerProcess, width: int, 
     assert board.context.request.post(f"{server.base_url}/api/tables/{table_id}/end").ok
     board.wait_for_selector(".live.finished .outcome", timeout=DEADLINE_MS)
     return board
+
+
+@pytest.mark.parametrize(("width", "height"), SCREENS)
+def test_the_board_end_fits_the_screen(
+    browser: Any, server: ServerProcess, width: int, height: int
+) -> None:
+    # the end card and its table of final scores fill the screen without a scrollbar (the
+    # sheets drawn at twice their size under it scrolled the page to ~4000 px)
+    board = finished_five_player_board(browser, server, width, height)
+    board.wait_for_function(
+        "() => document.scrollingElement.scrollHeight <= document.scrollingElement.clientHeight",
+        timeout=DEADLINE_MS,
+    )
+    assert board.evaluate(SCROLLS) == {"sideways": 0, "down": 0}
+    totals = board.locator(".outcome .breakdown td.total")
+    assert totals.count() == 5
+    for row in range(5):
+        box = totals.nth(row).bounding_box()
+        assert box is not None and box["y"] + box["height"] <= height, (row, box)
+    shot(board, f"board-tv-end-{width}x{height}")
 
 
 def test_the_board_end_hides_the_last_roll(browser: Any, server: ServerProcess) -> None:

@@ -20,6 +20,11 @@
   function fit() {
     const grid = live.querySelector(".sheets");
     if (!grid) return;
+    // a finished game's board shows its final scores table instead (companion.css)
+    if (!grid.getClientRects().length) {
+      document.body.dataset.boardFitted = "yes";
+      return;
+    }
     grid.style.zoom = "1";
     grid.style.removeProperty("--board-sheet-w");
     const count = grid.children.length;
