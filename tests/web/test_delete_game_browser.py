@@ -25,6 +25,23 @@ A_TABLET = {SEEN_FROM: "192.168.1.23"}
 QUESTION = "Tap again to delete Qwixx: Ann, Bob from the history for good"
 
 
+def delete_while_offline(
+    screen: Any, owner: Any, server: ServerProcess, table: dict[str, Any]
+) -> Any:
+    """The owner deletes `table` while `screen` (live on it first) is offline; the screen
+    back online. Its connection line."""
+    banner = screen.locator("#conn")
+    expect(banner).to_have_attribute("data-conn", "live", timeout=20000)
+    screen.context.set_offline(True)
+    expect(banner).to_have_attribute("data-conn", "offline", timeout=20000)
+    deleted = owner.request.post(
+        f"{server.base_url}/t/{table['table_id']}/delete", headers={"origin": server.base_url}
+    )
+    assert deleted.ok, deleted.text()
+    screen.context.set_offline(False)
+    return banner
+
+
 def test_the_owner_deletes_a_test_game_from_the_history_after_tapping_again(
     browser: Any, tmp_path: Path
 ) -> None:
@@ -176,15 +193,7 @@ def test_a_screen_offline_at_the_delete_reads_that_the_game_was_deleted(
     owner = browser.new_context()  # the server's own screen (every test browser is local)
     for again in (True, False):
         table, screen = ended_with_anns_screen_open(browser, server, host, again)
-        banner = screen.locator("#conn")
-        expect(banner).to_have_attribute("data-conn", "live", timeout=20000)
-        screen.context.set_offline(True)
-        expect(banner).to_have_attribute("data-conn", "offline", timeout=20000)
-        deleted = owner.request.post(
-            f"{server.base_url}/t/{table['table_id']}/delete", headers={"origin": server.base_url}
-        )
-        assert deleted.ok, deleted.text()
-        screen.context.set_offline(False)
+        banner = delete_while_offline(screen, owner, server, table)
         expect(banner).to_contain_text("This game was deleted from the history", timeout=20000)
         assert "join code" not in banner.inner_text() or not again
         if again:
@@ -231,16 +240,8 @@ def test_a_screen_reconnecting_to_a_deleted_game_hears_it_from_its_socket(
     host = browser.new_context(**TABLET)
     owner = browser.new_context()  # the server's own screen (every test browser is local)
     table, screen = ended_with_anns_screen_open(browser, server, host, again=True)
-    banner = screen.locator("#conn")
-    expect(banner).to_have_attribute("data-conn", "live", timeout=20000)
     screen.route("**/api/tables/*/state", lambda route: route.abort())
-    screen.context.set_offline(True)
-    expect(banner).to_have_attribute("data-conn", "offline", timeout=20000)
-    deleted = owner.request.post(
-        f"{server.base_url}/t/{table['table_id']}/delete", headers={"origin": server.base_url}
-    )
-    assert deleted.ok, deleted.text()
-    screen.context.set_offline(False)
+    banner = delete_while_offline(screen, owner, server, table)
     expect(banner).to_contain_text("This game was deleted from the history", timeout=20000)
     expect(banner).to_contain_text("Next game ready", timeout=20000)
 

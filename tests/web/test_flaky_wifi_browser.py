@@ -82,6 +82,14 @@ def phone_on_a_test_clock(browser: Any) -> Any:
     return context.new_page()
 
 
+def second_tab(first: Any, server: ServerProcess, tid: str) -> Any:
+    """A second tab of the same browser as `first`, on the same sheet, live."""
+    tab = first.context.new_page()
+    tab.goto(f"{server.base_url}/t/{tid}/sheet")
+    tab.wait_for_selector("#conn[data-conn=live]")
+    return tab
+
+
 def join_as_bob(phone: Any, server: ServerProcess | SilentRelay, code: str) -> None:
     """The phone joins with `code` (on the server, or through a relay to it) and takes
     Bob's seat (1), once its sheet is live."""
@@ -155,9 +163,7 @@ def test_two_tabs_keeping_a_tap_at_one_instant_both_keep_theirs(
 ) -> None:
     _, table, tid = rolled_qwixx_table(server)
     first = take_seat(browser, server, table["code"], 1)
-    second = first.context.new_page()
-    second.goto(f"{server.base_url}/t/{tid}/sheet")
-    second.wait_for_selector("#conn[data-conn=live]")
+    second = second_tab(first, server, tid)
     for tab in (first, second):
         tab_offline(tab)
 
@@ -329,9 +335,7 @@ def test_a_tap_kept_offline_in_one_tab_is_kept_by_the_other_and_applied_once(
 ) -> None:
     api, table, tid = rolled_qwixx_table(server)
     first = take_seat(browser, server, table["code"], 1)
-    second = first.context.new_page()  # a second tab of the same browser, on Bob's sheet
-    second.goto(f"{server.base_url}/t/{tid}/sheet")
-    second.wait_for_selector("#conn[data-conn=live]")
+    second = second_tab(first, server, tid)  # a second tab of the same browser, on Bob's sheet
     first.context.set_offline(True)
     for tab in (first, second):
         tab.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
@@ -366,9 +370,7 @@ def test_a_tap_kept_in_an_offline_tab_is_sent_by_the_tab_still_online(
 ) -> None:
     api, table, tid = rolled_qwixx_table(server)
     offline_tab = take_seat(browser, server, table["code"], 1)
-    online_tab = offline_tab.context.new_page()
-    online_tab.goto(f"{server.base_url}/t/{tid}/sheet")
-    online_tab.wait_for_selector("#conn[data-conn=live]")
+    online_tab = second_tab(offline_tab, server, tid)
     network = offline_tab.context.new_cdp_session(offline_tab)  # this tab's network only
     cut = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
     network.send("Network.emulateNetworkConditions", {"offline": True, **cut})
