@@ -5,7 +5,10 @@ move met and what it cost), a kept page's median, the median of --builds builds 
 page with nothing kept (as after each new action: a new state), and the page's replay
 alone (`replay_log`; before 2026-12-07 20:30 `states_met` + `penalties_met`) on the whole
 log. CPU time of the process (all its threads), which the machine's other jobs move less
-than the wall clock; the first request in wall time too.
+than the wall clock; the first request in wall time too. The page opens on the newest
+entries (live.LOG_PAGE_ENTRIES of them, since 2026-12-07 23:30; the whole log before): its
+bytes, and the build and bytes of the page of the oldest 200 (`?to=200`; an older checkout
+ignores `to` and keeps the one page it drew).
 
 Two logs (--shape): `redo` as bench/abuse.py's long game (each move of a recorded game taken
 back by the host and made again); `passes`: a 4-player game where every active player's pass
@@ -138,11 +141,13 @@ def replay_alone(data_dir: Path) -> float:
     return statistics.median(took)
 
 
-def timed_get(client: TestClient, path: str) -> float:
-    """CPU seconds of one GET of `path`."""
+def timed_get(client: TestClient, path: str, sizes: list[int] | None = None) -> float:
+    """CPU seconds of one GET of `path`; its page's bytes go to `sizes`."""
     started = time.process_time()
     answer = client.get(path, headers={"accept": "text/html"})
     assert answer.status_code == 200, answer.text[:300]
+    if sizes is not None:
+        sizes.append(len(answer.content))
     return time.process_time() - started
 
 
@@ -159,19 +164,23 @@ def main() -> int:
         with TestClient(create_app(settings), client=("127.0.0.1", 50000)) as local:
             local.cookies.set(f"tc_{TABLE}", TOKEN)
             path = f"/t/{TABLE}/log"
+            sizes: list[int] = []
             wall = time.perf_counter()
-            first = timed_get(local, path)
+            first = timed_get(local, path, sizes)
             wall = time.perf_counter() - wall
             kept = statistics.median(timed_get(local, path) for _ in range(20))
-            builds = []
+            builds, older = [], []
             for _ in range(args.builds):
                 local.app.state.pages.cache = PageCache()  # type: ignore[attr-defined]
                 builds.append(timed_get(local, path))
+                older.append(timed_get(local, path + "?to=200", sizes))  # the oldest 200
     print(
         f"log page of {args.entries} entries ({args.shape}), CPU: first request"
         f" {1000 * first:.0f} ms ({1000 * wall:.0f} ms wall), kept median"
-        f" {1000 * kept:.1f} ms, built median {1000 * statistics.median(builds):.0f} ms;"
-        f" the replay alone {1000 * replay:.0f} ms"
+        f" {1000 * kept:.1f} ms, built median {1000 * statistics.median(builds):.0f} ms"
+        f" (?to=200: {1000 * statistics.median(older):.0f} ms);"
+        f" the replay alone {1000 * replay:.0f} ms; the page opened {sizes[0]:,} bytes"
+        f" (?to=200: {sizes[-1]:,} bytes)"
     )
     return 0
 

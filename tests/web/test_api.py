@@ -970,7 +970,7 @@ def test_the_log_page_names_a_move_its_replay_refuses_instead_of_failing() -> No
     an integer") and the page failed."""
     from companion.rules.qwixx import GAME, Options
     from companion.table.store import LogEntry
-    from companion.web.routes.live import LogTable, log_context
+    from companion.web.routes.live import LogTable, log_context, log_window
 
     log = [
         LogEntry(1, "a1", "move", "camera", QWIXX_ROLL_7),
@@ -978,7 +978,9 @@ def test_the_log_page_names_a_move_its_replay_refuses_instead_of_failing() -> No
         LogEntry(3, "a3", "move", "1", {"kind": "pass", "player": 1}),
     ]
     about = LogTable("t1", "CODE", GAME, Options(players=2), ("Ann", "Bob"))  # type: ignore[arg-type]
-    context = log_context(about, log, set())
+    window = log_window(len(log), None)
+    assert window is not None
+    context = log_context(about, log, window, set())
     rows: list[dict[str, Any]] = context["rows"]  # type: ignore[assignment]
     assert context["damaged_seq"] == 2 and context["unopenable"] is None
     assert [row["damaged"] for row in rows] == [

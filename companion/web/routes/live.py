@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
@@ -424,6 +424,48 @@ class LogTable:
     damage: str | None = None  # why the table cannot be opened: the page shows it read-only
 
 
+# a log page shows at most this many entries, the newest unless older ones are asked for: a
+# 10,000-entry game's whole log was one 2.5 MB page, a long wait on a phone on a café's Wi-Fi
+LOG_PAGE_ENTRIES = 200
+# `to`: the number of the last entry a log page shows (none: the newest)
+LastEntry = Annotated[int | None, Query(ge=1, le=1_000_000_000)]
+
+
+@dataclass(frozen=True, slots=True)
+class LogWindow:
+    """The entries a log page shows, numbers `first` to `last` (from 1; seq is the
+    entry's place in the log) of `total`."""
+
+    first: int
+    last: int
+    total: int
+
+    def links(self, path: str) -> list[dict[str, str]]:
+        """The page's links to the other entries: the oldest, the older and the newer
+        LOG_PAGE_ENTRIES, the newest (each only where it shows entries this page does not)."""
+        links = []
+        if self.first > 1 + LOG_PAGE_ENTRIES:
+            links.append(("log-oldest", "Oldest", f"{path}?to={LOG_PAGE_ENTRIES}"))
+        if self.first > 1:
+            links.append(("log-older", "Older entries", f"{path}?to={self.first - 1}"))
+        newer = self.last + LOG_PAGE_ENTRIES
+        if self.last < self.total:
+            href = f"{path}?to={newer}" if newer < self.total else path
+            links.append(("log-newer", "Newer entries", href))
+        if newer < self.total:
+            links.append(("log-newest", "Newest", path))
+        return [{"id": id_, "text": text, "href": href} for id_, text, href in links]
+
+
+def log_window(total: int, to: int | None) -> LogWindow | None:
+    """The entries of a log of `total` a page shows: LOG_PAGE_ENTRIES up to entry `to`
+    (None: the newest); None when `to` is past the log's end."""
+    if to is not None and to > total:
+        return None
+    last = total if to is None else to
+    return LogWindow(max(1, last - LOG_PAGE_ENTRIES + 1), last, total)
+
+
 @router.get("/t/{table_id}/log", response_class=HTMLResponse, dependencies=[ReadRate])
 async def game_log(
     request: Request,
@@ -431,17 +473,23 @@ async def game_log(
     tables: TablesDep,
     templates: TemplatesDep,
     pages: PagesDep,
+    to: LastEntry = None,
 ) -> Response:
-    """Every action of the game in order, each camera roll with its photo: read, drawn
-    and kept per state on the page thread (long_pages.py; 10,000 actions are 2.5 MB). A
-    table whose stored log no longer replays (it cannot be opened: every other page answers
-    409 damaged) shows its log as stored to its devices, naming the damaged entry."""
+    """The game's actions in order, each camera roll with its photo, LOG_PAGE_ENTRIES at
+    once up to entry `to` (the newest at first; a `to` past the end goes to the newest):
+    read, drawn and kept per state on the page thread (long_pages.py). A table whose
+    stored log no longer replays (it cannot be opened: every other page answers 409
+    damaged) shows its log as stored to its devices, naming the damaged entry."""
+    newest = RedirectResponse(f"/t/{table_id}/log", status_code=303)
     try:
         access = await page_access(request, table_id, tables)
     except TableLoadError as damage:
         about = await damaged_log_table(request, tables, table_id, damage)
-        return HTMLResponse(await pages.run(lambda: log_page(request, templates, tables, about)))
+        body = await pages.run(lambda: log_page(request, templates, tables, about, to))
+        return newest if body is None else HTMLResponse(body)
     table, snapshot = access.table, access.table.snapshot
+    if log_window(snapshot.state_id, to) is None:
+        return newest
     about = LogTable(
         table.table_id,
         table.code,
@@ -454,9 +502,11 @@ async def game_log(
     photos = await asyncio.to_thread(tables.store.photo_ids, table.table_id)
 
     def build() -> bytes:
-        return log_page(request, templates, tables, about, photos, snapshot.state_id)
+        body = log_page(request, templates, tables, about, to, photos, snapshot.state_id)
+        assert body is not None, "the window was checked against the state id"
+        return body
 
-    key = ("log", table.table_id, snapshot.state_id, snapshot.ended_by_host, len(photos))
+    key = ("log", table.table_id, snapshot.state_id, snapshot.ended_by_host, len(photos), to)
     return HTMLResponse(await pages.kept(key, build))
 
 
@@ -491,18 +541,27 @@ def log_page(
     templates: Jinja2Templates,
     tables: Tables,
     about: LogTable,
+    to: int | None = None,
     photos: set[str] | None = None,
     state_id: int | None = None,
-) -> bytes:
+) -> bytes | None:
     """The log page's HTML, drawn where this is called (the page thread): the stored log
-    up to `state_id` (seq is the state id; None: all of it)."""
+    up to `state_id` (seq is the state id; None: all of it), its entries up to `to`
+    (`log_window`); None when `to` is past its end."""
     log = tables.store.log(about.table_id)[:state_id]
-    return render_page(templates, request, "log.html", log_context(about, log, photos or set()))
+    window = log_window(len(log), to)
+    if window is None:
+        return None
+    context = log_context(about, log, window, photos or set())
+    return render_page(templates, request, "log.html", context)
 
 
-def log_context(about: LogTable, log: list[LogEntry], photos: set[str]) -> dict[str, object]:
-    """The log page's rows: each entry in words, its dice, its photo, whether it stands;
-    the entry the replay stopped at (`LogReplay.damaged`) says why."""
+def log_context(
+    about: LogTable, log: list[LogEntry], window: LogWindow, photos: set[str]
+) -> dict[str, object]:
+    """The log page's rows, those of `window`: each entry in words, its dice, its photo,
+    whether it stands; the entry the replay stopped at (`LogReplay.damaged`) says why. The
+    whole log is walked once (what an undo took back, a penalty, may be on another page)."""
     standing = {e.action_id for e in effective_entries(log)}
     taken = taken_back(log)  # what each undo took back, by the session's rule
     made_by_throw = throws_by(log)
@@ -512,7 +571,7 @@ def log_context(about: LogTable, log: list[LogEntry], photos: set[str]) -> dict[
     costs, players, game = replay.costs, about.players, about.game
     damaged_seq, why = replay.damaged or (None, "")
     rows = []
-    for entry in log:
+    for entry in log[window.first - 1 : window.last]:
         roll = roll_of(entry)
         move, met = replay.moves.get(entry.seq), replay.met.get(entry.seq)
         words = log_words(game, players, entry, move, made_by_throw.get(entry.seq), met)
@@ -538,13 +597,26 @@ def log_context(about: LogTable, log: list[LogEntry], photos: set[str]) -> dict[
         "game": game,
         "code": about.code,
         "rows": rows,
+        "window": window,
+        "paged": window.total > LOG_PAGE_ENTRIES,
+        "window_links": window.links(f"/t/{about.table_id}/log"),
         "damaged_seq": damaged_seq,
+        "damaged_href": damaged_href(about.table_id, damaged_seq, window),
         "unopenable": about.damage,  # why the table cannot be opened
         # the host's end is no action of the log (the record keeps the moves only), but it
-        # is why nothing follows: the page says so where the game stopped
-        "ended_by_host": about.ended_by_host,
+        # is why nothing follows: the page says so where the game stopped, on its last page
+        "ended_by_host": about.ended_by_host and window.last == window.total,
         "ended_on_server": about.ended_on_server,
     }
+
+
+def damaged_href(table_id: str, damaged_seq: int | None, window: LogWindow) -> str | None:
+    """A link to the log page whose first row is the damaged entry, where this page does
+    not show it (None: it does, or there is none)."""
+    if damaged_seq is None or window.first <= damaged_seq <= window.last:
+        return None
+    to = damaged_seq + LOG_PAGE_ENTRIES - 1
+    return f"/t/{table_id}/log" + (f"?to={to}" if to < window.total else "")
 
 
 # -- dice statistics ---------------------------------------------------------------------
