@@ -1214,10 +1214,9 @@ class Tables:
                         self._opened(client, table_id)
         return table
 
-    def damage(self, table_id: str) -> str | None:
+    def damage(self, table_id: str) -> TableLoadError | None:
         """Why the stored table could not be opened, once an open was tried (else None)."""
-        error = self._damaged.get(table_id)
-        return str(error) if error is not None else None
+        return self._damaged.get(table_id)
 
     async def remove_damaged(self, table_id: str) -> None:
         """Delete a stored table that cannot be opened (its log, devices and photos with

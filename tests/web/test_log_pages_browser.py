@@ -1,11 +1,13 @@
 """The game log on a phone, in Debian's Chromium against the real `companion serve`
 process: a long game's log opens on its newest entries, its "Older entries" button shows
-the ones before and "Newer entries" comes back (the whole 2.5 MB log was one page).
-Screenshots go to test-artifacts/."""
+the ones before and "Newer entries" comes back (the whole 2.5 MB log was one page); a
+game whose log no longer replays is listed on the start page with why it cannot be
+opened and a link to its log, read-only. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
 import re
+import sqlite3
 from typing import Any
 
 import pytest
@@ -58,3 +60,32 @@ def test_an_older_entries_button_pages_a_long_log_on_a_phone(
     expect(page).to_have_url(re.compile(r"/t/longlog/log$"), timeout=DEADLINE_MS)
     expect(rows.last).to_have_attribute("data-seq", "408")
     expect(rows.last).to_contain_text("Bob Pass (no cross), −5 penalty")
+
+
+def test_the_start_page_links_a_damaged_games_log_on_a_phone(
+    browser: Any, server: ServerProcess
+) -> None:
+    store_long_game(server, "damagedlong")
+    db = sqlite3.connect(server.data_dir / "companion.sqlite3")
+    db.execute('UPDATE actions SET move_json = \'{"kind": "pa\' WHERE seq = 2')
+    db.commit()
+    db.close()
+    page = ann_phone(browser, server, "damagedlong")
+    page.goto(f"{server.base_url}/t/damagedlong")  # the open finds the damage
+    expect(page.locator("p.error[role=alert]")).to_contain_text(
+        "log entry 2 no longer replays", timeout=DEADLINE_MS
+    )
+    page.goto(f"{server.base_url}/")
+    listed = page.locator('.playing-game[data-table-id="damagedlong"]')
+    expect(listed).to_contain_text(
+        "It cannot be opened to play on, as entry 2 of its log no longer replays; its log "
+        "can still be read, as stored.",
+        timeout=DEADLINE_MS,
+    )
+    shot(page, "start-page-damaged-log-link")
+    listed.locator("[data-damaged-log]").tap()
+    expect(page.locator("#log-damaged")).to_contain_text(
+        "its log is shown as stored, read-only. The entries from #2 on read as stored.",
+        timeout=DEADLINE_MS,
+    )
+    expect(page.locator("#log-damaged-entry")).to_have_text("Show entry 2")

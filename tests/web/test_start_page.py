@@ -22,6 +22,7 @@ from companion.web.deps import cookie_name
 from companion.web.routes.pages import START_PAGE_GAMES
 from companion.web.settings import Settings
 from tests.web.helpers import (
+    QWIXX_ROLL_7,
     create_table,
     every_page_of,
     refuse_reading_every_table,
@@ -238,8 +239,47 @@ def test_a_button_on_a_game_that_no_longer_opens_says_why_not_no_such_table(
         assert page.status_code == 409 and page.headers["content-type"].startswith("text/html")
         assert f"The stored table {table_id} is damaged: bad options" in page.text
         assert "typed wrong" not in page.text
-        assert f'action="/t/{table_id}/remove"' in local.get("/").text
+        listing = local.get("/").text
+        assert f'action="/t/{table_id}/remove"' in listing
+        assert "data-damaged-log" not in listing  # its header is damaged: no log to read
         assert not tables.store.table(table_id).finished_at  # nothing was ended
+
+
+def test_a_game_whose_log_no_longer_replays_links_to_its_log_read_only(tmp_path: Path) -> None:
+    """A game in progress whose stored log holds a move that no longer decodes: once an
+    open found it, the start page lists it as a game that cannot be opened, with why and
+    a link to its log, which opens read-only (the start page offered only "Remove it", and
+    the log was found only through the table's 409 page)."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app, client=("127.0.0.1", 50000)) as local:
+        host = TestClient(app)
+        table_id = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
+        tables = app.state.tables
+        rolled = host.post(
+            f"/api/tables/{table_id}/actions",
+            json={"action_id": "roll-00001", "move": QWIXX_ROLL_7},
+        )
+        assert rolled.status_code == 200, rolled.text
+        assert table_id in tables.evict_idle(time.monotonic() + 10 * tables.idle_s)
+        with sqlite3.connect(tables.store.path) as db:
+            db.execute("UPDATE actions SET move_json = '[7]' WHERE table_id = ?", (table_id,))
+        assert "data-damaged-log" not in local.get("/").text  # not known before an open
+        assert local.get(f"/t/{table_id}", headers=A_BROWSER).status_code == 409
+
+        listing = local.get("/").text
+        entry = re.search(
+            rf'<li class="playing-game broken" data-table-id="{table_id}">.*?</li>', listing, re.S
+        )
+        assert entry is not None, listing
+        words = " ".join(re.sub(r"<[^>]+>", " ", entry.group(0)).split())
+        assert "log entry 1 no longer replays" in words, words
+        assert (
+            "It cannot be opened to play on, as entry 1 of its log no longer replays; its "
+            "log can still be read, as stored. Read its log (read-only)"
+        ) in words
+        assert f'href="/t/{table_id}/log" data-damaged-log' in entry.group(0)
+        log = local.get(f"/t/{table_id}/log", headers=A_BROWSER)
+        assert log.status_code == 200 and "its log is shown as stored, read-only" in log.text
 
 
 def test_a_game_ended_on_the_servers_machine_says_so_not_that_the_host_ended_it(

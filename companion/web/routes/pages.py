@@ -26,7 +26,7 @@ from companion.table.data_folder import FolderWatch
 from companion.table.learning import Learning
 from companion.table.records import check_players
 from companion.table.store import TableRow
-from companion.table.tables import Table, Tables
+from companion.table.tables import Table, TableLoadError, Tables
 from companion.table.text import invalid_text_at, printable
 from companion.web.deps import (
     COOKIE_PREFIX,
@@ -261,13 +261,15 @@ def listing_problem(row: TableRow) -> str | None:
 
 
 def playing_entry(
-    row: TableRow, local: bool, damage: str | None, joined: set[str] | None = None
+    row: TableRow, local: bool, damage: TableLoadError | None, joined: set[str] | None = None
 ) -> dict[str, object]:
     """A game in progress on the start page; one that cannot be shown or opened says so
-    (with a button to remove it) instead of failing the whole page. Its link opens the
-    table; on the server's own screen, for a table this browser has not joined (`joined`:
-    the ids it has), the join form with the code filled in: that screen shows the code
-    anyway, and the table's page would only send it to an empty join form."""
+    (with a button to remove it) instead of failing the whole page, and one whose log no
+    longer replays (`damage`'s log entry; its header is sound) links to that log, which
+    opens read-only. Its link opens the table; on the server's own screen, for a table this
+    browser has not joined (`joined`: the ids it has), the join form with the code filled
+    in: that screen shows the code anyway, and the table's page would only send it to an
+    empty join form."""
     entry: dict[str, object] = {
         "table_id": row.table_id,
         "created_at": row.created_at,
@@ -276,7 +278,10 @@ def playing_entry(
     }
     if local and joined is not None and row.table_id not in joined:
         entry["href"] = f"/join?{urlencode({'code': row.code})}"
-    problem = listing_problem(row) or damage
+    problem = listing_problem(row)
+    if problem is None and damage is not None and damage.log_entry is not None:
+        entry |= {"log_href": f"/t/{row.table_id}/log", "log_entry": damage.log_entry}
+    problem = problem or (str(damage) if damage is not None else None)
     if problem is not None:
         return entry | {"title": "A stored game that cannot be opened", "broken": problem}
     title, players = find_game(row.game).title, ", ".join(row.players)
