@@ -133,17 +133,20 @@ class Verdict:
         """Why, in the host's words. Where the shipped models read every left-out die
         right, "no better" read as if the learning had failed: it says there was nothing
         to improve."""
+        forgot = self.anchor_adapted_errors > self.anchor_shipped_errors and self.anchor_dice
         if self.reason == "no_gain" and self.dice and not self.shipped_errors:
+            # where nothing was missed, a learner worse on the no-forgetting sample alone
+            # (the skovy finder, 3 errors against 2) said only "nothing to improve"
             return (
                 f"they already read all {self.dice} of this table's dice "
                 "right on photos kept out of its learning: nothing to improve yet"
+                + (", and " + REASONS["forgets"] if forgot else "")
             )
         reason = REASONS[self.reason]
         # the rule refuses at its first failed test; the sentence says what the figures
         # show: "no better" where the learner made more errors read as if it had tied
         if self.reason == "no_gain" and self.adapted_errors > self.shipped_errors:
             reason = reason.replace("dice no better", "dice worse")
-        forgot = self.anchor_adapted_errors > self.anchor_shipped_errors and self.anchor_dice
         if forgot and self.reason in ("no_gain", "not_significant", "face_worse"):
             reason += ", and " + REASONS["forgets"].removeprefix("what it learnt ")
         return reason

@@ -13,6 +13,7 @@ time."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -373,3 +374,24 @@ def test_a_learner_refused_for_reading_worse_says_worse_not_no_better() -> None:
     assert Verdict(reason="forgets", anchor_dice=30, anchor_adapted_errors=3).reason_words == (
         "what it learnt reads other tables' dice worse"
     )
+
+
+def test_a_finder_that_finds_other_tables_dice_worse_says_so_where_nothing_was_missed() -> None:
+    """A setup whose dice the shipped finder already found all of (skovy-catan-webcam in
+    the app: 0 / 0 errors on the folds, 3 / 2 on the calibration photos) read "nothing to
+    improve yet": its learnt finder was worse, on the no-forgetting sample only, and the
+    verdict did not say so. It says so in the value head's words, for both halves."""
+    verdict = Verdict(
+        reason="no_gain", folds=25, dice=50, anchor_dice=50,
+        anchor_shipped_errors=2, anchor_adapted_errors=3,
+    )  # fmt: skip
+    assert verdict.finder_words().startswith(
+        "finding the dice: reads with the models it came with: they already found all 50 "
+        "of this table's dice right on photos kept out of its learning: nothing to improve "
+        "yet, and what it learnt finds other tables' dice worse ("
+    ), verdict.finder_words()
+    assert verdict.reason_words.endswith(
+        "nothing to improve yet, and what it learnt reads other tables' dice worse"
+    )
+    level = replace(verdict, anchor_adapted_errors=2)  # no worse elsewhere: as before
+    assert level.reason_words.endswith("nothing to improve yet")
