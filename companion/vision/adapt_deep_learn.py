@@ -12,7 +12,8 @@ setup learns with its heads only, as before.
 - `job(stored, held)`: when MIN_PHOTOS confirmed photos are stored and REFIT_EVERY more
   than at the last check (or never checked for this classifier), a `DeepJob`: the stored
   crops (the store's 64 px framing), their confirmed values and photo keys, the dice held
-  back as suspected wrong taps left out; with the finder's stored photos, the false dice
+  back as suspected wrong taps left out, the dice the host added taught but not judged
+  (as by the value head's check: both verdicts count the same dice); with the finder's stored photos, the false dice
   the host removed from them are added as "unreadable" (`RemovedDice`, in `run`);
 - `DeepJob.run()` (seconds to two minutes, no lock held): the child process writes
   `verdict.json`, and when adopted the fine-tuned `pip_classifier.onnx` and its manifest
@@ -211,6 +212,9 @@ class DeepJob:
     started: threading.Event = field(default_factory=threading.Event, repr=False)
     stopped: threading.Event = field(default_factory=threading.Event, repr=False)
     began: float = field(default_factory=time.monotonic, repr=False)  # when it was made
+    # per crop, whether its die is judged: a die the host added (the finder missed it; no
+    # camera reading) is taught, not judged, as by the value head's check (None: all are)
+    judged: tuple[bool, ...] | None = None
 
     def progress_words(self) -> str:
         """The host's line while the job runs: a minute or more, so the page says what is
@@ -231,7 +235,12 @@ class DeepJob:
         self.work = work = Path(tempfile.mkdtemp(prefix=WORK_PREFIX, dir=adapted))
         try:
             crops, values, photos, ids = self.taught()
-            np.savez(work / "job.npz", crops=crops, values=values, photos=photos, ids=ids)
+            judged = np.ones(len(values), bool)
+            if self.judged is not None:  # the removed false dice after them: not judged
+                judged[: len(self.judged)] = self.judged
+            np.savez(
+                work / "job.npz", crops=crops, values=values, photos=photos, ids=ids, judged=judged
+            )
             command = [
                 sys.executable, "-m", "models.recipe.adapt_deep", "--crops", str(work / "job.npz"),
                 "--models", str(self.models_dir), "--out", str(work / "out"),
@@ -418,7 +427,7 @@ class DeepLearner:
         counts as attempted when made, so a child that fails is not started again until
         REFIT_EVERY more photos have come."""
         left_out = set(held)
-        crops, values, keys, ids = [], [], [], []
+        crops, values, keys, ids, judged = [], [], [], [], []
         for k, s in enumerate(stored):
             if k in left_out:
                 continue
@@ -427,6 +436,7 @@ class DeepLearner:
                 crops.append(crop)
                 values.append(s.example.value)
                 ids.append(s.example_id)
+                judged.append(s.source != "added")
                 # the value head's photo key (adapt_store.photo_key): its folds are these
                 keys.append(
                     str(s.example.photo) if s.example.photo is not None else f"die {s.example_id}"
@@ -446,6 +456,7 @@ class DeepLearner:
             tuple(ids),
             self.removed,
             self.shipped,
+            judged=tuple(judged),
         )
         self.running = job
         return job

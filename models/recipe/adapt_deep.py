@@ -431,12 +431,16 @@ def check_deep(
     photos: Sequence[object],
     settings: DeepSettings,
     out_dir: Path | None = None,
+    judged_dice: np.ndarray | None = None,
 ) -> DeepCheck:
     """The fold check for a fine-tuned classifier (module docstring): per fold, a net
     fine-tuned without that fold's photos reads their crops against the shipped one; the
     sign test over the folds; the shipped no-forgetting sample (models/adapt_anchor.*) read
     by the net fine-tuned on all, no worse than the shipped net. ``out_dir`` keeps that
-    net's ONNX file and manifest (with the verdict) there."""
+    net's ONNX file and manifest (with the verdict) there. ``judged_dice``: per crop, whether
+    its die is judged (None: every die); a die the host added is taught, not judged, as
+    the value head's check does (companion.vision.adapt_gate), so the two verdicts count
+    the same dice."""
     started = time.perf_counter()
     values = np.asarray(values, np.int64)
     shipped = PipClassifier.load(source)
@@ -445,6 +449,8 @@ def check_deep(
     # the fine-tuned net wins by their choice, and a box read as "unreadable" is no die
     # whose value the ceiling vouches for
     real = values != UNREADABLE
+    if judged_dice is not None:
+        real &= np.asarray(judged_dice, bool)
     faces = set(values[real].tolist())
     count = len(set(photos))
     if count < GATE_MIN_PHOTOS or len(faces) < 2:
@@ -515,7 +521,8 @@ def check_deep(
     worse = tuple(
         face
         for face in sorted(faces)
-        if adapted_errors[values == face].sum() > shipped_errors[values == face].sum()
+        if adapted_errors[real & (values == face)].sum()
+        > shipped_errors[real & (values == face)].sum()
     )
     verdict = dataclasses.replace(decide(*per_fold, checked, worse), dice=int(real.sum()))
     if out_dir is not None:
@@ -533,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m models.recipe.adapt_deep --crops NPZ --models DIR --out DIR``: NPZ holds
     ``crops`` (N x 64 x 64 x 3 BGR, the store's), ``values`` (1-6, or 7 for a box on no
     die), ``photos`` (N photo keys) and optionally ``ids`` (N stored die ids, negative for
-    none); --out gets verdict.json (with each stored die's left-out sureness, by id), and
+    none) and ``judged`` (N booleans: False for a die the host added, taught only); --out gets verdict.json (with each stored die's left-out sureness, by id), and
     the fine-tuned pip_classifier.onnx and .json when adopted. Progress goes to stderr."""
     import argparse
     import json
@@ -555,13 +562,14 @@ def main(argv: list[str] | None = None) -> int:
     with np.load(args.crops, allow_pickle=False) as data:
         crops, values, photos = data["crops"], data["values"], [str(p) for p in data["photos"]]
         ids = data["ids"] if "ids" in data.files else np.full(len(values), -1)
-    if not (len(crops) == len(values) == len(photos) == len(ids)):
+        judged = data["judged"] if "judged" in data.files else np.ones(len(values), bool)
+    if not (len(crops) == len(values) == len(photos) == len(ids) == len(judged)):
         raise SystemExit(f"{args.crops}: crops, values and photos differ in length")
     settings = DeepSettings(steps=args.steps)
     source_sha256 = sha256_of(args.models / CLASSIFIER_FILE)  # before: the file may change
     args.out.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=args.out))
-    checked = check_deep(args.models, crops, values, photos, settings, scratch)
+    checked = check_deep(args.models, crops, values, photos, settings, scratch, judged)
     if checked.verdict.adopted:
         for name in (CLASSIFIER_FILE, Path(CLASSIFIER_FILE).with_suffix(".json").name):
             (scratch / name).replace(args.out / name)

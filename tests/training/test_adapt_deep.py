@@ -9,6 +9,7 @@ the file it came from and its verdict; taught random values, it is refused. Need
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -191,3 +192,34 @@ def test_the_folds_float_reading_of_the_shipped_file_reads_as_the_runtime(
         )
         <= 2
     )
+
+
+def test_the_dice_the_host_added_are_taught_not_judged(
+    tmp_path: Path, cells: tuple[np.ndarray, np.ndarray]
+) -> None:
+    """The fine-tune's figures counted the dice the host added (the finder missed them,
+    the camera never read them) among the dice judged, the value head's check did not: on
+    one setup's page the two verdicts spoke of different dice. They count the same now:
+    an added die is taught, not judged, in the check and in the app's child alike."""
+    from models.recipe.adapt_deep import main
+
+    crops, values = cells
+    added = np.zeros(48, bool)
+    added[::6] = True  # one die of every six photos' worth: 8 added
+    checked = check_deep(
+        MODELS, crops[:48], values[:48], photos_of(48), DeepSettings(steps=1), judged_dice=~added
+    )
+    assert checked.verdict.dice == 40, checked.verdict
+    # the app's child: the job file says which dice the host added (too few photos here,
+    # so only the count is written, quickly)
+    job = tmp_path / "job.npz"
+    np.savez(
+        job, crops=crops[:16], values=values[:16], photos=np.array(photos_of(16)),
+        ids=np.arange(16), judged=~added[:16],
+    )  # fmt: skip
+    out = tmp_path / "out"
+    assert (
+        main(["--crops", str(job), "--models", str(MODELS), "--out", str(out), "--nice", "0"]) == 0
+    )
+    written = json.loads((out / "verdict.json").read_text(encoding="utf-8"))
+    assert written["verdict"]["dice"] == 16 - int(added[:16].sum()) == 13

@@ -372,3 +372,30 @@ def test_the_camera_line_says_the_fine_tune_runs_while_it_runs(
     assert not any("fine-tuned classifier" in d or d.startswith("finder: ") for d in details)
     deep.running = None  # the child ended
     assert learning.status("kitchen") == before
+
+
+def test_a_fine_tune_judges_the_dice_the_value_head_judges_not_the_ones_the_host_added(
+    tmp_path: Path, fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """The fine-tune's figures counted the dice the host added (no camera reading: the
+    value head's check teaches them, judges none) as dice judged: the job says which the
+    host added, and its child judges the others (tests/training/test_adapt_deep.py)."""
+    image, boxes, values = fine_tune_mosaic
+    learner = SetupLearner(SetupStore(tmp_path), "kitchen", PipClassifier.load(), deep=True)
+    for roll in range(8):
+        cells = list(range(2 * PER_ROLL * roll, 2 * PER_ROLL * (roll + 1), 2))
+        dice = [
+            ConfirmedDie(boxes[k], int(values[k]), "added" if k == cells[0] else "read")
+            for k in cells
+        ]
+        learner.record(image, dice, photo=f"roll {roll}", throw=roll)
+    adaptation = learner.refresh()
+    assert adaptation.head.gate.dice == 8 * (PER_ROLL - 1)  # the value head's
+    deep = learner.deep_learner
+    assert deep is not None
+    job = deep.job(learner.stored, adaptation.held)
+    assert job is not None and job.judged is not None
+    assert len(job.judged) == len(job.ids) and sum(job.judged) == adaptation.head.gate.dice
+    added = {s.example_id for s in learner.stored if s.source == "added"}
+    assert {i for i, j in zip(job.ids, job.judged, strict=True) if not j} == added
+    deep.running = None
