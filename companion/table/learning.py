@@ -216,13 +216,14 @@ class Learning:
         self.listeners.append(self._count)
 
     def close(self) -> None:
-        """At shutdown: stop the fine-tunes' child processes (their folders go), close the
-        store."""
+        """At shutdown: stop the fine-tunes' child processes (their folders go; each is
+        recorded, so the next start does not begin it again over the same dice), close
+        the store."""
         with self._load_lock:
             learners = list(self._learners.values())
         for learner in learners:
             if learner.deep_learner is not None:
-                learner.deep_learner.stop()
+                learner.deep_learner.stop_for_shutdown()
         self.store.close()
 
     # -- the camera -----------------------------------------------------------------------

@@ -30,11 +30,15 @@ setup learns with its heads only, as before.
   judged it.
 
 A restart reads the saved verdict and net back; forgetting the setup removes the folder
-with the rest of its adapted files."""
+with the rest of its adapted files. A fine-tune the server's shutdown stopped is recorded
+(`StoppedFineTune`, beside them): the next start begins it again only once the confirmed
+dice changed, not over the same ones (minutes of work that the next shutdown, a café's
+closing time, may stop again), and the setup's page says so meanwhile."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import json
 import logging
@@ -74,6 +78,7 @@ MIN_PHOTOS = GATE_MIN_PHOTOS  # the fold check's sign test cannot adopt on fewer
 REFIT_EVERY = FINDER_REFIT_EVERY  # new photos before it is judged again, as the finder's head
 TIMEOUT_S = 900.0  # a check that takes longer is given up (logged); the shipped net reads
 WORK_PREFIX = ".deep-"  # the child's folders beside the setup's adapted files
+STOPPED_FILE = "fine-tune-stopped.json"  # beside them: a fine-tune the shutdown stopped
 UNREADABLE = CLASSES  # a value of 7 teaches the class "unreadable": a box on no die
 REPO = Path(__file__).resolve().parents[2]
 RECIPE = REPO / "models" / "recipe" / "adapt_deep.py"
@@ -216,6 +221,11 @@ class DeepJob:
     # camera reading) is taught, not judged, as by the value head's check (None: all are)
     judged: tuple[bool, ...] | None = None
 
+    def fingerprint(self) -> str:
+        """What the job fine-tunes on, in short: its dice (ids, values, judged or not);
+        the same photos confirmed give the same fingerprint."""
+        return taught_fingerprint(self.ids, self.values, self.judged)
+
     def progress_words(self) -> str:
         """The host's line while the job runs: a minute or more, so the page says what is
         being done and since when, not the line of before."""
@@ -332,6 +342,72 @@ class DeepJob:
                 self.work.parent.rmdir()
 
 
+def taught_fingerprint(
+    ids: Sequence[int], values: Sequence[int] | np.ndarray, judged: Sequence[bool] | None
+) -> str:
+    """A job's dice in short (`DeepJob.fingerprint`)."""
+    raw = json.dumps([list(map(int, ids)), [int(v) for v in values], list(judged or ())])
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoppedFineTune:
+    """A fine-tune the server's shutdown stopped (`DeepLearner.stop_for_shutdown`): what it
+    fine-tuned on (`DeepJob.fingerprint`), its photos, the shipped file it started from
+    and when it was stopped. The next start does not begin it again over the same dice:
+    minutes of work the next shutdown may stop again, for nothing new; a changed set of
+    confirmed dice (the next confirmed roll) starts it."""
+
+    fingerprint: str
+    photos: int
+    from_sha256: str
+    stopped_at: float
+
+    def words(self) -> str:
+        when = time.strftime("%H:%M on %d %b", time.localtime(self.stopped_at))
+        return (
+            f"the fine-tune on {self.photos} confirmed photos was stopped when the server "
+            f"shut down ({when}); it is not started again over the same photos, only once "
+            "a new roll is confirmed: the camera reads as before until then"
+        )
+
+    def save(self, folder: Path) -> None:
+        raw = json.dumps(
+            {
+                "fingerprint": self.fingerprint,
+                "photos": self.photos,
+                "from_sha256": self.from_sha256,
+                "stopped_at": self.stopped_at,
+            }
+        )
+        adapted = folder / ADAPTED_DIR
+        adapted.mkdir(parents=True, exist_ok=True)
+        atomic_write(adapted / STOPPED_FILE, raw.encode())
+
+    @classmethod
+    def read(cls, folder: Path) -> StoppedFineTune | None:
+        """The record in the setup's folder (None: none; a damaged one is logged)."""
+        path = folder / ADAPTED_DIR / STOPPED_FILE
+        if not path.is_file():
+            return None
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            return cls(
+                str(raw["fingerprint"]),
+                int(raw["photos"]),
+                str(raw["from_sha256"]),
+                float(raw["stopped_at"]),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            logger.warning("%s: not read; the fine-tune runs when due", path, exc_info=True)
+            return None
+
+    @staticmethod
+    def remove(folder: Path) -> None:
+        with contextlib.suppress(OSError):
+            (folder / ADAPTED_DIR / STOPPED_FILE).unlink()
+
+
 def read_state(folder: Path, shipped: PipClassifier | None = None) -> DeepState | None:
     """The saved check of the setup in `folder` (None: never checked). A damaged verdict
     file raises ModelError naming it; the net is loaded with the runtime's checks, to read
@@ -395,6 +471,7 @@ class DeepLearner:
         self.state: DeepState | None = None
         self.attempted: int | None = None  # photos of the last job made, failed or not
         self.running: DeepJob | None = None
+        self.stopped: StoppedFineTune | None = None  # one the last shutdown stopped
         self.restore()
 
     @property
@@ -413,6 +490,10 @@ class DeepLearner:
             state = None
         self.state = state if state is not None and state.from_sha256 == self.sha256 else None
         self.attempted = self.state.photos if self.state is not None else None
+        stopped = StoppedFineTune.read(self.folder)
+        self.stopped = (
+            stopped if stopped is not None and stopped.from_sha256 == self.sha256 else None
+        )
 
     def classifier(self) -> DeepClassifier | None:
         """The adopted net (None: not adopted, never checked, or made for another net)."""
@@ -446,6 +527,10 @@ class DeepLearner:
             self.attempted is not None and count < self.attempted + REFIT_EVERY
         ):
             return None
+        if self.stopped is not None:
+            if self.stopped.fingerprint == taught_fingerprint(ids, values, judged):
+                return None  # the shutdown stopped it over these very dice: not again
+            self.forget_stopped()
         self.attempted = count
         job = DeepJob(
             self.folder,
@@ -471,7 +556,30 @@ class DeepLearner:
         self.stop()
         shutil.rmtree(self.folder / ADAPTED_DIR / DEEP_DIR, ignore_errors=True)
         self.state, self.attempted = None, None
+        self.forget_stopped()
+
+    def forget_stopped(self) -> None:
+        self.stopped = None
+        StoppedFineTune.remove(self.folder)
 
     def stop(self) -> None:
         if self.running is not None:
             self.running.stop()
+
+    def stop_for_shutdown(self) -> None:
+        """The server stops: a fine-tune running now is stopped, and recorded so that the
+        next start does not begin it again over the same dice (`StoppedFineTune`)."""
+        running = self.running
+        if running is None:
+            return
+        stopped = StoppedFineTune(
+            running.fingerprint(), len(set(running.photos)), self.sha256, time.time()
+        )
+        try:
+            stopped.save(self.folder)
+            self.stopped = stopped
+        except OSError:
+            logger.warning(
+                "setup %s: the stopped fine-tune not recorded", self.setup, exc_info=True
+            )
+        running.stop()

@@ -680,14 +680,17 @@ class SetupLearner:
         with self._lock:
             verdict = self.deep_learner.verdict
             running = self.deep_learner.running
+            stopped = self.deep_learner.stopped
         if running is not None:
             return verdict is not None and verdict.adopted, running.progress_words()
+        adopted = verdict is not None and verdict.adopted
         if verdict is None:
-            return (
-                False,
-                f"the classifier is fine-tuned from {DEEP_MIN_PHOTOS} confirmed photos on",
-            )
-        return verdict.adopted, "fine-tuned classifier: " + verdict.words()
+            said = f"the classifier is fine-tuned from {DEEP_MIN_PHOTOS} confirmed photos on"
+        else:
+            said = "fine-tuned classifier: " + verdict.words()
+        if stopped is not None:  # the shutdown stopped the last one: the page says so first
+            said = stopped.words() + ("" if verdict is None else "; until then, " + said)
+        return adopted, said
 
     def _finder_summary(self) -> tuple[bool, str, int]:
         """(adopted, the verdict's words, photos kept) of the finder's half."""

@@ -399,3 +399,62 @@ def test_a_fine_tune_judges_the_dice_the_value_head_judges_not_the_ones_the_host
     added = {s.example_id for s in learner.stored if s.source == "added"}
     assert {i for i, j in zip(job.ids, job.judged, strict=True) if not j} == added
     deep.running = None
+
+
+def test_a_fine_tune_the_shutdown_stopped_is_not_begun_again_over_the_same_photos(
+    tmp_path: Path,
+    fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fine-tune running when the server shut down began again from scratch at the next
+    start, over the same photos (minutes of work, which the next closing time stopped
+    again). The shutdown records it: the next start begins it again only once the
+    confirmed photos changed, and the setup's page says so meanwhile."""
+    image, boxes, values = fine_tune_mosaic
+    classifier = PipClassifier.load()
+    learning = Learning(tmp_path / "server", classifier_factory=lambda: classifier, fine_tune=True)
+    learner = learning.learner("kitchen")
+    for roll in range(8):
+        cells = range(2 * PER_ROLL * roll, 2 * PER_ROLL * (roll + 1), 2)
+        dice = [ConfirmedDie(boxes[k], int(values[k])) for k in cells]
+        learner.record(image, dice, photo=f"roll {roll}", throw=roll)
+    learner.refresh()
+    jobs: list[DeepJob] = []
+    made = threading.Event()
+    run = DeepJob.run
+
+    def noting_run(job: DeepJob) -> None:
+        jobs.append(job)
+        made.set()
+        run(job)
+
+    monkeypatch.setattr(DeepJob, "run", noting_run)
+    outcome: list[bool] = []
+    worker = threading.Thread(target=lambda: outcome.append(learner.refresh_deep()))
+    worker.start()
+    assert made.wait(timeout=120), "no fine-tune was started"
+    assert jobs[0].started.wait(timeout=120), "the child never started"
+    learning.close()  # the server shuts down
+    worker.join(timeout=120)
+    assert outcome == [False]
+
+    # the next start: the same photos, so no fine-tune; the page says why
+    again = SetupLearner(SetupStore(tmp_path / "server"), "kitchen", classifier, deep=True)
+    deep = again.deep_learner
+    assert deep is not None and deep.verdict is None
+    adaptation = again.refresh()
+    assert deep.job(again.stored, adaptation.held) is None
+    said = again.summary().deep_verdict
+    assert said.startswith(
+        "the fine-tune on 8 confirmed photos was stopped when the server shut down ("
+    ), said
+    assert "not started again over the same photos, only once a new roll is confirmed" in said
+    # a new roll confirmed: it is due again, and the record goes
+    cells = range(1, 2 * PER_ROLL, 2)
+    again.record(image, [ConfirmedDie(boxes[k], int(values[k])) for k in cells], photo="roll 8")
+    adaptation = again.refresh()
+    job = deep.job(again.stored, adaptation.held)
+    assert job is not None and len(set(job.photos)) == 9
+    deep.running = None
+    assert deep.stopped is None
+    assert not again.summary().deep_verdict.startswith("the fine-tune on 8")
