@@ -54,11 +54,12 @@ MIN_MAP_DICE = 30  # left-out dice read as a value before the folds refit the co
 MAP_DECIMALS = 6  # a confidence map's points as its JSON keeps them (ConfidenceMap.to_json)
 # why a head is or is not adopted, in the words the host's page and the CLI show
 REASONS = {
-    "adopted": "what it learnt read this table's dice better on photos kept out of its "
+    "adopted": "what it learnt read this camera setup's dice better on photos kept out of its "
     "learning, by enough to trust, and reads other tables' dice no worse",
     "too_few": "too few confirmed photos yet to tell whether what it learnt helps",
-    "no_gain": "what it learnt read this table's dice no better on photos kept out of its learning",
-    "not_significant": "what it learnt read this table's dice a little better on photos kept "
+    "no_gain": "what it learnt read this camera setup's dice no better on photos kept out of "
+    "its learning",
+    "not_significant": "what it learnt read this camera setup's dice a little better on photos kept "
     "out of its learning, not yet by enough to trust",
     "face_worse": "what it learnt read some number worse on photos kept out of its learning",
     "forgets": "what it learnt reads other tables' dice worse",
@@ -67,7 +68,7 @@ REASONS = {
 # the finder's reasons in its own verbs (Verdict.finder_words): it finds dice, the
 # classifier reads them
 FINDER_VERBS = (
-    ("read this table's dice", "found this table's dice"),
+    ("read this camera setup's dice", "found this camera setup's dice"),
     ("reads other tables' dice", "finds other tables' dice"),
     ("already read all", "already found all"),
     ("read some number worse", "found some number worse"),
@@ -138,7 +139,7 @@ class Verdict:
             # where nothing was missed, a learner worse on the no-forgetting sample alone
             # (the skovy finder, 3 errors against 2) said only "nothing to improve"
             return (
-                f"they already read all {self.dice} of this table's dice "
+                f"they already read all {self.dice} of this camera setup's dice "
                 "right on photos kept out of its learning: nothing to improve yet"
                 + (", and " + REASONS["forgets"] if forgot else "")
             )

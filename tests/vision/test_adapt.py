@@ -170,7 +170,7 @@ def test_the_shipped_head_keeps_reading_where_the_setup_head_has_nothing_to_add(
     assert not check.verdict.adopted and check.verdict.shipped_errors == 0
     assert (
         check.verdict.reason == "no_gain"
-        and "it came with: they already read all 20 of this table's dice right"
+        and "it came with: they already read all 20 of this camera setup's dice right"
         in check.verdict.words()
     )
     assert not adapt(examples_of([1] * 10 + [2] * 10), second_look_below=BELOW).head.active

@@ -31,7 +31,7 @@ from companion.vision.adapt_files import (
     write_head_file,
 )
 from companion.vision.adapt_fit import Delta
-from companion.vision.adapt_gate import SIGN_ALPHA, Verdict, decide, sign_test
+from companion.vision.adapt_gate import REASONS, SIGN_ALPHA, Verdict, decide, sign_test
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner
 from companion.vision.adapt_store import SetupStore
 from companion.vision.classifier import PipClassifier
@@ -290,14 +290,14 @@ def test_a_verdict_that_keeps_the_shipped_models_says_so_in_the_camera_lines_wor
 
 def test_a_verdict_on_dice_the_shipped_models_already_read_right_says_so() -> None:
     """A café whose dice the shipped models read without a mistake read "what it learnt
-    read this table's dice no better" on the host's page and the camera line, as if the
+    read this camera setup's dice no better" on the host's page and the camera line, as if the
     learning had failed: it says the models it came with already read them all right, on
     the page and on the camera line alike."""
     from companion.table.learning import reads_words
 
     perfect = Verdict(reason="no_gain", folds=11, dice=21, shipped_errors=0, adapted_errors=0)
     said = (
-        "they already read all 21 of this table's dice right on photos "
+        "they already read all 21 of this camera setup's dice right on photos "
         "kept out of its learning: nothing to improve yet"
     )
     assert perfect.words().startswith(f"reads with the models it came with: {said} (")
@@ -307,25 +307,25 @@ def test_a_verdict_on_dice_the_shipped_models_already_read_right_says_so() -> No
     erred = Verdict(reason="no_gain", folds=11, dice=21, shipped_errors=3, adapted_errors=3)
     assert "no better on photos kept out of its learning" in erred.words()
     assert reads_words(erred.to_json()) == (
-        "reads with the models it came with: what it learnt read this table's dice no "
+        "reads with the models it came with: what it learnt read this camera setup's dice no "
         "better on photos kept out of its learning"
     )
 
 
 def test_the_finders_verdict_says_it_finds_the_dice_not_reads_them() -> None:
-    """The host's page said "finder: ... what it learnt read this table's dice no better":
+    """The host's page said "finder: ... what it learnt read this camera setup's dice no better":
     a word of the code, and a verb of the classifier's. The finder's line says what it
     does: finding the dice."""
     worse = Verdict(reason="no_gain", folds=15, dice=30, shipped_errors=5, adapted_errors=5)
     words = worse.finder_words()
     assert words.startswith(
-        "finding the dice: reads with the models it came with: what it learnt found this "
-        "table's dice no better on photos kept out of its learning ("
+        "finding the dice: reads with the models it came with: what it learnt found this camera "
+        "setup's dice no better on photos kept out of its learning ("
     ), words
     assert "forgets" not in words and " read this table" not in words
     assert "finds other tables' dice worse" in Verdict(reason="forgets").finder_words()
     perfect = Verdict(reason="no_gain", folds=5, dice=10)
-    assert "they already found all 10 of this table's dice right" in perfect.finder_words()
+    assert "they already found all 10 of this camera setup's dice right" in perfect.finder_words()
 
 
 def test_a_verdicts_figures_say_one_error_one_fold_one_die() -> None:
@@ -345,22 +345,22 @@ def test_a_verdicts_figures_say_one_error_one_fold_one_die() -> None:
 
 def test_a_learner_refused_for_reading_worse_says_worse_not_no_better() -> None:
     """A learner that made more errors than the shipped models on the left-out photos, or
-    on other tables' dice, was refused with "read this table's dice no better": the rule
+    on other tables' dice, was refused with "read this camera setup's dice no better": the rule
     is the same, the sentence says what the figures show."""
     worse = Verdict(reason="no_gain", folds=5, dice=20, shipped_errors=2, adapted_errors=4)
     assert worse.words().startswith(
-        "reads with the models it came with: what it learnt read this table's dice worse "
+        "reads with the models it came with: what it learnt read this camera setup's dice worse "
         "on photos kept out of its learning ("
     ), worse.words()
-    assert "found this table's dice worse" in worse.finder_words()
+    assert "found this camera setup's dice worse" in worse.finder_words()
     level = Verdict(reason="no_gain", folds=5, dice=20, shipped_errors=2, adapted_errors=2)
-    assert "read this table's dice no better on photos" in level.words()
+    assert "read this camera setup's dice no better on photos" in level.words()
     forgot = Verdict(
         reason="no_gain", folds=5, dice=20, shipped_errors=2, adapted_errors=2,
         anchor_dice=30, anchor_shipped_errors=1, anchor_adapted_errors=3,
     )  # fmt: skip
     assert forgot.reason_words == (
-        "what it learnt read this table's dice no better on photos kept out of its "
+        "what it learnt read this camera setup's dice no better on photos kept out of its "
         "learning, and reads other tables' dice worse"
     )
     assert "and finds other tables' dice worse" in forgot.finder_words()
@@ -387,7 +387,7 @@ def test_a_finder_that_finds_other_tables_dice_worse_says_so_where_nothing_was_m
     )  # fmt: skip
     assert verdict.finder_words().startswith(
         "finding the dice: reads with the models it came with: they already found all 50 "
-        "of this table's dice right on photos kept out of its learning: nothing to improve "
+        "of this camera setup's dice right on photos kept out of its learning: nothing to improve "
         "yet, and what it learnt finds other tables' dice worse ("
     ), verdict.finder_words()
     assert verdict.reason_words.endswith(
@@ -395,3 +395,17 @@ def test_a_finder_that_finds_other_tables_dice_worse_says_so_where_nothing_was_m
     )
     level = replace(verdict, anchor_adapted_errors=2)  # no worse elsewhere: as before
     assert level.reason_words.endswith("nothing to improve yet")
+
+
+def test_a_verdict_speaks_of_the_camera_setup_not_of_a_table() -> None:
+    """ "this table" meant the camera setup in a verdict ("read this table's dice better")
+    and one game on the same page ("This table taught 6 dice"): a host read the verdict as
+    judged on this game's dice alone. A verdict says "this camera setup's dice"."""
+    for reason in REASONS:
+        verdict = Verdict(reason=reason, folds=5, dice=20, shipped_errors=2, adapted_errors=1)
+        for words in (verdict.words(), verdict.finder_words()):
+            assert "this table" not in words, words
+    assert "read this camera setup's dice better" in Verdict(reason="adopted").words()
+    assert "found this camera setup's dice no better" in Verdict(reason="no_gain").finder_words()
+    perfect = Verdict(reason="no_gain", folds=5, dice=10)
+    assert "already read all 10 of this camera setup's dice right" in perfect.words()

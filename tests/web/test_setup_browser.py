@@ -401,10 +401,10 @@ def test_the_tables_host_forgets_what_the_camera_learnt_in_one_action_from_a_tab
         page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
         forget = page.locator("#forget")
         assert forget.inner_text() == "Forget what the camera learnt"
-        assert page.inner_text("#setup-others") == "This table taught 6 dice."
+        assert page.inner_text("#setup-others") == "This game taught 6 dice."
         forget.tap()
         page.wait_for_selector("#forget[data-armed=ready]")
-        assert forget.inner_text() == "Tap again to forget the dice the camera learnt at this table"
+        assert forget.inner_text() == "Tap again to forget the dice the camera learnt in this game"
         assert len(learning.store.examples("kitchen")) == 6  # the first tap only asked
         shot(page, "setup-forget-from-the-table-tablet")
         forget.tap()
@@ -455,8 +455,8 @@ def test_a_tables_host_forgets_what_that_table_taught_and_the_others_dice_stay(
         page.goto(f"{server.base_url}/t/{second['table_id']}/setup")
         page.wait_for_selector("#setup-status[data-used='18']", timeout=90000)
         assert page.inner_text("#setup-others") == (
-            "This table taught 6 dice; 6 dice other tables taught and 6 dice taught on the "
-            "server machine: they stay when this table forgets."
+            "This game taught 6 dice; 6 dice other games taught and 6 dice taught on the "
+            "server machine: they stay when this game's are forgotten."
         )
         forget = page.locator("#forget")
         forget.tap()
@@ -465,16 +465,16 @@ def test_a_tables_host_forgets_what_that_table_taught_and_the_others_dice_stay(
         page.wait_for_selector("#setup-status[data-used='12']", timeout=20000)
         # twelve dice stay, not "the 12 other tables" (the words counted dice as tables)
         assert page.inner_text("#setup-forgotten") == (
-            "forgot 6 dice this table taught; the 12 dice taught at other tables or on the "
+            "forgot 6 dice this game taught; the 12 dice taught in other games or on the "
             "server machine stay, and the reader learns again from them"
         )
         # nothing of this table's left (as at a game played again, whose dice the finished
         # game taught): the button that would forget nothing is off, and the page says
         # where the others' dice are forgotten
         assert page.inner_text("#setup-others") == (
-            "This table taught no dice, so it has nothing to forget; 6 dice other tables "
+            "This game taught no dice, so it has nothing to forget; 6 dice other games "
             "taught and 6 dice taught on the server machine stay: “Forget this setup”, on the "
-            "server machine, forgets every table's."
+            "server machine, forgets every game's."
         )
         assert forget.is_disabled()
         stored = learning.store.examples("kitchen")

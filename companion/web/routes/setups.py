@@ -341,7 +341,7 @@ async def check_this_tables_die(
         raise Rejection(
             Reason.NOT_ALLOWED,
             "another_tables_die",
-            "this die was confirmed at another table or taught on the server machine: "
+            "this die was confirmed in another game or taught on the server machine: "
             "only the setup's page on the server machine changes it",
         )
 

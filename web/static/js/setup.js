@@ -133,7 +133,7 @@
     const others = () => {
       const note = document.createElement("span");
       note.className = "other-table";
-      note.textContent = "another table's";
+      note.textContent = "another game's";
       return [note];
     };
     document.getElementById("held-dice").replaceChildren(...held.map((e) =>
@@ -160,15 +160,16 @@
     showOthers(body);
   }
 
-  // a table's host page: how many dice this table taught (what its host forgets) and how
-  // many others taught, which stay (a café's tables may share one setup)
+  // a table's host page: how many dice this game taught (what its host forgets) and how
+  // many others taught, which stay (a café's tables and games may share one setup); "this
+  // game", as a verdict's "this camera setup" is the setup's every game
   function dice(n) { return `${n} ${n === 1 ? "die" : "dice"}`; }
 
   function showOthers(body) {
     const el = document.getElementById("setup-others");
     if (!el || body.this_table === undefined) return;
     const elsewhere = [];
-    if (body.other_tables) elsewhere.push(`${dice(body.other_tables)} other tables taught`);
+    if (body.other_tables) elsewhere.push(`${dice(body.other_tables)} other games taught`);
     if (body.server) elsewhere.push(`${dice(body.server)} taught on the server machine`);
     el.dataset.thisTable = String(body.this_table);
     el.dataset.others = String(body.other_tables + body.server);
@@ -178,13 +179,13 @@
     const forget = document.getElementById("forget");
     if (forget) forget.disabled = body.this_table === 0;
     if (body.this_table === 0) {
-      el.textContent = "This table taught no dice, so it has nothing to forget" + (elsewhere.length
-        ? `; ${elsewhere.join(" and ")} stay: “Forget this setup”, on the server machine, forgets every table's.`
+      el.textContent = "This game taught no dice, so it has nothing to forget" + (elsewhere.length
+        ? `; ${elsewhere.join(" and ")} stay: “Forget this setup”, on the server machine, forgets every game's.`
         : ".");
       return;
     }
-    el.textContent = `This table taught ${dice(body.this_table)}` + (elsewhere.length
-      ? `; ${elsewhere.join(" and ")}: ${body.other_tables + body.server === 1 ? "it stays" : "they stay"} when this table forgets.`
+    el.textContent = `This game taught ${dice(body.this_table)}` + (elsewhere.length
+      ? `; ${elsewhere.join(" and ")}: ${body.other_tables + body.server === 1 ? "it stays" : "they stay"} when this game's are forgotten.`
       : ".");
   }
 
@@ -259,7 +260,7 @@
     if (!body.kept) return `${all}, and what the reader learnt from them: it reads with the models it came with`;
     // "kept" counts dice, not tables ("the 12 other tables ... stay" read as twelve tables)
     const stay = body.kept === 1 ? "stays" : "stay";
-    return `forgot ${dice(body.deleted)} this table taught; the ${dice(body.kept)} taught at other tables or on the server machine ${stay}, and the reader learns again from them`;
+    return `forgot ${dice(body.deleted)} this game taught; the ${dice(body.kept)} taught in other games or on the server machine ${stay}, and the reader learns again from them`;
   }
 
   // a held-back die kept or a stored one deleted: the dice drawn anew, or why not
