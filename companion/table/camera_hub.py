@@ -786,6 +786,7 @@ class CameraHub:
             "waits_for_seats": self.waits_for_seats(table) if attached else [],
             **self._note_json(table, attached),
             "learning": self._learning_json(table),
+            "taught_setup": await self._taught_setup(table, attached),
             "finished": table.snapshot.finished,
             "elsewhere": await self.serves_elsewhere(table) if self.enabled else None,
             **self._finished_line(table),
@@ -809,6 +810,14 @@ class CameraHub:
         if not table.snapshot.finished or not self.enabled:
             return {}
         return {"line": "the game is over: the camera reads no more rolls for this table"}
+
+    async def _taught_setup(self, table: Table, attached: bool) -> str | None:
+        """The setup a finished game the camera serves no more taught its dice to, for its
+        host's link to what the camera learnt (read only there,
+        companion.web.routes.setups); None otherwise."""
+        if self.learning is None or attached or not table.snapshot.finished:
+            return None
+        return await self.learning.setup_taught_by(table.table_id)
 
     def _learning_json(self, table: Table) -> dict[str, object] | None:
         """What the camera learns at this table, for its camera line: the setup's status

@@ -614,6 +614,11 @@ class Learning:
         learner = await asyncio.to_thread(self.learner, setup, dice_set)
         return await asyncio.to_thread(learner.summary)
 
+    async def setup_taught_by(self, table_id: str) -> str | None:
+        """The setup a table's game taught (most of) its dice to (None: it taught none):
+        what its host reads once the camera serves it no more."""
+        return await asyncio.to_thread(self.store.setup_of_table, table_id)
+
     async def examples(self, setup: str) -> list[StoredExample]:
         return await asyncio.to_thread(self.store.examples, check_setup(setup))
 

@@ -511,6 +511,16 @@ class SetupStore:
             ).fetchone()
         return int(n)
 
+    def setup_of_table(self, table_id: str) -> str | None:
+        """The setup `table_id`'s game taught most dice (None: it taught none)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT setup FROM examples WHERE table_id = ? GROUP BY setup"
+                " ORDER BY COUNT(*) DESC, setup LIMIT 1",
+                (str(table_id),),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
     def setups(self) -> dict[str, int]:
         """Every setup with stored dice and how many."""
         with self._lock:

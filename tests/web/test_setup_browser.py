@@ -489,3 +489,51 @@ def test_a_tables_host_forgets_what_that_table_taught_and_the_others_dice_stay(
         shot(page, "setup-forget-this-table-tablet")
         tablet.close()
         laptop.context.close()
+
+
+def test_the_host_of_a_finished_game_still_reads_what_the_camera_learnt_during_it(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Once the game was over and the camera followed the next table, the "What the
+    camera learnt" link went from the finished game's page and its address refused the
+    host ("the camera serves another table"): what the camera learnt during the game
+    could not be read any more. Its host reads it still, read only (no Forget, no Teach:
+    a finished game's dice go with the game, deleted from the history); a player's
+    device of that game may not, and nothing can be changed from there."""
+    with calibrated_camera(tmp_path) as server:
+        learning = server.app.state.learning
+        tablet = browser.new_context(**TABLET)
+        table = new_table(tablet, server)
+        table_id = table["table_id"]
+        api = f"{server.base_url}/api/tables/{table_id}"
+        confirmed_at(server, table_id, throw=1)
+        player = browser.new_context(extra_http_headers={SEEN_FROM: "192.168.1.21"})
+        assert player.request.post(f"{server.base_url}/api/join", data={"code": table["code"]}).ok
+        assert tablet.request.post(f"{api}/end").ok
+        new_table(browser.new_context(), server)  # the camera follows the next table
+        assert not server.hub.feed.attached_to(table_id)
+
+        page = tablet.new_page()
+        page.goto(f"{server.base_url}/t/{table_id}")
+        link = page.locator("#camera-setup-link")
+        link.wait_for(state="visible", timeout=30000)
+        link.tap()
+        page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
+        assert page.locator("#setup-read-only").is_visible()
+        assert page.inner_text("#setup-others") == "This game taught 6 dice."
+        assert page.locator("#forget").count() == 0
+        assert page.locator("#setup button").count() == 0  # no Delete under a die either
+        assert page.locator(".setup-server-page").count() == 0  # nor Teach it
+        assert page.locator("#groups .crop img").count() == 6
+        shot(page, "setup-finished-game-tablet")
+        # nothing changes from there: the camera serves another table
+        refused = tablet.request.delete(f"{api}/setup")
+        assert refused.status == 403 and refused.json()["rule"] == "not_attached"
+        die = learning.store.examples("kitchen")[0].example_id
+        assert tablet.request.delete(f"{api}/setup/examples/{die}").status == 403
+        assert len(learning.store.examples("kitchen")) == 6
+        # a player's device of that game does not read it (the host's page)
+        refused = player.request.get(f"{api}/setup")
+        assert refused.status == 403 and refused.json()["rule"] == "host_only"
+        player.close()
+        tablet.close()

@@ -48,6 +48,7 @@ from companion.web.errors import refusal
 router = APIRouter(route_class=TextCheckedRoute)
 NO_STORE = {"Cache-Control": "no-store"}
 LOCAL_SETUPS = "open the setups on the machine the camera is connected to"
+GAME_TAUGHT_NOTHING = "this game taught the camera no dice: there is nothing it learnt to show"
 # a stored die's id is an SQLite row id: an id outside its range is a 422 naming the field,
 # not an overflow in the store
 ExampleId = Annotated[int, Path(ge=1, le=2**63 - 1)]
@@ -79,8 +80,7 @@ def setup_name(name: str) -> str:
 
 def table_setup(request: Request, access: ApiAccess) -> str:
     """The setup of the camera attached to this table, for its host."""
-    if not access.viewer.host:
-        raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may do this")
+    require_host(access)
     camera = camera_of(request)
     if not camera.feed.attached_to(access.table.table_id):
         raise Rejection(Reason.NOT_ALLOWED, "not_attached", "the camera serves another table")
@@ -92,6 +92,28 @@ def table_setup(request: Request, access: ApiAccess) -> str:
         message = "the camera has no calibration, so no setup learns: calibrate first"
         raise refusal(404, "not_found", "no_setup", message)
     return camera.calibration.name
+
+
+def require_host(access: ApiAccess) -> None:
+    if not access.viewer.host:
+        raise Rejection(Reason.NOT_ALLOWED, "host_only", "only the host's device may do this")
+
+
+async def table_setup_to_read(request: Request, access: ApiAccess) -> tuple[str, bool]:
+    """The setup a table's host reads, and whether its dice may be changed there: the
+    camera's while it serves the table (`table_setup`); once the game is over and the
+    camera serves another table (or none), the setup the game taught, to read only (its
+    "What the camera learnt" link went with the camera, and the host could no longer
+    read what the camera learnt during the game). Forgetting a finished game's dice is
+    deleting the game from the history (companion.web.routes.pages)."""
+    require_host(access)
+    table_id = access.table.table_id
+    if camera_of(request).feed.attached_to(table_id) or not access.table.snapshot.finished:
+        return table_setup(request, access), True
+    setup = await learning_of(request).setup_taught_by(table_id)
+    if setup is None:
+        raise refusal(404, "not_found", "taught_nothing", GAME_TAUGHT_NOTHING)
+    return setup, False
 
 
 def dice_set_of(request: Request, settings: SettingsDep, setup: str) -> DiceSet | None:
@@ -112,27 +134,38 @@ def dice_set_of(request: Request, settings: SettingsDep, setup: str) -> DiceSet 
 
 
 def example_json(
-    stored: StoredExample, held: set[int], crops: str, table_id: str | None = None
+    stored: StoredExample,
+    held: set[int],
+    crops: str,
+    table_id: str | None = None,
+    read_only: bool = False,
 ) -> dict[str, object]:
     """A stored die for the page; `editable` when this page may delete or keep it: the
-    server machine's every die, a table's host the dice confirmed at that table."""
+    server machine's every die, a table's host the dice confirmed at that table (none on
+    a finished game's page, `read_only`); `this_game` when confirmed at that table."""
     out = stored.to_json()
     out["held_back"] = stored.example_id in held
     out["crop"] = f"{crops}/{stored.example_id}.png"
-    out["editable"] = table_id is None or stored.table_id == table_id
+    out["this_game"] = table_id is not None and stored.table_id == table_id
+    out["editable"] = not read_only and (table_id is None or stored.table_id == table_id)
     return out
 
 
 async def setup_json(
-    request: Request, settings: SettingsDep, setup: str, crops: str, table_id: str | None = None
+    request: Request,
+    settings: SettingsDep,
+    setup: str,
+    crops: str,
+    table_id: str | None = None,
+    read_only: bool = False,
 ) -> dict[str, object]:
     """Summary, every stored die (held-back first) and the share without a tap; `table_id`:
-    a table's host asks (only that table's dice are editable)."""
+    a table's host asks (only that table's dice are editable, none when `read_only`)."""
     learning = learning_of(request)
     summary = await learning.summary(setup, dice_set_of(request, settings, setup))
     held = set(summary.held)
     stored = await learning.examples(setup)
-    examples = [example_json(s, held, crops, table_id) for s in stored]
+    examples = [example_json(s, held, crops, table_id, read_only) for s in stored]
     groups: dict[str, list[int]] = defaultdict(list)
     for s in stored:
         if s.example_id not in held:
@@ -145,6 +178,7 @@ async def setup_json(
         "rolls_last_hour": rolls,
         "share_without_tap": round(share, 3),
         "rolls_words": rolls_words(rolls, share),
+        "read_only": read_only,
         **({} if table_id is None else taught_where(stored, table_id)),
     }
 
@@ -269,15 +303,16 @@ async def teach(
 async def table_setup_page(
     request: Request, access: PageAccess, templates: TemplatesDep
 ) -> Response:
-    setup = table_setup(request, access)
+    setup, editable = await table_setup_to_read(request, access)
     table_id = access.table.table_id
     context = {
         "setup": setup,
         "api": f"/api/tables/{table_id}/setup",
         "local": False,
+        "read_only": not editable,  # a finished game the camera serves no more
         "back": f"/t/{table_id}",
         # teaching is the server machine's (its page by name); forgetting is here too
-        "server_page": f"/setups/{setup}",
+        "server_page": f"/setups/{setup}" if editable else None,
         "on_server": is_local(request),
     }
     return templates.TemplateResponse(request, "setup.html", context)
@@ -287,14 +322,17 @@ async def table_setup_page(
 async def table_setup_state(
     request: Request, access: ApiAccess, settings: SettingsDep
 ) -> dict[str, object]:
-    setup = table_setup(request, access)
+    setup, editable = await table_setup_to_read(request, access)
     crops = f"/api/tables/{access.table.table_id}/setup/crops"
-    return await setup_json(request, settings, setup, crops, access.table.table_id)
+    return await setup_json(
+        request, settings, setup, crops, access.table.table_id, read_only=not editable
+    )
 
 
 @router.get("/api/tables/{table_id}/setup/crops/{example_id}.png")
 async def table_setup_crop(request: Request, access: ApiAccess, example_id: ExampleId) -> Response:
-    return await crop_answer(request, table_setup(request, access), example_id)
+    setup, _ = await table_setup_to_read(request, access)
+    return await crop_answer(request, setup, example_id)
 
 
 @router.delete("/api/tables/{table_id}/setup/examples/{example_id}", dependencies=[SameOrigin])

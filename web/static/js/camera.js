@@ -429,12 +429,14 @@
   // what the camera's setup learnt: confirmed dice, the share of the last hour's camera
   // rolls with the setup (every table's) that went in without a tap, and what it reads with and why; or why it learns
   // nothing at this table (no calibration; the table's dice are not the calibrated set)
-  function showLearning(learning, attached) {
+  // A finished game the camera serves no more keeps the link to what it taught the
+  // camera (`taught_setup`: read only there), without the learning line.
+  function showLearning(learning, attached, taughtSetup) {
     const el = document.getElementById("camera-learning");
     const link = document.getElementById("camera-setup-item"); // the link and its " · "
     if (!el) return;
     el.hidden = !learning || !attached;
-    if (link) link.hidden = el.hidden || learning.setup === null;
+    if (link) link.hidden = (el.hidden || learning.setup === null) && !taughtSetup;
     if (el.hidden) return;
     el.dataset.teaches = String(Boolean(learning.teaches));
     if (!learning.teaches) {
@@ -553,7 +555,7 @@
     showElsewhere(body.elsewhere);
     if (body.last_roll) noteEl.dataset.lastRoll = body.last_roll.map(([c, v]) => `${c}:${v}`).join(",");
     showHeld(body.pending, body.viewer);
-    showLearning(body.learning, body.attached);
+    showLearning(body.learning, body.attached, body.taught_setup);
     // "sure" with models that name no threshold asks about every die: said at the choice
     const sureNone = document.getElementById("camera-sure-none");
     if (sureNone) sureNone.hidden = !(body.enabled && body.sure_threshold === null);

@@ -136,8 +136,10 @@
       note.textContent = "another game's";
       return [note];
     };
+    // a finished game's page reads only: no buttons, the game's own dice unmarked
+    const fixed = (e) => (e.this_game ? [] : others());
     document.getElementById("held-dice").replaceChildren(...held.map((e) =>
-      crop(e.crop, e.value, e.editable === false ? others()
+      crop(e.crop, e.value, body.read_only ? fixed(e) : e.editable === false ? others()
         : [button("Keep", {keep: e.id}), button("Delete", {remove: e.id})])));
     const groups = document.getElementById("groups");
     groups.replaceChildren(...body.groups.map((g) => {
@@ -150,8 +152,8 @@
       row.className = "crop-row";
       g.ids.forEach((id) => {
         const e = byId.get(id);
-        row.appendChild(crop(e.crop, e.value,
-          e.editable === false ? others() : [button("Delete", {remove: id})]));
+        row.appendChild(crop(e.crop, e.value, body.read_only ? fixed(e)
+          : e.editable === false ? others() : [button("Delete", {remove: id})]));
       });
       section.append(title, row);
       return section;
@@ -173,6 +175,11 @@
     if (body.server) elsewhere.push(`${dice(body.server)} taught on the server machine`);
     el.dataset.thisTable = String(body.this_table);
     el.dataset.others = String(body.other_tables + body.server);
+    if (body.read_only) {  // nothing to forget here: only what it taught
+      el.textContent = `This game taught ${dice(body.this_table)}` +
+        (elsewhere.length ? `; ${elsewhere.join(" and ")}.` : ".");
+      return;
+    }
     // a table that taught nothing (a game played again: the finished game taught the
     // dice) has nothing to forget: its button is off, and the page says where the
     // others' dice are forgotten
