@@ -415,7 +415,9 @@ def test_the_end_card_tells_each_round_per_player_and_why_it_ended(tmp_path: Pat
     card = html[html.index('class="outcome card"') : html.index('class="sheets')]
     assert 'Round 1: <span class="round-ending">Bob took the Sixis card</span>' in card
     assert "round 1: Three of a Kind" not in card and "–" not in card  # no column per card
-    assert re.findall(r"<th>(\w+)</th><td class=\"total\">(\d+)</td>", card) == [
+    # each round's points too, a column a TV's board shows (a phone hides them: companion.css)
+    row = r"<th>(\w+)</th><td class=\"round-column\">\d+</td><td class=\"total\">(\d+)</td>"
+    assert re.findall(row, card) == [
         ("Bob", "60"),
         ("Ann", "15"),
     ]

@@ -893,6 +893,7 @@ def _outcome(snapshot: Snapshot) -> dict[str, object]:
         "tie_break": snapshot.game.tie_break_words(snapshot.state) if outcome is None else None,
         "ranking": [
             {
+                "seat": s.player,
                 "name": snapshot.players[s.player],
                 "total": s.total,
                 "breakdown": [{"label": label, "points": p} for label, p in s.breakdown],
