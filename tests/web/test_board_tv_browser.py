@@ -10,7 +10,8 @@ players with long names on a 1280x720 and a 1920x1080 screen.
   itself: nobody walks across the room to tap "Next game ready".
 - At the end the final scores fit the screen without a scrollbar (their table stands for
   the sheets), the last roll's dice no longer show by them, and the board says the host
-  starts the next game from their device (no "Play again" button: a TV is not tapped).
+  starts the next game from their device (no "Play again" button: a TV is not tapped),
+  on a TV the host did not open (it joined with the code) as on the host's own.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.web.conftest import ServerProcess, shot
 from tests.web.devices import hosted_table
@@ -163,3 +165,30 @@ def test_the_board_end_says_the_host_starts_the_next_game(
     assert board.locator("[data-play-again]:visible").count() == 0
     said = board.inner_text(".next-game")
     assert "host" in said and "tap" not in said.lower(), said
+
+
+def test_a_board_the_host_did_not_open_says_the_host_starts_the_next_game(
+    browser: Any, server: ServerProcess
+) -> None:
+    # a café's TV joined with the table's code: at the end it said nothing of a next game
+    # until the host played again (only the host's own board had these words)
+    host, table = hosted_table(
+        browser, server, {"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]}
+    )
+    tv = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    assert tv.request.post(server.base_url + "/api/join", data={"code": table["code"]}).ok
+    tv.goto(f"{server.base_url}/t/{table['table_id']}/board")
+    tv.wait_for_selector("#conn[data-conn=live]", timeout=DEADLINE_MS)
+    assert host.request.post(f"{server.base_url}/api/tables/{table['table_id']}/end").ok
+    tv.wait_for_selector(".live.finished .outcome", timeout=DEADLINE_MS)
+    words = tv.locator(".next-game-on-board")
+    expect(words).to_be_visible(timeout=DEADLINE_MS)
+    said = words.inner_text()
+    assert "host starts the next game" in said and "follows by itself" in said, said
+    assert tv.locator(".next-game button:visible").count() == 0
+    assert tv.evaluate(SCROLLS) == {"sideways": 0, "down": 0}
+    shot(tv, "board-tv-end-not-the-hosts")
+    # the same device's table view does not follow by itself: it is not told it does
+    tv.goto(f"{server.base_url}/t/{table['table_id']}")
+    tv.wait_for_selector("#conn[data-conn=live]", timeout=DEADLINE_MS)
+    assert tv.locator(".next-game-on-board:visible").count() == 0

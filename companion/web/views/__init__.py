@@ -832,10 +832,19 @@ NEXT_PLACE_FREED = (
 )
 
 
+# a TV's board, the host's or another device's, before the host plays again: nobody taps a
+# TV, and the board follows to the next game by itself (board.js)
+HOST_STARTS_NEXT_GAME = (
+    "To play again, the host starts the next game from their own device: this screen then "
+    "follows by itself."
+)
+
+
 def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object] | None:
     """On a finished game's screen, the way to the game played again: before the host
     started it, the host's "Play again" (its table view, and its sheet when the host
-    plays: a host who plays spends the game there); after, each device's one
+    plays: a host who plays spends the game there), and on any device's board words that
+    the host starts it (`waiting`: the board's alone, nothing to tap); after, each device's one
     tap to its place there (its seat, or the board of a screen that watched), and to a
     device that joined only after it was started, or whose place there the host freed
     after it took it (Viewer.next_place_freed), to ask the host for its code; a game its
@@ -849,7 +858,10 @@ def next_game(snapshot: Snapshot, viewer: Viewer, mode: str) -> dict[str, object
         return {"ready": False, "pointer": True, "text": text}
     if snapshot.next_table is None:
         if viewer.host:
-            return {"ready": False, "text": "Play again with the same players"}
+            text = "Play again with the same players"
+            return {"ready": False, "text": text, "board_text": HOST_STARTS_NEXT_GAME}
+        if mode == "table":  # shown on a board only (companion.css): a board follows
+            return {"ready": False, "waiting": True, "board_text": HOST_STARTS_NEXT_GAME}
         return None
     if viewer.joined_after_next_game:
         return {"ready": False, "pointer": True, "text": JOINED_AFTER_NEXT_GAME}
