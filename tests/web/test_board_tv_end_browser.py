@@ -5,6 +5,7 @@ names), on a 1280x720 and a 1920x1080 screen.
 - The end screen fits the screen: no scrollbar, every player's final score on it.
 - Every word on it is on the screen, at least 12 px: no table whose columns scroll out
   of sight in its box (Sixto's 17), no Sixis round accounts running past the bottom.
+- The final scores (the winner's above all) are drawn large, not at a phone's 16 px.
 - Sixto is played move by move through the API from its first roll to its end, the board
   watching throughout.
 """
@@ -27,6 +28,10 @@ from tests.web.test_starter_browser import imported
 pytestmark = pytest.mark.browser
 
 DEADLINE_MS = 30_000
+# the final scores: read from across the room as the running totals in the banner were
+# (1.9rem), the winner's larger still
+MIN_SCORE_PX = 30
+MIN_WINNER_SCORE_PX = 40
 # the fewest and the most players of each game (Sixis: 2 to 4, Sixes: 3 to 12; five is a
 # full café table)
 TABLES = [
@@ -159,3 +164,20 @@ def test_a_sixto_game_played_to_its_end_on_the_board(browser: Any, server: Serve
     board = board_watching(browser, server, record, cut=len(record["actions"]))
     assert board.locator(".live.finished section.sheet:visible").count() == 0
     assert_the_end_fits_and_reads(board, 2, "board-tv-sixto-played-to-its-end")
+
+
+@pytest.mark.parametrize(("game_name", "players"), [("qwixx", 5), ("sixto", 5), ("sixis", 4)])
+def test_the_final_scores_read_from_across_the_room(
+    browser: Any, server: ServerProcess, game_name: str, players: int
+) -> None:
+    # they were 16-17 px, a phone's size, on a 1280x720 TV: now as large as the running
+    # totals were, the winner's larger still, and the end still fits the screen
+    board = board_watching(browser, server, finished_record(game_name, players), cut=1)
+    for width, height in SCREENS:
+        board_at_screen(board, width, height)
+        scores = board.evaluate(SCORES)
+        assert min(s["px"] for s in scores) >= MIN_SCORE_PX, (width, scores)
+        assert min(s["px"] for s in scores if s["winner"]) >= MIN_WINNER_SCORE_PX, scores
+        assert all(s["bottom"] <= height for s in scores), scores
+        assert board.evaluate(FITS) == {"down": 0, "sideways": 0}, (width, height)
+    shot(board, f"board-tv-final-scores-{game_name}-{players}")
