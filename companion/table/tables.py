@@ -285,6 +285,7 @@ class Table:
         self.evicted = False  # left memory (Tables.evict_idle): this object writes nothing
         # deleted from the history (Tables.delete_finished): no device sees it any more
         self.deleted = False
+        self.place_lost: Callable[[str], None] | None = None  # _tell_place_lost
 
     def is_idle(self, now: float, idle_s: float) -> bool:
         """Unused for `idle_s`, no screen listening, no change under way: it may leave
@@ -385,6 +386,7 @@ class Table:
         if forgotten is None:
             return False
         self._devices.pop(forgotten, None)
+        self._tell_place_lost()
         return True
 
     async def _store_device(self, token_hash: str, host: bool) -> None:
@@ -568,6 +570,13 @@ class Table:
                 del self._devices[token_hash]
         self._seated.pop(seat, None)
         self._redraw_seats()  # the freed device stops offering that seat's dice and boxes
+        self._tell_place_lost()
+
+    def _tell_place_lost(self) -> None:
+        """A device lost its place here (its seat freed, or it made room for another):
+        `place_lost` (Tables wakes the screens of the finished game this plays again)."""
+        if self.place_lost is not None:
+            self.place_lost(self.table_id)
 
     # -- actions ------------------------------------------------------------------------
     async def act(
@@ -785,6 +794,10 @@ class Table:
         woken to find that out (their sockets close; one stayed open on the deleted game,
         answering its every sync with the whole game)."""
         self.deleted = True
+        self._redraw_all()
+
+    def redraw_all(self) -> None:
+        """Every screen of this table sends its fragment again (`_redraw_all`)."""
         self._redraw_all()
 
     def _redraw_all(self) -> None:
@@ -1207,12 +1220,26 @@ class Tables:
                     self._damaged[table_id] = exc
                     raise
                 if table is not None:
-                    table._loop = self._loop
-                    table.dice = self._dice
-                    self._tables[table_id] = table
+                    self._hold(table)
                     if client is not None:
                         self._opened(client, table_id)
         return table
+
+    def _hold(self, table: Table) -> None:
+        """Keep `table` in memory, wired to this server's loop, dice counts and screens."""
+        table._loop = self._loop
+        table.dice = self._dice
+        table.place_lost = self._redraw_played_before
+        self._tables[table.table_id] = table
+
+    def _redraw_played_before(self, table_id: str) -> None:
+        """Wake the screens of the finished game that `table_id` plays again (when in
+        memory; else its screens open it afresh): a device whose place at `table_id` is
+        gone sees its "Next game ready" give way to asking the host for the join code
+        (`with_next_place`) at once, where it learnt so only when its tap was refused."""
+        for table in list(self._tables.values()):
+            if table.next_table_id == table_id:
+                table.redraw_all()
 
     def damage(self, table_id: str) -> TableLoadError | None:
         """Why the stored table could not be opened, once an open was tried (else None)."""
@@ -1509,9 +1536,7 @@ class Tables:
         if plays_again is not None:
             joins_before = await asyncio.to_thread(self._joins_before_next, plays_again)
         async with self._load_lock:  # no open of `plays_again` from the store is under way
-            table._loop = self._loop
-            table.dice = self._dice
-            self._tables[table_id] = table
+            self._hold(table)
             finished = self._tables.get(plays_again) if plays_again else None
             if finished is not None:  # else it reads the link when it is opened
                 finished.show_next_table(table_id, joins_before)

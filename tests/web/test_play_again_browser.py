@@ -5,6 +5,7 @@ follows to the new game's scoreboard."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -14,6 +15,20 @@ from tests.web.conftest import ServerProcess, shot
 from tests.web.devices import PHONE, TABLET, seated_page
 
 pytestmark = pytest.mark.browser
+
+
+class DeafLink:
+    """The WebSocket link between one page and the real server, passed through both ways
+    until `deaf`: then what the server sends the page is dropped (a push lost on the
+    way), while the page's own frames still go through."""
+
+    def __init__(self, page: Any) -> None:
+        self.deaf = False
+        page.route_web_socket(re.compile(r".*/ws\?view=.*"), self._route)
+
+    def _route(self, route: Any) -> None:
+        server = route.connect_to_server()
+        server.on_message(lambda message: None if self.deaf else route.send(message))
 
 
 def test_the_host_plays_again_and_a_players_tablet_follows_with_one_tap(
@@ -91,14 +106,13 @@ def test_a_players_finished_sheet_is_told_where_a_moved_game_goes_on(
     assert ann.locator("[data-next-seat], [data-play-again]").count() == 0
 
 
-def test_a_finished_screen_left_open_stops_offering_a_next_place_the_host_freed(
+def test_a_finished_screen_hears_at_once_that_the_host_freed_its_next_place(
     browser: Any, server: ServerProcess
 ) -> None:
     """Ann took her seat in the next game (from another screen of her phone) and the host
-    freed it there. Her finished sheet, left open, still offered "Next game ready", and
-    every tap was refused (`carried_once`). The refused tap now turns the button into the
-    words that her place was given up and to ask the host for the join code; the sheet
-    opened again shows those words, with no button."""
+    freed it there. Her finished sheet, left open, offered "Next game ready" until a tap
+    was refused, a reload or a reconnect; it is now told over its socket as the host frees
+    the place: the button gives way to asking the host for the join code, untapped."""
     host = browser.new_context(**TABLET)
     created = host.request.post(
         server.base_url + "/api/tables",
@@ -118,8 +132,47 @@ def test_a_finished_screen_left_open_stops_offering_a_next_place_the_host_freed(
     freed = host.request.post(f"{server.base_url}/api/tables/{next_id}/seats/0/free")
     assert freed.ok, freed.text()
 
+    pointer = ann.locator(".next-game-pointer")
+    expect(pointer).to_contain_text("ask the host for the next game's join code", timeout=20000)
+    expect(button).to_have_count(0, timeout=20000)
+    expect(ann.locator("#conn[data-conn=live]")).to_have_count(1)  # no reconnect did it
+
+
+def test_a_finished_screen_left_open_stops_offering_a_next_place_the_host_freed(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Ann took her seat in the next game (from another screen of her phone) and the host
+    freed it there. Her finished sheet, left open, still offered "Next game ready", and
+    every tap was refused (`carried_once`). Its socket now tells it at once; where that
+    word never arrived (here the server's frames to the page are dropped), the refused tap
+    turns the button into the words that her place was given up and to ask the host for
+    the join code; the sheet opened again shows those words, with no button."""
+    host = browser.new_context(**TABLET)
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "qwixx", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+    )
+    assert created.status == 201
+    table = created.json()
+    ann = seated_page(browser, server, table, 0, PHONE)
+    deaf = DeafLink(ann)
+    ann.reload()
+    ann.wait_for_selector("#conn[data-conn=live]")
+    old = f"{server.base_url}/api/tables/{table['table_id']}"
+    assert host.request.post(f"{old}/end").ok
+    assert host.request.post(f"{old}/play_again").status == 201
+    button = ann.locator("[data-next-seat]")
+    expect(button).to_be_visible(timeout=20000)
+    deaf.deaf = True
+    carried = ann.context.request.post(f"{old}/next_seat")
+    assert carried.ok, carried.text()
+    next_id = carried.json()["table_id"]
+    freed = host.request.post(f"{server.base_url}/api/tables/{next_id}/seats/0/free")
+    assert freed.ok, freed.text()
+
     button.click()
     expect(ann.locator("#toast")).to_contain_text("join code", timeout=20000)
+    deaf.deaf = False  # the screen asks again after the refusal (a sync), and hears it
     pointer = ann.locator(".next-game-pointer")
     expect(pointer).to_contain_text("place at the next game was given up", timeout=20000)
     expect(button).to_have_count(0, timeout=20000)
