@@ -1420,17 +1420,31 @@ class Tables:
     ) -> tuple[str, Viewer] | None:
         """Where the device holding `token` at the deleted finished game `deleted_id` has a
         place at its next game, and what it is there: the place kept for it (`kept_place`),
-        or the device it holds there already, having followed before the delete (`held_at`:
-        its token at a table id, "" without one). None without either: the "Next game
-        ready" its open screen shows would be refused."""
+        or the device it holds there already, having followed before the delete
+        (`followed_to`). None without either, or when the next game cannot be opened: the
+        "Next game ready" its open screen shows would be refused."""
         kept = await self.kept_place(deleted_id, token)
         if kept is not None:
             return kept
+        try:
+            followed = await self.followed_to(deleted_id, held_at)
+        except TableLoadError:
+            return None
+        return None if followed is None else (followed[0].table_id, followed[2])
+
+    async def followed_to(
+        self, deleted_id: str, held_at: Callable[[str], str], client: str | None = None
+    ) -> tuple[Table, str, Viewer] | None:
+        """Where a device of the deleted game `deleted_id` that had followed the next game
+        before the delete goes on (no place was kept for it: its own token there opens it):
+        that table, its token there (`held_at`: its token at a table id, "" without one)
+        and what it is there; None without one. The next game is opened as `get` opens it
+        for `client` (OpenRefused past its opens; TableLoadError for a damaged one)."""
         next_id = await self.next_of_deleted(deleted_id)
-        new = await self.openable(next_id) if next_id is not None else None
+        new = await self.get(next_id, client=client) if next_id is not None else None
         held = held_at(new.table_id) if new is not None else ""
         now = new.viewer(held) if new is not None and held else None
-        return None if new is None or now is None else (new.table_id, now)
+        return None if new is None or now is None else (new, held, now)
 
     async def next_of_deleted(self, deleted_id: str) -> str | None:
         """The next game of the deleted finished game `deleted_id` (`_kept_places`), or None:

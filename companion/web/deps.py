@@ -195,14 +195,16 @@ async def _refuse_deleted(
 async def followed_to(
     request: Request, tables: Tables, deleted_id: str
 ) -> tuple[Table, str, Viewer] | None:
-    """Where a device of the deleted game `deleted_id` that had followed the next game
-    before the delete goes on (no place was kept for it: its own token there opens it):
-    that table, its token there (its cookie) and what it is there; None without one."""
-    next_id = await tables.next_of_deleted(deleted_id)
-    new = await opened(tables, next_id, request) if next_id is not None else None
-    held = request.cookies.get(cookie_name(new.table_id), "") if new is not None else ""
-    now = new.viewer(held) if new is not None and held else None
-    return None if new is None or now is None else (new, held, now)
+    """Tables.followed_to for this request's client, by the cookies it holds: its open of
+    the next game is limited as `opened` limits it (429, rule open_rate)."""
+    try:
+        return await tables.followed_to(
+            deleted_id,
+            lambda next_id: request.cookies.get(cookie_name(next_id), ""),
+            client=client_key(request),
+        )
+    except OpenRefused as refused:
+        raise too_many_opens(refused) from refused
 
 
 async def opened(tables: Tables, table_id: str, request: Request) -> Table | None:
@@ -211,7 +213,12 @@ async def opened(tables: Tables, table_id: str, request: Request) -> Table | Non
     try:
         return await tables.get(table_id, client=client_key(request))
     except OpenRefused as refused:
-        raise slow_down("open_rate", "stored tables opened", refused.wait_s) from refused
+        raise too_many_opens(refused) from refused
+
+
+def too_many_opens(refused: OpenRefused) -> HTTPException:
+    """The 429 (rule open_rate) of a client past its opens of stored tables."""
+    return slow_down("open_rate", "stored tables opened", refused.wait_s)
 
 
 async def page_access(request: Request, table_id: str, tables: TablesDep) -> Access:
