@@ -122,13 +122,13 @@ LONG_FUNCTIONS: dict[str, int] = {}
 # counted). Lower a budget when a package needs fewer; never raise one.
 ANY_BUDGET: dict[str, int] = {
     "companion": 9,  # the modules directly in companion/
-    "companion.rules": 25,
+    "companion.rules": 23,
     "companion.vision": 6,
     "companion.live": 0,
     "companion.synth": 0,
     "companion.assets": 0,
     "companion.table": 29,
-    "companion.web": 86,
+    "companion.web": 84,
 }
 
 

@@ -12,6 +12,11 @@ from companion.rules.base import Game, Reason, Rejection
 GAME_NAMES: tuple[str, ...] = ("qwixx", "sixto", "sixis", "sixmix", "sixes")
 
 
+class GameRegistrationError(RuntimeError):
+    """A name in GAME_NAMES whose module cannot be imported or defines no `GAME`: a fault
+    of the installation or of a game being written, never of a player's request."""
+
+
 @cache
 def find_game(name: str) -> Game[Any, Any]:
     """The game called `name`; raises Rejection(BAD_OPTIONS) for an unknown name."""
@@ -21,12 +26,22 @@ def find_game(name: str) -> Game[Any, Any]:
             "unknown_game",
             f"unknown game {name!r}; known games: {', '.join(GAME_NAMES)}",
         )
-    module = importlib.import_module(f"companion.rules.{name}")
-    game: Game[Any, Any] = module.GAME
+    module_name = f"companion.rules.{name}"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        message = f"game {name!r} is registered, but its module {module_name} cannot be imported"
+        raise GameRegistrationError(f"{message}: {exc}") from exc
+    game = getattr(module, "GAME", None)
+    if not isinstance(game, Game):
+        message = f"game {name!r} is registered, but its module {module_name} defines no GAME"
+        raise GameRegistrationError(message)
     return game
 
 
 def all_games() -> list[Game[Any, Any]]:
+    """Every registered game, read from GAME_NAMES when asked (a game registered later in
+    the process is listed); raises GameRegistrationError for a broken registration."""
     return [find_game(name) for name in GAME_NAMES]
 
 

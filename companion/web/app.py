@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from companion.rules.base import Move, Rejection
+from companion.rules.registry import all_games
 from companion.table.access import ActionBudget, DeviceRateLimiter, JoinLimiter
 from companion.table.camera_hub import CameraHub
 from companion.table.camera_runtime import ReaderFactory
@@ -226,6 +227,7 @@ def _lifespan(settings: Settings, reader_factory: ReaderFactory | None) -> Lifes
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        all_games()  # a broken registration stops the server here, named (not a 500 later)
         store = Store.open(settings.database_path, settings.sqlite_synchronous)
         app.state.store = store
         app.state.tables = Tables(

@@ -15,12 +15,16 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from companion.rules import registry
+from companion.rules.registry import GameRegistrationError
 from companion.table.access import hash_token
 from companion.table.camera_settings import CameraSettings
 from companion.web.app import create_app
 from companion.web.deps import cookie_name
+from companion.web.routes.api import games_catalogue
 from companion.web.routes.pages import START_PAGE_GAMES
 from companion.web.settings import Settings
+from tests.tiny_game import tiny_game_registered
 from tests.web.helpers import (
     QWIXX_ROLL_7,
     create_table,
@@ -427,3 +431,36 @@ def test_a_stranger_asking_to_remove_a_game_opens_nothing_and_learns_nothing(
         assert not tables.is_loaded(table_id)
         kept = host.post(f"/t/{table_id}/remove", follow_redirects=False)
         assert kept.status_code == 403 and kept.json()["rule"] == "table_opens"
+
+
+def test_a_game_registered_while_the_server_runs_is_offered_by_the_start_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The start page's games were built once, from the names the registry held when the
+    API module was imported: a game registered later in the same process was offered
+    neither by the start page nor by /api/games. Both read the registry when asked."""
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as host:
+        assert '"name": "qwixx"' in host.get("/").text  # the page built its list once
+        with tiny_game_registered(monkeypatch) as tiny:
+            assert f'"name": "{tiny}"' in host.get("/").text
+            listed = {game["name"]: game for game in host.get("/api/games").json()}
+            assert listed[tiny]["title"] == "Tiny Trial"
+            assert "qwixx" in listed
+            create_table(host, tiny, ["Ann", "Bob"], {"players": 2})
+
+
+def test_a_registered_game_without_its_module_is_named_not_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name in the registry with no module behind it was left off the start page without
+    a word; it is now an error naming the game and the module it looked for, raised when
+    the list is built and when the server starts."""
+    monkeypatch.setattr(registry, "GAME_NAMES", (*registry.GAME_NAMES, "ghost_game"))
+    registry.find_game.cache_clear()
+    with pytest.raises(GameRegistrationError, match=r"'ghost_game'.*companion\.rules\.ghost_game"):
+        games_catalogue()
+    with (
+        pytest.raises(GameRegistrationError, match="ghost_game"),
+        TestClient(create_app(Settings(data_dir=tmp_path))),
+    ):
+        pass

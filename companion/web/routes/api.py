@@ -13,9 +13,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from companion.rules.base import Reason, Rejection, Roll
+from companion.rules import registry
+from companion.rules.base import Game, Reason, Rejection, Roll
 from companion.rules.codec import encode
-from companion.rules.registry import GAME_NAMES, find_game
+from companion.rules.registry import all_games, find_game
 from companion.rules.session import RecordError
 from companion.table.access import (
     ActionBudget,
@@ -144,42 +145,49 @@ def set_device_cookie(response: Response, settings: Settings, table_id: str, tok
     )
 
 
-def games_catalogue() -> list[dict[str, Any]]:
-    """Every game, its player range, default options per player count, and how the start
-    page presents each option (for the start page's form)."""
-    games = []
-    for name in GAME_NAMES:
+def games_catalogue() -> list[dict[str, object]]:
+    """Every registered game (read from the registry now: registry.all_games, which raises
+    GameRegistrationError for a name with no game behind it), its player range, default
+    options per player count, and how the start page presents each option (for the start
+    page's form)."""
+    return [_catalogue_entry(game) for game in all_games()]
+
+
+def _catalogue_entry(registered: object) -> dict[str, object]:
+    """The start page's entry of one registered game (`games_catalogue`)."""
+    assert isinstance(registered, Game)
+    game = registered
+    high = game.players.high if game.players.high is not None else max(game.players.low, 8)
+    defaults = {}
+    for count in range(game.players.low, min(high, 12) + 1):
         try:
-            game = find_game(name)
-        except ModuleNotFoundError:  # a game still being written
+            defaults[str(count)] = encode(game.options_for(count))
+        except (Rejection, TypeError, ValueError):
             continue
-        high = game.players.high if game.players.high is not None else max(game.players.low, 8)
-        defaults = {}
-        for count in range(game.players.low, min(high, 12) + 1):
-            try:
-                defaults[str(count)] = encode(game.options_for(count))
-            except (Rejection, TypeError, ValueError):
-                continue
-        games.append(
-            {
-                "name": game.name,
-                "title": game.title,
-                "low": game.players.low,
-                "high": game.players.high,
-                "defaults": defaults,
-                "schema": game.options_schema(),
-                # labels, help, "more options", input kinds
-                "fields": [asdict(f) for f in option_fields(game.name, game.options_type)],
-            }
-        )
-    return games
+    return {
+        "name": game.name,
+        "title": game.title,
+        "low": game.players.low,
+        "high": game.players.high,
+        "defaults": defaults,
+        "schema": game.options_schema(),
+        # labels, help, "more options", input kinds
+        "fields": [asdict(f) for f in option_fields(game.name, game.options_type)],
+    }
+
+
+def games_catalogue_json() -> str:
+    """`games_catalogue` as JSON, built once for each set of registered games (6 ms a
+    build, on the event loop, for every start page); a game registered later makes a
+    new set, listed at once."""
+    return _catalogue_json(tuple(all_games()))
 
 
 @functools.cache
-def games_catalogue_json() -> str:
-    """`games_catalogue` as JSON, built once: the games and their options do not change
-    while the server runs (6 ms a build, on the event loop, for every start page)."""
-    return json.dumps(games_catalogue())
+def _catalogue_json(games: tuple[object, ...]) -> str:
+    """The JSON of `games` (the registry's Game objects, which key the cache: a game
+    registered again under its name is a new object, so no stale entry is served)."""
+    return json.dumps([_catalogue_entry(game) for game in games])
 
 
 def state_payload(snapshot: Snapshot, seat: int | None) -> dict[str, Any]:
@@ -228,7 +236,7 @@ def _created(table_id: str, code: str, token: str, settings: Settings) -> Respon
 
 
 @router.get("/games")
-async def list_games() -> list[dict[str, Any]]:
+async def list_games() -> list[dict[str, object]]:
     return games_catalogue()
 
 
@@ -259,7 +267,7 @@ async def create_table(body: CreateTable, tables: TablesDep, settings: SettingsD
     try:
         table = await tables.create(body.game, options, body.players)
     except Rejection as exc:
-        if exc.reason != Reason.BAD_OPTIONS or body.game not in GAME_NAMES:
+        if exc.reason != Reason.BAD_OPTIONS or body.game not in registry.GAME_NAMES:
             raise
         raise start_refusal(exc, body.game, body.players) from exc
     token = await table.add_device(host=True)
