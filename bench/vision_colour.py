@@ -4,11 +4,13 @@ Modes:
   (default)        rendered Qwixx and Sixto scenes (random light, surfaces, clutter) with
                    the dice set given: percentage of dice given the right colour.
                    --finder uses the real dice finder (models/) instead of the true boxes.
+                   --dice-set NAME (again for more): another registered game's dice, from
+                   the registry as `companion read --dice-set` takes them.
   --real           colour naming on the validation part of byler-d6-train (every 5th image
                    by sorted name, never used for the prototypes), strict and lenient
                    (colour-alternatives.csv).
-  --calibrate DIR  write qwixx-default.json and sixto-default.json measured under the
-                   renderer's default light.
+  --calibrate DIR  write <set>-default.json for every standard dice set (or those of
+                   --dice-set) measured under the renderer's default light.
   --prototypes     print the prototype table of companion/vision/colour.py.
 
 Examples:
@@ -29,13 +31,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from companion.cli import game_dice_set
 from companion.rules.registry import standard_dice_sets
 from companion.synth import RenderedDie, render_scene
 from companion.vision.colour import (
     LIGHTNESS_WEIGHT,
     DiceSet,
     SetDie,
-    builtin_dice_set,
     colour_readings,
     dice_set_to_json,
     measure_die,
@@ -43,8 +45,6 @@ from companion.vision.colour import (
 )
 from companion.vision.scoring import pair_closest
 from companion.vision.types import BASIC_COLOURS, DieBox, DieReading
-
-STANDARD_DICE = standard_dice_sets()  # as the games declare them
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 BYLER = DATA / "byler-d6-train"
@@ -55,25 +55,38 @@ def truth_box(die: RenderedDie) -> DieBox:
     return DieBox((x0 + x1) / 2, (y0 + y1) / 2, x1 - x0, y1 - y0)
 
 
-def bench_sets(scenes: int, use_finder: bool, seed: int) -> int:
+def registered_dice_sets(names: list[str]) -> dict[str, DiceSet]:
+    """The dice sets of the registered games `names` (cli.game_dice_set: the registry's,
+    at their shipped calibration where there is one); ValueError naming a name that is no
+    registered game throwing a fixed set."""
+    sets = {name: game_dice_set(name) for name in names}
+    for name, found in sets.items():
+        if not isinstance(found, DiceSet):
+            known = ", ".join(standard_dice_sets())
+            message = f"--dice-set {name}: no registered game by that name throws a fixed dice set"
+            raise ValueError(f"{message} (known: {known})")
+    return {name: found for name, found in sets.items() if isinstance(found, DiceSet)}
+
+
+def bench_sets(sets: dict[str, DiceSet], scenes: int, use_finder: bool, seed: int) -> int:
     reader = None
     if use_finder:
         from companion.vision.pipeline import DiceReader
 
-        reader = {name: DiceReader.load(dice_set=name) for name in STANDARD_DICE}
+        reader = {name: DiceReader.load(dice_set=dice_set) for name, dice_set in sets.items()}
     right = total = found = 0
     wrong: Counter[tuple[str, str]] = Counter()
     for k in range(scenes):
-        set_name = list(STANDARD_DICE)[k % 2]
+        set_name = list(sets)[k % len(sets)]
         rng = np.random.default_rng(seed + k)
-        values = [int(v) for v in rng.integers(1, 7, 6)]
-        image, dice = render_scene(rng, 640, 480, dice_set=set_name, values=values)
+        values = [int(v) for v in rng.integers(1, 7, len(sets[set_name].colours))]
+        image, dice = render_scene(rng, 640, 480, dice_set=sets[set_name], values=values)
         if reader is not None:
             reading = reader[set_name].read(image)
             readings = reading.dice
         else:
             boxes = [DieReading(truth_box(d), d.value, 1.0) for d in dice]
-            readings, _ = colour_readings(image, boxes, builtin_dice_set(set_name))
+            readings, _ = colour_readings(image, boxes, sets[set_name])
         # the one match rule of every vision figure (companion.vision.scoring): closest
         # pairs within 0.6 x the die's side, each die and each reading used once
         truth = [(box.cx, box.cy, die.side) for die in dice for box in [truth_box(die)]]
@@ -91,7 +104,8 @@ def bench_sets(scenes: int, use_finder: bool, seed: int) -> int:
         if (k + 1) % 50 == 0:
             print(f"  {k + 1}/{scenes} scenes, {right}/{found} right so far", flush=True)
     which = "finder boxes" if use_finder else "true boxes"
-    print(f"rendered qwixx+sixto scenes: {scenes}, dice: {total}, found: {found} ({which})")
+    names = "+".join(sets)
+    print(f"rendered {names} scenes: {scenes}, dice: {total}, found: {found} ({which})")
     print(f"wrong (true, given): {dict(wrong.most_common(8))}")
     print(f"set_colour_right_percent: {100.0 * right / max(found, 1):.2f}")
     return 0
@@ -143,9 +157,10 @@ def bench_real() -> int:
     return 0
 
 
-def calibrate(out_dir: Path, scenes: int, seed: int) -> int:
+def calibrate(sets: dict[str, DiceSet], out_dir: Path, scenes: int, seed: int) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
-    for set_name, colours in STANDARD_DICE.items():
+    for set_name, given in sets.items():
+        colours = given.colours
         samples: list[list[tuple[float, float, float]]] = [[] for _ in colours]
         for k in range(scenes):
             rng = np.random.default_rng(seed + k)
@@ -154,7 +169,7 @@ def calibrate(out_dir: Path, scenes: int, seed: int) -> int:
                 rng,
                 640,
                 480,
-                dice_set=set_name,
+                dice_set=given,
                 values=values,
                 light="default",
                 surface=str(rng.choice(["white", "wood", "felt", "cardboard"])),
@@ -286,16 +301,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real", action="store_true")
     parser.add_argument("--calibrate", type=Path, default=None, metavar="DIR")
     parser.add_argument("--prototypes", action="store_true")
+    parser.add_argument(
+        "--dice-set",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="a registered game's dice set (again for more; default: qwixx and sixto, and "
+        "every standard set for --calibrate)",
+    )
     args = parser.parse_args(argv)
+    standard = list(standard_dice_sets())  # the registry's games, as registered now
+    names = args.dice_set or (standard if args.calibrate is not None else standard[:2])
+    try:
+        sets = registered_dice_sets(names)
+    except ValueError as exc:
+        parser.error(str(exc))
     started = time.perf_counter()
     if args.real:
         rc = bench_real()
     elif args.calibrate is not None:
-        rc = calibrate(args.calibrate, min(args.scenes, 40), args.seed)
+        rc = calibrate(sets, args.calibrate, min(args.scenes, 40), args.seed)
     elif args.prototypes:
         rc = prototypes(1000)
     else:
-        rc = bench_sets(args.scenes, args.finder, args.seed)
+        rc = bench_sets(sets, args.scenes, args.finder, args.seed)
     print(f"seconds: {time.perf_counter() - started:.1f}", file=sys.stderr)
     return rc
 

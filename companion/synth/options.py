@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from companion.vision.colour import builtin_dice_set, builtin_dice_set_names
+from companion.vision.colour import DiceSet, builtin_dice_set, builtin_dice_set_names
 
 from .container import CONTAINERS
 from .palette import BODY_BGR, PIP_BGR
@@ -72,7 +72,7 @@ class SceneKeywords(TypedDict, total=False):
     """The keyword options of `render_scene` and `sample_scene` (see `SceneOptions`)."""
 
     dice: Sequence[DieLike] | None
-    dice_set: str | Sequence[str] | None
+    dice_set: str | Sequence[str] | DiceSet | None
     values: Sequence[int] | None
     n_dice: int | None
     size: float | None
@@ -105,7 +105,8 @@ class SceneKeywords(TypedDict, total=False):
 @dataclass(frozen=True)
 class SceneOptions:
     """Which dice: `dice` (explicit DieSpec or (value, body, pips) tuples), or `dice_set`
-    ("qwixx", "sixto" or a list of body colours) with optional `values`, or `n_dice`
+    (a shipped set's name, "qwixx" or "sixto"; a DiceSet, e.g. a registered game's as
+    cli.game_dice_set gives it; or a list of body colours) with optional `values`, or `n_dice`
     random dice (default 1-12). `size` is the mean top-face side in pixels (default
     log-uniform in `sizes`). `light="default"` gives the neutral, even light the default
     calibration files were measured under (no cast, no gradient, no glare, no noise, a
@@ -140,7 +141,7 @@ class SceneOptions:
     scene is the default style's, byte for byte."""
 
     dice: Sequence[DieLike] | None = None
-    dice_set: str | Sequence[str] | None = None
+    dice_set: str | Sequence[str] | DiceSet | None = None
     values: Sequence[int] | None = None
     n_dice: int | None = None
     size: float | None = None
@@ -173,7 +174,9 @@ class SceneOptions:
         if self.dice is not None:
             given = tuple(d if isinstance(d, DieSpec) else DieSpec(*d) for d in self.dice)
             object.__setattr__(self, "dice", given)
-        if self.dice_set is not None and not isinstance(self.dice_set, str):
+        if isinstance(self.dice_set, DiceSet):  # its colours: the renderer knows no games
+            object.__setattr__(self, "dice_set", self.dice_set.colours)
+        elif self.dice_set is not None and not isinstance(self.dice_set, str):
             object.__setattr__(self, "dice_set", tuple(self.dice_set))
         if self.values is not None:
             object.__setattr__(self, "values", tuple(int(v) for v in self.values))
@@ -229,6 +232,8 @@ class SceneOptions:
             return None
         if isinstance(self.dice_set, str):
             return builtin_dice_set(self.dice_set).colours
+        if isinstance(self.dice_set, DiceSet):
+            return self.dice_set.colours
         return tuple(self.dice_set)
 
     def given_dice(self) -> tuple[DieSpec, ...] | None:

@@ -10,6 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
+from companion.cli import game_dice_set
 from companion.rules.registry import standard_dice_sets
 from companion.synth import (
     SURFACES,
@@ -20,7 +21,9 @@ from companion.synth import (
     render_scene,
     sample_scene,
 )
+from companion.vision.colour import DiceSet
 from companion.vision.types import BASIC_COLOURS
+from tests.tiny_game import tiny_game_registered
 
 
 def test_same_seed_same_scene_and_labels() -> None:
@@ -208,3 +211,19 @@ def test_translucent_chance_changes_only_the_dice_plastic() -> None:
         plain.light,
         plain.clutter,
     )
+
+
+def test_a_registered_games_dice_set_is_rendered_from_the_registry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The renderer took only the names of the shipped sets (calibration/<name>-default.json):
+    a game registered without one could not be rendered. It takes the set the registry
+    gives, as `companion read --dice-set` does (cli.game_dice_set): the renderer knows no
+    games, the wiring hands it the set."""
+    with tiny_game_registered(monkeypatch) as tiny:
+        dice_set = game_dice_set(tiny)
+    assert isinstance(dice_set, DiceSet) and dice_set.name == tiny
+    values = [6, 1, 5, 2, 4, 3]
+    _, dice = render_scene(np.random.default_rng(7), 640, 480, dice_set=dice_set, values=values)
+    assert [d.body for d in dice] == list(standard_dice_sets()["qwixx"])
+    assert [d.value for d in dice] == values
