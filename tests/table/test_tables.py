@@ -443,6 +443,44 @@ def test_a_double_tap_to_the_next_game_makes_one_device_there(tmp_path: Path) ->
     asyncio.run(scenario())
 
 
+def test_a_finished_games_screens_are_woken_when_a_device_loses_its_next_place(
+    tmp_path: Path,
+) -> None:
+    """A device carried from the finished game to the next one loses its place there (the
+    host frees its seat, or a join makes room by forgetting it): the finished game's
+    screens are woken at once, to draw their "Next game ready" anew (with_next_place),
+    where before they learnt it only from a refused tap, a reload or a reconnect."""
+
+    async def scenario() -> None:
+        store = Store.open(tmp_path / "freed.sqlite3")
+        tables = attached_tables(store)
+        try:
+            old = await tables.create("qwixx", {"players": 2}, ["Ann", "Bob"])
+            host = await old.add_device(host=True)
+            ann, tv = await old.add_device(host=False), await old.add_device(host=False)
+            await old.take_seat(ann, 0)
+            await old.end_by_host()
+            new, _ = await tables.play_again(old)
+            for token in (tv, ann, host):
+                before = old.viewer(token)
+                assert before is not None
+                await new.carry_over(before, token, None, limit=10)
+            screen = old.subscribe()
+            await new.add_device(host=False, limit=3)  # makes room: the TV's place goes
+            assert screen.queue.get_nowait() == -1
+            tv_now = await tables.with_next_place(old, tv, Viewer(seat=None, host=False))
+            assert tv_now.next_place_freed
+            await new.free_seat(0)
+            assert screen.queue.get_nowait() == -1
+            ann_now = await tables.with_next_place(old, ann, Viewer(seat=0, host=False))
+            assert ann_now.next_place_freed
+        finally:
+            tables.close()
+            store.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_finished_game_leaving_memory_while_played_again_still_links_its_one_next_game(
     tmp_path: Path,
 ) -> None:
