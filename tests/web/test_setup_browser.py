@@ -536,4 +536,30 @@ def test_the_host_of_a_finished_game_still_reads_what_the_camera_learnt_during_i
         refused = player.request.get(f"{api}/setup")
         assert refused.status == 403 and refused.json()["rule"] == "host_only"
         player.close()
+
+
+def test_a_delete_the_server_refuses_says_why_in_words(browser: Any, tmp_path: Path) -> None:
+    """Another page of the host's deletes a die just before the tablet's Delete of it
+    arrives: the tablet's is refused (404, "no such die in this setup"), and the page
+    said nothing at all (the tap seemed lost). It says the deleting was refused, and why,
+    in the server's words."""
+    with calibrated_camera(tmp_path) as server:
+        tablet = browser.new_context(**TABLET)
+        table = new_table(tablet, server)
+        gone = confirmed_at(server, table["table_id"], throw=1)[0]
+        page = tablet.new_page()
+        page.goto(f"{server.base_url}/t/{table['table_id']}/setup")
+        page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
+
+        def deleted_first_by_another_page(route: Any) -> None:
+            assert tablet.request.delete(route.request.url).ok
+            route.continue_()
+
+        page.route(f"**/setup/examples/{gone}", deleted_first_by_another_page)
+        page.locator(f"[data-remove='{gone}']").tap()
+        page.wait_for_selector("#setup-refused:not(:empty)", timeout=20000)
+        assert page.inner_text("#setup-refused") == (
+            "Deleting that die was refused: no such die in this setup"
+        )
+        page.wait_for_selector(f"[data-remove='{gone}']", state="detached")  # drawn anew
         tablet.close()

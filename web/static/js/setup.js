@@ -270,13 +270,25 @@
     return `forgot ${dice(body.deleted)} this game taught; the ${dice(body.kept)} taught in other games or on the server machine ${stay}, and the reader learns again from them`;
   }
 
-  // a held-back die kept or a stored one deleted: the dice drawn anew, or why not
+  // a held-back die kept or a stored one deleted: the dice drawn anew, or why not. A
+  // refusal (the die deleted meanwhile from another page, another table's die) is said in
+  // its own line, in the server's words: the status line is redrawn by every refresh, and
+  // the tap had seemed to do nothing at all
   async function sendThenRefresh(method, path, what) {
+    const refusedEl = document.getElementById("setup-refused");
+    refusedEl.textContent = "";
+    let r;
     try {
-      await send(method, path);
+      r = await send(method, path);
     } catch (error) {
       statusEl.textContent = notDone(error, what);
       return;
+    }
+    if (!r.ok) {
+      const body = await r.json().catch(() => ({}));
+      const why = body.message || `the server answered ${r.status}`;
+      refusedEl.textContent = `${what.charAt(0).toUpperCase()}${what.slice(1)} was refused: ${why}`;
+      refusedEl.scrollIntoView({block: "nearest"});
     }
     await refresh();
   }
