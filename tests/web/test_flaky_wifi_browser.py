@@ -329,6 +329,69 @@ def test_a_kept_tap_resent_over_http_into_a_silent_wifi_is_kept_and_sent_again(
         assert phone.locator(".pending").count() == 0
 
 
+def resends_seen_at(phone: Any, resends: list[int], seconds: int) -> list[int]:
+    """Run the phone's paused clock `seconds` ahead, a second at a time, and return the
+    seconds at which the kept tap was sent again meanwhile (each step waits for the page's
+    answer to the one before: a resend routed and failed, its next try planned)."""
+    seen_at: list[int] = []
+    for second in range(1, seconds + 1):
+        before = len(resends)
+        phone.clock.run_for(1000)
+        phone.evaluate("() => 0")
+        if len(resends) > before:
+            seen_at.append(second)
+    return seen_at
+
+
+def test_a_kept_tap_resent_while_the_network_stays_down_backs_off_and_goes_at_once_when_back(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A phone whose seat was freed sends its kept tap over HTTP; the network stays down:
+    the tap was tried again every 5 s for as long as it stayed so. Each try now waits
+    longer (5, 10, 20, then every 30 s), the line says the tap is kept and will be sent
+    when the table answers, and the network back (`online`) sends it at once: its refusal
+    names it."""
+    api, table, tid = rolled_qwixx_table(server)
+    phone = phone_on_a_test_clock(browser)
+    join_as_bob(phone, server, table["code"])
+    phone.context.set_offline(True)
+    clock_runs_until(phone, "#conn[data-conn=offline]", "the phone offline")
+    phone.click(f"[data-move='{RED_7}']")
+    assert api.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
+
+    resends: list[int] = []
+
+    def down(route: Any) -> None:
+        resends.append(1)
+        route.abort("internetdisconnected")
+
+    phone.route("**/actions", down)
+    phone.context.set_offline(False)
+    clock_runs_until(phone, "#conn[data-conn=refused]", "the refused socket")
+    wait_until(lambda: resends, what="the kept tap sent over HTTP")
+    phone.clock.pause_at(phone.evaluate("() => Date.now()") / 1000 + 1)
+    seen_at = resends_seen_at(phone, resends, 160)
+    gaps = [later - earlier for earlier, later in zip(seen_at, seen_at[1:], strict=False)]
+    assert seen_at and seen_at[0] <= 6, seen_at  # 5 s after the first try
+    assert len(gaps) >= 4, seen_at  # still tried: the tap is not given up
+    for gap, wanted in zip(gaps, [10, 20, 30, 30, 30], strict=False):
+        assert wanted - 1 <= gap <= wanted + 2, seen_at
+    assert phone.inner_text("#conn") == (
+        "Not connected: enter the join code again · 1 tap kept: it will be sent when the"
+        " table answers"
+    )
+    assert phone.locator(f"[data-move='{RED_7}'].pending").count() == 1
+
+    phone.unroute("**/actions")
+    phone.context.set_offline(True)
+    assert phone.inner_text("#conn").startswith("Not connected: enter the join code again")
+    phone.context.set_offline(False)  # its clock stands still: only `online` sends it
+    phone.wait_for_selector("#toast:not(:empty)", timeout=20000)
+    assert phone.inner_text("#toast").startswith("Not saved: Red 7. ")
+    assert phone.locator(".pending").count() == 0
+    assert phone.inner_text("#conn") == "Not connected: enter the join code again"
+
+
 @pytest.mark.parametrize("first_tab_closed", [False, True], ids=["both-open", "first-closed"])
 def test_a_tap_kept_offline_in_one_tab_is_kept_by_the_other_and_applied_once(
     browser: Any, server: ServerProcess, first_tab_closed: bool

@@ -86,7 +86,7 @@
 
   function connText() {
     if (connState === "live") return "live";
-    if (connState === "refused") return refusedText();
+    if (connState === "refused") return refusedText() + keptUntilAnswered();
     if (connState === "outdated") return "Not connected: this page is out of date, reload it";
     const kept = waitingTaps();
     const taps = kept ? ` · ${kept} tap${kept > 1 ? "s" : ""} kept` : "";
@@ -97,6 +97,15 @@
     if (connState === "offline") return `Offline: your taps will be sent when the table is back${taps}`;
     if (connState === "unreachable") return `No answer from the table: trying again${taps}`;
     return `connecting…${taps}`;
+  }
+
+  // a device whose access was lost still sends its kept taps (over HTTP, until the table
+  // answers: the answer names each); said plainly, or the player took the tap for lost
+  function keptUntilAnswered() {
+    const kept = pending.size;
+    if (!kept) return "";
+    return kept > 1 ? ` · ${kept} taps kept: they will be sent when the table answers`
+      : " · 1 tap kept: it will be sent when the table answers";
   }
 
   // a deleted game says so; where the next game kept this device's place its button
@@ -371,6 +380,8 @@
 
   function flush() {
     for (const item of pending.values()) {
+      clearTimeout(item.resendTimer); // on the socket now: its answer comes there
+      item.resendTimer = null;
       if (item.sentOn === socketCount) continue;
       if (item.sentOn !== -1) item.offline = true; // the connection dropped before its answer
       item.sentOn = socketCount;
@@ -676,10 +687,18 @@
   }
 
   // a resend unanswered (the Wi-Fi went silent) or not sent (offline) keeps its tap and is
-  // tried again until the table answers: its answer (a refusal, most often) names the tap
-  const RESEND_MS = 5000;
+  // tried again until the table answers: its answer (a refusal, most often) names the tap.
+  // Each try that fails waits longer for the next (5, 10, 20 s, then every 30 s: a phone
+  // left offline no longer asks every 5 s for as long as it stays so), and the network
+  // back (`online`, a socket open again) sends at once. One request per tap at a time: an
+  // access lost again (another refused socket) starts no second round of tries
+  const RESEND_MS = [5000, 10000, 20000, 30000];
 
   function resendOverHttp(actionId, item) {
+    clearTimeout(item.resendTimer);
+    item.resendTimer = null;
+    if (item.resending) return;
+    item.resending = true;
     const path = item.kind === "undo" ? "undo" : "actions";
     fetchWithin(`/api/tables/${tableId}/${path}`, {
       method: "POST",
@@ -688,11 +707,21 @@
       body: JSON.stringify(item.body),
     }).then(async (response) => {
       const data = await response.json().catch(() => ({}));
+      item.resending = false;
       if (response.ok) { settle(actionId); refresh(); }
       else refused({action_id: actionId, ...data});
     }).catch(() => {
-      setTimeout(() => { if (pending.has(actionId)) resendOverHttp(actionId, item); }, RESEND_MS);
+      item.resending = false;
+      if (!pending.has(actionId)) return;
+      const tries = item.resendTries || 0;
+      item.resendTries = tries + 1;
+      item.resendTimer = setTimeout(() => resendOverHttp(actionId, item), RESEND_MS[Math.min(tries, RESEND_MS.length - 1)]);
     });
+  }
+
+  // the network is back: the taps waiting for their next try over HTTP go now
+  function resendKeptNow() {
+    for (const [actionId, item] of pending) if (item.resendTimer) resendOverHttp(actionId, item);
   }
 
   // (ending the game asks "tap again" as a penalty pass does: no native dialog, which
@@ -904,11 +933,14 @@
   // the device itself says it lost the network (Wi-Fi off, airplane mode): the socket may
   // look open for many seconds more, so the banner says offline now and the socket is
   // closed; back online, it reconnects at once
+  // A device whose access is lost opens no socket again (it would be refused): the line
+  // keeps saying so, and back online its kept taps are sent over HTTP at once
   window.addEventListener("offline", () => {
-    setConn("offline");
+    if (connState !== "refused") setConn("offline");
     if (socket) socket.close();
   });
   window.addEventListener("online", () => {
+    if (connState === "refused") { resendKeptNow(); return; }
     if (isOpen()) return;
     if (socket) { socket.onclose = null; socket.close(); socket = null; } // a stale attempt
     retryMs = 300;
