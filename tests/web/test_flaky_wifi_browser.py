@@ -123,12 +123,20 @@ def test_an_idle_phone_whose_socket_died_without_closing_says_so_and_reconnects(
     assert phone.inner_text("#toast") == ""
 
 
-def tab_offline(tab: Any) -> None:
-    """This tab's network only goes away (the other tabs of its browser stay online)."""
+NETWORK_CUT = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+
+
+def tab_offline(tab: Any) -> Any:
+    """This tab's network only goes away (the other tabs of its browser stay online); the
+    returned session brings it back (`tab_online`)."""
     network = tab.context.new_cdp_session(tab)
-    cut = {"latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
-    network.send("Network.emulateNetworkConditions", {"offline": True, **cut})
+    network.send("Network.emulateNetworkConditions", {"offline": True, **NETWORK_CUT})
     tab.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
+    return network
+
+
+def tab_online(network: Any) -> None:
+    network.send("Network.emulateNetworkConditions", {"offline": False, **NETWORK_CUT})
 
 
 # A tab's view of localStorage takes in the other tabs' writes between its tasks, never
@@ -469,3 +477,42 @@ def test_a_table_started_into_a_silent_wifi_says_it_may_or_may_not_be_started(
             "No answer from the server: the table may or may not have been started; reload"
             " this page: a started game is listed under Games in progress"
         )
+
+
+# every tap this browser keeps in its outbox (the taps stored, not the refusal notes)
+STORED_TAPS = """() => Object.keys(localStorage).filter((key) => key.startsWith("tc-outbox-"))
+  .map((key) => localStorage.getItem(key)).filter((item) => item && item.includes('"move"'))"""
+
+
+def test_a_tap_the_other_tab_got_saved_is_kept_and_sent_no_more_by_the_offline_tab(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The tab still online sends the tap the offline tab keeps, and it is saved: the
+    offline tab said "1 tap kept" for as long as it stayed offline, wrote the tap back
+    into the outbox they share at each failed reconnect (the other tab had removed it)
+    and sent it again once back. It lets it go: nothing kept, nothing sent again."""
+    api, table, tid = rolled_qwixx_table(server)
+    offline_tab = take_seat(browser, server, table["code"], 1)
+    online_tab = second_tab(offline_tab, server, tid)
+    sent: list[str] = []
+    offline_tab.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
+    network = tab_offline(offline_tab)
+
+    offline_tab.click(f"[data-move='{RED_7}']")
+    online_tab.wait_for_selector("section[data-seat='1'] .box.crossed", timeout=20000)
+    offline_tab.wait_for_function(
+        "() => !document.getElementById('conn').textContent.includes('kept')", timeout=20000
+    )
+    assert offline_tab.inner_text("#conn") == (
+        "Offline: your taps will be sent when the table is back"
+    )
+    assert offline_tab.locator(".pending").count() == 0
+    assert offline_tab.evaluate(STORED_TAPS) == []
+
+    tab_online(network)
+    offline_tab.wait_for_selector("section[data-seat='1'] .box.crossed", timeout=30000)
+    offline_tab.wait_for_selector("#conn[data-conn=live]", timeout=20000)
+    assert not [frame for frame in sent if '"cross"' in frame]  # not sent again
+    for tab in (offline_tab, online_tab):
+        assert tab.inner_text("#toast") == ""
+    assert api.get(f"/api/tables/{tid}/state").json()["state_id"] == 2

@@ -334,9 +334,16 @@
   }
 
   // `leaving`: the tab is going away (closed, reloaded): all its taps are left to the others
+  // A tap is written when it is new to the store or its `waiting` changed, not each time:
+  // a tab without a socket wrote all its taps again at every failed reconnect, and so put
+  // back a tap another tab had got answered meanwhile (its removal not yet seen here):
+  // that tab, reloaded, sent it again and showed its answer a second time
   function saveOutbox(leaving) {
-    for (const {kind, body, moveAttr, dice, label, madeAt, sentOn} of pending.values()) {
-      const waiting = Boolean(leaving) || sentOn !== socketCount || !isOpen();
+    for (const item of pending.values()) {
+      const waiting = Boolean(leaving) || item.sentOn !== socketCount || !isOpen();
+      if (item.storedWaiting === waiting) continue;
+      item.storedWaiting = waiting;
+      const {kind, body, moveAttr, dice, label, madeAt} = item;
       storeEntry(body.action_id, {kind, body, moveAttr, dice, label, madeAt, waiting});
     }
     // a tap this tab had answered, written again by a tab that still held it
@@ -350,7 +357,7 @@
     for (const item of storedOutbox()) {
       const id = item.body.action_id;
       if (pending.has(id) || answered.has(id) || !(all || item.waiting)) continue;
-      pending.set(id, {...item, element: null, sentOn: -1, offline: true});
+      pending.set(id, {...item, element: null, sentOn: -1, offline: true, storedWaiting: item.waiting});
       taken += 1;
     }
     return taken;
@@ -358,8 +365,18 @@
 
   function loadOutbox() { takeUp(true); }
 
+  // a stored tap removed is one another tab got answered (a tab removes only those): this
+  // tab's copy goes quietly, neither kept nor sent again; one written back after this tab
+  // had it answered (a tab that had not yet seen the removal) is taken out again
+  function answeredElsewhere(event) {
+    const id = event.key.slice(entryPrefix.length);
+    if (event.newValue === null && pending.has(id)) settle(id);
+    else if (event.newValue !== null && answered.has(id)) storeEntry(id, null);
+  }
+
   window.addEventListener("storage", (event) => {
     const ours = event.key === null || event.key === outboxKey || event.key.startsWith(entryPrefix);
+    if (ours && event.key && event.key.startsWith(entryPrefix)) answeredElsewhere(event);
     if (!ours || !takeUp(false)) return;
     markPending();
     if (isOpen()) { flush(); awaitAnswer(); } else showConn();
@@ -628,13 +645,21 @@
   }
 
   function refused(message) {
-    const item = pending.get(message.action_id);
-    settle(message.action_id);
+    const id = message.action_id;
+    // a second answer to a tap this tab let go (another tab had it answered): said once
+    if (id && answered.has(id) && !pending.has(id)) return;
+    const item = pending.get(id);
+    settle(id);
     const offline = item && item.offline;
     if (offline && message.reason === "stale_state") staleOffline.push(item);
     // a tap the store could not save (a full or failed disk) says so first, naming it
     else if (offline || message.reason === "storage") showToast(notSaved(item) + capital(message.message || "refused"));
     else showToast(message.message || "refused");
+    markRefused(item, message);
+  }
+
+  // the refused box flashes where it shows; a stale tap's screen is drawn anew
+  function markRefused(item, message) {
     if (item && item.element && item.element.isConnected) {
       item.element.classList.add("refused");
       setTimeout(() => item.element.classList.remove("refused"), 900);
