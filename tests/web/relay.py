@@ -2,7 +2,9 @@
 stops carrying anything without closing: `go_silent()` leaves every open connection dead
 (nothing forwarded either way, no close) and holds every new one accepted but unanswered
 (a WebSocket's handshake, a fetch, hang as over a network that lost its route);
-`come_back()` relays new connections again."""
+`come_back()` relays new connections again. `hold_answers()`: once a connection's client
+has sent a WebSocket frame (an action), what the server sends on it is kept until
+`release()` hands it all on at once (the answers to two tabs arriving together)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ class SilentRelay:
         self.sockets: list[socket.socket] = []  # every one opened, closed at the end
         self.dead: set[int] = set()  # the relayed connections that carry nothing more
         self.relayed = 0
+        self.holding = False  # hold_answers() called, release() not yet
+        self.answering: set[int] = set()  # the connections whose client sent a frame
+        self.held: list[tuple[socket.socket, bytes]] = []  # the server's bytes, in order
+        self.upstreams: set[socket.socket] = set()  # the ends that read from the server
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -46,10 +52,27 @@ class SilentRelay:
                 continue
             with self.lock:
                 self.sockets.append(upstream)
+                self.upstreams.add(upstream)
             for source, sink in ((client, upstream), (upstream, client)):
                 threading.Thread(
                     target=self._pump, args=(number, source, sink), daemon=True
                 ).start()
+
+    def _held(self, number: int, source: socket.socket, sink: socket.socket, data: bytes) -> bool:
+        """Keep what the server sends on a connection whose client sent a WebSocket frame
+        (a text frame's first byte: 0x81, or 0xC1 compressed; an HTTP request begins with
+        a letter) while holding; True: kept, not to be sent now."""
+        with self.lock:
+            if not self.holding:
+                return False
+            if source not in self.upstreams:
+                if data[:1] in (b"\x81", b"\xc1"):
+                    self.answering.add(number)
+                return False
+            if number not in self.answering:
+                return False
+            self.held.append((sink, data))
+            return True
 
     def _pump(self, number: int, source: socket.socket, sink: socket.socket) -> None:
         while True:
@@ -63,6 +86,8 @@ class SilentRelay:
                 continue  # swallowed: the connection stays open and says nothing
             if not data:
                 break
+            if self._held(number, source, sink, data):
+                continue
             try:
                 sink.sendall(data)
             except OSError:
@@ -75,6 +100,24 @@ class SilentRelay:
         with self.lock:
             self.silent = True
             self.dead.update(range(1, self.relayed + 1))
+
+    def hold_answers(self) -> None:
+        with self.lock:
+            self.holding = True
+
+    def held_on(self) -> int:
+        """How many connections have had something kept."""
+        with self.lock:
+            return len({id(sink) for sink, _ in self.held})
+
+    def release(self) -> None:
+        with self.lock:
+            self.holding = False
+            self.answering.clear()
+            for sink, data in self.held:
+                with contextlib.suppress(OSError):
+                    sink.sendall(data)
+            self.held.clear()
 
     def come_back(self) -> None:
         with self.lock:

@@ -26,7 +26,12 @@
   goes silent just then: the resend unanswered is given up, the tap stays kept and is
   sent again, and once the Wi-Fi carries the refusal names it;
 - a table started on the start page into a silent Wi-Fi: the start is given up and the
-  page says the table may or may not have been started, and where a started one shows.
+  page says the table may or may not have been started, and where a started one shows;
+- a kept tap resent over HTTP into a network that stays down: each try waits longer (5,
+  10, 20, then 30 s), the line says the tap is kept, and `online` sends it at once;
+- a tap the online tab got saved: the offline tab no longer keeps it, writes it back
+  or sends it again;
+- a refused tap both tabs held, one after the other or at one instant: said by one tab.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ import pytest
 from tests.waiting import wait_until
 from tests.web.conftest import ServerProcess
 from tests.web.devices import PHONE
+from tests.web.helpers import QWIXX_ROLL_7
 from tests.web.relay import SilentRelay
 from tests.web.test_offline_turn_browser import (
     RED_7,
@@ -82,7 +88,7 @@ def phone_on_a_test_clock(browser: Any) -> Any:
     return context.new_page()
 
 
-def second_tab(first: Any, server: ServerProcess, tid: str) -> Any:
+def second_tab(first: Any, server: ServerProcess | SilentRelay, tid: str) -> Any:
     """A second tab of the same browser as `first`, on the same sheet, live."""
     tab = first.context.new_page()
     tab.goto(f"{server.base_url}/t/{tid}/sheet")
@@ -516,3 +522,92 @@ def test_a_tap_the_other_tab_got_saved_is_kept_and_sent_no_more_by_the_offline_t
     for tab in (offline_tab, online_tab):
         assert tab.inner_text("#toast") == ""
     assert api.get(f"/api/tables/{tid}/state").json()["state_id"] == 2
+
+
+def test_a_tap_both_tabs_send_and_the_table_refuses_is_said_once(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Both tabs of one phone hold the tap made offline in one of them (the other took it
+    up), and the host frees the seat meanwhile: back online, each tab sends its copy and
+    each got the refusal, so "Not saved: Red 7" showed in both. It shows in one tab; the
+    other's copy goes quietly."""
+    api, table, tid = rolled_qwixx_table(server)
+    first = take_seat(browser, server, table["code"], 1)
+    second = second_tab(first, server, tid)
+    tabs = (first, second)
+    first.context.set_offline(True)
+    for tab in tabs:
+        tab.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
+    first.click(f"[data-move='{RED_7}']")
+    for tab in tabs:
+        tab.wait_for_function(
+            "() => document.getElementById('conn').textContent.includes('1 tap kept')"
+        )
+    assert api.post(f"/api/tables/{tid}/seats/1/free").status_code == 200
+
+    first.context.set_offline(False)
+    for tab in tabs:  # each has had its answer (or let its copy go): nothing waits
+        tab.wait_for_selector("#conn[data-conn=refused]", timeout=30000)
+        tab.wait_for_function("() => !document.querySelector('.pending')", timeout=30000)
+
+    def said() -> list[str]:
+        return [text for text in (tab.inner_text("#toast") for tab in tabs) if text]
+
+    wait_until(lambda: len(said()) == 1, timeout=20, what="the refusal shown by one tab")
+    assert said()[0].startswith("Not saved: Red 7. ")
+    assert api.get(f"/api/tables/{tid}/state").json()["state_id"] == 1
+
+
+# busy until the same instant in every tab (the answers arrive meanwhile, and each tab
+# reads its own before it can hear of the other's)
+BUSY_UNTIL = """(until) => {
+  setTimeout(() => { while (Date.now() < until) { /* busy */ } }, 0);
+}"""
+
+
+def test_a_refusal_both_tabs_get_at_one_instant_is_said_once(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Both tabs of one phone hold the tap made offline in one of them, and the host rolls
+    again meanwhile: back online, both send it, and the refusals reach both tabs at one
+    instant (neither could yet hear that the other had its answer): "Not saved: Red 7"
+    showed in both. One tab keeps the line, the other takes its own back."""
+    api, table, tid = rolled_qwixx_table(server)
+    with SilentRelay(server.port) as wifi:
+        first = browser.new_context(**PHONE).new_page()
+        join_as_bob(first, wifi, table["code"])
+        second = second_tab(first, wifi, tid)
+        tabs = (first, second)
+        first.context.set_offline(True)
+        for tab in tabs:
+            tab.wait_for_selector("#conn[data-conn=offline]", timeout=10000)
+        first.click(f"[data-move='{RED_7}']")
+        for tab in tabs:
+            tab.wait_for_function(
+                "() => document.getElementById('conn').textContent.includes('1 tap kept')"
+            )
+        assert api.post(f"/api/tables/{tid}/undo", json={"action_id": "undo-roll"}).is_success
+        again = dict(QWIXX_ROLL_7, dice=[dict(d, value=6) for d in QWIXX_ROLL_7["dice"]])
+        rolled = api.post(
+            f"/api/tables/{tid}/actions", json={"action_id": "roll-again-12", "move": again}
+        )
+        assert rolled.is_success, rolled.text
+
+        wifi.hold_answers()
+        first.context.set_offline(False)
+        wait_until(lambda: wifi.held_on() == 2, timeout=30, what="both tabs' answers held")
+        until = first.evaluate("() => Date.now()") + 1500
+        for tab in tabs:
+            tab.evaluate(BUSY_UNTIL, until)
+        wifi.release()
+        for tab in tabs:  # each has had its answer: nothing waits, the new roll shows
+            tab.wait_for_function("() => !document.querySelector('.pending')", timeout=30000)
+            tab.wait_for_selector(".banner .die[data-value='6']", timeout=30000)
+
+        def said() -> list[str]:
+            return [text for text in (tab.inner_text("#toast") for tab in tabs) if text]
+
+        wait_until(lambda: len(said()) == 1, timeout=20, what="the refusal shown by one tab")
+        assert said()[0] == (
+            "Not saved: Red 7. The roll changed while you were offline; choose again with this roll"
+        )

@@ -68,6 +68,19 @@
     toast.className = "toast " + (kind || "error");
     if ((kind || "error") === "error") refusalShownAt = Date.now();
     // no timer: the words stay until the player moves on (toast.js)
+    return line;
+  }
+
+  // a refusal line another tab of this browser shows already (below): taken out of the list
+  function withdrawLine(line) {
+    if (toast.textContent === "" || !toast.classList.contains("error")) return;
+    const lines = toast.dataset.lines.split("\n");
+    const at = lines.indexOf(line);
+    if (at < 0) return;
+    lines.splice(at, 1);
+    if (!lines.length) { hideToast(); return; }
+    toast.dataset.lines = lines.join("\n");
+    toast.textContent = lines.join("\n");
   }
 
   // a tap made after a refusal showed was accepted: the player has moved on, and the
@@ -375,6 +388,10 @@
   }
 
   window.addEventListener("storage", (event) => {
+    if (event.key && event.key.startsWith(refusedPrefix)) {
+      if (event.newValue !== null) refusalNoted(event.key); // (a note gone after its minute: no news)
+      return;
+    }
     const ours = event.key === null || event.key === outboxKey || event.key.startsWith(entryPrefix);
     if (ours && event.key && event.key.startsWith(entryPrefix)) answeredElsewhere(event);
     if (!ours || !takeUp(false)) return;
@@ -382,6 +399,66 @@
     if (isOpen()) { flush(); awaitAnswer(); } else showConn();
   });
   window.addEventListener("pagehide", () => { if (pending.size) saveOutbox(true); });
+
+  // -- a refusal shown once by the tabs of one browser -----------------------------------
+  // Two tabs holding one tap (one made it, the other took it up) may both send it, and
+  // each got the refusal: "Not saved: Red 7" showed in both. A tab that shows a refusal
+  // notes it under a key of its own (`tc-refused-TABLE-VIEW:ACTION_ID:TAB`: no two tabs
+  // write one key, so no write hides another's, and each tab hears the other's); a tab
+  // whose refusal of that tap comes after another's note lets its copy go quietly, and
+  // of two that showed it at one instant the one with the lower tab id keeps the line,
+  // the other takes its line back. Notes go after a minute (their tab's own timer, or
+  // the next page opened after a tab closed)
+  const tabId = newActionId();
+  const refusedPrefix = `tc-refused-${tableId}-${mode}:`;
+  const REFUSAL_NOTE_MS = 60000;
+  const shownRefusals = new Map(); // action id -> its line ("" while it waits for a redraw)
+
+  // the other tabs that noted showing the refusal of `actionId`
+  function refusalNotedBy(actionId) {
+    const tabs = [];
+    try {
+      for (let i = 0; i < localStorage.length; i += 1) {
+        const [id, tab] = noteOf(localStorage.key(i));
+        if (id === actionId && tab !== tabId) tabs.push(tab);
+      }
+    } catch (e) { return []; }
+    return tabs;
+  }
+
+  // a note's key as [action id, tab id]; [] for any other key
+  function noteOf(key) {
+    if (!key || !key.startsWith(refusedPrefix)) return [];
+    return key.slice(refusedPrefix.length).split(":");
+  }
+
+  function noteRefusalShown(actionId) {
+    const key = `${refusedPrefix}${actionId}:${tabId}`;
+    try { localStorage.setItem(key, String(Date.now())); } catch (e) { return; }
+    setTimeout(() => { try { localStorage.removeItem(key); } catch (e) { /* gone */ } }, REFUSAL_NOTE_MS);
+  }
+
+  function forgetOldNotes() {
+    try {
+      const keys = Array.from({length: localStorage.length}, (_, i) => localStorage.key(i));
+      for (const key of keys.filter((k) => noteOf(k).length)) {
+        if (!(Date.now() - Number(localStorage.getItem(key)) < REFUSAL_NOTE_MS)) localStorage.removeItem(key);
+      }
+    } catch (e) { /* nothing kept */ }
+  }
+
+  // another tab showed the refusal of a tap: this tab's copy goes quietly, and its own
+  // line of it (shown at the same instant) goes when the other tab's id is the lower
+  function refusalNoted(key) {
+    const [id, tab] = noteOf(key);
+    if (!tab || tab === tabId) return;
+    if (pending.has(id)) settle(id);
+    if (!shownRefusals.has(id) || !(tab < tabId)) return;
+    withdrawLine(shownRefusals.get(id));
+    shownRefusals.delete(id);
+    const queued = staleOffline.findIndex((item) => item.body.action_id === id);
+    if (queued >= 0) staleOffline.splice(queued, 1);
+  }
 
   // a box with a tap waiting keeps its dashed "pending" mark across redraws
   function markPending() {
@@ -641,7 +718,10 @@
   }
 
   function sayStaleOffline() {
-    while (staleOffline.length) showToast(staleText(staleOffline.shift()));
+    while (staleOffline.length) {
+      const item = staleOffline.shift();
+      shownRefusals.set(item.body.action_id, showToast(staleText(item)));
+    }
   }
 
   function refused(message) {
@@ -650,11 +730,15 @@
     if (id && answered.has(id) && !pending.has(id)) return;
     const item = pending.get(id);
     settle(id);
+    if (id && refusalNotedBy(id).length) { markRefused(item, message); return; } // another tab said it
+    if (id) noteRefusalShown(id);
     const offline = item && item.offline;
+    let line = "";
     if (offline && message.reason === "stale_state") staleOffline.push(item);
     // a tap the store could not save (a full or failed disk) says so first, naming it
-    else if (offline || message.reason === "storage") showToast(notSaved(item) + capital(message.message || "refused"));
-    else showToast(message.message || "refused");
+    else if (offline || message.reason === "storage") line = showToast(notSaved(item) + capital(message.message || "refused"));
+    else line = showToast(message.message || "refused");
+    if (id) shownRefusals.set(id, line);
     markRefused(item, message);
   }
 
@@ -973,6 +1057,7 @@
     connect();
   });
 
+  forgetOldNotes();
   loadOutbox();
   restorePicks();
   restoreToggles();
