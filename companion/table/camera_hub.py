@@ -87,7 +87,7 @@ from companion.table.held_reading import (
     rethrow_refusal,
 )
 from companion.table.learning import Learning
-from companion.table.roll_intake import RollIntake, Taken, log_roll
+from companion.table.roll_intake import Answerer, RollIntake, Taken, log_roll
 from companion.table.snapshot import Snapshot
 from companion.table.store import StorageError
 from companion.table.tables import Table, Tables
@@ -600,10 +600,16 @@ class CameraHub:
         )  # fmt: skip
         await self._take(table, outcome, tapped=False)
 
-    async def _take(self, table: Table, outcome: CameraRoll | HeldReading, tapped: bool) -> Taken:
+    async def _take(
+        self,
+        table: Table,
+        outcome: CameraRoll | HeldReading,
+        tapped: bool,
+        answerer: Answerer | None = None,
+    ) -> Taken:
         """Hand a decision to the intake, with the camera's setup (which learns from it)
-        when the table throws the setup's dice."""
-        return await self.intake.take(table, outcome, self._teaches(table), tapped)
+        when the table throws the setup's dice, and the device whose answer it is."""
+        return await self.intake.take(table, outcome, self._teaches(table), tapped, answerer)
 
     def _teaches(self, table: Table) -> str | None:
         """The setup `table`'s rolls teach: the camera's calibration, when the table's game
@@ -635,7 +641,9 @@ class CameraHub:
     # mismatch under the same id) pass the active player's value fix onto the mismatch.
     # The device is read again there too (`token`: its own; None: the `device` handed in,
     # no device's token), under the table's lock as a move's sender is (`Table.sender_now`):
-    # a device whose seat the host freed while its tap waited confirmed the throw.
+    # a device whose seat the host freed while its tap waited confirmed the throw. The roll
+    # an answer makes is checked once more by the table, where it is applied under the
+    # table's lock (`answered_by`): a free landing between this check and the apply.
     async def confirm(
         self,
         table: Table,
@@ -655,7 +663,8 @@ class CameraHub:
             refusal = confirm_refusal(held.kind, device.host, device.seat, active)
             if refusal is not None:
                 raise refusal
-            taken = await self._take(table, confirmed(held, shown), tapped=True)
+            answer = answered_by(device, token)
+            taken = await self._take(table, confirmed(held, shown), True, answer)
             if taken.seq is not None:
                 self.held.used(table.table_id, held_id)
         await self._next_question(table)
@@ -692,7 +701,7 @@ class CameraHub:
             device = await sender(table, device, token)
             held = self._take_to_change(table, held_id, die_change(colour, remove), device)
             held = fix_die(held, index, value, colour, remove)
-            answer = await self._rematch(table, held, answerer(device))
+            answer = await self._rematch(table, held, device, token)
             if answer["applied"]:
                 self.held.used(table.table_id, held_id)
         await self._next_question(table)
@@ -724,16 +733,21 @@ class CameraHub:
                 calibration.frame[0] if calibration and calibration.frame else None,
             )
             added = add_die(held, x, y, value, colour, side)
-            answer = await self._rematch(table, added, answerer(device))
+            answer = await self._rematch(table, added, device, token)
         await self._next_question(table)
         return answer
 
-    async def _rematch(self, table: Table, held: HeldReading, by: str) -> dict[str, Any]:
+    async def _rematch(
+        self, table: Table, held: HeldReading, device: Viewer, token: str | None
+    ) -> dict[str, Any]:
+        """Match `device`'s corrected reading again: applied (as its roll) when it matches
+        and no unsure die is left, else held again."""
         throw = expected_throw(table.snapshot)
         if throw is None:
             self.held.drop(table.table_id)
             raise Rejection(Reason.ILLEGAL_MOVE, "no_roll_now", "the game expects no roll now")
-        taken = await self._take(table, rematch(held, throw, by), tapped=True)
+        corrected = rematch(held, throw, answerer(device))
+        taken = await self._take(table, corrected, True, answered_by(device, token))
         if taken.held is not None:
             return {"applied": False, "pending": self._held_json(table, taken.held)}
         return {"applied": taken.seq is not None, "state_id": taken.seq}
@@ -852,6 +866,12 @@ def answerer(device: Viewer) -> str:
     """Who answers a held reading from `device`: the host, or the seat (the `by` of the
     roll it may become)."""
     return HOST if device.host else str(device.seat)
+
+
+def answered_by(device: Viewer, token: str | None) -> Answerer | None:
+    """The device answering, for the table to check again where it applies the roll (a
+    free of its seat may land after the hub's own check); None where no token is."""
+    return None if token is None else Answerer(token, answerer(device))
 
 
 def waiting_for_seats(players: Sequence[str]) -> str:

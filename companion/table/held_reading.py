@@ -505,8 +505,9 @@ class HeldReadings:
     def waiting_count(self, table_id: str) -> int:
         return len(self._waiting.get(table_id, ()))
 
-    def drop(self, table_id: str) -> None:
-        self._held.pop(table_id, None)
+    def drop(self, table_id: str) -> HeldReading | None:
+        """Forget the reading held for `table_id`; returns it (None: none was held)."""
+        return self._held.pop(table_id, None)
 
     def used(self, table_id: str, held_id: str) -> None:
         """A tap on reading `held_id` applied its roll."""

@@ -28,7 +28,7 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from companion.rules.base import Die, Rejection
 from companion.rules.session import HOST
@@ -43,7 +43,7 @@ from companion.table.held_reading import (
 )
 from companion.table.learning import Learning
 from companion.table.store import Store
-from companion.table.tables import Table
+from companion.table.tables import SEAT_FREED, Table
 from companion.table.words import with_names
 from companion.vision.types import DieReading
 
@@ -80,6 +80,16 @@ class Taken:
     seq: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Answerer:
+    """The device whose answer to the camera's question made a roll: its token, and what
+    it acts as (the host, or the seat of the active player). The table checks it again
+    where it applies the roll, under its lock (`Table.act_throw`)."""
+
+    token: str = field(repr=False)
+    acts_as: str
+
+
 class RollIntake:
     """See the module docstring."""
 
@@ -96,14 +106,26 @@ class RollIntake:
         return self._notes.get(table_id, TableNote())
 
     async def take(
-        self, table: Table, outcome: CameraRoll | HeldReading, setup: str | None, tapped: bool
+        self,
+        table: Table,
+        outcome: CameraRoll | HeldReading,
+        setup: str | None,
+        tapped: bool,
+        answerer: Answerer | None = None,
     ) -> Taken:
         """Apply a roll or hold a question (the module docstring). `setup`: the camera's
         calibration (None: nothing learns); `tapped`: a person's answer led here (a roll
-        they checked; a question they see change, so it is not noted again)."""
+        they checked; a question they see change, so it is not noted again); `answerer`:
+        the device whose answer it is (None: the camera's, a test's, the server's own),
+        refused (raised, `seat_freed`, the question kept) when it lost its place."""
         if isinstance(outcome, CameraRoll):
-            self.held.drop(table.table_id)
-            seq = await self.apply(table, outcome)
+            answered = self.held.drop(table.table_id)
+            try:
+                seq = await self.apply(table, outcome, answerer)
+            except Rejection:
+                if answered is not None:  # its device lost its place: the host answers
+                    self.held.put(answered)
+                raise
             self._learn(table, outcome, seq, setup, tapped)
             return Taken(seq=seq)
         held = await _with_picture(outcome)
@@ -114,16 +136,26 @@ class RollIntake:
             log_roll(table, held.dice, f"asked ({held.kind}): {question}")
         return Taken(held=held)
 
-    async def apply(self, table: Table, camera_roll: CameraRoll) -> int | None:
+    async def apply(
+        self, table: Table, camera_roll: CameraRoll, answerer: Answerer | None = None
+    ) -> int | None:
         """Apply the roll as the next throw (its implied moves first); then
         `roll_applied`. Returns the roll's log seq, or None when the engine refused
-        (noted)."""
+        (noted). A refusal of `answerer` (it lost its seat) is its device's to read:
+        raised, not noted."""
         action_id = f"camera-{secrets.token_hex(8)}"
         try:
             result = await table.act_throw(
-                camera_roll.roll, camera_roll.by, action_id, camera_roll.state_id
+                camera_roll.roll,
+                camera_roll.by,
+                action_id,
+                camera_roll.state_id,
+                token=answerer.token if answerer else None,
+                acts_as=answerer.acts_as if answerer else None,
             )
         except Rejection as exc:
+            if answerer is not None and exc.rule == SEAT_FREED:
+                raise
             refused = camera_refusal(exc)
             refusal = with_names(refused.message, table.snapshot.players)
             self.note(table.table_id, f"the game refused the camera's roll: {refusal}")

@@ -154,11 +154,14 @@ def game_deleted() -> Rejection:
     return Rejection(Reason.GAME_OVER, "game_deleted", "this game was deleted from the history")
 
 
+SEAT_FREED = "seat_freed"
+
+
 def seat_freed() -> Rejection:
     """The refusal of a device's change that waited while the host freed its seat (the
     device's token went with it)."""
     message = "this device's seat was freed; enter the join code again"
-    return Rejection(Reason.NOT_ALLOWED, "seat_freed", message)
+    return Rejection(Reason.NOT_ALLOWED, SEAT_FREED, message)
 
 
 def table_full_words(limit: int) -> str:
@@ -692,6 +695,7 @@ class Table:
         expected_state_id: int | None = None,
         *,
         token: str | None = None,
+        acts_as: str | None = None,
     ) -> ActResult:
         """A roll as the next throw of the dice, drawn or read at `expected_state_id`: the
         moves the engine says the throw implies now (`Snapshot.throw`: the automatic passes
@@ -702,11 +706,13 @@ class Table:
         kill could keep the passes and their penalty without the roll); an undo of the roll
         takes it all back (Action.implied). Idempotent per `action_id` (the roll's; an
         implied move's is `action_id-N`, N the state id it leads to: store.implied_seqs).
-        `token`: the sending device's, which must still act as `by` (`_check_sender`)."""
+        `token`: the sending device's, which must still act as `by`, or as `acts_as` where
+        the roll is another's (a camera roll a player confirmed is the camera's), checked
+        here under the lock that a free of its seat holds (`_check_sender`)."""
         async with self._lock:
             if (retried := self._retried(action_id, by)) is not None:
                 return retried
-            self._check_sender(token, by)
+            self._check_sender(token, acts_as or by)
             if self._ended_by_host:
                 raise Rejection(Reason.GAME_OVER, "ended_by_host", "the host has ended this game")
             if not self.session.is_current(roll, expected_state_id):

@@ -781,3 +781,48 @@ def test_a_camera_answer_sent_as_the_host_frees_its_seat_is_refused(
         assert still is not None and still["id"] == pending["id"]  # the host still answers
 
     with_qwixx_table(tmp_path, body)
+
+
+@pytest.mark.parametrize("answer", ["confirm", "fix"])
+def test_a_seat_freed_between_the_answer_s_check_and_its_roll_marks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str
+) -> None:
+    """The hub read the answering device again under the table's lock, let the lock go,
+    and then handed the roll to the table, which took the lock again: a free of the seat
+    landing in between (here made to, by a hook on the table's throw) had the freed
+    device's confirm or fix apply the throw, the table's refusal of nothing. The table
+    now checks the device where it applies the roll, under the one lock: 403
+    `seat_freed`, nothing applied, and the question stays for the host."""
+
+    async def body(tables: Tables, table: Table) -> None:
+        hub = CameraHub(CameraSettings(disabled=True), tables, move_words)
+        await hub.feed.set_mode(table.table_id, "confirm" if answer == "confirm" else "sure")
+        token = await table.add_device(host=False)
+        await table.take_seat(token, 0)  # Ann's, the active player's
+        viewer = table.viewer(token)
+        assert viewer is not None
+        await hub.on_throw(qwixx_event())
+        pending = (await hub.status_json(table))["pending"]
+        assert pending is not None and pending["kind"] == answer.replace("fix", "unsure")
+        apply_throw = table.act_throw
+
+        async def freed_first(*args: Any, **kwargs: Any) -> Any:
+            await table.free_seat(0)  # the host's free lands after every earlier check
+            return await apply_throw(*args, **kwargs)
+
+        monkeypatch.setattr(table, "act_throw", freed_first)
+        with pytest.raises(Rejection) as refused:
+            if answer == "confirm":
+                await hub.confirm(table, pending["id"], device=viewer, token=token)
+            else:
+                for die in pending["unsure"]:
+                    await hub.fix(
+                        table, pending["id"], die["index"], 3, None, False,
+                        device=viewer, token=token,
+                    )  # fmt: skip
+        assert refused.value.rule == "seat_freed"
+        assert table.snapshot.state_id == 0  # no throw applied
+        still = (await hub.status_json(table))["pending"]
+        assert still is not None and still["id"] == pending["id"]  # the host still answers
+
+    with_qwixx_table(tmp_path, body)
