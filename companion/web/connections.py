@@ -13,7 +13,10 @@ A request whose headers arrived has `body_timeout_s` for its whole body (a body 
 and never sent held its connection for good: 20,000 of them from 80 addresses took every
 file descriptor, and every client, the server's own machine too, got no answer), and the
 whole server holds at most `max_connections` at once, so no set of addresses can take
-them all."""
+them all.
+
+uvicorn's own 400 to a request it cannot parse carries the page headers
+(`send_400_response`), as every answer of the app does."""
 
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ import logging
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from companion.web.page_headers import PAGE_HEADERS
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +107,23 @@ class GuardedProtocol(H11Protocol):
         super().on_response_complete()
         if not self.transport.is_closing():  # a kept-alive connection waits for headers again
             self._arm_header_deadline()
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's own answer to a request h11 cannot parse (a bad request line or
+        header: it never reaches the app, whose `PageHeaders` add the page headers), as
+        uvicorn writes it, with those headers too."""
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"connection", b"close"),
+            *PAGE_HEADERS,
+        ]
+        for event in (
+            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+            h11.Data(data=msg.encode("ascii")),
+            h11.EndOfMessage(),
+        ):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         for deadline in (self._header_deadline, self._body_deadline):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from websockets.sync.client import connect
 from companion.table import access as access_module
 from companion.table.camera_settings import CameraSettings
 from companion.web.app import create_app
+from companion.web.page_headers import CONTENT_SECURITY_POLICY
 from companion.web.settings import Settings
 from tests.reliability.conftest import SeatedTable, seat_devices
 from tests.web.conftest import REPO, ServerProcess
@@ -441,3 +443,32 @@ def test_a_socket_asking_for_an_unknown_view_is_told_so_not_to_join(
         assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, "unknown view")
     with connect(ws_url(server, tid), additional_headers={"Cookie": joined}) as sheet:
         assert json.loads(sheet.recv(timeout=5))["type"] == "state"  # a known view opens
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /\x01 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",  # a control byte in the target
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Name: x\r\n\r\n",  # a space in a name
+        b"NONSENSE\r\n\r\n",  # no request line at all
+    ],
+)
+def test_the_servers_own_bad_request_answer_carries_the_page_headers(
+    server: ServerProcess, request_bytes: bytes
+) -> None:
+    """A malformed request never reaches the app: uvicorn answers it 400 itself, and that
+    answer carried no CSP, no frame refusal and no nosniff (every answer of the app does,
+    its 500 included). The server's protocol now writes the page headers on it too."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
+        raw.sendall(request_bytes)
+        answer = b""
+        while chunk := raw.recv(4096):  # the server closes the connection after its 400
+            answer += chunk
+    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").lower()
+    lines = head.split("\r\n")
+    assert lines[0].startswith("http/1.1 400"), head
+    fields = dict(line.split(": ", 1) for line in lines[1:])
+    assert fields.get("content-security-policy") == CONTENT_SECURITY_POLICY.lower(), head
+    assert fields.get("x-content-type-options") == "nosniff", head
+    assert fields.get("x-frame-options") == "deny", head
+    assert fields.get("referrer-policy") == "same-origin", head
