@@ -23,9 +23,17 @@ PAGE_HEADERS = (
 )
 
 
+# an answer is a game's (its names, its sheets, the join code on the table page, the
+# scoreboard, the log, the start page of the server's machine): no browser keeps it on
+# disk, where the next person at a shared computer finds the code. Static files are the
+# same for everyone and keep their validators (ETag, 304).
+NO_STORE = (b"cache-control", b"no-store")
+STATIC_PREFIX = "/static/"
+
+
 class PageHeaders:
     """ASGI middleware: PAGE_HEADERS on every HTTP answer (refusals and static files too),
-    unless the answer set one itself."""
+    and NO_STORE on every one but a static file's, unless the answer set one itself."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -35,11 +43,15 @@ class PageHeaders:
             await self.app(scope, receive, send)
             return
 
+        added: tuple[tuple[bytes, bytes], ...] = PAGE_HEADERS
+        if not str(scope.get("path", "")).startswith(STATIC_PREFIX):
+            added = (*PAGE_HEADERS, NO_STORE)
+
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers") or [])
                 present = {key.lower() for key, _ in headers}
-                headers += [(k, v) for k, v in PAGE_HEADERS if k not in present]
+                headers += [(k, v) for k, v in added if k not in present]
                 message = {**message, "headers": headers}
             await send(message)
 

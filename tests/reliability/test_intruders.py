@@ -472,3 +472,33 @@ def test_the_servers_own_bad_request_answer_carries_the_page_headers(
     assert fields.get("x-content-type-options") == "nosniff", head
     assert fields.get("x-frame-options") == "deny", head
     assert fields.get("referrer-policy") == "same-origin", head
+
+
+def test_pages_showing_a_join_code_or_a_game_are_never_stored(
+    server: ServerProcess, table: SeatedTable
+) -> None:
+    """The table page, the scoreboard, the log, the start page of the server's machine
+    and the join link show the join code (the others a game's names and sheets), and
+    were answered with no Cache-Control: a browser kept them in its disk cache, where the
+    next person at a shared computer (a café's, a library's) found the code after the
+    game, or opened them again offline from the history. Every answer but a static file
+    now says `no-store`."""
+    tid, host, player = table.table_id, table.host, table.seats[0]
+    showing_code = [
+        host.get(path) for path in (f"/t/{tid}", f"/t/{tid}/board", f"/t/{tid}/log", "/")
+    ]
+    showing_code.append(httpx.get(f"{server.base_url}/join?code={table.code}", timeout=5))
+    for answer in showing_code:
+        assert table.code in answer.text, answer.request.url.path
+    answers = showing_code + [
+        player.get(f"/t/{tid}/sheet"),
+        player.get(f"/api/tables/{tid}/state"),
+        player.get(f"/api/tables/{tid}/record"),
+        host.get("/history"),
+    ]
+    for answer in answers:
+        where = (answer.request.url.path, answer.status_code)
+        assert answer.status_code == 200, where
+        assert answer.headers.get("cache-control") == "no-store", where
+    script = host.get("/static/js/table.js")  # the same for everyone: cached as before
+    assert script.status_code == 200 and "no-store" not in script.headers.get("cache-control", "")
