@@ -152,3 +152,31 @@ def test_the_demo_cameras_picture_is_not_measured_and_the_page_says_why(
     page = active_after_restart(server_settings(tmp_path))[1]
     assert '<p class="warning" id="calibrate-measure-refused" hidden></p>' in page
     assert 'id="calibrate-measure">Measure and save' in page
+
+
+@pytest.mark.parametrize(
+    "play_area",
+    [
+        "[NaN, 0, 1, 1]",  # Python's JSON reads NaN and Infinity
+        "[0, 0, Infinity, 1]",
+        "[-5, -5, 10, 10]",  # not fractions of the picture
+        "[0.9, 0.1, 0.2, 0.8]",  # x0 after x1
+        "[0.1, 0.5, 0.9, 0.5]",  # no height
+    ],
+)
+def test_a_play_area_that_is_no_part_of_the_picture_is_refused_naming_it(
+    tmp_path: Path, play_area: str
+) -> None:
+    """The calibration's play area was taken as any four numbers: NaN, infinities, areas
+    outside the picture or inside out went on to the measuring (which then read no die,
+    or saved a file that no longer loaded, and said "calibration"). A malformed field is
+    refused as one, 422 naming `play_area`, before anything is measured or written."""
+    settings = server_settings(tmp_path)
+    with TestClient(create_app(settings), client=THE_SERVER_ITSELF) as local:
+        body = '{"name": "kitchen2", "dice_set": "qwixx", "play_area": ' + play_area + "}"
+        answer = local.post(
+            "/api/calibration", content=body, headers={"content-type": "application/json"}
+        )
+    assert answer.status_code == 422, answer.text
+    assert "body.play_area" in answer.json()["message"], answer.text
+    assert not (settings.camera.calibration_dir / "kitchen2.json").exists()

@@ -18,7 +18,7 @@ import numpy as np
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from companion.live.stats import Fairness, report_from_counts
 from companion.rules.base import COLOURS, Game, Move, Reason, Rejection
@@ -131,6 +131,18 @@ class CalibrationRequest(Strict):
         "dice in view",
     )
     frames: int = Field(default=5, ge=1, le=30, description="recent frames to measure")
+
+    @field_validator("play_area")
+    @classmethod
+    def within_the_picture(cls, area: object) -> object:
+        """Fractions of the picture, left before right and top before bottom (as a stored
+        calibration's must be): NaN, an infinity or an area inside out is refused here,
+        naming the field, not measured."""
+        if isinstance(area, tuple):
+            x0, y0, x1, y1 = area
+            if not (0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1):
+                raise ValueError("fractions 0..1 of the picture with x0 < x1 and y0 < y1")
+        return area
 
 
 class UseCalibration(Strict):
