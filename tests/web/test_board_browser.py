@@ -383,3 +383,37 @@ def test_the_scoreboard_reads_from_across_the_room(
         assert sizes["numbers"] and min(sizes["numbers"]) >= 16, (game, min(sizes["numbers"]))
     assert min(sizes["totals"]) >= 24 and min(sizes["strip"]) >= 24, sizes
     shot(page, f"scoreboard-tv-{game}")
+
+
+LONG_NAMES = ["W" * 40, "M" * 40]  # the longest names a table takes, with no space to wrap at
+
+
+@pytest.mark.parametrize("game", ["qwixx", "sixis", "sixmix"])
+def test_forty_letter_names_keep_every_page_within_a_phone_s_width(
+    browser: Any, server: ServerProcess, game: str
+) -> None:
+    """Two players named with 40 letters and no space: on a 390 px phone the start page
+    (715 px wide), the seat page (527), the table page (795), the scoreboard (972) and the
+    sheet (689) scrolled sideways, the turn line, the score strip, the sheet's heading and
+    the name columns of the score tables holding the names whole. A name now breaks where
+    it must; a name that fits is laid out as before."""
+    phone = browser.new_context(**PHONE).new_page()
+    table = create(phone, server, game, LONG_NAMES)
+    table_id = table["table_id"]
+    pages = {
+        "/": "li.playing-game",
+        f"/t/{table_id}/seat": "button.seat",
+        f"/t/{table_id}": "#conn[data-conn=live]",
+        f"/t/{table_id}/board": "#conn[data-conn=live]",
+    }
+    widths = {}
+    for path, ready in pages.items():
+        phone.goto(server.base_url + path)
+        phone.wait_for_selector(ready)
+        widths[path] = phone.evaluate("document.scrollingElement.scrollWidth")
+    player = take_seat(browser, server, table["code"], 0, PHONE)
+    player.wait_for_selector("#conn[data-conn=live]")
+    widths["sheet"] = player.evaluate("document.scrollingElement.scrollWidth")
+    assert all(width <= 391 for width in widths.values()), widths
+    assert LONG_NAMES[0] in player.inner_text(".player-name")  # the name, whole, broken
+    shot(player, f"forty-letter-names-{game}-sheet-phone")
