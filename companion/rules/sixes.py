@@ -54,7 +54,8 @@ House decisions (neither the rulebook nor NOTES settles these):
   conformance test, the benchmark) may pick `EndGame`, so random games often end early.
 - Score: a player's purse; the breakdown is the starting purse and what was won or lost
   (coins in the pot during a turn count as lost until the turn ends). Winners: the richest
-  player(s) at the end; ties are shared.
+  player(s) at the end; ties are shared, and the end message says so ("... and share the
+  win").
 """
 
 from __future__ import annotations
@@ -567,10 +568,12 @@ class Sixes(Game[Options, State]):
             EndReason.OUT_OF_MONEY: "no money can change hands any more",
         }[state.end_reason]
         names = describe_seats(winners)
-        verb = "is" if len(winners) == 1 else "are"
+        # the end card shows the message alone: it says who wins, not only who is richest
+        said = "is" if len(winners) == 1 else "are"
+        won = "wins" if len(winners) == 1 else "share the win"
         return Outcome(
             state.end_reason.value,
-            f"{why}; {names} {verb} the richest with {richest} coins",
+            f"{why}; {names} {said} the richest with {richest} coins and {won}",
             winners,
         )
 

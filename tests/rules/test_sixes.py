@@ -625,6 +625,19 @@ def test_richest_players_share_the_win() -> None:
     assert "player 2 and player 3 are the richest with 600 coins" in outcome.message
 
 
+def test_the_end_message_says_who_wins() -> None:
+    """The end card reads the message alone: it says "wins" (or "share the win"), not
+    only who is the richest, as every other game's end says who won."""
+    alone = play(position(step=Step.DECIDE, purses=(450, 700, 600, 300), rollers=1), Pass(0))
+    level = play(position(step=Step.DECIDE, purses=(450, 600, 600, 300), rollers=1), Pass(0))
+    alone_outcome, level_outcome = GAME.outcome(alone), GAME.outcome(level)
+    assert alone_outcome is not None and level_outcome is not None
+    assert alone_outcome.message.endswith("player 2 is the richest with 700 coins and wins")
+    assert level_outcome.message.endswith(
+        "player 2 and player 3 are the richest with 600 coins and share the win"
+    )
+
+
 def test_invariants_catch_a_created_coin() -> None:
     state = start()
     GAME.invariants(state)

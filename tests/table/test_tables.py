@@ -696,7 +696,7 @@ def test_the_log_says_when_a_table_starts_and_when_its_game_ends(
     assert said == [
         f"table {played} started: Sixes, Ann, Bob, Cid; join code {played_code}",
         f"table {played} (Sixes): game over: Ann ended the game; Ann, Bob and Cid are the "
-        "richest with 500 coins",
+        "richest with 500 coins and share the win",
         f"table {left} started: Qwixx, Dee, Eve; join code {left_code}",
         f"table {left} (Qwixx): ended by the host before the game's end",
     ]
