@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.web.conftest import ServerProcess, shot
+from tests.web.helpers import roll_json
 
 pytestmark = pytest.mark.browser
 
@@ -237,3 +238,36 @@ def test_a_double_tap_does_not_confirm_a_tap_again_question(
     assert nothing_waiting(ann, table["table_id"])  # nothing sent: the game goes on
     state = api.get(f"/api/tables/{table['table_id']}/state").json()
     assert state["state_id"] == 0 and state["outcome"] is None
+
+
+def test_the_end_card_on_a_phone_says_who_wins(browser: Any, server: ServerProcess) -> None:
+    """A one-roller game: Bob pounds, Ann rolls a safe 2 + 3 on the call of 1 and passes;
+    Ann and Bob share the pot of 60, so Bob ends with 520 coins, Ann 480, Cy 500. Cy's
+    phone says who won, not only who is richest."""
+    api = httpx.Client(base_url=server.base_url, timeout=5)
+    table = api.post(
+        "/api/tables",
+        json={
+            "game": "sixes",
+            "options": {"players": 3, "rollers": 1},
+            "players": ["Ann", "Bob", "Cy"],
+        },
+    ).json()
+    moves = [
+        {"kind": "pound", "player": 1},
+        roll_json(("white", 2), ("white", 3)),
+        {"kind": "pass", "player": 0},
+    ]
+    for number, move in enumerate(moves):
+        answer = api.post(
+            f"/api/tables/{table['table_id']}/actions",
+            json={"action_id": f"end-card-{number:04d}", "move": move},
+        )
+        assert answer.status_code == 200, answer.text
+    api.close()
+    cy = take_seat(browser, server, table["code"], 2, PHONE)
+    message = cy.locator(".outcome .outcome-message")
+    message.wait_for(timeout=20_000)
+    assert message.inner_text().endswith("Bob is the richest with 520 coins and wins")
+    shot(cy, "sixes-end-who-wins-phone")
+    cy.context.close()
