@@ -464,3 +464,38 @@ def test_a_registered_game_without_its_module_is_named_not_skipped(
         TestClient(create_app(Settings(data_dir=tmp_path))),
     ):
         pass
+
+
+def _broken_entry(page: str, table_id: str) -> str:
+    """The words of the start page's entry of a game that cannot be opened."""
+    entry = re.search(
+        rf'<li class="playing-game broken" data-table-id="{table_id}">.*?</li>', page, re.S
+    )
+    assert entry is not None, page
+    return entry.group(0)
+
+
+def test_remove_it_is_offered_only_where_the_remove_is_allowed(tmp_path: Path) -> None:
+    """Every device holding a damaged game's cookie was offered "Remove it", and a player's
+    tap was refused (403 host_only). Now a player's start page says who can remove it,
+    and only the host's device (and the server's own screen) offers the button."""
+    app = create_app(Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True)))
+    with TestClient(app) as host, TestClient(app, client=("127.0.0.1", 50000)) as local:
+        table = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})
+        table_id = table["table_id"]
+        bob = TestClient(app)
+        seat_player(bob, table["code"], table_id, 1)
+        tables = app.state.tables
+        assert table_id in tables.evict_idle(time.monotonic() + 10 * tables.idle_s)
+        with sqlite3.connect(tables.store.path) as db:
+            damaged = json.dumps({"players": 2, "no_such_option": 1})
+            db.execute("UPDATE tables SET options_json = ? WHERE table_id = ?", (damaged, table_id))
+        assert bob.get(f"/t/{table_id}", headers=A_BROWSER).status_code == 409
+
+        players_entry = _broken_entry(bob.get("/").text, table_id)
+        assert "/remove" not in players_entry
+        assert "The host's device, or the server's own screen, can remove it." in players_entry
+        assert bob.post(f"/t/{table_id}/remove", follow_redirects=False).status_code == 403
+        for allowed in (host, local):
+            entry = _broken_entry(allowed.get("/").text, table_id)
+            assert f'action="/t/{table_id}/remove"' in entry and "can remove it" not in entry

@@ -135,6 +135,9 @@ async def start_page(
     local = is_local(request)
     joined = await joined_among(request, tables, rows) if local else None
     playing = [playing_entry(row, local, tables.damage(row.table_id), joined) for row in rows]
+    hosted = await hosted_among(request, tables, playing) if not local else set()
+    for entry in playing:  # "Remove it" only where the remove is allowed (remove_broken_table)
+        entry["removable"] = local or entry["table_id"] in hosted
     camera: CameraHub = request.app.state.camera
     context = {
         "games_json": games_catalogue_json(),
@@ -165,6 +168,21 @@ async def joined_among(request: Request, tables: Tables, rows: list[TableRow]) -
     named = [row for row in rows if row.table_id in tokens]
     seen = await asyncio.to_thread(tables.seen_with, named, tokens) if named else []
     return {row.table_id for row in seen}
+
+
+async def hosted_among(
+    request: Request, tables: Tables, playing: list[dict[str, object]]
+) -> set[str]:
+    """The ids of the listed games that cannot be opened whose host's device this browser
+    is (its cookie's token): one lookup per such game, none for a game that opens."""
+    tokens = table_cookies(request)
+    broken = [str(t["table_id"]) for t in playing if "broken" in t]
+
+    def hosts() -> set[str]:
+        devices = {i: tables.store.device(hash_token(tokens[i])) for i in broken if i in tokens}
+        return {i for i, d in devices.items() if d is not None and d.table_id == i and d.host}
+
+    return await asyncio.to_thread(hosts) if broken else set()
 
 
 def listing_pages(skip: int, total: int, per_page: int) -> dict[str, int | None]:
