@@ -284,13 +284,13 @@ def _add_error_answers(app: FastAPI, templates: Jinja2Templates) -> None:
     def page_or_json(
         request: Request, status: int, body: Mapping[str, object], log_href: str | None = None
     ) -> Response:
-        """`log_href`: a page's link to the table's log, which shows what can be read."""
+        """`log_href`: a link to the table's log; a damaged game's page says it in plain words."""
         if _wants_page(request):  # a person with a stale link reads a page, not JSON
             message = printable(str(body.get("message", "")))
             # only a table id no table has may be typed wrong or another server's
             unknown_table = status == 404 and message == NO_SUCH_TABLE
             context = {"status": status, "message": message, "unknown_table": unknown_table}
-            context["log_href"] = log_href
+            context |= {"log_href": log_href, "damaged": body.get("rule") == "stored_table"}
             return templates.TemplateResponse(request, "error.html", context, status_code=status)
         return RefusalResponse(body, status_code=status)
 

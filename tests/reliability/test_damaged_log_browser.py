@@ -22,9 +22,9 @@ from tests.web.helpers import QWIXX_ROLL_7
 pytestmark = pytest.mark.browser
 
 
-def test_a_damaged_tables_page_leads_to_its_log_read_only(
-    browser: Any, server: ServerProcess
-) -> None:
+def store_damaged_table(server: ServerProcess) -> None:
+    """Table "damaged": Ann (device token-ann, not the host) and Bob's Qwixx game whose
+    second log entry is no longer JSON."""
     store = Store.open(server.data_dir / "companion.sqlite3")
     roll = LogEntry(1, "roll-1", "move", "camera", QWIXX_ROLL_7)
     ann = LogEntry(2, "pass-1", "move", "0", {"kind": "pass", "player": 0})
@@ -39,6 +39,11 @@ def test_a_damaged_tables_page_leads_to_its_log_read_only(
     db.commit()
     db.close()
 
+
+def test_a_damaged_tables_page_leads_to_its_log_read_only(
+    browser: Any, server: ServerProcess
+) -> None:
+    store_damaged_table(server)
     phone = browser.new_context(**PHONE, extra_http_headers={"x-forwarded-for": "192.168.1.23"})
     phone.add_cookies([{"name": "tc_damaged", "value": "token-ann", "url": server.base_url}])
     page = phone.new_page()
@@ -59,3 +64,32 @@ def test_a_damaged_tables_page_leads_to_its_log_read_only(
     )
     expect(rows.nth(2)).to_contain_text("{'kind': 'pass', 'player': 1}")  # as stored
     shot(page, "damaged-log")
+
+
+def test_a_player_landing_on_a_damaged_game_reads_what_happened_and_where_to_go(
+    browser: Any, server: ServerProcess
+) -> None:
+    """A player's scoreboard and table page of a game whose log no longer replays read
+    "Something went wrong" and the server's technical words, with "New game" for the
+    start page; the start page then offered the player "Remove it", which the server
+    refuses to any device but the host's. Now the page says in plain words that nothing
+    more can be played on the game, links to its read-only log and back to the start page,
+    and the player's start page says who can remove it, offering no button."""
+    store_damaged_table(server)
+    phone = browser.new_context(**PHONE, extra_http_headers={"x-forwarded-for": "192.168.1.23"})
+    phone.add_cookies([{"name": "tc_damaged", "value": "token-ann", "url": server.base_url}])
+    page = phone.new_page()
+    for landing in ("/t/damaged/board", "/t/damaged"):
+        page.goto(server.base_url + landing)
+        expect(page.locator("h1")).to_have_text("This game can no longer be played", timeout=20000)
+        expect(page.locator("#damaged-what")).to_contain_text(
+            "nothing more can be played on it, from any device"
+        )
+        expect(page.locator("#damaged-log")).to_have_attribute("href", "/t/damaged/log")
+    shot(page, "damaged-table-page")
+    page.locator("#to-start").click()
+    entry = page.locator('li.playing-game.broken[data-table-id="damaged"]')
+    expect(entry.locator("[data-damaged-log]")).to_be_visible(timeout=20000)
+    expect(entry).to_contain_text("The host's device, or the server's own screen, can remove it.")
+    expect(entry.get_by_role("button", name="Remove it")).to_have_count(0)
+    shot(page, "damaged-start-page-player")
