@@ -271,3 +271,31 @@ def test_the_end_card_on_a_phone_says_who_wins(browser: Any, server: ServerProce
     assert message.inner_text().endswith("Bob is the richest with 520 coins and wins")
     shot(cy, "sixes-end-who-wins-phone")
     cy.context.close()
+
+
+def test_a_phone_labels_the_last_turn_apart_from_the_last_roll(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Ann passes after 1 and Bob, the next roller, rolls 5 + 4 on the call of 1. Under
+    Bob's roll, Cy's phone says Ann's pass is the last turn's result, not that roll's."""
+    api, table = sixes_table(server)
+    moves = [
+        {"kind": "pound", "player": 1},
+        roll_json(("white", 2), ("white", 3)),
+        {"kind": "pass", "player": 0},
+        roll_json(("white", 5), ("white", 4)),
+    ]
+    for number, move in enumerate(moves):
+        answer = api.post(
+            f"/api/tables/{table['table_id']}/actions",
+            json={"action_id": f"last-turn-{number:04d}", "move": move},
+        )
+        assert answer.status_code == 200, answer.text
+    api.close()
+    cy = take_seat(browser, server, table["code"], 2, PHONE)
+    last_turn = cy.locator(".sixes-last-turn")
+    last_turn.wait_for(timeout=20_000)
+    assert "Bob's roll on the call of 1" in cy.inner_text(".sixes-roll-by")
+    assert last_turn.inner_text().startswith("Last turn: Ann passed after 1")
+    shot(cy, "sixes-last-turn-labelled-phone")
+    cy.context.close()
