@@ -15,7 +15,7 @@ import pytest
 from companion.rules.base import Die
 from companion.rules.sixmix import GAME, Options, Place
 from tests.web.conftest import ServerProcess, shot
-from tests.web.helpers import roll
+from tests.web.helpers import roll, roll_json
 from tests.web.test_browser import (
     LAPTOP,
     PHONE,
@@ -150,3 +150,31 @@ def test_the_round_end_on_a_phone(browser: Any, server: ServerProcess) -> None:
     assert "Ola rolls" in kari.inner_text(".smx-hint")  # blue, the lowest row, starts
     shot(kari, "sixmix-round-end-phone")
     assert_finger_sized(kari)
+
+
+# the lines of the shown page that tell a player to tap a free space
+FREE_SPACE_LINES = """() => Array.from(document.querySelectorAll('.live p'))
+  .filter((e) => e.offsetParent !== null && e.textContent.includes('tap a free space'))
+  .map((e) => e.textContent.trim())"""
+
+
+def test_a_phone_says_how_to_place_a_die_once(browser: Any, server: ServerProcess) -> None:
+    """Ann has rolled and picked no die yet: her phone tells her once to pick a die and tap
+    a free space, not again between her dice and the board."""
+    with httpx.Client(base_url=server.base_url, timeout=5) as client:
+        table = client.post(
+            "/api/tables",
+            json={"game": "sixmix", "options": {"players": 2}, "players": ["Ann", "Bob"]},
+        ).json()
+        answer = client.post(
+            f"/api/tables/{table['table_id']}/actions",
+            json={"action_id": "place-once-0000", "move": roll_json(*ANN_ROLL)},
+        )
+        assert answer.status_code == 200, answer.text
+    ann = join(browser, server, table["code"], 0, PHONE)
+    live(ann, 1)
+    assert ann.evaluate(FREE_SPACE_LINES) == [
+        "Pick a die, then tap a free space. Glowing spaces are allowed."
+    ]
+    shot(ann, "sixmix-placing-said-once-phone")
+    ann.context.close()
