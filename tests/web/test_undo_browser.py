@@ -15,7 +15,7 @@ import pytest
 from tests.waiting import wait_until
 from tests.web.conftest import ServerProcess, shot
 from tests.web.devices import PHONE, TABLET, seated_page
-from tests.web.helpers import QWIXX_ROLL_7
+from tests.web.helpers import QWIXX_ROLL_7, roll_json
 
 pytestmark = pytest.mark.browser
 
@@ -268,5 +268,47 @@ def test_the_other_devices_read_the_penalty_an_undo_took_back(
     note.wait_for(timeout=DEADLINE_MS)
     assert note.inner_text() == "Ann took back: Pass (\N{MINUS SIGN}5 penalty)"
     ann.context.close()
+    bob.context.close()
+    host.close()
+
+
+# where the note sits and how loud it is, against the banner's turn line and score strip
+NOTE_LOOKS = """() => {
+  const style = (selector) => getComputedStyle(document.querySelector(selector));
+  const box = (selector) => document.querySelector(selector).getBoundingClientRect();
+  return {
+    weight: Number(style('#undo-note').fontWeight),
+    size: parseFloat(style('#undo-note').fontSize),
+    turnSize: parseFloat(style('.turn-text').fontSize),
+    belowScores: box('#undo-note').top >= box('.banner .score-strip').bottom,
+  };
+}"""
+
+
+def test_why_an_undo_went_away_is_a_quiet_line_at_the_banners_foot(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Bob pounds on his Sixes phone and is offered the undo; Ann's roll comes: his undo
+    goes, and why is still said, but in small plain words under the dice and scores, not
+    a bold block between the turn line and the step that comes next."""
+    host = browser.new_context()
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={"game": "sixes", "options": {"players": 3}, "players": ["Ann", "Bob", "Cy"]},
+    )
+    table = created.json()
+    api = f"{server.base_url}/api/tables/{table['table_id']}"
+    bob = seated_page(browser, server, table, 1, PHONE)
+    bob.locator(".sixes-pound").click()
+    bob.locator("[data-undo]").wait_for(timeout=DEADLINE_MS)
+    host_acts(host, api, "host-roll-2-3", roll_json(("white", 2), ("white", 3)))
+    bob.wait_for_selector(".live[data-state-id='2']", timeout=DEADLINE_MS)
+    note = bob.locator(".banner #undo-note")
+    note.wait_for(timeout=DEADLINE_MS)
+    assert note.inner_text().startswith("The dice have been rolled since your last action")
+    looks = bob.evaluate(NOTE_LOOKS)
+    assert looks["weight"] < 600 and looks["size"] < looks["turnSize"] * 0.85, looks
+    assert looks["belowScores"], looks
+    shot(bob, "undo-why-quiet-phone")
     bob.context.close()
     host.close()

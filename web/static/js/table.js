@@ -274,6 +274,9 @@
     if (why) lines.push(slot.dataset.undoWhy);
     if (lines.length) {
       undoNoteSaysWhy = Boolean(why);
+      // only why: a quiet line at the banner's foot, out of the way of the next step (the
+      // news of another device's undo stays a box by the turn line)
+      undoNote.classList.toggle("why-only", lines.length === 1 && Boolean(why));
       undoNote.textContent = lines.join("\n");
       undoNote.hidden = false;
       clearTimeout(undoNoteTimer);
