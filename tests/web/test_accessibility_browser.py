@@ -1,0 +1,70 @@
+"""What a player with low vision or a screen reader still met after tests/web/test_a11y_browser.py,
+in Debian's Chromium: a phone zoomed to 200 % (195 CSS px wide) keeps each game's actions
+and cards on the screen, and the turn coming to a player is read out. One server for the
+module: every test makes its own table on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.conftest import ServerProcess, free_port
+from tests.web.devices import TABLET, seated_page
+
+pytestmark = pytest.mark.browser
+
+# a 390 px phone zoomed to 200 %: the page lays out in half the CSS pixels
+PHONE_AT_200 = {"viewport": {"width": 195, "height": 422}, "is_mobile": True, "has_touch": True}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    data: Path = tmp_path_factory.mktemp("accessibility") / "data"
+    process = ServerProcess(data, free_port())
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def new_table(server: ServerProcess, browser: Any, game: str, players: int = 3) -> dict[str, Any]:
+    host = browser.new_context(**TABLET)
+    created = host.request.post(
+        server.base_url + "/api/tables",
+        data={
+            "game": game,
+            "options": {"players": players},
+            "players": ["Ann", "Bob", "Cy"][:players],
+        },
+    )
+    assert created.status == 201, created.text()
+    return dict(created.json())
+
+
+# what of `selector` is drawn past the screen's right or left edge: [its words, its left,
+# its right] (the sheet scrolls sideways inside its box, so nothing makes the page wider)
+OFF_SCREEN = """(selector) => Array.from(document.querySelectorAll(selector))
+  .filter((el) => el.getClientRects().length)
+  .map((el) => [el.innerText.trim().replace(/\\s+/g, " ").slice(0, 40), el.getBoundingClientRect()])
+  .filter(([, box]) => box.left < 0 || box.right > document.documentElement.clientWidth + 0.5)
+  .map(([words, box]) => [words, Math.round(box.left), Math.round(box.right)])"""
+
+
+def test_pound_and_the_purses_stay_on_a_phone_screen_at_200_percent(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Sixes on a phone zoomed to 200 %: the POUND button ran 55 px past the screen's
+    right edge ("POUN", its hint "First pound after"), and so did the purses table's
+    "Won/lost" column and the "Roller" box: the sheet's one column grew to the table's
+    widest line."""
+    table = new_table(server, browser, "sixes")
+    cy = seated_page(browser, server, table, 2, PHONE_AT_200)
+    cy.get_by_role("button", name="Pound the table").wait_for()
+    assert (
+        cy.evaluate(OFF_SCREEN, "#live button, .sixes-stat, .sixes-purses th, .sixes-purses td")
+        == []
+    )
