@@ -68,3 +68,25 @@ def test_pound_and_the_purses_stay_on_a_phone_screen_at_200_percent(
         cy.evaluate(OFF_SCREEN, "#live button, .sixes-stat, .sixes-purses th, .sixes-purses td")
         == []
     )
+
+
+def test_the_sixis_cards_keep_their_words_at_200_percent(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Sixis on a phone zoomed to 200 %: the arms of cards beside the Sixis card shrank to
+    slivers some 40 px wide ("Cy (you)" one letter a line, a card's name unreadable); the
+    board is one column there now, each card as wide as the sheet."""
+    table = new_table(server, browser, "sixis")
+    cy = seated_page(browser, server, table, 2, PHONE_AT_200)
+    cards = cy.locator(".sxi-card")
+    assert cards.count() >= 10
+    sheet_width = cy.locator(".sxi-board").evaluate("(el) => el.clientWidth")
+    narrow = [
+        (card.inner_text().split("\n")[:2], round(box["width"]))
+        for card in cards.all()
+        if (box := card.bounding_box())
+        and card.get_attribute("data-card") != "sixis"
+        and box["width"] < sheet_width - 2
+    ]
+    assert narrow == []
+    assert cy.evaluate(OFF_SCREEN, ".sxi-card, .sxi-seat") == []
