@@ -13,6 +13,7 @@ import pytest
 
 from tests.web.conftest import ServerProcess, free_port
 from tests.web.devices import TABLET, seated_page
+from tests.web.helpers import QWIXX_ROLL_7
 
 pytestmark = pytest.mark.browser
 
@@ -90,3 +91,35 @@ def test_the_sixis_cards_keep_their_words_at_200_percent(
     ]
     assert narrow == []
     assert cy.evaluate(OFF_SCREEN, ".sxi-card, .sxi-seat") == []
+
+
+def post_move(
+    page: Any, server: ServerProcess, table: dict[str, Any], name: str, move: Any
+) -> None:
+    """`move` sent as the device of `page` sends it (its seat's token)."""
+    api = f"{server.base_url}/api/tables/{table['table_id']}/actions"
+    answer = page.request.post(api, data={"action_id": name, "move": move})
+    assert answer.ok, answer.text()
+
+
+def test_a_player_hears_when_the_turn_comes_to_them(browser: Any, server: ServerProcess) -> None:
+    """Qwixx, Ann and Bob. Only a new roll was read out: Ann heard nothing when the white
+    sum was done and her colour step began, nor Bob when the next roll became his."""
+    table = new_table(server, browser, "qwixx", players=2)
+    ann = seated_page(browser, server, table, 0, TABLET)
+    bob = seated_page(browser, server, table, 1, TABLET)
+    post_move(ann, server, table, "roll-0001", QWIXX_ROLL_7)
+    for page in (ann, bob):
+        page.wait_for_selector(".live[data-state-id='1']")
+    announced = bob.locator("#announce")
+    assert announced.inner_text().startswith("Roll: white 3, white 4")
+    post_move(ann, server, table, "ann-white-pass", {"kind": "pass", "player": 0})
+    post_move(bob, server, table, "bob-white-pass", {"kind": "pass", "player": 1})
+    ann.wait_for_selector(".live[data-state-id='3']")
+    turn = ann.inner_text(".turn-text")
+    assert "your turn" in turn.lower()
+    ann.locator("#announce", has_text=turn).wait_for(state="attached")
+    post_move(ann, server, table, "ann-colour-pass", {"kind": "pass", "player": 0})
+    bob.wait_for_selector(".live[data-state-id='4']")
+    assert bob.inner_text(".turn-text").startswith("You roll")
+    bob.locator("#announce", has_text="You roll").wait_for(state="attached")

@@ -334,8 +334,15 @@ def turn_context(snapshot: Snapshot, me: int | None = None) -> dict[str, Any]:
         "active_name": active,
         "waiting": list(turn.players),
         "chance": turn.chance,
+        "yours": snapshot.outcome is None and is_own_turn(turn, me),
         "text": text + _ending_note(snapshot, me),
     }
+
+
+def is_own_turn(turn: Turn, me: int | None) -> bool:
+    """Whether the seat `me` is to act now: one of the players waited for, or the one who
+    rolls (the page reads the turn out when it comes to this player, table.js)."""
+    return me is not None and (me in turn.players or (turn.chance and turn.active == me))
 
 
 def _ending_note(snapshot: Snapshot, me: int | None) -> str:

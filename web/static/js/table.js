@@ -215,6 +215,25 @@
     return `Roll: ${roll}.${turn ? " " + turn.textContent.trim() : ""}`;
   }
 
+  // the turn coming to this player is news too, without a roll (Qwixx' colour step after
+  // the white sum, the next roll becoming theirs): the banner's line when it is this
+  // player's (data-yours) and was not, or its step changed. Not after an undo (its note
+  // says what happened), and not twice: a roll's news ends with the same line
+  function yoursNow() {
+    const turn = live.querySelector(".turn-text[data-yours]");
+    return turn ? turn.dataset.step : "";
+  }
+
+  let turnAnnounced = yoursNow(); // the turn the page opened with is not news
+
+  function turnNews(rollSaid) {
+    const step = yoursNow();
+    const isNew = step !== "" && step !== turnAnnounced;
+    turnAnnounced = step;
+    if (!isNew || rollSaid || live.querySelector(".live[data-undone]")) return "";
+    return live.querySelector(".turn-text").textContent.trim();
+  }
+
   // what a redraw brought that a screen reader should hear (the roll, the undo's note),
   // read out by the region that stays
   function announce(...news) {
@@ -237,7 +256,7 @@
     showConn();
     sayStaleOffline();
     hostToolsFollowTheEnd();
-    announce(roll, showUndoNote(hadUndo, shown));
+    announce(roll, turnNews(Boolean(roll)), showUndoNote(hadUndo, shown));
   }
 
   // -- the undo note --------------------------------------------------------------------
