@@ -123,3 +123,20 @@ def test_a_player_hears_when_the_turn_comes_to_them(browser: Any, server: Server
     bob.wait_for_selector(".live[data-state-id='4']")
     assert bob.inner_text(".turn-text").startswith("You roll")
     bob.locator("#announce", has_text="You roll").wait_for(state="attached")
+
+
+def test_the_roll_entrys_faces_stay_on_a_phone_screen_at_200_percent(
+    browser: Any, server: ServerProcess
+) -> None:
+    """Sixto, Ann to roll, her phone zoomed to 200 %: the roll entry kept six faces a line,
+    each at least a finger wide, so faces 4 to 6 ran off the screen's right edge and the
+    whole page scrolled sideways. Three faces a line there now."""
+    table = new_table(server, browser, "sixto", players=2)
+    ann = seated_page(browser, server, table, 0, PHONE_AT_200)
+    faces = ann.locator(".die-picker .face")
+    assert faces.count() == 6 * ann.locator(".die-picker").count() > 0
+    assert ann.evaluate(OFF_SCREEN, ".die-picker .face, .roll-actions button") == []
+    assert min(box["width"] for face in faces.all() if (box := face.bounding_box())) >= 44
+    widths = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    scrolled, shown = ann.evaluate(widths)
+    assert scrolled == shown
