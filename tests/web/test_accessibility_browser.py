@@ -140,3 +140,29 @@ def test_the_roll_entrys_faces_stay_on_a_phone_screen_at_200_percent(
     widths = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
     scrolled, shown = ann.evaluate(widths)
     assert scrolled == shown
+
+
+# how often the words of #conn (a live region: role status) are written from now on
+COUNT_CONN_WRITES = """() => {
+  window.connWrites = 0;
+  new MutationObserver(() => { window.connWrites += 1; }).observe(
+    document.getElementById("conn"), {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def test_the_connection_line_is_not_read_out_at_every_move(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The connection line ("live") is a live region in the banner; each redraw wrote its
+    words again, unchanged, and a screen reader reads a live region at every write: Bob
+    heard "live" after every move at the table."""
+    table = new_table(server, browser, "qwixx", players=2)
+    ann = seated_page(browser, server, table, 0, TABLET)
+    bob = seated_page(browser, server, table, 1, TABLET)
+    bob.evaluate(COUNT_CONN_WRITES)
+    post_move(ann, server, table, "roll-0001", QWIXX_ROLL_7)
+    bob.wait_for_selector(".live[data-state-id='1']")
+    post_move(ann, server, table, "ann-white-pass", {"kind": "pass", "player": 0})
+    bob.wait_for_selector(".live[data-state-id='2']")
+    assert bob.inner_text("#conn") == "live"
+    assert bob.evaluate("window.connWrites") == 0

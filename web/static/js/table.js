@@ -139,8 +139,12 @@
   function showConn() {
     if (!conn) return;
     conn.dataset.conn = connState;
-    conn.textContent = connText();
-    conn.setAttribute("role", connState === "live" ? "status" : "alert");
+    // a live region is read out at every write, and this runs at every redraw: the words
+    // and the role go in only when they change (a screen reader said "live" at every move)
+    const words = connText();
+    if (conn.textContent !== words) conn.textContent = words;
+    const role = connState === "live" ? "status" : "alert";
+    if (conn.getAttribute("role") !== role) conn.setAttribute("role", role);
     document.body.classList.toggle("conn-down", connState !== "live");
     // the banner is redrawn with every state: put the line back into the new one
     const banner = live.querySelector(".banner");
