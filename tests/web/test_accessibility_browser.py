@@ -166,3 +166,18 @@ def test_the_connection_line_is_not_read_out_at_every_move(
     bob.wait_for_selector(".live[data-state-id='2']")
     assert bob.inner_text("#conn") == "live"
     assert bob.evaluate("window.connWrites") == 0
+
+
+def test_the_start_page_fits_a_phone_screen_at_200_percent(
+    browser: Any, server: ServerProcess
+) -> None:
+    """The start page on a phone zoomed to 200 %: the players' names and the options ran
+    past the screen's right edge (a fieldset is as wide as its widest field, each name's
+    field some 200 px), so the page scrolled sideways and the names were cut."""
+    page = browser.new_context(**PHONE_AT_200).new_page()
+    page.goto(server.base_url + "/")
+    page.locator("#names input").first.wait_for()
+    assert page.evaluate(OFF_SCREEN, "fieldset, input, select, button") == []
+    widths = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    scrolled, shown = page.evaluate(widths)
+    assert scrolled == shown
