@@ -47,6 +47,7 @@ import numpy as np
 
 from companion.table.camera_runtime import CameraRuntime
 from companion.vision.adapt import Adaptation, AdaptedClassifier
+from companion.vision.adapt_deep_learn import StoppedFineTune
 from companion.vision.adapt_finder import AdaptedFinder
 from companion.vision.adapt_gate import REASONS, Verdict
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, SetupSummary
@@ -361,6 +362,14 @@ class Learning:
             learner = self._learners.get(setup)
         return learner.learning_now() if learner is not None else None
 
+    def _stopped_fine_tune(self, setup: str) -> StoppedFineTune | None:
+        """The fine-tune the last shutdown stopped, waiting for a new confirmed roll (None:
+        none, or no learner since the camera's models changed)."""
+        with self._load_lock:
+            learner = self._learners.get(setup)
+        deep = learner.deep_learner if learner is not None else None
+        return deep.stopped if deep is not None else None
+
     def status(self, setup: str | None) -> dict[str, object] | None:
         """For the camera panel: confirmed dice the setup learnt from (None until its
         first refresh, which this asks for) and its rolls of the last hour."""
@@ -371,6 +380,7 @@ class Learning:
             self.refresh_soon(setup)
         rolls, share = self.share_without_tap(setup)
         now = self._learning_now(setup)
+        stopped = self._stopped_fine_tune(setup)
         verdicts = (
             self._verdicts.get(setup),
             self._finder_verdicts.get(setup),
@@ -383,8 +393,8 @@ class Learning:
             "finder_verdict": verdicts[1],
             "deep_verdict": verdicts[2],
             # while a fine-tune runs the line says so, not the verdict it will replace
-            "reads": now or reads_words(*verdicts),
-            "reads_details": reads_details(*verdicts, now=now),
+            "reads": now or reads_words(*verdicts, stopped=stopped),
+            "reads_details": reads_details(*verdicts, now=now, stopped=stopped),
             "rolls_last_hour": rolls,
             "share_without_tap": round(share, 3),
             "rolls_words": rolls_words(rolls, share),
@@ -739,11 +749,21 @@ def reads_words(
     verdict: dict[str, object] | None,
     finder: dict[str, object] | None = None,
     deep: dict[str, object] | None = None,
+    *,
+    stopped: StoppedFineTune | None = None,
 ) -> str | None:
     """What the camera reads a setup's dice with, in the camera line's words, with the
-    value head's reason when it keeps the shipped models (None: not judged yet)."""
-    if verdict is None:
-        return None
+    value head's reason when it keeps the shipped models, and briefly a fine-tune the
+    shutdown stopped (None: not judged yet, none stopped)."""
+    said = [] if verdict is None else [_reader_words(verdict, finder, deep)]
+    if stopped is not None:  # the setup's page says so too (SetupLearner._deep_summary)
+        said.append(stopped.brief_words())
+    return " · ".join(said) or None
+
+
+def _reader_words(
+    verdict: dict[str, object], finder: dict[str, object] | None, deep: dict[str, object] | None
+) -> str:
     if any(v is not None and v.get("adopted") for v in (verdict, finder, deep)):
         return "reads with what it learnt"
     try:
@@ -759,11 +779,13 @@ def reads_details(
     deep: dict[str, object] | None = None,
     *,
     now: str | None = None,
+    stopped: StoppedFineTune | None = None,
 ) -> list[str]:
     """The camera line's tooltip, a line each: the fine-tune running now (its old
-    verdict left out: it is being replaced), the value head's, the finder's (in its own
-    verbs) and the fine-tuned classifier's verdicts, as the setup's page says them."""
-    lines = [now] if now else []
+    verdict left out: it is being replaced) or else the one the shutdown stopped, the
+    value head's, the finder's (in its own verbs) and the fine-tuned classifier's
+    verdicts, as the setup's page says them."""
+    lines = [now] if now else [stopped.words()] if stopped is not None else []
     for raw, words in ((verdict, Verdict.words), (finder, Verdict.finder_words)):
         if raw is not None:
             lines.append(_said(raw, words))

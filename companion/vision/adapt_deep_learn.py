@@ -371,6 +371,12 @@ class StoppedFineTune:
             "a new roll is confirmed: the camera reads as before until then"
         )
 
+    def brief_words(self) -> str:
+        """The host page's camera line's few words for it (`words` in its tooltip)."""
+        return (
+            "fine-tune stopped by the server's shutdown: begun again once a new roll is confirmed"
+        )
+
     def save(self, folder: Path) -> None:
         raw = json.dumps(
             {

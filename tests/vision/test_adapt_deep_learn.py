@@ -22,7 +22,13 @@ import pytest
 
 from companion.table.learning import Learning
 from companion.vision.adapt import fit_value_head, likeness_from
-from companion.vision.adapt_deep_learn import DEEP_DIR, DeepClassifier, DeepJob, available
+from companion.vision.adapt_deep_learn import (
+    DEEP_DIR,
+    DeepClassifier,
+    DeepJob,
+    StoppedFineTune,
+    available,
+)
 from companion.vision.adapt_files import ADAPTED_DIR
 from companion.vision.adapt_gate import Verdict
 from companion.vision.adapt_learn import ConfirmedDie, SetupLearner, error_share
@@ -371,6 +377,38 @@ def test_the_camera_line_says_the_fine_tune_runs_while_it_runs(
     assert isinstance(details, list) and details[0] == status["reads"], details
     assert not any("fine-tuned classifier" in d or d.startswith("finder: ") for d in details)
     deep.running = None  # the child ended
+    assert learning.status("kitchen") == before
+
+
+def test_the_camera_line_says_the_shutdown_stopped_the_fine_tune(
+    tmp_path: Path, fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """A fine-tune the shutdown stopped was said on the setup's page only: the host page's
+    camera line and its tooltip kept quiet about it, as if nothing waited. The line says
+    so briefly, the tooltip in the setup's page's words; a new roll's fine-tune ends it."""
+    image, boxes, values = fine_tune_mosaic
+    learning = Learning(tmp_path, PipClassifier.load, lambda: None, fine_tune=True)
+    learner = learning.learner("kitchen")
+    for roll in range(8):
+        cells = range(2 * PER_ROLL * roll, 2 * PER_ROLL * (roll + 1), 2)
+        learner.record(
+            image, [ConfirmedDie(boxes[k], int(values[k])) for k in cells], photo=f"r{roll}"
+        )
+    assert asyncio.run(learning.refresh_and_tell("kitchen")) is not None
+    deep = learner.deep_learner
+    assert deep is not None
+    before = learning.status("kitchen")
+    assert before is not None and "shut" not in str(before["reads"])
+    deep.stopped = StoppedFineTune("same dice", 8, deep.sha256, 1_800_000_000.0)
+    status = learning.status("kitchen")
+    assert status is not None
+    assert str(status["reads"]).startswith(str(before["reads"]) + " · "), status["reads"]
+    assert str(status["reads"]).endswith(deep.stopped.brief_words())
+    assert "stopped by the server's shutdown" in deep.stopped.brief_words()
+    details = status["reads_details"]
+    assert isinstance(details, list) and details[0] == deep.stopped.words(), details
+    assert details[1:] == before["reads_details"]
+    deep.stopped = None  # a new roll confirmed: its fine-tune is due again
     assert learning.status("kitchen") == before
 
 
