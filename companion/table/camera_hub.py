@@ -826,10 +826,10 @@ class CameraHub:
         return {"line": "the game is over: the camera reads no more rolls for this table"}
 
     async def _taught_setup(self, table: Table, attached: bool) -> str | None:
-        """The setup a finished game the camera serves no more taught its dice to, for its
-        host's link to what the camera learnt (read only there,
-        companion.web.routes.setups); None otherwise."""
-        if self.learning is None or attached or not table.snapshot.finished:
+        """The setup a game the camera serves no more (over, or left for another table
+        mid-game) taught its dice to, for its host's link to what the camera learnt (read
+        only there, companion.web.routes.setups); None otherwise."""
+        if self.learning is None or attached:
             return None
         return await self.learning.setup_taught_by(table.table_id)
 

@@ -563,3 +563,39 @@ def test_a_delete_the_server_refuses_says_why_in_words(browser: Any, tmp_path: P
         )
         page.wait_for_selector(f"[data-remove='{gone}']", state="detached")  # drawn anew
         tablet.close()
+
+
+def test_the_host_of_a_game_the_camera_left_mid_game_reads_what_it_learnt_there(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The camera moved on to a newer table while the game was still played: its host's
+    "What the camera learnt" link went and the address refused ("the camera serves
+    another table"), as it did for a finished game before. Its host reads it read only
+    as a finished game's does, the page saying the camera serves another table (no
+    Forget, no Teach while it is away: it may come back to this game)."""
+    with calibrated_camera(tmp_path) as server:
+        learning = server.app.state.learning
+        tablet = browser.new_context(**TABLET)
+        table = new_table(tablet, server)
+        table_id = table["table_id"]
+        api = f"{server.base_url}/api/tables/{table_id}"
+        confirmed_at(server, table_id, throw=1)
+        new_table(browser.new_context(), server)  # the camera follows the newer table
+        assert not server.hub.feed.attached_to(table_id)
+
+        page = tablet.new_page()
+        page.goto(f"{server.base_url}/t/{table_id}")
+        link = page.locator("#camera-setup-link")
+        link.wait_for(state="visible", timeout=30000)
+        link.tap()
+        page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
+        said = page.inner_text("#setup-read-only")
+        assert said.startswith("The camera serves another table now"), said
+        assert page.inner_text("#setup-others") == "This game taught 6 dice."
+        assert page.locator("#forget").count() == 0
+        assert page.locator("#setup button").count() == 0
+        assert page.locator(".setup-server-page").count() == 0
+        refused = tablet.request.delete(f"{api}/setup")
+        assert refused.status == 403 and refused.json()["rule"] == "not_attached"
+        assert len(learning.store.examples("kitchen")) == 6
+        tablet.close()

@@ -101,19 +101,22 @@ def require_host(access: ApiAccess) -> None:
 
 async def table_setup_to_read(request: Request, access: ApiAccess) -> tuple[str, bool]:
     """The setup a table's host reads, and whether its dice may be changed there: the
-    camera's while it serves the table (`table_setup`); once the game is over and the
-    camera serves another table (or none), the setup the game taught, to read only (its
-    "What the camera learnt" link went with the camera, and the host could no longer
-    read what the camera learnt during the game). Forgetting a finished game's dice is
-    deleting the game from the history (companion.web.routes.pages)."""
+    camera's while it serves the table (`table_setup`); once the camera serves another
+    table (or none), whether this game is over or still played, the setup the game
+    taught, to read only (its "What the camera learnt" link went with the camera, and
+    the host could no longer read what the camera learnt during the game). Forgetting a
+    finished game's dice is deleting the game from the history
+    (companion.web.routes.pages); a running game's, once the camera is back."""
     require_host(access)
     table_id = access.table.table_id
-    if camera_of(request).feed.attached_to(table_id) or not access.table.snapshot.finished:
+    if camera_of(request).feed.attached_to(table_id):
         return table_setup(request, access), True
     setup = await learning_of(request).setup_taught_by(table_id)
-    if setup is None:
-        raise refusal(404, "not_found", "taught_nothing", GAME_TAUGHT_NOTHING)
-    return setup, False
+    if setup is not None:
+        return setup, False
+    if not access.table.snapshot.finished:
+        table_setup(request, access)  # refused: the camera serves another table
+    raise refusal(404, "not_found", "taught_nothing", GAME_TAUGHT_NOTHING)
 
 
 def dice_set_of(request: Request, settings: SettingsDep, setup: str) -> DiceSet | None:
@@ -309,7 +312,8 @@ async def table_setup_page(
         "setup": setup,
         "api": f"/api/tables/{table_id}/setup",
         "local": False,
-        "read_only": not editable,  # a finished game the camera serves no more
+        "read_only": not editable,  # a game the camera serves no more
+        "finished": access.table.snapshot.finished,  # its read-only words: over, or left
         "back": f"/t/{table_id}",
         # teaching is the server machine's (its page by name); forgetting is here too
         "server_page": f"/setups/{setup}" if editable else None,
