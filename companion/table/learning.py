@@ -834,14 +834,14 @@ def _base_reader(runtime: CameraRuntime | None) -> DiceReader | None:
 
 def rolls_words(rolls: int, share: float) -> str:
     """The last hour's camera rolls with a setup and the share that went in without a tap,
-    in words: every table's the camera served (counted per setup; a table host's Forget
+    in words: every game's the camera served (counted per setup; a game host's Forget
     keeps them, as the rolls were played, and it sits beside this count), never one
-    table's."""
+    game's. "This camera setup" and "game" as the verdicts and the setup's page say."""
     if not rolls:
-        return "no camera roll with this setup in the last hour, at any table"
+        return "no camera roll with this camera setup in the last hour, in any game"
     percent = int(100 * share + 0.5)
     noun = "camera roll" if rolls == 1 else "camera rolls"
     return (
-        f"{percent} % of the last hour's {rolls} {noun} with this setup, at every "
-        "table, went in without a tap"
+        f"{percent} % of the last hour's {rolls} {noun} with this camera setup "
+        "(every game's) went in without a tap"
     )

@@ -315,7 +315,7 @@ def test_a_tables_forget_keeps_the_hours_rolls_and_they_read_as_every_tables(
     without a tap" beside "Forget what the camera learnt", and the camera panel of a table
     "50 % of the last hour's 2 camera rolls": read as this table's, though counted per
     setup, and a table's Forget left it as it was. The rolls were played, so the count
-    stays; its words, on both, say it is the setup's, at every table."""
+    stays; its words, on both, say it is the setup's, every game's."""
     learning = Learning(tmp_path)
     image, dice, _ = rest_of(1502)
 
@@ -331,10 +331,12 @@ def test_a_tables_forget_keeps_the_hours_rolls_and_they_read_as_every_tables(
     status = learning.status("kitchen")
     assert status is not None and status["rolls_last_hour"] == 2
     assert status["rolls_words"] == (
-        "50 % of the last hour's 2 camera rolls with this setup, at every table, went in "
+        "50 % of the last hour's 2 camera rolls with this camera setup (every game's) went in "
         "without a tap"
     )
-    assert rolls_words(0, 0.0) == "no camera roll with this setup in the last hour, at any table"
+    assert rolls_words(0, 0.0) == (
+        "no camera roll with this camera setup in the last hour, in any game"
+    )
 
 
 def test_a_strangers_own_table_forgets_nothing_the_camera_learnt_elsewhere(
@@ -422,8 +424,8 @@ def test_a_refresh_puts_the_setup_heads_in_the_camera(
         "reads_details": [again.adaptation.head.gate.words()],  # the tooltip, a line each
         "rolls_last_hour": 2,
         "share_without_tap": 1.0,
-        "rolls_words": "100 % of the last hour's 2 camera rolls with this setup, at every "
-        "table, went in without a tap",
+        "rolls_words": "100 % of the last hour's 2 camera rolls with this camera setup "
+        "(every game's) went in without a tap",
     }
     # the shipped classifier reads these dice right: nothing to gain, the shipped head reads
     assert not again.adaptation.head.gate.adopted and not again.adaptation.head.active
@@ -872,7 +874,7 @@ def test_one_camera_roll_is_said_as_one_roll() -> None:
     """The camera panel read "100 % of the last hour's 1 camera rolls ..." after the
     evening's first camera roll."""
     assert rolls_words(1, 1.0) == (
-        "100 % of the last hour's 1 camera roll with this setup, at every table, went in "
+        "100 % of the last hour's 1 camera roll with this camera setup (every game's) went in "
         "without a tap"
     )
     assert rolls_words(2, 0.5).startswith("50 % of the last hour's 2 camera rolls with")

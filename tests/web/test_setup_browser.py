@@ -409,10 +409,10 @@ def test_the_tables_host_forgets_what_the_camera_learnt_in_one_action_from_a_tab
         shot(page, "setup-forget-from-the-table-tablet")
         forget.tap()
         page.wait_for_selector("#setup-status[data-used='0']", timeout=20000)
-        # the hour's camera rolls beside the button are the setup's, at every table (a
-        # table's Forget keeps them), never read as this table's
+        # the hour's camera rolls beside the button are the setup's, every game's (a
+        # game's Forget keeps them), never read as this game's
         assert page.inner_text("#setup-status").endswith(
-            " · no camera roll with this setup in the last hour, at any table"
+            " · no camera roll with this camera setup in the last hour, in any game"
         )
         assert "the count of the last hour's camera rolls" in page.inner_text(".forget-what")
         said = page.inner_text("#setup-forgotten")

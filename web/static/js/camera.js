@@ -427,7 +427,7 @@
   }
 
   // what the camera's setup learnt: confirmed dice, the share of the last hour's camera
-  // rolls with the setup (every table's) that went in without a tap, and what it reads with and why; or why it learns
+  // rolls with the setup (every game's) that went in without a tap, and what it reads with and why; or why it learns
   // nothing at this table (no calibration; the table's dice are not the calibrated set)
   // A finished game the camera serves no more keeps the link to what it taught the
   // camera (`taught_setup`: read only there), without the learning line.
