@@ -181,3 +181,18 @@ def test_the_final_scores_read_from_across_the_room(
         assert all(s["bottom"] <= height for s in scores), scores
         assert board.evaluate(FITS) == {"down": 0, "sideways": 0}, (width, height)
     shot(board, f"board-tv-final-scores-{game_name}-{players}")
+
+
+def test_the_final_scores_grow_with_a_larger_tv(browser: Any, server: ServerProcess) -> None:
+    # sized for 1280x720, the end screen drew the same 32 px totals on a 1920x1080 TV, small
+    # in the middle of empty space: its text grows with the screen, and still fits both
+    board = board_watching(browser, server, finished_record("qwixx", 2), cut=1)
+    totals = {}
+    for width, height in SCREENS:
+        board_at_screen(board, width, height)
+        totals[width] = [s["px"] for s in board.evaluate(SCORES)]
+        assert board.evaluate(FITS) == {"down": 0, "sideways": 0}, (width, height)
+    small, large = totals[SCREENS[0][0]], totals[SCREENS[-1][0]]
+    # each player's total, the winner's too, at least a quarter larger on the larger TV
+    assert all(big >= 1.25 * px for px, big in zip(small, large, strict=True)), totals
+    shot(board, "board-tv-final-scores-1920x1080")
