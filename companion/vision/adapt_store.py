@@ -76,6 +76,9 @@ CREATE TABLE IF NOT EXISTS examples (
     view_probabilities BLOB
 );
 CREATE INDEX IF NOT EXISTS examples_by_setup ON examples(setup, example_id);
+-- which setup a game taught (SetupStore.setup_of_table), asked at every camera-status poll of
+-- a host page the camera left
+CREATE INDEX IF NOT EXISTS examples_by_table ON examples(table_id, setup);
 CREATE TABLE IF NOT EXISTS photos (
     photo_id      INTEGER PRIMARY KEY AUTOINCREMENT,
     setup         TEXT NOT NULL,

@@ -908,3 +908,20 @@ def test_a_deleted_game_is_forgotten_from_every_setup_it_taught(tmp_path: Path) 
         assert tables == {"kitchen": {"kept"}, "hall": set()}
     finally:
         learning.close()
+
+
+def test_which_setup_a_game_taught_is_read_by_an_index(tmp_path: Path) -> None:
+    """A host page the camera left asks which setup its game taught at every camera-status
+    poll (`SetupStore.setup_of_table`): that is a search of the table's dice by an index,
+    not a scan of every stored die, in a store made before the index too."""
+    SetupStore(tmp_path).close()
+    with sqlite3.connect(tmp_path / STORE_FILE) as db:  # as a store of an older server
+        db.execute("DROP INDEX IF EXISTS examples_by_table")
+    store = SetupStore(tmp_path)
+    plan = store._db.execute(
+        "EXPLAIN QUERY PLAN SELECT setup FROM examples WHERE table_id = ? GROUP BY setup"
+        " ORDER BY COUNT(*) DESC, setup LIMIT 1",
+        ("t1",),
+    ).fetchall()
+    store.close()
+    assert any("examples_by_table" in str(step[-1]) for step in plan), plan
