@@ -216,14 +216,23 @@ class ActResult:
 
 @dataclass(eq=False)
 class Subscription:
-    """One listener (a WebSocket): a one-slot queue that always holds the newest state id."""
+    """One listener (a WebSocket): a one-slot queue that always holds the newest state id;
+    `token_hash` names the device whose page it is (None: a listener with no page), so
+    the table knows which seats have a page open (`seats_away`)."""
 
+    token_hash: str | None = None
     queue: asyncio.Queue[int] = field(default_factory=lambda: asyncio.Queue(maxsize=1))
 
     def notify(self, state_id: int) -> None:
         if self.queue.full():  # coalesce: a slow screen skips straight to the newest state
             self.queue.get_nowait()
         self.queue.put_nowait(state_id)
+
+    def wake(self, state_id: int) -> None:
+        """Wake the screen to look again (the seats' presence changed) without redrawing:
+        a wake already queued (a state, or a redraw asked for) is kept, not replaced."""
+        if not self.queue.full():
+            self.queue.put_nowait(state_id)
 
 
 class Table:
@@ -402,6 +411,15 @@ class Table:
     def seats_taken(self) -> set[int]:
         """The seats a device holds (kept as seats change: no walk over every device)."""
         return set(self._seated)
+
+    def seats_away(self) -> set[int]:
+        """The seats taken where no device seated there has a page open (a socket)."""
+        present = set()
+        for subscriber in self._subscribers:
+            device = self._devices.get(subscriber.token_hash or "")
+            if device is not None and device.seat is not None:
+                present.add(device.seat)
+        return self.seats_taken() - present
 
     async def take_seat(self, token: str, seat: int | None) -> bool:
         """Bind the device to `seat` (None: become a table view). A seat has one device; the
@@ -897,13 +915,25 @@ class Table:
         return summary_of(self.session, ended_by_host)
 
     # -- listeners ----------------------------------------------------------------------
-    def subscribe(self) -> Subscription:
-        subscription = Subscription()
+    def subscribe(self, token: str | None = None) -> Subscription:
+        """Listen to the table, as the page of the device holding `token` (if any)."""
+        subscription = Subscription(hash_token(token) if token else None)
+        away = self.seats_away()
         self._subscribers.add(subscription)
+        self._tell_if_away_changed(away)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
+        away = self.seats_away()
         self._subscribers.discard(subscription)
+        self._tell_if_away_changed(away)
+
+    def _tell_if_away_changed(self, away_before: set[int]) -> None:
+        """A player's last page closed or their first opened: the host's screen says who is
+        away (ws.py "seats"); the other screens wake, find nothing new and send nothing."""
+        if self.seats_away() != away_before:
+            for subscriber in list(self._subscribers):
+                subscriber.wake(self.snapshot.state_id)
 
     @property
     def subscriber_count(self) -> int:

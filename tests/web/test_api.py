@@ -763,6 +763,9 @@ def test_a_seat_request_that_changes_nothing_stores_and_redraws_nothing(
     screen = host.portal.call(table.subscribe)  # type: ignore[union-attr]
     with ann.websocket_connect(f"/t/{tid}/ws?view=sheet") as ann_ws:
         assert ann_ws.receive_json()["state_id"] == 0
+        # Ann's page opening wakes the screens once at the state they have, redrawing
+        # nothing: the host's says she is no longer away (Table.seats_away)
+        assert screen.queue.get_nowait() == 0
         for client, seat in [(viewer, None), (ann, 0), (host, None)] * 3:
             same = client.post(f"/api/tables/{tid}/seat", json={"seat": seat})
             assert same.status_code == 200 and same.json() == {"seat": seat}, same.text

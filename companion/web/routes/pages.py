@@ -566,6 +566,7 @@ async def table_page(
         "qr": qr_svg(join_url) if join_url and access.viewer.host else None,
         "reach": reach_notice(request),
         "seats_taken": access.table.seats_taken(),
+        "seats_away": sorted(access.table.seats_away()),
         "auto_pass": access.table.auto_pass,
         "finished": access.table.snapshot.finished,
     }

@@ -93,11 +93,11 @@ async def push_to_screen(
 ) -> None:
     """Send one screen its live fragment whenever the table's state changes (and on a sync
     request: a finished screen's next place freed at the next game is drawn anew so,
-    `Tables.with_next_place`), and a host's screen the seats taken whenever they change
+    `Tables.with_next_place`), and a host's screen the seats taken and who is away whenever they change
     after it connected (its join panel folds once every seat is taken; the page drew the
     seats of its load)."""
     sent = -1
-    seats_sent = sorted(table.seats_taken())
+    seats_sent = seats_message(table)
     while True:
         current = table.viewer(token)  # a seat change takes effect on the next push
         if current is None:  # its seat was freed: a last picture without its controls
@@ -110,13 +110,25 @@ async def push_to_screen(
         if fragment.state_id != sent:
             await send_text(fragment.message)
             sent = fragment.state_id
-        seats = sorted(table.seats_taken())
+        seats = seats_message(table)
         if current.host and seats != seats_sent:
-            seats_of = len(table.snapshot.players)
-            await send_text(json.dumps({"type": "seats", "taken": seats, "seats": seats_of}))
+            await send_text(json.dumps(seats))
             seats_sent = seats
         if await subscription.queue.get() < 0:  # a sync request: send even if unchanged
             sent = -1
+
+
+def seats_message(table: Table) -> dict[str, object]:
+    """The host's "seats" frame: the seats taken, how many there are, and the names of the
+    seated players with no page open (`Table.seats_away`)."""
+    players = table.snapshot.players
+    away = [players[seat] for seat in sorted(table.seats_away())]
+    return {
+        "type": "seats",
+        "taken": sorted(table.seats_taken()),
+        "seats": len(players),
+        "away": away,
+    }
 
 
 def malformed(status: int, rule: str, message: str) -> dict[str, object]:
@@ -272,7 +284,7 @@ class ScreenChannel:
         self.ping_limiter: DeviceRateLimiter = state.ping_limiter
         self.limit: int = state.settings.max_ws_message_bytes
         self.send_lock = asyncio.Lock()
-        self.subscription = table.subscribe()
+        self.subscription = table.subscribe(token)
 
     async def send(self, frame: dict[str, object]) -> None:
         await self.send_text(json.dumps(frame))

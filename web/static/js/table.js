@@ -683,6 +683,7 @@
     if (!joinPanel) return;
     const taken = new Set(message.taken);
     document.getElementById("seated-count").textContent = `${taken.size} of ${message.seats} seats taken`;
+    document.getElementById("seats-away").textContent = message.away.map((name) => `${name}: away`).join(", ");
     // the "Free a seat" buttons sit in the host tools, beside the join panel
     page.querySelectorAll("[data-host-free]").forEach((button) => {
       button.hidden = !taken.has(Number(button.dataset.hostFree));
