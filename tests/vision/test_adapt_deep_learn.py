@@ -26,6 +26,7 @@ from companion.vision.adapt_deep_learn import (
     DEEP_DIR,
     DeepClassifier,
     DeepJob,
+    DeepLearner,
     StoppedFineTune,
     available,
 )
@@ -337,15 +338,14 @@ def test_the_setup_page_says_the_fine_tune_runs_while_it_runs(
     assert learner.summary().deep_verdict == before
 
 
-def test_the_camera_line_says_the_fine_tune_runs_while_it_runs(
-    tmp_path: Path, fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
-) -> None:
-    """While a fine-tune ran only the setup's page said so: the host page's camera line
-    kept the verdict it would replace, and its tooltip that old verdict, the finder's
-    with the classifier's verbs after "finder: ". The line and the tooltip say what the
-    setup's page says."""
-    image, boxes, values = fine_tune_mosaic
-    learning = Learning(tmp_path, PipClassifier.load, lambda: None, fine_tune=True)
+def eight_rolls_to_fine_tune_on(
+    root: Path, mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> tuple[Learning, SetupLearner, DeepLearner]:
+    """A fine-tuning server's setup "kitchen" with eight confirmed rolls of the mosaic,
+    refreshed (its fine-tune not started): the server's learning, the setup's learner and
+    its fine-tune."""
+    image, boxes, values = mosaic
+    learning = Learning(root, PipClassifier.load, lambda: None, fine_tune=True)
     learner = learning.learner("kitchen")
     for roll in range(8):
         cells = range(2 * PER_ROLL * roll, 2 * PER_ROLL * (roll + 1), 2)
@@ -355,6 +355,17 @@ def test_the_camera_line_says_the_fine_tune_runs_while_it_runs(
     assert asyncio.run(learning.refresh_and_tell("kitchen")) is not None
     deep = learner.deep_learner
     assert deep is not None
+    return learning, learner, deep
+
+
+def test_the_camera_line_says_the_fine_tune_runs_while_it_runs(
+    tmp_path: Path, fine_tune_mosaic: tuple[np.ndarray, list[DieBox], np.ndarray]
+) -> None:
+    """While a fine-tune ran only the setup's page said so: the host page's camera line
+    kept the verdict it would replace, and its tooltip that old verdict, the finder's
+    with the classifier's verbs after "finder: ". The line and the tooltip say what the
+    setup's page says."""
+    learning, learner, deep = eight_rolls_to_fine_tune_on(tmp_path, fine_tune_mosaic)
     learning._finder_verdicts["kitchen"] = Verdict(reason="no_gain", folds=8, dice=64).to_json()
     before = learning.status("kitchen")
     assert before is not None
@@ -386,17 +397,7 @@ def test_the_camera_line_says_the_shutdown_stopped_the_fine_tune(
     """A fine-tune the shutdown stopped was said on the setup's page only: the host page's
     camera line and its tooltip kept quiet about it, as if nothing waited. The line says
     so briefly, the tooltip in the setup's page's words; a new roll's fine-tune ends it."""
-    image, boxes, values = fine_tune_mosaic
-    learning = Learning(tmp_path, PipClassifier.load, lambda: None, fine_tune=True)
-    learner = learning.learner("kitchen")
-    for roll in range(8):
-        cells = range(2 * PER_ROLL * roll, 2 * PER_ROLL * (roll + 1), 2)
-        learner.record(
-            image, [ConfirmedDie(boxes[k], int(values[k])) for k in cells], photo=f"r{roll}"
-        )
-    assert asyncio.run(learning.refresh_and_tell("kitchen")) is not None
-    deep = learner.deep_learner
-    assert deep is not None
+    learning, learner, deep = eight_rolls_to_fine_tune_on(tmp_path, fine_tune_mosaic)
     before = learning.status("kitchen")
     assert before is not None and "shut" not in str(before["reads"])
     deep.stopped = StoppedFineTune("same dice", 8, deep.sha256, 1_800_000_000.0)

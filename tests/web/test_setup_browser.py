@@ -491,6 +491,18 @@ def test_a_tables_host_forgets_what_that_table_taught_and_the_others_dice_stay(
         laptop.context.close()
 
 
+def open_what_the_camera_learnt(tablet: Any, server: Any, table_id: str) -> Any:
+    """The host's tablet opens the table's page and taps "What the camera learnt" there;
+    the page once it shows the six dice the game taught."""
+    page = tablet.new_page()
+    page.goto(f"{server.base_url}/t/{table_id}")
+    link = page.locator("#camera-setup-link")
+    link.wait_for(state="visible", timeout=30000)
+    link.tap()
+    page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
+    return page
+
+
 def test_the_host_of_a_finished_game_still_reads_what_the_camera_learnt_during_it(
     browser: Any, tmp_path: Path
 ) -> None:
@@ -513,12 +525,7 @@ def test_the_host_of_a_finished_game_still_reads_what_the_camera_learnt_during_i
         new_table(browser.new_context(), server)  # the camera follows the next table
         assert not server.hub.feed.attached_to(table_id)
 
-        page = tablet.new_page()
-        page.goto(f"{server.base_url}/t/{table_id}")
-        link = page.locator("#camera-setup-link")
-        link.wait_for(state="visible", timeout=30000)
-        link.tap()
-        page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
+        page = open_what_the_camera_learnt(tablet, server, table_id)
         assert page.locator("#setup-read-only").is_visible()
         assert page.inner_text("#setup-others") == "This game taught 6 dice."
         assert page.locator("#forget").count() == 0
@@ -583,12 +590,7 @@ def test_the_host_of_a_game_the_camera_left_mid_game_reads_what_it_learnt_there(
         new_table(browser.new_context(), server)  # the camera follows the newer table
         assert not server.hub.feed.attached_to(table_id)
 
-        page = tablet.new_page()
-        page.goto(f"{server.base_url}/t/{table_id}")
-        link = page.locator("#camera-setup-link")
-        link.wait_for(state="visible", timeout=30000)
-        link.tap()
-        page.wait_for_selector("#setup-status[data-used='6']", timeout=90000)
+        page = open_what_the_camera_learnt(tablet, server, table_id)
         said = page.inner_text("#setup-read-only")
         assert said.startswith("The camera serves another table now"), said
         assert page.inner_text("#setup-others") == "This game taught 6 dice."
