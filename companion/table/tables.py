@@ -1314,8 +1314,6 @@ class Tables:
                 return 1
             except StorageError as exc:  # its open will say so
                 logger.warning("table %s was not checked: %s", table_id, exc)
-            except Exception:  # one game's unforeseen fault must not end the others' check
-                logger.exception("table %s was not checked", table_id)
         return 0
 
     def damage(self, table_id: str) -> TableLoadError | None:

@@ -19,7 +19,6 @@ from companion.rules import registry
 from companion.rules.registry import GameRegistrationError
 from companion.table.access import hash_token
 from companion.table.camera_settings import CameraSettings
-from companion.table.tables import Tables
 from companion.web.app import create_app
 from companion.web.deps import cookie_name
 from companion.web.routes.api import games_catalogue
@@ -533,46 +532,3 @@ def test_the_start_page_knows_a_damaged_game_without_a_tap_after_a_restart(
         assert "log entry 1 no longer replays" in entry
         assert sound in _listed(listing)
         assert not tables.is_loaded(sound)  # checked, not kept in memory
-
-
-def test_a_fault_checking_one_stored_game_does_not_end_the_check_of_the_others(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The start-up check replays the games in progress newest first; a fault nobody
-    foresaw in one replay (not a damaged log: a bug) stopped the whole check, with only
-    asyncio's "exception was never retrieved" to say so, and the older damaged game was
-    never found without a tap. It is logged, and the check goes on."""
-    settings = Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True))
-    with TestClient(create_app(settings)) as host:
-        damaged = create_table(host, "qwixx", ["Cid", "Dee"], {"players": 2})["table_id"]
-        rolled = host.post(
-            f"/api/tables/{damaged}/actions",
-            json={"action_id": "roll-00001", "move": QWIXX_ROLL_7},
-        )
-        assert rolled.status_code == 200, rolled.text
-        faulty = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
-    with sqlite3.connect(tmp_path / "companion.sqlite3") as db:
-        db.execute("UPDATE actions SET move_json = '[7]' WHERE table_id = ?", (damaged,))
-        # the check goes newest first: the faulty game is a second newer than the damaged one
-        db.execute(
-            "UPDATE tables SET created_at = (SELECT created_at + 1 FROM tables WHERE"
-            " table_id = ?) WHERE table_id = ?",
-            (damaged, faulty),
-        )
-
-    loads: list[str] = []
-    real_load = Tables._load
-
-    def load_with_a_bug(self: Tables, table_id: str, pause_s: float = 0.0) -> Any:
-        loads.append(table_id)
-        if table_id == faulty:
-            raise RuntimeError("a bug in the replay")
-        return real_load(self, table_id, pause_s)
-
-    monkeypatch.setattr(Tables, "_load", load_with_a_bug)
-    app = create_app(settings)
-    with TestClient(app, client=("127.0.0.1", 50000)):
-        tables = app.state.tables
-        wait_until(lambda: tables.damage(damaged), what="the check going on past the fault")
-        assert loads[0] == faulty, loads  # the fault came first
-        assert tables.damage(faulty) is None
