@@ -1085,7 +1085,6 @@ class Tables:
         self.open_limiter = open_limiter
         self.token_finished_s = token_finished_s
         self._sweeper: asyncio.Task[None] | None = None
-        self._checker: asyncio.Task[int] | None = None  # check_running, from start
         # imports are checked and replayed in a process of their own (records.plan_import),
         # started at the first import; without (tests of the store's faults) on the replay
         # thread
@@ -1119,9 +1118,8 @@ class Tables:
 
     def close(self) -> None:
         """Stop the replay and import workers (after the server stopped serving)."""
-        for task in (self._sweeper, self._checker):
-            if task is not None:
-                task.cancel()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         self.replay_pool.shutdown(wait=True, cancel_futures=True)
         if self._import_pool is not None:
             self._import_pool.shutdown(wait=True, cancel_futures=True)
@@ -1132,8 +1130,7 @@ class Tables:
 
     def start(self) -> None:
         """Read the dice counts of every stored game, in the background (DiceKeeper), and
-        start sweeping idle tables out of memory and checking the stored games in progress
-        (`check_running`), on the attached loop."""
+        start sweeping idle tables out of memory (on the attached loop)."""
         self._dice_started = True
         self._dice.start(functools.partial(self.store.logs, rolls_only=True), self.replay_pool)
         try:  # what a delete kept for tokens that ran out while the server was off
@@ -1142,7 +1139,6 @@ class Tables:
             logger.warning("the settings kept of deleted games were not read: %s", exc)
         if self._loop is not None and self._sweeper is None:
             self._sweeper = self._loop.create_task(self._sweep_idle())
-            self._checker = self._loop.create_task(self.check_running())
 
     async def _sweep_idle(self) -> None:
         while True:
@@ -1281,44 +1277,8 @@ class Tables:
             if table.next_table_id == table_id:
                 table.redraw_all()
 
-    async def check_running(self, per_read: int = 100) -> int:
-        """Replay each stored game in progress once, newest first, so that one whose log
-        no longer replays is known (`damage`) before anyone taps it: the start page listed
-        it as sound until an open failed. As an open, one at a time under the load lock
-        (an open of another table waits for one replay at most), but nothing is kept in
-        memory; a table open or known damaged is passed over. How many were found damaged
-        (a store that cannot be read ends the check: the opens find them as before)."""
-        found, skip = 0, 0
-        while True:
-            try:
-                rows = await asyncio.to_thread(self.store.running_tables_since, 0.0, per_read, skip)
-            except StorageError as exc:
-                logger.warning("the stored games in progress were not checked: %s", exc)
-                return found
-            for row in rows:
-                found += await self._check_one(row.table_id)
-            if len(rows) < per_read:
-                return found
-            skip += per_read
-
-    async def _check_one(self, table_id: str) -> int:
-        """1 when the stored table `table_id` (not in memory) cannot be opened, else 0."""
-        async with self._load_lock:
-            if table_id in self._tables or table_id in self._damaged:
-                return 0
-            try:
-                await self._replaying(functools.partial(self._load, table_id, REPLAY_PAUSE_S))
-            except TableLoadError as exc:
-                logger.error("table %s cannot be opened: %s", table_id, exc)
-                self._damaged[table_id] = exc
-                return 1
-            except StorageError as exc:  # its open will say so
-                logger.warning("table %s was not checked: %s", table_id, exc)
-        return 0
-
     def damage(self, table_id: str) -> TableLoadError | None:
-        """Why the stored table could not be opened, once an open or the check of the
-        games in progress at start-up (`check_running`) tried it (else None)."""
+        """Why the stored table could not be opened, once an open was tried (else None)."""
         return self._damaged.get(table_id)
 
     async def remove_damaged(self, table_id: str) -> None:

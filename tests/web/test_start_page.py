@@ -25,7 +25,6 @@ from companion.web.routes.api import games_catalogue
 from companion.web.routes.pages import START_PAGE_GAMES
 from companion.web.settings import Settings
 from tests.tiny_game import tiny_game_registered
-from tests.waiting import wait_until
 from tests.web.helpers import (
     QWIXX_ROLL_7,
     create_table,
@@ -500,35 +499,3 @@ def test_remove_it_is_offered_only_where_the_remove_is_allowed(tmp_path: Path) -
         for allowed in (host, local):
             entry = _broken_entry(allowed.get("/").text, table_id)
             assert f'action="/t/{table_id}/remove"' in entry and "can remove it" not in entry
-
-
-def test_the_start_page_knows_a_damaged_game_without_a_tap_after_a_restart(
-    tmp_path: Path,
-) -> None:
-    """After a restart the start page listed a game whose log no longer replays as a sound
-    game in progress until someone's tap found it (a 409 page). The server now replays
-    each stored game in progress once, in the background at start-up, keeping none of
-    them in memory: the start page lists the damaged one as such, with its read-only log,
-    though nobody tapped it, and the sound one as before."""
-    settings = Settings(data_dir=tmp_path, camera=CameraSettings(disabled=True))
-    with TestClient(create_app(settings)) as host:
-        sound = create_table(host, "qwixx", ["Ann", "Bob"], {"players": 2})["table_id"]
-        table_id = create_table(host, "qwixx", ["Cid", "Dee"], {"players": 2})["table_id"]
-        rolled = host.post(
-            f"/api/tables/{table_id}/actions",
-            json={"action_id": "roll-00001", "move": QWIXX_ROLL_7},
-        )
-        assert rolled.status_code == 200, rolled.text
-    with sqlite3.connect(tmp_path / "companion.sqlite3") as db:
-        db.execute("UPDATE actions SET move_json = '[7]' WHERE table_id = ?", (table_id,))
-
-    app = create_app(settings)
-    with TestClient(app, client=("127.0.0.1", 50000)) as local:
-        tables = app.state.tables
-        wait_until(lambda: tables.damage(table_id), what="the start-up check finding it")
-        listing = local.get("/").text
-        entry = _broken_entry(listing, table_id)
-        assert f'href="/t/{table_id}/log" data-damaged-log' in entry
-        assert "log entry 1 no longer replays" in entry
-        assert sound in _listed(listing)
-        assert not tables.is_loaded(sound)  # checked, not kept in memory

@@ -218,8 +218,7 @@ async def visible_games(
     the server, read by the index (Store.newest_tables); elsewhere, the tables its cookies
     name (Tables.seen_with: a valid device token), never every stored table. Read from the
     store, none opened: one that cannot be opened is listed as the server's own screen
-    lists it, saying so once an open or the start-up check (`Tables.check_running`) has
-    found it."""
+    lists it, saying so once an open has found it."""
     if is_local(request):
         return await asyncio.to_thread(tables.store.newest_tables, finished, limit, skip)
     tokens = table_cookies(request)
